@@ -1,0 +1,80 @@
+// The host layer: every read and write of a host path goes through a HostFs.
+// Paths are host paths ("/sys/bus/pci/devices/0000:af:00.0/vendor"); they are
+// resolved under the root (--root, default "/"). Symlinks are followed inside
+// the root only: an absolute link target is re-rooted, and a link or ".." that
+// would leave the root is an error (EXDEV), never a read of the real host.
+#ifndef PROVISIONER_ENGINE_HOST_HOST_FS_H_
+#define PROVISIONER_ENGINE_HOST_HOST_FS_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/base/status.h"
+
+namespace provisioner {
+
+// Counters for benchmarks and for "a no-op apply opens no file for writing".
+struct HostFsStats {
+  uint64_t files_read = 0;
+  uint64_t bytes_read = 0;
+  uint64_t dirs_listed = 0;
+  uint64_t files_opened_for_write = 0;
+};
+
+class HostFs {
+ public:
+  virtual ~HostFs() = default;
+
+  // The root directory as given ("/" on the live host).
+  virtual const std::string& root() const = 0;
+  bool IsLiveRoot() const { return root() == "/"; }
+
+  // Whole file contents.
+  virtual StatusOr<std::string> ReadFile(std::string_view path) const = 0;
+  // A sysfs attribute: contents with trailing whitespace/newline removed.
+  StatusOr<std::string> ReadAttr(std::string_view path) const;
+  // Entry names (no "." or ".."), sorted.
+  virtual StatusOr<std::vector<std::string>> ListDir(std::string_view path) const = 0;
+  // The raw target of a symlink (as readlink(2) gives it).
+  virtual StatusOr<std::string> ReadLink(std::string_view path) const = 0;
+  // The canonical host path (inside the root) that `path` designates, all
+  // links followed. Fails EXDEV when a link escapes the root.
+  virtual StatusOr<std::string> Resolve(std::string_view path) const = 0;
+  // Last component of the link's resolved target ("mlx5_core" for .../driver).
+  StatusOr<std::string> LinkBasename(std::string_view path) const;
+  virtual bool Exists(std::string_view path) const = 0;
+  virtual bool IsDir(std::string_view path) const = 0;
+  virtual bool IsSymlink(std::string_view path) const = 0;
+
+  // A sysfs-style write: open for writing, write `value` in one write(2),
+  // report the errno the kernel returns. No temp file, no rename.
+  virtual Status WriteAttr(std::string_view path, std::string_view value) = 0;
+  // A config file write: temp file in the same directory + fsync + rename,
+  // creating missing parent directories.
+  virtual Status WriteFileAtomic(std::string_view path, std::string_view content,
+                                 int mode = 0644) = 0;
+  virtual Status RemoveFile(std::string_view path) = 0;
+
+  // The filesystem path of a host path, for libraries that take a directory
+  // (libpci's sysfs.path, libkmod's dirname). Not resolved.
+  virtual std::string FsPath(std::string_view path) const = 0;
+
+  virtual const HostFsStats& stats() const = 0;
+};
+
+// The real implementation over the local filesystem.
+std::unique_ptr<HostFs> NewLocalHostFs(std::string root);
+
+// Joins host path components: JoinPath("/sys/class", "net") == "/sys/class/net".
+std::string JoinPath(std::string_view a, std::string_view b);
+// Last path component.
+std::string_view Basename(std::string_view path);
+// Parent host path ("/a/b" -> "/a", "/a" -> "/").
+std::string_view Dirname(std::string_view path);
+
+}  // namespace provisioner
+
+#endif  // PROVISIONER_ENGINE_HOST_HOST_FS_H_

@@ -1,0 +1,131 @@
+#include "engine/host/host_fs.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+#include "gtest/gtest.h"
+
+namespace provisioner {
+namespace {
+
+class HostFsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const char* tmp = std::getenv("TEST_TMPDIR");
+    std::string base = std::string(tmp ? tmp : "/tmp") + "/hostfsXXXXXX";
+    ASSERT_NE(::mkdtemp(base.data()), nullptr);
+    outside_ = base + "/outside";
+    root_ = base + "/root";
+    ::mkdir(outside_.c_str(), 0755);
+    ::mkdir(root_.c_str(), 0755);
+    Write(outside_ + "/secret", "real host\n");
+    MkDir("/sys");
+    MkDir("/sys/devices");
+    MkDir("/sys/devices/pci0000:00");
+    MkDir("/sys/devices/pci0000:00/0000:00:01.0");
+    MkDir("/sys/bus");
+    MkDir("/sys/bus/pci");
+    MkDir("/sys/bus/pci/devices");
+    MkDir("/sys/bus/pci/drivers");
+    MkDir("/sys/bus/pci/drivers/mlx5_core");
+    Write(root_ + "/sys/devices/pci0000:00/0000:00:01.0/vendor", "0x15b3\n");
+    Link("../../../devices/pci0000:00/0000:00:01.0", "/sys/bus/pci/devices/0000:00:01.0");
+    Link("../../../bus/pci/drivers/mlx5_core", "/sys/devices/pci0000:00/0000:00:01.0/driver");
+    Link("/sys/devices/pci0000:00", "/sys/abs");             // absolute: re-rooted
+    Link("../../outside/secret", "/sys/escape");               // leaves the root
+    Link(outside_ + "/secret", "/sys/abs_outside");            // absolute, re-rooted: missing
+    Link("loop2", "/sys/loop1");
+    Link("loop1", "/sys/loop2");
+    fs_ = NewLocalHostFs(root_);
+  }
+
+  void MkDir(const std::string& p) { ASSERT_EQ(::mkdir((root_ + p).c_str(), 0755), 0) << p; }
+  void Write(const std::string& fs, const std::string& c) { std::ofstream(fs) << c; }
+  void Link(const std::string& target, const std::string& p) {
+    if (::access(root_.c_str(), F_OK) != 0) ::mkdir(root_.c_str(), 0755);
+    ASSERT_EQ(::symlink(target.c_str(), (root_ + p).c_str()), 0) << p;
+  }
+
+  std::string root_, outside_;
+  std::unique_ptr<HostFs> fs_;
+};
+
+TEST_F(HostFsTest, ReadsThroughRelativeLinksInsideRoot) {
+  auto v = fs_->ReadAttr("/sys/bus/pci/devices/0000:00:01.0/vendor");
+  ASSERT_TRUE(v.ok()) << v.status().message();
+  EXPECT_EQ(*v, "0x15b3");
+  auto r = fs_->Resolve("/sys/bus/pci/devices/0000:00:01.0");
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(*r, "/sys/devices/pci0000:00/0000:00:01.0");
+  auto d = fs_->LinkBasename("/sys/bus/pci/devices/0000:00:01.0/driver");
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(*d, "mlx5_core");
+}
+
+TEST_F(HostFsTest, AbsoluteLinksAreReRooted) {
+  auto v = fs_->ReadAttr("/sys/abs/0000:00:01.0/vendor");
+  ASSERT_TRUE(v.ok()) << v.status().message();
+  EXPECT_EQ(*v, "0x15b3");
+  auto o = fs_->ReadFile("/sys/abs_outside");
+  EXPECT_FALSE(o.ok());
+  EXPECT_EQ(o.status().err(), ENOENT);
+}
+
+TEST_F(HostFsTest, LinkEscapingRootIsAnError) {
+  auto v = fs_->ReadFile("/sys/escape");
+  ASSERT_FALSE(v.ok());
+  EXPECT_EQ(v.status().err(), EXDEV);
+  EXPECT_NE(v.status().message().find("leaves the root"), std::string::npos);
+  EXPECT_FALSE(fs_->ReadFile("/../outside/secret").ok());
+}
+
+TEST_F(HostFsTest, LinkLoopIsEloop) {
+  auto v = fs_->ReadFile("/sys/loop1");
+  ASSERT_FALSE(v.ok());
+  EXPECT_EQ(v.status().err(), ELOOP);
+}
+
+TEST_F(HostFsTest, MissingFileNamesPathAndErrno) {
+  auto v = fs_->ReadFile("/sys/bus/pci/devices/0000:00:01.0/sriov_numvfs");
+  ASSERT_FALSE(v.ok());
+  EXPECT_EQ(v.status().err(), ENOENT);
+  EXPECT_NE(v.status().message().find("/sys/bus/pci/devices/0000:00:01.0/sriov_numvfs: ENOENT"),
+            std::string::npos);
+}
+
+TEST_F(HostFsTest, ListDirSortedAndCounted) {
+  auto l = fs_->ListDir("/sys/bus/pci/drivers/mlx5_core/../../devices");
+  ASSERT_TRUE(l.ok()) << l.status().message();
+  ASSERT_EQ(l->size(), 1u);
+  EXPECT_EQ((*l)[0], "0000:00:01.0");
+  EXPECT_EQ(fs_->stats().dirs_listed, 1u);
+}
+
+TEST_F(HostFsTest, WriteAttrAndAtomicWrite) {
+  ASSERT_TRUE(fs_->WriteAttr("/sys/bus/pci/devices/0000:00:01.0/vendor", "7\n").ok());
+  EXPECT_EQ(*fs_->ReadFile("/sys/bus/pci/devices/0000:00:01.0/vendor"), "7\n");
+  ASSERT_TRUE(fs_->WriteFileAtomic("/etc/modprobe.d/x.conf", "options a b=1\n").ok());
+  EXPECT_EQ(*fs_->ReadFile("/etc/modprobe.d/x.conf"), "options a b=1\n");
+  EXPECT_EQ(fs_->stats().files_opened_for_write, 2u);
+  auto l = fs_->ListDir("/etc/modprobe.d");
+  ASSERT_TRUE(l.ok());
+  EXPECT_EQ(l->size(), 1u);  // no temp file left
+  Status s = fs_->WriteAttr("/sys/nothing/here", "1");
+  EXPECT_EQ(s.err(), ENOENT);
+}
+
+TEST(PathTest, Helpers) {
+  EXPECT_EQ(JoinPath("/sys/class", "net"), "/sys/class/net");
+  EXPECT_EQ(JoinPath("/sys/class/", "/net"), "/sys/class/net");
+  EXPECT_EQ(Basename("/a/b/c"), "c");
+  EXPECT_EQ(Dirname("/a/b/c"), "/a/b");
+  EXPECT_EQ(Dirname("/a"), "/");
+}
+
+}  // namespace
+}  // namespace provisioner

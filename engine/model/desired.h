@@ -1,0 +1,114 @@
+// The desired state: host.yaml after schema and semantic validation.
+// Unspecified means unmanaged: every optional field left empty is a thing the
+// planner must not touch. Field comments show the YAML each one reads.
+#ifndef PROVISIONER_ENGINE_MODEL_DESIRED_H_
+#define PROVISIONER_ENGINE_MODEL_DESIRED_H_
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/model/source_mark.h"
+
+namespace provisioner {
+
+// spec.rdma: { netnsMode: exclusive, persist: true }
+struct RdmaSpec {
+  std::optional<std::string> netns_mode;  // "shared" | "exclusive"
+  bool persist = true;
+};
+
+// spec.kernelModules[]: "mlx5_ib" or { name: nvidia_peermem, required: false }
+struct KernelModuleSpec {
+  std::string name;
+  bool required = true;
+};
+
+// spec.nics[].nicSelector: all given fields must match.
+struct NicSelector {
+  std::optional<std::string> vendor;     // "15b3" (lower-case hex, no 0x)
+  std::optional<std::string> device_id;  // "1017"
+  std::vector<std::string> root_devices;  // PF PCI addresses "0000:af:00.0"
+  std::vector<std::string> pf_names;      // PF netdev names
+  std::optional<int> near_gpu;            // nearGpu: index (topology issue)
+  bool allow_remote = false;              // allowRemote
+};
+
+// spec.nics[]
+struct NicSpec {
+  std::string name;
+  NicSelector selector;
+  std::optional<std::string> link_type;    // linkType: eth | ib
+  std::optional<int> num_vfs;              // numVfs
+  std::optional<int> mtu;                  // mtu
+  std::optional<std::string> device_type;  // deviceType: netdevice | vfio-pci
+  std::optional<bool> is_rdma;             // isRdma
+  std::optional<std::string> resource_name;  // resourceName
+  std::optional<bool> vf_trust;            // vfTrust
+  std::optional<bool> vf_spoof_chk;        // vfSpoofChk
+};
+
+// spec.ipPools[]
+struct IpPoolSpec {
+  std::string name;
+  std::string subnet;                 // "172.16.11.0/16" (IPv4 or IPv6 CIDR)
+  std::vector<std::string> ips;       // "a.b.c.d-a.b.c.e" ranges or single IPs
+  std::optional<std::string> gateway;
+  std::optional<int> vlan;
+  std::vector<std::string> exclude_ips;  // excludeIPs
+};
+
+// spec.multusConfigs[].ippools: { ipv4: [..], ipv6: [..] }
+struct IpPoolRefs {
+  std::vector<std::string> ipv4;
+  std::vector<std::string> ipv6;
+};
+
+// spec.multusConfigs[]
+struct MultusConfigSpec {
+  std::string name;
+  std::string namespace_name = "default";  // namespace
+  std::string cni_type;  // macvlan | ipvlan | sriov | ib-sriov | ipoib
+  std::string nic;       // a spec.nics[].name
+  IpPoolRefs ippools;
+  std::optional<std::string> pkey;                   // ib-sriov only
+  std::optional<std::string> rdma_resource_inject;   // annotation value
+  std::optional<int> vlan;
+};
+
+// spec.kubernetes.rdmaSharedDevicePlugin
+struct RdmaSharedDevicePluginSpec {
+  std::string resource_name = "hca_shared_devices";
+  int rdma_hca_max = 500;
+};
+
+// spec.kubernetes
+struct KubernetesSpec {
+  std::string resource_prefix = "spidernet.io";
+  std::map<std::string, std::string> node_selector;
+  std::optional<RdmaSharedDevicePluginSpec> rdma_shared_device_plugin;
+};
+
+struct DesiredState {
+  std::string file;  // the path as given on the command line
+  std::string api_version;
+  std::string kind;
+  std::string name;  // metadata.name
+
+  std::optional<RdmaSpec> rdma;
+  std::vector<KernelModuleSpec> kernel_modules;
+  std::vector<NicSpec> nics;
+  std::vector<IpPoolSpec> ip_pools;
+  std::vector<MultusConfigSpec> multus_configs;
+  std::optional<KubernetesSpec> kubernetes;
+
+  MarkIndex marks;
+
+  // Field path of nics[i] ("spec.nics[2]") for diagnostics.
+  static std::string NicPath(size_t i) { return "spec.nics[" + std::to_string(i) + "]"; }
+};
+
+}  // namespace provisioner
+
+#endif  // PROVISIONER_ENGINE_MODEL_DESIRED_H_

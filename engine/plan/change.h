@@ -1,0 +1,69 @@
+// A planned change and the plan: what apply will do, in order.
+#ifndef PROVISIONER_ENGINE_PLAN_CHANGE_H_
+#define PROVISIONER_ENGINE_PLAN_CHANGE_H_
+
+#include <string>
+#include <vector>
+
+#include "engine/model/source_mark.h"
+#include "nlohmann/json.hpp"
+
+namespace provisioner {
+
+enum class Disruption { kLive, kReboot, kFirmwareReset };
+const char* DisruptionName(Disruption d);  // "live" | "reboot" | "firmware-reset"
+
+// Apply order across modules (kernel-facts.md: firmware -> kmod -> netns ->
+// autoprobe -> numVfs -> per-VF settings -> binding -> links).
+enum ApplyPhase : int {
+  kPhaseFirmware = 10,
+  kPhaseKernelModules = 20,
+  kPhaseRdmaNetns = 30,
+  kPhaseSriovAutoprobe = 40,
+  kPhaseNumVfs = 50,
+  kPhaseVfSettings = 60,
+  kPhaseVfBinding = 70,
+  kPhaseLinks = 80,
+};
+
+struct Change {
+  std::string id;         // "sriov/0000:af:00.0/numVfs"
+  std::string module;     // "sriov"
+  std::string target;     // "0000:af:00.0"
+  std::string attribute;  // "numVfs"
+  nlohmann::json before;  // current value (null when absent)
+  nlohmann::json after;   // desired value (null = remove)
+  Disruption disruption = Disruption::kLive;
+  std::string reason;     // "nic gpu1-nic wants 12 VFs"
+  int phase = 0;          // ApplyPhase; not shown to users
+  std::string field_path;  // desired-state path behind it ("spec.nics[0].numVfs")
+  nlohmann::json detail;  // module-private data apply needs (paths, ...)
+};
+
+struct Plan {
+  std::vector<Change> changes;
+  std::vector<std::string> warnings;
+  bool RebootRequired() const;
+};
+
+// Collects what modules plan: changes, and problems tied to field paths.
+class PlanSink {
+ public:
+  void AddChange(Change c) { changes_.push_back(std::move(c)); }
+  void Error(std::string path, std::string message) {
+    diagnostics_.push_back({Severity::kError, std::move(path), std::move(message)});
+  }
+  void Warning(std::string path, std::string message) {
+    diagnostics_.push_back({Severity::kWarning, std::move(path), std::move(message)});
+  }
+  std::vector<Change>& changes() { return changes_; }
+  const std::vector<Diagnostic>& diagnostics() const { return diagnostics_; }
+
+ private:
+  std::vector<Change> changes_;
+  std::vector<Diagnostic> diagnostics_;
+};
+
+}  // namespace provisioner
+
+#endif  // PROVISIONER_ENGINE_PLAN_CHANGE_H_
