@@ -1,0 +1,258 @@
+#include "engine/cli/commands.h"
+
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <sstream>
+#include <vector>
+
+#include "engine/config/loader.h"
+#include "engine/core/engine.h"
+#include "engine/host/host_fs.h"
+#include "engine/module/registry.h"
+#include "engine/output/render.h"
+#include "nlohmann/json.hpp"
+#include "spdlog/spdlog.h"
+
+namespace provisioner::cli {
+namespace {
+
+using nlohmann::json;
+
+void PrintError(const std::string& message) {
+  std::fprintf(stderr, "provisioner: error: %s\n", message.c_str());
+}
+
+// Progress as plain lines on stderr, never on stdout (stdout may be JSON).
+class StderrProgress final : public Progress {
+ public:
+  void Step(std::string_view message) override {
+    std::fprintf(stderr, "provisioner: %.*s\n", static_cast<int>(message.size()), message.data());
+    std::fflush(stderr);
+  }
+};
+
+// Everything a host command needs, set up once.
+struct Session {
+  std::unique_ptr<HostFs> fs;
+  std::vector<std::unique_ptr<Module>> modules;
+  StderrProgress progress;
+  HostContext ctx;
+};
+
+StatusOr<std::unique_ptr<Session>> OpenHost(const CommonOptions& opt) {
+  struct stat st;
+  if (::stat(opt.root.c_str(), &st) != 0) {
+    return ErrnoToStatus(errno, "--root " + opt.root);
+  }
+  if (!S_ISDIR(st.st_mode)) return ErrnoToStatus(ENOTDIR, "--root " + opt.root);
+  auto s = std::make_unique<Session>();
+  s->fs = NewLocalHostFs(opt.root);
+  s->modules = ModuleRegistry::CreateAll();
+  s->ctx.fs = s->fs.get();
+  s->ctx.clock = &RealClock();
+  s->ctx.progress = &s->progress;
+  s->ctx.settle_timeout =
+      std::chrono::milliseconds(static_cast<long long>(opt.settle_timeout_s * 1000));
+  return s;
+}
+
+// Loads host.yaml; prints every diagnostic; nullopt when there are errors.
+std::optional<DesiredState> LoadOrReport(const std::string& file) {
+  LoadResult r = LoadDesiredStateFromFile(file);
+  for (const auto& d : r.diagnostics) {
+    std::fprintf(stderr, "%s\n", FormatDiagnostic(file, r.marks, d).c_str());
+  }
+  if (!r.state || HasErrors(r.diagnostics)) {
+    size_t n = 0;
+    for (const auto& d : r.diagnostics) n += d.severity == Severity::kError;
+    std::fprintf(stderr, "provisioner: %s: %zu error%s\n", file.c_str(), n, n == 1 ? "" : "s");
+    return std::nullopt;
+  }
+  return std::move(r.state);
+}
+
+struct Planned {
+  std::unique_ptr<Session> session;
+  DesiredState desired;
+  PlanResult result;
+};
+
+// validate + discover + plan, printing problems. nullopt -> exit 1.
+std::optional<Planned> LoadAndPlan(const CommonOptions& opt) {
+  auto desired = LoadOrReport(opt.file);
+  if (!desired) return std::nullopt;
+  auto session = OpenHost(opt);
+  if (!session.ok()) {
+    PrintError(session.status().message());
+    return std::nullopt;
+  }
+  Planned p;
+  p.session = std::move(session).value();
+  p.desired = std::move(*desired);
+  auto facts = Discover(p.session->modules, p.session->ctx);
+  if (!facts.ok()) {
+    PrintError(facts.status().message());
+    return std::nullopt;
+  }
+  p.result = BuildPlan(p.session->modules, p.desired, *facts);
+  bool errors = false;
+  for (const auto& d : p.result.diagnostics) {
+    std::fprintf(stderr, "%s\n", FormatDiagnostic(opt.file, p.desired.marks, d).c_str());
+    errors = errors || d.severity == Severity::kError;
+  }
+  if (errors) return std::nullopt;
+  return p;
+}
+
+bool LooksLikeSavedPlan(const std::string& file) {
+  std::ifstream in(file);
+  if (!in) return false;
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  json j = json::parse(ss.str(), nullptr, /*allow_exceptions=*/false);
+  return j.is_object() && j.contains("formatVersion") && j.contains("changes");
+}
+
+Status WriteRebootMarker(HostFs& fs) {
+  RETURN_IF_ERROR(fs.WriteFileAtomic("/run/reboot-required", "*** System restart required ***\n"));
+  std::string pkgs;
+  if (auto cur = fs.ReadFile("/run/reboot-required.pkgs"); cur.ok()) pkgs = *cur;
+  if (pkgs.find("provisioner\n") == std::string::npos) {
+    RETURN_IF_ERROR(fs.WriteFileAtomic("/run/reboot-required.pkgs", pkgs + "provisioner\n"));
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+int NotImplemented(const std::string& command, const std::string& where) {
+  std::fprintf(stderr, "provisioner: '%s' is not implemented yet (it comes with %s)\n",
+               command.c_str(), where.c_str());
+  return kExitError;
+}
+
+int RunDiscover(const CommonOptions& opt) {
+  auto session = OpenHost(opt);
+  if (!session.ok()) {
+    PrintError(session.status().message());
+    return kExitError;
+  }
+  auto facts = Discover((*session)->modules, (*session)->ctx);
+  if (!facts.ok()) {
+    PrintError(facts.status().message());
+    return kExitError;
+  }
+  if (opt.output == "json") {
+    std::cout << FactsToJson(*facts).dump(2) << "\n";
+  } else if (opt.output == "yaml") {
+    std::cout << JsonToYaml(FactsToJson(*facts));
+  } else {
+    std::cout << RenderFactsTable(*facts);
+  }
+  return kExitOk;
+}
+
+int RunValidate(const CommonOptions& opt) {
+  auto desired = LoadOrReport(opt.file);
+  if (!desired) return kExitError;
+  std::printf("%s: valid (%zu nics, %zu ipPools, %zu multusConfigs, %zu kernelModules)\n",
+              opt.file.c_str(), desired->nics.size(), desired->ip_pools.size(),
+              desired->multus_configs.size(), desired->kernel_modules.size());
+  return kExitOk;
+}
+
+int RunPlan(const CommonOptions& opt) {
+  if (!opt.plan_out.empty()) return NotImplemented("plan --out", "the safe-apply issue");
+  auto p = LoadAndPlan(opt);
+  if (!p) return kExitError;
+  const Plan& plan = p->result.plan;
+  if (opt.output == "json") {
+    std::cout << PlanToJson(plan, opt.root).dump(2) << "\n";
+  } else {
+    std::cout << RenderPlanTable(plan, opt.color);
+  }
+  if (opt.detailed_exitcode && !plan.changes.empty()) return kExitChangesPending;
+  return kExitOk;
+}
+
+int RunApply(const CommonOptions& opt) {
+  if (LooksLikeSavedPlan(opt.file)) return NotImplemented("apply PLANFILE", "the safe-apply issue");
+  auto p = LoadAndPlan(opt);
+  if (!p) return kExitError;
+  const Plan& plan = p->result.plan;
+  json doc = PlanToJson(plan, opt.root);
+  doc["dryRun"] = opt.dry_run;
+  if (opt.dry_run || plan.changes.empty()) {
+    for (auto& c : doc["changes"]) c["status"] = "planned";
+    if (opt.output == "json") {
+      std::cout << doc.dump(2) << "\n";
+    } else {
+      if (opt.dry_run && !plan.changes.empty()) std::cout << "Dry run: nothing was changed.\n";
+      std::cout << RenderPlanTable(plan, opt.color);
+    }
+    return kExitOk;
+  }
+
+  ApplyReport report = ApplyPlan(p->session->modules, plan, p->desired, p->session->ctx);
+  json changes = json::array();
+  for (const auto& a : report.applied) {
+    json c = ChangeToJson(a.change);
+    c["status"] = a.status.ok() ? "applied" : "failed";
+    if (!a.status.ok()) c["error"] = a.status.message();
+    changes.push_back(c);
+  }
+  json rolled = json::array();
+  for (const auto& r : report.rolled_back) {
+    json c = ChangeToJson(r.change);
+    c["status"] = r.status.ok() ? "rolled-back" : "rollback-failed";
+    if (!r.status.ok()) c["error"] = r.status.message();
+    rolled.push_back(c);
+  }
+  doc["changes"] = changes;
+  doc["rolledBack"] = rolled;
+  doc["summary"]["applied"] = report.status.ok() ? report.applied.size() : report.applied.size() - 1;
+  doc["summary"]["rebootRequired"] = report.reboot_required;
+  if (!report.status.ok()) doc["error"] = report.status.message();
+
+  if (report.status.ok() && report.reboot_required) {
+    Status s = WriteRebootMarker(*p->session->fs);
+    if (!s.ok()) spdlog::warn("could not write the reboot marker: {}", s.message());
+  }
+
+  if (opt.output == "json") {
+    std::cout << doc.dump(2) << "\n";
+  } else {
+    for (const auto& a : report.applied) {
+      std::cout << "  " << ChangeSymbol(a.change) << " " << a.change.id << ": "
+                << a.change.before.dump() << " -> " << a.change.after.dump() << "  "
+                << (a.status.ok() ? "done, verified" : "FAILED") << "\n";
+    }
+    for (const auto& r : report.rolled_back) {
+      std::cout << "  rolled back " << r.change.id << " to " << r.change.after.dump()
+                << (r.status.ok() ? "" : "  (ROLLBACK FAILED: " + r.status.message() + ")")
+                << "\n";
+    }
+    if (report.status.ok()) {
+      std::cout << "Apply complete: " << report.applied.size() << " change"
+                << (report.applied.size() == 1 ? "" : "s") << " made and verified.\n";
+      if (report.reboot_required) std::cout << "A reboot is required for some changes to take effect.\n";
+    }
+  }
+  if (!report.status.ok()) {
+    PrintError(report.status.message());
+    if (!report.rolled_back.empty()) {
+      std::fprintf(stderr, "provisioner: rolled back %zu change%s\n", report.rolled_back.size(),
+                   report.rolled_back.size() == 1 ? "" : "s");
+    }
+    return kExitError;
+  }
+  return report.reboot_required ? kExitRebootRequired : kExitOk;
+}
+
+}  // namespace provisioner::cli

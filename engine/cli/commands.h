@@ -1,0 +1,37 @@
+// The subcommands behind the CLI.
+#ifndef PROVISIONER_ENGINE_CLI_COMMANDS_H_
+#define PROVISIONER_ENGINE_CLI_COMMANDS_H_
+
+#include <string>
+
+namespace provisioner::cli {
+
+inline constexpr const char* kVersion = "0.1.0";
+
+// CONTRACT.md exit codes.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitError = 1;
+inline constexpr int kExitChangesPending = 2;  // plan --detailed-exitcode
+inline constexpr int kExitRebootRequired = 3;  // apply
+
+struct CommonOptions {
+  std::string root = "/";
+  std::string output = "table";
+  std::string file;
+  std::string plan_out;
+  std::string output_dir;
+  bool detailed_exitcode = false;
+  bool dry_run = false;
+  double settle_timeout_s = 300;
+  bool color = false;
+};
+
+int RunDiscover(const CommonOptions& opt);
+int RunValidate(const CommonOptions& opt);
+int RunPlan(const CommonOptions& opt);
+int RunApply(const CommonOptions& opt);
+int NotImplemented(const std::string& command, const std::string& where);
+
+}  // namespace provisioner::cli
+
+#endif  // PROVISIONER_ENGINE_CLI_COMMANDS_H_

@@ -1,0 +1,115 @@
+// provisioner: a thin CLI. Each subcommand declares its flags and calls the
+// engine; every command shares the same renderers and exit codes
+// (CONTRACT.md section 2).
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <string>
+
+#include "CLI/CLI.hpp"
+#include "engine/cli/commands.h"
+#include "spdlog/sinks/stdout_color_sinks.h"
+#include "spdlog/spdlog.h"
+
+namespace {
+
+using provisioner::cli::CommonOptions;
+
+void SetUpLogging(const std::string& level, bool color) {
+  auto logger = color ? spdlog::stderr_color_st("provisioner") : spdlog::stderr_logger_st("provisioner");
+  logger->set_pattern("provisioner: %l: %v");
+  spdlog::set_default_logger(logger);
+  spdlog::set_level(spdlog::level::from_str(level));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"provisioner: declarative provisioning of GPU/RDMA hosts (SR-IOV, RDMA, kernel modules)",
+               "provisioner"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("provisioner ") + provisioner::cli::kVersion);
+
+  CommonOptions opt;
+  std::string log_level = "warn";
+  bool no_color = false;
+  app.add_option("--log-level", log_level, "Log level on stderr")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}))
+      ->capture_default_str();
+  app.add_flag("--no-color", no_color, "No ANSI colours (also NO_COLOR env)");
+
+  auto add_root = [&](CLI::App* sub) {
+    sub->add_option("--root", opt.root, "Host root: resolve /sys, /proc, /etc ... under DIR")
+        ->capture_default_str();
+  };
+  auto add_output = [&](CLI::App* sub, std::vector<std::string> formats) {
+    sub->add_option("-o,--output", opt.output, "Output format")
+        ->check(CLI::IsMember(formats))
+        ->capture_default_str();
+  };
+
+  CLI::App* discover = app.add_subcommand("discover", "Show what this host has (PCI, SR-IOV, RDMA, modules)");
+  add_root(discover);
+  add_output(discover, {"table", "json", "yaml"});
+
+  CLI::App* validate = app.add_subcommand("validate", "Validate a host.yaml (schema and semantic checks)");
+  validate->add_option("FILE", opt.file, "host.yaml")->required();
+
+  CLI::App* plan = app.add_subcommand("plan", "Show the ordered changes that apply would make");
+  plan->add_option("FILE", opt.file, "host.yaml")->required();
+  add_root(plan);
+  add_output(plan, {"table", "json"});
+  plan->add_option("--out", opt.plan_out, "Write the plan to PLANFILE for a later apply");
+  plan->add_flag("--detailed-exitcode", opt.detailed_exitcode,
+                 "Exit 0 when there is nothing to change, 2 when changes are pending");
+
+  CLI::App* apply = app.add_subcommand("apply", "Make the changes, verify each, roll back on failure");
+  apply->add_option("FILE", opt.file, "host.yaml or a saved PLANFILE")->required();
+  add_root(apply);
+  add_output(apply, {"table", "json"});
+  apply->add_flag("--dry-run", opt.dry_run, "Plan only, in apply's output shape; write nothing");
+  apply->add_option("--settle-timeout", opt.settle_timeout_s,
+                    "Seconds to wait for VFs and their netdevs to appear")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+
+  CLI::App* manifests = app.add_subcommand("manifests", "Write the Kubernetes manifests for this host");
+  manifests->add_option("FILE", opt.file, "host.yaml")->required();
+  manifests->add_option("--output-dir", opt.output_dir, "One file per manifest in DIR");
+
+  CLI::App* doctor = app.add_subcommand("doctor", "Check the host for RDMA/SR-IOV problems");
+  doctor->add_option("FILE", opt.file, "host.yaml");
+  add_root(doctor);
+  add_output(doctor, {"table", "json"});
+
+  CLI::App* snapshot = app.add_subcommand("snapshot", "Capture this host as a tree usable as --root");
+  snapshot->add_option("--output", opt.output_dir, "Directory to write")->required();
+  add_root(snapshot);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "provisioner: %s\nRun 'provisioner --help' for usage.\n", e.what());
+    return provisioner::cli::kExitError;
+  }
+
+  opt.color = !no_color && std::getenv("NO_COLOR") == nullptr && ::isatty(STDOUT_FILENO);
+  SetUpLogging(log_level, !no_color && std::getenv("NO_COLOR") == nullptr && ::isatty(STDERR_FILENO));
+
+  if (*discover) return provisioner::cli::RunDiscover(opt);
+  if (*validate) return provisioner::cli::RunValidate(opt);
+  if (*plan) return provisioner::cli::RunPlan(opt);
+  if (*apply) return provisioner::cli::RunApply(opt);
+  if (*manifests) return provisioner::cli::NotImplemented("manifests", "the Kubernetes manifests issue");
+  if (*doctor) return provisioner::cli::NotImplemented("doctor", "the RDMA and kernel issue");
+  if (*snapshot) return provisioner::cli::NotImplemented("snapshot", "the RDMA and kernel issue");
+  return provisioner::cli::kExitError;
+}

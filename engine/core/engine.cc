@@ -1,0 +1,112 @@
+#include "engine/core/engine.h"
+
+#include <algorithm>
+#include <map>
+
+#include "spdlog/spdlog.h"
+
+namespace provisioner {
+namespace {
+
+Module* FindModule(const std::vector<std::unique_ptr<Module>>& modules, const std::string& name) {
+  for (const auto& m : modules) {
+    if (m->name() == name) return m.get();
+  }
+  return nullptr;
+}
+
+Change Inverse(const Change& c) {
+  Change inv = c;
+  std::swap(inv.before, inv.after);
+  inv.reason = "roll back " + c.id;
+  if (inv.detail.is_object()) inv.detail.erase("resetFirst");
+  if (inv.before.is_number_integer() && inv.after.is_number_integer() &&
+      inv.before.get<long long>() != 0 && inv.after.get<long long>() != 0) {
+    inv.detail["resetFirst"] = true;
+  }
+  return inv;
+}
+
+}  // namespace
+
+StatusOr<HostFacts> Discover(const std::vector<std::unique_ptr<Module>>& modules,
+                             HostContext& ctx) {
+  HostFacts facts;
+  facts.root = ctx.fs->root();
+  for (const auto& m : modules) {
+    spdlog::debug("discover: module {}", m->name());
+    Status s = m->Discover(ctx, facts);
+    if (!s.ok()) return s.WithContext("discover " + std::string(m->name()));
+  }
+  return facts;
+}
+
+PlanResult BuildPlan(const std::vector<std::unique_ptr<Module>>& modules,
+                     const DesiredState& desired, const HostFacts& facts) {
+  PlanResult result;
+  PlanSink sink;
+  for (const auto& m : modules) m->Plan(desired, facts, sink);
+  result.diagnostics = sink.diagnostics();
+  std::vector<Change> changes = std::move(sink.changes());
+  std::stable_sort(changes.begin(), changes.end(),
+                   [](const Change& a, const Change& b) { return a.phase < b.phase; });
+  result.plan.changes = std::move(changes);
+  for (const auto& d : result.diagnostics) {
+    if (d.severity == Severity::kWarning) {
+      result.plan.warnings.push_back(d.path.empty() ? d.message : d.path + ": " + d.message);
+    }
+  }
+  return result;
+}
+
+ApplyReport ApplyPlan(const std::vector<std::unique_ptr<Module>>& modules, const Plan& plan,
+                      const DesiredState& desired, HostContext& ctx) {
+  ApplyReport report;
+  std::vector<const Change*> done;
+  for (const Change& c : plan.changes) {
+    Module* m = FindModule(modules, c.module);
+    Status s = m == nullptr ? InternalError("no module " + c.module) : OkStatus();
+    if (s.ok()) {
+      if (ctx.progress) ctx.progress->Step(c.id + ": " + c.before.dump() + " -> " + c.after.dump());
+      s = m->Apply(c, ctx);
+      if (s.ok()) s = m->Verify(c, ctx).WithContext("verify");
+    }
+    report.applied.push_back({c, s.ok() ? s : s.WithContext("apply " + c.id)});
+    if (!s.ok()) {
+      report.status = report.applied.back().status;
+      // The failed change may be half-made (e.g. 0 written before N): undo
+      // it too, then the earlier ones, newest first.
+      done.push_back(&c);
+      for (auto it = done.rbegin(); it != done.rend(); ++it) {
+        Change inv = Inverse(**it);
+        Module* im = FindModule(modules, inv.module);
+        Status rs = im->Apply(inv, ctx);
+        if (rs.ok()) rs = im->Verify(inv, ctx);
+        report.rolled_back.push_back({inv, rs});
+        if (!rs.ok()) spdlog::error("rollback of {} failed: {}", (*it)->id, rs.message());
+      }
+      return report;
+    }
+    done.push_back(&c);
+    if (c.disruption != Disruption::kLive) report.reboot_required = true;
+  }
+  // Converged? Re-discover and re-plan: only reboot-pending changes may stay.
+  if (!plan.changes.empty()) {
+    auto facts = Discover(modules, ctx);
+    if (!facts.ok()) {
+      report.status = facts.status().WithContext("re-discover after apply");
+      return report;
+    }
+    PlanResult again = BuildPlan(modules, desired, *facts);
+    for (const Change& c : again.plan.changes) {
+      if (c.disruption != Disruption::kLive) continue;
+      report.status = FailedPreconditionError(
+          "not converged after apply: " + c.field_path + " (" + c.id + "): desired " +
+          c.after.dump() + ", current " + c.before.dump());
+      break;
+    }
+  }
+  return report;
+}
+
+}  // namespace provisioner

@@ -1,0 +1,54 @@
+// The engine: discovery across modules, planning, apply with verify and
+// rollback. Knows modules only through the Module interface.
+#ifndef PROVISIONER_ENGINE_CORE_ENGINE_H_
+#define PROVISIONER_ENGINE_CORE_ENGINE_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/base/status.h"
+#include "engine/model/desired.h"
+#include "engine/model/host_model.h"
+#include "engine/module/module.h"
+#include "engine/plan/change.h"
+
+namespace provisioner {
+
+// Runs every module's Discover in registry order.
+StatusOr<HostFacts> Discover(const std::vector<std::unique_ptr<Module>>& modules,
+                             HostContext& ctx);
+
+struct PlanResult {
+  Plan plan;
+  std::vector<Diagnostic> diagnostics;  // errors block apply
+};
+
+// Pure: every module's Plan, then the changes in apply order (phase, then the
+// order modules produced them).
+PlanResult BuildPlan(const std::vector<std::unique_ptr<Module>>& modules,
+                     const DesiredState& desired, const HostFacts& facts);
+
+struct AppliedChange {
+  Change change;
+  Status status;  // ok, or why it failed
+};
+
+struct ApplyReport {
+  std::vector<AppliedChange> applied;       // in the order run
+  std::vector<AppliedChange> rolled_back;   // inverse changes run after a failure
+  Status status;                            // first failure (with context), or ok
+  bool reboot_required = false;
+};
+
+// Applies `plan` change by change: apply, then verify (re-read). On the first
+// failure, the changes already made are undone in reverse order (each undo is
+// the change with before/after swapped). After a full apply, the host is
+// re-discovered and re-planned: anything still pending (other than
+// reboot-pending changes) fails the apply.
+ApplyReport ApplyPlan(const std::vector<std::unique_ptr<Module>>& modules, const Plan& plan,
+                      const DesiredState& desired, HostContext& ctx);
+
+}  // namespace provisioner
+
+#endif  // PROVISIONER_ENGINE_CORE_ENGINE_H_

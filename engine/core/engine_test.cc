@@ -1,0 +1,158 @@
+#include "engine/core/engine.h"
+
+#include <map>
+
+#include "gtest/gtest.h"
+
+namespace provisioner {
+namespace {
+
+// A module over an in-memory "host": key -> value. Desired values come from
+// the nics' numVfs (name = key), to exercise the real interfaces.
+class FakeModule : public Module {
+ public:
+  FakeModule(std::string name, int phase, std::map<std::string, int>* host,
+             std::vector<std::string>* log)
+      : name_(std::move(name)), phase_(phase), host_(host), log_(log) {}
+  std::string_view name() const override { return name_; }
+  Status Discover(HostContext&, HostFacts& facts) override {
+    facts.loaded_modules.push_back(name_);  // proves discover ran
+    snapshot_ = *host_;
+    return OkStatus();
+  }
+  void Plan(const DesiredState& d, const HostFacts&, PlanSink& sink) const override {
+    for (size_t i = 0; i < d.nics.size(); ++i) {
+      const NicSpec& n = d.nics[i];
+      if (n.name.rfind(name_ + "/", 0) != 0 || !n.num_vfs) continue;
+      int cur = snapshot_.count(n.name) ? snapshot_.at(n.name) : 0;
+      if (cur == *n.num_vfs) continue;
+      Change c;
+      c.id = n.name;
+      c.module = name_;
+      c.before = cur;
+      c.after = *n.num_vfs;
+      c.phase = phase_;
+      c.field_path = DesiredState::NicPath(i) + ".numVfs";
+      sink.AddChange(c);
+    }
+  }
+  Status Apply(const Change& c, HostContext&) override {
+    log_->push_back("apply " + c.id + "=" + c.after.dump());
+    if (fail_on == c.id + "=" + c.after.dump()) return UnavailableError("EBUSY");
+    (*host_)[c.id] = c.after.get<int>();
+    if (lossy_ == c.id) (*host_)[c.id] = 1;  // kernel enabled fewer
+    return OkStatus();
+  }
+  Status Verify(const Change& c, HostContext&) override {
+    if ((*host_)[c.id] != c.after.get<int>()) {
+      return FailedPreconditionError(c.id + ": desired " + c.after.dump() + ", current " +
+                                     std::to_string((*host_)[c.id]));
+    }
+    return OkStatus();
+  }
+  std::string fail_on;
+  std::string lossy_;
+
+ private:
+  std::string name_;
+  int phase_;
+  std::map<std::string, int>* host_;
+  std::vector<std::string>* log_;
+  std::map<std::string, int> snapshot_;
+};
+
+class EngineTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    fs_ = NewLocalHostFs("/nonexistent-root");
+    ctx_.fs = fs_.get();
+    auto a = std::make_unique<FakeModule>("links", kPhaseLinks, &host_, &log_);
+    auto b = std::make_unique<FakeModule>("vfs", kPhaseNumVfs, &host_, &log_);
+    links_ = a.get();
+    vfs_ = b.get();
+    modules_.push_back(std::move(a));  // registered first, runs later
+    modules_.push_back(std::move(b));
+  }
+  DesiredState Want(std::vector<std::pair<std::string, int>> kv) {
+    DesiredState d;
+    for (auto& [k, v] : kv) {
+      NicSpec n;
+      n.name = k;
+      n.num_vfs = v;
+      d.nics.push_back(n);
+    }
+    return d;
+  }
+  Plan PlanFor(const DesiredState& d) {
+    auto facts = Discover(modules_, ctx_);
+    EXPECT_TRUE(facts.ok());
+    return BuildPlan(modules_, d, *facts).plan;
+  }
+
+  std::map<std::string, int> host_;
+  std::vector<std::string> log_;
+  std::unique_ptr<HostFs> fs_;
+  HostContext ctx_;
+  std::vector<std::unique_ptr<Module>> modules_;
+  FakeModule* links_;
+  FakeModule* vfs_;
+};
+
+TEST_F(EngineTest, PlanOrdersByPhaseNotRegistration) {
+  DesiredState d = Want({{"links/a", 1}, {"vfs/b", 2}});
+  Plan p = PlanFor(d);
+  ASSERT_EQ(p.changes.size(), 2u);
+  EXPECT_EQ(p.changes[0].id, "vfs/b");
+  EXPECT_EQ(p.changes[1].id, "links/a");
+}
+
+TEST_F(EngineTest, ApplyConvergesAndSecondPlanIsEmpty) {
+  DesiredState d = Want({{"links/a", 1}, {"vfs/b", 2}});
+  Plan p = PlanFor(d);
+  ApplyReport r = ApplyPlan(modules_, p, d, ctx_);
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  EXPECT_EQ(host_["vfs/b"], 2);
+  EXPECT_EQ(host_["links/a"], 1);
+  EXPECT_TRUE(PlanFor(d).changes.empty());
+}
+
+TEST_F(EngineTest, FailureRollsBackInReverseOrder) {
+  host_["vfs/b"] = 3;
+  DesiredState d = Want({{"vfs/b", 5}, {"links/a", 7}, {"links/c", 9}});
+  links_->fail_on = "links/c=9";
+  Plan p = PlanFor(d);
+  ApplyReport r = ApplyPlan(modules_, p, d, ctx_);
+  ASSERT_FALSE(r.status.ok());
+  EXPECT_NE(r.status.message().find("apply links/c <- EBUSY"), std::string::npos)
+      << r.status.message();
+  EXPECT_EQ(host_["vfs/b"], 3);
+  EXPECT_EQ(host_["links/a"], 0);
+  ASSERT_EQ(r.rolled_back.size(), 3u);
+  EXPECT_EQ(r.rolled_back[0].change.id, "links/c");
+  EXPECT_EQ(r.rolled_back[1].change.id, "links/a");
+  EXPECT_EQ(r.rolled_back[2].change.id, "vfs/b");
+  EXPECT_EQ(r.rolled_back[2].change.detail.value("resetFirst", false), true);
+}
+
+TEST_F(EngineTest, VerifyMismatchFailsAndRollsBack) {
+  DesiredState d = Want({{"vfs/b", 4}});
+  vfs_->lossy_ = "vfs/b";
+  Plan p = PlanFor(d);
+  ApplyReport r = ApplyPlan(modules_, p, d, ctx_);
+  ASSERT_FALSE(r.status.ok());
+  EXPECT_NE(r.status.message().find("verify <- vfs/b: desired 4, current 1"), std::string::npos)
+      << r.status.message();
+}
+
+TEST_F(EngineTest, NoChangesMeansNoApplyCalls) {
+  host_["vfs/b"] = 2;
+  DesiredState d = Want({{"vfs/b", 2}});
+  Plan p = PlanFor(d);
+  EXPECT_TRUE(p.changes.empty());
+  ApplyReport r = ApplyPlan(modules_, p, d, ctx_);
+  EXPECT_TRUE(r.status.ok());
+  EXPECT_TRUE(log_.empty());
+}
+
+}  // namespace
+}  // namespace provisioner

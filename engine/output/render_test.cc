@@ -1,0 +1,101 @@
+#include "engine/output/render.h"
+
+#include "gtest/gtest.h"
+#include "yaml-cpp/yaml.h"
+
+namespace provisioner {
+namespace {
+
+Change NumVfs(int before, int after) {
+  Change c;
+  c.id = "sriov/0000:af:00.0/numVfs";
+  c.module = "sriov";
+  c.target = "0000:af:00.0";
+  c.attribute = "numVfs";
+  c.before = before;
+  c.after = after;
+  c.reason = "nic gpu1-nic wants " + std::to_string(after) + " VFs";
+  return c;
+}
+
+TEST(RenderTest, PlanJsonHasContractKeys) {
+  Plan p;
+  p.changes.push_back(NumVfs(0, 12));
+  auto j = PlanToJson(p, "/");
+  EXPECT_EQ(j["formatVersion"], 1);
+  EXPECT_EQ(j["root"], "/");
+  ASSERT_EQ(j["changes"].size(), 1u);
+  EXPECT_EQ(j["changes"][0]["id"], "sriov/0000:af:00.0/numVfs");
+  EXPECT_EQ(j["changes"][0]["before"], 0);
+  EXPECT_EQ(j["changes"][0]["after"], 12);
+  EXPECT_EQ(j["changes"][0]["disruption"], "live");
+  EXPECT_EQ(j["summary"]["changes"], 1);
+  EXPECT_EQ(j["summary"]["rebootRequired"], false);
+  EXPECT_TRUE(j["warnings"].is_array());
+}
+
+TEST(RenderTest, SymbolsLikeTerraform) {
+  EXPECT_EQ(ChangeSymbol(NumVfs(0, 12)), '+');
+  EXPECT_EQ(ChangeSymbol(NumVfs(12, 0)), '-');
+  EXPECT_EQ(ChangeSymbol(NumVfs(4, 8)), '~');
+}
+
+TEST(RenderTest, PlanTableReadable) {
+  Plan p;
+  p.changes.push_back(NumVfs(0, 12));
+  Change r = NumVfs(4, 8);
+  r.disruption = Disruption::kReboot;
+  p.changes.push_back(r);
+  std::string t = RenderPlanTable(p, false);
+  EXPECT_NE(t.find("  + sriov 0000:af:00.0 numVfs: 0 -> 12\n"), std::string::npos) << t;
+  EXPECT_NE(t.find("      # nic gpu1-nic wants 12 VFs\n"), std::string::npos) << t;
+  EXPECT_NE(t.find("(reboot)"), std::string::npos);
+  EXPECT_NE(t.find("Plan: 1 to add, 1 to change, 0 to remove; 1 take effect after a reboot."),
+            std::string::npos)
+      << t;
+  EXPECT_EQ(RenderPlanTable(Plan(), false), "No changes. The host matches the desired state.\n");
+}
+
+TEST(RenderTest, FactsJsonListsNicsAndGpus) {
+  HostFacts h;
+  PciFunction pf;
+  pf.pci_address = "0000:af:00.0";
+  pf.vendor = "15b3";
+  pf.device_id = "1017";
+  pf.class_code = 0x020000;
+  pf.driver = "mlx5_core";
+  pf.numa_node = 1;
+  pf.netdevs = {"ens6f0np0"};
+  pf.rdma_devices = {"mlx5_0"};
+  pf.sriov = SriovInfo{127, 1, 2, 1, "1018", true, {{"0000:af:00.2", 0, "mlx5_core", {"ens6f0v0"}, {"mlx5_2"}}}};
+  h.pci.push_back(pf);
+  PciFunction eth;  // plain NIC: not listed
+  eth.pci_address = "0000:03:00.0";
+  eth.class_code = 0x020000;
+  h.pci.push_back(eth);
+  PciFunction gpu;
+  gpu.pci_address = "0000:18:00.0";
+  gpu.vendor = "10de";
+  gpu.device_id = "2330";
+  gpu.class_code = 0x030200;
+  gpu.numa_node = 0;
+  h.pci.push_back(gpu);
+  auto j = FactsToJson(h);
+  ASSERT_EQ(j["nics"].size(), 1u);
+  EXPECT_EQ(j["nics"][0]["sriov"]["totalVfs"], 127);
+  EXPECT_EQ(j["nics"][0]["sriov"]["vfs"][0]["pciAddress"], "0000:af:00.2");
+  EXPECT_EQ(j["nics"][0]["sriov"]["vfs"][0]["rdmaDevices"][0], "mlx5_2");
+  EXPECT_EQ(j["nics"][0]["rdmaDevices"][0], "mlx5_0");
+  ASSERT_EQ(j["gpus"].size(), 1u);
+  EXPECT_EQ(j["gpus"][0]["deviceID"], "2330");
+  std::string table = RenderFactsTable(h);
+  EXPECT_NE(table.find("0000:af:00.0"), std::string::npos);
+  EXPECT_NE(table.find("1/127"), std::string::npos);
+  EXPECT_EQ(table.find("0000:03:00.0"), std::string::npos);
+  YAML::Node y = YAML::Load(JsonToYaml(j));
+  EXPECT_EQ(y["nics"][0]["pciAddress"].as<std::string>(), "0000:af:00.0");
+  EXPECT_EQ(y["nics"][0]["sriov"]["totalVfs"].as<int>(), 127);
+}
+
+}  // namespace
+}  // namespace provisioner

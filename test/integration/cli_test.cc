@@ -1,0 +1,332 @@
+// End-to-end: the real binary against kernel-shaped host trees.
+#include <sys/stat.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "test/integration/harness.h"
+#include "test/support/ttar.h"
+
+namespace provisioner::testing {
+namespace {
+
+using nlohmann::json;
+
+std::string Example(const std::string& name) { return RunfilePath("examples/" + name); }
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+json ParseJson(const RunResult& r) {
+  json j = json::parse(r.out, nullptr, false);
+  EXPECT_FALSE(j.is_discarded()) << "stdout is not one JSON document:\n" << r.out << "\n" << r.err;
+  return j;
+}
+
+const std::string kPf0 = "/sys/bus/pci/devices/0000:af:00.0";
+
+TEST(CliTest, VersionAndHelp) {
+  RunResult v = Provisioner({"--version"});
+  EXPECT_EQ(v.exit_code, 0);
+  EXPECT_NE(v.out.find("provisioner 0."), std::string::npos) << v.out;
+  RunResult h = Provisioner({"--help"});
+  EXPECT_EQ(h.exit_code, 0);
+  for (const char* cmd : {"discover", "validate", "plan", "apply", "manifests", "doctor", "snapshot"}) {
+    EXPECT_NE(h.out.find(cmd), std::string::npos) << cmd;
+  }
+}
+
+TEST(CliTest, UnknownCommandOrOptionIsExit1) {
+  EXPECT_EQ(Provisioner({"frobnicate"}).exit_code, 1);
+  RunResult r = Provisioner({"plan", Example("roce-sriov.yaml"), "-o", "xml"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("xml"), std::string::npos) << r.err;
+}
+
+TEST(CliTest, LaterCommandsSayNotImplemented) {
+  std::string root = ExtractHost("cx5-roce");
+  for (std::vector<std::string> args :
+       {std::vector<std::string>{"manifests", Example("roce-sriov.yaml")},
+        std::vector<std::string>{"doctor", "--root", root},
+        std::vector<std::string>{"snapshot", "--output", MakeTempDir("snap")}}) {
+    RunResult r = Provisioner(args);
+    EXPECT_EQ(r.exit_code, 1) << args[0];
+    EXPECT_NE(r.err.find("not implemented yet"), std::string::npos) << r.err;
+  }
+}
+
+TEST(CliTest, DiscoverJsonHasContractKeys) {
+  std::string root = ExtractHost("cx5-roce");
+  RunResult r = Provisioner({"discover", "--root", root, "-o", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json j = ParseJson(r);
+  EXPECT_EQ(j["formatVersion"], 1);
+  EXPECT_TRUE(j["kernel"].contains("release"));
+  EXPECT_TRUE(j["rdma"].contains("netnsMode"));
+  EXPECT_TRUE(j["kernelModules"].contains("loaded"));
+  ASSERT_TRUE(j["nics"].is_array());
+  const json* pf0 = nullptr;
+  for (const auto& n : j["nics"]) {
+    if (n["pciAddress"] == "0000:af:00.0") pf0 = &n;
+  }
+  ASSERT_NE(pf0, nullptr) << j.dump(2);
+  EXPECT_EQ((*pf0)["vendor"], "15b3");
+  EXPECT_EQ((*pf0)["deviceID"], "1017");
+  EXPECT_EQ((*pf0)["driver"], "mlx5_core");
+  EXPECT_EQ((*pf0)["numaNode"], 1);
+  EXPECT_EQ((*pf0)["netdevs"], json::array({"ens6f0np0"}));
+  EXPECT_EQ((*pf0)["sriov"]["totalVfs"], 127);
+  EXPECT_EQ((*pf0)["sriov"]["numVfs"], 0);
+  EXPECT_EQ((*pf0)["rdmaDevices"], json::array({"mlx5_0"}));
+  ASSERT_EQ(j["gpus"].size(), 1u);
+}
+
+TEST(CliTest, DiscoverTableAndYaml) {
+  std::string root = ExtractHost("cx5-roce");
+  RunResult t = Provisioner({"discover", "--root", root});
+  ASSERT_EQ(t.exit_code, 0) << t.err;
+  EXPECT_NE(t.out.find("0000:af:00.1"), std::string::npos);
+  EXPECT_NE(t.out.find("0/127"), std::string::npos) << t.out;
+  RunResult y = Provisioner({"discover", "--root", root, "-o", "yaml"});
+  ASSERT_EQ(y.exit_code, 0);
+  EXPECT_NE(y.out.find("pciAddress: \"0000:af:00.0\""), std::string::npos) << y.out;
+}
+
+TEST(CliTest, DiscoverRealI350Capture) {
+  std::string root = ExtractHost("i350-sriov-ghw");
+  RunResult r = Provisioner({"discover", "--root", root, "-o", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json j = ParseJson(r);
+  int pfs = 0;
+  for (const auto& n : j["nics"]) {
+    if (n["vendor"] != "8086" || n["deviceID"] != "1521") continue;
+    ++pfs;
+    EXPECT_EQ(n["sriov"]["totalVfs"], 7);
+    EXPECT_EQ(n["sriov"]["numVfs"], 4);
+    ASSERT_EQ(n["sriov"]["vfs"].size(), 4u);
+    EXPECT_EQ(n["sriov"]["vfs"][0]["driver"], "igbvf");
+  }
+  EXPECT_EQ(pfs, 2) << j.dump(2);
+}
+
+TEST(CliTest, DiscoverMissingRootIsErrnoError) {
+  RunResult r = Provisioner({"discover", "--root", "/nonexistent/tree"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("/nonexistent/tree: ENOENT"), std::string::npos) << r.err;
+}
+
+TEST(CliTest, PlanRoceSriovListsNumVfsChange) {
+  std::string root = ExtractHost("cx5-roce");
+  RunResult r = Provisioner({"plan", Example("roce-sriov.yaml"), "--root", root, "-o", "json",
+                             "--detailed-exitcode"});
+  ASSERT_EQ(r.exit_code, 2) << r.err;
+  json j = ParseJson(r);
+  EXPECT_EQ(j["formatVersion"], 1);
+  EXPECT_EQ(j["root"], root);
+  ASSERT_EQ(j["changes"].size(), 1u) << j.dump(2);
+  const json& c = j["changes"][0];
+  EXPECT_EQ(c["id"], "sriov/0000:af:00.0/numVfs");
+  EXPECT_EQ(c["module"], "sriov");
+  EXPECT_EQ(c["target"], "0000:af:00.0");
+  EXPECT_EQ(c["attribute"], "numVfs");
+  EXPECT_EQ(c["before"], 0);
+  EXPECT_GT(c["after"].get<int>(), 0);
+  EXPECT_EQ(c["disruption"], "live");
+  EXPECT_EQ(j["summary"]["changes"], 1);
+  EXPECT_EQ(j["summary"]["rebootRequired"], false);
+
+  RunResult t = Provisioner({"plan", Example("roce-sriov.yaml"), "--root", root});
+  EXPECT_EQ(t.exit_code, 0);
+  EXPECT_NE(t.out.find("+ sriov 0000:af:00.0 numVfs: 0 -> "), std::string::npos) << t.out;
+}
+
+TEST(CliTest, ApplyCreatesVfsThenIsIdempotent) {
+  std::string root = ExtractHost("cx5-roce");
+  KernelSimDaemon sim(root);
+  ASSERT_TRUE(sim.ready());
+  std::string yaml = Example("roce-sriov.yaml");
+  RunResult a = Provisioner({"apply", yaml, "--root", root, "-o", "json", "--settle-timeout", "20"});
+  ASSERT_EQ(a.exit_code, 0) << a.out << a.err;
+  json j = ParseJson(a);
+  ASSERT_EQ(j["changes"].size(), 1u);
+  EXPECT_EQ(j["changes"][0]["status"], "applied");
+  int want = j["changes"][0]["after"].get<int>();
+  struct stat st;
+  EXPECT_EQ(::stat((root + kPf0 + "/virtfn" + std::to_string(want - 1)).c_str(), &st), 0);
+  EXPECT_EQ(sim.Refused(), "");
+
+  RunResult p = Provisioner({"plan", yaml, "--root", root, "--detailed-exitcode"});
+  EXPECT_EQ(p.exit_code, 0) << p.out << p.err;
+  EXPECT_NE(p.out.find("No changes."), std::string::npos);
+
+  // A second apply makes no write: the tree is byte-for-byte the same.
+  std::string before = MakeTempDir("before") + "/tree.ttar";
+  ASSERT_TRUE(WriteTtar(root, before).ok());
+  RunResult a2 = Provisioner({"apply", yaml, "--root", root});
+  EXPECT_EQ(a2.exit_code, 0) << a2.err;
+  std::string after = MakeTempDir("after") + "/tree.ttar";
+  ASSERT_TRUE(WriteTtar(root, after).ok());
+  EXPECT_TRUE(ReadFile(before) == ReadFile(after)) << "second apply changed the tree";
+}
+
+TEST(CliTest, ApplyBetweenNonZeroCountsWritesZeroFirst) {
+  std::string root = ExtractHost("cx5-roce-vfs");  // 4 VFs on af:00.0
+  KernelSimDaemon sim(root);
+  ASSERT_TRUE(sim.ready());
+  std::string yaml = WriteTempFile("host.yaml", R"(apiVersion: provisioner/v1alpha1
+kind: HostConfig
+metadata:
+  name: worker1
+spec:
+  nics:
+    - name: pf0
+      nicSelector: { rootDevices: ["0000:af:00.0"] }
+      numVfs: 8
+)");
+  RunResult p = Provisioner({"plan", yaml, "--root", root, "-o", "json"});
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  json j = ParseJson(p);
+  ASSERT_EQ(j["changes"].size(), 1u);
+  EXPECT_EQ(j["changes"][0]["before"], 4);
+  EXPECT_EQ(j["changes"][0]["after"], 8);
+  RunResult a = Provisioner({"apply", yaml, "--root", root, "--settle-timeout", "20"});
+  ASSERT_EQ(a.exit_code, 0) << a.out << a.err;
+  EXPECT_EQ(sim.Refused(), "");  // the simulated kernel never saw 4 -> 8 directly
+  EXPECT_EQ(ReadFile(root + kPf0 + "/sriov_numvfs"), "8\n");
+  EXPECT_EQ(Provisioner({"plan", yaml, "--root", root, "--detailed-exitcode"}).exit_code, 0);
+}
+
+TEST(CliTest, ApplyDryRunWritesNothing) {
+  std::string root = ExtractHost("cx5-roce");
+  std::string before = MakeTempDir("before") + "/tree.ttar";
+  ASSERT_TRUE(WriteTtar(root, before).ok());
+  RunResult r = Provisioner({"apply", Example("roce-sriov.yaml"), "--root", root, "--dry-run",
+                             "-o", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json j = ParseJson(r);
+  EXPECT_EQ(j["dryRun"], true);
+  EXPECT_EQ(j["changes"][0]["status"], "planned");
+  std::string after = MakeTempDir("after") + "/tree.ttar";
+  ASSERT_TRUE(WriteTtar(root, after).ok());
+  EXPECT_TRUE(ReadFile(before) == ReadFile(after));
+}
+
+TEST(CliTest, ApplyTimesOutWhenVfsNeverAppearAndRollsBack) {
+  // No simulator: writes land in plain files and no VF ever shows up.
+  std::string root = ExtractHost("cx5-roce");
+  RunResult r = Provisioner({"apply", Example("roce-sriov.yaml"), "--root", root,
+                             "--settle-timeout", "1", "-o", "json"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("apply sriov/0000:af:00.0/numVfs"), std::string::npos) << r.err;
+  json j = ParseJson(r);
+  EXPECT_EQ(j["changes"][0]["status"], "failed");
+  ASSERT_EQ(j["rolledBack"].size(), 1u);
+  EXPECT_EQ(ReadFile(root + kPf0 + "/sriov_numvfs"), "0\n");
+}
+
+TEST(CliTest, NumVfsAboveTotalIsAnErrorWithLineAndColumn) {
+  std::string root = ExtractHost("cx5-roce");
+  std::string yaml = WriteTempFile("host.yaml", R"(apiVersion: provisioner/v1alpha1
+kind: HostConfig
+metadata:
+  name: worker1
+spec:
+  nics:
+    - name: gpu1-nic
+      nicSelector:
+        rootDevices: ["0000:af:00.0"]
+      numVfs: 300
+)");
+  RunResult r = Provisioner({"plan", yaml, "--root", root});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find(yaml + ":10:15: spec.nics[0].numVfs: 300 exceeds sriov_totalvfs 127 of 0000:af:00.0"),
+            std::string::npos)
+      << r.err;
+}
+
+TEST(CliTest, SelectorMatchingNothingIsAnError) {
+  std::string root = ExtractHost("cx5-roce");
+  std::string yaml = WriteTempFile("host.yaml", R"(apiVersion: provisioner/v1alpha1
+kind: HostConfig
+metadata:
+  name: worker1
+spec:
+  nics:
+    - name: nope
+      nicSelector: { vendor: "15b3", deviceID: "101d" }
+      numVfs: 4
+)");
+  RunResult r = Provisioner({"plan", yaml, "--root", root});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find(yaml + ":8:"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("spec.nics[0].nicSelector"), std::string::npos) << r.err;
+}
+
+// Malformed input of every kind: exit 1, file:line:column, never a crash.
+TEST(CliTest, MalformedInputGetsLineAndColumn) {
+  struct Case {
+    const char* name;
+    const char* yaml;
+    const char* expect;  // substring of stderr after "<file>:"
+  };
+  const Case cases[] = {
+      {"syntax", "apiVersion: provisioner/v1alpha1\nkind: [HostConfig\n", ""},
+      {"unknown-field",
+       "apiVersion: provisioner/v1alpha1\nkind: HostConfig\nmetadata: {name: w}\nspec:\n  nics:\n    - name: a\n      nicSelector: {vendor: \"15b3\"}\n      numVF: 4\n",
+       "8:7:"},
+      {"wrong-type",
+       "apiVersion: provisioner/v1alpha1\nkind: HostConfig\nmetadata: {name: w}\nspec:\n  nics:\n    - name: a\n      nicSelector: {vendor: \"15b3\"}\n      numVfs: many\n",
+       "8:15:"},
+      {"bad-enum",
+       "apiVersion: provisioner/v1alpha1\nkind: HostConfig\nmetadata: {name: w}\nspec:\n  rdma:\n    netnsMode: private\n",
+       "6:16:"},
+      {"dangling-ref",
+       "apiVersion: provisioner/v1alpha1\nkind: HostConfig\nmetadata: {name: w}\nspec:\n  multusConfigs:\n    - name: m\n      cniType: macvlan\n      nic: ghost\n",
+       "8:12:"},
+      {"bad-ifname",
+       "apiVersion: provisioner/v1alpha1\nkind: HostConfig\nmetadata: {name: w}\nspec:\n  nics:\n    - name: a\n      nicSelector:\n        pfNames: [\"../eth0\"]\n",
+       "8:"},
+      {"empty", "", ""},
+      {"not-a-map", "- a\n- b\n", ""},
+      {"binary", "\x01\x02\xff\xfe: [", ""},
+  };
+  for (const auto& c : cases) {
+    std::string yaml = WriteTempFile(std::string(c.name) + ".yaml", c.yaml);
+    RunResult r = Provisioner({"validate", yaml});
+    EXPECT_EQ(r.exit_code, 1) << c.name << "\n" << r.err;
+    EXPECT_NE(r.err.find(yaml + ":" + c.expect), std::string::npos) << c.name << "\n" << r.err;
+    EXPECT_EQ(r.err.find("terminate"), std::string::npos) << c.name;
+  }
+}
+
+TEST(CliTest, ExamplesValidateAndPlanAgainstTheirHosts) {
+  struct Case {
+    const char* example;
+    const char* host;
+  };
+  const Case cases[] = {
+      {"roce-shared-macvlan.yaml", "cx5-roce"},
+      {"roce-sriov.yaml", "cx5-roce"},
+      {"ib-sriov.yaml", "cx5-ib"},
+      {"ipoib.yaml", "cx5-ib"},
+  };
+  for (const auto& c : cases) {
+    RunResult v = Provisioner({"validate", Example(c.example)});
+    EXPECT_EQ(v.exit_code, 0) << c.example << v.err;
+    std::string root = ExtractHost(c.host);
+    RunResult p = Provisioner({"plan", Example(c.example), "--root", root, "-o", "json"});
+    EXPECT_EQ(p.exit_code, 0) << c.example << "\n" << p.err;
+    ParseJson(p);
+  }
+  EXPECT_EQ(Provisioner({"validate", Example("rails-8gpu.yaml")}).exit_code, 0);
+}
+
+}  // namespace
+}  // namespace provisioner::testing

@@ -1,0 +1,125 @@
+#include "test/integration/harness.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "test/support/ttar.h"
+
+extern char** environ;
+
+namespace provisioner::testing {
+
+RunResult Run(const std::vector<std::string>& argv) {
+  RunResult r;
+  int out[2], err[2];
+  if (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0) return r;
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+  posix_spawn_file_actions_adddup2(&fa, err[1], 2);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid;
+  int rc = posix_spawn(&pid, args[0], &fa, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  ::close(out[1]);
+  ::close(err[1]);
+  if (rc != 0) {
+    r.err = "spawn " + argv[0] + ": " + std::strerror(rc);
+    ::close(out[0]);
+    ::close(err[0]);
+    return r;
+  }
+  struct pollfd fds[2] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0}};
+  int open_fds = 2;
+  char buf[65536];
+  while (open_fds > 0) {
+    if (::poll(fds, 2, -1) < 0) break;
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      ssize_t n = ::read(fds[i].fd, buf, sizeof buf);
+      if (n <= 0) {
+        ::close(fds[i].fd);
+        fds[i].fd = -1;
+        --open_fds;
+      } else {
+        (i == 0 ? r.out : r.err).append(buf, static_cast<size_t>(n));
+      }
+    }
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+std::string ProvisionerBinary() { return RunfilePath("engine/cli/provisioner"); }
+
+RunResult Provisioner(const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {ProvisionerBinary(), "--no-color"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return Run(argv);
+}
+
+std::string ExtractHost(const std::string& name) {
+  std::string dir = MakeTempDir(name);
+  Status s = ExtractTtar(RunfilePath("test/hosts/" + name + ".ttar"), dir);
+  if (!s.ok()) return "extract-failed:" + s.message();
+  return dir;
+}
+
+std::string WriteTempFile(const std::string& name, const std::string& content) {
+  std::string path = MakeTempDir("input") + "/" + name;
+  std::ofstream(path, std::ios::binary) << content;
+  return path;
+}
+
+KernelSimDaemon::KernelSimDaemon(const std::string& root, int netdev_delay_ms) : root_(root) {
+  std::string ready = MakeTempDir("kernel-sim") + "/ready";
+  std::string bin = RunfilePath("test/sim/kernel_sim");
+  std::string delay = std::to_string(netdev_delay_ms);
+  std::vector<std::string> argv = {bin, "--root", root, "--netdev-delay-ms", delay,
+                                   "--ready-file", ready};
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  if (posix_spawn(&pid_, bin.c_str(), nullptr, nullptr, args.data(), environ) != 0) {
+    pid_ = -1;
+    return;
+  }
+  for (int i = 0; i < 200 && !ready_; ++i) {
+    struct stat st;
+    ready_ = ::stat(ready.c_str(), &st) == 0;
+    if (!ready_) std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+}
+
+KernelSimDaemon::~KernelSimDaemon() {
+  if (pid_ > 0) {
+    ::kill(pid_, SIGTERM);
+    int status;
+    ::waitpid(pid_, &status, 0);
+  }
+}
+
+std::string KernelSimDaemon::Refused() const {
+  std::ifstream in(root_ + "/run/kernel-sim/refused");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace provisioner::testing

@@ -1,0 +1,52 @@
+// Runs the real provisioner binary (and the kernel simulator daemon) as
+// subprocesses, for end-to-end tests.
+#ifndef PROVISIONER_TEST_INTEGRATION_HARNESS_H_
+#define PROVISIONER_TEST_INTEGRATION_HARNESS_H_
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+namespace provisioner::testing {
+
+struct RunResult {
+  int exit_code = -1;  // -1: killed by a signal (a crash)
+  std::string out;
+  std::string err;
+};
+
+// Runs argv[0] with the arguments; argv[0] is a path. No shell.
+RunResult Run(const std::vector<std::string>& argv);
+
+// The provisioner binary in the runfiles.
+std::string ProvisionerBinary();
+// Runs provisioner with `args`.
+RunResult Provisioner(const std::vector<std::string>& args);
+
+// Extracts a test host tree (test/hosts/<name>.ttar) into a fresh directory.
+std::string ExtractHost(const std::string& name);
+
+// Writes `content` to a fresh file under $TEST_TMPDIR and returns its path.
+std::string WriteTempFile(const std::string& name, const std::string& content);
+
+// The kernel simulator daemon on `root`, stopped on destruction.
+class KernelSimDaemon {
+ public:
+  explicit KernelSimDaemon(const std::string& root, int netdev_delay_ms = 100);
+  ~KernelSimDaemon();
+  KernelSimDaemon(const KernelSimDaemon&) = delete;
+  KernelSimDaemon& operator=(const KernelSimDaemon&) = delete;
+  bool ready() const { return ready_; }
+  // What the simulated kernel refused (lines "<path> <ERRNO>"), "" if nothing.
+  std::string Refused() const;
+
+ private:
+  std::string root_;
+  pid_t pid_ = -1;
+  bool ready_ = false;
+};
+
+}  // namespace provisioner::testing
+
+#endif  // PROVISIONER_TEST_INTEGRATION_HARNESS_H_
