@@ -11,6 +11,7 @@
 #include "CLI/CLI.hpp"
 #include "engine/cli/commands.h"
 #include "spdlog/sinks/stdout_color_sinks.h"
+#include "spdlog/sinks/stdout_sinks.h"
 #include "spdlog/spdlog.h"
 
 namespace {

@@ -46,6 +46,7 @@ struct PciFunction {
   std::optional<SriovInfo> sriov;  // PFs only
   std::string physfn;              // VFs: the PF's address; "" for a PF
   std::optional<int> vf_index;     // VFs: index under the PF
+  std::string iommu_group;         // basename of the iommu_group link; "" without an IOMMU
 
   bool IsNetwork() const { return (class_code >> 16) == 0x02; }
   bool IsVf() const { return !physfn.empty(); }

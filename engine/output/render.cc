@@ -124,7 +124,16 @@ json FactsToJson(const HostFacts& facts) {
     nics.push_back(n);
   }
   doc["nics"] = nics;
-  doc["rdmaDevices"] = json::array();
+  // Name and PCI function of every RDMA device PCI discovery saw; ports and
+  // GIDs are added by the rdma module's facts.
+  std::vector<std::pair<std::string, std::string>> rdma;
+  for (const auto& f : facts.pci) {
+    for (const auto& r : f.rdma_devices) rdma.emplace_back(r, f.pci_address);
+  }
+  std::sort(rdma.begin(), rdma.end());
+  json rdma_devices = json::array();
+  for (const auto& [name, pci] : rdma) rdma_devices.push_back({{"name", name}, {"pciAddress", pci}});
+  doc["rdmaDevices"] = rdma_devices;
   doc["kernelModules"] = {{"loaded", StringList(facts.loaded_modules)}};
   json gpus = json::array();
   for (const auto& f : facts.pci) {

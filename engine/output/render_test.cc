@@ -86,6 +86,9 @@ TEST(RenderTest, FactsJsonListsNicsAndGpus) {
   EXPECT_EQ(j["nics"][0]["sriov"]["vfs"][0]["pciAddress"], "0000:af:00.2");
   EXPECT_EQ(j["nics"][0]["sriov"]["vfs"][0]["rdmaDevices"][0], "mlx5_2");
   EXPECT_EQ(j["nics"][0]["rdmaDevices"][0], "mlx5_0");
+  ASSERT_EQ(j["rdmaDevices"].size(), 1u);
+  EXPECT_EQ(j["rdmaDevices"][0]["name"], "mlx5_0");
+  EXPECT_EQ(j["rdmaDevices"][0]["pciAddress"], "0000:af:00.0");
   ASSERT_EQ(j["gpus"].size(), 1u);
   EXPECT_EQ(j["gpus"][0]["deviceID"], "2330");
   std::string table = RenderFactsTable(h);

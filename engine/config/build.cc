@@ -1,0 +1,179 @@
+#include "engine/config/build.h"
+
+#include <algorithm>
+#include <cctype>
+#include <climits>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace provisioner::config {
+namespace {
+
+using nlohmann::json;
+
+const json* Field(const json& obj, const char* key) {
+  if (!obj.is_object()) return nullptr;
+  auto it = obj.find(key);
+  return it == obj.end() ? nullptr : &*it;
+}
+
+std::optional<std::string> String(const json& obj, const char* key) {
+  const json* v = Field(obj, key);
+  if (v == nullptr || !v->is_string()) return std::nullopt;
+  return v->get<std::string>();
+}
+
+std::optional<bool> Bool(const json& obj, const char* key) {
+  const json* v = Field(obj, key);
+  if (v == nullptr || !v->is_boolean()) return std::nullopt;
+  return v->get<bool>();
+}
+
+// Only integers that fit an int; the schema bounds each field much tighter.
+std::optional<int> Int(const json& obj, const char* key) {
+  const json* v = Field(obj, key);
+  if (v == nullptr || !v->is_number_integer()) return std::nullopt;
+  if (v->is_number_unsigned()) {
+    uint64_t u = v->get<uint64_t>();
+    if (u > static_cast<uint64_t>(INT_MAX)) return std::nullopt;
+    return static_cast<int>(u);
+  }
+  int64_t i = v->get<int64_t>();
+  if (i < INT_MIN || i > INT_MAX) return std::nullopt;
+  return static_cast<int>(i);
+}
+
+// Every item of a list of strings; non-strings become "" to keep indexes.
+std::vector<std::string> Strings(const json& obj, const char* key) {
+  std::vector<std::string> out;
+  const json* v = Field(obj, key);
+  if (v == nullptr || !v->is_array()) return out;
+  for (const auto& e : *v) out.push_back(e.is_string() ? e.get<std::string>() : "");
+  return out;
+}
+
+std::string Lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// "AF:00.0" -> "0000:af:00.0"
+std::string FullPciAddress(const std::string& a) {
+  std::string l = Lower(a);
+  if (std::count(l.begin(), l.end(), ':') == 1) l = "0000:" + l;
+  return l;
+}
+
+NicSpec BuildNic(const json& j) {
+  NicSpec nic;
+  nic.name = String(j, "name").value_or("");
+  if (const json* sel = Field(j, "nicSelector")) {
+    if (auto v = String(*sel, "vendor")) nic.selector.vendor = Lower(*v);
+    if (auto v = String(*sel, "deviceID")) nic.selector.device_id = Lower(*v);
+    for (const auto& r : Strings(*sel, "rootDevices")) {
+      nic.selector.root_devices.push_back(FullPciAddress(r));
+    }
+    nic.selector.pf_names = Strings(*sel, "pfNames");
+    nic.selector.near_gpu = Int(*sel, "nearGpu");
+    nic.selector.allow_remote = Bool(*sel, "allowRemote").value_or(false);
+  }
+  nic.link_type = String(j, "linkType");
+  nic.num_vfs = Int(j, "numVfs");
+  nic.mtu = Int(j, "mtu");
+  nic.device_type = String(j, "deviceType");
+  nic.is_rdma = Bool(j, "isRdma");
+  nic.resource_name = String(j, "resourceName");
+  nic.vf_trust = Bool(j, "vfTrust");
+  nic.vf_spoof_chk = Bool(j, "vfSpoofChk");
+  return nic;
+}
+
+IpPoolSpec BuildPool(const json& j) {
+  IpPoolSpec pool;
+  pool.name = String(j, "name").value_or("");
+  pool.subnet = String(j, "subnet").value_or("");
+  pool.ips = Strings(j, "ips");
+  pool.gateway = String(j, "gateway");
+  pool.vlan = Int(j, "vlan");
+  pool.exclude_ips = Strings(j, "excludeIPs");
+  return pool;
+}
+
+MultusConfigSpec BuildMultus(const json& j) {
+  MultusConfigSpec m;
+  m.name = String(j, "name").value_or("");
+  if (auto ns = String(j, "namespace")) m.namespace_name = *ns;
+  m.cni_type = String(j, "cniType").value_or("");
+  m.nic = String(j, "nic").value_or("");
+  if (const json* refs = Field(j, "ippools")) {
+    m.ippools.ipv4 = Strings(*refs, "ipv4");
+    m.ippools.ipv6 = Strings(*refs, "ipv6");
+  }
+  m.pkey = String(j, "pkey");
+  m.rdma_resource_inject = String(j, "rdmaResourceInject");
+  m.vlan = Int(j, "vlan");
+  return m;
+}
+
+template <typename T, typename F>
+std::vector<T> BuildList(const json& spec, const char* key, F build) {
+  std::vector<T> out;
+  const json* list = Field(spec, key);
+  if (list == nullptr || !list->is_array()) return out;
+  for (const auto& item : *list) out.push_back(build(item));
+  return out;
+}
+
+}  // namespace
+
+DesiredState BuildDesiredState(const json& root) {
+  DesiredState s;
+  s.api_version = String(root, "apiVersion").value_or("");
+  s.kind = String(root, "kind").value_or("");
+  if (const json* md = Field(root, "metadata")) s.name = String(*md, "name").value_or("");
+
+  const json* spec = Field(root, "spec");
+  if (spec == nullptr || !spec->is_object()) return s;
+
+  if (const json* rdma = Field(*spec, "rdma"); rdma != nullptr && rdma->is_object()) {
+    RdmaSpec r;
+    r.netns_mode = String(*rdma, "netnsMode");
+    r.persist = Bool(*rdma, "persist").value_or(true);
+    s.rdma = r;
+  }
+
+  s.kernel_modules = BuildList<KernelModuleSpec>(*spec, "kernelModules", [](const json& item) {
+    KernelModuleSpec k;
+    if (item.is_string()) {
+      k.name = item.get<std::string>();
+    } else {
+      k.name = String(item, "name").value_or("");
+      k.required = Bool(item, "required").value_or(true);
+    }
+    return k;
+  });
+  s.nics = BuildList<NicSpec>(*spec, "nics", BuildNic);
+  s.ip_pools = BuildList<IpPoolSpec>(*spec, "ipPools", BuildPool);
+  s.multus_configs = BuildList<MultusConfigSpec>(*spec, "multusConfigs", BuildMultus);
+
+  if (const json* k8s = Field(*spec, "kubernetes"); k8s != nullptr && k8s->is_object()) {
+    KubernetesSpec k;
+    if (auto p = String(*k8s, "resourcePrefix")) k.resource_prefix = *p;
+    if (const json* sel = Field(*k8s, "nodeSelector"); sel != nullptr && sel->is_object()) {
+      for (const auto& [key, value] : sel->items()) {
+        k.node_selector[key] = value.is_string() ? value.get<std::string>() : "";
+      }
+    }
+    if (const json* dp = Field(*k8s, "rdmaSharedDevicePlugin"); dp != nullptr && dp->is_object()) {
+      RdmaSharedDevicePluginSpec d;
+      if (auto n = String(*dp, "resourceName")) d.resource_name = *n;
+      if (auto m = Int(*dp, "rdmaHcaMax")) d.rdma_hca_max = *m;
+      k.rdma_shared_device_plugin = d;
+    }
+    s.kubernetes = k;
+  }
+  return s;
+}
+
+}  // namespace provisioner::config

@@ -1,0 +1,445 @@
+#include "engine/config/checks.h"
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <utility>
+
+#include "engine/config/field_path.h"
+#include "engine/config/ip.h"
+#include "engine/config/text.h"
+
+namespace provisioner::config {
+namespace {
+
+bool IsAlnum(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; }
+
+bool IsDnsLabel(std::string_view s) {
+  if (s.empty() || s.size() > 63) return false;
+  for (char c : s) {
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-')) return false;
+  }
+  return s.front() != '-' && s.back() != '-';
+}
+
+bool IsDnsSubdomain(std::string_view s) {
+  if (s.empty() || s.size() > 253) return false;
+  size_t start = 0;
+  while (true) {
+    size_t dot = s.find('.', start);
+    if (!IsDnsLabel(s.substr(start, dot == std::string_view::npos ? dot : dot - start))) {
+      return false;
+    }
+    if (dot == std::string_view::npos) return true;
+    start = dot + 1;
+  }
+}
+
+bool IsQualifiedName(std::string_view s) {
+  if (s.empty() || s.size() > 63) return false;
+  if (!IsAlnum(s.front()) || !IsAlnum(s.back())) return false;
+  for (char c : s) {
+    if (!IsAlnum(c) && c != '-' && c != '_' && c != '.') return false;
+  }
+  return true;
+}
+
+std::string IpVersionName(int version) { return version == 4 ? "IPv4" : "IPv6"; }
+
+// One pass over a DesiredState; each rule appends to diags_.
+class Checker {
+ public:
+  Checker(const DesiredState& s, const std::set<std::string>& tainted) : s_(s), tainted_(tainted) {}
+
+  std::vector<Diagnostic> Run() {
+    CheckNics();
+    CheckDuplicates();
+    CheckKernelModules();
+    CheckPools();
+    CheckMultusConfigs();
+    CheckKubernetes();
+    return std::move(diags_);
+  }
+
+ private:
+  void Error(std::string path, std::string message) {
+    diags_.push_back(Diagnostic{Severity::kError, std::move(path), std::move(message)});
+  }
+  void Warning(std::string path, std::string message) {
+    diags_.push_back(Diagnostic{Severity::kWarning, std::move(path), std::move(message)});
+  }
+
+  // True when `path` or a path above it has already been reported.
+  bool Tainted(const std::string& path) const {
+    for (const auto& t : tainted_) {
+      if (IsSelfOrAncestor(t, path)) return true;
+    }
+    return false;
+  }
+
+  // True when `path`, a path above it or a path below it has been reported:
+  // for rules that read a whole subtree.
+  bool TaintedWithin(const std::string& path) const {
+    for (const auto& t : tainted_) {
+      if (IsSelfOrAncestor(t, path) || IsSelfOrAncestor(path, t)) return true;
+    }
+    return false;
+  }
+
+  // "spec.nics[0], line 7"
+  std::string Where(const std::string& path) const {
+    SourceMark m = s_.marks.Find(path);
+    return m.line > 0 ? path + ", line " + std::to_string(m.line) : path;
+  }
+
+  static std::string NicPath(size_t i) { return DesiredState::NicPath(i); }
+  static std::string PoolPath(size_t i) { return JoinIndex("spec.ipPools", i); }
+  static std::string MultusPath(size_t i) { return JoinIndex("spec.multusConfigs", i); }
+
+  // -- spec.nics ------------------------------------------------------------
+
+  void CheckNics() {
+    for (size_t i = 0; i < s_.nics.size(); ++i) {
+      const NicSpec& nic = s_.nics[i];
+      std::string path = NicPath(i);
+      std::string sel_path = JoinField(path, "nicSelector");
+      const NicSelector& sel = nic.selector;
+      if (!TaintedWithin(sel_path) && !sel.vendor && !sel.device_id && sel.root_devices.empty() &&
+          sel.pf_names.empty() && !sel.near_gpu) {
+        Error(sel_path,
+              "selects nothing: set at least one of vendor, deviceID, rootDevices, pfNames, "
+              "nearGpu");
+      }
+      for (size_t k = 0; k < sel.pf_names.size(); ++k) {
+        std::string pf_path = JoinIndex(JoinField(sel_path, "pfNames"), k);
+        if (Tainted(pf_path)) continue;
+        if (auto why = InterfaceNameProblem(sel.pf_names[k])) {
+          Error(pf_path, Quote(sel.pf_names[k]) + " is not a valid Linux interface name: " + *why);
+        }
+      }
+      if (nic.device_type == "vfio-pci" && nic.is_rdma == true && !Tainted(path + ".isRdma") &&
+          !Tainted(path + ".deviceType")) {
+        Error(path + ".isRdma",
+              "isRdma needs deviceType netdevice: VFs bound to vfio-pci have no RDMA device");
+      }
+    }
+  }
+
+  // -- names ----------------------------------------------------------------
+
+  template <typename T, typename KeyFn>
+  void CheckUnique(const std::vector<T>& items, const std::string& list_path, const char* what,
+                   KeyFn key) {
+    std::map<std::string, size_t> first;
+    for (size_t i = 0; i < items.size(); ++i) {
+      std::string name_path = JoinField(JoinIndex(list_path, i), "name");
+      std::string k = key(items[i]);
+      if (items[i].name.empty() || Tainted(name_path)) continue;
+      auto [it, inserted] = first.emplace(k, i);
+      if (!inserted) {
+        Error(name_path, "duplicate " + std::string(what) + " " + Quote(k) + " (first at " +
+                             Where(JoinField(JoinIndex(list_path, it->second), "name")) + ")");
+      }
+    }
+  }
+
+  void CheckDuplicates() {
+    CheckUnique(s_.nics, "spec.nics", "nic name", [](const NicSpec& n) { return n.name; });
+    CheckUnique(s_.ip_pools, "spec.ipPools", "ipPool name",
+                [](const IpPoolSpec& p) { return p.name; });
+    CheckUnique(s_.multus_configs, "spec.multusConfigs", "multus config",
+                [](const MultusConfigSpec& m) { return m.namespace_name + "/" + m.name; });
+  }
+
+  void CheckKernelModules() {
+    std::map<std::string, size_t> first;
+    for (size_t i = 0; i < s_.kernel_modules.size(); ++i) {
+      std::string path = JoinIndex("spec.kernelModules", i);
+      const std::string& name = s_.kernel_modules[i].name;
+      if (name.empty() || Tainted(path)) continue;
+      // kmod treats '-' and '_' in module names as the same character.
+      std::string key = name;
+      std::replace(key.begin(), key.end(), '-', '_');
+      auto [it, inserted] = first.emplace(key, i);
+      if (!inserted) {
+        Error(path, "kernel module " + Quote(name) + " is listed twice (first at " +
+                        Where(JoinIndex("spec.kernelModules", it->second)) + ")");
+      }
+    }
+  }
+
+  // -- spec.ipPools ---------------------------------------------------------
+
+  // Parsed subnets by pool index (nullopt: missing, invalid or tainted).
+  std::vector<std::optional<IpPrefix>> subnets_;
+
+  void CheckPools() {
+    subnets_.assign(s_.ip_pools.size(), std::nullopt);
+    for (size_t i = 0; i < s_.ip_pools.size(); ++i) {
+      const IpPoolSpec& pool = s_.ip_pools[i];
+      std::string path = PoolPath(i);
+      std::string subnet_path = path + ".subnet";
+      if (pool.subnet.empty() || Tainted(subnet_path)) continue;
+      auto subnet = ParseCidr(pool.subnet);
+      if (!subnet) {
+        Error(subnet_path, Quote(pool.subnet) +
+                               " is not a subnet in CIDR notation, like 172.16.11.0/24 or "
+                               "fd00:11::/64");
+        continue;
+      }
+      subnets_[i] = subnet;
+      if (subnet->HasHostBits()) {
+        Warning(subnet_path, Quote(pool.subnet) + " has host bits set; the subnet is " +
+                                 subnet->ToString());
+      }
+      CheckAddresses(pool.ips, path + ".ips", *subnet);
+      CheckAddresses(pool.exclude_ips, path + ".excludeIPs", *subnet);
+      if (pool.gateway && !Tainted(path + ".gateway")) {
+        std::string gw_path = path + ".gateway";
+        auto gw = ParseIp(*pool.gateway);
+        if (!gw) {
+          Error(gw_path, Quote(*pool.gateway) + " is not an IP address");
+        } else if (gw->version != subnet->address.version) {
+          Error(gw_path, "gateway " + FormatIp(*gw) + " is " + IpVersionName(gw->version) +
+                             " but subnet " + subnet->ToString() + " is " +
+                             IpVersionName(subnet->address.version));
+        } else if (!subnet->Contains(*gw)) {
+          Error(gw_path,
+                "gateway " + FormatIp(*gw) + " is outside subnet " + subnet->ToString());
+        }
+      }
+    }
+  }
+
+  void CheckAddresses(const std::vector<std::string>& entries, const std::string& list_path,
+                      const IpPrefix& subnet) {
+    for (size_t k = 0; k < entries.size(); ++k) {
+      std::string path = JoinIndex(list_path, k);
+      const std::string& text = entries[k];
+      if (text.empty() || Tainted(path)) continue;
+      auto range = ParseIpRange(text);
+      if (!range) {
+        Error(path, Quote(text) +
+                        " is not an IP address or a range \"first-last\" of one IP version");
+        continue;
+      }
+      if (range->first.version != subnet.address.version) {
+        Error(path, Quote(text) + " is " + IpVersionName(range->first.version) + " but subnet " +
+                        subnet.ToString() + " is " + IpVersionName(subnet.address.version));
+        continue;
+      }
+      if (CompareIp(range->first, range->last) > 0) {
+        Error(path, "range " + Quote(text) + " starts after it ends");
+        continue;
+      }
+      bool single = CompareIp(range->first, range->last) == 0;
+      for (const IpAddress* end : {&range->first, &range->last}) {
+        if (subnet.Contains(*end)) continue;
+        std::string which = single ? "" : (end == &range->first ? "range start " : "range end ");
+        Error(path, which + FormatIp(*end) + " is outside subnet " + subnet.ToString());
+        break;
+      }
+    }
+  }
+
+  // -- spec.multusConfigs ---------------------------------------------------
+
+  const NicSpec* FindNic(const std::string& name, size_t* index) const {
+    for (size_t i = 0; i < s_.nics.size(); ++i) {
+      if (s_.nics[i].name == name) {
+        *index = i;
+        return &s_.nics[i];
+      }
+    }
+    return nullptr;
+  }
+
+  // A reference can be called dangling only if every name it could have
+  // matched was read cleanly.
+  bool NamesTainted(const std::string& list_path, size_t count) const {
+    if (Tainted(list_path)) return true;
+    for (size_t i = 0; i < count; ++i) {
+      if (Tainted(JoinField(JoinIndex(list_path, i), "name"))) return true;
+    }
+    return false;
+  }
+
+  static std::string NameList(const std::vector<std::string>& names) {
+    std::string out;
+    for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+    return out.empty() ? "none defined" : "defined: " + out;
+  }
+
+  void CheckMultusConfigs() {
+    std::vector<std::string> nic_names, pool_names;
+    for (const auto& n : s_.nics) nic_names.push_back(n.name);
+    for (const auto& p : s_.ip_pools) pool_names.push_back(p.name);
+    bool nics_clean = !NamesTainted("spec.nics", s_.nics.size());
+    bool pools_clean = !NamesTainted("spec.ipPools", s_.ip_pools.size());
+    std::string netns = s_.rdma && s_.rdma->netns_mode ? *s_.rdma->netns_mode : "";
+    bool netns_clean = !Tainted("spec.rdma.netnsMode");
+
+    for (size_t i = 0; i < s_.multus_configs.size(); ++i) {
+      const MultusConfigSpec& m = s_.multus_configs[i];
+      std::string path = MultusPath(i);
+      std::string cni_path = path + ".cniType";
+      std::string nic_path = path + ".nic";
+      const std::string& cni = m.cni_type;
+      bool cni_clean = !cni.empty() && !Tainted(cni_path);
+
+      // pkey is an InfiniBand partition: ib-sriov only.
+      if (m.pkey && cni_clean && cni != "ib-sriov" && !Tainted(path + ".pkey")) {
+        Error(path + ".pkey", "pkey is only for cniType ib-sriov, not " + cni);
+      }
+      if (m.vlan && cni_clean && (cni == "ib-sriov" || cni == "ipoib") &&
+          !Tainted(path + ".vlan")) {
+        Error(path + ".vlan", "vlan is Ethernet only; cniType " + cni + " has no VLANs (use pkey)");
+      }
+      // macvlan/ipvlan share one RDMA device between pods: shared mode only.
+      if (cni_clean && netns_clean && netns == "exclusive" &&
+          (cni == "macvlan" || cni == "ipvlan")) {
+        Error(cni_path, "cniType " + cni +
+                            " shares the NIC's RDMA device between pods, which needs "
+                            "spec.rdma.netnsMode shared, but it is exclusive (" +
+                            Where("spec.rdma.netnsMode") + ")");
+      }
+
+      // nic:
+      size_t nic_index = 0;
+      const NicSpec* nic = nullptr;
+      if (!m.nic.empty() && !Tainted(nic_path)) {
+        nic = FindNic(m.nic, &nic_index);
+        if (nic == nullptr && nics_clean) {
+          Error(nic_path, "nic " + Quote(m.nic) + " names no NIC in spec.nics (" +
+                              NameList(nic_names) + ")");
+        }
+      }
+      if (nic != nullptr && cni_clean) CheckNicFitsCni(m, path, *nic, nic_index, netns);
+
+      // ippools:
+      CheckPoolRefs(m.ippools.ipv4, path + ".ippools.ipv4", 4, pools_clean, pool_names);
+      CheckPoolRefs(m.ippools.ipv6, path + ".ippools.ipv6", 6, pools_clean, pool_names);
+    }
+  }
+
+  void CheckNicFitsCni(const MultusConfigSpec& m, const std::string& path, const NicSpec& nic,
+                       size_t nic_index, const std::string& netns) {
+    const std::string& cni = m.cni_type;
+    std::string nic_path = NicPath(nic_index);
+    std::string cni_path = path + ".cniType";
+    if (nic.link_type && !Tainted(nic_path + ".linkType")) {
+      const std::string& link = *nic.link_type;
+      std::string where = " (" + Where(nic_path + ".linkType") + ")";
+      if (link == "ib" && cni == "sriov") {
+        Error(cni_path, "cniType sriov needs an Ethernet NIC (RoCE), but nic " + Quote(nic.name) +
+                            " has linkType ib" + where + "; use ib-sriov for InfiniBand");
+      } else if (link == "ib" && cni == "macvlan") {
+        Error(cni_path, "cniType macvlan needs an Ethernet NIC, but nic " + Quote(nic.name) +
+                            " has linkType ib" + where + "; use ipoib for InfiniBand");
+      } else if (link == "eth" && (cni == "ib-sriov" || cni == "ipoib")) {
+        Error(cni_path, "cniType " + cni + " needs an InfiniBand NIC, but nic " + Quote(nic.name) +
+                            " has linkType eth" + where);
+      }
+    }
+    if (cni == "sriov" || cni == "ib-sriov") {
+      std::string ref_path = path + ".nic";
+      if (!Tainted(nic_path + ".numVfs") && !(nic.num_vfs && *nic.num_vfs > 0)) {
+        Error(ref_path, "cniType " + cni + " needs VFs, but nic " + Quote(nic.name) +
+                            " sets no numVfs > 0 (" + Where(nic_path) + ")");
+      }
+      if (!Tainted(nic_path + ".resourceName") && !nic.resource_name) {
+        Error(ref_path, "cniType " + cni + " needs nic " + Quote(nic.name) +
+                            " to set resourceName, the device-plugin resource of its VFs (" +
+                            Where(nic_path) + ")");
+      }
+      if (netns == "shared" && nic.is_rdma == true && !Tainted("spec.rdma.netnsMode")) {
+        Warning(cni_path, "the RDMA devices of nic " + Quote(nic.name) +
+                              "'s VFs are visible in every pod with spec.rdma.netnsMode "
+                              "shared; the RDMA CNI isolates them only in exclusive mode");
+      }
+    }
+  }
+
+  void CheckPoolRefs(const std::vector<std::string>& refs, const std::string& list_path,
+                     int version, bool pools_clean, const std::vector<std::string>& pool_names) {
+    for (size_t k = 0; k < refs.size(); ++k) {
+      std::string path = JoinIndex(list_path, k);
+      if (refs[k].empty() || Tainted(path)) continue;
+      auto it = std::find(pool_names.begin(), pool_names.end(), refs[k]);
+      if (it == pool_names.end()) {
+        if (pools_clean) {
+          Error(path, "ippool " + Quote(refs[k]) + " names no pool in spec.ipPools (" +
+                          NameList(pool_names) + ")");
+        }
+        continue;
+      }
+      size_t pool = static_cast<size_t>(it - pool_names.begin());
+      const auto& subnet = subnets_[pool];
+      if (subnet && subnet->address.version != version) {
+        Error(path, "ippool " + Quote(refs[k]) + " is " +
+                        IpVersionName(subnet->address.version) + " (subnet " +
+                        subnet->ToString() + ") but is listed under " +
+                        (version == 4 ? "ipv4" : "ipv6"));
+      }
+    }
+  }
+
+  // -- spec.kubernetes ------------------------------------------------------
+
+  void CheckKubernetes() {
+    if (!s_.kubernetes) return;
+    const KubernetesSpec& k = *s_.kubernetes;
+    bool selector_clean = !Tainted("spec.kubernetes.nodeSelector");
+    for (const auto& [key, value] : k.node_selector) {
+      if (!selector_clean) break;
+      // The key is checked even when its value is bad: the schema cannot
+      // report keys (valijson's propertyNames fails without an error).
+      std::string path = "spec.kubernetes.nodeSelector." + key;
+      if (!IsLabelKey(key)) {
+        Error(path, Quote(key) +
+                        " is not a valid label key ([prefix/]name: name up to 63 letters, "
+                        "digits, '-', '_' or '.', prefix a DNS subdomain)");
+      }
+    }
+    if (k.rdma_shared_device_plugin && s_.rdma && s_.rdma->netns_mode == "exclusive" &&
+        !Tainted("spec.rdma.netnsMode")) {
+      Warning("spec.kubernetes.rdmaSharedDevicePlugin",
+              "the RDMA shared device plugin shares RDMA devices between pods, which needs "
+              "spec.rdma.netnsMode shared, but it is exclusive (" +
+                  Where("spec.rdma.netnsMode") + ")");
+    }
+  }
+
+  const DesiredState& s_;
+  const std::set<std::string>& tainted_;
+  std::vector<Diagnostic> diags_;
+};
+
+}  // namespace
+
+std::optional<std::string> InterfaceNameProblem(std::string_view name) {
+  if (name.empty()) return "it is empty";
+  if (name.size() > 15) return "it is longer than 15 characters";
+  if (name == "." || name == "..") return "\".\" and \"..\" are reserved";
+  for (char c : name) {
+    if (c == '/') return "it contains '/'";
+    if (c == ':') return "it contains ':'";
+    if (std::isspace(static_cast<unsigned char>(c)) || c == '\0') {
+      return "it contains whitespace";
+    }
+  }
+  return std::nullopt;
+}
+
+bool IsLabelKey(std::string_view key) {
+  size_t slash = key.find('/');
+  if (slash == std::string_view::npos) return IsQualifiedName(key);
+  return IsDnsSubdomain(key.substr(0, slash)) && IsQualifiedName(key.substr(slash + 1));
+}
+
+std::vector<Diagnostic> CheckDesiredState(const DesiredState& state,
+                                          const std::set<std::string>& tainted) {
+  return Checker(state, tainted).Run();
+}
+
+}  // namespace provisioner::config

@@ -1,0 +1,457 @@
+// The semantic rules, one test each with a good and a bad case; every bad
+// case names the exact "file:line:column: path: message".
+#include "engine/config/checks.h"
+
+#include <string>
+
+#include "engine/config/test_util.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace provisioner::config {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+using testing::Diagnose;
+using testing::WithHeader;
+
+// Two RoCE NICs (lines 6-18), two pools (19-25) and `multus` (from line 26,
+// list items of spec.multusConfigs), under netnsMode `mode` (line 29+).
+std::string Spec(const std::string& multus, const std::string& mode = "shared") {
+  return WithHeader(
+      "spec:\n"                                           // 5
+      "  nics:\n"                                         // 6
+      "    - name: eth-nic\n"                             // 7
+      "      nicSelector: {pfNames: [ens6f0np0]}\n"       // 8
+      "      linkType: eth\n"                             // 9
+      "      numVfs: 4\n"                                 // 10
+      "      resourceName: ethsriov\n"                    // 11
+      "    - name: ib-nic\n"                              // 12
+      "      nicSelector: {pfNames: [ibs5f0]}\n"          // 13
+      "      linkType: ib\n"                              // 14
+      "      numVfs: 4\n"                                 // 15
+      "      resourceName: ibsriov\n"                     // 16
+      "    - name: plain-nic\n"                           // 17
+      "      nicSelector: {vendor: \"8086\"}\n"           // 18
+      "  ipPools:\n"                                      // 19
+      "    - name: v4\n"                                  // 20
+      "      subnet: 10.1.0.0/24\n"                       // 21
+      "      ips: [10.1.0.10-10.1.0.20]\n"                // 22
+      "    - name: v6\n"                                  // 23
+      "      subnet: fd00:1::/64\n"                       // 24
+      "      ips: [\"fd00:1::10-fd00:1::20\"]\n"          // 25
+      "  rdma:\n"                                         // 26
+      "    netnsMode: " + mode + "\n"                     // 27
+      "  multusConfigs:\n"                                // 28
+      + multus);                                          // 29...
+}
+
+TEST(ChecksTest, BaseSpecIsClean) {
+  EXPECT_THAT(Diagnose(Spec("    - {name: a, cniType: macvlan, nic: eth-nic}\n")), IsEmpty());
+}
+
+TEST(ChecksTest, DuplicateNicNames) {
+  std::string good = WithHeader(
+      "spec:\n"
+      "  nics:\n"
+      "    - {name: a, nicSelector: {vendor: \"15b3\"}}\n"
+      "    - {name: b, nicSelector: {vendor: \"15b3\"}}\n");
+  EXPECT_THAT(Diagnose(good), IsEmpty());
+  std::string bad = WithHeader(
+      "spec:\n"
+      "  nics:\n"
+      "    - {name: a, nicSelector: {vendor: \"15b3\"}}\n"
+      "    - {name: a, nicSelector: {vendor: \"15b3\"}}\n");
+  EXPECT_THAT(Diagnose(bad), ElementsAre("host.yaml:8:14: spec.nics[1].name: duplicate nic name "
+                                         "\"a\" (first at spec.nics[0].name, line 7)"));
+}
+
+TEST(ChecksTest, DuplicatePoolNames) {
+  std::string bad = WithHeader(
+      "spec:\n"
+      "  ipPools:\n"
+      "    - {name: p, subnet: 10.0.0.0/24}\n"
+      "    - {name: p, subnet: 10.0.1.0/24}\n");
+  EXPECT_THAT(Diagnose(bad), ElementsAre("host.yaml:8:14: spec.ipPools[1].name: duplicate "
+                                         "ipPool name \"p\" (first at spec.ipPools[0].name, line "
+                                         "7)"));
+}
+
+TEST(ChecksTest, DuplicateMultusConfigsByNamespaceAndName) {
+  // Same name in two namespaces is fine; in one namespace it is not.
+  EXPECT_THAT(Diagnose(Spec("    - {name: a, namespace: x, cniType: macvlan, nic: eth-nic}\n"
+                            "    - {name: a, namespace: y, cniType: macvlan, nic: eth-nic}\n")),
+              IsEmpty());
+  EXPECT_THAT(Diagnose(Spec("    - {name: a, cniType: macvlan, nic: eth-nic}\n"
+                            "    - {name: a, namespace: default, cniType: ipvlan, nic: eth-nic}\n")),
+              ElementsAre("host.yaml:30:14: spec.multusConfigs[1].name: duplicate multus config "
+                          "\"default/a\" (first at spec.multusConfigs[0].name, line 29)"));
+}
+
+TEST(ChecksTest, DuplicateKernelModules) {
+  EXPECT_THAT(Diagnose(WithHeader("spec:\n  kernelModules: [mlx5_ib, rdma_ucm]\n")), IsEmpty());
+  // kmod treats '-' and '_' alike.
+  EXPECT_THAT(Diagnose(WithHeader("spec:\n"
+                                  "  kernelModules:\n"
+                                  "    - mlx5_ib\n"
+                                  "    - {name: mlx5-ib, required: false}\n")),
+              ElementsAre("host.yaml:8:7: spec.kernelModules[1]: kernel module \"mlx5-ib\" is "
+                          "listed twice (first at spec.kernelModules[0], line 7)"));
+}
+
+TEST(ChecksTest, NicReferenceMustResolve) {
+  EXPECT_THAT(Diagnose(Spec("    - {name: a, cniType: macvlan, nic: eth-nic}\n")), IsEmpty());
+  EXPECT_THAT(Diagnose(Spec("    - {name: a, cniType: macvlan, nic: gpu1-nic}\n")),
+              ElementsAre("host.yaml:29:40: spec.multusConfigs[0].nic: nic \"gpu1-nic\" names "
+                          "no NIC in spec.nics (defined: eth-nic, ib-nic, plain-nic)"));
+}
+
+TEST(ChecksTest, PoolReferencesMustResolve) {
+  EXPECT_THAT(Diagnose(Spec("    - name: a\n"
+                            "      cniType: macvlan\n"
+                            "      nic: eth-nic\n"
+                            "      ippools: {ipv4: [v4], ipv6: [v6]}\n")),
+              IsEmpty());
+  EXPECT_THAT(Diagnose(Spec("    - name: a\n"
+                            "      cniType: macvlan\n"
+                            "      nic: eth-nic\n"
+                            "      ippools: {ipv4: [v4, nope]}\n")),
+              ElementsAre("host.yaml:32:28: spec.multusConfigs[0].ippools.ipv4[1]: ippool "
+                          "\"nope\" names no pool in spec.ipPools (defined: v4, v6)"));
+}
+
+TEST(ChecksTest, PoolFamilyMustMatchTheList) {
+  EXPECT_THAT(Diagnose(Spec("    - name: a\n"
+                            "      cniType: macvlan\n"
+                            "      nic: eth-nic\n"
+                            "      ippools: {ipv4: [v6], ipv6: [v4]}\n")),
+              ElementsAre("host.yaml:32:24: spec.multusConfigs[0].ippools.ipv4[0]: ippool \"v6\" "
+                          "is IPv6 (subnet fd00:1::/64) but is listed under ipv4",
+                          "host.yaml:32:36: spec.multusConfigs[0].ippools.ipv6[0]: ippool \"v4\" "
+                          "is IPv4 (subnet 10.1.0.0/24) but is listed under ipv6"));
+}
+
+// A pool with `lines` after "subnet: 10.1.0.0/24" (line 8).
+std::string Pool(const std::string& lines) {
+  return WithHeader("spec:\n"
+                    "  ipPools:\n"
+                    "    - name: p\n"
+                    "      subnet: 10.1.0.0/24\n" +
+                    lines);
+}
+
+TEST(ChecksTest, IpsMustBeInsideTheSubnet) {
+  EXPECT_THAT(Diagnose(Pool("      ips: [10.1.0.1-10.1.0.254, 10.1.0.255]\n")), IsEmpty());
+  EXPECT_THAT(Diagnose(Pool("      ips:\n"
+                            "        - 10.1.0.1-10.1.1.20\n"
+                            "        - 10.2.0.1-10.1.0.9\n"
+                            "        - 10.1.3.7\n"
+                            "        - fd00::1\n"
+                            "        - 10.1.0.1 - 10.1.0.2\n")),
+              ElementsAre("host.yaml:10:11: spec.ipPools[0].ips[0]: range end 10.1.1.20 is "
+                          "outside subnet 10.1.0.0/24",
+                          "host.yaml:11:11: spec.ipPools[0].ips[1]: range \"10.2.0.1-10.1.0.9\" "
+                          "starts after it ends",
+                          "host.yaml:12:11: spec.ipPools[0].ips[2]: 10.1.3.7 is outside subnet "
+                          "10.1.0.0/24",
+                          "host.yaml:13:11: spec.ipPools[0].ips[3]: \"fd00::1\" is IPv6 but "
+                          "subnet 10.1.0.0/24 is IPv4",
+                          "host.yaml:14:11: spec.ipPools[0].ips[4]: \"10.1.0.1 - 10.1.0.2\" is "
+                          "not an IP address or a range \"first-last\" of one IP version"));
+}
+
+TEST(ChecksTest, RangeStartMustNotBeAfterItsEnd) {
+  EXPECT_THAT(Diagnose(Pool("      ips: [10.1.0.5-10.1.0.5]\n")), IsEmpty());
+  EXPECT_THAT(Diagnose(Pool("      ips: [10.1.0.9-10.1.0.1]\n")),
+              ElementsAre("host.yaml:9:13: spec.ipPools[0].ips[0]: range \"10.1.0.9-10.1.0.1\" "
+                          "starts after it ends"));
+}
+
+TEST(ChecksTest, ExcludeIpsMustBeInsideTheSubnet) {
+  EXPECT_THAT(Diagnose(Pool("      excludeIPs: [10.1.0.100]\n")), IsEmpty());
+  EXPECT_THAT(Diagnose(Pool("      excludeIPs: [10.1.0.100-10.1.9.1]\n")),
+              ElementsAre("host.yaml:9:20: spec.ipPools[0].excludeIPs[0]: range end 10.1.9.1 is "
+                          "outside subnet 10.1.0.0/24"));
+}
+
+TEST(ChecksTest, GatewayMustBeInsideTheSubnet) {
+  EXPECT_THAT(Diagnose(Pool("      gateway: 10.1.0.254\n")), IsEmpty());
+  EXPECT_THAT(Diagnose(Pool("      gateway: 10.1.1.254\n")),
+              ElementsAre("host.yaml:9:16: spec.ipPools[0].gateway: gateway 10.1.1.254 is "
+                          "outside subnet 10.1.0.0/24"));
+  EXPECT_THAT(Diagnose(Pool("      gateway: fd00::1\n")),
+              ElementsAre("host.yaml:9:16: spec.ipPools[0].gateway: gateway fd00::1 is IPv6 but "
+                          "subnet 10.1.0.0/24 is IPv4"));
+  EXPECT_THAT(Diagnose(Pool("      gateway: 10.1.0\n")),
+              ElementsAre("host.yaml:9:16: spec.ipPools[0].gateway: \"10.1.0\" is not an IP "
+                          "address"));
+}
+
+TEST(ChecksTest, SubnetMustBeACidr) {
+  EXPECT_THAT(Diagnose(WithHeader("spec:\n  ipPools:\n    - {name: p, subnet: \"fd00:11::/64\"}\n")),
+              IsEmpty());
+  EXPECT_THAT(Diagnose(WithHeader("spec:\n  ipPools:\n    - {name: p, subnet: 10.1.0.0}\n")),
+              ElementsAre("host.yaml:7:25: spec.ipPools[0].subnet: \"10.1.0.0\" is not a subnet "
+                          "in CIDR notation, like 172.16.11.0/24 or fd00:11::/64"));
+  // Host bits: allowed (the guides write 172.16.11.0/16), but said.
+  EXPECT_THAT(Diagnose(WithHeader("spec:\n  ipPools:\n    - {name: p, subnet: 172.16.11.0/16}\n")),
+              ElementsAre("host.yaml:7:25: warning: spec.ipPools[0].subnet: \"172.16.11.0/16\" "
+                          "has host bits set; the subnet is 172.16.0.0/16"));
+}
+
+TEST(ChecksTest, PkeyOnlyOnIbSriov) {
+  EXPECT_THAT(Diagnose(Spec("    - {name: a, cniType: ib-sriov, nic: ib-nic, pkey: \"0x1000\"}\n",
+                            "exclusive")),
+              IsEmpty());
+  EXPECT_THAT(Diagnose(Spec("    - {name: a, cniType: sriov, nic: eth-nic, pkey: \"0x1000\"}\n",
+                            "exclusive")),
+              ElementsAre("host.yaml:29:53: spec.multusConfigs[0].pkey: pkey is only for cniType "
+                          "ib-sriov, not sriov"));
+}
+
+TEST(ChecksTest, LinkTypeMustFitTheCniType) {
+  EXPECT_THAT(Diagnose(Spec("    - {name: a, cniType: sriov, nic: eth-nic}\n"
+                            "    - {name: b, cniType: ib-sriov, nic: ib-nic}\n"
+                            "    - {name: c, cniType: ipoib, nic: ib-nic}\n"
+                            "    - {name: d, cniType: sriov, nic: plain-nic}\n",  // unmanaged
+                            "exclusive")),
+              ElementsAre("host.yaml:32:38: spec.multusConfigs[3].nic: cniType sriov needs VFs, "
+                          "but nic \"plain-nic\" sets no numVfs > 0 (spec.nics[2], line 17)",
+                          "host.yaml:32:38: spec.multusConfigs[3].nic: cniType sriov needs nic "
+                          "\"plain-nic\" to set resourceName, the device-plugin resource of its "
+                          "VFs (spec.nics[2], line 17)"));
+  EXPECT_THAT(Diagnose(Spec("    - {name: a, cniType: sriov, nic: ib-nic}\n"
+                            "    - {name: b, cniType: ib-sriov, nic: eth-nic}\n"
+                            "    - {name: c, cniType: ipoib, nic: eth-nic}\n"
+                            "    - {name: d, cniType: macvlan, nic: ib-nic}\n")),
+              ElementsAre("host.yaml:29:26: spec.multusConfigs[0].cniType: cniType sriov needs "
+                          "an Ethernet NIC (RoCE), but nic \"ib-nic\" has linkType ib "
+                          "(spec.nics[1].linkType, line 14); use ib-sriov for InfiniBand",
+                          "host.yaml:30:26: spec.multusConfigs[1].cniType: cniType ib-sriov "
+                          "needs an InfiniBand NIC, but nic \"eth-nic\" has linkType eth "
+                          "(spec.nics[0].linkType, line 9)",
+                          "host.yaml:31:26: spec.multusConfigs[2].cniType: cniType ipoib needs "
+                          "an InfiniBand NIC, but nic \"eth-nic\" has linkType eth "
+                          "(spec.nics[0].linkType, line 9)",
+                          "host.yaml:32:26: spec.multusConfigs[3].cniType: cniType macvlan needs "
+                          "an Ethernet NIC, but nic \"ib-nic\" has linkType ib "
+                          "(spec.nics[1].linkType, line 14); use ipoib for InfiniBand"));
+}
+
+TEST(ChecksTest, ExclusiveNetnsModeRejectsMacvlanAndIpvlan) {
+  EXPECT_THAT(Diagnose(Spec("    - {name: a, cniType: macvlan, nic: eth-nic}\n"
+                            "    - {name: b, cniType: ipvlan, nic: eth-nic}\n",
+                            "shared")),
+              IsEmpty());
+  EXPECT_THAT(Diagnose(Spec("    - {name: a, cniType: macvlan, nic: eth-nic}\n"
+                            "    - {name: b, cniType: ipvlan, nic: eth-nic}\n",
+                            "exclusive")),
+              ElementsAre("host.yaml:29:26: spec.multusConfigs[0].cniType: cniType macvlan "
+                          "shares the NIC's RDMA device between pods, which needs "
+                          "spec.rdma.netnsMode shared, but it is exclusive (spec.rdma.netnsMode, "
+                          "line 27)",
+                          "host.yaml:30:26: spec.multusConfigs[1].cniType: cniType ipvlan "
+                          "shares the NIC's RDMA device between pods, which needs "
+                          "spec.rdma.netnsMode shared, but it is exclusive (spec.rdma.netnsMode, "
+                          "line 27)"));
+}
+
+TEST(ChecksTest, SriovConfigsNeedVfsAndAResource) {
+  EXPECT_THAT(Diagnose(Spec("    - {name: a, cniType: sriov, nic: eth-nic}\n", "exclusive")),
+              IsEmpty());
+  std::string bad = WithHeader(
+      "spec:\n"
+      "  nics:\n"
+      "    - name: n\n"
+      "      nicSelector: {pfNames: [ens6f0np0]}\n"
+      "      numVfs: 0\n"
+      "  multusConfigs:\n"
+      "    - {name: a, cniType: sriov, nic: n}\n");
+  EXPECT_THAT(Diagnose(bad),
+              ElementsAre("host.yaml:11:38: spec.multusConfigs[0].nic: cniType sriov needs VFs, "
+                          "but nic \"n\" sets no numVfs > 0 (spec.nics[0], line 7)",
+                          "host.yaml:11:38: spec.multusConfigs[0].nic: cniType sriov needs nic "
+                          "\"n\" to set resourceName, the device-plugin resource of its VFs "
+                          "(spec.nics[0], line 7)"));
+}
+
+TEST(ChecksTest, PfNamesMustBeLinuxInterfaceNames) {
+  std::string good = WithHeader(
+      "spec:\n  nics:\n    - {name: n, nicSelector: {pfNames: [ens6f0np0, ib0, a.b-c_d@1]}}\n");
+  EXPECT_THAT(Diagnose(good), IsEmpty());
+  std::string bad = WithHeader(
+      "spec:\n"
+      "  nics:\n"
+      "    - name: n\n"
+      "      nicSelector:\n"
+      "        pfNames:\n"
+      "          - ens6/f0\n"
+      "          - ..\n"
+      "          - \"eth 0\"\n"
+      "          - eth0:1\n"
+      "          - ens6f0np0-too-long\n"
+      "          - \"\"\n"
+      "          - .\n");
+  EXPECT_THAT(
+      Diagnose(bad),
+      ElementsAre(
+          "host.yaml:10:13: spec.nics[0].nicSelector.pfNames[0]: \"ens6/f0\" is not a valid "
+          "Linux interface name: it contains '/'",
+          "host.yaml:11:13: spec.nics[0].nicSelector.pfNames[1]: \"..\" is not a valid Linux "
+          "interface name: \".\" and \"..\" are reserved",
+          "host.yaml:12:13: spec.nics[0].nicSelector.pfNames[2]: \"eth 0\" is not a valid Linux "
+          "interface name: it contains whitespace",
+          "host.yaml:13:13: spec.nics[0].nicSelector.pfNames[3]: \"eth0:1\" is not a valid Linux "
+          "interface name: it contains ':'",
+          "host.yaml:14:13: spec.nics[0].nicSelector.pfNames[4]: \"ens6f0np0-too-long\" is not a "
+          "valid Linux interface name: it is longer than 15 characters",
+          "host.yaml:15:13: spec.nics[0].nicSelector.pfNames[5]: \"\" is not a valid Linux "
+          "interface name: it is empty",
+          "host.yaml:16:13: spec.nics[0].nicSelector.pfNames[6]: \".\" is not a valid Linux "
+          "interface name: \".\" and \"..\" are reserved"));
+}
+
+TEST(ChecksTest, SelectorNeedsASelectingField) {
+  EXPECT_THAT(Diagnose(WithHeader("spec:\n  nics:\n    - {name: n, nicSelector: {nearGpu: 0}}\n")),
+              IsEmpty());
+  EXPECT_THAT(
+      Diagnose(WithHeader("spec:\n  nics:\n    - {name: n, nicSelector: {allowRemote: true}}\n")),
+      ElementsAre("host.yaml:7:30: spec.nics[0].nicSelector: selects nothing: set at least one "
+                  "of vendor, deviceID, rootDevices, pfNames, nearGpu"));
+}
+
+TEST(ChecksTest, VfioPciVfsHaveNoRdma) {
+  std::string nic = WithHeader(
+      "spec:\n"
+      "  nics:\n"
+      "    - name: n\n"
+      "      nicSelector: {vendor: \"15b3\"}\n"
+      "      deviceType: ");
+  EXPECT_THAT(Diagnose(nic + "netdevice\n      isRdma: true\n"), IsEmpty());
+  EXPECT_THAT(Diagnose(nic + "vfio-pci\n      isRdma: false\n"), IsEmpty());
+  EXPECT_THAT(Diagnose(nic + "vfio-pci\n      isRdma: true\n"),
+              ElementsAre("host.yaml:10:15: spec.nics[0].isRdma: isRdma needs deviceType "
+                          "netdevice: VFs bound to vfio-pci have no RDMA device"));
+}
+
+TEST(ChecksTest, VlanIsEthernetOnly) {
+  EXPECT_THAT(Diagnose(Spec("    - {name: a, cniType: macvlan, nic: eth-nic, vlan: 100}\n")),
+              IsEmpty());
+  EXPECT_THAT(Diagnose(Spec("    - {name: a, cniType: ipoib, nic: ib-nic, vlan: 100}\n")),
+              ElementsAre("host.yaml:29:52: spec.multusConfigs[0].vlan: vlan is Ethernet only; "
+                          "cniType ipoib has no VLANs (use pkey)"));
+}
+
+TEST(ChecksTest, NodeSelectorKeysAreLabelKeys) {
+  EXPECT_THAT(Diagnose(WithHeader("spec:\n  kubernetes:\n    nodeSelector:\n"
+                                  "      kubernetes.io/os: linux\n"
+                                  "      node-role.kubernetes.io/worker: \"\"\n")),
+              IsEmpty());
+  EXPECT_THAT(Diagnose(WithHeader("spec:\n  kubernetes:\n    nodeSelector:\n"
+                                  "      \"rdma capable\": \"yes\"\n")),
+              ElementsAre("host.yaml:8:23: spec.kubernetes.nodeSelector.rdma capable: \"rdma "
+                          "capable\" is not a valid label key ([prefix/]name: name up to 63 "
+                          "letters, digits, '-', '_' or '.', prefix a DNS subdomain)"));
+}
+
+TEST(ChecksTest, RdmaModeWarnings) {
+  // The shared device plugin in exclusive mode, SR-IOV RDMA in shared mode.
+  std::string spec = WithHeader(
+      "spec:\n"
+      "  rdma: {netnsMode: exclusive}\n"
+      "  kubernetes:\n"
+      "    rdmaSharedDevicePlugin: {resourceName: hca, rdmaHcaMax: 10}\n");
+  EXPECT_THAT(Diagnose(spec),
+              ElementsAre("host.yaml:8:29: warning: spec.kubernetes.rdmaSharedDevicePlugin: the "
+                          "RDMA shared device plugin shares RDMA devices between pods, which "
+                          "needs spec.rdma.netnsMode shared, but it is exclusive "
+                          "(spec.rdma.netnsMode, line 6)"));
+  std::string shared_sriov = WithHeader(
+      "spec:\n"
+      "  rdma: {netnsMode: shared}\n"
+      "  nics:\n"
+      "    - {name: n, nicSelector: {vendor: \"15b3\"}, numVfs: 2, isRdma: true, "
+      "resourceName: r}\n"
+      "  multusConfigs:\n"
+      "    - {name: a, cniType: sriov, nic: n}\n");
+  LoadResult r = LoadDesiredStateFromString(shared_sriov, "host.yaml");
+  EXPECT_TRUE(r.state.has_value());  // warnings do not block
+  EXPECT_THAT(Diagnose(shared_sriov),
+              ElementsAre("host.yaml:10:26: warning: spec.multusConfigs[0].cniType: the RDMA "
+                          "devices of nic \"n\"'s VFs are visible in every pod with "
+                          "spec.rdma.netnsMode shared; the RDMA CNI isolates them only in "
+                          "exclusive mode"));
+}
+
+TEST(ChecksTest, ReportsEveryProblemAtOnce) {
+  EXPECT_THAT(Diagnose(Spec("    - {name: a, cniType: macvlan, nic: ghost}\n"
+                            "    - {name: a, cniType: sriov, nic: ib-nic, pkey: \"0x1\"}\n"
+                            "    - name: c\n"
+                            "      cniType: ipoib\n"
+                            "      nic: ib-nic\n"
+                            "      ippools: {ipv4: [v6]}\n",
+                            "exclusive")),
+              ElementsAre("host.yaml:29:26: spec.multusConfigs[0].cniType: cniType macvlan "
+                          "shares the NIC's RDMA device between pods, which needs "
+                          "spec.rdma.netnsMode shared, but it is exclusive (spec.rdma.netnsMode, "
+                          "line 27)",
+                          "host.yaml:29:40: spec.multusConfigs[0].nic: nic \"ghost\" names no "
+                          "NIC in spec.nics (defined: eth-nic, ib-nic, plain-nic)",
+                          "host.yaml:30:14: spec.multusConfigs[1].name: duplicate multus config "
+                          "\"default/a\" (first at spec.multusConfigs[0].name, line 29)",
+                          "host.yaml:30:26: spec.multusConfigs[1].cniType: cniType sriov needs "
+                          "an Ethernet NIC (RoCE), but nic \"ib-nic\" has linkType ib "
+                          "(spec.nics[1].linkType, line 14); use ib-sriov for InfiniBand",
+                          "host.yaml:30:52: spec.multusConfigs[1].pkey: pkey is only for cniType "
+                          "ib-sriov, not sriov",
+                          "host.yaml:34:24: spec.multusConfigs[2].ippools.ipv4[0]: ippool \"v6\" "
+                          "is IPv6 (subnet fd00:1::/64) but is listed under ipv4"));
+}
+
+TEST(ChecksTest, SchemaErrorsDoNotCascade) {
+  // numVfs is reported once by the schema; the sriov rule that reads it
+  // stays quiet, and a bad NIC name does not make references dangle.
+  std::string spec = WithHeader(
+      "spec:\n"
+      "  nics:\n"
+      "    - name: n\n"
+      "      nicSelector: {vendor: \"15b3\"}\n"
+      "      numVfs: twelve\n"
+      "      resourceName: r\n"
+      "    - name: 7\n"
+      "      nicSelector: {vendor: \"15b3\"}\n"
+      "  multusConfigs:\n"
+      "    - {name: a, cniType: sriov, nic: n}\n"
+      "    - {name: b, cniType: macvlan, nic: other}\n");
+  EXPECT_THAT(Diagnose(spec),
+              ElementsAre("host.yaml:9:15: spec.nics[0].numVfs: expected an integer, got string "
+                          "\"twelve\"",
+                          "host.yaml:11:13: spec.nics[1].name: expected a string, got integer 7 "
+                          "(quote it: \"7\")"));
+}
+
+TEST(InterfaceNameTest, FollowsTheKernel) {
+  EXPECT_FALSE(InterfaceNameProblem("ens6f0np0").has_value());
+  EXPECT_FALSE(InterfaceNameProblem("a23456789012345").has_value());  // 15 is the limit
+  EXPECT_TRUE(InterfaceNameProblem("a234567890123456").has_value());
+  EXPECT_TRUE(InterfaceNameProblem("a\tb").has_value());
+  EXPECT_TRUE(InterfaceNameProblem(std::string("a\0b", 3)).has_value());
+}
+
+TEST(LabelKeyTest, PrefixAndName) {
+  EXPECT_TRUE(IsLabelKey("kubernetes.io/os"));
+  EXPECT_TRUE(IsLabelKey("node-role.kubernetes.io/worker"));
+  EXPECT_TRUE(IsLabelKey("rdma"));
+  EXPECT_TRUE(IsLabelKey("A_b.c-D"));
+  EXPECT_FALSE(IsLabelKey(""));
+  EXPECT_FALSE(IsLabelKey("/os"));
+  EXPECT_FALSE(IsLabelKey("Kubernetes.io/os"));
+  EXPECT_FALSE(IsLabelKey("kubernetes.io/"));
+  EXPECT_FALSE(IsLabelKey("a/b/c"));
+  EXPECT_FALSE(IsLabelKey("-a"));
+  EXPECT_FALSE(IsLabelKey(std::string(64, 'a')));
+}
+
+}  // namespace
+}  // namespace provisioner::config

@@ -1,0 +1,113 @@
+#include "engine/config/loader.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <set>
+#include <utility>
+
+#include "engine/base/status.h"
+#include "engine/config/build.h"
+#include "engine/config/checks.h"
+#include "engine/config/field_path.h"
+#include "engine/config/schema_check.h"
+#include "engine/config/yaml_document.h"
+
+namespace provisioner {
+namespace {
+
+constexpr off_t kMaxFileBytes = 4 << 20;  // host.yaml is a few KiB
+
+// File order: by line, then column; diagnostics without a mark come first.
+void SortByMark(const MarkIndex& marks, std::vector<Diagnostic>* diags) {
+  std::stable_sort(diags->begin(), diags->end(), [&](const Diagnostic& a, const Diagnostic& b) {
+    SourceMark ma = marks.Find(a.path), mb = marks.Find(b.path);
+    if (ma.line != mb.line) return ma.line < mb.line;
+    return ma.column < mb.column;
+  });
+}
+
+}  // namespace
+
+LoadResult LoadDesiredStateFromString(std::string_view yaml, const std::string& file_name) {
+  LoadResult result;
+  config::YamlDocument doc = config::ParseYamlDocument(yaml);
+  if (!doc.ok) {
+    result.diagnostics = std::move(doc.diagnostics);
+    result.marks = std::move(doc.marks);
+    SortByMark(result.marks, &result.diagnostics);
+    return result;
+  }
+
+  // Conversion problems (bad scalars) and schema errors: one per field.
+  std::vector<Diagnostic> diags = std::move(doc.diagnostics);
+  std::set<std::string> tainted;
+  for (const auto& d : diags) tainted.insert(d.path);
+  config::SchemaCheckResult schema = config::CheckAgainstSchema(&doc);
+  for (auto& d : schema.diagnostics) {
+    if (tainted.count(d.path) > 0) continue;  // already reported while converting
+    diags.push_back(std::move(d));
+  }
+  tainted.insert(schema.tainted.begin(), schema.tainted.end());
+
+  // The typed state and the semantic rules; rules skip what is tainted.
+  DesiredState state = config::BuildDesiredState(doc.root);
+  state.file = file_name;
+  state.marks = doc.marks;
+  for (auto& d : config::CheckDesiredState(state, tainted)) diags.push_back(std::move(d));
+
+  result.marks = std::move(doc.marks);
+  SortByMark(result.marks, &diags);
+  result.diagnostics = std::move(diags);
+  if (!HasErrors(result.diagnostics)) result.state = std::move(state);
+  return result;
+}
+
+LoadResult LoadDesiredStateFromFile(const std::string& path) {
+  auto fail = [&](int err, const std::string& what) {
+    LoadResult r;
+    r.diagnostics.push_back(
+        Diagnostic{Severity::kError, "", ErrnoToStatus(err, what + " " + path).message()});
+    return r;
+  };
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return fail(errno, "cannot open");
+  struct stat st;
+  if (::fstat(fd, &st) != 0) {
+    int err = errno;
+    ::close(fd);
+    return fail(err, "cannot stat");
+  }
+  if (S_ISDIR(st.st_mode)) {
+    ::close(fd);
+    return fail(EISDIR, "cannot read");
+  }
+  if (S_ISREG(st.st_mode) && st.st_size > kMaxFileBytes) {
+    ::close(fd);
+    return fail(EFBIG, "cannot read");
+  }
+  std::string text;
+  char buf[64 * 1024];
+  while (true) {
+    ssize_t n = ::read(fd, buf, sizeof(buf));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      int err = errno;
+      ::close(fd);
+      return fail(err, "cannot read");
+    }
+    if (n == 0) break;
+    text.append(buf, static_cast<size_t>(n));
+    if (text.size() > static_cast<size_t>(kMaxFileBytes)) {
+      ::close(fd);
+      return fail(EFBIG, "cannot read");
+    }
+  }
+  ::close(fd);
+  return LoadDesiredStateFromString(text, path);
+}
+
+}  // namespace provisioner

@@ -1,0 +1,34 @@
+// Loads host.yaml: YAML syntax, the JSON Schema (schemas/host.schema.json,
+// compiled in), then the semantic rules, reporting every problem at once with
+// the field path and source mark of each:
+//   host.yaml:14:7: spec.nics[0].numVfs: 3000 exceeds the maximum 2048
+// Never throws; bad input of any kind ends up as diagnostics.
+#ifndef PROVISIONER_ENGINE_CONFIG_LOADER_H_
+#define PROVISIONER_ENGINE_CONFIG_LOADER_H_
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/model/desired.h"
+#include "engine/model/source_mark.h"
+
+namespace provisioner {
+
+struct LoadResult {
+  std::optional<DesiredState> state;    // set only when there are no errors
+  std::vector<Diagnostic> diagnostics;  // errors and warnings, in file order
+  MarkIndex marks;                      // also copied into state->marks
+};
+
+// `file_name` goes into state->file; diagnostics are formatted by the caller
+// with FormatDiagnostic(file_name, result.marks, d).
+LoadResult LoadDesiredStateFromString(std::string_view yaml, const std::string& file_name);
+
+// An I/O error gives one diagnostic naming the path and the errno.
+LoadResult LoadDesiredStateFromFile(const std::string& path);
+
+}  // namespace provisioner
+
+#endif  // PROVISIONER_ENGINE_CONFIG_LOADER_H_

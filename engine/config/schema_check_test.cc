@@ -1,0 +1,221 @@
+// The JSON Schema half of validation, through the loader: unknown fields,
+// wrong types, bad enums, patterns, ranges, required fields. Each case names
+// the exact "file:line:column: path: message".
+#include <string>
+
+#include "engine/config/test_util.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace provisioner::config {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+using testing::Diagnose;
+using testing::WithHeader;
+
+// A one-NIC spec; `field` is added to the NIC as its last line (line 10).
+std::string NicWith(const std::string& field) {
+  return WithHeader(
+      "spec:\n"                      // 5
+      "  nics:\n"                    // 6
+      "    - name: nic0\n"           // 7
+      "      nicSelector:\n"         // 8
+      "        vendor: \"15b3\"\n"   // 9
+      "      " + field + "\n");      // 10
+}
+
+TEST(SchemaTest, GoodNicHasNoDiagnostics) {
+  EXPECT_THAT(Diagnose(NicWith("numVfs: 12")), IsEmpty());
+  EXPECT_THAT(Diagnose(NicWith("mtu: 9000")), IsEmpty());
+  EXPECT_THAT(Diagnose(NicWith("linkType: ib")), IsEmpty());
+  EXPECT_THAT(Diagnose(NicWith("resourceName: gpu1_sriov")), IsEmpty());
+}
+
+TEST(SchemaTest, UnknownFieldNamesItAtTheKey) {
+  EXPECT_THAT(Diagnose(NicWith("numVF: 12")),
+              ElementsAre("host.yaml:10:7: spec.nics[0].numVF: unknown field \"numVF\" (did you "
+                          "mean \"numVfs\"?)"));
+  EXPECT_THAT(Diagnose(WithHeader("spec:\n  bogus: 1\n")),
+              ElementsAre("host.yaml:6:3: spec.bogus: unknown field \"bogus\"; expected one of: "
+                          "ipPools, kernelModules, kubernetes, multusConfigs, nics, rdma"));
+  EXPECT_THAT(Diagnose(WithHeader("spec: {}\nstatus: {}\n")),
+              ElementsAre("host.yaml:6:1: status: unknown field \"status\"; expected one of: "
+                          "apiVersion, kind, metadata, spec"));
+}
+
+TEST(SchemaTest, EveryUnknownFieldIsReported) {
+  // valijson names only the first unknown property of an object.
+  EXPECT_THAT(Diagnose(NicWith("numVF: 12\n      mtuu: 9000\n      foo: bar")),
+              ElementsAre("host.yaml:10:7: spec.nics[0].numVF: unknown field \"numVF\" (did you "
+                          "mean \"numVfs\"?)",
+                          "host.yaml:11:7: spec.nics[0].mtuu: unknown field \"mtuu\" (did you "
+                          "mean \"mtu\"?)",
+                          "host.yaml:12:7: spec.nics[0].foo: unknown field \"foo\"; expected one "
+                          "of: deviceType, isRdma, linkType, mtu, name, nicSelector, numVfs, "
+                          "resourceName, vfSpoofChk, vfTrust"));
+}
+
+TEST(SchemaTest, WrongTypes) {
+  EXPECT_THAT(Diagnose(NicWith("numVfs: abc")),
+              ElementsAre("host.yaml:10:15: spec.nics[0].numVfs: expected an integer, got "
+                          "string \"abc\""));
+  EXPECT_THAT(Diagnose(NicWith("numVfs: \"12\"")),
+              ElementsAre("host.yaml:10:15: spec.nics[0].numVfs: expected an integer, got "
+                          "string \"12\""));
+  EXPECT_THAT(Diagnose(NicWith("mtu: 9000.5")),
+              ElementsAre("host.yaml:10:12: spec.nics[0].mtu: expected an integer, got number "
+                          "9000.5"));
+  EXPECT_THAT(Diagnose(NicWith("isRdma: yes")),
+              ElementsAre("host.yaml:10:15: spec.nics[0].isRdma: expected a boolean (true or "
+                          "false), got string \"yes\""));
+  EXPECT_THAT(Diagnose(NicWith("numVfs:")),
+              ElementsAre("host.yaml:10:7: spec.nics[0].numVfs: expected an integer, got no "
+                          "value"));
+  EXPECT_THAT(Diagnose(NicWith("resourceName: [a]")),
+              ElementsAre("host.yaml:10:21: spec.nics[0].resourceName: expected a string, got "
+                          "a list"));
+  EXPECT_THAT(Diagnose(WithHeader("spec:\n  nics: {}\n")),
+              ElementsAre("host.yaml:6:9: spec.nics: expected a list, got a mapping"));
+}
+
+TEST(SchemaTest, NumbersWhereStringsBelongSayHowToQuote) {
+  EXPECT_THAT(Diagnose(WithHeader("spec:\n"
+                                  "  nics:\n"
+                                  "    - name: nic0\n"
+                                  "      nicSelector:\n"
+                                  "        deviceID: 1017\n")),
+              ElementsAre("host.yaml:9:19: spec.nics[0].nicSelector.deviceID: expected a "
+                          "string, got integer 1017 (quote it: \"1017\")"));
+}
+
+TEST(SchemaTest, BadEnums) {
+  EXPECT_THAT(Diagnose(NicWith("linkType: roce")),
+              ElementsAre("host.yaml:10:17: spec.nics[0].linkType: \"roce\" is not one of: "
+                          "eth, ib"));
+  EXPECT_THAT(Diagnose(NicWith("deviceType: vfio")),
+              ElementsAre("host.yaml:10:19: spec.nics[0].deviceType: \"vfio\" is not one of: "
+                          "netdevice, vfio-pci"));
+  EXPECT_THAT(Diagnose(WithHeader("spec:\n  rdma:\n    netnsMode: private\n")),
+              ElementsAre("host.yaml:7:16: spec.rdma.netnsMode: \"private\" is not one of: "
+                          "shared, exclusive"));
+}
+
+TEST(SchemaTest, ApiVersionAndKindAreFixed) {
+  EXPECT_THAT(Diagnose("apiVersion: v1\nkind: HostConfig\nmetadata: {name: a}\nspec: {}\n"),
+              ElementsAre("host.yaml:1:13: apiVersion: must be \"provisioner/v1alpha1\", got "
+                          "\"v1\""));
+  EXPECT_THAT(Diagnose("apiVersion: provisioner/v1alpha1\nkind: Pod\nmetadata: {name: a}\n"
+                       "spec: {}\n"),
+              ElementsAre("host.yaml:2:7: kind: must be \"HostConfig\", got \"Pod\""));
+}
+
+TEST(SchemaTest, RequiredFields) {
+  EXPECT_THAT(Diagnose("kind: HostConfig\nspec: {}\n"),
+              ElementsAre("host.yaml:1:1: missing required field \"apiVersion\"",
+                          "host.yaml:1:1: missing required field \"metadata\""));
+  EXPECT_THAT(Diagnose(WithHeader("spec:\n  nics:\n    - numVfs: 1\n")),
+              ElementsAre("host.yaml:7:7: spec.nics[0]: missing required field \"name\"",
+                          "host.yaml:7:7: spec.nics[0]: missing required field \"nicSelector\""));
+}
+
+TEST(SchemaTest, Patterns) {
+  EXPECT_THAT(Diagnose("apiVersion: provisioner/v1alpha1\nkind: HostConfig\n"
+                       "metadata: {name: Worker_1}\nspec: {}\n"),
+              ElementsAre("host.yaml:3:18: metadata.name: \"Worker_1\" is not a DNS-1123 "
+                          "subdomain (dot-separated DNS-1123 labels: lower-case letters, digits "
+                          "and '-')"));
+  EXPECT_THAT(Diagnose(NicWith("resourceName: gpu1-sriov")),
+              ElementsAre("host.yaml:10:21: spec.nics[0].resourceName: \"gpu1-sriov\" is not a "
+                          "device-plugin resource name (letters, digits and '_', no prefix)"));
+  EXPECT_THAT(Diagnose(WithHeader("spec:\n"
+                                  "  nics:\n"
+                                  "    - name: Nic_0\n"
+                                  "      nicSelector:\n"
+                                  "        vendor: \"0x15b3\"\n"
+                                  "        rootDevices: [\"0000:af:00.8\", \"af:00.0\"]\n")),
+              ElementsAre("host.yaml:7:13: spec.nics[0].name: \"Nic_0\" is not a DNS-1123 label "
+                          "(lower-case letters, digits and '-', starting and ending with a "
+                          "letter or digit)",
+                          "host.yaml:9:17: spec.nics[0].nicSelector.vendor: \"0x15b3\" is not 4 "
+                          "hex digits without 0x, like \"15b3\"",
+                          "host.yaml:10:23: spec.nics[0].nicSelector.rootDevices[0]: "
+                          "\"0000:af:00.8\" is not a PCI address DDDD:BB:DD.F (domain optional), "
+                          "like \"0000:af:00.0\""));
+}
+
+TEST(SchemaTest, Ranges) {
+  EXPECT_THAT(Diagnose(NicWith("numVfs: 3000")),
+              ElementsAre("host.yaml:10:15: spec.nics[0].numVfs: 3000 exceeds the maximum "
+                          "2048"));
+  EXPECT_THAT(Diagnose(NicWith("numVfs: -1")),
+              ElementsAre("host.yaml:10:15: spec.nics[0].numVfs: -1 is below the minimum 0"));
+  EXPECT_THAT(Diagnose(NicWith("mtu: 0x10")),
+              ElementsAre("host.yaml:10:12: spec.nics[0].mtu: 0x10 is below the minimum 68"));
+  EXPECT_THAT(Diagnose(NicWith("numVfs: 2048")), IsEmpty());
+  EXPECT_THAT(Diagnose(NicWith("mtu: 68")), IsEmpty());
+}
+
+TEST(SchemaTest, EmptySelectorAndLists) {
+  EXPECT_THAT(Diagnose(WithHeader("spec:\n"
+                                  "  nics:\n"
+                                  "    - name: nic0\n"
+                                  "      nicSelector: {}\n")),
+              ElementsAre("host.yaml:8:20: spec.nics[0].nicSelector: must not be empty: set at "
+                          "least one of deviceID, nearGpu, pfNames, rootDevices, vendor"));
+  EXPECT_THAT(Diagnose(WithHeader("spec:\n"
+                                  "  nics:\n"
+                                  "    - name: nic0\n"
+                                  "      nicSelector: {pfNames: []}\n")),
+              ElementsAre("host.yaml:8:30: spec.nics[0].nicSelector.pfNames: must not be "
+                          "empty"));
+}
+
+TEST(SchemaTest, KernelModulesAreStringsOrMappings) {
+  EXPECT_THAT(Diagnose(WithHeader("spec:\n"
+                                  "  kernelModules:\n"
+                                  "    - mlx5_ib\n"
+                                  "    - {name: nvidia_peermem, required: false}\n")),
+              IsEmpty());
+  EXPECT_THAT(Diagnose(WithHeader("spec:\n"
+                                  "  kernelModules:\n"
+                                  "    - mlx5/ib\n"
+                                  "    - {name: x, required: maybe}\n"
+                                  "    - {nmae: x}\n"
+                                  "    - [x]\n")),
+              ElementsAre("host.yaml:7:7: spec.kernelModules[0]: \"mlx5/ib\" is not a kernel "
+                          "module name (letters, digits, '_' and '-')",
+                          "host.yaml:8:27: spec.kernelModules[1].required: expected a boolean "
+                          "(true or false), got string \"maybe\"",
+                          "host.yaml:9:7: spec.kernelModules[2]: missing required field "
+                          "\"name\"",
+                          "host.yaml:9:8: spec.kernelModules[2].nmae: unknown field \"nmae\" "
+                          "(did you mean \"name\"?)",
+                          "host.yaml:10:7: spec.kernelModules[3]: expected a string or a "
+                          "mapping, got a list"));
+}
+
+TEST(SchemaTest, NodeSelectorValuesAreLabelValues) {
+  EXPECT_THAT(Diagnose(WithHeader("spec:\n"
+                                  "  kubernetes:\n"
+                                  "    nodeSelector:\n"
+                                  "      kubernetes.io/os: linux\n"
+                                  "      rdma: true\n"
+                                  "      zone: \"not ok!\"\n")),
+              ElementsAre("host.yaml:9:13: spec.kubernetes.nodeSelector.rdma: expected a "
+                          "string, got boolean true (quote it: \"true\")",
+                          "host.yaml:10:13: spec.kubernetes.nodeSelector.zone: \"not ok!\" is "
+                          "not a Kubernetes label value (at most 63 letters, digits, '-', '_' "
+                          "or '.', starting and ending with a letter or digit)"));
+}
+
+TEST(SchemaTest, LengthBeatsPatternOnTheSameField) {
+  std::string name(70, 'a');
+  EXPECT_THAT(Diagnose(NicWith("resourceName: " + name)),
+              ElementsAre("host.yaml:10:21: spec.nics[0].resourceName: \"" +
+                          std::string(64, 'a') + "...\" is longer than 63 characters"));
+}
+
+}  // namespace
+}  // namespace provisioner::config

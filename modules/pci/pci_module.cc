@@ -1,0 +1,159 @@
+#include "modules/pci/pci_module.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engine/module/registry.h"
+#include "modules/pci/pci_scan.h"
+#include "spdlog/spdlog.h"
+
+namespace provisioner {
+namespace {
+
+std::string Hex4(uint16_t v) {
+  char buf[8];
+  std::snprintf(buf, sizeof buf, "%04x", v);
+  return buf;
+}
+
+// Parses an integer attribute ("1", "-1", "0x020000"); nullopt when it is not one.
+std::optional<long> ParseLong(const std::string& s, int base) {
+  if (s.empty()) return std::nullopt;
+  char* end = nullptr;
+  long v = std::strtol(s.c_str(), &end, base);
+  if (end == s.c_str() || *end != '\0') return std::nullopt;
+  return v;
+}
+
+// Entries of a directory that may be missing (net/, infiniband/): none then.
+std::vector<std::string> ListIfDir(const HostFs& fs, const std::string& path) {
+  if (!fs.IsDir(path)) return {};
+  auto list = fs.ListDir(path);
+  if (!list.ok()) {
+    spdlog::warn("{}", list.status().message());
+    return {};
+  }
+  return *list;
+}
+
+// Basename of a link that may be missing (driver, physfn, iommu_group).
+std::string LinkIfPresent(const HostFs& fs, const std::string& path) {
+  if (!fs.IsSymlink(path)) return "";
+  auto base = fs.LinkBasename(path);
+  if (!base.ok()) {
+    spdlog::warn("{}", base.status().message());
+    return "";
+  }
+  return *base;
+}
+
+// virtfnN links of a PF: VF address -> N.
+std::map<std::string, int> VfIndexes(const HostFs& fs, const std::string& pf_dir) {
+  std::map<std::string, int> out;
+  auto entries = fs.ListDir(pf_dir);
+  if (!entries.ok()) return out;
+  for (const std::string& e : *entries) {
+    if (e.rfind("virtfn", 0) != 0) continue;
+    auto n = ParseLong(e.substr(6), 10);
+    if (!n) continue;
+    std::string vf = LinkIfPresent(fs, JoinPath(pf_dir, e));
+    if (!vf.empty()) out[vf] = static_cast<int>(*n);
+  }
+  return out;
+}
+
+StatusOr<PciFunction> ReadFunction(const HostFs& fs, const PciIdent& id) {
+  PciFunction f;
+  f.pci_address = id.address;
+  f.vendor = Hex4(id.vendor);
+  f.device_id = Hex4(id.device);
+  f.vendor_name = id.vendor_name;
+  f.device_name = id.device_name;
+  const std::string dev = JoinPath(kPciDevicesDir, id.address);
+
+  // libpci gives class and subclass; the prog-if comes from the same file.
+  f.class_code = static_cast<uint32_t>(id.device_class) << 8;
+  if (auto cls = fs.ReadAttr(dev + "/class"); cls.ok()) {
+    if (auto v = ParseLong(*cls, 16); v && ((*v >> 8) & 0xffff) == id.device_class) {
+      f.class_code = static_cast<uint32_t>(*v) & 0xffffff;
+    }
+  }
+
+  auto resolved = fs.Resolve(dev);
+  if (!resolved.ok()) return resolved.status();
+  f.sysfs_path = *resolved;
+
+  f.driver = LinkIfPresent(fs, dev + "/driver");
+  if (auto numa = fs.ReadAttr(dev + "/numa_node"); numa.ok()) {
+    if (auto v = ParseLong(*numa, 10)) f.numa_node = static_cast<int>(*v);
+  }
+  f.netdevs = ListIfDir(fs, dev + "/net");
+  f.rdma_devices = ListIfDir(fs, dev + "/infiniband");
+  f.physfn = LinkIfPresent(fs, dev + "/physfn");
+  f.iommu_group = LinkIfPresent(fs, dev + "/iommu_group");
+  return f;
+}
+
+}  // namespace
+
+Status PciModule::Discover(HostContext& ctx, HostFacts& facts) {
+  const HostFs& fs = *ctx.fs;
+
+  PciScanOptions options;
+  options.sysfs_path = fs.FsPath("/sys/bus/pci");
+  std::string ids(kPciIdsPath);
+  if (fs.Exists(ids)) {
+    // The tree's copy; resolved so that an absolute link stays in the tree.
+    auto in_tree = fs.Resolve(ids);
+    options.ids_path = in_tree.ok() ? fs.FsPath(*in_tree) : fs.FsPath(ids);
+  } else {
+    options.ids_path = ids;  // the system's (missing: no names)
+  }
+  auto idents = ScanPci(options);
+  if (!idents.ok()) return idents.status();
+
+  std::vector<PciFunction> functions;
+  functions.reserve(idents->size());
+  for (const PciIdent& id : *idents) {
+    auto f = ReadFunction(fs, id);
+    if (!f.ok()) return f.status().WithContext("read PCI function " + id.address);
+    functions.push_back(std::move(*f));
+  }
+  std::sort(functions.begin(), functions.end(), [](const PciFunction& a, const PciFunction& b) {
+    return a.pci_address < b.pci_address;
+  });
+
+  // VF indexes come from the PF's virtfnN links (one listing per PF).
+  std::map<std::string, std::map<std::string, int>> vf_indexes;
+  for (PciFunction& f : functions) {
+    if (!f.IsVf()) continue;
+    auto it = vf_indexes.find(f.physfn);
+    if (it == vf_indexes.end()) {
+      it = vf_indexes.emplace(f.physfn, VfIndexes(fs, JoinPath(kPciDevicesDir, f.physfn))).first;
+    }
+    auto idx = it->second.find(f.pci_address);
+    if (idx != it->second.end()) f.vf_index = idx->second;
+  }
+  facts.pci = std::move(functions);
+
+  auto release = fs.ReadAttr("/proc/sys/kernel/osrelease");
+  facts.kernel.release = release.ok() ? *release : "";
+  return OkStatus();
+}
+
+Status PciModule::Apply(const Change& change, HostContext& ctx) {
+  return UnimplementedError("module pci makes no changes (" + change.id + ")");
+}
+
+Status PciModule::Verify(const Change& change, HostContext& ctx) {
+  return UnimplementedError("module pci makes no changes (" + change.id + ")");
+}
+
+PROVISIONER_REGISTER_MODULE("pci", 0, PciModule)
+
+}  // namespace provisioner

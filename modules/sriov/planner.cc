@@ -1,0 +1,112 @@
+#include "modules/sriov/planner.h"
+
+#include <map>
+#include <utility>
+
+#include "engine/model/selector.h"
+
+namespace provisioner {
+namespace {
+
+std::string List(const std::vector<std::string>& v) {
+  std::string out = "[";
+  for (size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + v[i];
+  return out + "]";
+}
+
+std::string Reason(const NicSpec& nic, int n) {
+  if (n == 0) return "nic " + nic.name + " wants SR-IOV off";
+  return "nic " + nic.name + " wants " + std::to_string(n) + (n == 1 ? " VF" : " VFs");
+}
+
+// Who asked first for a PF's VF count.
+struct Claim {
+  size_t nic_index;
+  int num_vfs;
+};
+
+}  // namespace
+
+std::string NumVfsChangeId(const std::string& pf) {
+  return std::string(kSriovModule) + "/" + pf + "/" + kNumVfsAttribute;
+}
+
+std::string DescribeSelector(const NicSelector& sel) {
+  std::vector<std::string> parts;
+  if (sel.vendor) parts.push_back("vendor " + *sel.vendor);
+  if (sel.device_id) parts.push_back("deviceID " + *sel.device_id);
+  if (!sel.root_devices.empty()) parts.push_back("rootDevices " + List(sel.root_devices));
+  if (!sel.pf_names.empty()) parts.push_back("pfNames " + List(sel.pf_names));
+  if (sel.near_gpu) parts.push_back("nearGpu " + std::to_string(*sel.near_gpu));
+  if (parts.empty()) return "no fields";
+  std::string out;
+  for (size_t i = 0; i < parts.size(); ++i) out += (i ? ", " : "") + parts[i];
+  return out;
+}
+
+void PlanNumVfs(const DesiredState& desired, const HostFacts& facts, PlanSink& sink) {
+  std::map<std::string, Claim> claims;  // PF address -> first nic that set it
+  for (size_t i = 0; i < desired.nics.size(); ++i) {
+    const NicSpec& nic = desired.nics[i];
+    if (!nic.num_vfs) continue;  // unspecified: unmanaged
+    const int want = *nic.num_vfs;
+    const std::string path = DesiredState::NicPath(i);
+    const std::string num_path = path + ".numVfs";
+    if (want < 0) {
+      sink.Error(num_path, std::to_string(want) + " is negative");
+      continue;
+    }
+    std::vector<const PciFunction*> pfs = SelectPfs(nic, facts);
+    if (pfs.empty()) {
+      sink.Error(path + ".nicSelector",
+                 "selects no PCI function on this host (" + DescribeSelector(nic.selector) + ")");
+      continue;
+    }
+    for (const PciFunction* pf : pfs) {
+      const std::string& bdf = pf->pci_address;
+      if (!pf->sriov) {
+        // Nothing to turn off on a PF that cannot have VFs.
+        if (want == 0) continue;
+        sink.Error(num_path, bdf + " (" + pf->vendor + ":" + pf->device_id +
+                                 ") has no SR-IOV capability: no sriov_totalvfs "
+                                 "(firmware SRIOV_EN=0?)");
+        continue;
+      }
+      if (want > pf->sriov->total_vfs) {
+        sink.Error(num_path, std::to_string(want) + " exceeds sriov_totalvfs " +
+                                 std::to_string(pf->sriov->total_vfs) + " of " + bdf);
+        continue;
+      }
+      auto [it, inserted] = claims.emplace(bdf, Claim{i, want});
+      if (!inserted) {
+        const Claim& first = it->second;
+        if (first.num_vfs != want) {
+          sink.Error(num_path, "wants " + std::to_string(want) + " VFs on " + bdf + ", but " +
+                                   DesiredState::NicPath(first.nic_index) + " (" +
+                                   desired.nics[first.nic_index].name + ") wants " +
+                                   std::to_string(first.num_vfs));
+        }
+        continue;  // planned once, by the first nic
+      }
+      const int current = pf->sriov->num_vfs;
+      if (current == want) continue;
+      Change c;
+      c.id = NumVfsChangeId(bdf);
+      c.module = kSriovModule;
+      c.target = bdf;
+      c.attribute = kNumVfsAttribute;
+      c.before = current;
+      c.after = want;
+      c.disruption = Disruption::kLive;
+      c.reason = Reason(nic, want);
+      c.phase = kPhaseNumVfs;
+      c.field_path = num_path;
+      c.detail = nlohmann::json::object();
+      c.detail["nic"] = nic.name;
+      if (current != 0 && want != 0) c.detail["resetFirst"] = true;
+      sink.AddChange(std::move(c));
+    }
+  }
+}
+
+}  // namespace provisioner

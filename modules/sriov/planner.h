@@ -1,0 +1,31 @@
+// The SR-IOV planner: spec.nics[].numVfs against the discovered PFs. Pure (no
+// host access): a function of the desired state and the facts, testable from
+// structs alone.
+#ifndef PROVISIONER_MODULES_SRIOV_PLANNER_H_
+#define PROVISIONER_MODULES_SRIOV_PLANNER_H_
+
+#include <string>
+
+#include "engine/model/desired.h"
+#include "engine/model/host_model.h"
+#include "engine/plan/change.h"
+
+namespace provisioner {
+
+inline constexpr char kSriovModule[] = "sriov";
+inline constexpr char kNumVfsAttribute[] = "numVfs";
+
+// "sriov/0000:af:00.0/numVfs"
+std::string NumVfsChangeId(const std::string& pf);
+
+// "vendor 15b3, deviceID 1017, rootDevices [0000:af:00.0]": the given fields.
+std::string DescribeSelector(const NicSelector& sel);
+
+// For every nic with numVfs: one change per selected PF whose sriov_numvfs
+// differs; errors (at field paths) for selectors matching nothing, PFs without
+// SR-IOV, counts above sriov_totalvfs and nics disagreeing about one PF.
+void PlanNumVfs(const DesiredState& desired, const HostFacts& facts, PlanSink& sink);
+
+}  // namespace provisioner
+
+#endif  // PROVISIONER_MODULES_SRIOV_PLANNER_H_

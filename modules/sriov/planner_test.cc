@@ -1,0 +1,219 @@
+#include "modules/sriov/planner.h"
+
+#include <string>
+
+#include "gtest/gtest.h"
+
+namespace provisioner {
+namespace {
+
+PciFunction Pf(std::string addr, std::string netdev, int total, int num) {
+  PciFunction f;
+  f.pci_address = std::move(addr);
+  f.vendor = "15b3";
+  f.device_id = "1017";
+  f.class_code = 0x020000;
+  f.netdevs = {std::move(netdev)};
+  if (total > 0) {
+    SriovInfo s;
+    s.total_vfs = total;
+    s.num_vfs = num;
+    f.sriov = s;
+  }
+  return f;
+}
+
+// af:00.0 (127 VFs possible, `num0` enabled), af:00.1 (127, `num1`),
+// 3b:00.0 without SR-IOV (SRIOV_EN=0).
+HostFacts Host(int num0 = 0, int num1 = 0) {
+  HostFacts h;
+  h.pci.push_back(Pf("0000:3b:00.0", "ens1f0", 0, 0));
+  h.pci.push_back(Pf("0000:af:00.0", "ens6f0np0", 127, num0));
+  h.pci.push_back(Pf("0000:af:00.1", "ens6f1np1", 127, num1));
+  return h;
+}
+
+NicSpec Nic(std::string name, std::string root_device, std::optional<int> num_vfs) {
+  NicSpec n;
+  n.name = std::move(name);
+  n.selector.root_devices = {std::move(root_device)};
+  n.num_vfs = num_vfs;
+  return n;
+}
+
+struct Planned {
+  std::vector<Change> changes;
+  std::vector<Diagnostic> diags;
+};
+
+Planned Plan(const DesiredState& d, const HostFacts& h) {
+  PlanSink sink;
+  PlanNumVfs(d, h, sink);
+  return {sink.changes(), sink.diagnostics()};
+}
+
+TEST(SriovPlannerTest, ZeroToN) {
+  DesiredState d;
+  d.nics.push_back(Nic("gpu1-nic", "0000:af:00.0", 12));
+  Planned p = Plan(d, Host());
+  ASSERT_TRUE(p.diags.empty());
+  ASSERT_EQ(p.changes.size(), 1u);
+  const Change& c = p.changes[0];
+  EXPECT_EQ(c.id, "sriov/0000:af:00.0/numVfs");
+  EXPECT_EQ(c.module, "sriov");
+  EXPECT_EQ(c.target, "0000:af:00.0");
+  EXPECT_EQ(c.attribute, "numVfs");
+  EXPECT_EQ(c.before, 0);
+  EXPECT_EQ(c.after, 12);
+  EXPECT_EQ(c.disruption, Disruption::kLive);
+  EXPECT_EQ(c.reason, "nic gpu1-nic wants 12 VFs");
+  EXPECT_EQ(c.phase, kPhaseNumVfs);
+  EXPECT_EQ(c.field_path, "spec.nics[0].numVfs");
+  EXPECT_FALSE(c.detail.contains("resetFirst"));
+}
+
+TEST(SriovPlannerTest, NToMResetsFirst) {
+  DesiredState d;
+  d.nics.push_back(Nic("pf0", "0000:af:00.0", 8));
+  Planned p = Plan(d, Host(4));
+  ASSERT_TRUE(p.diags.empty());
+  ASSERT_EQ(p.changes.size(), 1u);
+  EXPECT_EQ(p.changes[0].before, 4);
+  EXPECT_EQ(p.changes[0].after, 8);
+  EXPECT_EQ(p.changes[0].detail["resetFirst"], true);
+}
+
+TEST(SriovPlannerTest, NToZeroTurnsSriovOff) {
+  DesiredState d;
+  d.nics.push_back(Nic("pf0", "0000:af:00.0", 0));
+  Planned p = Plan(d, Host(4));
+  ASSERT_TRUE(p.diags.empty());
+  ASSERT_EQ(p.changes.size(), 1u);
+  EXPECT_EQ(p.changes[0].before, 4);
+  EXPECT_EQ(p.changes[0].after, 0);
+  EXPECT_EQ(p.changes[0].reason, "nic pf0 wants SR-IOV off");
+  EXPECT_FALSE(p.changes[0].detail.contains("resetFirst"));
+}
+
+TEST(SriovPlannerTest, EqualIsNoChange) {
+  DesiredState d;
+  d.nics.push_back(Nic("pf0", "0000:af:00.0", 4));
+  d.nics.push_back(Nic("pf1", "0000:af:00.1", 0));
+  Planned p = Plan(d, Host(4, 0));
+  EXPECT_TRUE(p.diags.empty());
+  EXPECT_TRUE(p.changes.empty());
+}
+
+TEST(SriovPlannerTest, UnsetNumVfsIsUnmanaged) {
+  DesiredState d;
+  d.nics.push_back(Nic("pf0", "0000:af:00.0", std::nullopt));
+  d.nics.push_back(Nic("ghost", "0000:00:00.7", std::nullopt));  // not even checked
+  Planned p = Plan(d, Host(4));
+  EXPECT_TRUE(p.diags.empty());
+  EXPECT_TRUE(p.changes.empty());
+}
+
+TEST(SriovPlannerTest, SelectorMatchingNothingIsAnError) {
+  DesiredState d;
+  NicSpec n;
+  n.name = "nope";
+  n.selector.vendor = "15b3";
+  n.selector.device_id = "101d";
+  n.num_vfs = 4;
+  d.nics.push_back(Nic("ok", "0000:af:00.1", 2));
+  d.nics.push_back(n);
+  Planned p = Plan(d, Host());
+  ASSERT_EQ(p.diags.size(), 1u);
+  EXPECT_EQ(p.diags[0].severity, Severity::kError);
+  EXPECT_EQ(p.diags[0].path, "spec.nics[1].nicSelector");
+  EXPECT_EQ(p.diags[0].message,
+            "selects no PCI function on this host (vendor 15b3, deviceID 101d)");
+}
+
+TEST(SriovPlannerTest, PfWithoutSriovIsAnError) {
+  DesiredState d;
+  d.nics.push_back(Nic("mgmt", "0000:3b:00.0", 4));
+  Planned p = Plan(d, Host());
+  ASSERT_EQ(p.diags.size(), 1u);
+  EXPECT_EQ(p.diags[0].path, "spec.nics[0].numVfs");
+  EXPECT_NE(p.diags[0].message.find("0000:3b:00.0"), std::string::npos);
+  EXPECT_NE(p.diags[0].message.find("sriov_totalvfs"), std::string::npos);
+  EXPECT_NE(p.diags[0].message.find("SRIOV_EN=0"), std::string::npos);
+  EXPECT_TRUE(p.changes.empty());
+}
+
+TEST(SriovPlannerTest, ZeroVfsOnAPfWithoutSriovIsAlreadyTrue) {
+  DesiredState d;
+  d.nics.push_back(Nic("mgmt", "0000:3b:00.0", 0));
+  Planned p = Plan(d, Host());
+  EXPECT_TRUE(p.diags.empty());
+  EXPECT_TRUE(p.changes.empty());
+}
+
+TEST(SriovPlannerTest, AboveTotalIsAnError) {
+  DesiredState d;
+  d.nics.push_back(Nic("gpu1-nic", "0000:af:00.0", 300));
+  Planned p = Plan(d, Host());
+  ASSERT_EQ(p.diags.size(), 1u);
+  EXPECT_EQ(p.diags[0].path, "spec.nics[0].numVfs");
+  EXPECT_EQ(p.diags[0].message, "300 exceeds sriov_totalvfs 127 of 0000:af:00.0");
+  EXPECT_TRUE(p.changes.empty());
+  // Exactly the total is fine.
+  d.nics[0].num_vfs = 127;
+  EXPECT_TRUE(Plan(d, Host()).diags.empty());
+}
+
+TEST(SriovPlannerTest, TwoNicsDisagreeingOnOnePf) {
+  DesiredState d;
+  d.nics.push_back(Nic("a", "0000:af:00.0", 8));
+  NicSpec b;
+  b.name = "b";
+  b.selector.pf_names = {"ens6f0np0"};
+  b.num_vfs = 4;
+  d.nics.push_back(b);
+  Planned p = Plan(d, Host());
+  ASSERT_EQ(p.diags.size(), 1u);
+  EXPECT_EQ(p.diags[0].path, "spec.nics[1].numVfs");
+  EXPECT_NE(p.diags[0].message.find("0000:af:00.0"), std::string::npos) << p.diags[0].message;
+  EXPECT_NE(p.diags[0].message.find("spec.nics[0] (a) wants 8"), std::string::npos)
+      << p.diags[0].message;
+}
+
+TEST(SriovPlannerTest, TwoNicsAgreeingOnOnePfPlanOneChange) {
+  DesiredState d;
+  d.nics.push_back(Nic("a", "0000:af:00.0", 8));
+  d.nics.push_back(Nic("b", "af:00.0", 8));
+  Planned p = Plan(d, Host());
+  EXPECT_TRUE(p.diags.empty());
+  ASSERT_EQ(p.changes.size(), 1u);
+  EXPECT_EQ(p.changes[0].reason, "nic a wants 8 VFs");
+}
+
+TEST(SriovPlannerTest, OneSelectorManyPfs) {
+  DesiredState d;
+  NicSpec n;
+  n.name = "all-cx5";
+  n.selector.vendor = "15b3";
+  n.selector.device_id = "1017";
+  n.num_vfs = 2;
+  d.nics.push_back(n);
+  HostFacts h = Host(0, 2);
+  h.pci.erase(h.pci.begin());  // drop the PF without SR-IOV
+  Planned p = Plan(d, h);
+  EXPECT_TRUE(p.diags.empty());
+  ASSERT_EQ(p.changes.size(), 1u);  // af:00.1 already has 2
+  EXPECT_EQ(p.changes[0].target, "0000:af:00.0");
+}
+
+TEST(SriovPlannerTest, DescribeSelectorListsGivenFields) {
+  NicSelector s;
+  EXPECT_EQ(DescribeSelector(s), "no fields");
+  s.vendor = "15b3";
+  s.root_devices = {"0000:af:00.0", "0000:af:00.1"};
+  s.pf_names = {"ens6f0np0"};
+  EXPECT_EQ(DescribeSelector(s),
+            "vendor 15b3, rootDevices [0000:af:00.0, 0000:af:00.1], pfNames [ens6f0np0]");
+}
+
+}  // namespace
+}  // namespace provisioner

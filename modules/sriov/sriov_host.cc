@@ -1,0 +1,287 @@
+#include "modules/sriov/sriov_host.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <future>
+#include <memory>
+#include <thread>
+#include <utility>
+
+namespace provisioner {
+namespace {
+
+using std::chrono::milliseconds;
+
+constexpr std::string_view kVirtfn = "virtfn";
+
+std::optional<long> ParseDecimal(const std::string& s) {
+  if (s.empty()) return std::nullopt;
+  char* end = nullptr;
+  long v = std::strtol(s.c_str(), &end, 10);
+  if (end == s.c_str() || *end != '\0') return std::nullopt;
+  return v;
+}
+
+// A mandatory integer attribute. An empty read is kUnavailable: a tree being
+// rewritten by a simulator can show one; the kernel never does.
+StatusOr<int> ReadInt(const HostFs& fs, const std::string& path) {
+  ASSIGN_OR_RETURN(std::string text, fs.ReadAttr(path));
+  if (text.empty()) return UnavailableError("read " + path + ": empty");
+  auto v = ParseDecimal(text);
+  if (!v) return FailedPreconditionError("read " + path + ": not a number: \"" + text + "\"");
+  return static_cast<int>(*v);
+}
+
+// An optional integer attribute: nullopt when missing or unreadable.
+std::optional<int> ReadOptionalInt(const HostFs& fs, const std::string& path) {
+  auto text = fs.ReadAttr(path);
+  if (!text.ok()) return std::nullopt;
+  auto v = ParseDecimal(*text);
+  if (!v) return std::nullopt;
+  return static_cast<int>(*v);
+}
+
+std::string LinkIfPresent(const HostFs& fs, const std::string& path) {
+  if (!fs.IsSymlink(path)) return "";
+  auto base = fs.LinkBasename(path);
+  return base.ok() ? *base : "";
+}
+
+std::vector<std::string> ListIfDir(const HostFs& fs, const std::string& path) {
+  if (!fs.IsDir(path)) return {};
+  auto list = fs.ListDir(path);
+  return list.ok() ? *list : std::vector<std::string>{};
+}
+
+// The PF's virtfnN links as (N, link name), by N (ListDir sorts virtfn10 before virtfn2).
+StatusOr<std::vector<std::pair<int, std::string>>> VirtfnLinks(const HostFs& fs,
+                                                               const std::string& pf_dir) {
+  ASSIGN_OR_RETURN(std::vector<std::string> entries, fs.ListDir(pf_dir));
+  std::vector<std::pair<int, std::string>> out;
+  for (const std::string& e : entries) {
+    if (e.compare(0, kVirtfn.size(), kVirtfn) != 0) continue;
+    auto n = ParseDecimal(e.substr(kVirtfn.size()));
+    if (!n || *n < 0) continue;
+    out.emplace_back(static_cast<int>(*n), e);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// sysfs writes can block in the kernel; the wait for the answer is bounded.
+// On timeout the writing thread is left behind (it owns copies of its
+// arguments) and the caller gets DeadlineExceeded.
+Status TimeBoxedWrite(HostFs* fs, const std::string& path, const std::string& value,
+                      milliseconds limit) {
+  auto task = std::make_shared<std::packaged_task<Status()>>(
+      [fs, path, value] { return fs->WriteAttr(path, value); });
+  std::future<Status> result = task->get_future();
+  std::thread([task] { (*task)(); }).detach();
+  if (result.wait_for(limit) == std::future_status::timeout) {
+    return DeadlineExceededError(
+        "write " + path + ": no answer from the kernel after " +
+        std::to_string(std::chrono::duration_cast<std::chrono::seconds>(limit).count()) +
+        "s (a VF held open, e.g. by a VM through vfio-pci?)");
+  }
+  return result.get();
+}
+
+std::string Seconds(milliseconds d) {
+  long long ms = d.count();
+  if (ms % 1000 == 0) return std::to_string(ms / 1000) + "s";
+  return std::to_string(ms) + "ms";
+}
+
+// Polls until `bdf` shows `target` settled VFs, or the settle timeout. The
+// count in sriov_numvfs is final once the write returned: a different one
+// means the driver enabled fewer VFs than asked, and waiting cannot fix it.
+Status WaitSettled(const std::string& bdf, int target, HostContext& ctx,
+                   const NumVfsApplyOptions& options) {
+  Clock& clock = ctx.clock != nullptr ? *ctx.clock : RealClock();
+  const auto start = clock.Now();
+  const auto deadline = start + ctx.settle_timeout;
+  auto last_progress = start;
+  for (;;) {
+    auto polled = ReadNumVfsState(*ctx.fs, bdf);
+    if (!polled.ok()) {
+      if (polled.status().code() != StatusCode::kUnavailable || clock.Now() >= deadline) {
+        return polled.status();
+      }
+      clock.SleepFor(options.poll_interval);
+      continue;
+    }
+    const NumVfsState& state = *polled;
+    const int present = static_cast<int>(state.vfs.size());
+    if (state.num_vfs != target) {
+      if (target > 0 && state.num_vfs < target) {
+        return FailedPreconditionError(
+            bdf + ": the driver enabled only " + std::to_string(state.num_vfs) + " of " +
+            std::to_string(target) + " VFs (sriov_numvfs reads " + std::to_string(state.num_vfs) +
+            "; firmware NUM_OF_VFS, MMIO or bus numbers?)");
+      }
+      return FailedPreconditionError(bdf + ": sriov_numvfs reads " + std::to_string(state.num_vfs) +
+                                     " after writing " + std::to_string(target));
+    }
+    const int ready = state.Ready();
+    if (present == target && ready == present) return OkStatus();
+
+    std::string status;
+    if (present != target) {
+      status = target == 0
+                   ? std::to_string(present) + " VFs still present"
+                   : std::to_string(present) + "/" + std::to_string(target) + " VFs present";
+    } else {
+      status = std::to_string(ready) + "/" + std::to_string(target) + " VFs have netdevs";
+    }
+    const auto now = clock.Now();
+    if (now >= deadline) {
+      std::string missing;
+      int listed = 0;
+      for (const VfState& vf : state.vfs) {
+        if (!vf.needs_netdev || vf.has_netdev) continue;
+        if (listed++ == 8) {
+          missing += ", ...";
+          break;
+        }
+        missing += (missing.empty() ? "" : ", ") + vf.pci_address + " (" + vf.driver + ")";
+      }
+      std::string msg = bdf + ": not settled after " +
+                        Seconds(std::chrono::duration_cast<milliseconds>(now - start)) + ": " +
+                        status;
+      if (present == target && !missing.empty()) msg += "; no netdev yet: " + missing;
+      return DeadlineExceededError(std::move(msg));
+    }
+    if (ctx.progress != nullptr && now - last_progress >= options.progress_interval) {
+      ctx.progress->Step(bdf + ": " + status);
+      last_progress = now;
+    }
+    auto left = std::chrono::duration_cast<milliseconds>(deadline - now);
+    clock.SleepFor(std::max(milliseconds(1), std::min(options.poll_interval, left)));
+  }
+}
+
+}  // namespace
+
+std::string PciDevicePath(const std::string& bdf) { return "/sys/bus/pci/devices/" + bdf; }
+
+bool IsPciAddress(const std::string& s) {
+  // dddd:bb:dd.f
+  if (s.size() != 12 || s[4] != ':' || s[7] != ':' || s[10] != '.') return false;
+  for (size_t i : {0, 1, 2, 3, 5, 6, 8, 9}) {
+    if (!std::isxdigit(static_cast<unsigned char>(s[i]))) return false;
+  }
+  return s[11] >= '0' && s[11] <= '7';
+}
+
+bool IsUserspaceDriver(const std::string& driver) {
+  return driver == "vfio-pci" || driver == "pci-stub" || driver == "uio_pci_generic" ||
+         driver == "igb_uio";
+}
+
+int NumVfsState::Ready() const {
+  int n = 0;
+  for (const VfState& vf : vfs) n += (!vf.needs_netdev || vf.has_netdev) ? 1 : 0;
+  return n;
+}
+
+StatusOr<std::optional<SriovInfo>> ReadSriovInfo(const HostFs& fs, const std::string& bdf,
+                                                 const HostFacts& facts) {
+  const std::string dev = PciDevicePath(bdf);
+  const std::string total_path = dev + "/sriov_totalvfs";
+  if (!fs.Exists(total_path)) return std::optional<SriovInfo>();
+  SriovInfo s;
+  ASSIGN_OR_RETURN(s.total_vfs, ReadInt(fs, total_path));
+  ASSIGN_OR_RETURN(s.num_vfs, ReadInt(fs, dev + "/sriov_numvfs"));
+  s.offset = ReadOptionalInt(fs, dev + "/sriov_offset");
+  s.stride = ReadOptionalInt(fs, dev + "/sriov_stride");
+  if (auto vf_device = fs.ReadAttr(dev + "/sriov_vf_device"); vf_device.ok()) {
+    s.vf_device = *vf_device;
+  }
+  if (auto autoprobe = ReadOptionalInt(fs, dev + "/sriov_drivers_autoprobe")) {
+    s.drivers_autoprobe = *autoprobe != 0;
+  }
+  ASSIGN_OR_RETURN(auto links, VirtfnLinks(fs, dev));
+  for (const auto& [index, name] : links) {
+    const std::string link = JoinPath(dev, name);
+    VfInfo vf;
+    vf.vf_index = index;
+    vf.pci_address = LinkIfPresent(fs, link);
+    if (vf.pci_address.empty()) continue;
+    if (const PciFunction* f = facts.FindPci(vf.pci_address)) {
+      vf.driver = f->driver;
+      vf.netdevs = f->netdevs;
+      vf.rdma_devices = f->rdma_devices;
+    } else {
+      vf.driver = LinkIfPresent(fs, link + "/driver");
+      vf.netdevs = ListIfDir(fs, link + "/net");
+      vf.rdma_devices = ListIfDir(fs, link + "/infiniband");
+    }
+    s.vfs.push_back(std::move(vf));
+  }
+  return std::optional<SriovInfo>(std::move(s));
+}
+
+StatusOr<NumVfsState> ReadNumVfsState(const HostFs& fs, const std::string& bdf) {
+  const std::string dev = PciDevicePath(bdf);
+  NumVfsState state;
+  ASSIGN_OR_RETURN(state.num_vfs, ReadInt(fs, dev + "/sriov_numvfs"));
+  ASSIGN_OR_RETURN(auto links, VirtfnLinks(fs, dev));
+  for (const auto& [index, name] : links) {
+    const std::string link = JoinPath(dev, name);
+    VfState vf;
+    vf.pci_address = LinkIfPresent(fs, link);
+    vf.driver = LinkIfPresent(fs, link + "/driver");
+    vf.needs_netdev = !vf.driver.empty() && !IsUserspaceDriver(vf.driver);
+    vf.has_netdev = !ListIfDir(fs, link + "/net").empty();
+    state.vfs.push_back(std::move(vf));
+  }
+  return state;
+}
+
+Status ApplyNumVfs(const std::string& bdf, int target, HostContext& ctx,
+                   const NumVfsApplyOptions& options) {
+  const std::string context = "apply " + bdf + " numVfs";
+  if (!IsPciAddress(bdf)) return InvalidArgumentError(context + " <- not a PCI address");
+  if (target < 0)
+    return InvalidArgumentError(context + " <- negative count " + std::to_string(target));
+  const std::string path = PciDevicePath(bdf) + "/sriov_numvfs";
+
+  auto current = ReadInt(*ctx.fs, path);
+  if (!current.ok()) return current.status().WithContext(context);
+  if (*current != target) {
+    if (*current != 0 && target != 0) {
+      // The kernel refuses non-zero -> non-zero (EBUSY): remove the VFs first.
+      if (ctx.progress != nullptr) {
+        ctx.progress->Step(bdf + ": numVfs " + std::to_string(*current) +
+                           " -> 0 first (the kernel changes VF counts only from 0)");
+      }
+      Status s = TimeBoxedWrite(ctx.fs, path, "0\n", options.write_timeout);
+      if (s.ok()) s = WaitSettled(bdf, 0, ctx, options);
+      if (!s.ok()) return s.WithContext("reset to 0 first").WithContext(context);
+    }
+    Status s = TimeBoxedWrite(ctx.fs, path, std::to_string(target) + "\n", options.write_timeout);
+    if (!s.ok()) return s.WithContext(context);
+  }
+  return WaitSettled(bdf, target, ctx, options).WithContext(context);
+}
+
+Status VerifyNumVfs(const std::string& bdf, int target, const std::string& label,
+                    const HostFs& fs) {
+  if (!IsPciAddress(bdf)) return InvalidArgumentError("verify " + bdf + ": not a PCI address");
+  auto state = ReadNumVfsState(fs, bdf);
+  if (!state.ok()) return state.status().WithContext("verify " + label);
+  const int present = static_cast<int>(state->vfs.size());
+  if (state->num_vfs != target) {
+    return FailedPreconditionError(label + ": desired " + std::to_string(target) + ", current " +
+                                   std::to_string(state->num_vfs));
+  }
+  if (present != target) {
+    return FailedPreconditionError(label + ": desired " + std::to_string(target) + ", current " +
+                                   std::to_string(present) + " VFs present (sriov_numvfs reads " +
+                                   std::to_string(state->num_vfs) + ")");
+  }
+  return OkStatus();
+}
+
+}  // namespace provisioner

@@ -1,0 +1,30 @@
+// Module "sriov": SR-IOV facts of every PF, spec.nics[].numVfs planning
+// (planner.h) and sriov_numvfs changes (sriov_host.h).
+#ifndef PROVISIONER_MODULES_SRIOV_SRIOV_MODULE_H_
+#define PROVISIONER_MODULES_SRIOV_SRIOV_MODULE_H_
+
+#include <string_view>
+
+#include "engine/module/module.h"
+#include "modules/sriov/sriov_host.h"
+
+namespace provisioner {
+
+class SriovModule final : public Module {
+ public:
+  SriovModule() = default;
+  explicit SriovModule(NumVfsApplyOptions options) : options_(options) {}
+
+  std::string_view name() const override { return "sriov"; }
+  Status Discover(HostContext& ctx, HostFacts& facts) override;
+  void Plan(const DesiredState& desired, const HostFacts& facts, PlanSink& sink) const override;
+  Status Apply(const Change& change, HostContext& ctx) override;
+  Status Verify(const Change& change, HostContext& ctx) override;
+
+ private:
+  NumVfsApplyOptions options_;
+};
+
+}  // namespace provisioner
+
+#endif  // PROVISIONER_MODULES_SRIOV_SRIOV_MODULE_H_

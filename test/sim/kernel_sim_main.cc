@@ -1,0 +1,225 @@
+// kernel_sim: a simulated kernel for end-to-end tests of the real binary.
+//
+//   kernel_sim --root DIR [--netdev-delay-ms 200] [--ready-file F]
+//              [--fault SUBSTR=ERRNO]... [--max-enable N]
+//
+// Watches (inotify IN_CLOSE_WRITE) the real directory of every PCI function
+// under DIR that has sriov_numvfs, and reacts to each write like Linux + mlx5:
+// VF functions appear at once, their netdevs/RDMA devices after the delay.
+// Writes the kernel would refuse (EINVAL, ERANGE, ENOENT, EBUSY, injected
+// faults) are undone: the file gets the previous count back and
+// "<host path> <ERRNO>" is appended to DIR/run/kernel-sim/refused.
+// Accepted writes leave the file as the kernel shows it ("<n>\n").
+// The ready file is written once every watch is in place. SIGTERM/SIGINT stop
+// it cleanly (exit 0).
+//
+// Limitation: inotify reports a write after it happened, so a writer must wait
+// for the effect of one write (e.g. VFs gone after "0") before the next write
+// to the same file; two writes in a row can be seen as one.
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/inotify.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "test/sim/sriov_sim.h"
+#include "test/support/host_tree.h"
+
+namespace {
+
+using provisioner::Basename;
+using provisioner::ErrnoName;
+using provisioner::testing::ParseNumVfsWrite;
+using provisioner::testing::SriovSim;
+using provisioner::testing::SriovSimOptions;
+using provisioner::testing::TreeWriter;
+using Clock = std::chrono::steady_clock;
+
+struct Fault {
+  std::string substring;
+  int err;
+};
+
+int ErrnoFromName(const std::string& name) {
+  static const std::pair<const char*, int> kNames[] = {
+      {"EBUSY", EBUSY},   {"ENOMEM", ENOMEM}, {"EIO", EIO},       {"EPERM", EPERM},
+      {"EINVAL", EINVAL}, {"ERANGE", ERANGE}, {"ENOENT", ENOENT}, {"ENODEV", ENODEV},
+      {"EAGAIN", EAGAIN}, {"ENOSPC", ENOSPC}, {"EACCES", EACCES}};
+  for (const auto& [n, e] : kNames) {
+    if (name == n) return e;
+  }
+  return std::atoi(name.c_str());
+}
+
+int Usage() {
+  std::fprintf(stderr,
+               "usage: kernel_sim --root DIR [--netdev-delay-ms MS] [--ready-file FILE]\n"
+               "                  [--fault SUBSTR=ERRNO]... [--max-enable N]\n");
+  return 1;
+}
+
+std::string Log(const std::string& s) {
+  std::fprintf(stderr, "kernel_sim: %s\n", s.c_str());
+  return s;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string root, ready_file;
+  int delay_ms = 200;
+  std::vector<Fault> faults;
+  SriovSimOptions sim_options;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto value = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
+    if (a == "--root") {
+      root = value();
+    } else if (a == "--netdev-delay-ms") {
+      delay_ms = std::atoi(value().c_str());
+    } else if (a == "--ready-file") {
+      ready_file = value();
+    } else if (a == "--fault") {
+      std::string f = value();
+      size_t eq = f.rfind('=');
+      if (eq == std::string::npos) return Usage();
+      faults.push_back({f.substr(0, eq), ErrnoFromName(f.substr(eq + 1))});
+    } else if (a == "--max-enable") {
+      sim_options.max_enable = std::atoi(value().c_str());
+    } else {
+      return Usage();
+    }
+  }
+  if (root.empty()) return Usage();
+
+  sigset_t mask;
+  sigemptyset(&mask);
+  sigaddset(&mask, SIGTERM);
+  sigaddset(&mask, SIGINT);
+  sigprocmask(SIG_BLOCK, &mask, nullptr);
+  int sfd = signalfd(-1, &mask, SFD_CLOEXEC);
+  int ifd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+  if (sfd < 0 || ifd < 0) {
+    Log(std::string("signalfd/inotify: ") + std::strerror(errno));
+    return 1;
+  }
+
+  TreeWriter w(root);
+  SriovSim sim(root, sim_options);
+  std::map<int, std::string> watches;  // wd -> PF host dir
+  std::map<std::string, int> current;  // PF host dir -> enabled VFs
+  for (const auto& bdf : w.List("/sys/bus/pci/devices")) {
+    auto dir = w.RealPath("/sys/bus/pci/devices/" + bdf);
+    if (!dir.ok() || !w.Exists(*dir + "/sriov_numvfs") || current.count(*dir)) continue;
+    int wd = inotify_add_watch(ifd, w.Fs(*dir).c_str(), IN_CLOSE_WRITE);
+    if (wd < 0) {
+      Log("watch " + *dir + ": " + std::strerror(errno));
+      return 1;
+    }
+    watches[wd] = *dir;
+    int n = ParseNumVfsWrite(w.ReadFile(*dir + "/sriov_numvfs").value_or("0"));
+    current[*dir] = n < 0 ? 0 : n;
+  }
+  Log("watching " + std::to_string(watches.size()) + " SR-IOV PF(s) under " + root);
+  if (!ready_file.empty()) {
+    std::string tmp = ready_file + ".tmp";
+    FILE* f = std::fopen(tmp.c_str(), "w");
+    if (f == nullptr || std::fputs("ready\n", f) < 0 || std::fclose(f) != 0 ||
+        std::rename(tmp.c_str(), ready_file.c_str()) != 0) {
+      Log("cannot write ready file " + ready_file);
+      return 1;
+    }
+  }
+
+  std::vector<std::pair<uint64_t, Clock::time_point>> due;  // batch -> when its devices appear
+  auto refuse = [&](const std::string& dir, int err, const std::string& why) {
+    const std::string file = dir + "/sriov_numvfs";
+    (void)w.WriteFile(file, std::to_string(current[dir]) + "\n", 0644);
+    std::string line = file + " " + ErrnoName(err) + "\n";
+    std::string log = "/run/kernel-sim/refused";
+    std::string old = w.ReadFile(log).value_or("");
+    (void)w.WriteFile(log, old + line, 0644);
+    Log("refused " + line.substr(0, line.size() - 1) + " (" + why + ")");
+  };
+  auto handle = [&](const std::string& dir) {
+    const std::string file = dir + "/sriov_numvfs";
+    auto content = w.ReadFile(file);
+    if (!content.ok()) return;
+    int& cur = current[dir];
+    if (*content == std::to_string(cur) + "\n") return;  // our own write, or a no-op
+    for (const auto& f : faults) {
+      if (file.find(f.substring) != std::string::npos) return refuse(dir, f.err, "injected fault");
+    }
+    int err = sim.WriteNumVfs(dir, *content, cur);
+    if (err != 0) return refuse(dir, err, sim.last_error());
+    int before = cur;
+    int n = ParseNumVfsWrite(w.ReadFile(file).value_or("0"));
+    cur = n < 0 ? 0 : n;
+    Log(std::string(Basename(dir)) + ": sriov_numvfs " + std::to_string(before) + " -> " +
+        std::to_string(cur));
+    if (sim.pending() > 0)
+      due.emplace_back(sim.last_batch(), Clock::now() + std::chrono::milliseconds(delay_ms));
+  };
+
+  alignas(struct inotify_event) char buf[64 * 1024];
+  for (;;) {
+    int timeout = -1;
+    if (!due.empty()) {
+      auto first = due.front().second;
+      for (const auto& d : due) first = std::min(first, d.second);
+      auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(first - Clock::now()).count();
+      timeout = ms < 0 ? 0 : static_cast<int>(ms) + 1;
+    }
+    struct pollfd fds[2] = {{ifd, POLLIN, 0}, {sfd, POLLIN, 0}};
+    int r = poll(fds, 2, timeout);
+    if (r < 0 && errno != EINTR) {
+      Log(std::string("poll: ") + std::strerror(errno));
+      return 1;
+    }
+    if (r > 0 && (fds[1].revents & POLLIN)) {
+      Log("stopping");
+      return 0;
+    }
+    if (r > 0 && (fds[0].revents & POLLIN)) {
+      for (;;) {
+        ssize_t len = read(ifd, buf, sizeof buf);
+        if (len <= 0) break;
+        for (char* p = buf; p < buf + len;) {
+          auto* ev = reinterpret_cast<struct inotify_event*>(p);
+          p += sizeof(struct inotify_event) + ev->len;
+          if (ev->len == 0 || std::strcmp(ev->name, "sriov_numvfs") != 0) continue;
+          auto it = watches.find(ev->wd);
+          if (it != watches.end()) handle(it->second);
+        }
+      }
+    }
+    if (!due.empty()) {
+      auto now = Clock::now();
+      uint64_t up_to = 0;
+      std::vector<std::pair<uint64_t, Clock::time_point>> later;
+      for (const auto& d : due) {
+        if (d.second <= now) {
+          up_to = std::max(up_to, d.first);
+        } else {
+          later.push_back(d);
+        }
+      }
+      if (up_to > 0) {
+        due = std::move(later);
+        provisioner::Status s = sim.Flush(up_to);
+        if (!s.ok()) Log("creating VF netdevs: " + s.message());
+      }
+    }
+  }
+}

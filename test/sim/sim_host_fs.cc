@@ -1,0 +1,153 @@
+#include "test/sim/sim_host_fs.h"
+
+#include <algorithm>
+#include <cctype>
+#include <string>
+#include <utility>
+
+namespace provisioner::testing {
+namespace {
+
+bool AllDigits(std::string_view s) {
+  if (s.empty()) return false;
+  for (char c : s) {
+    if (!std::isdigit(static_cast<unsigned char>(c))) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+SimulatedHostFs::SimulatedHostFs(std::string root, SimOptions options)
+    : inner_(NewLocalHostFs(root)), options_(std::move(options)), sim_(root, options_.sriov) {}
+
+void SimulatedHostFs::Tick() const {
+  ++ticks_;
+  if (due_.empty()) return;
+  uint64_t up_to = 0;
+  std::vector<std::pair<uint64_t, uint64_t>> later;
+  for (const auto& [batch, at] : due_) {
+    if (at < ticks_) {
+      up_to = std::max(up_to, batch);
+    } else {
+      later.emplace_back(batch, at);
+    }
+  }
+  if (up_to == 0) return;
+  due_ = std::move(later);
+  (void)sim_.Flush(up_to);
+}
+
+StatusOr<std::string> SimulatedHostFs::ReadFile(std::string_view path) const {
+  Tick();
+  StatusOr<std::string> r = inner_->ReadFile(path);
+  if (!r.ok() && r.status().err() == ENOENT && options_.gid_attrs_einval) {
+    // .../ports/<p>/gid_attrs/{types,ndevs}/<i>
+    std::string_view index = Basename(path);
+    std::string_view kind_dir = Dirname(path);
+    std::string_view kind = Basename(kind_dir);
+    std::string_view attrs_dir = Dirname(kind_dir);
+    if (AllDigits(index) && (kind == "types" || kind == "ndevs") &&
+        Basename(attrs_dir) == "gid_attrs") {
+      std::string gid = JoinPath(JoinPath(Dirname(attrs_dir), "gids"), index);
+      if (inner_->Exists(gid)) return ErrnoToStatus(EINVAL, "read " + std::string(path));
+    }
+  }
+  return r;
+}
+
+StatusOr<std::vector<std::string>> SimulatedHostFs::ListDir(std::string_view path) const {
+  Tick();
+  return inner_->ListDir(path);
+}
+
+StatusOr<std::string> SimulatedHostFs::ReadLink(std::string_view path) const {
+  Tick();
+  return inner_->ReadLink(path);
+}
+
+StatusOr<std::string> SimulatedHostFs::Resolve(std::string_view path) const {
+  Tick();
+  return inner_->Resolve(path);
+}
+
+bool SimulatedHostFs::Exists(std::string_view path) const {
+  Tick();
+  return inner_->Exists(path);
+}
+
+bool SimulatedHostFs::IsDir(std::string_view path) const {
+  Tick();
+  return inner_->IsDir(path);
+}
+
+bool SimulatedHostFs::IsSymlink(std::string_view path) const {
+  Tick();
+  return inner_->IsSymlink(path);
+}
+
+int SimulatedHostFs::MatchFault(std::string_view path) {
+  std::string resolved = inner_->Resolve(path).value_or(std::string(path));
+  for (auto& f : options_.faults) {
+    if (f.times == 0) continue;
+    bool hit = false;
+    if (f.nth_write > 0 && f.nth_write == writes_) hit = true;
+    if (!f.path_substring.empty() && (path.find(f.path_substring) != std::string_view::npos ||
+                                      resolved.find(f.path_substring) != std::string::npos)) {
+      hit = true;
+    }
+    if (!hit) continue;
+    if (f.times > 0) --f.times;
+    return f.err;
+  }
+  return 0;
+}
+
+Status SimulatedHostFs::WriteAttr(std::string_view path, std::string_view value) {
+  ++writes_;
+  if (int err = MatchFault(path); err != 0) return ErrnoToStatus(err, "write " + std::string(path));
+  auto resolved = inner_->Resolve(path);
+  if (resolved.ok() && Basename(*resolved) == "sriov_numvfs") {
+    std::string dir(Dirname(*resolved));
+    if (inner_->Exists(JoinPath(dir, "sriov_totalvfs"))) {
+      ++extra_writes_;
+      int err = sim_.WriteNumVfs(dir, value);
+      if (err != 0) return ErrnoToStatus(err, "write " + std::string(path));
+      if (sim_.pending() > 0) {
+        if (options_.settle_reads == 0) {
+          RETURN_IF_ERROR(sim_.Flush());
+        } else if (options_.settle_reads > 0) {
+          due_.emplace_back(sim_.last_batch(),
+                            ticks_ + static_cast<uint64_t>(options_.settle_reads));
+        }
+      }
+      return OkStatus();
+    }
+  }
+  return inner_->WriteAttr(path, value);
+}
+
+Status SimulatedHostFs::WriteFileAtomic(std::string_view path, std::string_view content, int mode) {
+  ++writes_;
+  if (int err = MatchFault(path); err != 0) return ErrnoToStatus(err, "write " + std::string(path));
+  return inner_->WriteFileAtomic(path, content, mode);
+}
+
+Status SimulatedHostFs::RemoveFile(std::string_view path) { return inner_->RemoveFile(path); }
+
+const HostFsStats& SimulatedHostFs::stats() const {
+  stats_ = inner_->stats();
+  stats_.files_opened_for_write += extra_writes_;
+  return stats_;
+}
+
+Status SimulatedHostFs::FlushPending() {
+  due_.clear();
+  return sim_.Flush();
+}
+
+std::unique_ptr<HostFs> NewSimulatedHostFs(std::string root, SimOptions options) {
+  return std::make_unique<SimulatedHostFs>(std::move(root), std::move(options));
+}
+
+}  // namespace provisioner::testing

@@ -1,0 +1,93 @@
+// An in-process simulated kernel behind the HostFs interface: a LocalHostFs
+// over a host tree whose writes to `sriov_numvfs` behave like Linux + mlx5
+// (see sriov_sim.h), with fault injection for apply/rollback tests.
+//
+//   auto fs = NewSimulatedHostFs(root, {.settle_reads = 3});
+//   fs->WriteAttr("/sys/bus/pci/devices/0000:af:00.0/sriov_numvfs", "4");
+//   // -> VF functions exist now; netdevs/RDMA devices from the 4th read on.
+#ifndef PROVISIONER_TEST_SIM_SIM_HOST_FS_H_
+#define PROVISIONER_TEST_SIM_SIM_HOST_FS_H_
+
+#include <cerrno>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "engine/host/host_fs.h"
+#include "test/sim/sriov_sim.h"
+
+namespace provisioner::testing {
+
+// A write that fails with `err` and has no effect. Writes are WriteAttr and
+// WriteFileAtomic calls, counted from 1 across the whole HostFs.
+struct WriteFault {
+  int nth_write = 0;           // fail the Nth write; 0 = not by number
+  std::string path_substring;  // fail writes whose path (as given or resolved) contains it
+  int err = EIO;               // EBUSY, ENOMEM, EIO, EPERM, ...
+  int times = -1;              // how many times it fires; -1 = every match
+};
+
+struct SimOptions {
+  // Netdevs and RDMA devices of new VFs stay invisible to this many later
+  // reads (ReadFile, ListDir, ReadLink, Resolve, Exists, IsDir, IsSymlink) and
+  // appear for the next one; 0 = at once, negative = never (until
+  // FlushPending()).
+  int settle_reads = 3;
+  SriovSimOptions sriov;
+  std::vector<WriteFault> faults;
+  // Reading gid_attrs/{types,ndevs}/<i> of a slot whose file is absent but
+  // whose gids/<i> exists fails EINVAL, as the kernel does for empty slots.
+  bool gid_attrs_einval = true;
+};
+
+class SimulatedHostFs final : public HostFs {
+ public:
+  SimulatedHostFs(std::string root, SimOptions options);
+
+  const std::string& root() const override { return inner_->root(); }
+  StatusOr<std::string> ReadFile(std::string_view path) const override;
+  StatusOr<std::vector<std::string>> ListDir(std::string_view path) const override;
+  StatusOr<std::string> ReadLink(std::string_view path) const override;
+  StatusOr<std::string> Resolve(std::string_view path) const override;
+  bool Exists(std::string_view path) const override;
+  bool IsDir(std::string_view path) const override;
+  bool IsSymlink(std::string_view path) const override;
+  Status WriteAttr(std::string_view path, std::string_view value) override;
+  Status WriteFileAtomic(std::string_view path, std::string_view content, int mode) override;
+  Status RemoveFile(std::string_view path) override;
+  std::string FsPath(std::string_view path) const override { return inner_->FsPath(path); }
+  const HostFsStats& stats() const override;
+
+  // Creates every queued netdev/RDMA device now.
+  Status FlushPending();
+  size_t pending() const { return sim_.pending(); }
+  // Writes seen so far (including failed ones).
+  int writes() const { return writes_; }
+  // Adds a fault at run time.
+  void AddFault(WriteFault f) { options_.faults.push_back(std::move(f)); }
+  SriovSim& sim() { return sim_; }
+
+ private:
+  void Tick() const;
+  // errno of a matching fault, 0 if none.
+  int MatchFault(std::string_view path);
+
+  std::unique_ptr<HostFs> inner_;
+  SimOptions options_;
+  mutable SriovSim sim_;
+  mutable std::vector<std::pair<uint64_t, uint64_t>>
+      due_;  // batch -> last read tick it is hidden from
+  mutable uint64_t ticks_ = 0;
+  int writes_ = 0;
+  uint64_t extra_writes_ = 0;
+  mutable HostFsStats stats_;
+};
+
+std::unique_ptr<HostFs> NewSimulatedHostFs(std::string root, SimOptions options = {});
+
+}  // namespace provisioner::testing
+
+#endif  // PROVISIONER_TEST_SIM_SIM_HOST_FS_H_

@@ -1,0 +1,135 @@
+#include "test/sim/sim_host_fs.h"
+
+#include <cerrno>
+#include <string>
+
+#include "gtest/gtest.h"
+#include "test/support/host_presets.h"
+#include "test/support/host_tree.h"
+#include "test/support/tree_diff.h"
+#include "test/support/ttar.h"
+
+namespace provisioner::testing {
+namespace {
+
+const std::string kPf0 = "/sys/bus/pci/devices/0000:af:00.0";
+
+std::string NewRoceTree() {
+  std::string dir = MakeTempDir("roce");
+  Status s = BuildHostTree(Cx5RoceHost(), dir);
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  return dir;
+}
+
+TEST(SimHostFsTest, KernelErrnosComeBackAsStatus) {
+  std::string root = NewRoceTree();
+  auto fs = NewSimulatedHostFs(root);
+  Status s = fs->WriteAttr(kPf0 + "/sriov_numvfs", "abc");
+  EXPECT_EQ(s.err(), EINVAL);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("write " + kPf0 + "/sriov_numvfs: EINVAL"), std::string::npos)
+      << s.message();
+  EXPECT_EQ(fs->WriteAttr(kPf0 + "/sriov_numvfs", "128").err(), ERANGE);
+  ASSERT_TRUE(fs->WriteAttr(kPf0 + "/sriov_numvfs", "4").ok());
+  s = fs->WriteAttr(kPf0 + "/sriov_numvfs", "8");
+  EXPECT_EQ(s.err(), EBUSY);
+  EXPECT_EQ(s.code(), StatusCode::kUnavailable);
+  EXPECT_EQ(fs->ReadAttr(kPf0 + "/sriov_numvfs").value_or(""), "4");
+}
+
+TEST(SimHostFsTest, NetdevsAppearAfterSomeReads) {
+  std::string root = NewRoceTree();
+  SimOptions o;
+  o.settle_reads = 3;
+  auto fs = NewSimulatedHostFs(root, o);
+  ASSERT_TRUE(fs->WriteAttr(kPf0 + "/sriov_numvfs", "2\n").ok());
+  // VF functions exist when the write returns...
+  EXPECT_TRUE(fs->IsSymlink(kPf0 + "/virtfn1"));                                // read 1
+  EXPECT_EQ(fs->LinkBasename(kPf0 + "/virtfn1").value_or(""), "0000:af:00.3");  // read 2
+  // ... their netdevs a little later.
+  EXPECT_FALSE(fs->Exists("/sys/class/net/ens6f0v0"));  // read 3
+  EXPECT_TRUE(fs->Exists("/sys/class/net/ens6f0v0"));   // read 4
+  auto ib = fs->ListDir("/sys/bus/pci/devices/0000:af:00.3/infiniband");
+  ASSERT_TRUE(ib.ok());
+  EXPECT_EQ(*ib, std::vector<std::string>{"mlx5_3"});
+  EXPECT_EQ(fs->ReadAttr("/sys/bus/pci/devices/0000:af:00.3/net/ens6f0v1/type").value_or(""), "1");
+}
+
+TEST(SimHostFsTest, ZeroSettleAndNeverSettle) {
+  std::string root = NewRoceTree();
+  SimOptions now;
+  now.settle_reads = 0;
+  auto fs = NewSimulatedHostFs(root, now);
+  ASSERT_TRUE(fs->WriteAttr(kPf0 + "/sriov_numvfs", "1").ok());
+  EXPECT_TRUE(fs->Exists("/sys/class/net/ens6f0v0"));
+  ASSERT_TRUE(fs->WriteAttr(kPf0 + "/sriov_numvfs", "0").ok());
+
+  SimOptions never;
+  never.settle_reads = -1;
+  SimulatedHostFs sfs(root, never);
+  ASSERT_TRUE(sfs.WriteAttr(kPf0 + "/sriov_numvfs", "1").ok());
+  for (int i = 0; i < 20; ++i) EXPECT_FALSE(sfs.Exists("/sys/class/net/ens6f0v0"));
+  EXPECT_EQ(sfs.pending(), 1u);
+  ASSERT_TRUE(sfs.FlushPending().ok());
+  EXPECT_TRUE(sfs.Exists("/sys/class/net/ens6f0v0"));
+}
+
+TEST(SimHostFsTest, ZeroRestoresTheTree) {
+  std::string root = NewRoceTree();
+  std::string pristine = NewRoceTree();
+  auto fs = NewSimulatedHostFs(root);
+  ASSERT_TRUE(fs->WriteAttr(kPf0 + "/sriov_numvfs", "5").ok());
+  for (int i = 0; i < 5; ++i) fs->Exists("/");
+  EXPECT_TRUE(fs->Exists("/sys/class/net/ens6f0v4"));
+  ASSERT_TRUE(fs->WriteAttr(kPf0 + "/sriov_numvfs", "0").ok());
+  EXPECT_EQ(DiffTreesText(pristine, root), "");
+}
+
+TEST(SimHostFsTest, FaultInjectionByNumberAndPath) {
+  std::string root = NewRoceTree();
+  std::string pristine = NewRoceTree();
+  SimOptions o;
+  o.faults.push_back({2, "", ENOMEM, -1});                       // the 2nd write
+  o.faults.push_back({0, "0000:af:00.1/sriov_numvfs", EIO, 1});  // once
+  SimulatedHostFs fs(root, o);
+  EXPECT_TRUE(fs.WriteAttr("/etc/some.conf", "x").ok() || true);  // write 1 (file missing is fine)
+  Status s = fs.WriteAttr(kPf0 + "/sriov_numvfs", "4");           // write 2
+  EXPECT_EQ(s.err(), ENOMEM);
+  EXPECT_EQ(fs.ReadAttr(kPf0 + "/sriov_numvfs").value_or(""), "0");  // no effect
+  s = fs.WriteAttr("/sys/bus/pci/devices/0000:af:00.1/sriov_numvfs", "1");
+  EXPECT_EQ(s.err(), EIO);
+  EXPECT_TRUE(fs.WriteAttr("/sys/bus/pci/devices/0000:af:00.1/sriov_numvfs", "0").ok());
+  // Resolved paths match too.
+  fs.AddFault({0, "pci0000:ae/0000:ae:00.0/0000:af:00.0/sriov_numvfs", EPERM, -1});
+  s = fs.WriteAttr(kPf0 + "/sriov_numvfs", "1");
+  EXPECT_EQ(s.err(), EPERM);
+  EXPECT_EQ(s.code(), StatusCode::kPermissionDenied);
+  fs.AddFault({0, "modprobe.d", EBUSY, -1});
+  EXPECT_EQ(fs.WriteFileAtomic("/etc/modprobe.d/ib_core.conf", "x\n", 0644).err(), EBUSY);
+  EXPECT_EQ(fs.writes(), 6);
+  EXPECT_EQ(DiffTreesText(pristine, root), "");
+}
+
+TEST(SimHostFsTest, EmptyGidSlotsAttrsAreEinval) {
+  std::string root = NewRoceTree();
+  auto fs = NewSimulatedHostFs(root);
+  const std::string port = "/sys/class/infiniband/mlx5_0/ports/1";
+  EXPECT_EQ(fs->ReadAttr(port + "/gid_attrs/types/3").value_or(""), "RoCE v2");
+  EXPECT_EQ(fs->ReadAttr(port + "/gids/9").value_or(""), "0000:0000:0000:0000:0000:0000:0000:0000");
+  EXPECT_EQ(fs->ReadAttr(port + "/gid_attrs/types/9").status().err(), EINVAL);
+  EXPECT_EQ(fs->ReadAttr(port + "/gid_attrs/ndevs/9").status().err(), EINVAL);
+  EXPECT_EQ(fs->ReadAttr(port + "/gid_attrs/ndevs/999").status().err(), ENOENT);  // no such slot
+}
+
+TEST(SimHostFsTest, CountsWritesInStats) {
+  std::string root = NewRoceTree();
+  auto fs = NewSimulatedHostFs(root);
+  EXPECT_EQ(fs->stats().files_opened_for_write, 0u);
+  ASSERT_TRUE(fs->WriteAttr(kPf0 + "/sriov_numvfs", "1").ok());
+  ASSERT_TRUE(fs->WriteAttr(kPf0 + "/sriov_drivers_autoprobe", "1").ok());
+  EXPECT_EQ(fs->stats().files_opened_for_write, 2u);
+  EXPECT_EQ(fs->root(), root);
+}
+
+}  // namespace
+}  // namespace provisioner::testing

@@ -1,0 +1,403 @@
+#include "test/sim/sriov_sim.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace provisioner::testing {
+namespace {
+
+unsigned long ParseHexAttr(const std::string& s) { return std::strtoul(s.c_str(), nullptr, 16); }
+
+// Deterministic pseudo-random bytes for VF MACs/GUIDs (FNV-1a of a key).
+uint64_t Hash(const std::string& key) {
+  uint64_t h = 1469598103934665603ULL;
+  for (unsigned char c : key) {
+    h ^= c;
+    h *= 1099511628211ULL;
+  }
+  return h;
+}
+
+}  // namespace
+
+int ParseNumVfsWrite(std::string_view v) {
+  if (!v.empty() && v.back() == '\n') v.remove_suffix(1);
+  if (!v.empty() && v.front() == '+') v.remove_prefix(1);
+  if (v.empty()) return -EINVAL;
+  int base = 10;
+  if (v.size() >= 2 && v[0] == '0' && (v[1] == 'x' || v[1] == 'X')) {
+    base = 16;
+    v.remove_prefix(2);
+    if (v.empty()) return -EINVAL;
+  } else if (v.size() >= 2 && v[0] == '0') {
+    base = 8;
+    v.remove_prefix(1);
+  }
+  uint64_t val = 0;
+  for (char c : v) {
+    int d;
+    if (c >= '0' && c <= '9')
+      d = c - '0';
+    else if (c >= 'a' && c <= 'f')
+      d = c - 'a' + 10;
+    else if (c >= 'A' && c <= 'F')
+      d = c - 'A' + 10;
+    else
+      return -EINVAL;
+    if (d >= base) return -EINVAL;
+    val = val * static_cast<uint64_t>(base) + static_cast<uint64_t>(d);
+    if (val > 0xffff) return -ERANGE;
+  }
+  return static_cast<int>(val);
+}
+
+std::string VfNetdevName(const std::string& pf_netdev, int vf_index) {
+  std::string base = pf_netdev;
+  size_t np = base.rfind("np");
+  if (np != std::string::npos && np + 2 < base.size() &&
+      base.find_first_not_of("0123456789", np + 2) == std::string::npos) {
+    base.erase(np);
+  }
+  return base + "v" + std::to_string(vf_index);
+}
+
+std::string VfDriverFor(const std::string& pf_driver) {
+  if (pf_driver == "igb") return "igbvf";
+  if (pf_driver == "ixgbe") return "ixgbevf";
+  if (pf_driver == "i40e" || pf_driver == "ice") return "iavf";
+  return pf_driver;
+}
+
+SriovSim::SriovSim(std::string root, SriovSimOptions options)
+    : w_(std::move(root)), options_(options) {}
+
+int SriovSim::Fail(int err, std::string why) {
+  last_error_ = std::move(why);
+  return err;
+}
+
+void SriovSim::LoadAllocators() {
+  if (allocators_loaded_) return;
+  allocators_loaded_ = true;
+  next_ifindex_ = NextFreeIfindex(w_);
+  for (const auto& g : w_.List("/sys/kernel/iommu_groups"))
+    iommu_groups_.insert(std::atoi(g.c_str()));
+  for (const auto& u : w_.List("/sys/class/infiniband_verbs")) {
+    if (u.rfind("uverbs", 0) == 0) uverbs_.insert(std::atoi(u.c_str() + 6));
+  }
+  for (const auto& r : w_.List("/sys/class/infiniband")) rdma_names_.insert(r);
+}
+
+int SriovSim::AllocIfindex() {
+  LoadAllocators();
+  return next_ifindex_++;
+}
+
+int SriovSim::AllocSmallest(std::set<int>* used) {
+  LoadAllocators();
+  int i = 0;
+  while (used->count(i)) ++i;
+  used->insert(i);
+  return i;
+}
+
+std::string SriovSim::AllocRdmaName(const std::string& prefix) {
+  LoadAllocators();
+  for (int i = 0;; ++i) {
+    std::string name = prefix + std::to_string(i);
+    if (rdma_names_.insert(name).second) return name;
+  }
+}
+
+int SriovSim::CountVfs(const std::string& pf) const {
+  auto real = w_.RealPath(pf);
+  if (!real.ok()) return 0;
+  int n = 0;
+  for (const auto& e : w_.List(*real)) {
+    if (e.rfind("virtfn", 0) == 0) ++n;
+  }
+  return n;
+}
+
+int SriovSim::WriteNumVfs(const std::string& pf, std::string_view value, int current) {
+  last_error_.clear();
+  auto real = w_.RealPath(pf);
+  if (!real.ok()) return Fail(ENOENT, real.status().message());
+  const std::string pf_dir = *real;
+  auto total_s = w_.ReadAttr(pf_dir + "/sriov_totalvfs");
+  if (!total_s.ok()) return Fail(ENOENT, pf_dir + " has no SR-IOV capability");
+  if (current < 0) current = std::atoi(w_.ReadAttr(pf_dir + "/sriov_numvfs").value_or("0").c_str());
+
+  int n = ParseNumVfsWrite(value);
+  if (n < 0) return Fail(-n, "not a number: '" + std::string(value) + "'");
+  int total = std::atoi(total_s->c_str());
+  if (n > total) return Fail(ERANGE, std::to_string(n) + " > sriov_totalvfs " + *total_s);
+  auto write_count = [&](int count) {
+    Status s = w_.WriteFile(pf_dir + "/sriov_numvfs", std::to_string(count) + "\n", 0644);
+    return s.ok() ? 0 : Fail(EIO, s.message());
+  };
+  if (n == current) return write_count(current);
+  if (!w_.Exists(pf_dir + "/driver")) return Fail(ENOENT, "no driver bound to the PF");
+  if (n == 0) {
+    Status s = Disable(pf_dir);
+    if (!s.ok()) return Fail(EIO, s.message());
+    return write_count(0);
+  }
+  if (current != 0) {
+    return Fail(EBUSY, std::to_string(current) + " VFs already enabled. Disable before enabling " +
+                           std::to_string(n));
+  }
+  if (options_.enable_error != 0) return Fail(options_.enable_error, "driver failed to enable VFs");
+  if (options_.max_enable >= 0 && n > options_.max_enable) n = options_.max_enable;
+  int err = Enable(pf_dir, n);
+  if (err != 0) {
+    (void)Disable(pf_dir);  // roll back partially created VFs
+    (void)write_count(0);
+    return err;
+  }
+  return write_count(n);
+}
+
+int SriovSim::Enable(const std::string& pf_dir, int n) {
+  auto attr = [&](const char* name, const char* fallback) {
+    return w_.ReadAttr(pf_dir + "/" + name).value_or(fallback);
+  };
+  std::optional<PciBdf> pf = ParseBdf(std::string(Basename(pf_dir)));
+  if (!pf) return Fail(EINVAL, "PF directory is not a PCI address: " + pf_dir);
+  int offset = std::atoi(attr("sriov_offset", "1").c_str());
+  int stride = std::atoi(attr("sriov_stride", "1").c_str());
+  // The bus range below the upstream bridge bounds the VFs' bus numbers.
+  std::string parent_dir(Dirname(pf_dir));
+  int max_bus = 0xff;
+  if (w_.Exists(parent_dir + "/subordinate_bus_number")) {
+    max_bus =
+        std::atoi(w_.ReadAttr(parent_dir + "/subordinate_bus_number").value_or("255").c_str());
+  }
+  std::vector<PciBdf> vfs;
+  for (int i = 0; i < n; ++i) {
+    std::optional<PciBdf> vf = VfBdf(*pf, offset, stride, i);
+    if (!vf || vf->bus > max_bus) {
+      return Fail(ENOMEM, "no bus number for VF " + std::to_string(i) + " (subordinate bus " +
+                              std::to_string(max_bus) + ")");
+    }
+    vfs.push_back(*vf);
+  }
+  PciFunctionSpec base;
+  base.vendor = static_cast<uint16_t>(ParseHexAttr(attr("vendor", "0")));
+  base.device = static_cast<uint16_t>(ParseHexAttr(attr("sriov_vf_device", "0")));
+  base.class_code = static_cast<uint32_t>(ParseHexAttr(attr("class", "0")));
+  base.subsystem_vendor = static_cast<uint16_t>(ParseHexAttr(attr("subsystem_vendor", "0")));
+  base.subsystem_device = static_cast<uint16_t>(ParseHexAttr(attr("subsystem_device", "0")));
+  base.revision = static_cast<uint8_t>(ParseHexAttr(attr("revision", "0")));
+  base.irq = 0;  // VFs have no INTx
+  base.numa_node = std::atoi(attr("numa_node", "-1").c_str());
+  base.local_cpulist = attr("local_cpulist", "");
+  base.link_speed = "Unknown";
+  base.link_width = 0;
+  bool autoprobe = attr("sriov_drivers_autoprobe", "1") == "1";
+  auto pf_driver = w_.ReadLink(pf_dir + "/driver");
+  std::string pf_drv(Basename(pf_driver));
+  if (autoprobe) base.driver = VfDriverFor(pf_drv);
+  // VF BAR0s are carved from the PF's IOV BAR (resource line 7).
+  uint64_t iov_base = 0, iov_size = 0;
+  {
+    std::stringstream ss(w_.ReadFile(pf_dir + "/resource").value_or(""));
+    std::string line;
+    for (int i = 0; std::getline(ss, line); ++i) {
+      if (i != 7) continue;
+      unsigned long long s = 0, e = 0, f = 0;
+      if (sscanf(line.c_str(), "%llx %llx %llx", &s, &e, &f) == 3 && e > s) {
+        iov_base = s;
+        iov_size = e - s + 1;
+      }
+    }
+  }
+  int total = std::atoi(attr("sriov_totalvfs", "1").c_str());
+  uint64_t vf_bar = total > 0 ? iov_size / static_cast<uint64_t>(total) : 0;
+  bool iommu = w_.Exists(pf_dir + "/iommu_group");
+
+  ++batch_;
+  for (int i = 0; i < n; ++i) {
+    PciFunctionSpec f = base;
+    f.bdf = vfs[static_cast<size_t>(i)].ToString();
+    if (vf_bar != 0) {
+      f.bar0 = iov_base + vf_bar * static_cast<uint64_t>(i);
+      f.bar0_size = vf_bar;
+    }
+    f.iommu_group = iommu ? AllocSmallest(&iommu_groups_) : -1;
+    std::string vf_dir = parent_dir + "/" + f.bdf;
+    if (w_.Exists(vf_dir) || w_.Exists("/sys/bus/pci/devices/" + f.bdf)) {
+      return Fail(EBUSY, "PCI function " + f.bdf + " already exists");
+    }
+    Status s = AddPciFunction(w_, f, vf_dir);
+    if (s.ok()) s = w_.Link(vf_dir + "/physfn", pf_dir);
+    if (s.ok()) s = w_.Link(pf_dir + "/virtfn" + std::to_string(i), vf_dir);
+    if (!s.ok()) return Fail(EIO, s.message());
+    if (!base.driver.empty()) pending_.push_back({batch_, pf_dir, vf_dir, i});
+  }
+  return 0;
+}
+
+Status SriovSim::Disable(const std::string& pf_dir) {
+  // Forget queued devices of this PF.
+  std::vector<PendingVf> keep;
+  for (auto& p : pending_) {
+    if (p.pf_dir != pf_dir) keep.push_back(std::move(p));
+  }
+  pending_ = std::move(keep);
+  std::vector<std::string> links;
+  for (const auto& e : w_.List(pf_dir)) {
+    if (e.rfind("virtfn", 0) == 0) links.push_back(e);
+  }
+  for (const auto& link : links) {
+    auto vf = w_.RealPath(pf_dir + "/" + link);
+    if (vf.ok() && w_.Exists(*vf)) {
+      const std::string vf_dir = *vf;
+      const std::string bdf(Basename(vf_dir));
+      for (const auto& nd : w_.List(vf_dir + "/net"))
+        RETURN_IF_ERROR(w_.RemoveAll("/sys/class/net/" + nd));
+      for (const auto& ib : w_.List(vf_dir + "/infiniband")) {
+        RETURN_IF_ERROR(w_.RemoveAll("/sys/class/infiniband/" + ib));
+        rdma_names_.erase(ib);
+      }
+      for (const auto& uv : w_.List(vf_dir + "/infiniband_verbs")) {
+        RETURN_IF_ERROR(w_.RemoveAll("/sys/class/infiniband_verbs/" + uv));
+        uverbs_.erase(std::atoi(uv.c_str() + 6));
+      }
+      std::string drv = w_.ReadLink(vf_dir + "/driver");
+      if (!drv.empty()) {
+        RETURN_IF_ERROR(
+            w_.RemoveAll("/sys/bus/pci/drivers/" + std::string(Basename(drv)) + "/" + bdf));
+      }
+      std::string group = w_.ReadLink(vf_dir + "/iommu_group");
+      if (!group.empty()) {
+        RETURN_IF_ERROR(w_.RemoveAll("/sys/kernel/iommu_groups/" + std::string(Basename(group))));
+        iommu_groups_.erase(std::atoi(std::string(Basename(group)).c_str()));
+      }
+      RETURN_IF_ERROR(w_.RemoveAll("/sys/bus/pci/devices/" + bdf));
+      RETURN_IF_ERROR(w_.RemoveAll(vf_dir));
+    }
+    RETURN_IF_ERROR(w_.RemoveAll(pf_dir + "/" + link));
+  }
+  return OkStatus();
+}
+
+Status SriovSim::Flush(uint64_t up_to) {
+  std::vector<PendingVf> later;
+  std::vector<PendingVf> now;
+  for (auto& p : pending_) (p.batch <= up_to ? now : later).push_back(std::move(p));
+  pending_ = std::move(later);
+  Status first;
+  for (const auto& p : now) {
+    Status s = CreateVfDevices(p);
+    if (!s.ok() && first.ok()) first = s;
+  }
+  return first;
+}
+
+Status SriovSim::CreateVfDevices(const PendingVf& p) {
+  if (!w_.Exists(p.vf_dir)) return OkStatus();  // destroyed meanwhile
+  const std::string bdf(Basename(p.vf_dir));
+  uint64_t h = Hash(bdf);
+  // Netdev: same kind as the PF's first netdev.
+  std::vector<std::string> pf_netdevs = w_.List(p.pf_dir + "/net");
+  std::string vf_netdev;
+  std::string vf_guid;
+  if (!pf_netdevs.empty()) {
+    const std::string pfn = p.pf_dir + "/net/" + pf_netdevs[0];
+    NetdevSpec n;
+    n.name = VfNetdevName(pf_netdevs[0], p.index);
+    n.type = std::atoi(w_.ReadAttr(pfn + "/type").value_or("1").c_str());
+    if (n.type == 32) {
+      // IPoIB: 4-byte QPN + 16-byte GID (fe80:: + port GUID). The VF GUID is
+      // the PF's with the last 16 bits replaced by 0xc000 + VF index.
+      std::vector<std::string> pf_ib = w_.List(p.pf_dir + "/infiniband");
+      std::string pf_guid =
+          pf_ib.empty()
+              ? "0000:0000:0000:0000"
+              : w_.ReadAttr(p.pf_dir + "/infiniband/" + pf_ib[0] + "/node_guid").value_or("");
+      if (pf_guid.size() != 19) pf_guid = "0000:0000:0000:0000";
+      char last[8];
+      snprintf(last, sizeof last, "%04x", 0xc000u + static_cast<unsigned>(p.index));
+      vf_guid = pf_guid.substr(0, 15) + last;
+      unsigned g[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+      sscanf(vf_guid.c_str(), "%2x%2x:%2x%2x:%2x%2x:%2x%2x", &g[0], &g[1], &g[2], &g[3], &g[4],
+             &g[5], &g[6], &g[7]);
+      char mac[96];
+      snprintf(mac, sizeof mac,
+               "00:00:%02x:%02x:fe:80:00:00:00:00:00:00:%02x:%02x:%02x:%02x:%02x:%02x:%02x:%02x",
+               static_cast<unsigned>(0x10 + p.index / 256) & 0xff,
+               static_cast<unsigned>(p.index) & 0xff, g[0], g[1], g[2], g[3], g[4], g[5], g[6],
+               g[7]);
+      n.mac = mac;
+      n.mtu = std::atoi(w_.ReadAttr(pfn + "/mtu").value_or("2044").c_str());
+    } else {
+      char mac[32];
+      snprintf(mac, sizeof mac, "%02x:%02x:%02x:%02x:%02x:%02x",
+               (static_cast<unsigned>(h >> 40) & 0xfc) | 0x02,
+               static_cast<unsigned>(h >> 32) & 0xff, static_cast<unsigned>(h >> 24) & 0xff,
+               static_cast<unsigned>(h >> 16) & 0xff, static_cast<unsigned>(h >> 8) & 0xff,
+               static_cast<unsigned>(h) & 0xff);
+      n.mac = mac;
+      n.mtu = 1500;
+      n.speed = std::atoi(w_.ReadAttr(pfn + "/speed").value_or("-1").c_str());
+    }
+    n.operstate = w_.ReadAttr(pfn + "/operstate").value_or("up");
+    n.ifindex = AllocIfindex();
+    RETURN_IF_ERROR(AddNetdev(w_, n, p.vf_dir));
+    vf_netdev = n.name;
+  }
+  // RDMA device: one per PF RDMA device, named <prefix><next free>.
+  std::vector<std::string> pf_rdma = w_.List(p.pf_dir + "/infiniband");
+  if (pf_rdma.empty()) return OkStatus();
+  const std::string pr = p.pf_dir + "/infiniband/" + pf_rdma[0];
+  std::string prefix = pf_rdma[0];
+  while (!prefix.empty() && prefix.back() >= '0' && prefix.back() <= '9') prefix.pop_back();
+  RdmaDeviceSpec r;
+  r.name = AllocRdmaName(prefix);
+  r.uverbs = AllocSmallest(&uverbs_);
+  r.pci = bdf;
+  unsigned vf_device =
+      static_cast<unsigned>(ParseHexAttr(w_.ReadAttr(p.vf_dir + "/device").value_or("0")));
+  r.hca_type = "MT" + std::to_string(vf_device);
+  r.fw_ver = w_.ReadAttr(pr + "/fw_ver").value_or("");
+  r.board_id = w_.ReadAttr(pr + "/board_id").value_or("");
+  r.sys_image_guid = w_.ReadAttr(pr + "/sys_image_guid").value_or("");
+  std::string vf_mac = vf_netdev.empty()
+                           ? ""
+                           : w_.ReadAttr(p.vf_dir + "/net/" + vf_netdev + "/address").value_or("");
+  r.node_guid = !vf_guid.empty() ? vf_guid : GuidFromMac(vf_mac);
+  for (const auto& port : w_.List(pr + "/ports")) {
+    const std::string pp = pr + "/ports/" + port;
+    RdmaPortSpec sp;
+    sp.port = std::atoi(port.c_str());
+    sp.link_layer = w_.ReadAttr(pp + "/link_layer").value_or("Ethernet");
+    sp.state = w_.ReadAttr(pp + "/state").value_or("4: ACTIVE");
+    sp.phys_state = w_.ReadAttr(pp + "/phys_state").value_or("5: LinkUp");
+    sp.rate = w_.ReadAttr(pp + "/rate").value_or("");
+    sp.sm_lid = w_.ReadAttr(pp + "/sm_lid").value_or("0x0");
+    sp.cap_mask = w_.ReadAttr(pp + "/cap_mask").value_or("0x0");
+    sp.gid_table_size = static_cast<int>(w_.List(pp + "/gids").size());
+    sp.pkey_table_size = static_cast<int>(w_.List(pp + "/pkeys").size());
+    if (sp.link_layer == "InfiniBand") {
+      unsigned pf_lid = static_cast<unsigned>(ParseHexAttr(w_.ReadAttr(pp + "/lid").value_or("0")));
+      char lid[16];
+      snprintf(lid, sizeof lid, "0x%x", pf_lid + 1 + static_cast<unsigned>(p.index));
+      sp.lid = lid;
+      sp.gids = {{0, IbGidFromGuid(r.node_guid), "IB/RoCE v1", ""}};
+    } else {
+      std::string ll = LinkLocalGidFromMac(vf_mac);
+      sp.gids = {{0, ll, "IB/RoCE v1", vf_netdev}, {1, ll, "RoCE v2", vf_netdev}};
+    }
+    r.ports.push_back(sp);
+  }
+  return AddRdmaDevice(w_, r, p.vf_dir);
+}
+
+}  // namespace provisioner::testing

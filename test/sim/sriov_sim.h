@@ -1,0 +1,101 @@
+// The SR-IOV part of a simulated kernel, acting on a host tree: what Linux
+// (drivers/pci/iov.c) and mlx5/igb do when `sriov_numvfs` is written
+// (kernel-facts.md "SR-IOV"):
+//   not a number -> EINVAL; above sriov_totalvfs -> ERANGE; equal to the
+//   current count -> success, no-op; no PF driver -> ENOENT; 0 -> destroys
+//   every VF; non-zero while non-zero -> EBUSY; N -> creates N VF functions.
+// VF PCI functions exist when the write returns; their netdevs and RDMA
+// devices are queued and appear on Flush() ("a little later"), which the
+// in-process HostFs and the daemon call after a delay.
+#ifndef PROVISIONER_TEST_SIM_SRIOV_SIM_H_
+#define PROVISIONER_TEST_SIM_SRIOV_SIM_H_
+
+#include <cstdint>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/base/status.h"
+#include "test/support/host_tree.h"
+
+namespace provisioner::testing {
+
+struct SriovSimOptions {
+  // The driver enables at most this many VFs and still reports success
+  // ("may enable fewer VFs than asked": callers must re-read). -1 = as asked.
+  int max_enable = -1;
+  // Errno for an enable that the simulated driver fails (0 = none), e.g.
+  // ENOMEM, EIO. Applies to enables only, not to writes of 0.
+  int enable_error = 0;
+};
+
+// Parses a sriov_numvfs write like kstrtou16(buf, 0): optional '+', decimal,
+// 0x-hex or 0-octal, one optional trailing newline. Returns the value, or
+// -EINVAL / -ERANGE.
+int ParseNumVfsWrite(std::string_view value);
+
+// VF netdev name from the PF's ("ens6f0np0", 2) -> "ens6f0v2": the PF name
+// without its "np<N>" phys_port_name suffix, then "v<index>".
+std::string VfNetdevName(const std::string& pf_netdev, int vf_index);
+
+// The driver a VF binds to when its PF uses `pf_driver` (mlx5_core ->
+// mlx5_core, igb -> igbvf, ixgbe -> ixgbevf, i40e/ice -> iavf).
+std::string VfDriverFor(const std::string& pf_driver);
+
+class SriovSim {
+ public:
+  explicit SriovSim(std::string root, SriovSimOptions options = {});
+
+  // A write of `value` to the sriov_numvfs of the PF at host path `pf` (any
+  // path designating the PF directory, e.g. /sys/bus/pci/devices/<bdf>).
+  // `current` is the count the kernel has enabled now; -1 reads it from the
+  // sriov_numvfs file. Returns 0 or an errno. On success the file reads
+  // "<n>\n" and the VF functions exist; netdevs/RDMA devices are queued as
+  // batch last_batch().
+  int WriteNumVfs(const std::string& pf, std::string_view value, int current = -1);
+
+  // Creates the queued netdevs and RDMA devices of batches <= up_to.
+  Status Flush(uint64_t up_to = UINT64_MAX);
+  size_t pending() const { return pending_.size(); }
+  uint64_t last_batch() const { return batch_; }
+  // Why the last WriteNumVfs failed ("" after a success).
+  const std::string& last_error() const { return last_error_; }
+
+  // Number of virtfnN links of the PF (host path, resolved).
+  int CountVfs(const std::string& pf) const;
+
+ private:
+  struct PendingVf {
+    uint64_t batch;
+    std::string pf_dir;
+    std::string vf_dir;
+    int index;
+  };
+  int Enable(const std::string& pf_dir, int n);
+  Status Disable(const std::string& pf_dir);
+  Status CreateVfDevices(const PendingVf& p);
+  int Fail(int err, std::string why);
+  // Allocators (loaded from the tree on first use, then kept up to date):
+  // ifindex is monotonic like the kernel's; the others take the smallest
+  // free number like an IDA.
+  void LoadAllocators();
+  int AllocIfindex();
+  int AllocSmallest(std::set<int>* used);
+  std::string AllocRdmaName(const std::string& prefix);
+
+  TreeWriter w_;
+  bool allocators_loaded_ = false;
+  int next_ifindex_ = 1;
+  std::set<int> iommu_groups_;
+  std::set<int> uverbs_;
+  std::set<std::string> rdma_names_;
+  SriovSimOptions options_;
+  std::vector<PendingVf> pending_;
+  uint64_t batch_ = 0;
+  std::string last_error_;
+};
+
+}  // namespace provisioner::testing
+
+#endif  // PROVISIONER_TEST_SIM_SRIOV_SIM_H_
