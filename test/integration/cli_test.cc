@@ -116,6 +116,17 @@ TEST(CliTest, DiscoverRealI350Capture) {
   EXPECT_EQ(pfs, 2) << j.dump(2);
 }
 
+TEST(CliTest, LogsGoToStderrAndJsonStaysClean) {
+  std::string root = ExtractHost("cx5-roce");
+  RunResult r = Provisioner({"--log-level", "debug", "discover", "--root", root, "-o", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("debug: discover: module sriov"), std::string::npos) << r.err;
+  ParseJson(r);
+  RunResult quiet = Provisioner({"discover", "--root", root, "-o", "json"});
+  EXPECT_EQ(quiet.err, "");
+  EXPECT_EQ(Provisioner({"--log-level", "loud", "discover"}).exit_code, 1);
+}
+
 TEST(CliTest, DiscoverMissingRootIsErrnoError) {
   RunResult r = Provisioner({"discover", "--root", "/nonexistent/tree"});
   EXPECT_EQ(r.exit_code, 1);
