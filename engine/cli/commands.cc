@@ -14,6 +14,7 @@
 #include "engine/config/loader.h"
 #include "engine/core/engine.h"
 #include "engine/host/host_fs.h"
+#include "engine/host/host_lock.h"
 #include "engine/module/registry.h"
 #include "engine/output/render.h"
 #include "nlohmann/json.hpp"
@@ -79,12 +80,13 @@ std::optional<DesiredState> LoadOrReport(const std::string& file) {
 
 struct Planned {
   std::unique_ptr<Session> session;
+  HostLock lock;  // held from before discovery until apply ends
   DesiredState desired;
   PlanResult result;
 };
 
 // validate + discover + plan, printing problems. nullopt -> exit 1.
-std::optional<Planned> LoadAndPlan(const CommonOptions& opt) {
+std::optional<Planned> LoadAndPlan(const CommonOptions& opt, bool lock = false) {
   auto desired = LoadOrReport(opt.file);
   if (!desired) return std::nullopt;
   auto session = OpenHost(opt);
@@ -95,6 +97,15 @@ std::optional<Planned> LoadAndPlan(const CommonOptions& opt) {
   Planned p;
   p.session = std::move(session).value();
   p.desired = std::move(*desired);
+  if (lock) {
+    auto l = AcquireHostLock(*p.session->fs, kApplyLockPath,
+                             std::chrono::milliseconds(static_cast<long long>(opt.lock_timeout_s * 1000)));
+    if (!l.ok()) {
+      PrintError(l.status().message());
+      return std::nullopt;
+    }
+    p.lock = std::move(l).value();
+  }
   auto facts = Discover(p.session->modules, p.session->ctx);
   if (!facts.ok()) {
     PrintError(facts.status().message());
@@ -183,7 +194,7 @@ int RunPlan(const CommonOptions& opt) {
 
 int RunApply(const CommonOptions& opt) {
   if (LooksLikeSavedPlan(opt.file)) return NotImplemented("apply PLANFILE", "the safe-apply issue");
-  auto p = LoadAndPlan(opt);
+  auto p = LoadAndPlan(opt, /*lock=*/!opt.dry_run);
   if (!p) return kExitError;
   const Plan& plan = p->result.plan;
   json doc = PlanToJson(plan, opt.root);

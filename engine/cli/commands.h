@@ -23,6 +23,7 @@ struct CommonOptions {
   bool detailed_exitcode = false;
   bool dry_run = false;
   double settle_timeout_s = 300;
+  double lock_timeout_s = 0;  // apply: wait this long for another apply
   bool color = false;
 };
 

@@ -75,6 +75,9 @@ int main(int argc, char** argv) {
                     "Seconds to wait for VFs and their netdevs to appear")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  apply->add_option("--lock-timeout", opt.lock_timeout_s,
+                    "Seconds to wait for another apply on the same root (default: fail at once)")
+      ->check(CLI::NonNegativeNumber);
 
   CLI::App* manifests = app.add_subcommand("manifests", "Write the Kubernetes manifests for this host");
   manifests->add_option("FILE", opt.file, "host.yaml")->required();

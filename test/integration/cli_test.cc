@@ -1,5 +1,10 @@
 // End-to-end: the real binary against kernel-shaped host trees.
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
 
 #include <fstream>
 #include <sstream>
@@ -212,6 +217,30 @@ spec:
   EXPECT_EQ(sim.Refused(), "");  // the simulated kernel never saw 4 -> 8 directly
   EXPECT_EQ(ReadFile(root + kPf0 + "/sriov_numvfs"), "8\n");
   EXPECT_EQ(Provisioner({"plan", yaml, "--root", root, "--detailed-exitcode"}).exit_code, 0);
+}
+
+TEST(CliTest, ConcurrentApplyFailsAtOnceOrWaits) {
+  std::string root = ExtractHost("cx5-roce");
+  ::mkdir((root + "/run").c_str(), 0755);
+  ::mkdir((root + "/run/provisioner").c_str(), 0755);
+  // This test process plays the first apply: it holds the lock.
+  int fd = ::open((root + "/run/provisioner/lock").c_str(), O_RDONLY | O_CREAT, 0644);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::flock(fd, LOCK_EX), 0);
+  auto start = std::chrono::steady_clock::now();
+  RunResult r = Provisioner({"apply", Example("roce-sriov.yaml"), "--root", root});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("another provisioner apply holds /run/provisioner/lock"), std::string::npos)
+      << r.err;
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
+  RunResult waited = Provisioner(
+      {"apply", Example("roce-sriov.yaml"), "--root", root, "--lock-timeout", "1"});
+  EXPECT_EQ(waited.exit_code, 1);
+  EXPECT_NE(waited.err.find("(waited 1s)"), std::string::npos) << waited.err;
+  EXPECT_EQ(ReadFile(root + kPf0 + "/sriov_numvfs"), "0\n");  // nothing applied
+  // A dry run takes no lock.
+  EXPECT_EQ(Provisioner({"apply", Example("roce-sriov.yaml"), "--root", root, "--dry-run"}).exit_code, 0);
+  ::close(fd);
 }
 
 TEST(CliTest, ApplyDryRunWritesNothing) {

@@ -1,0 +1,71 @@
+#include "engine/host/host_lock.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+
+#include "gtest/gtest.h"
+
+namespace provisioner {
+namespace {
+
+std::string TempRoot() {
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  std::string base = std::string(tmp ? tmp : "/tmp") + "/lockXXXXXX";
+  return ::mkdtemp(base.data());
+}
+
+TEST(HostLockTest, SecondHolderFailsAtOnceThenSucceedsAfterRelease) {
+  auto fs = NewLocalHostFs(TempRoot());
+  auto first = AcquireHostLock(*fs, kApplyLockPath, std::chrono::milliseconds(0));
+  ASSERT_TRUE(first.ok()) << first.status().message();
+  EXPECT_TRUE(fs->Exists("/run/provisioner/lock"));
+  // flock locks belong to the open file description: a second open conflicts
+  // even in the same process, as a second provisioner process would.
+  auto start = std::chrono::steady_clock::now();
+  auto second = AcquireHostLock(*fs, kApplyLockPath, std::chrono::milliseconds(0));
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.status().code(), StatusCode::kUnavailable);
+  EXPECT_NE(second.status().message().find("another provisioner apply holds /run/provisioner/lock"),
+            std::string::npos);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(500));
+  auto waited = AcquireHostLock(*fs, kApplyLockPath, std::chrono::milliseconds(200));
+  ASSERT_FALSE(waited.ok());
+  EXPECT_NE(waited.status().message().find("waited"), std::string::npos);
+  { HostLock released = std::move(first).value(); }
+  EXPECT_TRUE(AcquireHostLock(*fs, kApplyLockPath, std::chrono::milliseconds(0)).ok());
+}
+
+TEST(HostLockTest, ExistingLockFileIsNotWritten) {
+  auto fs = NewLocalHostFs(TempRoot());
+  ASSERT_TRUE(AcquireHostLock(*fs, kApplyLockPath, std::chrono::milliseconds(0)).ok());
+  auto fs2 = NewLocalHostFs(fs->root());
+  ASSERT_TRUE(AcquireHostLock(*fs2, kApplyLockPath, std::chrono::milliseconds(0)).ok());
+  EXPECT_EQ(fs2->stats().files_opened_for_write, 0u);
+}
+
+TEST(HostLockTest, WaitsForAHolderThatLetsGo) {
+  auto fs = NewLocalHostFs(TempRoot());
+  ASSERT_TRUE(AcquireHostLock(*fs, kApplyLockPath, std::chrono::milliseconds(0)).ok());
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    auto fs_child = NewLocalHostFs(fs->root());
+    auto l = AcquireHostLock(*fs_child, kApplyLockPath, std::chrono::milliseconds(0));
+    if (!l.ok()) ::_exit(2);
+    ::usleep(300 * 1000);
+    ::_exit(0);
+  }
+  ::usleep(100 * 1000);
+  auto busy = AcquireHostLock(*fs, kApplyLockPath, std::chrono::milliseconds(0));
+  EXPECT_FALSE(busy.ok());
+  auto waited = AcquireHostLock(*fs, kApplyLockPath, std::chrono::milliseconds(5000));
+  EXPECT_TRUE(waited.ok()) << waited.status().message();
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+}
+
+}  // namespace
+}  // namespace provisioner
