@@ -81,6 +81,7 @@ std::optional<DesiredState> LoadOrReport(const std::string& file) {
 struct Planned {
   std::unique_ptr<Session> session;
   HostLock lock;  // held from before discovery until apply ends
+  std::optional<Journal> interrupted;  // journal of an earlier, interrupted apply
   DesiredState desired;
   PlanResult result;
 };
@@ -112,6 +113,17 @@ std::optional<Planned> LoadAndPlan(const CommonOptions& opt, bool lock = false) 
     return std::nullopt;
   }
   p.result = BuildPlan(p.session->modules, p.desired, *facts);
+  auto journal = ReadJournal(*p.session->fs);
+  if (!journal.ok()) {
+    PrintError(journal.status().message());
+    return std::nullopt;
+  }
+  if (*journal) {
+    p.interrupted = std::move(**journal);
+    p.result.plan.warnings.push_back(
+        "an earlier apply was interrupted (" + p.interrupted->Describe() +
+        "); apply converges from the current state, apply --rollback undoes it");
+  }
   bool errors = false;
   for (const auto& d : p.result.diagnostics) {
     std::fprintf(stderr, "%s\n", FormatDiagnostic(opt.file, p.desired.marks, d).c_str());
@@ -196,10 +208,36 @@ int RunApply(const CommonOptions& opt) {
   if (LooksLikeSavedPlan(opt.file)) return NotImplemented("apply PLANFILE", "the safe-apply issue");
   auto p = LoadAndPlan(opt, /*lock=*/!opt.dry_run);
   if (!p) return kExitError;
+  JournalWriter journal(p->session->fs.get());
+  ApplyOptions apply_options;
+  apply_options.journal = &journal;
+  if (opt.rollback) {
+    if (!p->interrupted) {
+      std::printf("Nothing to roll back: no interrupted apply under %s.\n", opt.root.c_str());
+      return kExitOk;
+    }
+    std::fprintf(stderr, "provisioner: rolling back the interrupted apply (%s)\n",
+                 p->interrupted->Describe().c_str());
+    p->result.plan.changes = p->interrupted->RollbackChanges();
+    p->result.plan.warnings.clear();
+    apply_options.check_converged = false;
+    if (p->result.plan.changes.empty()) {
+      Status s = journal.Finish();
+      if (!s.ok()) PrintError(s.message());
+      std::printf("Nothing to roll back: the interrupted apply had not changed anything.\n");
+      return s.ok() ? kExitOk : kExitError;
+    }
+  }
   const Plan& plan = p->result.plan;
+  for (const auto& w : plan.warnings) spdlog::warn("{}", w);
   json doc = PlanToJson(plan, opt.root);
   doc["dryRun"] = opt.dry_run;
   if (opt.dry_run || plan.changes.empty()) {
+    if (!opt.dry_run && p->interrupted) {
+      // Already converged: the interrupted apply's journal is settled.
+      Status s = journal.Finish();
+      if (!s.ok()) PrintError(s.message());
+    }
     for (auto& c : doc["changes"]) c["status"] = "planned";
     if (opt.output == "json") {
       std::cout << doc.dump(2) << "\n";
@@ -210,7 +248,8 @@ int RunApply(const CommonOptions& opt) {
     return kExitOk;
   }
 
-  ApplyReport report = ApplyPlan(p->session->modules, plan, p->desired, p->session->ctx);
+  ApplyReport report =
+      ApplyPlan(p->session->modules, plan, p->desired, p->session->ctx, apply_options);
   json changes = json::array();
   for (const auto& a : report.applied) {
     json c = ChangeToJson(a.change);

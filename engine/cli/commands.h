@@ -22,6 +22,7 @@ struct CommonOptions {
   std::string output_dir;
   bool detailed_exitcode = false;
   bool dry_run = false;
+  bool rollback = false;  // apply --rollback: undo an interrupted apply
   double settle_timeout_s = 300;
   double lock_timeout_s = 0;  // apply: wait this long for another apply
   bool color = false;

@@ -75,6 +75,8 @@ int main(int argc, char** argv) {
                     "Seconds to wait for VFs and their netdevs to appear")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  apply->add_flag("--rollback", opt.rollback,
+                  "Undo the changes of an interrupted apply (from its journal) instead of converging");
   apply->add_option("--lock-timeout", opt.lock_timeout_s,
                     "Seconds to wait for another apply on the same root (default: fail at once)")
       ->check(CLI::NonNegativeNumber);

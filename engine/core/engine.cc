@@ -15,18 +15,6 @@ Module* FindModule(const std::vector<std::unique_ptr<Module>>& modules, const st
   return nullptr;
 }
 
-Change Inverse(const Change& c) {
-  Change inv = c;
-  std::swap(inv.before, inv.after);
-  inv.reason = "roll back " + c.id;
-  if (inv.detail.is_object()) inv.detail.erase("resetFirst");
-  if (inv.before.is_number_integer() && inv.after.is_number_integer() &&
-      inv.before.get<long long>() != 0 && inv.after.get<long long>() != 0) {
-    inv.detail["resetFirst"] = true;
-  }
-  return inv;
-}
-
 }  // namespace
 
 StatusOr<HostFacts> Discover(const std::vector<std::unique_ptr<Module>>& modules,
@@ -60,10 +48,26 @@ PlanResult BuildPlan(const std::vector<std::unique_ptr<Module>>& modules,
 }
 
 ApplyReport ApplyPlan(const std::vector<std::unique_ptr<Module>>& modules, const Plan& plan,
-                      const DesiredState& desired, HostContext& ctx) {
+                      const DesiredState& desired, HostContext& ctx,
+                      const ApplyOptions& options) {
   ApplyReport report;
+  JournalWriter* journal = plan.changes.empty() ? nullptr : options.journal;
+  if (journal != nullptr) {
+    Status js = journal->Begin(plan.changes);
+    if (!js.ok()) {
+      report.status = js;  // nothing was changed yet
+      return report;
+    }
+  }
+  auto mark = [&](size_t i, JournalStep step) {
+    if (journal == nullptr) return;
+    Status js = journal->Mark(i, step);
+    if (!js.ok()) spdlog::warn("{}", js.message());
+  };
   std::vector<const Change*> done;
-  for (const Change& c : plan.changes) {
+  for (size_t index = 0; index < plan.changes.size(); ++index) {
+    const Change& c = plan.changes[index];
+    mark(index, JournalStep::kApplying);
     Module* m = FindModule(modules, c.module);
     Status s = m == nullptr ? InternalError("no module " + c.module) : OkStatus();
     if (s.ok()) {
@@ -71,6 +75,7 @@ ApplyReport ApplyPlan(const std::vector<std::unique_ptr<Module>>& modules, const
       s = m->Apply(c, ctx);
       if (s.ok()) s = m->Verify(c, ctx).WithContext("verify");
     }
+    if (s.ok()) mark(index, JournalStep::kApplied);
     report.applied.push_back({c, s.ok() ? s : s.WithContext("apply " + c.id)});
     if (!s.ok()) {
       report.status = report.applied.back().status;
@@ -78,20 +83,28 @@ ApplyReport ApplyPlan(const std::vector<std::unique_ptr<Module>>& modules, const
       // it too, then the earlier ones, newest first.
       done.push_back(&c);
       for (auto it = done.rbegin(); it != done.rend(); ++it) {
-        Change inv = Inverse(**it);
+        Change inv = InverseChange(**it);
         Module* im = FindModule(modules, inv.module);
         Status rs = im->Apply(inv, ctx);
         if (rs.ok()) rs = im->Verify(inv, ctx);
         report.rolled_back.push_back({inv, rs});
         if (!rs.ok()) spdlog::error("rollback of {} failed: {}", (*it)->id, rs.message());
       }
+      bool restored = true;
+      for (const auto& r : report.rolled_back) restored = restored && r.status.ok();
+      // A host that could not be restored keeps its journal for the next run.
+      if (journal != nullptr && restored) (void)journal->Finish();
       return report;
     }
     done.push_back(&c);
     if (c.disruption != Disruption::kLive) report.reboot_required = true;
   }
+  if (journal != nullptr) {
+    Status js = journal->Finish();
+    if (!js.ok()) spdlog::warn("{}", js.message());
+  }
   // Converged? Re-discover and re-plan: only reboot-pending changes may stay.
-  if (!plan.changes.empty()) {
+  if (!plan.changes.empty() && options.check_converged) {
     auto facts = Discover(modules, ctx);
     if (!facts.ok()) {
       report.status = facts.status().WithContext("re-discover after apply");

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "engine/base/status.h"
+#include "engine/core/journal.h"
 #include "engine/model/desired.h"
 #include "engine/model/host_model.h"
 #include "engine/module/module.h"
@@ -46,8 +47,14 @@ struct ApplyReport {
 // the change with before/after swapped). After a full apply, the host is
 // re-discovered and re-planned: anything still pending (other than
 // reboot-pending changes) fails the apply.
+struct ApplyOptions {
+  JournalWriter* journal = nullptr;  // records progress when set
+  bool check_converged = true;       // off for --rollback (it moves away from desired)
+};
+
 ApplyReport ApplyPlan(const std::vector<std::unique_ptr<Module>>& modules, const Plan& plan,
-                      const DesiredState& desired, HostContext& ctx);
+                      const DesiredState& desired, HostContext& ctx,
+                      const ApplyOptions& options = ApplyOptions());
 
 }  // namespace provisioner
 

@@ -1,6 +1,9 @@
 #include "engine/core/engine.h"
 
+#include <cstdlib>
 #include <map>
+
+#include "engine/core/journal.h"
 
 #include "gtest/gtest.h"
 
@@ -36,8 +39,12 @@ class FakeModule : public Module {
       sink.AddChange(c);
     }
   }
-  Status Apply(const Change& c, HostContext&) override {
+  Status Apply(const Change& c, HostContext& ctx) override {
     log_->push_back("apply " + c.id + "=" + c.after.dump());
+    if (ctx.fs->Exists(kJournalPath)) {  // what a kill -9 right now would leave
+      auto j = ReadJournal(*ctx.fs);
+      if (j.ok() && *j) journal_seen.push_back((*j)->Describe());
+    }
     if (fail_on == c.id + "=" + c.after.dump()) return UnavailableError("EBUSY");
     (*host_)[c.id] = c.after.get<int>();
     if (lossy_ == c.id) (*host_)[c.id] = 1;  // kernel enabled fewer
@@ -52,6 +59,7 @@ class FakeModule : public Module {
   }
   std::string fail_on;
   std::string lossy_;
+  std::vector<std::string> journal_seen;
 
  private:
   std::string name_;
@@ -142,6 +150,64 @@ TEST_F(EngineTest, VerifyMismatchFailsAndRollsBack) {
   ASSERT_FALSE(r.status.ok());
   EXPECT_NE(r.status.message().find("verify <- vfs/b: desired 4, current 1"), std::string::npos)
       << r.status.message();
+}
+
+std::string TempRoot() {
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  std::string base = std::string(tmp ? tmp : "/tmp") + "/journalXXXXXX";
+  return ::mkdtemp(base.data());
+}
+
+TEST_F(EngineTest, JournalRecordsProgressAndIsRemovedAtTheEnd) {
+  fs_ = NewLocalHostFs(TempRoot());
+  ctx_.fs = fs_.get();
+  JournalWriter journal(fs_.get());
+  DesiredState d = Want({{"vfs/b", 2}, {"links/a", 1}});
+  Plan p = PlanFor(d);
+  ApplyOptions o;
+  o.journal = &journal;
+  ApplyReport r = ApplyPlan(modules_, p, d, ctx_, o);
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  ASSERT_EQ(vfs_->journal_seen.size(), 1u);
+  EXPECT_NE(vfs_->journal_seen[0].find("stopped during vfs/b"), std::string::npos);
+  ASSERT_EQ(links_->journal_seen.size(), 1u);
+  EXPECT_NE(links_->journal_seen[0].find("stopped during links/a"), std::string::npos);
+  EXPECT_FALSE(fs_->Exists(kJournalPath));
+}
+
+TEST_F(EngineTest, JournalRollbackChangesAreInverseNewestFirst) {
+  fs_ = NewLocalHostFs(TempRoot());
+  JournalWriter w(fs_.get());
+  Change a;
+  a.id = "vfs/b";
+  a.module = "vfs";
+  a.before = 4;
+  a.after = 8;
+  Change b = a;
+  b.id = "links/a";
+  b.before = 0;
+  b.after = 1;
+  Change c = a;
+  c.id = "links/c";
+  ASSERT_TRUE(w.Begin({a, b, c}).ok());
+  ASSERT_TRUE(w.Mark(0, JournalStep::kApplied).ok());
+  ASSERT_TRUE(w.Mark(1, JournalStep::kApplying).ok());
+  auto j = ReadJournal(*fs_);
+  ASSERT_TRUE(j.ok() && j->has_value());
+  EXPECT_NE((*j)->Describe().find("stopped during links/a"), std::string::npos);
+  std::vector<Change> back = (*j)->RollbackChanges();
+  ASSERT_EQ(back.size(), 2u);
+  EXPECT_EQ(back[0].id, "links/a");
+  EXPECT_EQ(back[0].after, 0);
+  EXPECT_EQ(back[1].id, "vfs/b");
+  EXPECT_EQ(back[1].after, 4);
+  EXPECT_EQ(back[1].detail.value("resetFirst", false), true);
+  ASSERT_TRUE(w.Finish().ok());
+  auto none = ReadJournal(*fs_);
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->has_value());
+  ASSERT_TRUE(fs_->WriteFileAtomic(kJournalPath, "not json").ok());
+  EXPECT_EQ(ReadJournal(*fs_).status().code(), StatusCode::kFailedPrecondition);
 }
 
 TEST_F(EngineTest, NoChangesMeansNoApplyCalls) {

@@ -1,8 +1,12 @@
 // End-to-end: the real binary against kernel-shaped host trees.
 #include <fcntl.h>
 #include <sys/file.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <thread>
 
 #include <chrono>
 
@@ -241,6 +245,55 @@ TEST(CliTest, ConcurrentApplyFailsAtOnceOrWaits) {
   // A dry run takes no lock.
   EXPECT_EQ(Provisioner({"apply", Example("roce-sriov.yaml"), "--root", root, "--dry-run"}).exit_code, 0);
   ::close(fd);
+}
+
+// kill -9 during the VF wait leaves a journal; the next apply reports it and
+// converges, or --rollback undoes it.
+TEST(CliTest, KillDuringApplyThenApplyConvergesOrRollsBack) {
+  for (bool rollback : {false, true}) {
+    std::string root = ExtractHost("cx5-roce");
+    KernelSimDaemon sim(root, /*netdev_delay_ms=*/20000);  // VFs come, netdevs do not
+    ASSERT_TRUE(sim.ready());
+    std::string yaml = Example("roce-sriov.yaml");
+    pid_t pid = Spawn({ProvisionerBinary(), "apply", yaml, "--root", root, "--settle-timeout", "60"});
+    ASSERT_GT(pid, 0);
+    std::string journal = root + "/run/provisioner/journal.json";
+    bool waiting = false;
+    for (int i = 0; i < 200 && !waiting; ++i) {  // until the VFs exist: apply is waiting
+      struct stat st;
+      waiting = ::stat((root + kPf0 + "/virtfn0").c_str(), &st) == 0 &&
+                ReadFile(journal).find("\"applying\"") != std::string::npos;
+      if (!waiting) std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    }
+    ASSERT_TRUE(waiting);
+    ::kill(pid, SIGKILL);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    ASSERT_TRUE(WIFSIGNALED(status));
+    ASSERT_NE(ReadFile(journal), "");
+
+    RunResult plan = Provisioner({"plan", yaml, "--root", root, "-o", "json"});
+    ASSERT_EQ(plan.exit_code, 0) << plan.err;
+    json pj = ParseJson(plan);
+    ASSERT_EQ(pj["warnings"].size(), 1u) << pj.dump(2);
+    EXPECT_NE(pj["warnings"][0].get<std::string>().find(
+                  "interrupted (pid " + std::to_string(pid)),
+              std::string::npos);
+    EXPECT_NE(pj["warnings"][0].get<std::string>().find("stopped during sriov/0000:af:00.0/numVfs"),
+              std::string::npos);
+
+    std::vector<std::string> args = {"apply", yaml, "--root", root, "--settle-timeout", "30"};
+    if (rollback) args.push_back("--rollback");
+    RunResult again = Provisioner(args);
+    EXPECT_EQ(again.exit_code, 0) << again.out << again.err;
+    EXPECT_EQ(ReadFile(root + kPf0 + "/sriov_numvfs"), rollback ? "0\n" : "12\n");
+    struct stat st;
+    EXPECT_NE(::stat(journal.c_str(), &st), 0) << "journal left behind";
+    EXPECT_EQ(sim.Refused(), "");
+    // Settled: nothing pending and no warning any more.
+    RunResult after = Provisioner({"plan", yaml, "--root", root, "-o", "json"});
+    EXPECT_EQ(ParseJson(after)["warnings"].size(), 0u);
+  }
 }
 
 TEST(CliTest, ApplyDryRunWritesNothing) {

@@ -19,6 +19,9 @@ struct RunResult {
 // Runs argv[0] with the arguments; argv[0] is a path. No shell.
 RunResult Run(const std::vector<std::string>& argv);
 
+// Starts argv without waiting (stdout/stderr to /dev/null); returns the pid.
+pid_t Spawn(const std::vector<std::string>& argv);
+
 // The provisioner binary in the runfiles.
 std::string ProvisionerBinary();
 // Runs provisioner with `args`.

@@ -1,0 +1,144 @@
+#include "engine/core/journal.h"
+
+#include <unistd.h>
+
+#include <ctime>
+
+#include "nlohmann/json.hpp"
+
+namespace provisioner {
+namespace {
+
+using nlohmann::json;
+
+const char* StepName(JournalStep s) {
+  switch (s) {
+    case JournalStep::kPending: return "pending";
+    case JournalStep::kApplying: return "applying";
+    case JournalStep::kApplied: return "applied";
+  }
+  return "pending";
+}
+
+std::string NowUtc() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm;
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+json ToJson(const Change& c) {
+  return {{"id", c.id},         {"module", c.module},   {"target", c.target},
+          {"attribute", c.attribute}, {"before", c.before}, {"after", c.after},
+          {"disruption", DisruptionName(c.disruption)}, {"reason", c.reason},
+          {"phase", c.phase},   {"fieldPath", c.field_path}, {"detail", c.detail}};
+}
+
+Change FromJson(const json& j) {
+  Change c;
+  c.id = j.value("id", "");
+  c.module = j.value("module", "");
+  c.target = j.value("target", "");
+  c.attribute = j.value("attribute", "");
+  c.before = j.value("before", json());
+  c.after = j.value("after", json());
+  std::string d = j.value("disruption", "live");
+  c.disruption = d == "reboot" ? Disruption::kReboot
+                 : d == "firmware-reset" ? Disruption::kFirmwareReset
+                                         : Disruption::kLive;
+  c.reason = j.value("reason", "");
+  c.phase = j.value("phase", 0);
+  c.field_path = j.value("fieldPath", "");
+  c.detail = j.value("detail", json::object());
+  return c;
+}
+
+}  // namespace
+
+Change InverseChange(const Change& c) {
+  Change inv = c;
+  std::swap(inv.before, inv.after);
+  inv.reason = "roll back " + c.id;
+  if (inv.detail.is_object()) inv.detail.erase("resetFirst");
+  if (inv.before.is_number_integer() && inv.after.is_number_integer() &&
+      inv.before.get<long long>() != 0 && inv.after.get<long long>() != 0) {
+    inv.detail["resetFirst"] = true;
+  }
+  return inv;
+}
+
+std::vector<Change> Journal::RollbackChanges() const {
+  std::vector<Change> out;
+  for (auto it = entries.rbegin(); it != entries.rend(); ++it) {
+    if (it->step != JournalStep::kPending) out.push_back(InverseChange(it->change));
+  }
+  return out;
+}
+
+std::string Journal::Describe() const {
+  std::string where = "before its first change";
+  for (const auto& e : entries) {
+    if (e.step == JournalStep::kApplying) where = "during " + e.change.id;
+    if (e.step == JournalStep::kApplied) where = "after " + e.change.id;
+  }
+  for (const auto& e : entries) {
+    if (e.step == JournalStep::kApplying) where = "during " + e.change.id;
+  }
+  return "pid " + std::to_string(pid) + " started " + started_at + ", stopped " + where;
+}
+
+Status JournalWriter::Begin(const std::vector<Change>& changes) {
+  journal_ = Journal();
+  journal_.pid = ::getpid();
+  journal_.started_at = NowUtc();
+  for (const auto& c : changes) journal_.entries.push_back({c, JournalStep::kPending});
+  return Write();
+}
+
+Status JournalWriter::Mark(size_t index, JournalStep step) {
+  if (index >= journal_.entries.size()) return InternalError("journal: no entry " + std::to_string(index));
+  journal_.entries[index].step = step;
+  return Write();
+}
+
+Status JournalWriter::Finish() { return fs_->RemoveFile(kJournalPath); }
+
+Status JournalWriter::Write() {
+  json doc;
+  doc["formatVersion"] = 1;
+  doc["pid"] = journal_.pid;
+  doc["startedAt"] = journal_.started_at;
+  json entries = json::array();
+  for (const auto& e : journal_.entries) {
+    json j = ToJson(e.change);
+    j["step"] = StepName(e.step);
+    entries.push_back(j);
+  }
+  doc["changes"] = entries;
+  return fs_->WriteFileAtomic(kJournalPath, doc.dump(2) + "\n", 0600).WithContext("write journal");
+}
+
+StatusOr<std::optional<Journal>> ReadJournal(const HostFs& fs) {
+  if (!fs.Exists(kJournalPath)) return std::optional<Journal>();
+  ASSIGN_OR_RETURN(std::string text, fs.ReadFile(kJournalPath));
+  json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!doc.is_object() || !doc.contains("changes") || !doc["changes"].is_array()) {
+    return FailedPreconditionError(std::string(kJournalPath) +
+                                   " is not a provisioner journal; inspect and remove it");
+  }
+  Journal j;
+  j.pid = doc.value("pid", 0LL);
+  j.started_at = doc.value("startedAt", "");
+  for (const auto& e : doc["changes"]) {
+    if (!e.is_object()) continue;
+    std::string step = e.value("step", "pending");
+    j.entries.push_back({FromJson(e), step == "applied"    ? JournalStep::kApplied
+                                      : step == "applying" ? JournalStep::kApplying
+                                                           : JournalStep::kPending});
+  }
+  return std::optional<Journal>(std::move(j));
+}
+
+}  // namespace provisioner

@@ -1,0 +1,61 @@
+// The apply journal: before each change, what it was and how far apply got,
+// in <root>/run/provisioner/journal.json (written atomically). Removed when an
+// apply ends (converged or rolled back). Found at the start of the next run,
+// it means the earlier apply was interrupted (kill -9, power loss).
+#ifndef PROVISIONER_ENGINE_CORE_JOURNAL_H_
+#define PROVISIONER_ENGINE_CORE_JOURNAL_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/base/status.h"
+#include "engine/host/host_fs.h"
+#include "engine/plan/change.h"
+
+namespace provisioner {
+
+inline constexpr const char* kJournalPath = "/run/provisioner/journal.json";
+
+enum class JournalStep { kPending, kApplying, kApplied };
+
+struct JournalEntry {
+  Change change;  // before = the prior value, recorded before the change ran
+  JournalStep step = JournalStep::kPending;
+};
+
+struct Journal {
+  long long pid = 0;
+  std::string started_at;  // UTC, ISO 8601
+  std::vector<JournalEntry> entries;
+
+  // Changes that may have touched the host (applying or applied), newest
+  // first, each inverted (before/after swapped): what --rollback runs.
+  std::vector<Change> RollbackChanges() const;
+  // "pid 1234 started 2026-11-22T10:00:00Z, stopped during sriov/...".
+  std::string Describe() const;
+};
+
+// Writes and removes the journal through the host layer.
+class JournalWriter {
+ public:
+  explicit JournalWriter(HostFs* fs) : fs_(fs) {}
+  Status Begin(const std::vector<Change>& changes);
+  Status Mark(size_t index, JournalStep step);
+  Status Finish();  // removes the file
+
+ private:
+  Status Write();
+  HostFs* fs_;
+  Journal journal_;
+};
+
+// nullopt when there is no journal; an error when it exists but is unreadable.
+StatusOr<std::optional<Journal>> ReadJournal(const HostFs& fs);
+
+// The inverse of a change: before and after swapped (resetFirst recomputed).
+Change InverseChange(const Change& c);
+
+}  // namespace provisioner
+
+#endif  // PROVISIONER_ENGINE_CORE_JOURNAL_H_
