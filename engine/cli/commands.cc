@@ -1,6 +1,7 @@
 #include "engine/cli/commands.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
@@ -78,10 +79,33 @@ std::optional<DesiredState> LoadOrReport(const std::string& file) {
   return std::move(r.state);
 }
 
+// The facts a plan depends on, without the root's path (a tree may move).
+std::string FactsDigest(const HostFacts& facts) {
+  json j = FactsToJson(facts);
+  j.erase("root");
+  return Digest(j.dump());
+}
+
+StatusOr<std::string> ReadWholeFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return ErrnoToStatus(errno, "read " + path);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string AbsolutePath(const std::string& path) {
+  if (!path.empty() && path[0] == '/') return path;
+  char cwd[4096];
+  if (::getcwd(cwd, sizeof cwd) == nullptr) return path;
+  return std::string(cwd) + "/" + path;
+}
+
 struct Planned {
   std::unique_ptr<Session> session;
   HostLock lock;  // held from before discovery until apply ends
   std::optional<Journal> interrupted;  // journal of an earlier, interrupted apply
+  std::string facts_digest;            // of the discovered facts the plan was made from
   DesiredState desired;
   PlanResult result;
 };
@@ -113,6 +137,7 @@ std::optional<Planned> LoadAndPlan(const CommonOptions& opt, bool lock = false) 
     return std::nullopt;
   }
   p.result = BuildPlan(p.session->modules, p.desired, *facts);
+  p.facts_digest = FactsDigest(*facts);
   auto journal = ReadJournal(*p.session->fs);
   if (!journal.ok()) {
     PrintError(journal.status().message());
@@ -133,13 +158,47 @@ std::optional<Planned> LoadAndPlan(const CommonOptions& opt, bool lock = false) 
   return p;
 }
 
-bool LooksLikeSavedPlan(const std::string& file) {
-  std::ifstream in(file);
-  if (!in) return false;
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  json j = json::parse(ss.str(), nullptr, /*allow_exceptions=*/false);
-  return j.is_object() && j.contains("formatVersion") && j.contains("changes");
+constexpr const char* kSavedPlanKind = "ProvisionerPlan";
+
+// A saved plan (plan --out) or nullopt when `file` is not one (a host.yaml).
+std::optional<json> ReadSavedPlan(const std::string& file) {
+  auto text = ReadWholeFile(file);
+  if (!text.ok()) return std::nullopt;
+  json j = json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object() || j.value("kind", "") != kSavedPlanKind) return std::nullopt;
+  return j;
+}
+
+// Applies a saved plan only when neither host.yaml nor the host changed.
+std::optional<Planned> LoadSavedPlan(const CommonOptions& given, const json& saved) {
+  CommonOptions opt = given;
+  if (!opt.root_given) opt.root = saved.value("root", "/");
+  opt.file = saved.value("desiredFile", "");
+  auto bytes = ReadWholeFile(opt.file);
+  if (!bytes.ok()) {
+    PrintError("saved plan " + given.file + ": its host.yaml <- " + bytes.status().message());
+    return std::nullopt;
+  }
+  std::string want_desired = saved["digests"].value("desired", "");
+  std::string want_facts = saved["digests"].value("facts", "");
+  if (Digest(*bytes) != want_desired) {
+    PrintError("refusing saved plan " + given.file + ": " + opt.file +
+               " changed since the plan was made (desired-state digest " + want_desired +
+               ", now " + Digest(*bytes) + "); run plan again");
+    return std::nullopt;
+  }
+  auto p = LoadAndPlan(opt, /*lock=*/!opt.dry_run);
+  if (!p) return std::nullopt;
+  if (p->facts_digest != want_facts) {
+    PrintError("refusing saved plan " + given.file + ": the host under " + opt.root +
+               " changed since the plan was made (facts digest " + want_facts + ", now " +
+               p->facts_digest + "); run plan again");
+    return std::nullopt;
+  }
+  // Apply exactly the saved changes.
+  p->result.plan.changes.clear();
+  for (const auto& c : saved["changes"]) p->result.plan.changes.push_back(ChangeFromRecord(c));
+  return p;
 }
 
 Status WriteRebootMarker(HostFs& fs) {
@@ -191,10 +250,28 @@ int RunValidate(const CommonOptions& opt) {
 }
 
 int RunPlan(const CommonOptions& opt) {
-  if (!opt.plan_out.empty()) return NotImplemented("plan --out", "the safe-apply issue");
   auto p = LoadAndPlan(opt);
   if (!p) return kExitError;
   const Plan& plan = p->result.plan;
+  if (!opt.plan_out.empty()) {
+    auto bytes = ReadWholeFile(opt.file);
+    json saved = PlanToJson(plan, opt.root);
+    saved["kind"] = kSavedPlanKind;
+    saved["desiredFile"] = AbsolutePath(opt.file);
+    saved["digests"] = {{"desired", bytes.ok() ? Digest(*bytes) : ""}, {"facts", p->facts_digest}};
+    json records = json::array();
+    for (const auto& c : plan.changes) records.push_back(ChangeToRecord(c));
+    saved["changes"] = records;
+    std::ofstream out(opt.plan_out, std::ios::trunc);
+    out << saved.dump(2) << "\n";
+    out.close();
+    if (!out) {
+      PrintError(ErrnoToStatus(errno, "write " + opt.plan_out).message());
+      return kExitError;
+    }
+    std::fprintf(stderr, "provisioner: plan saved to %s; apply it with: provisioner apply %s\n",
+                 opt.plan_out.c_str(), opt.plan_out.c_str());
+  }
   if (opt.output == "json") {
     std::cout << PlanToJson(plan, opt.root).dump(2) << "\n";
   } else {
@@ -205,8 +282,8 @@ int RunPlan(const CommonOptions& opt) {
 }
 
 int RunApply(const CommonOptions& opt) {
-  if (LooksLikeSavedPlan(opt.file)) return NotImplemented("apply PLANFILE", "the safe-apply issue");
-  auto p = LoadAndPlan(opt, /*lock=*/!opt.dry_run);
+  std::optional<json> saved = ReadSavedPlan(opt.file);
+  auto p = saved ? LoadSavedPlan(opt, *saved) : LoadAndPlan(opt, /*lock=*/!opt.dry_run);
   if (!p) return kExitError;
   JournalWriter journal(p->session->fs.get());
   ApplyOptions apply_options;

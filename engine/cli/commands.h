@@ -16,6 +16,7 @@ inline constexpr int kExitRebootRequired = 3;  // apply
 
 struct CommonOptions {
   std::string root = "/";
+  bool root_given = false;  // --root on the command line (else a saved plan's root)
   std::string output = "table";
   std::string file;
   std::string plan_out;

@@ -41,8 +41,10 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_flag("--no-color", no_color, "No ANSI colours (also NO_COLOR env)");
 
+  std::vector<CLI::Option*> root_options;
   auto add_root = [&](CLI::App* sub) {
-    sub->add_option("--root", opt.root, "Host root: resolve /sys, /proc, /etc ... under DIR")
+    root_options.push_back(sub->add_option("--root", opt.root, "Host root: resolve /sys, /proc, /etc ... under DIR"));
+    root_options.back()
         ->capture_default_str();
   };
   auto add_output = [&](CLI::App* sub, std::vector<std::string> formats) {
@@ -107,6 +109,7 @@ int main(int argc, char** argv) {
     return provisioner::cli::kExitError;
   }
 
+  for (CLI::Option* o : root_options) opt.root_given = opt.root_given || o->count() > 0;
   opt.color = !no_color && std::getenv("NO_COLOR") == nullptr && ::isatty(STDOUT_FILENO);
   SetUpLogging(log_level, !no_color && std::getenv("NO_COLOR") == nullptr && ::isatty(STDERR_FILENO));
 

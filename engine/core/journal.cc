@@ -29,32 +29,6 @@ std::string NowUtc() {
   return buf;
 }
 
-json ToJson(const Change& c) {
-  return {{"id", c.id},         {"module", c.module},   {"target", c.target},
-          {"attribute", c.attribute}, {"before", c.before}, {"after", c.after},
-          {"disruption", DisruptionName(c.disruption)}, {"reason", c.reason},
-          {"phase", c.phase},   {"fieldPath", c.field_path}, {"detail", c.detail}};
-}
-
-Change FromJson(const json& j) {
-  Change c;
-  c.id = j.value("id", "");
-  c.module = j.value("module", "");
-  c.target = j.value("target", "");
-  c.attribute = j.value("attribute", "");
-  c.before = j.value("before", json());
-  c.after = j.value("after", json());
-  std::string d = j.value("disruption", "live");
-  c.disruption = d == "reboot" ? Disruption::kReboot
-                 : d == "firmware-reset" ? Disruption::kFirmwareReset
-                                         : Disruption::kLive;
-  c.reason = j.value("reason", "");
-  c.phase = j.value("phase", 0);
-  c.field_path = j.value("fieldPath", "");
-  c.detail = j.value("detail", json::object());
-  return c;
-}
-
 }  // namespace
 
 Change InverseChange(const Change& c) {
@@ -112,7 +86,7 @@ Status JournalWriter::Write() {
   doc["startedAt"] = journal_.started_at;
   json entries = json::array();
   for (const auto& e : journal_.entries) {
-    json j = ToJson(e.change);
+    json j = ChangeToRecord(e.change);
     j["step"] = StepName(e.step);
     entries.push_back(j);
   }
@@ -134,7 +108,7 @@ StatusOr<std::optional<Journal>> ReadJournal(const HostFs& fs) {
   for (const auto& e : doc["changes"]) {
     if (!e.is_object()) continue;
     std::string step = e.value("step", "pending");
-    j.entries.push_back({FromJson(e), step == "applied"    ? JournalStep::kApplied
+    j.entries.push_back({ChangeFromRecord(e), step == "applied"    ? JournalStep::kApplied
                                       : step == "applying" ? JournalStep::kApplying
                                                            : JournalStep::kPending});
   }

@@ -12,6 +12,7 @@ namespace provisioner {
 
 enum class Disruption { kLive, kReboot, kFirmwareReset };
 const char* DisruptionName(Disruption d);  // "live" | "reboot" | "firmware-reset"
+Disruption DisruptionFromName(const std::string& name);
 
 // Apply order across modules (kernel-facts.md: firmware -> kmod -> netns ->
 // autoprobe -> numVfs -> per-VF settings -> binding -> links).
@@ -39,6 +40,14 @@ struct Change {
   std::string field_path;  // desired-state path behind it ("spec.nics[0].numVfs")
   nlohmann::json detail;  // module-private data apply needs (paths, ...)
 };
+
+// Every field, for the journal and saved plan files (not the user-facing
+// shape, which is engine/output's ChangeToJson).
+nlohmann::json ChangeToRecord(const Change& c);
+Change ChangeFromRecord(const nlohmann::json& j);
+
+// FNV-1a 64 as 16 hex digits: change detection for saved plans, not security.
+std::string Digest(const std::string& bytes);
 
 struct Plan {
   std::vector<Change> changes;

@@ -296,6 +296,45 @@ TEST(CliTest, KillDuringApplyThenApplyConvergesOrRollsBack) {
   }
 }
 
+TEST(CliTest, SavedPlanAppliesExactlyOrIsRefusedWhenStale) {
+  std::string root = ExtractHost("cx5-roce");
+  std::string yaml = WriteTempFile("host.yaml", ReadFile(Example("roce-sriov.yaml")));
+  std::string planfile = MakeTempDir("plan") + "/plan.json";
+  RunResult p = Provisioner({"plan", yaml, "--root", root, "--out", planfile});
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  json saved = json::parse(ReadFile(planfile), nullptr, false);
+  ASSERT_TRUE(saved.is_object());
+  EXPECT_EQ(saved["kind"], "ProvisionerPlan");
+  EXPECT_EQ(saved["changes"][0]["id"], "sriov/0000:af:00.0/numVfs");
+  EXPECT_EQ(saved["digests"]["desired"].get<std::string>().size(), 16u);
+
+  // host.yaml changed since: refused, saying so.
+  std::ofstream(yaml, std::ios::app) << "# edited\n";
+  RunResult stale_yaml = Provisioner({"apply", planfile});
+  EXPECT_EQ(stale_yaml.exit_code, 1);
+  EXPECT_NE(stale_yaml.err.find(yaml + " changed since the plan was made"), std::string::npos)
+      << stale_yaml.err;
+  ASSERT_EQ(Provisioner({"plan", yaml, "--root", root, "--out", planfile}).exit_code, 0);
+
+  // The host changed since: refused, saying so; nothing written.
+  std::ofstream(root + "/sys/bus/pci/devices/0000:af:00.1/sriov_numvfs", std::ios::trunc) << "2\n";
+  RunResult stale_host = Provisioner({"apply", planfile});
+  EXPECT_EQ(stale_host.exit_code, 1);
+  EXPECT_NE(stale_host.err.find("the host under " + root + " changed since the plan was made"),
+            std::string::npos)
+      << stale_host.err;
+  EXPECT_EQ(ReadFile(root + kPf0 + "/sriov_numvfs"), "0\n");
+  std::ofstream(root + "/sys/bus/pci/devices/0000:af:00.1/sriov_numvfs", std::ios::trunc) << "0\n";
+
+  // Unchanged: applied exactly, with the plan's root.
+  KernelSimDaemon sim(root);
+  ASSERT_TRUE(sim.ready());
+  RunResult ok = Provisioner({"apply", planfile, "--settle-timeout", "20", "-o", "json"});
+  ASSERT_EQ(ok.exit_code, 0) << ok.err;
+  EXPECT_EQ(ParseJson(ok)["changes"][0]["status"], "applied");
+  EXPECT_EQ(ReadFile(root + kPf0 + "/sriov_numvfs"), "12\n");
+}
+
 TEST(CliTest, ApplyDryRunWritesNothing) {
   std::string root = ExtractHost("cx5-roce");
   std::string before = MakeTempDir("before") + "/tree.ttar";
