@@ -17,6 +17,7 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "test/integration/harness.h"
+#include "test/support/tree_diff.h"
 #include "test/support/ttar.h"
 
 namespace provisioner::testing {
@@ -333,6 +334,47 @@ TEST(CliTest, SavedPlanAppliesExactlyOrIsRefusedWhenStale) {
   ASSERT_EQ(ok.exit_code, 0) << ok.err;
   EXPECT_EQ(ParseJson(ok)["changes"][0]["status"], "applied");
   EXPECT_EQ(ReadFile(root + kPf0 + "/sriov_numvfs"), "12\n");
+}
+
+// A driver that enables fewer VFs than asked, mid-apply (after the reset to
+// 0 destroyed the old VFs): apply fails naming the PF, rolls back, and the
+// tree is byte-for-byte what it was (run/ aside: lock and simulator log),
+// except the ifindex the kernel gives each re-created VF netdev: a real
+// kernel never reuses those either.
+TEST(CliTest, FailureMidApplyRestoresTheExactTree) {
+  std::string root = ExtractHost("cx5-roce-vfs");  // 4 VFs on af:00.0
+  std::string pristine = ExtractHost("cx5-roce-vfs");
+  KernelSimDaemon sim(root, 50, {"--max-enable", "6"});
+  ASSERT_TRUE(sim.ready());
+  std::string yaml = WriteTempFile("host.yaml", R"(apiVersion: provisioner/v1alpha1
+kind: HostConfig
+metadata:
+  name: worker1
+spec:
+  nics:
+    - name: pf0
+      nicSelector: { rootDevices: ["0000:af:00.0"] }
+      numVfs: 8
+)");
+  RunResult r = Provisioner({"apply", yaml, "--root", root, "--settle-timeout", "20", "-o", "json"});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.err.find("0000:af:00.0"), std::string::npos) << r.err;
+  json j = ParseJson(r);
+  EXPECT_EQ(j["changes"][0]["status"], "failed");
+  ASSERT_EQ(j["rolledBack"].size(), 1u);
+  EXPECT_EQ(j["rolledBack"][0]["status"], "rolled-back") << j.dump(2);
+  TreeDiffOptions o;
+  o.ignore = {"run"};
+  std::vector<std::string> diffs = DiffTrees(pristine, root, o);
+  int ifindex_lines = 0;
+  for (const std::string& d : diffs) {
+    bool ifindex = d.rfind("content differs: ", 0) == 0 && d.find("/net/ens6f0v") != std::string::npos &&
+                   (d.find("/ifindex:") != std::string::npos || d.find("/iflink:") != std::string::npos ||
+                    d.find("/uevent:") != std::string::npos);
+    ifindex_lines += ifindex;
+    EXPECT_TRUE(ifindex) << "rollback left a difference: " << d;
+  }
+  EXPECT_EQ(ifindex_lines, 12);  // 4 VF netdevs x (ifindex, iflink, uevent)
 }
 
 TEST(CliTest, ApplyDryRunWritesNothing) {

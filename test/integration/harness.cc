@@ -102,12 +102,15 @@ std::string WriteTempFile(const std::string& name, const std::string& content) {
   return path;
 }
 
-KernelSimDaemon::KernelSimDaemon(const std::string& root, int netdev_delay_ms) : root_(root) {
+KernelSimDaemon::KernelSimDaemon(const std::string& root, int netdev_delay_ms,
+                                 const std::vector<std::string>& extra_args)
+    : root_(root) {
   std::string ready = MakeTempDir("kernel-sim") + "/ready";
   std::string bin = RunfilePath("test/sim/kernel_sim");
   std::string delay = std::to_string(netdev_delay_ms);
   std::vector<std::string> argv = {bin, "--root", root, "--netdev-delay-ms", delay,
                                    "--ready-file", ready};
+  argv.insert(argv.end(), extra_args.begin(), extra_args.end());
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);

@@ -36,7 +36,8 @@ std::string WriteTempFile(const std::string& name, const std::string& content);
 // The kernel simulator daemon on `root`, stopped on destruction.
 class KernelSimDaemon {
  public:
-  explicit KernelSimDaemon(const std::string& root, int netdev_delay_ms = 100);
+  explicit KernelSimDaemon(const std::string& root, int netdev_delay_ms = 100,
+                           const std::vector<std::string>& extra_args = {});
   ~KernelSimDaemon();
   KernelSimDaemon(const KernelSimDaemon&) = delete;
   KernelSimDaemon& operator=(const KernelSimDaemon&) = delete;
