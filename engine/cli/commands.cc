@@ -18,6 +18,7 @@
 #include "engine/host/host_lock.h"
 #include "engine/module/registry.h"
 #include "engine/output/render.h"
+#include "modules/k8s/manifests.h"
 #include "nlohmann/json.hpp"
 #include "spdlog/spdlog.h"
 
@@ -380,6 +381,34 @@ int RunApply(const CommonOptions& opt) {
     return kExitError;
   }
   return report.reboot_required ? kExitRebootRequired : kExitOk;
+}
+
+int RunManifests(const CommonOptions& opt) {
+  auto desired = LoadOrReport(opt.file);
+  if (!desired) return kExitError;
+  std::optional<HostFacts> facts;
+  if (opt.root_given) {  // resolve PF netdevs / root devices from this host
+    auto session = OpenHost(opt);
+    if (!session.ok()) {
+      PrintError(session.status().message());
+      return kExitError;
+    }
+    auto f = Discover((*session)->modules, (*session)->ctx);
+    if (!f.ok()) {
+      PrintError(f.status().message());
+      return kExitError;
+    }
+    facts = std::move(f).value();
+  }
+  k8s::ManifestOptions options;
+  options.flavor = opt.flavor;
+  options.facts = facts ? &*facts : nullptr;
+  Status s = k8s::WriteManifests(*desired, options, opt.output_dir, std::cout);
+  if (!s.ok()) {
+    PrintError(opt.file + ": " + s.message());
+    return kExitError;
+  }
+  return kExitOk;
 }
 
 }  // namespace provisioner::cli

@@ -27,12 +27,14 @@ struct CommonOptions {
   double settle_timeout_s = 300;
   double lock_timeout_s = 0;  // apply: wait this long for another apply
   bool color = false;
+  std::string flavor = "spiderpool";  // manifests: spiderpool | multus
 };
 
 int RunDiscover(const CommonOptions& opt);
 int RunValidate(const CommonOptions& opt);
 int RunPlan(const CommonOptions& opt);
 int RunApply(const CommonOptions& opt);
+int RunManifests(const CommonOptions& opt);
 int NotImplemented(const std::string& command, const std::string& where);
 
 }  // namespace provisioner::cli

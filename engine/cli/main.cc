@@ -86,6 +86,10 @@ int main(int argc, char** argv) {
   CLI::App* manifests = app.add_subcommand("manifests", "Write the Kubernetes manifests for this host");
   manifests->add_option("FILE", opt.file, "host.yaml")->required();
   manifests->add_option("--output-dir", opt.output_dir, "One file per manifest in DIR");
+  manifests->add_option("--flavor", opt.flavor, "Manifest flavor")
+      ->check(CLI::IsMember({"spiderpool", "multus"}))
+      ->capture_default_str();
+  add_root(manifests);
 
   CLI::App* doctor = app.add_subcommand("doctor", "Check the host for RDMA/SR-IOV problems");
   doctor->add_option("FILE", opt.file, "host.yaml");
@@ -117,7 +121,7 @@ int main(int argc, char** argv) {
   if (*validate) return provisioner::cli::RunValidate(opt);
   if (*plan) return provisioner::cli::RunPlan(opt);
   if (*apply) return provisioner::cli::RunApply(opt);
-  if (*manifests) return provisioner::cli::NotImplemented("manifests", "the Kubernetes manifests issue");
+  if (*manifests) return provisioner::cli::RunManifests(opt);
   if (*doctor) return provisioner::cli::NotImplemented("doctor", "the RDMA and kernel issue");
   if (*snapshot) return provisioner::cli::NotImplemented("snapshot", "the RDMA and kernel issue");
   return provisioner::cli::kExitError;

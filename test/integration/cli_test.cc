@@ -11,11 +11,13 @@
 #include <chrono>
 
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "yaml-cpp/yaml.h"
 #include "test/integration/harness.h"
 #include "test/support/tree_diff.h"
 #include "test/support/ttar.h"
@@ -63,13 +65,45 @@ TEST(CliTest, UnknownCommandOrOptionIsExit1) {
 TEST(CliTest, LaterCommandsSayNotImplemented) {
   std::string root = ExtractHost("cx5-roce");
   for (std::vector<std::string> args :
-       {std::vector<std::string>{"manifests", Example("roce-sriov.yaml")},
-        std::vector<std::string>{"doctor", "--root", root},
+       {std::vector<std::string>{"doctor", "--root", root},
         std::vector<std::string>{"snapshot", "--output", MakeTempDir("snap")}}) {
     RunResult r = Provisioner(args);
     EXPECT_EQ(r.exit_code, 1) << args[0];
     EXPECT_NE(r.err.find("not implemented yet"), std::string::npos) << r.err;
   }
+}
+
+TEST(CliTest, ManifestsToStdoutAndToFiles) {
+  RunResult r = Provisioner({"manifests", Example("roce-sriov.yaml")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::map<std::string, int> kinds;
+  for (const YAML::Node& doc : YAML::LoadAll(r.out)) {
+    ++kinds[doc["kind"].as<std::string>()];
+    if (doc["kind"].as<std::string>() == "SriovNetworkNodePolicy") {
+      EXPECT_TRUE(doc["spec"]["externallyManaged"].as<bool>());
+    }
+  }
+  EXPECT_EQ(kinds["SpiderIPPool"], 1) << r.out;
+  EXPECT_EQ(kinds["SpiderMultusConfig"], 1);
+  EXPECT_EQ(kinds["SriovNetworkNodePolicy"], 1);
+
+  std::string dir = MakeTempDir("manifests");
+  RunResult f = Provisioner({"manifests", Example("roce-sriov.yaml"), "--output-dir", dir});
+  ASSERT_EQ(f.exit_code, 0) << f.err;
+  // Every listed file exists and holds one manifest of the kind its name says.
+  std::istringstream listed(f.out);
+  std::string path;
+  int files = 0;
+  while (std::getline(listed, path)) {
+    if (path.rfind(dir + "/", 0) != 0) continue;
+    ++files;
+    std::string base = path.substr(dir.size() + 1);
+    YAML::Node doc = YAML::LoadFile(path);
+    std::string kind = doc["kind"].as<std::string>();
+    for (char& c : kind) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    EXPECT_EQ(base.rfind(kind + "-", 0), 0u) << path;
+  }
+  EXPECT_EQ(files, 3) << f.out;
 }
 
 TEST(CliTest, DiscoverJsonHasContractKeys) {
