@@ -402,6 +402,7 @@ int RunManifests(const CommonOptions& opt) {
   }
   k8s::ManifestOptions options;
   options.flavor = opt.flavor;
+  options.with_test_workload = opt.with_test_workload;
   options.facts = facts ? &*facts : nullptr;
   Status s = k8s::WriteManifests(*desired, options, opt.output_dir, std::cout);
   if (!s.ok()) {

@@ -28,6 +28,7 @@ struct CommonOptions {
   double lock_timeout_s = 0;  // apply: wait this long for another apply
   bool color = false;
   std::string flavor = "spiderpool";  // manifests: spiderpool | multus
+  bool with_test_workload = false;     // manifests --with-test-workload
 };
 
 int RunDiscover(const CommonOptions& opt);

@@ -89,6 +89,8 @@ int main(int argc, char** argv) {
   manifests->add_option("--flavor", opt.flavor, "Manifest flavor")
       ->check(CLI::IsMember({"spiderpool", "multus"}))
       ->capture_default_str();
+  manifests->add_flag("--with-test-workload", opt.with_test_workload,
+                      "Also emit an RDMA test DaemonSet attached to every multus config");
   add_root(manifests);
 
   CLI::App* doctor = app.add_subcommand("doctor", "Check the host for RDMA/SR-IOV problems");

@@ -62,7 +62,17 @@ void EmitYaml(YAML::Emitter& e, const json& v) {
     for (const auto& x : v) EmitYaml(e, x);
     e << YAML::EndSeq;
   } else if (v.is_string()) {
-    e << YAML::DoubleQuoted << v.get<std::string>();
+    const std::string& s = v.get_ref<const std::string&>();
+    // Multi-line text ending in one newline (a ConfigMap's config.json) reads
+    // best as a literal block; "|" keeps exactly one final newline.
+    bool block = s.find('\n') != std::string::npos && s.back() == '\n' &&
+                 s.find_first_of("\t\r") == std::string::npos &&
+                 (s.size() < 2 || s[s.size() - 2] != '\n') && s.front() != ' ';
+    if (block) {
+      e << YAML::Literal << s;
+    } else {
+      e << YAML::DoubleQuoted << s;
+    }
   } else if (v.is_null()) {
     e << YAML::Null;
   } else {

@@ -100,5 +100,21 @@ TEST(RenderTest, FactsJsonListsNicsAndGpus) {
   EXPECT_EQ(y["nics"][0]["sriov"]["totalVfs"].as<int>(), 127);
 }
 
+// Multi-line strings become literal blocks and read back byte for byte;
+// strings a block would not keep exactly stay double-quoted.
+TEST(RenderTest, YamlMultiLineStringsRoundTrip) {
+  for (const std::string& s : {std::string("{\n  \"a\": [\n    1\n  ]\n}\n"),
+                              std::string("no newline at end\nx"), std::string("two\n\n"),
+                              std::string(" leading\n"), std::string("tab\there\n"),
+                              std::string("plain")}) {
+    nlohmann::json j = {{"data", {{"config.json", s}}}};
+    std::string yaml = JsonToYaml(j);
+    YAML::Node y = YAML::Load(yaml);
+    EXPECT_EQ(y["data"]["config.json"].as<std::string>(), s) << yaml;
+  }
+  std::string yaml = JsonToYaml({{"k", "line1\nline2\n"}});
+  EXPECT_NE(yaml.find("k: |"), std::string::npos) << yaml;
+}
+
 }  // namespace
 }  // namespace provisioner

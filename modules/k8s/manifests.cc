@@ -277,8 +277,126 @@ Manifest RdmaDevicesConfigMap(const DesiredState& d, const ManifestOptions& opt)
   json doc = {{"apiVersion", "v1"},
               {"kind", "ConfigMap"},
               {"metadata", Metadata("rdma-devices", std::string("kube-system"))},
-              {"data", {{"config.json", config.dump()}}}};
+              {"data", {{"config.json", config.dump(2) + "\n"}}}};
   return {"ConfigMap", "rdma-devices", doc};
+}
+
+// VF device ID of a PF: discovery's sriov_vf_device, else the ConnectX
+// PF->VF pairs (pci.ids / mlx5_core's id table), else unknown ("").
+std::string VfDeviceId(const NicSpec& nic, const ManifestOptions& opt) {
+  if (opt.facts != nullptr) {
+    for (const PciFunction* pf : SelectPfs(nic, *opt.facts)) {
+      if (pf->sriov && !pf->sriov->vf_device.empty()) return pf->sriov->vf_device;
+    }
+  }
+  if (!nic.selector.vendor || *nic.selector.vendor != "15b3" || !nic.selector.device_id) return "";
+  static const std::pair<const char*, const char*> kMellanoxVf[] = {
+      {"1013", "1014"},  // ConnectX-4
+      {"1015", "1016"},  // ConnectX-4 Lx
+      {"1017", "1018"},  // ConnectX-5
+      {"1019", "101a"},  // ConnectX-5 Ex
+      {"101b", "101c"},  // ConnectX-6
+      {"101d", "101e"},  // ConnectX-6 Dx
+      {"101f", "101e"},  // ConnectX-6 Lx
+      {"1021", "101e"},  // ConnectX-7
+      {"1023", "101e"},  // ConnectX-8
+      {"a2d6", "101e"},  // BlueField-2
+      {"a2dc", "101e"},  // BlueField-3
+  };
+  for (const auto& [pf, vf] : kMellanoxVf) {
+    if (*nic.selector.device_id == pf) return vf;
+  }
+  return "";
+}
+
+// SR-IOV network device plugin ConfigMap (sriovdp-config): one resource per
+// NIC with VFs, selecting the VFs by vendor, VF device ID, PF and link type.
+Manifest SriovDevicePluginConfigMap(const DesiredState& d, const ManifestOptions& opt) {
+  json resources = json::array();
+  for (size_t i = 0; i < d.nics.size(); ++i) {
+    const NicSpec& nic = d.nics[i];
+    if (nic.num_vfs.value_or(0) <= 0 || !nic.resource_name) continue;
+    json sel = json::object();
+    if (nic.selector.vendor) sel["vendors"] = json::array({*nic.selector.vendor});
+    std::string vf = VfDeviceId(nic, opt);
+    if (!vf.empty()) sel["devices"] = json::array({vf});
+    if (nic.device_type && *nic.device_type == "vfio-pci") {
+      sel["drivers"] = json::array({"vfio-pci"});
+    }
+    auto names = PfNetdevs(NicRef{i, &nic}, opt, /*required=*/false);
+    if (names.ok() && !names->empty()) sel["pfNames"] = *names;
+    json roots = json::array();
+    for (const auto& r : nic.selector.root_devices) roots.push_back(r);
+    if (roots.empty() && opt.facts != nullptr) {
+      for (const PciFunction* pf : SelectPfs(nic, *opt.facts)) roots.push_back(pf->pci_address);
+    }
+    if (!roots.empty()) sel["rootDevices"] = roots;
+    if (nic.link_type) sel["linkTypes"] = json::array({*nic.link_type == "ib" ? "infiniband" : "ether"});
+    if (nic.is_rdma) sel["isRdma"] = *nic.is_rdma;
+    resources.push_back({{"resourceName", *nic.resource_name},
+                         {"resourcePrefix", ResourcePrefix(d)},
+                         {"selectors", sel}});
+  }
+  json config = {{"resourceList", resources}};
+  json doc = {{"apiVersion", "v1"},
+              {"kind", "ConfigMap"},
+              {"metadata", Metadata("sriovdp-config", std::string("kube-system"))},
+              {"data", {{"config.json", config.dump(2) + "\n"}}}};
+  return {"ConfigMap", "sriovdp-config", doc};
+}
+
+bool HasSriovResource(const DesiredState& d) {
+  for (const auto& nic : d.nics) {
+    if (nic.num_vfs.value_or(0) > 0 && nic.resource_name) return true;
+  }
+  return false;
+}
+
+// --with-test-workload: the guides' RDMA test DaemonSet. One pod per
+// selected node, every multus config attached, each device resource asked
+// for once, IPC_LOCK for memory registration; `kubectl exec` into two pods
+// and run ib_write_bw between them.
+StatusOr<Manifest> TestWorkload(const DesiredState& d) {
+  if (d.multus_configs.empty()) {
+    return InvalidArgumentError("--with-test-workload: host.yaml has no spec.multusConfigs to attach");
+  }
+  json networks = json::array();
+  json limits = json::object();
+  for (const auto& mc : d.multus_configs) {
+    networks.push_back(mc.namespace_name + "/" + mc.name);
+    ASSIGN_OR_RETURN(NicRef ref, FindNic(d, mc.nic));
+    if (mc.cni_type == "sriov" || mc.cni_type == "ib-sriov") {
+      ASSIGN_OR_RETURN(std::string res, SriovResource(d, ref));
+      limits[ResourcePrefix(d) + "/" + res] = 1;
+    } else if (d.kubernetes && d.kubernetes->rdma_shared_device_plugin) {
+      limits[ResourcePrefix(d) + "/" + d.kubernetes->rdma_shared_device_plugin->resource_name] = 1;
+    }
+  }
+  std::string joined;
+  for (const auto& n : networks) joined += (joined.empty() ? "" : ",") + n.get<std::string>();
+  const std::string name = "rdma-test";
+  json labels = {{"app", name}};
+  json container = {{"name", "rdma-tools"},
+                    {"image", "ghcr.io/spidernet-io/rdma-tools:latest"},
+                    {"imagePullPolicy", "IfNotPresent"},
+                    {"command", json::array({"/bin/sh", "-c", "sleep infinity"})},
+                    {"securityContext", {{"capabilities", {{"add", json::array({"IPC_LOCK"})}}}}}};
+  if (!limits.empty()) container["resources"] = {{"limits", limits}};
+  json pod_spec = {{"containers", json::array({container})}};
+  if (d.kubernetes && !d.kubernetes->node_selector.empty()) {
+    pod_spec["nodeSelector"] = d.kubernetes->node_selector;
+  }
+  json doc = {
+      {"apiVersion", "apps/v1"},
+      {"kind", "DaemonSet"},
+      {"metadata", Metadata(name, d.multus_configs.front().namespace_name)},
+      {"spec",
+       {{"selector", {{"matchLabels", labels}}},
+        {"template",
+         {{"metadata",
+           {{"labels", labels}, {"annotations", {{"k8s.v1.cni.cncf.io/networks", joined}}}}},
+          {"spec", pod_spec}}}}}};
+  return Manifest{"DaemonSet", name, doc};
 }
 
 }  // namespace
@@ -308,6 +426,11 @@ StatusOr<std::vector<Manifest>> BuildManifests(const DesiredState& desired,
   }
   if (desired.kubernetes && desired.kubernetes->rdma_shared_device_plugin) {
     out.push_back(RdmaDevicesConfigMap(desired, options));
+  }
+  if (HasSriovResource(desired)) out.push_back(SriovDevicePluginConfigMap(desired, options));
+  if (options.with_test_workload) {
+    ASSIGN_OR_RETURN(Manifest m, TestWorkload(desired));
+    out.push_back(std::move(m));
   }
   return out;
 }

@@ -1,7 +1,9 @@
 // provisioner manifests: what the cluster side needs for a host.yaml.
 // Spiderpool flavor: SpiderIPPool + SpiderMultusConfig; multus flavor:
 // NetworkAttachmentDefinition. Both: SriovNetworkNodePolicy per NIC with
-// numVfs > 0 and the RDMA shared device plugin ConfigMap. Pure: no host access.
+// numVfs > 0, the RDMA shared device plugin ConfigMap (rdma-devices) and the
+// SR-IOV network device plugin ConfigMap (sriovdp-config); optionally a test
+// DaemonSet. Pure: no host access (discovered facts come in as options).
 #ifndef PROVISIONER_MODULES_K8S_MANIFESTS_H_
 #define PROVISIONER_MODULES_K8S_MANIFESTS_H_
 
@@ -21,6 +23,8 @@ struct ManifestOptions {
   // Discovered facts (--root): resolve PF netdevs / root devices the
   // nicSelector does not name. nullptr: host.yaml only.
   const HostFacts* facts = nullptr;
+  // --with-test-workload: also the guides' RDMA test DaemonSet.
+  bool with_test_workload = false;
 };
 
 struct Manifest {

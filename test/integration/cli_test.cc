@@ -86,6 +86,19 @@ TEST(CliTest, ManifestsToStdoutAndToFiles) {
   EXPECT_EQ(kinds["SpiderIPPool"], 1) << r.out;
   EXPECT_EQ(kinds["SpiderMultusConfig"], 1);
   EXPECT_EQ(kinds["SriovNetworkNodePolicy"], 1);
+  EXPECT_EQ(kinds["ConfigMap"], 1);  // sriovdp-config
+  EXPECT_EQ(kinds["DaemonSet"], 0);
+
+  RunResult w = Provisioner({"manifests", Example("roce-sriov.yaml"), "--with-test-workload"});
+  ASSERT_EQ(w.exit_code, 0) << w.err;
+  int daemonsets = 0;
+  for (const YAML::Node& doc : YAML::LoadAll(w.out)) {
+    if (doc["kind"].as<std::string>() != "DaemonSet") continue;
+    ++daemonsets;
+    EXPECT_EQ(doc["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]
+                 ["spidernet.io/mellanoxrdma"].as<int>(), 1) << w.out;
+  }
+  EXPECT_EQ(daemonsets, 1) << w.out;
 
   std::string dir = MakeTempDir("manifests");
   RunResult f = Provisioner({"manifests", Example("roce-sriov.yaml"), "--output-dir", dir});
@@ -103,7 +116,7 @@ TEST(CliTest, ManifestsToStdoutAndToFiles) {
     for (char& c : kind) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     EXPECT_EQ(base.rfind(kind + "-", 0), 0u) << path;
   }
-  EXPECT_EQ(files, 3) << f.out;
+  EXPECT_EQ(files, 4) << f.out;
 }
 
 TEST(CliTest, DiscoverJsonHasContractKeys) {

@@ -3,6 +3,7 @@
 // golden stdout.
 #include "modules/k8s/manifests.h"
 
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -63,7 +64,8 @@ const Manifest* Find(const std::vector<Manifest>& ms, const std::string& kind,
 void ExpectValid(const std::string& label, const std::vector<Manifest>& ms) {
   ASSERT_FALSE(ms.empty()) << label;
   for (const auto& m : ms) {
-    if (m.kind == "ConfigMap") {  // core type, no CRD: check config.json's shape
+    if (m.kind == "ConfigMap" && m.name == "rdma-devices") {
+      // Core type, no CRD: check the RDMA shared device plugin's config.json.
       json c = json::parse(m.doc["data"]["config.json"].get<std::string>());
       ASSERT_TRUE(c["configList"].is_array()) << label;
       for (const auto& e : c["configList"]) {
@@ -72,6 +74,34 @@ void ExpectValid(const std::string& label, const std::vector<Manifest>& ms) {
         EXPECT_TRUE(e["rdmaHcaMax"].is_number_integer());
         EXPECT_TRUE(e["selectors"].is_object());
       }
+      continue;
+    }
+    if (m.kind == "ConfigMap" && m.name == "sriovdp-config") {
+      // The SR-IOV network device plugin's resourceList: only the selector
+      // keys it knows (pkg/types NetDeviceSelectors), with their types.
+      json c = json::parse(m.doc["data"]["config.json"].get<std::string>());
+      ASSERT_TRUE(c["resourceList"].is_array()) << label;
+      ASSERT_FALSE(c["resourceList"].empty()) << label;
+      for (const auto& e : c["resourceList"]) {
+        EXPECT_TRUE(e["resourceName"].is_string());
+        EXPECT_TRUE(e["resourcePrefix"].is_string());
+        for (const auto& [k, v] : e["selectors"].items()) {
+          if (k == "isRdma") {
+            EXPECT_TRUE(v.is_boolean()) << label;
+          } else {
+            EXPECT_TRUE(k == "vendors" || k == "devices" || k == "drivers" || k == "pfNames" ||
+                        k == "rootDevices" || k == "linkTypes")
+                << label << ": selector " << k;
+            EXPECT_TRUE(v.is_array()) << label << ": " << k;
+          }
+        }
+      }
+      continue;
+    }
+    if (m.kind == "DaemonSet") {
+      EXPECT_EQ(m.doc["apiVersion"], "apps/v1");
+      EXPECT_EQ(m.doc["spec"]["selector"]["matchLabels"],
+                m.doc["spec"]["template"]["metadata"]["labels"]);
       continue;
     }
     std::vector<std::string> errors = Checker().Check(m.doc);
@@ -86,6 +116,11 @@ TEST(ManifestsTest, EveryExampleValidatesAgainstTheCrds) {
     DesiredState d = Load(e);
     ExpectValid(std::string(e) + " spiderpool", Build(d, "spiderpool"));
     ExpectValid(std::string(e) + " multus", Build(d, "multus"));
+    ManifestOptions opt;
+    opt.with_test_workload = true;
+    auto w = BuildManifests(d, opt);
+    ASSERT_TRUE(w.ok()) << e << ": " << w.status().message();
+    ExpectValid(std::string(e) + " with workload", *w);
   }
 }
 
@@ -207,15 +242,125 @@ TEST(ManifestsTest, MultusFlavorNetworkAttachmentDefinitions) {
   EXPECT_EQ(c["ipam"]["range_end"], "172.81.0.120");
 }
 
-TEST(ManifestsTest, GoldenStdoutRoceSriov) {
-  std::ifstream in("test/manifests/golden/roce-sriov.yaml");
-  ASSERT_TRUE(in);
-  std::stringstream want;
-  want << in.rdbuf();
+// Golden stdout per guide scenario and flavor: test/manifests/golden/
+// <example>[.<flavor>].yaml. Regenerate after an intended change with
+//   UPDATE_GOLDEN=1 bazel run //test/manifests:manifests_test -- --gtest_filter='*Golden*'
+// (bazel run sets BUILD_WORKSPACE_DIRECTORY: the files are written there).
+std::string Render(const std::string& example, const std::string& flavor, bool workload) {
   std::ostringstream got;
   ManifestOptions opt;
-  ASSERT_TRUE(WriteManifests(Load("roce-sriov"), opt, "", got).ok());
-  EXPECT_EQ(got.str(), want.str());
+  opt.flavor = flavor;
+  opt.with_test_workload = workload;
+  Status s = WriteManifests(Load(example), opt, "", got);
+  EXPECT_TRUE(s.ok()) << example << ": " << s.message();
+  return got.str();
+}
+
+TEST(ManifestsTest, GoldenStdoutEveryScenario) {
+  const char* ws = std::getenv("BUILD_WORKSPACE_DIRECTORY");
+  const bool update = std::getenv("UPDATE_GOLDEN") != nullptr && ws != nullptr;
+  for (const char* example : kExamples) {
+    for (const std::string& flavor : {std::string("spiderpool"), std::string("multus")}) {
+      std::string file = std::string("test/manifests/golden/") + example +
+                         (flavor == "spiderpool" ? "" : "." + flavor) + ".yaml";
+      std::string got = Render(example, flavor, /*workload=*/false);
+      if (update) {
+        std::ofstream(std::string(ws) + "/" + file, std::ios::trunc) << got;
+        continue;
+      }
+      std::ifstream in(file);
+      ASSERT_TRUE(in) << file << " missing: run with UPDATE_GOLDEN=1 (see above)";
+      std::stringstream want;
+      want << in.rdbuf();
+      EXPECT_EQ(got, want.str()) << file << " differs: if intended, UPDATE_GOLDEN=1";
+    }
+  }
+}
+
+// Same input, same bytes: key order and document order do not depend on
+// hashing or discovery order.
+TEST(ManifestsTest, RenderingTwiceIsIdentical) {
+  for (const char* example : kExamples) {
+    EXPECT_EQ(Render(example, "spiderpool", true), Render(example, "spiderpool", true)) << example;
+    EXPECT_EQ(Render(example, "multus", false), Render(example, "multus", false)) << example;
+  }
+}
+
+TEST(ManifestsTest, GuideValuesRoceShared) {
+  auto ms = Build(Load("roce-shared-macvlan"));
+  const Manifest* pool = Find(ms, "SpiderIPPool", "v4-81");
+  ASSERT_NE(pool, nullptr);
+  EXPECT_EQ(pool->doc["spec"]["ips"], json::array({"172.81.0.100-172.81.0.120"}));
+  EXPECT_EQ(pool->doc["spec"]["gateway"], "172.81.0.1");
+  const Manifest* mc = Find(ms, "SpiderMultusConfig", "macvlan-ens6f0np0");
+  ASSERT_NE(mc, nullptr);
+  EXPECT_EQ(mc->doc["spec"]["macvlan"]["master"], json::array({"ens6f0np0"}));
+  const Manifest* cm = Find(ms, "ConfigMap", "rdma-devices");
+  ASSERT_NE(cm, nullptr);
+  json c = json::parse(cm->doc["data"]["config.json"].get<std::string>());
+  EXPECT_EQ(c["configList"][0]["selectors"]["vendors"], json::array({"15b3"}));
+  EXPECT_EQ(c["configList"][0]["selectors"]["deviceIDs"], json::array({"1017"}));
+  EXPECT_EQ(c["configList"][0]["rdmaHcaMax"], 500);
+  // No VFs in this scenario: no SR-IOV device plugin config, no policy.
+  EXPECT_EQ(Find(ms, "ConfigMap", "sriovdp-config"), nullptr);
+  for (const auto& m : ms) EXPECT_NE(m.kind, "SriovNetworkNodePolicy");
+}
+
+TEST(ManifestsTest, SriovDevicePluginConfig) {
+  auto ms = Build(Load("roce-sriov"));
+  const Manifest* cm = Find(ms, "ConfigMap", "sriovdp-config");
+  ASSERT_NE(cm, nullptr);
+  EXPECT_EQ(cm->doc["metadata"]["namespace"], "kube-system");
+  json c = json::parse(cm->doc["data"]["config.json"].get<std::string>());
+  ASSERT_EQ(c["resourceList"].size(), 1u);
+  const json& r = c["resourceList"][0];
+  EXPECT_EQ(r["resourcePrefix"], "spidernet.io");
+  EXPECT_EQ(r["selectors"]["vendors"], json::array({"15b3"}));
+  EXPECT_EQ(r["selectors"]["devices"], json::array({"1018"}));  // the ConnectX-5 VF
+  EXPECT_EQ(r["selectors"]["linkTypes"], json::array({"ether"}));
+  EXPECT_EQ(r["selectors"]["isRdma"], true);
+
+  auto ib = Build(Load("ib-sriov"));
+  cm = Find(ib, "ConfigMap", "sriovdp-config");
+  ASSERT_NE(cm, nullptr);
+  c = json::parse(cm->doc["data"]["config.json"].get<std::string>());
+  EXPECT_EQ(c["resourceList"][0]["resourceName"], "mellanoxibsriov");
+  EXPECT_EQ(c["resourceList"][0]["selectors"]["linkTypes"], json::array({"infiniband"}));
+  EXPECT_EQ(c["resourceList"][0]["selectors"]["rootDevices"], json::array({"0000:86:00.0"}));
+}
+
+TEST(ManifestsTest, TestWorkloadOnlyWhenAsked) {
+  auto ms = Build(Load("roce-sriov"));
+  for (const auto& m : ms) EXPECT_NE(m.kind, "DaemonSet");
+  ManifestOptions opt;
+  opt.with_test_workload = true;
+  auto with = BuildManifests(Load("roce-sriov"), opt);
+  ASSERT_TRUE(with.ok()) << with.status().message();
+  const Manifest* ds = Find(*with, "DaemonSet", "rdma-test");
+  ASSERT_NE(ds, nullptr);
+  const json& tmpl = ds->doc["spec"]["template"];
+  EXPECT_EQ(ds->doc["spec"]["selector"]["matchLabels"], tmpl["metadata"]["labels"]);
+  const json& ctr = tmpl["spec"]["containers"][0];
+  EXPECT_EQ(ctr["securityContext"]["capabilities"]["add"], json::array({"IPC_LOCK"}));
+  ASSERT_FALSE(ctr["resources"]["limits"].empty());
+  // Every multus config is attached, and each resource it needs is asked for.
+  DesiredState d = Load("roce-sriov");
+  std::string nets = tmpl["metadata"]["annotations"]["k8s.v1.cni.cncf.io/networks"];
+  for (const auto& mc : d.multus_configs) {
+    EXPECT_NE(nets.find(mc.namespace_name + "/" + mc.name), std::string::npos) << nets;
+    for (const auto& nic : d.nics) {
+      if (nic.name == mc.nic && nic.resource_name) {
+        EXPECT_EQ(ctr["resources"]["limits"]["spidernet.io/" + *nic.resource_name], 1);
+      }
+    }
+  }
+  // Shared mode: the shared device plugin's resource instead.
+  auto shared = BuildManifests(Load("roce-shared-macvlan"), opt);
+  ASSERT_TRUE(shared.ok());
+  ds = Find(*shared, "DaemonSet", "rdma-test");
+  ASSERT_NE(ds, nullptr);
+  EXPECT_EQ(ds->doc["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"],
+            json({{"spidernet.io/hca_shared_devices", 1}}));
 }
 
 TEST(ManifestsTest, FileNames) {
