@@ -17,6 +17,7 @@
 #include "engine/host/host_fs.h"
 #include "engine/host/host_lock.h"
 #include "engine/module/registry.h"
+#include "engine/output/progress.h"
 #include "engine/output/render.h"
 #include "modules/k8s/manifests.h"
 #include "nlohmann/json.hpp"
@@ -31,20 +32,12 @@ void PrintError(const std::string& message) {
   std::fprintf(stderr, "provisioner: error: %s\n", message.c_str());
 }
 
-// Progress as plain lines on stderr, never on stdout (stdout may be JSON).
-class StderrProgress final : public Progress {
- public:
-  void Step(std::string_view message) override {
-    std::fprintf(stderr, "provisioner: %.*s\n", static_cast<int>(message.size()), message.data());
-    std::fflush(stderr);
-  }
-};
-
 // Everything a host command needs, set up once.
 struct Session {
   std::unique_ptr<HostFs> fs;
   std::vector<std::unique_ptr<Module>> modules;
-  StderrProgress progress;
+  // On stderr, never stdout (stdout may be JSON); redrawn on a terminal.
+  ConsoleProgress progress{stderr, {.terminal = ::isatty(STDERR_FILENO) == 1}};
   HostContext ctx;
 };
 
@@ -328,6 +321,7 @@ int RunApply(const CommonOptions& opt) {
 
   ApplyReport report =
       ApplyPlan(p->session->modules, plan, p->desired, p->session->ctx, apply_options);
+  p->session->progress.Finish();  // results start on a clean line
   json changes = json::array();
   for (const auto& a : report.applied) {
     json c = ChangeToJson(a.change);

@@ -244,6 +244,24 @@ TEST(CliTest, ApplyCreatesVfsThenIsIdempotent) {
   EXPECT_TRUE(ReadFile(before) == ReadFile(after)) << "second apply changed the tree";
 }
 
+// On a terminal (a pty from util-linux `script`) the VF wait is one status
+// line redrawn in place with a ticking clock; results follow on a clean line.
+TEST(CliTest, ApplyOnATerminalRedrawsOneProgressLine) {
+  std::string root = ExtractHost("cx5-roce");
+  KernelSimDaemon sim(root, /*netdev_delay_ms=*/1500);
+  ASSERT_TRUE(sim.ready());
+  std::string cmd = ProvisionerBinary() + " apply " + Example("roce-sriov.yaml") + " --root " +
+                    root + " --settle-timeout 20";
+  RunResult r = provisioner::testing::Run({"/usr/bin/script", "-qfec", cmd, "/dev/null"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("\r\033[K"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("VFs have netdevs"), std::string::npos) << r.out;
+  // The finished status line ends before the result table starts.
+  size_t table = r.out.find("Apply complete");
+  ASSERT_NE(table, std::string::npos) << r.out;
+  EXPECT_EQ(r.out.rfind("\r\033[K", table) < r.out.rfind('\n', table), true) << r.out;
+}
+
 TEST(CliTest, ApplyBetweenNonZeroCountsWritesZeroFirst) {
   std::string root = ExtractHost("cx5-roce-vfs");  // 4 VFs on af:00.0
   KernelSimDaemon sim(root);
