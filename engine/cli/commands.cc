@@ -152,46 +152,41 @@ std::optional<Planned> LoadAndPlan(const CommonOptions& opt, bool lock = false) 
   return p;
 }
 
-constexpr const char* kSavedPlanKind = "ProvisionerPlan";
-
-// A saved plan (plan --out) or nullopt when `file` is not one (a host.yaml).
-std::optional<json> ReadSavedPlan(const std::string& file) {
-  auto text = ReadWholeFile(file);
-  if (!text.ok()) return std::nullopt;
-  json j = json::parse(*text, nullptr, /*allow_exceptions=*/false);
-  if (!j.is_object() || j.value("kind", "") != kSavedPlanKind) return std::nullopt;
-  return j;
-}
-
 // Applies a saved plan only when neither host.yaml nor the host changed.
-std::optional<Planned> LoadSavedPlan(const CommonOptions& given, const json& saved) {
+std::optional<Planned> LoadSavedPlan(const CommonOptions& given, const SavedPlan& saved) {
   CommonOptions opt = given;
-  if (!opt.root_given) opt.root = saved.value("root", "/");
-  opt.file = saved.value("desiredFile", "");
+  if (!opt.root_given) opt.root = saved.root;
+  opt.file = saved.desired_file;
   auto bytes = ReadWholeFile(opt.file);
   if (!bytes.ok()) {
     PrintError("saved plan " + given.file + ": its host.yaml <- " + bytes.status().message());
     return std::nullopt;
   }
-  std::string want_desired = saved["digests"].value("desired", "");
-  std::string want_facts = saved["digests"].value("facts", "");
-  if (Digest(*bytes) != want_desired) {
+  if (Digest(*bytes) != saved.desired_digest) {
     PrintError("refusing saved plan " + given.file + ": " + opt.file +
-               " changed since the plan was made (desired-state digest " + want_desired +
+               " changed since the plan was made (desired-state digest " + saved.desired_digest +
                ", now " + Digest(*bytes) + "); run plan again");
     return std::nullopt;
   }
   auto p = LoadAndPlan(opt, /*lock=*/!opt.dry_run);
   if (!p) return std::nullopt;
-  if (p->facts_digest != want_facts) {
+  if (p->facts_digest != saved.facts_digest) {
     PrintError("refusing saved plan " + given.file + ": the host under " + opt.root +
-               " changed since the plan was made (facts digest " + want_facts + ", now " +
+               " changed since the plan was made (facts digest " + saved.facts_digest + ", now " +
                p->facts_digest + "); run plan again");
     return std::nullopt;
   }
-  // Apply exactly the saved changes.
-  p->result.plan.changes.clear();
-  for (const auto& c : saved["changes"]) p->result.plan.changes.push_back(ChangeFromRecord(c));
+  // Apply exactly the saved changes, each by a module this binary has.
+  for (const auto& c : saved.changes) {
+    bool known = false;
+    for (const auto& m : p->session->modules) known = known || m->name() == c.module;
+    if (!known) {
+      PrintError("saved plan " + given.file + ": change " + c.id + " needs module " + c.module +
+                 ", which this provisioner does not have");
+      return std::nullopt;
+    }
+  }
+  p->result.plan.changes = saved.changes;
   return p;
 }
 
@@ -276,7 +271,16 @@ int RunPlan(const CommonOptions& opt) {
 }
 
 int RunApply(const CommonOptions& opt) {
-  std::optional<json> saved = ReadSavedPlan(opt.file);
+  // A saved plan (plan --out) or a host.yaml.
+  std::optional<SavedPlan> saved;
+  if (auto text = ReadWholeFile(opt.file); text.ok()) {
+    auto parsed = ParseSavedPlan(*text);
+    if (!parsed.ok()) {
+      PrintError("saved plan " + opt.file + " is malformed: " + parsed.status().message());
+      return kExitError;
+    }
+    saved = std::move(parsed).value();
+  }
   auto p = saved ? LoadSavedPlan(opt, *saved) : LoadAndPlan(opt, /*lock=*/!opt.dry_run);
   if (!p) return kExitError;
   JournalWriter journal(p->session->fs.get());

@@ -103,14 +103,22 @@ StatusOr<std::optional<Journal>> ReadJournal(const HostFs& fs) {
                                    " is not a provisioner journal; inspect and remove it");
   }
   Journal j;
-  j.pid = doc.value("pid", 0LL);
-  j.started_at = doc.value("startedAt", "");
-  for (const auto& e : doc["changes"]) {
-    if (!e.is_object()) continue;
-    std::string step = e.value("step", "pending");
-    j.entries.push_back({ChangeFromRecord(e), step == "applied"    ? JournalStep::kApplied
-                                      : step == "applying" ? JournalStep::kApplying
-                                                           : JournalStep::kPending});
+  if (auto it = doc.find("pid"); it != doc.end() && it->is_number_integer()) j.pid = it->get<long long>();
+  if (auto it = doc.find("startedAt"); it != doc.end() && it->is_string()) j.started_at = it->get<std::string>();
+  for (size_t i = 0; i < doc["changes"].size(); ++i) {
+    const json& e = doc["changes"][i];
+    auto change = ParseChangeRecord(e);
+    auto step_it = e.is_object() ? e.find("step") : e.end();
+    if (!change.ok() || (step_it != e.end() && !step_it->is_string())) {
+      return FailedPreconditionError(
+          std::string(kJournalPath) + ": changes[" + std::to_string(i) + "]: " +
+          (change.ok() ? std::string("step: want a string") : change.status().message()) +
+          "; inspect and remove it");
+    }
+    std::string step = step_it == e.end() ? "pending" : step_it->get<std::string>();
+    j.entries.push_back({std::move(change).value(), step == "applied"    ? JournalStep::kApplied
+                                                    : step == "applying" ? JournalStep::kApplying
+                                                                         : JournalStep::kPending});
   }
   return std::optional<Journal>(std::move(j));
 }

@@ -34,21 +34,77 @@ nlohmann::json ChangeToRecord(const Change& c) {
           {"detail", c.detail}};
 }
 
-Change ChangeFromRecord(const nlohmann::json& j) {
+namespace {
+
+// Reads `key` of `j` into `out` when present; an error naming the key when
+// it has another type.
+template <typename T>
+Status Field(const nlohmann::json& j, const char* key, bool (nlohmann::json::*is)() const noexcept,
+             const char* want, T* out, bool required = false) {
+  auto it = j.find(key);
+  if (it == j.end() || (it->is_null() && !required)) {
+    if (required) return InvalidArgumentError(std::string(key) + ": missing");
+    return OkStatus();
+  }
+  if (!((*it).*is)()) return InvalidArgumentError(std::string(key) + ": want " + want);
+  *out = it->get<T>();
+  return OkStatus();
+}
+
+}  // namespace
+
+StatusOr<Change> ParseChangeRecord(const nlohmann::json& j) {
+  if (!j.is_object()) return InvalidArgumentError("change record: want an object");
   Change c;
-  if (!j.is_object()) return c;
-  c.id = j.value("id", "");
-  c.module = j.value("module", "");
-  c.target = j.value("target", "");
-  c.attribute = j.value("attribute", "");
-  c.before = j.value("before", nlohmann::json());
-  c.after = j.value("after", nlohmann::json());
-  c.disruption = DisruptionFromName(j.value("disruption", "live"));
-  c.reason = j.value("reason", "");
-  c.phase = j.value("phase", 0);
-  c.field_path = j.value("fieldPath", "");
-  c.detail = j.value("detail", nlohmann::json::object());
+  using J = nlohmann::json;
+  RETURN_IF_ERROR(Field(j, "id", &J::is_string, "a string", &c.id, true));
+  RETURN_IF_ERROR(Field(j, "module", &J::is_string, "a string", &c.module, true));
+  RETURN_IF_ERROR(Field(j, "target", &J::is_string, "a string", &c.target));
+  RETURN_IF_ERROR(Field(j, "attribute", &J::is_string, "a string", &c.attribute));
+  RETURN_IF_ERROR(Field(j, "reason", &J::is_string, "a string", &c.reason));
+  RETURN_IF_ERROR(Field(j, "fieldPath", &J::is_string, "a string", &c.field_path));
+  RETURN_IF_ERROR(Field(j, "phase", &J::is_number_integer, "an integer", &c.phase));
+  std::string disruption = "live";
+  RETURN_IF_ERROR(Field(j, "disruption", &J::is_string, "a string", &disruption));
+  if (disruption != "live" && disruption != "reboot" && disruption != "firmware-reset") {
+    return InvalidArgumentError("disruption: " + disruption + " is not live, reboot or firmware-reset");
+  }
+  c.disruption = DisruptionFromName(disruption);
+  if (auto it = j.find("before"); it != j.end()) c.before = *it;
+  if (auto it = j.find("after"); it != j.end()) c.after = *it;
+  c.detail = nlohmann::json::object();
+  RETURN_IF_ERROR(Field(j, "detail", &J::is_object, "an object", &c.detail));
+  if (c.id.empty() || c.module.empty()) return InvalidArgumentError("id and module must not be empty");
   return c;
+}
+
+StatusOr<std::optional<SavedPlan>> ParseSavedPlan(std::string_view text) {
+  nlohmann::json j = nlohmann::json::parse(text.begin(), text.end(), nullptr,
+                                           /*allow_exceptions=*/false);
+  if (!j.is_object()) return std::optional<SavedPlan>();
+  auto kind = j.find("kind");
+  if (kind == j.end() || !kind->is_string() || kind->get<std::string>() != kSavedPlanKind) {
+    return std::optional<SavedPlan>();
+  }
+  using J = nlohmann::json;
+  SavedPlan p;
+  p.root = "/";
+  RETURN_IF_ERROR(Field(j, "root", &J::is_string, "a string", &p.root));
+  RETURN_IF_ERROR(Field(j, "desiredFile", &J::is_string, "a string", &p.desired_file, true));
+  auto digests = j.find("digests");
+  if (digests == j.end() || !digests->is_object()) return InvalidArgumentError("digests: missing");
+  RETURN_IF_ERROR(Field(*digests, "desired", &J::is_string, "a string", &p.desired_digest, true)
+                      .WithContext("digests"));
+  RETURN_IF_ERROR(Field(*digests, "facts", &J::is_string, "a string", &p.facts_digest, true)
+                      .WithContext("digests"));
+  auto changes = j.find("changes");
+  if (changes == j.end() || !changes->is_array()) return InvalidArgumentError("changes: want a list");
+  for (size_t i = 0; i < changes->size(); ++i) {
+    auto c = ParseChangeRecord((*changes)[i]);
+    if (!c.ok()) return c.status().WithContext("changes[" + std::to_string(i) + "]");
+    p.changes.push_back(std::move(c).value());
+  }
+  return std::optional<SavedPlan>(std::move(p));
 }
 
 std::string Digest(const std::string& bytes) {

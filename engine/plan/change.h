@@ -2,8 +2,12 @@
 #ifndef PROVISIONER_ENGINE_PLAN_CHANGE_H_
 #define PROVISIONER_ENGINE_PLAN_CHANGE_H_
 
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
+
+#include "engine/base/status.h"
 
 #include "engine/model/source_mark.h"
 #include "nlohmann/json.hpp"
@@ -44,7 +48,22 @@ struct Change {
 // Every field, for the journal and saved plan files (not the user-facing
 // shape, which is engine/output's ChangeToJson).
 nlohmann::json ChangeToRecord(const Change& c);
-Change ChangeFromRecord(const nlohmann::json& j);
+// Reads one back: a record of the wrong shape (a hand-edited or truncated
+// journal or plan file) is an error naming the field, never an exception.
+StatusOr<Change> ParseChangeRecord(const nlohmann::json& j);
+
+// A saved plan (plan --out): the changes and what they were planned from.
+struct SavedPlan {
+  std::string root;
+  std::string desired_file;    // absolute path of the host.yaml
+  std::string desired_digest;  // Digest() of its bytes
+  std::string facts_digest;    // digest of the discovered facts
+  std::vector<Change> changes;
+};
+inline constexpr const char* kSavedPlanKind = "ProvisionerPlan";
+// nullopt: `text` is not a saved plan (not JSON of kind ProvisionerPlan);
+// an error: it claims to be one but is malformed.
+StatusOr<std::optional<SavedPlan>> ParseSavedPlan(std::string_view text);
 
 // FNV-1a 64 as 16 hex digits: change detection for saved plans, not security.
 std::string Digest(const std::string& bytes);

@@ -362,6 +362,23 @@ TEST(CliTest, KillDuringApplyThenApplyConvergesOrRollsBack) {
   }
 }
 
+// A damaged saved plan is refused with what is wrong, and nothing is written.
+TEST(CliTest, MalformedSavedPlanIsAClearError) {
+  std::string root = ExtractHost("cx5-roce");
+  std::string plan = WriteTempFile(
+      "bad.plan.json",
+      R"({"kind": "ProvisionerPlan", "root": "/", "desiredFile": "/x.yaml",
+          "digests": {"desired": "1", "facts": "2"},
+          "changes": [{"id": "sriov/0000:af:00.0/numVfs", "module": "sriov", "phase": "soon"}]})");
+  RunResult r = Provisioner({"apply", plan, "--root", root});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.err.find("saved plan " + plan + " is malformed"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("changes[0]"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("phase: want an integer"), std::string::npos) << r.err;
+  struct stat st;
+  EXPECT_NE(::stat((root + "/run/provisioner/journal.json").c_str(), &st), 0);
+}
+
 TEST(CliTest, SavedPlanAppliesExactlyOrIsRefusedWhenStale) {
   std::string root = ExtractHost("cx5-roce");
   std::string yaml = WriteTempFile("host.yaml", ReadFile(Example("roce-sriov.yaml")));

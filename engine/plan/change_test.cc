@@ -1,0 +1,91 @@
+#include "engine/plan/change.h"
+
+#include <string>
+
+#include "gtest/gtest.h"
+
+namespace provisioner {
+namespace {
+
+using nlohmann::json;
+
+Change Sample() {
+  Change c;
+  c.id = "sriov/0000:af:00.0/numVfs";
+  c.module = "sriov";
+  c.target = "0000:af:00.0";
+  c.attribute = "numVfs";
+  c.before = 0;
+  c.after = 12;
+  c.disruption = Disruption::kReboot;
+  c.reason = "nic x wants 12 VFs";
+  c.phase = kPhaseNumVfs;
+  c.field_path = "spec.nics[0].numVfs";
+  c.detail = {{"path", "/sys/bus/pci/devices/0000:af:00.0/sriov_numvfs"}};
+  return c;
+}
+
+TEST(ChangeRecordTest, RoundTrips) {
+  auto back = ParseChangeRecord(ChangeToRecord(Sample()));
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(ChangeToRecord(*back), ChangeToRecord(Sample()));
+}
+
+TEST(ChangeRecordTest, WrongShapesAreErrorsNamingTheField) {
+  struct Case {
+    const char* field;
+    json value;
+    const char* want;
+  } cases[] = {
+      {"id", 7, "id: want a string"},
+      {"module", json::array(), "module: want a string"},
+      {"phase", "50", "phase: want an integer"},
+      {"disruption", "soon", "disruption: soon is not"},
+      {"detail", "x", "detail: want an object"},
+  };
+  for (const auto& c : cases) {
+    json r = ChangeToRecord(Sample());
+    r[c.field] = c.value;
+    auto parsed = ParseChangeRecord(r);
+    ASSERT_FALSE(parsed.ok()) << c.field;
+    EXPECT_NE(parsed.status().message().find(c.want), std::string::npos)
+        << parsed.status().message();
+  }
+  json r = ChangeToRecord(Sample());
+  r.erase("module");
+  EXPECT_FALSE(ParseChangeRecord(r).ok());
+  EXPECT_FALSE(ParseChangeRecord(json::array()).ok());
+}
+
+TEST(SavedPlanTest, ParsesWhatPlanWrites) {
+  json j = {{"kind", kSavedPlanKind},
+            {"root", "/tmp/h"},
+            {"desiredFile", "/etc/provisioner/host.yaml"},
+            {"digests", {{"desired", "00aa"}, {"facts", "00bb"}}},
+            {"changes", json::array({ChangeToRecord(Sample())})}};
+  auto p = ParseSavedPlan(j.dump());
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  ASSERT_TRUE(p->has_value());
+  EXPECT_EQ((*p)->root, "/tmp/h");
+  EXPECT_EQ((*p)->facts_digest, "00bb");
+  ASSERT_EQ((*p)->changes.size(), 1u);
+  EXPECT_EQ((*p)->changes[0].after, 12);
+
+  // Not a saved plan: a host.yaml, other JSON, garbage.
+  for (const char* text : {"apiVersion: provisioner/v1alpha1\n", "{\"kind\": \"HostConfig\"}",
+                           "[1,2]", "\xff\xfe", ""}) {
+    auto q = ParseSavedPlan(text);
+    ASSERT_TRUE(q.ok()) << text;
+    EXPECT_FALSE(q->has_value()) << text;
+  }
+  // Claims to be one but is broken: an error saying where.
+  j["changes"][0]["phase"] = "late";
+  auto bad = ParseSavedPlan(j.dump());
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("changes[0]"), std::string::npos) << bad.status().message();
+  j.erase("digests");
+  EXPECT_FALSE(ParseSavedPlan(j.dump()).ok());
+}
+
+}  // namespace
+}  // namespace provisioner
