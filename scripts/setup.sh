@@ -8,11 +8,13 @@ PACKAGES=(
   libyaml-cpp-dev libvalijson-dev nlohmann-json3-dev libcli11-dev
   libspdlog-dev libfmt-dev
   libpci-dev pci.ids pciutils
-  libkmod-dev
+  libkmod-dev kmod
   libnl-3-dev libnl-route-3-dev libnl-genl-3-dev
   libibverbs-dev
   libgtest-dev libgmock-dev
   mstflint ansible-core iproute2 util-linux
+  systemd python3-yaml
+  clang-14 libclang-rt-14-dev
 )
 
 missing=()
