@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <iomanip>
 #include <iostream>
 #include <memory>
 #include <sstream>
@@ -125,12 +126,15 @@ std::optional<Planned> LoadAndPlan(const CommonOptions& opt, bool lock = false) 
     }
     p.lock = std::move(l).value();
   }
-  auto facts = Discover(p.session->modules, p.session->ctx);
+  // For planning: modules may skip facts no Plan reads (HostContext::plan_for).
+  auto facts = Discover(p.session->modules, p.session->ctx, p.desired);
   if (!facts.ok()) {
     PrintError(facts.status().message());
     return std::nullopt;
   }
+  if (!ExpandRailsForHost(opt.file, *facts, &p.desired)) return std::nullopt;
   p.result = BuildPlan(p.session->modules, p.desired, *facts);
+  p.result.diagnostics = AttributeToRails(p.desired, std::move(p.result.diagnostics));
   p.facts_digest = FactsDigest(*facts);
   auto journal = ReadJournal(*p.session->fs);
   if (!journal.ok()) {
@@ -200,6 +204,14 @@ Status WriteRebootMarker(HostFs& fs) {
   return OkStatus();
 }
 
+// Why the kernel deferred a change to the next boot ("" when it did not).
+std::string DeferredWhy(const ApplyReport& report, const std::string& id) {
+  for (const auto& [deferred_id, why] : report.deferred) {
+    if (deferred_id == id) return why;
+  }
+  return "";
+}
+
 }  // namespace
 
 int NotImplemented(const std::string& command, const std::string& where) {
@@ -220,7 +232,9 @@ int RunDiscover(const CommonOptions& opt) {
     return kExitError;
   }
   if (opt.output == "json") {
-    std::cout << FactsToJson(*facts).dump(2) << "\n";
+    // Streamed (the same text as dump(2)): no second copy of a document that
+    // is megabytes on a 2048-function host.
+    std::cout << std::setw(2) << FactsToJson(*facts) << "\n";
   } else if (opt.output == "yaml") {
     std::cout << JsonToYaml(FactsToJson(*facts));
   } else {
@@ -331,6 +345,12 @@ int RunApply(const CommonOptions& opt) {
     json c = ChangeToJson(a.change);
     c["status"] = a.status.ok() ? "applied" : "failed";
     if (!a.status.ok()) c["error"] = a.status.message();
+    for (const auto& [id, why] : report.deferred) {
+      if (id == a.change.id && a.status.ok()) {
+        c["status"] = "deferred-to-reboot";  // refused now by the kernel
+        c["note"] = why;
+      }
+    }
     changes.push_back(c);
   }
   json rolled = json::array();
@@ -357,7 +377,12 @@ int RunApply(const CommonOptions& opt) {
     for (const auto& a : report.applied) {
       std::cout << "  " << ChangeSymbol(a.change) << " " << a.change.id << ": "
                 << a.change.before.dump() << " -> " << a.change.after.dump() << "  "
-                << (a.status.ok() ? "done, verified" : "FAILED") << "\n";
+                << (!a.status.ok()                               ? "FAILED"
+                    : DeferredWhy(report, a.change.id).empty() ? "done, verified"
+                                                               : "done, takes effect at the next reboot")
+                << "\n";
+      std::string why = DeferredWhy(report, a.change.id);
+      if (!why.empty()) std::cout << "      # " << why << "\n";
     }
     for (const auto& r : report.rolled_back) {
       std::cout << "  rolled back " << r.change.id << " to " << r.change.after.dump()
@@ -397,6 +422,11 @@ int RunManifests(const CommonOptions& opt) {
       return kExitError;
     }
     facts = std::move(f).value();
+    if (!ExpandRailsForHost(opt.file, *facts, &*desired)) return kExitError;
+  }
+  if (desired->rails_need_gpu_count) {
+    PrintError(opt.file + ": spec.rails.count is allGpus: give --root DIR to count the GPUs");
+    return kExitError;
   }
   k8s::ManifestOptions options;
   options.flavor = opt.flavor;

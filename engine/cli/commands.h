@@ -3,6 +3,10 @@
 #define PROVISIONER_ENGINE_CLI_COMMANDS_H_
 
 #include <string>
+#include <vector>
+
+#include "engine/model/desired.h"
+#include "engine/model/host_model.h"
 
 namespace provisioner::cli {
 
@@ -29,6 +33,7 @@ struct CommonOptions {
   bool color = false;
   std::string flavor = "spiderpool";  // manifests: spiderpool | multus
   bool with_test_workload = false;     // manifests --with-test-workload
+  bool show_expanded = false;          // validate --show-expanded (spec.rails)
 };
 
 int RunDiscover(const CommonOptions& opt);
@@ -36,7 +41,22 @@ int RunValidate(const CommonOptions& opt);
 int RunPlan(const CommonOptions& opt);
 int RunApply(const CommonOptions& opt);
 int RunManifests(const CommonOptions& opt);
+// doctor_cmd.cc: module checks; exit 1 when any fails.
+int RunDoctor(const CommonOptions& opt);
+// rails_cmd.cc: validate with --root and/or --show-expanded (spec.rails).
+int RunValidateExpanded(const CommonOptions& opt);
+// rails_cmd.cc: expands spec.rails count: allGpus for this host's GPUs
+// (reloading FILE); prints diagnostics and returns false on errors. A no-op
+// for any other desired state.
+bool ExpandRailsForHost(const std::string& file, const HostFacts& facts, DesiredState* desired);
+// rails_cmd.cc: plan diagnostics about items spec.rails expanded into name the
+// rails field ("spec.rails.nic.numVfs: rail 3 (spec.nics[2].numVfs): ...").
+std::vector<Diagnostic> AttributeToRails(const DesiredState& desired, std::vector<Diagnostic> diags);
+// snapshot_cmd.cc: copy what discovery reads into --output.
+int RunSnapshot(const CommonOptions& opt);
 int NotImplemented(const std::string& command, const std::string& where);
+// stats_env.cc: PROVISIONER_STATS=<file> gets the host layer's counters as JSON at exit.
+void WriteStatsAtExitIfAsked();
 
 }  // namespace provisioner::cli
 

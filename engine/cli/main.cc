@@ -28,6 +28,7 @@ void SetUpLogging(const std::string& level, bool color) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  provisioner::cli::WriteStatsAtExitIfAsked();
   CLI::App app{"provisioner: declarative provisioning of GPU/RDMA hosts (SR-IOV, RDMA, kernel modules)",
                "provisioner"};
   app.require_subcommand(1);
@@ -59,6 +60,9 @@ int main(int argc, char** argv) {
 
   CLI::App* validate = app.add_subcommand("validate", "Validate a host.yaml (schema and semantic checks)");
   validate->add_option("FILE", opt.file, "host.yaml")->required();
+  add_root(validate);
+  validate->add_flag("--show-expanded", opt.show_expanded,
+                     "Print the spec with spec.rails expanded (YAML); with --root, for that host");
 
   CLI::App* plan = app.add_subcommand("plan", "Show the ordered changes that apply would make");
   plan->add_option("FILE", opt.file, "host.yaml")->required();
@@ -120,11 +124,14 @@ int main(int argc, char** argv) {
   SetUpLogging(log_level, !no_color && std::getenv("NO_COLOR") == nullptr && ::isatty(STDERR_FILENO));
 
   if (*discover) return provisioner::cli::RunDiscover(opt);
-  if (*validate) return provisioner::cli::RunValidate(opt);
+  if (*validate) {
+    return opt.show_expanded || opt.root_given ? provisioner::cli::RunValidateExpanded(opt)
+                                               : provisioner::cli::RunValidate(opt);
+  }
   if (*plan) return provisioner::cli::RunPlan(opt);
   if (*apply) return provisioner::cli::RunApply(opt);
   if (*manifests) return provisioner::cli::RunManifests(opt);
-  if (*doctor) return provisioner::cli::NotImplemented("doctor", "the RDMA and kernel issue");
-  if (*snapshot) return provisioner::cli::NotImplemented("snapshot", "the RDMA and kernel issue");
+  if (*doctor) return provisioner::cli::RunDoctor(opt);
+  if (*snapshot) return provisioner::cli::RunSnapshot(opt);
   return provisioner::cli::kExitError;
 }

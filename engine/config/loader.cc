@@ -13,6 +13,7 @@
 #include "engine/config/build.h"
 #include "engine/config/checks.h"
 #include "engine/config/field_path.h"
+#include "engine/config/rails.h"
 #include "engine/config/schema_check.h"
 #include "engine/config/yaml_document.h"
 
@@ -33,6 +34,11 @@ void SortByMark(const MarkIndex& marks, std::vector<Diagnostic>* diags) {
 }  // namespace
 
 LoadResult LoadDesiredStateFromString(std::string_view yaml, const std::string& file_name) {
+  return LoadDesiredStateFromString(yaml, file_name, LoadOptions{});
+}
+
+LoadResult LoadDesiredStateFromString(std::string_view yaml, const std::string& file_name,
+                                      const LoadOptions& options) {
   LoadResult result;
   config::YamlDocument doc = config::ParseYamlDocument(yaml);
   if (!doc.ok) {
@@ -44,6 +50,23 @@ LoadResult LoadDesiredStateFromString(std::string_view yaml, const std::string& 
 
   // Conversion problems (bad scalars) and schema errors: one per field.
   std::vector<Diagnostic> diags = std::move(doc.diagnostics);
+  // spec.rails becomes ordinary items first, so they get every check below.
+  config::RailsExpansion rails = config::ExpandRails(&doc, options.gpu_count, &diags);
+  if (rails.deferred) {
+    // count: allGpus without a host: check the templates on one rail.
+    LoadResult probe = LoadDesiredStateFromString(yaml, file_name, LoadOptions{1});
+    for (auto& d : probe.diagnostics) {
+      if (config::IsSelfOrAncestor("spec.rails", d.path)) diags.push_back(std::move(d));
+    }
+  }
+  {
+    nlohmann::json expanded = doc.root;
+    if (rails.present && !rails.deferred && expanded.contains("spec") &&
+        expanded["spec"].is_object()) {
+      expanded["spec"].erase("rails");
+    }
+    result.expanded_json = expanded.dump();
+  }
   std::set<std::string> tainted;
   for (const auto& d : diags) tainted.insert(d.path);
   config::SchemaCheckResult schema = config::CheckAgainstSchema(&doc);
@@ -57,7 +80,10 @@ LoadResult LoadDesiredStateFromString(std::string_view yaml, const std::string& 
   DesiredState state = config::BuildDesiredState(doc.root);
   state.file = file_name;
   state.marks = doc.marks;
+  state.rails_need_gpu_count = rails.deferred;
+  state.rail_origins = rails.items;
   for (auto& d : config::CheckDesiredState(state, tainted)) diags.push_back(std::move(d));
+  diags = config::AttributeToRails(rails, std::move(diags));
 
   result.marks = std::move(doc.marks);
   SortByMark(result.marks, &diags);
@@ -67,6 +93,10 @@ LoadResult LoadDesiredStateFromString(std::string_view yaml, const std::string& 
 }
 
 LoadResult LoadDesiredStateFromFile(const std::string& path) {
+  return LoadDesiredStateFromFile(path, LoadOptions{});
+}
+
+LoadResult LoadDesiredStateFromFile(const std::string& path, const LoadOptions& options) {
   auto fail = [&](int err, const std::string& what) {
     LoadResult r;
     r.diagnostics.push_back(
@@ -107,7 +137,7 @@ LoadResult LoadDesiredStateFromFile(const std::string& path) {
     }
   }
   ::close(fd);
-  return LoadDesiredStateFromString(text, path);
+  return LoadDesiredStateFromString(text, path, options);
 }
 
 }  // namespace provisioner

@@ -20,14 +20,27 @@ struct LoadResult {
   std::optional<DesiredState> state;    // set only when there are no errors
   std::vector<Diagnostic> diagnostics;  // errors and warnings, in file order
   MarkIndex marks;                      // also copied into state->marks
+  // The document as JSON after spec.rails expansion, without spec.rails
+  // (validate --show-expanded); "" when the YAML did not parse.
+  std::string expanded_json;
+};
+
+struct LoadOptions {
+  // The host's GPU count, for spec.rails.count: allGpus (engine/config/rails.h).
+  // nullopt: such a rails block stays unexpanded (state->rails_need_gpu_count)
+  // and its templates are checked on one rail.
+  std::optional<int> gpu_count;
 };
 
 // `file_name` goes into state->file; diagnostics are formatted by the caller
 // with FormatDiagnostic(file_name, result.marks, d).
 LoadResult LoadDesiredStateFromString(std::string_view yaml, const std::string& file_name);
+LoadResult LoadDesiredStateFromString(std::string_view yaml, const std::string& file_name,
+                                      const LoadOptions& options);
 
 // An I/O error gives one diagnostic naming the path and the errno.
 LoadResult LoadDesiredStateFromFile(const std::string& path);
+LoadResult LoadDesiredStateFromFile(const std::string& path, const LoadOptions& options);
 
 }  // namespace provisioner
 

@@ -29,6 +29,15 @@ StatusOr<HostFacts> Discover(const std::vector<std::unique_ptr<Module>>& modules
   return facts;
 }
 
+StatusOr<HostFacts> Discover(const std::vector<std::unique_ptr<Module>>& modules,
+                             HostContext& ctx, const DesiredState& desired) {
+  const DesiredState* outer = ctx.plan_for;
+  ctx.plan_for = &desired;
+  auto facts = Discover(modules, ctx);
+  ctx.plan_for = outer;
+  return facts;
+}
+
 PlanResult BuildPlan(const std::vector<std::unique_ptr<Module>>& modules,
                      const DesiredState& desired, const HostFacts& facts) {
   PlanResult result;
@@ -59,29 +68,41 @@ ApplyReport ApplyPlan(const std::vector<std::unique_ptr<Module>>& modules, const
       return report;
     }
   }
-  auto mark = [&](size_t i, JournalStep step) {
-    if (journal == nullptr) return;
-    Status js = journal->Mark(i, step);
-    if (!js.ok()) spdlog::warn("{}", js.message());
+  // No change without its journal record: a journal that cannot be written
+  // fails the change (before it is made, or undone after), so that a crash
+  // can always be recovered from what the journal says.
+  auto mark = [&](size_t i, JournalStep step) -> Status {
+    if (journal == nullptr) return OkStatus();
+    return journal->Mark(i, step);
   };
   std::vector<const Change*> done;
   for (size_t index = 0; index < plan.changes.size(); ++index) {
     const Change& c = plan.changes[index];
-    mark(index, JournalStep::kApplying);
+    Status s = mark(index, JournalStep::kApplying);
+    const bool attempted = s.ok();
     Module* m = FindModule(modules, c.module);
-    Status s = m == nullptr ? InternalError("no module " + c.module) : OkStatus();
+    if (s.ok() && m == nullptr) s = InternalError("no module " + c.module);
     if (s.ok()) {
       if (ctx.progress) ctx.progress->Step(c.id + ": " + c.before.dump() + " -> " + c.after.dump());
+      ctx.deferred_to_reboot.clear();
       s = m->Apply(c, ctx);
-      if (s.ok()) s = m->Verify(c, ctx).WithContext("verify");
+      if (s.ok() && !ctx.deferred_to_reboot.empty()) {
+        // Refused now, in effect after a reboot: nothing to verify yet.
+        spdlog::warn("{}: takes effect at the next reboot: {}", c.id, ctx.deferred_to_reboot);
+        report.deferred.push_back({c.id, ctx.deferred_to_reboot});
+        report.reboot_required = true;
+        ctx.deferred_to_reboot.clear();
+      } else if (s.ok()) {
+        s = m->Verify(c, ctx).WithContext("verify");
+      }
     }
-    if (s.ok()) mark(index, JournalStep::kApplied);
+    if (s.ok()) s = mark(index, JournalStep::kApplied);
     report.applied.push_back({c, s.ok() ? s : s.WithContext("apply " + c.id)});
     if (!s.ok()) {
       report.status = report.applied.back().status;
       // The failed change may be half-made (e.g. 0 written before N): undo
       // it too, then the earlier ones, newest first.
-      done.push_back(&c);
+      if (attempted && m != nullptr) done.push_back(&c);
       for (auto it = done.rbegin(); it != done.rend(); ++it) {
         Change inv = InverseChange(**it);
         Module* im = FindModule(modules, inv.module);
@@ -93,7 +114,10 @@ ApplyReport ApplyPlan(const std::vector<std::unique_ptr<Module>>& modules, const
       bool restored = true;
       for (const auto& r : report.rolled_back) restored = restored && r.status.ok();
       // A host that could not be restored keeps its journal for the next run.
-      if (journal != nullptr && restored) (void)journal->Finish();
+      if (journal != nullptr && restored) {
+        Status js = journal->Finish();
+        if (!js.ok()) spdlog::warn("{}", js.message());
+      }
       return report;
     }
     done.push_back(&c);
@@ -105,7 +129,7 @@ ApplyReport ApplyPlan(const std::vector<std::unique_ptr<Module>>& modules, const
   }
   // Converged? Re-discover and re-plan: only reboot-pending changes may stay.
   if (!plan.changes.empty() && options.check_converged) {
-    auto facts = Discover(modules, ctx);
+    auto facts = Discover(modules, ctx, desired);
     if (!facts.ok()) {
       report.status = facts.status().WithContext("re-discover after apply");
       return report;
@@ -113,6 +137,9 @@ ApplyReport ApplyPlan(const std::vector<std::unique_ptr<Module>>& modules, const
     PlanResult again = BuildPlan(modules, desired, *facts);
     for (const Change& c : again.plan.changes) {
       if (c.disruption != Disruption::kLive) continue;
+      bool deferred = false;
+      for (const auto& d : report.deferred) deferred = deferred || d.first == c.id;
+      if (deferred) continue;  // pending until the reboot, as reported
       report.status = FailedPreconditionError(
           "not converged after apply: " + c.field_path + " (" + c.id + "): desired " +
           c.after.dump() + ", current " + c.before.dump());

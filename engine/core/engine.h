@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/base/status.h"
@@ -19,6 +20,10 @@ namespace provisioner {
 // Runs every module's Discover in registry order.
 StatusOr<HostFacts> Discover(const std::vector<std::unique_ptr<Module>>& modules,
                              HostContext& ctx);
+// The same, for planning `desired`: HostContext::plan_for is set meanwhile,
+// so modules may leave out facts no Plan reads for it.
+StatusOr<HostFacts> Discover(const std::vector<std::unique_ptr<Module>>& modules,
+                             HostContext& ctx, const DesiredState& desired);
 
 struct PlanResult {
   Plan plan;
@@ -40,6 +45,8 @@ struct ApplyReport {
   std::vector<AppliedChange> rolled_back;   // inverse changes run after a failure
   Status status;                            // first failure (with context), or ok
   bool reboot_required = false;
+  // Changes the kernel refused now that take effect after a reboot: (id, why).
+  std::vector<std::pair<std::string, std::string>> deferred;
 };
 
 // Applies `plan` change by change: apply, then verify (re-read). On the first

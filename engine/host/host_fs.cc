@@ -3,11 +3,15 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/openat2.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
+#include <cstdlib>
 #include <string>
 #include <utility>
 #include <vector>
@@ -45,12 +49,54 @@ StatusOr<std::string> HostFs::ReadAttr(std::string_view path) const {
   return s;
 }
 
+std::vector<StatusOr<std::string>> HostFs::ReadFilesIn(
+    std::string_view dir, const std::vector<std::string>& names) const {
+  std::vector<StatusOr<std::string>> out;
+  out.reserve(names.size());
+  for (const auto& n : names) out.push_back(ReadFile(JoinPath(dir, n)));
+  return out;
+}
+
 StatusOr<std::string> HostFs::LinkBasename(std::string_view path) const {
   ASSIGN_OR_RETURN(std::string target, ReadLink(path));
   return std::string(Basename(target));
 }
 
 namespace {
+
+// Process-wide totals of every LocalHostFs (ProcessHostFsStats). Relaxed
+// atomics: a HostFs may be used from a bounded-write thread.
+enum StatField {
+  kFilesRead,
+  kBytesRead,
+  kDirsListed,
+  kFilesOpenedForWrite,
+  kFailedOpens,
+  kLookups,
+  kResolveSteps,
+  kNumStatFields
+};
+std::atomic<uint64_t> g_totals[kNumStatFields];
+
+uint64_t& FieldOf(HostFsStats& s, StatField f) {
+  switch (f) {
+    case kFilesRead: return s.files_read;
+    case kBytesRead: return s.bytes_read;
+    case kDirsListed: return s.dirs_listed;
+    case kFilesOpenedForWrite: return s.files_opened_for_write;
+    case kFailedOpens: return s.failed_opens;
+    case kLookups: return s.lookups;
+    default: return s.resolve_steps;
+  }
+}
+
+// Closes a file descriptor when it goes out of scope.
+struct FdCloser {
+  int fd;
+  ~FdCloser() {
+    if (fd >= 0) ::close(fd);
+  }
+};
 
 std::vector<std::string> SplitComponents(std::string_view path) {
   std::vector<std::string> out;
@@ -70,7 +116,21 @@ class LocalHostFs final : public HostFs {
   explicit LocalHostFs(std::string root) : root_(std::move(root)) {
     while (root_.size() > 1 && root_.back() == '/') root_.pop_back();
     if (root_.empty()) root_ = "/";
+    if (root_ != "/") {
+      // One descriptor for the tree: the kernel resolves host paths beneath
+      // it (openat2), instead of an lstat per path component.
+      root_fd_ = ::open(root_.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+      if (char* real = ::realpath(root_.c_str(), nullptr)) {
+        real_root_ = real;
+        std::free(real);
+      }
+    }
   }
+  ~LocalHostFs() override {
+    if (root_fd_ >= 0) ::close(root_fd_);
+  }
+  LocalHostFs(const LocalHostFs&) = delete;
+  LocalHostFs& operator=(const LocalHostFs&) = delete;
 
   const std::string& root() const override { return root_; }
 
@@ -80,13 +140,82 @@ class LocalHostFs final : public HostFs {
   }
 
   StatusOr<std::string> Resolve(std::string_view path) const override {
+    Count(kLookups);
+    if (root_fd_ >= 0 && !real_root_.empty() && path.size() > 0 && path[0] == '/') {
+      // The kernel's answer: where the opened path really is, as a host path.
+      auto fd = OpenInRoot(path, O_PATH, "resolve");
+      if (fd.ok()) {
+        FdCloser closer{*fd};
+        char buf[PATH_MAX];
+        std::string proc = "/proc/self/fd/" + std::to_string(*fd);
+        ssize_t n = ::readlink(proc.c_str(), buf, sizeof buf - 1);
+        if (n > 0) {
+          std::string_view real(buf, static_cast<size_t>(n));
+          if (real == real_root_) return std::string("/");
+          const size_t n_root = real_root_.size();
+          if (real.size() > n_root && real.compare(0, n_root, real_root_) == 0 &&
+              real[n_root] == '/') {
+            return std::string(real.substr(n_root));
+          }
+        }
+      }
+    }
     return ResolveImpl(path, /*follow_last=*/true);
   }
 
   StatusOr<std::string> ReadFile(std::string_view path) const override {
-    ASSIGN_OR_RETURN(std::string fs, FsPathResolved(path, true));
-    int fd = ::open(fs.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return ErrnoToStatus(errno, "read " + std::string(path));
+    auto opened = OpenInRoot(path, O_RDONLY, "read");
+    if (!opened.ok()) {
+      Count(kFailedOpens);
+      return opened.status();
+    }
+    return ReadAndClose(*opened, path);
+  }
+
+  std::vector<StatusOr<std::string>> ReadFilesIn(
+      std::string_view dir, const std::vector<std::string>& names) const override {
+    auto opened = OpenInRoot(dir, O_PATH | O_DIRECTORY, "open");
+    if (!opened.ok()) return HostFs::ReadFilesIn(dir, names);  // same errors, per file
+    FdCloser closer{*opened};
+    std::vector<StatusOr<std::string>> out;
+    out.reserve(names.size());
+    for (const auto& n : names) {
+      std::string path = JoinPath(dir, n);
+      if (n.empty() || n == "." || n == ".." || n.find('/') != std::string::npos) {
+        out.push_back(ReadFile(path));
+        continue;
+      }
+      // One-component lookups from the directory. Beneath it: a link in the
+      // name that leads elsewhere fails EXDEV and takes ReadFile's way.
+      long fd;
+      if (root_fd_ >= 0 && openat2_usable_) {
+        struct open_how how {};
+        how.flags = O_RDONLY | O_CLOEXEC;
+        how.resolve = RESOLVE_BENEATH;
+        fd = ::syscall(SYS_openat2, *opened, n.c_str(), &how, sizeof how);
+      } else if (root_ == "/") {
+        fd = ::openat(*opened, n.c_str(), O_RDONLY | O_CLOEXEC);  // live root: the kernel's walk
+      } else {
+        fd = -1;
+        errno = EXDEV;
+      }
+      if (fd < 0) {
+        int e = errno;
+        if (e == EXDEV || e == EAGAIN || e == ENOSYS || e == EPERM) {
+          out.push_back(ReadFile(path));
+        } else {
+          Count(kFailedOpens);
+          out.push_back(ErrnoToStatus(e, "read " + path));
+        }
+        continue;
+      }
+      out.push_back(ReadAndClose(static_cast<int>(fd), path));
+    }
+    return out;
+  }
+
+  // Reads `fd` to the end and closes it.
+  StatusOr<std::string> ReadAndClose(int fd, std::string_view path) const {
     std::string out;
     char buf[4096];
     for (;;) {
@@ -95,21 +224,30 @@ class LocalHostFs final : public HostFs {
         if (errno == EINTR) continue;
         int e = errno;
         ::close(fd);
+        Count(kFailedOpens);  // sysfs answers EINVAL here (unused GID slot attrs)
         return ErrnoToStatus(e, "read " + std::string(path));
       }
       if (n == 0) break;
       out.append(buf, static_cast<size_t>(n));
     }
     ::close(fd);
-    ++stats_.files_read;
-    stats_.bytes_read += out.size();
+    Count(kFilesRead);
+    Count(kBytesRead, out.size());
     return out;
   }
 
   StatusOr<std::vector<std::string>> ListDir(std::string_view path) const override {
-    ASSIGN_OR_RETURN(std::string fs, FsPathResolved(path, true));
-    DIR* d = ::opendir(fs.c_str());
-    if (d == nullptr) return ErrnoToStatus(errno, "list " + std::string(path));
+    auto opened = OpenInRoot(path, O_RDONLY | O_DIRECTORY, "list");
+    if (!opened.ok()) {
+      Count(kFailedOpens);
+      return opened.status();
+    }
+    DIR* d = ::fdopendir(*opened);
+    if (d == nullptr) {
+      int e = errno;
+      ::close(*opened);
+      return ErrnoToStatus(e, "list " + std::string(path));
+    }
     std::vector<std::string> out;
     while (struct dirent* e = ::readdir(d)) {
       std::string_view name(e->d_name);
@@ -118,43 +256,54 @@ class LocalHostFs final : public HostFs {
     }
     ::closedir(d);
     std::sort(out.begin(), out.end());
-    ++stats_.dirs_listed;
+    Count(kDirsListed);
     return out;
   }
 
   StatusOr<std::string> ReadLink(std::string_view path) const override {
-    ASSIGN_OR_RETURN(std::string fs, FsPathResolved(path, false));
+    Count(kLookups);
     char buf[PATH_MAX];
-    ssize_t n = ::readlink(fs.c_str(), buf, sizeof buf - 1);
+    ssize_t n;
+    if (int parent = OpenParentInRoot(path); parent >= 0) {
+      FdCloser closer{parent};
+      n = ::readlinkat(parent, std::string(Basename(path)).c_str(), buf, sizeof buf - 1);
+    } else {
+      ASSIGN_OR_RETURN(std::string fs, FsPathResolved(path, false));
+      n = ::readlink(fs.c_str(), buf, sizeof buf - 1);
+    }
     if (n < 0) return ErrnoToStatus(errno, "readlink " + std::string(path));
     return std::string(buf, static_cast<size_t>(n));
   }
 
   bool Exists(std::string_view path) const override {
-    auto fs = FsPathResolved(path, true);
+    Count(kLookups);
     struct stat st;
-    return fs.ok() && ::stat(fs->c_str(), &st) == 0;
+    return Stat(path, &st);
   }
 
   bool IsDir(std::string_view path) const override {
-    auto fs = FsPathResolved(path, true);
+    Count(kLookups);
     struct stat st;
-    return fs.ok() && ::stat(fs->c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+    return Stat(path, &st) && S_ISDIR(st.st_mode);
   }
 
   bool IsSymlink(std::string_view path) const override {
-    auto fs = FsPathResolved(path, false);
+    Count(kLookups);
     struct stat st;
+    if (int parent = OpenParentInRoot(path); parent >= 0) {
+      FdCloser closer{parent};
+      const std::string base(Basename(path));
+      return ::fstatat(parent, base.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode);
+    }
+    auto fs = FsPathResolved(path, false);
     return fs.ok() && ::lstat(fs->c_str(), &st) == 0 && S_ISLNK(st.st_mode);
   }
 
   Status WriteAttr(std::string_view path, std::string_view value) override {
-    ASSIGN_OR_RETURN(std::string fs, FsPathResolved(path, true));
     // O_TRUNC matters only for regular files (trees); sysfs ignores it.
-    int flags = O_WRONLY | O_CLOEXEC | (root_ == "/" ? 0 : O_TRUNC);
-    int fd = ::open(fs.c_str(), flags);
-    if (fd < 0) return ErrnoToStatus(errno, "write " + std::string(path));
-    ++stats_.files_opened_for_write;
+    int flags = O_WRONLY | (root_ == "/" ? 0 : O_TRUNC);
+    ASSIGN_OR_RETURN(int fd, OpenInRoot(path, flags, "write"));
+    Count(kFilesOpenedForWrite);
     ssize_t n = ::write(fd, value.data(), value.size());
     int e = errno;
     if (n < 0) {
@@ -176,7 +325,7 @@ class LocalHostFs final : public HostFs {
     std::string tmp = target + ".provisioner-tmp." + std::to_string(::getpid());
     int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
     if (fd < 0) return ErrnoToStatus(errno, "write " + std::string(path) + " (temp file)");
-    ++stats_.files_opened_for_write;
+    Count(kFilesOpenedForWrite);
     size_t off = 0;
     while (off < content.size()) {
       ssize_t n = ::write(fd, content.data() + off, content.size() - off);
@@ -214,6 +363,61 @@ class LocalHostFs final : public HostFs {
   const HostFsStats& stats() const override { return stats_; }
 
  private:
+  void Count(StatField f, uint64_t n = 1) const {
+    FieldOf(stats_, f) += n;
+    g_totals[f].fetch_add(n, std::memory_order_relaxed);
+  }
+
+  // Opens a host path. In a tree, the kernel resolves it beneath the root's
+  // descriptor: openat2(RESOLVE_BENEATH) fails EXDEV on any absolute link or
+  // ".." that would leave the root, and only then (or without openat2) the
+  // user-space walk of ResolveImpl decides: re-root the link, or the error.
+  // Same answers, a few syscalls instead of an lstat per component.
+  StatusOr<int> OpenInRoot(std::string_view path, int flags, const char* what) const {
+    flags |= O_CLOEXEC;
+    if (root_fd_ >= 0 && openat2_usable_ && !path.empty() && path[0] == '/') {
+      size_t b = path.find_first_not_of('/');
+      std::string rel = b == std::string_view::npos ? "." : std::string(path.substr(b));
+      struct open_how how {};
+      how.flags = static_cast<uint64_t>(flags);
+      how.resolve = RESOLVE_BENEATH;
+      long fd = ::syscall(SYS_openat2, root_fd_, rel.c_str(), &how, sizeof how);
+      if (fd >= 0) return static_cast<int>(fd);
+      int e = errno;
+      if (e == ENOSYS || e == EPERM) openat2_usable_ = false;  // old kernel or seccomp
+      if (e != EXDEV && e != EAGAIN && e != ENOSYS && e != EPERM) {
+        return ErrnoToStatus(e, std::string(what) + " " + std::string(path));
+      }
+    }
+    ASSIGN_OR_RETURN(std::string fs, FsPathResolved(path, true));
+    int fd = ::open(fs.c_str(), flags);
+    if (fd < 0) return ErrnoToStatus(errno, std::string(what) + " " + std::string(path));
+    return fd;
+  }
+
+  // The parent directory of a tree path, opened (O_PATH) through OpenInRoot,
+  // for calls that must not follow the last component; -1 when the caller
+  // should use the user-space walk (live root, "." / "..", failures).
+  int OpenParentInRoot(std::string_view path) const {
+    if (root_fd_ < 0) return -1;
+    std::string_view base = Basename(path);
+    if (base.empty() || base == "." || base == ".." || base == "/") return -1;
+    auto fd = OpenInRoot(Dirname(path), O_PATH | O_DIRECTORY, "open");
+    return fd.ok() ? *fd : -1;
+  }
+
+  // stat(2) of a host path, links followed inside the root.
+  bool Stat(std::string_view path, struct stat* st) const {
+    if (root_fd_ >= 0) {
+      auto fd = OpenInRoot(path, O_PATH, "stat");
+      if (!fd.ok()) return false;
+      FdCloser closer{*fd};
+      return ::fstat(*fd, st) == 0;
+    }
+    auto fs = FsPathResolved(path, true);
+    return fs.ok() && ::stat(fs->c_str(), st) == 0;
+  }
+
   Status MakeDirs(std::string_view path) {
     if (path == "/" || path.empty() || IsDir(path)) return OkStatus();
     RETURN_IF_ERROR(MakeDirs(Dirname(path)));
@@ -259,6 +463,7 @@ class LocalHostFs final : public HostFs {
       std::string fs = root_ == "/" ? "" : root_;
       for (const auto& c : done) { fs += '/'; fs += c; }
       struct stat st;
+      Count(kResolveSteps);
       if (::lstat(fs.c_str(), &st) != 0) {
         // Keep the rest literally: the eventual open() reports ENOENT.
         while (!todo.empty()) { done.push_back(std::move(todo.back())); todo.pop_back(); }
@@ -282,6 +487,9 @@ class LocalHostFs final : public HostFs {
   }
 
   std::string root_;
+  int root_fd_ = -1;           // the tree's directory (O_PATH); -1 on the live root
+  std::string real_root_;      // realpath of the tree, for Resolve
+  mutable bool openat2_usable_ = true;
   mutable HostFsStats stats_;
 };
 
@@ -289,6 +497,14 @@ class LocalHostFs final : public HostFs {
 
 std::unique_ptr<HostFs> NewLocalHostFs(std::string root) {
   return std::make_unique<LocalHostFs>(std::move(root));
+}
+
+HostFsStats ProcessHostFsStats() {
+  HostFsStats s;
+  for (int f = 0; f < kNumStatFields; ++f) {
+    FieldOf(s, static_cast<StatField>(f)) = g_totals[f].load(std::memory_order_relaxed);
+  }
+  return s;
 }
 
 }  // namespace provisioner

@@ -22,6 +22,13 @@ struct HostFsStats {
   uint64_t bytes_read = 0;
   uint64_t dirs_listed = 0;
   uint64_t files_opened_for_write = 0;
+  // Reads and listings that failed (a missing optional attribute: ENOENT).
+  uint64_t failed_opens = 0;
+  // Exists / IsDir / IsSymlink / ReadLink / Resolve calls.
+  uint64_t lookups = 0;
+  // lstat+readlink steps of the user-space symlink walk (trees only; the
+  // kernel resolves most paths with openat2(RESOLVE_BENEATH) instead).
+  uint64_t resolve_steps = 0;
 };
 
 class HostFs {
@@ -36,6 +43,11 @@ class HostFs {
   virtual StatusOr<std::string> ReadFile(std::string_view path) const = 0;
   // A sysfs attribute: contents with trailing whitespace/newline removed.
   StatusOr<std::string> ReadAttr(std::string_view path) const;
+  // The files `names` (single path components) of the directory `dir`, each
+  // as ReadFile(dir + "/" + name) would give it, with `dir` resolved once:
+  // for tables of many small files (a GID table is 256 per port).
+  virtual std::vector<StatusOr<std::string>> ReadFilesIn(
+      std::string_view dir, const std::vector<std::string>& names) const;
   // Entry names (no "." or ".."), sorted.
   virtual StatusOr<std::vector<std::string>> ListDir(std::string_view path) const = 0;
   // The raw target of a symlink (as readlink(2) gives it).
@@ -63,10 +75,29 @@ class HostFs {
   virtual std::string FsPath(std::string_view path) const = 0;
 
   virtual const HostFsStats& stats() const = 0;
+
+  // For `snapshot` (engine/host/recording_host_fs.h): a library that reads
+  // the host itself (libpci, libkmod) reports each host path it read, and a
+  // module whose facts come from a command (not a file) the host path and
+  // content a tree would hold instead. No-ops unless recording.
+  virtual void NoteExternalRead(std::string_view path) const { (void)path; }
+  virtual void NoteExternalList(std::string_view dir) const { (void)dir; }
+  virtual void NoteCapture(std::string_view path, std::string_view content) const {
+    (void)path;
+    (void)content;
+  }
+  // True while recording: callers skip the lookups that only serve the notes
+  // above (the pci module's per-function Exists of libpci's files: 11 x 2048
+  // lookups on a 16 PF x 127 VF host).
+  virtual bool IsRecording() const { return false; }
 };
 
 // The real implementation over the local filesystem.
 std::unique_ptr<HostFs> NewLocalHostFs(std::string root);
+
+// The sum of the stats of every local HostFs of this process so far, also the
+// ones already destroyed (PROVISIONER_STATS, benchmarks; see docs/BENCHMARKS.md).
+HostFsStats ProcessHostFsStats();
 
 // Joins host path components: JoinPath("/sys/class", "net") == "/sys/class/net".
 std::string JoinPath(std::string_view a, std::string_view b);

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "gtest/gtest.h"
 
@@ -117,6 +118,66 @@ TEST_F(HostFsTest, WriteAttrAndAtomicWrite) {
   EXPECT_EQ(l->size(), 1u);  // no temp file left
   Status s = fs_->WriteAttr("/sys/nothing/here", "1");
   EXPECT_EQ(s.err(), ENOENT);
+}
+
+TEST_F(HostFsTest, KernelResolvesRelativeLinksWithoutUserSpaceWalk) {
+  HostFsStats before = ProcessHostFsStats();
+  ASSERT_TRUE(fs_->ReadAttr("/sys/bus/pci/devices/0000:00:01.0/vendor").ok());
+  ASSERT_TRUE(fs_->IsDir("/sys/bus/pci/devices/0000:00:01.0"));
+  ASSERT_TRUE(fs_->IsSymlink("/sys/bus/pci/devices/0000:00:01.0/driver"));
+  ASSERT_EQ(*fs_->ReadLink("/sys/bus/pci/devices/0000:00:01.0/driver"),
+            "../../../bus/pci/drivers/mlx5_core");
+  ASSERT_EQ(*fs_->Resolve("/sys/bus/pci/devices/0000:00:01.0/driver"),
+            "/sys/bus/pci/drivers/mlx5_core");
+  EXPECT_FALSE(fs_->Exists("/sys/bus/pci/devices/0000:00:01.0/missing"));
+  EXPECT_EQ(fs_->stats().resolve_steps, 0u);  // all through openat2(RESOLVE_BENEATH)
+  EXPECT_EQ(fs_->stats().files_read, 1u);
+  EXPECT_EQ(fs_->stats().bytes_read, 7u);
+  EXPECT_EQ(fs_->stats().lookups, 5u);
+  // An absolute link still takes the walk, and is re-rooted.
+  ASSERT_TRUE(fs_->ReadAttr("/sys/abs/0000:00:01.0/vendor").ok());
+  EXPECT_GT(fs_->stats().resolve_steps, 0u);
+  // Process totals include this HostFs, also after it is gone.
+  fs_.reset();
+  HostFsStats after = ProcessHostFsStats();
+  EXPECT_EQ(after.files_read - before.files_read, 2u);
+  EXPECT_EQ(after.lookups - before.lookups, 5u);
+}
+
+TEST_F(HostFsTest, ReadFilesInResolvesTheDirectoryOnceAndAnswersLikeReadFile) {
+  Write(root_ + "/sys/devices/pci0000:00/0000:00:01.0/device", "0x1017\n");
+  Link("../../../../../outside/secret", "/sys/devices/pci0000:00/0000:00:01.0/out");
+  Link("vendor", "/sys/devices/pci0000:00/0000:00:01.0/alias");
+  const std::string dir = "/sys/bus/pci/devices/0000:00:01.0";  // through a link
+  std::vector<std::string> names = {"vendor", "missing", "device",
+                                    "out",    "alias",   "../0000:00:01.0/vendor"};
+  auto got = fs_->ReadFilesIn(dir, names);
+  ASSERT_EQ(got.size(), names.size());
+  for (size_t i = 0; i < names.size(); ++i) {
+    auto want = fs_->ReadFile(dir + "/" + names[i]);
+    ASSERT_EQ(got[i].ok(), want.ok()) << names[i];
+    if (want.ok()) {
+      EXPECT_EQ(*got[i], *want) << names[i];
+    } else {
+      EXPECT_EQ(got[i].status().err(), want.status().err()) << names[i];
+      EXPECT_EQ(got[i].status().message(), want.status().message()) << names[i];
+    }
+  }
+  EXPECT_EQ(*got[0], "0x15b3\n");
+  EXPECT_EQ(got[1].status().err(), ENOENT);
+  EXPECT_EQ(got[3].status().err(), EXDEV);  // the link leaves the root: refused
+  EXPECT_EQ(*got[4], "0x15b3\n");          // a link beside it: followed
+  // A missing directory: every name fails as ReadFile would.
+  auto none = fs_->ReadFilesIn("/sys/nothing", {"a", "b"});
+  ASSERT_EQ(none.size(), 2u);
+  EXPECT_EQ(none[1].status().err(), ENOENT);
+}
+
+TEST_F(HostFsTest, FailedReadIsCounted) {
+  EXPECT_FALSE(fs_->ReadFile("/sys/nothing").ok());
+  EXPECT_FALSE(fs_->ListDir("/sys/nothing").ok());
+  EXPECT_EQ(fs_->stats().failed_opens, 2u);
+  EXPECT_EQ(fs_->stats().files_read, 0u);
 }
 
 TEST(PathTest, Helpers) {

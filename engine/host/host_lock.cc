@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -24,12 +25,27 @@ HostLock::~HostLock() {
 
 StatusOr<HostLock> AcquireHostLock(HostFs& fs, const std::string& path,
                                    std::chrono::milliseconds timeout) {
-  if (!fs.Exists(path)) {
-    RETURN_IF_ERROR(fs.WriteFileAtomic(path, "").WithContext("create lock"));
-  }
   ASSIGN_OR_RETURN(std::string host, fs.Resolve(path));
   std::string fs_path = fs.FsPath(host);
-  int fd = ::open(fs_path.c_str(), O_RDONLY | O_CLOEXEC);
+  // Created on first use by a read-only open (O_CREAT): a lock needs no
+  // content, so even the first apply of an already converged host opens no
+  // file for writing, and two first applies lock the same inode (a temp file
+  // renamed into place could leave each holding a different one).
+  int fd = ::open(fs_path.c_str(), O_RDONLY | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0 && errno == ENOENT) {
+    // mkdir -p the missing parents; `host` is resolved, so the missing part
+    // holds no link and the directories stay inside the root.
+    std::string dir;
+    std::string_view parent = Dirname(host);
+    for (size_t i = 1; i <= parent.size(); ++i) {
+      if (i < parent.size() && parent[i] != '/') continue;
+      dir = fs.FsPath(parent.substr(0, i));
+      if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
+        return ErrnoToStatus(errno, "create lock: mkdir " + std::string(parent.substr(0, i)));
+      }
+    }
+    fd = ::open(fs_path.c_str(), O_RDONLY | O_CREAT | O_CLOEXEC, 0644);
+  }
   if (fd < 0) return ErrnoToStatus(errno, "open lock " + path);
   HostLock lock(fd);
   const auto deadline = std::chrono::steady_clock::now() + timeout;

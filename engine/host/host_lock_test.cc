@@ -46,6 +46,14 @@ TEST(HostLockTest, ExistingLockFileIsNotWritten) {
   EXPECT_EQ(fs2->stats().files_opened_for_write, 0u);
 }
 
+TEST(HostLockTest, FirstLockOpensNoFileForWriting) {
+  auto fs = NewLocalHostFs(TempRoot());
+  ASSERT_FALSE(fs->Exists("/run"));
+  ASSERT_TRUE(AcquireHostLock(*fs, kApplyLockPath, std::chrono::milliseconds(0)).ok());
+  EXPECT_TRUE(fs->Exists("/run/provisioner/lock"));
+  EXPECT_EQ(fs->stats().files_opened_for_write, 0u);
+}
+
 TEST(HostLockTest, WaitsForAHolderThatLetsGo) {
   auto fs = NewLocalHostFs(TempRoot());
   ASSERT_TRUE(AcquireHostLock(*fs, kApplyLockPath, std::chrono::milliseconds(0)).ok());

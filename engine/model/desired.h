@@ -90,6 +90,13 @@ struct KubernetesSpec {
   std::optional<RdmaSharedDevicePluginSpec> rdma_shared_device_plugin;
 };
 
+// An item that spec.rails expanded into (engine/config/rails.h).
+struct RailOrigin {
+  std::string path;         // "spec.nics[3]"
+  std::string source_path;  // "spec.rails.nic"
+  int rail = 0;             // 1-based
+};
+
 struct DesiredState {
   std::string file;  // the path as given on the command line
   std::string api_version;
@@ -104,6 +111,12 @@ struct DesiredState {
   std::optional<KubernetesSpec> kubernetes;
 
   MarkIndex marks;
+
+  // spec.rails with count: allGpus, not expanded yet: expansion needs the
+  // host's GPU count (engine/config/rails.h; the CLI reloads after discovery).
+  bool rails_need_gpu_count = false;
+  // The expanded items, so that plan-time diagnostics can name the rails field.
+  std::vector<RailOrigin> rail_origins;
 
   // Field path of nics[i] ("spec.nics[2]") for diagnostics.
   static std::string NicPath(size_t i) { return "spec.nics[" + std::to_string(i) + "]"; }

@@ -4,9 +4,15 @@
 #define PROVISIONER_ENGINE_MODEL_HOST_MODEL_H_
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "engine/model/kmod_facts.h"
+#include "engine/model/link_facts.h"
+#include "engine/model/rdma_facts.h"
+#include "engine/model/topology_facts.h"
 
 namespace provisioner {
 
@@ -17,6 +23,12 @@ struct VfInfo {
   std::string driver;        // "" when unbound
   std::vector<std::string> netdevs;
   std::vector<std::string> rdma_devices;
+  // Filled by the vf module (unknown = "" / nullopt):
+  std::string driver_override;      // "" when unset (sysfs reads "(null)")
+  std::string ib_node_guid;         // "xxxx:xxxx:xxxx:xxxx" (IB VFs)
+  std::string ib_port_guid;
+  std::optional<bool> trust;        // IFLA_VF_TRUST
+  std::optional<bool> spoof_chk;    // IFLA_VF_SPOOFCHK
 };
 
 // SR-IOV capability of a PF (absent without sriov_totalvfs, e.g. SRIOV_EN=0).
@@ -28,6 +40,8 @@ struct SriovInfo {
   std::string vf_device;  // sriov_vf_device, hex without 0x
   std::optional<bool> drivers_autoprobe;
   std::vector<VfInfo> vfs;  // ordered by vf_index
+  // The PF's RDMA node_guid when its port is InfiniBand ("" otherwise; vf module).
+  std::string ib_node_guid;
 };
 
 // One PCI function (libpci + sysfs).
@@ -64,6 +78,18 @@ struct HostFacts {
   // RDMA netns mode, once the rdma module discovers it ("shared"/"exclusive").
   std::optional<std::string> rdma_netns_mode;
   std::vector<std::string> loaded_modules;
+  // Loaded modules in detail, parameters, modules.dep, modprobe.d (kmod module).
+  KmodFacts kmod;
+  // RDMA devices, ports, GIDs, netns persistence (rdma module).
+  RdmaFacts rdma;
+  // Registered PCI drivers: the entries of /sys/bus/pci/drivers (vf module).
+  std::vector<std::string> pci_drivers;
+  // PF and VF netdevs of the NICs, by name (link module).
+  std::map<std::string, LinkFacts> links;
+  // Firmware configuration per card, by the BDF of function .0 (firmware module).
+  std::map<std::string, FirmwareFacts> firmware;
+  // GPUs and GPU x NIC PCIe levels (topology module).
+  TopologyFacts topology;
 
   const PciFunction* FindPci(const std::string& address) const;
   PciFunction* FindPci(const std::string& address);

@@ -4,6 +4,8 @@
 #include <cctype>
 #include <string>
 
+#include "engine/model/topology.h"
+
 namespace provisioner {
 namespace {
 
@@ -42,6 +44,13 @@ bool SelectorMatches(const NicSelector& sel, const PciFunction& pf) {
 
 std::vector<const PciFunction*> SelectPfs(const NicSpec& nic, const HostFacts& facts) {
   std::vector<const PciFunction*> out;
+  if (nic.selector.near_gpu) {
+    // One PF: the nearest to that GPU; none when it is remote and that is not
+    // allowed (CheckNearGpu says why, with the conflicts between nics).
+    NearGpuChoice c = ChooseNearGpu(nic.selector, facts);
+    if (c.pf != nullptr && (!c.remote() || nic.selector.allow_remote)) out.push_back(c.pf);
+    return out;
+  }
   for (const auto& f : facts.pci) {
     if (!f.IsNetwork() || f.IsVf()) continue;
     if (SelectorMatches(nic.selector, f)) out.push_back(&f);

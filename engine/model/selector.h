@@ -15,6 +15,9 @@ namespace provisioner {
 bool SelectorMatches(const NicSelector& sel, const PciFunction& pf);
 
 // All PFs (network class, not VFs) matched by `nic`, in address order.
+// With nicSelector.nearGpu: the one PF nearest to that GPU (topology.h), or
+// none when the GPU does not exist or its nearest NIC is at NODE/SYS level
+// without allowRemote.
 std::vector<const PciFunction*> SelectPfs(const NicSpec& nic, const HostFacts& facts);
 
 }  // namespace provisioner

@@ -14,6 +14,7 @@
 #include "engine/host/host_fs.h"
 #include "engine/model/desired.h"
 #include "engine/model/host_model.h"
+#include "engine/module/check.h"
 #include "engine/module/clock.h"
 #include "engine/plan/change.h"
 
@@ -32,6 +33,16 @@ struct HostContext {
   Clock* clock = nullptr;
   Progress* progress = nullptr;
   std::chrono::milliseconds settle_timeout{std::chrono::seconds(300)};
+  // Set by the engine while it discovers for planning this desired state
+  // (plan, apply); null for discover, doctor, manifests. A module may then
+  // skip facts that no module's Plan reads for it (the RDMA module skips the
+  // GID tables: 256 files per port, nothing plans from them).
+  const DesiredState* plan_for = nullptr;
+  // Set by Module::Apply when the kernel refused the change now and it takes
+  // effect at the next boot (e.g. RDMA netns mode while other network
+  // namespaces exist): says why. The engine then skips Verify, keeps the
+  // change as applied and reports a reboot as required (exit 3).
+  std::string deferred_to_reboot;
 };
 
 class Module {
@@ -53,6 +64,14 @@ class Module {
 
   // Re-reads the host and checks the change's `after` holds.
   virtual Status Verify(const Change& change, HostContext& ctx) = 0;
+
+  // Pure doctor checks over the facts (and host.yaml when given: `desired`
+  // may be null). Modules without checks keep this default.
+  virtual void Check(const DesiredState* desired, const HostFacts& facts, CheckSink& sink) const {
+    (void)desired;
+    (void)facts;
+    (void)sink;
+  }
 };
 
 }  // namespace provisioner

@@ -11,7 +11,7 @@ double Seconds(std::chrono::steady_clock::duration d) {
 }  // namespace
 
 ConsoleProgress::ConsoleProgress(std::FILE* out, ProgressOptions options)
-    : out_(out), options_(options), ticker_([this] { Tick(); }) {}
+    : out_(out), options_(options) {}
 
 ConsoleProgress::~ConsoleProgress() {
   {
@@ -19,12 +19,15 @@ ConsoleProgress::~ConsoleProgress() {
     stop_ = true;
   }
   cv_.notify_all();
-  ticker_.join();
+  if (ticker_.joinable()) ticker_.join();
   Finish();
 }
 
 void ConsoleProgress::Step(std::string_view message) {
   std::lock_guard<std::mutex> lock(mu_);
+  // The ticker starts with the first step: commands that never show one
+  // (discover, plan, a no-op apply) start no thread.
+  if (!ticker_.joinable()) ticker_ = std::thread([this] { Tick(); });
   auto now = std::chrono::steady_clock::now();
   current_.assign(message.data(), message.size());
   step_start_ = now;

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <sstream>
 
+#include "engine/model/topology.h"
+#include "engine/output/render_rdma.h"
 #include "yaml-cpp/yaml.h"
 
 namespace provisioner {
@@ -49,6 +51,52 @@ std::string Table(const std::vector<std::vector<std::string>>& rows) {
   return out;
 }
 
+// The GPU x NIC matrix of `nvidia-smi topo -m`, with legends.
+std::string RenderTopologyMatrix(const HostFacts& facts) {
+  const TopologyFacts& t = facts.topology;
+  if (t.gpus.empty()) return "";
+  std::vector<std::string> nics;
+  for (const GpuNicLink& l : t.links) {
+    if (std::find(nics.begin(), nics.end(), l.nic) == nics.end()) nics.push_back(l.nic);
+  }
+  std::ostringstream out;
+  out << "\nGPU x NIC PCIe topology (levels of nvidia-smi topo -m):\n";
+  if (nics.empty()) return out.str() + "  (no NICs)\n";
+  std::vector<std::vector<std::string>> rows(1, std::vector<std::string>{""});
+  for (size_t n = 0; n < nics.size(); ++n) rows[0].push_back("NIC" + std::to_string(n));
+  for (size_t g = 0; g < t.gpus.size(); ++g) {
+    std::vector<std::string> row = {"GPU" + std::to_string(g)};
+    for (const auto& nic : nics) {
+      std::string level = "-";
+      for (const GpuNicLink& l : t.links) {
+        if (l.gpu == t.gpus[g].pci_address && l.nic == nic) level = PcieLevelName(l.level);
+      }
+      row.push_back(level);
+    }
+    rows.push_back(row);
+  }
+  out << Table(rows) << "\n";
+  for (size_t g = 0; g < t.gpus.size(); ++g) {
+    out << "  GPU" << g << ": " << t.gpus[g].pci_address << " (" << t.gpus[g].vendor << ":"
+        << t.gpus[g].device_id << ", NUMA " << t.gpus[g].numa_node << ")\n";
+  }
+  for (size_t n = 0; n < nics.size(); ++n) {
+    out << "  NIC" << n << ": " << nics[n];
+    if (const PciFunction* f = facts.FindPci(nics[n])) {
+      std::string names;
+      for (const auto& d : f->netdevs) names += (names.empty() ? "" : ",") + d;
+      for (const auto& d : f->rdma_devices) names += (names.empty() ? "" : ",") + d;
+      out << " (" << f->vendor << ":" << f->device_id << (names.empty() ? "" : " " + names) << ")";
+    }
+    out << "\n";
+  }
+  out << "  PIX = at most one PCIe switch; PXB = several switches, no host bridge; PHB = through "
+         "a\n"
+         "  PCIe host bridge; NODE = between host bridges of one NUMA node; SYS = across NUMA "
+         "nodes\n";
+  return out.str();
+}
+
 void EmitYaml(YAML::Emitter& e, const json& v) {
   if (v.is_object()) {
     e << YAML::BeginMap;
@@ -82,18 +130,15 @@ void EmitYaml(YAML::Emitter& e, const json& v) {
 
 }  // namespace
 
-bool IsGpu(const PciFunction& f) {
-  uint32_t cls = f.class_code >> 8;
-  if (cls != 0x0300 && cls != 0x0302) return false;
-  return f.vendor == "10de" || f.vendor == "1002" || f.vendor == "8086";
-}
+// The GPU rule lives with the topology model (engine/model/topology.h).
+bool IsGpu(const PciFunction& f) { return IsGpuFunction(f); }
 
 json FactsToJson(const HostFacts& facts) {
   json doc;
   doc["formatVersion"] = kFormatVersion;
   doc["root"] = facts.root;
   doc["kernel"] = {{"release", facts.kernel.release}};
-  doc["rdma"] = {{"netnsMode", facts.rdma_netns_mode ? json(*facts.rdma_netns_mode) : json()}};
+  doc["rdma"] = RdmaSystemToJson(facts);
   json nics = json::array();
   for (const PciFunction* f : facts.Nics()) {
     json n;
@@ -119,11 +164,18 @@ json FactsToJson(const HostFacts& facts) {
       s["vfDevice"] = f->sriov->vf_device;
       json vfs = json::array();
       for (const VfInfo& vf : f->sriov->vfs) {
-        vfs.push_back({{"pciAddress", vf.pci_address},
-                       {"vfIndex", vf.vf_index},
-                       {"driver", vf.driver},
-                       {"netdevs", StringList(vf.netdevs)},
-                       {"rdmaDevices", StringList(vf.rdma_devices)}});
+        json v = {{"pciAddress", vf.pci_address},
+                  {"vfIndex", vf.vf_index},
+                  {"driver", vf.driver},
+                  {"netdevs", StringList(vf.netdevs)},
+                  {"rdmaDevices", StringList(vf.rdma_devices)}};
+        // vf module facts, when known.
+        if (!vf.driver_override.empty()) v["driverOverride"] = vf.driver_override;
+        if (!vf.ib_node_guid.empty()) v["nodeGuid"] = vf.ib_node_guid;
+        if (!vf.ib_port_guid.empty()) v["portGuid"] = vf.ib_port_guid;
+        if (vf.trust) v["trust"] = *vf.trust;
+        if (vf.spoof_chk) v["spoofChk"] = *vf.spoof_chk;
+        vfs.push_back(std::move(v));
       }
       s["vfs"] = vfs;
       n["sriov"] = s;
@@ -131,20 +183,57 @@ json FactsToJson(const HostFacts& facts) {
       n["sriov"] = nullptr;
     }
     n["rdmaDevices"] = StringList(f->rdma_devices);
+    // link module: the PF netdevs' mtu and admin state.
+    json links = json::array();
+    for (const auto& nd : f->netdevs) {
+      auto it = facts.links.find(nd);
+      if (it == facts.links.end()) continue;
+      json l = {{"name", nd},
+                {"mtu", it->second.mtu},
+                {"adminUp", it->second.admin_up},
+                {"operState", it->second.operstate}};
+      if (it->second.min_mtu) l["minMtu"] = *it->second.min_mtu;
+      if (it->second.max_mtu) l["maxMtu"] = *it->second.max_mtu;
+      links.push_back(std::move(l));
+    }
+    if (!links.empty()) n["links"] = links;
+    // firmware module: this PF's port type and the card's SR-IOV limits.
+    if (auto fw = facts.firmware.find(FirmwareDevice(f->pci_address)); fw != facts.firmware.end()) {
+      json j = {{"device", fw->first}, {"source", fw->second.source}};
+      if (!fw->second.error.empty()) j["error"] = fw->second.error;
+      if (!fw->second.device_type.empty()) j["deviceType"] = fw->second.device_type;
+      const std::string port = "LINK_TYPE_P" + std::to_string(FirmwarePort(f->pci_address));
+      for (const std::string& name : {port, std::string("SRIOV_EN"), std::string("NUM_OF_VFS")}) {
+        auto p = fw->second.params.find(name);
+        if (p == fw->second.params.end()) continue;
+        json v = {{"nextBoot", p->second.next_boot}};
+        if (p->second.current) v["current"] = *p->second.current;
+        j["parameters"][name] = v;
+      }
+      n["firmware"] = j;
+    }
     nics.push_back(n);
   }
   doc["nics"] = nics;
-  // Name and PCI function of every RDMA device PCI discovery saw; ports and
-  // GIDs are added by the rdma module's facts.
-  std::vector<std::pair<std::string, std::string>> rdma;
-  for (const auto& f : facts.pci) {
-    for (const auto& r : f.rdma_devices) rdma.emplace_back(r, f.pci_address);
-  }
-  std::sort(rdma.begin(), rdma.end());
-  json rdma_devices = json::array();
-  for (const auto& [name, pci] : rdma) rdma_devices.push_back({{"name", name}, {"pciAddress", pci}});
-  doc["rdmaDevices"] = rdma_devices;
+  doc["rdmaDevices"] = RdmaDevicesToJson(facts);
   doc["kernelModules"] = {{"loaded", StringList(facts.loaded_modules)}};
+  if (facts.kmod.discovered) {  // kmod module: parameters and modprobe.d
+    json& km = doc["kernelModules"];
+    km["parameters"] = facts.kmod.parameters;
+    auto entries = [](const std::vector<ModprobeEntry>& v) {
+      json a = json::array();
+      for (const auto& e : v) a.push_back({{"module", e.module}, {"value", e.value}});
+      return a;
+    };
+    km["modprobe"] = {{"options", entries(facts.kmod.options)},
+                      {"blacklist", StringList(facts.kmod.blacklist)},
+                      {"install", entries(facts.kmod.install)},
+                      {"remove", entries(facts.kmod.remove)},
+                      {"softdeps", entries(facts.kmod.softdeps)}};
+    km["modulesDir"] = facts.kmod.modules_dir;
+    km["modulesDepFound"] = facts.kmod.modules_dep_found;
+    km["persisted"] = facts.kmod.persisted ? json(*facts.kmod.persisted) : json(nullptr);
+  }
   json gpus = json::array();
   for (const auto& f : facts.pci) {
     if (!IsGpu(f)) continue;
@@ -154,6 +243,12 @@ json FactsToJson(const HostFacts& facts) {
                     {"numaNode", f.numa_node}});
   }
   doc["gpus"] = gpus;
+  // Every GPU x NIC pair with its nvidia-smi topo level (topology module).
+  json topology = json::array();
+  for (const GpuNicLink& l : facts.topology.links) {
+    topology.push_back({{"gpu", l.gpu}, {"nic", l.nic}, {"level", PcieLevelName(l.level)}});
+  }
+  doc["topology"] = topology;
   return doc;
 }
 
@@ -255,6 +350,8 @@ std::string RenderFactsTable(const HostFacts& facts) {
     if (IsGpu(f)) gpus.push_back({f.pci_address, f.vendor + ":" + f.device_id, std::to_string(f.numa_node)});
   }
   if (gpus.size() > 1) out << "\nGPUs:\n" << Table(gpus);
+  out << RenderTopologyMatrix(facts);
+  out << RenderRdmaTable(facts);
   return out.str();
 }
 

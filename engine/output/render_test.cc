@@ -67,7 +67,20 @@ TEST(RenderTest, FactsJsonListsNicsAndGpus) {
   pf.numa_node = 1;
   pf.netdevs = {"ens6f0np0"};
   pf.rdma_devices = {"mlx5_0"};
-  pf.sriov = SriovInfo{127, 1, 2, 1, "1018", true, {{"0000:af:00.2", 0, "mlx5_core", {"ens6f0v0"}, {"mlx5_2"}}}};
+  VfInfo vf;
+  vf.pci_address = "0000:af:00.2";
+  vf.driver = "mlx5_core";
+  vf.netdevs = {"ens6f0v0"};
+  vf.rdma_devices = {"mlx5_2"};
+  SriovInfo sriov;
+  sriov.total_vfs = 127;
+  sriov.num_vfs = 1;
+  sriov.offset = 2;
+  sriov.stride = 1;
+  sriov.vf_device = "1018";
+  sriov.drivers_autoprobe = true;
+  sriov.vfs = {vf};
+  pf.sriov = sriov;
   h.pci.push_back(pf);
   PciFunction eth;  // plain NIC: not listed
   eth.pci_address = "0000:03:00.0";

@@ -18,8 +18,27 @@ enum class Disruption { kLive, kReboot, kFirmwareReset };
 const char* DisruptionName(Disruption d);  // "live" | "reboot" | "firmware-reset"
 Disruption DisruptionFromName(const std::string& name);
 
-// Apply order across modules (kernel-facts.md: firmware -> kmod -> netns ->
-// autoprobe -> numVfs -> per-VF settings -> binding -> links).
+// The apply order across modules, in one place. BuildPlan sorts changes by
+// phase (stable: within a phase, in module then desired-state order), so a
+// module only says which phase a change belongs to. Each phase needs what the
+// ones before it set up (kernel-facts.md):
+//  1. firmware (LINK_TYPE_P<n>, SRIOV_EN, NUM_OF_VFS): decides port types and
+//     how many VFs can exist at all; it takes effect only after a reboot, so
+//     it runs first and everything after it works with the running values.
+//  2. kernel modules (and their modprobe.d options): drivers the later steps
+//     bind to (vfio_pci, mlx5_ib) must be loaded first.
+//  3. RDMA netns mode (ib_core, loaded by step 2): how RDMA devices are shared
+//     between network namespaces; set before the VFs' RDMA devices appear.
+//  4. sriov_drivers_autoprobe: applies only to VFs created afterwards.
+//  5. numVfs (0 first between non-zero counts): creates the VFs; waits for
+//     their netdevs. Writing 0 destroys every VF with its settings.
+//  6. per-VF settings (MAC, trust, spoof check, IB GUIDs in two messages,
+//     then an unbind/rebind for mlx5 to pick the GUIDs up): need the VFs,
+//     and are lost if numVfs runs after them.
+//  7. VF driver binding (vfio-pci or back to the PF's VF driver): after the
+//     settings, which need the netdev the network driver provides.
+//  8. links (PF mtu and up, VF netdevs up): last, on the netdevs that the
+//     steps before created or rebound (a rebind makes a new netdev).
 enum ApplyPhase : int {
   kPhaseFirmware = 10,
   kPhaseKernelModules = 20,

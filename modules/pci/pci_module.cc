@@ -107,7 +107,10 @@ Status PciModule::Discover(HostContext& ctx, HostFacts& facts) {
   PciScanOptions options;
   options.sysfs_path = fs.FsPath("/sys/bus/pci");
   std::string ids(kPciIdsPath);
-  if (fs.Exists(ids)) {
+  if (ctx.plan_for != nullptr) {
+    // Names are for people (discover, doctor); no Plan reads them, and
+    // libpci parses all of pci.ids (1.3 MB) for the first one.
+  } else if (fs.Exists(ids)) {
     // The tree's copy; resolved so that an absolute link stays in the tree.
     auto in_tree = fs.Resolve(ids);
     options.ids_path = in_tree.ok() ? fs.FsPath(*in_tree) : fs.FsPath(ids);
@@ -116,6 +119,20 @@ Status PciModule::Discover(HostContext& ctx, HostFacts& facts) {
   }
   auto idents = ScanPci(options);
   if (!idents.ok()) return idents.status();
+  // libpci reads sysfs itself, not through HostFs: tell a recording HostFs
+  // (snapshot) what it read, so that a snapshot scans the same. The files of
+  // pciutils' lib/sysfs.c for one device; the optional ones only when present.
+  // The lookups serve the notes only: skipped unless recording.
+  for (size_t i = 0; fs.IsRecording() && i < idents->size(); ++i) {
+    const std::string dev = JoinPath(kPciDevicesDir, (*idents)[i].address);
+    for (const char* f : {"vendor", "device", "class", "irq", "resource", "config", "revision",
+                          "subsystem_vendor", "subsystem_device", "label", "numa_node"}) {
+      const std::string p = JoinPath(dev, f);
+      if (fs.Exists(p)) fs.NoteExternalRead(p);
+    }
+  }
+  if (fs.Exists(ids)) fs.NoteExternalRead(ids);
+  fs.NoteExternalList(kPciDevicesDir);
 
   std::vector<PciFunction> functions;
   functions.reserve(idents->size());

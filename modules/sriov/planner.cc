@@ -25,6 +25,15 @@ struct Claim {
   int num_vfs;
 };
 
+// True when the firmware module can read this PF's card configuration and
+// so plans SRIOV_EN / NUM_OF_VFS for numVfs above the firmware's limit (it
+// takes effect at the next boot; numVfs is planned once it has).
+bool FirmwareRaisesLimit(const HostFacts& facts, const std::string& bdf) {
+  auto it = facts.firmware.find(FirmwareDevice(bdf));
+  return it != facts.firmware.end() && it->second.error.empty() &&
+         it->second.params.count("NUM_OF_VFS") > 0;
+}
+
 }  // namespace
 
 std::string NumVfsChangeId(const std::string& pf) {
@@ -58,6 +67,8 @@ void PlanNumVfs(const DesiredState& desired, const HostFacts& facts, PlanSink& s
     }
     std::vector<const PciFunction*> pfs = SelectPfs(nic, facts);
     if (pfs.empty()) {
+      // nearGpu: the topology module says why, with the GPU and the levels.
+      if (nic.selector.near_gpu) continue;
       sink.Error(path + ".nicSelector",
                  "selects no PCI function on this host (" + DescribeSelector(nic.selector) + ")");
       continue;
@@ -67,9 +78,22 @@ void PlanNumVfs(const DesiredState& desired, const HostFacts& facts, PlanSink& s
       if (!pf->sriov) {
         // Nothing to turn off on a PF that cannot have VFs.
         if (want == 0) continue;
+        if (FirmwareRaisesLimit(facts, bdf)) {
+          sink.Warning(num_path, bdf + " has no SR-IOV until the firmware change (SRIOV_EN, " +
+                                     "NUM_OF_VFS) takes effect at the next boot; apply again "
+                                     "after the reboot to create the VFs");
+          continue;
+        }
         sink.Error(num_path, bdf + " (" + pf->vendor + ":" + pf->device_id +
                                  ") has no SR-IOV capability: no sriov_totalvfs "
                                  "(firmware SRIOV_EN=0?)");
+        continue;
+      }
+      if (want > pf->sriov->total_vfs && FirmwareRaisesLimit(facts, bdf)) {
+        sink.Warning(num_path, std::to_string(want) + " exceeds sriov_totalvfs " +
+                                   std::to_string(pf->sriov->total_vfs) + " of " + bdf +
+                                   " until the firmware's NUM_OF_VFS takes effect at the next "
+                                   "boot; apply again after the reboot to create the VFs");
         continue;
       }
       if (want > pf->sriov->total_vfs) {

@@ -116,9 +116,10 @@ std::map<std::string, PciFn> ScanMap(const std::string& root) {
   return m;
 }
 
-const char* const kAllTrees[] = {"cx5-roce", "cx5-ib", "cx5-roce-vfs", "i350-sriov-ghw",
-                                 "e810-procfs"};
-const char* const kGeneratedTrees[] = {"cx5-roce", "cx5-ib", "cx5-roce-vfs"};
+const char* const kAllTrees[] = {"cx5-roce",    "cx5-ib",   "cx5-roce-vfs",     "i350-sriov-ghw",
+                                 "e810-procfs", "hgx-h100", "gpu-shared-switch"};
+const char* const kGeneratedTrees[] = {"cx5-roce", "cx5-ib", "cx5-roce-vfs", "hgx-h100",
+                                       "gpu-shared-switch"};
 
 TreeRequest RequestFor(const std::string& name) {
   if (name == "cx5-roce-vfs") return TreeRequest{"cx5-roce", {{"0000:af:00.0", 4}}, 0};
@@ -138,7 +139,7 @@ TEST(TreesTest, GeneratedTreesAreUpToDate) {
 }
 
 TEST(TreesTest, ExamplesAreCopiesOfTestTrees) {
-  for (const char* name : {"cx5-roce", "cx5-ib"}) {
+  for (const char* name : {"cx5-roce", "cx5-ib", "hgx-h100"}) {
     EXPECT_TRUE(Slurp(RunfilePath(std::string("examples/hosts/") + name + ".ttar")) ==
                 Slurp(RunfilePath(std::string("test/hosts/") + name + ".ttar")))
         << name;

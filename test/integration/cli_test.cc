@@ -44,6 +44,19 @@ json ParseJson(const RunResult& r) {
 
 const std::string kPf0 = "/sys/bus/pci/devices/0000:af:00.0";
 
+// cx5-roce already in the RDMA netns mode roce-sriov.yaml asks for
+// (exclusive, live and persistent), so that the SR-IOV tests see only
+// their own change; the netns mode has its own tests (rdma_cli_test).
+std::string ExtractExclusiveRoceHost() {
+  std::string root = ExtractHost("cx5-roce");
+  std::ofstream(root + "/sys/module/ib_core/parameters/netns_mode", std::ios::trunc) << "N\n";
+  std::ofstream(root + "/etc/modprobe.d/ib_core.conf") << "options ib_core netns_mode=0\n";
+  // ... and with its kernelModules already persisted (kmod_cli_test has those).
+  ::mkdir((root + "/etc/modules-load.d").c_str(), 0755);
+  std::ofstream(root + "/etc/modules-load.d/provisioner.conf") << "mlx5_ib\nrdma_ucm\n";
+  return root;
+}
+
 TEST(CliTest, VersionAndHelp) {
   RunResult v = Provisioner({"--version"});
   EXPECT_EQ(v.exit_code, 0);
@@ -60,17 +73,6 @@ TEST(CliTest, UnknownCommandOrOptionIsExit1) {
   RunResult r = Provisioner({"plan", Example("roce-sriov.yaml"), "-o", "xml"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("xml"), std::string::npos) << r.err;
-}
-
-TEST(CliTest, LaterCommandsSayNotImplemented) {
-  std::string root = ExtractHost("cx5-roce");
-  for (std::vector<std::string> args :
-       {std::vector<std::string>{"doctor", "--root", root},
-        std::vector<std::string>{"snapshot", "--output", MakeTempDir("snap")}}) {
-    RunResult r = Provisioner(args);
-    EXPECT_EQ(r.exit_code, 1) << args[0];
-    EXPECT_NE(r.err.find("not implemented yet"), std::string::npos) << r.err;
-  }
 }
 
 TEST(CliTest, ManifestsToStdoutAndToFiles) {
@@ -191,14 +193,16 @@ TEST(CliTest, DiscoverMissingRootIsErrnoError) {
 }
 
 TEST(CliTest, PlanRoceSriovListsNumVfsChange) {
-  std::string root = ExtractHost("cx5-roce");
+  std::string root = ExtractExclusiveRoceHost();
   RunResult r = Provisioner({"plan", Example("roce-sriov.yaml"), "--root", root, "-o", "json",
                              "--detailed-exitcode"});
   ASSERT_EQ(r.exit_code, 2) << r.err;
   json j = ParseJson(r);
   EXPECT_EQ(j["formatVersion"], 1);
   EXPECT_EQ(j["root"], root);
-  ASSERT_EQ(j["changes"].size(), 1u) << j.dump(2);
+  // numVfs, then (link module, deviceType netdevice) the new VFs' netdevs up.
+  ASSERT_EQ(j["changes"].size(), 2u) << j.dump(2);
+  EXPECT_EQ(j["changes"][1]["id"], "link/0000:af:00.0/vfsUp");
   const json& c = j["changes"][0];
   EXPECT_EQ(c["id"], "sriov/0000:af:00.0/numVfs");
   EXPECT_EQ(c["module"], "sriov");
@@ -207,7 +211,7 @@ TEST(CliTest, PlanRoceSriovListsNumVfsChange) {
   EXPECT_EQ(c["before"], 0);
   EXPECT_GT(c["after"].get<int>(), 0);
   EXPECT_EQ(c["disruption"], "live");
-  EXPECT_EQ(j["summary"]["changes"], 1);
+  EXPECT_EQ(j["summary"]["changes"], 2);
   EXPECT_EQ(j["summary"]["rebootRequired"], false);
 
   RunResult t = Provisioner({"plan", Example("roce-sriov.yaml"), "--root", root});
@@ -216,15 +220,16 @@ TEST(CliTest, PlanRoceSriovListsNumVfsChange) {
 }
 
 TEST(CliTest, ApplyCreatesVfsThenIsIdempotent) {
-  std::string root = ExtractHost("cx5-roce");
+  std::string root = ExtractExclusiveRoceHost();
   KernelSimDaemon sim(root);
   ASSERT_TRUE(sim.ready());
   std::string yaml = Example("roce-sriov.yaml");
   RunResult a = Provisioner({"apply", yaml, "--root", root, "-o", "json", "--settle-timeout", "20"});
   ASSERT_EQ(a.exit_code, 0) << a.out << a.err;
   json j = ParseJson(a);
-  ASSERT_EQ(j["changes"].size(), 1u);
+  ASSERT_EQ(j["changes"].size(), 2u);  // numVfs, VF netdevs up
   EXPECT_EQ(j["changes"][0]["status"], "applied");
+  EXPECT_EQ(j["changes"][1]["status"], "applied");
   int want = j["changes"][0]["after"].get<int>();
   struct stat st;
   EXPECT_EQ(::stat((root + kPf0 + "/virtfn" + std::to_string(want - 1)).c_str(), &st), 0);
@@ -380,7 +385,7 @@ TEST(CliTest, MalformedSavedPlanIsAClearError) {
 }
 
 TEST(CliTest, SavedPlanAppliesExactlyOrIsRefusedWhenStale) {
-  std::string root = ExtractHost("cx5-roce");
+  std::string root = ExtractExclusiveRoceHost();
   std::string yaml = WriteTempFile("host.yaml", ReadFile(Example("roce-sriov.yaml")));
   std::string planfile = MakeTempDir("plan") + "/plan.json";
   RunResult p = Provisioner({"plan", yaml, "--root", root, "--out", planfile});
@@ -476,7 +481,7 @@ TEST(CliTest, ApplyDryRunWritesNothing) {
 
 TEST(CliTest, ApplyTimesOutWhenVfsNeverAppearAndRollsBack) {
   // No simulator: writes land in plain files and no VF ever shows up.
-  std::string root = ExtractHost("cx5-roce");
+  std::string root = ExtractExclusiveRoceHost();
   RunResult r = Provisioner({"apply", Example("roce-sriov.yaml"), "--root", root,
                              "--settle-timeout", "1", "-o", "json"});
   EXPECT_EQ(r.exit_code, 1);

@@ -1,7 +1,7 @@
 // kernel_sim: a simulated kernel for end-to-end tests of the real binary.
 //
 //   kernel_sim --root DIR [--netdev-delay-ms 200] [--ready-file F]
-//              [--fault SUBSTR=ERRNO]... [--max-enable N]
+//              [--fault SUBSTR=ERRNO]... [--max-enable N] [--driver NAME]...
 //
 // Watches (inotify IN_CLOSE_WRITE) the real directory of every PCI function
 // under DIR that has sriov_numvfs, and reacts to each write like Linux + mlx5:
@@ -12,6 +12,15 @@
 // Accepted writes leave the file as the kernel shows it ("<n>\n").
 // The ready file is written once every watch is in place. SIGTERM/SIGINT stop
 // it cleanly (exit 0).
+//
+// Driver binding: it also watches every PCI function's directory
+// (driver_override), every /sys/bus/pci/drivers/<d> (bind, unbind) and
+// /sys/bus/pci (drivers_probe), and reacts like SriovSim::Bind/Unbind/
+// DriversProbe; the write-only files are emptied again, a refused write is
+// logged to run/kernel-sim/refused like a refused sriov_numvfs. `--driver D`
+// registers PCI driver D at start (as if its module were loaded); a
+// /sys/module/vfio_pci directory (present at start or appearing later)
+// registers vfio-pci.
 //
 // Limitation: inotify reports a write after it happened, so a writer must wait
 // for the effect of one write (e.g. VFs gone after "0") before the next write
@@ -28,6 +37,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <string>
 #include <utility>
@@ -65,7 +75,7 @@ int ErrnoFromName(const std::string& name) {
 int Usage() {
   std::fprintf(stderr,
                "usage: kernel_sim --root DIR [--netdev-delay-ms MS] [--ready-file FILE]\n"
-               "                  [--fault SUBSTR=ERRNO]... [--max-enable N]\n");
+               "                  [--fault SUBSTR=ERRNO]... [--max-enable N] [--driver NAME]...\n");
   return 1;
 }
 
@@ -80,6 +90,7 @@ int main(int argc, char** argv) {
   std::string root, ready_file;
   int delay_ms = 200;
   std::vector<Fault> faults;
+  std::vector<std::string> drivers;
   SriovSimOptions sim_options;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -97,6 +108,8 @@ int main(int argc, char** argv) {
       faults.push_back({f.substr(0, eq), ErrnoFromName(f.substr(eq + 1))});
     } else if (a == "--max-enable") {
       sim_options.max_enable = std::atoi(value().c_str());
+    } else if (a == "--driver") {
+      drivers.push_back(value());
     } else {
       return Usage();
     }
@@ -117,21 +130,51 @@ int main(int argc, char** argv) {
 
   TreeWriter w(root);
   SriovSim sim(root, sim_options);
-  std::map<int, std::string> watches;  // wd -> PF host dir
-  std::map<std::string, int> current;  // PF host dir -> enabled VFs
-  for (const auto& bdf : w.List("/sys/bus/pci/devices")) {
-    auto dir = w.RealPath("/sys/bus/pci/devices/" + bdf);
-    if (!dir.ok() || !w.Exists(*dir + "/sriov_numvfs") || current.count(*dir)) continue;
-    int wd = inotify_add_watch(ifd, w.Fs(*dir).c_str(), IN_CLOSE_WRITE);
-    if (wd < 0) {
-      Log("watch " + *dir + ": " + std::strerror(errno));
+  for (const auto& d : drivers) {
+    provisioner::Status s = sim.RegisterDriver(d);
+    if (!s.ok()) {
+      Log("register driver " + d + ": " + s.message());
       return 1;
     }
-    watches[wd] = *dir;
-    int n = ParseNumVfsWrite(w.ReadFile(*dir + "/sriov_numvfs").value_or("0"));
-    current[*dir] = n < 0 ? 0 : n;
   }
-  Log("watching " + std::to_string(watches.size()) + " SR-IOV PF(s) under " + root);
+  if (provisioner::Status s = sim.SyncModuleDrivers(); !s.ok()) {
+    Log("register drivers of loaded modules: " + s.message());
+    return 1;
+  }
+  std::map<int, std::string> watches;  // wd -> host dir
+  std::map<std::string, int> current;  // PF host dir -> enabled VFs
+  auto watch = [&](const std::string& dir, uint32_t mask) {
+    int wd = inotify_add_watch(ifd, w.Fs(dir).c_str(), mask);
+    if (wd < 0) {
+      Log("watch " + dir + ": " + std::strerror(errno));
+      return false;
+    }
+    watches[wd] = dir;
+    return true;
+  };
+  // Every PCI function (sriov_numvfs, driver_override), every driver
+  // (bind/unbind), the bus (drivers_probe), /sys/module (new drivers). Run
+  // again after each change: VFs and drivers come and go.
+  auto scan = [&]() {
+    bool ok = true;
+    for (const auto& bdf : w.List("/sys/bus/pci/devices")) {
+      auto dir = w.RealPath("/sys/bus/pci/devices/" + bdf);
+      if (!dir.ok() || !w.Exists(*dir + "/vendor")) continue;
+      ok = watch(*dir, IN_CLOSE_WRITE) && ok;
+      if (w.Exists(*dir + "/sriov_numvfs") && !current.count(*dir)) {
+        int n = ParseNumVfsWrite(w.ReadFile(*dir + "/sriov_numvfs").value_or("0"));
+        current[*dir] = n < 0 ? 0 : n;
+      }
+    }
+    for (const auto& d : w.List("/sys/bus/pci/drivers")) {
+      ok = watch("/sys/bus/pci/drivers/" + d, IN_CLOSE_WRITE) && ok;
+    }
+    if (w.Exists("/sys/bus/pci/drivers_probe")) ok = watch("/sys/bus/pci", IN_CLOSE_WRITE) && ok;
+    if (w.Exists("/sys/module")) ok = watch("/sys/module", IN_CREATE) && ok;
+    return ok;
+  };
+  if (!scan()) return 1;
+  Log("watching " + std::to_string(current.size()) + " SR-IOV PF(s) under " + root);
   if (!ready_file.empty()) {
     std::string tmp = ready_file + ".tmp";
     FILE* f = std::fopen(tmp.c_str(), "w");
@@ -152,6 +195,46 @@ int main(int argc, char** argv) {
     (void)w.WriteFile(log, old + line, 0644);
     Log("refused " + line.substr(0, line.size() - 1) + " (" + why + ")");
   };
+  auto log_refused = [&](const std::string& file, int err, const std::string& why) {
+    std::string line = file + " " + ErrnoName(err) + "\n";
+    std::string log = "/run/kernel-sim/refused";
+    std::string old = w.ReadFile(log).value_or("");
+    (void)w.WriteFile(log, old + line, 0644);
+    Log("refused " + line.substr(0, line.size() - 1) + " (" + why + ")");
+  };
+  auto schedule = [&]() {
+    if (sim.pending() > 0)
+      due.emplace_back(sim.last_batch(), Clock::now() + std::chrono::milliseconds(delay_ms));
+  };
+  // A write to a write-only sysfs file (bind, unbind, drivers_probe): empty
+  // it again first (so the writer's next write is not lost), then act.
+  auto handle_action = [&](const std::string& file,
+                           const std::function<int(const std::string&)>& act) {
+    auto content = w.ReadFile(file);
+    if (!content.ok() || content->empty()) return;  // our own reset
+    (void)w.WriteFile(file, "", 0200);
+    for (const auto& f : faults) {
+      if (file.find(f.substring) != std::string::npos) {
+        return log_refused(file, f.err, "injected fault");
+      }
+    }
+    int err = act(*content);
+    if (err != 0) return log_refused(file, err, sim.last_error());
+    Log(file + " <- " + *content);
+    schedule();
+    (void)scan();
+  };
+  auto handle_override = [&](const std::string& dir) {
+    const std::string file = dir + "/driver_override";
+    auto content = w.ReadFile(file);
+    if (!content.ok()) return;
+    std::string v = *content;
+    while (!v.empty() && (v.back() == '\n' || v.back() == ' ')) v.pop_back();
+    if (*content == (v.empty() ? std::string("(null)") : v) + "\n")
+      return;  // as the kernel shows it
+    int err = sim.WriteDriverOverride(dir, *content);
+    if (err != 0) log_refused(file, err, sim.last_error());
+  };
   auto handle = [&](const std::string& dir) {
     const std::string file = dir + "/sriov_numvfs";
     auto content = w.ReadFile(file);
@@ -168,8 +251,8 @@ int main(int argc, char** argv) {
     cur = n < 0 ? 0 : n;
     Log(std::string(Basename(dir)) + ": sriov_numvfs " + std::to_string(before) + " -> " +
         std::to_string(cur));
-    if (sim.pending() > 0)
-      due.emplace_back(sim.last_batch(), Clock::now() + std::chrono::milliseconds(delay_ms));
+    schedule();
+    (void)scan();
   };
 
   alignas(struct inotify_event) char buf[64 * 1024];
@@ -198,9 +281,29 @@ int main(int argc, char** argv) {
         for (char* p = buf; p < buf + len;) {
           auto* ev = reinterpret_cast<struct inotify_event*>(p);
           p += sizeof(struct inotify_event) + ev->len;
-          if (ev->len == 0 || std::strcmp(ev->name, "sriov_numvfs") != 0) continue;
+          if (ev->len == 0) continue;
           auto it = watches.find(ev->wd);
-          if (it != watches.end()) handle(it->second);
+          if (it == watches.end()) continue;
+          const std::string dir = it->second;
+          const std::string name = ev->name;
+          if (name == "sriov_numvfs" && current.count(dir)) {
+            handle(dir);
+          } else if (name == "driver_override") {
+            handle_override(dir);
+          } else if ((name == "bind" || name == "unbind") &&
+                     dir.rfind("/sys/bus/pci/drivers/", 0) == 0) {
+            const std::string driver(Basename(dir));
+            handle_action(dir + "/" + name, [&](const std::string& v) {
+              return name == "bind" ? sim.Bind(driver, v) : sim.Unbind(driver, v);
+            });
+          } else if (name == "drivers_probe" && dir == "/sys/bus/pci") {
+            handle_action(dir + "/" + name,
+                          [&](const std::string& v) { return sim.DriversProbe(v); });
+          } else if (dir == "/sys/module") {
+            provisioner::Status rs = sim.SyncModuleDrivers();
+            if (!rs.ok()) Log("register drivers of loaded modules: " + rs.message());
+            (void)scan();
+          }
         }
       }
     }

@@ -19,7 +19,9 @@ bool AllDigits(std::string_view s) {
 }  // namespace
 
 SimulatedHostFs::SimulatedHostFs(std::string root, SimOptions options)
-    : inner_(NewLocalHostFs(root)), options_(std::move(options)), sim_(root, options_.sriov) {}
+    : inner_(NewLocalHostFs(root)), options_(std::move(options)), sim_(root, options_.sriov) {
+  (void)sim_.SyncModuleDrivers();
+}
 
 void SimulatedHostFs::Tick() const {
   ++ticks_;
@@ -107,6 +109,34 @@ Status SimulatedHostFs::WriteAttr(std::string_view path, std::string_view value)
   ++writes_;
   if (int err = MatchFault(path); err != 0) return ErrnoToStatus(err, "write " + std::string(path));
   auto resolved = inner_->Resolve(path);
+  if (resolved.ok()) {
+    // Driver binding: driver_override, drivers/<d>/{bind,unbind}, drivers_probe.
+    const std::string file(Basename(*resolved));
+    const std::string dir(Dirname(*resolved));
+    int err = -1;
+    if (file == "driver_override" && inner_->Exists(JoinPath(dir, "vendor"))) {
+      err = sim_.WriteDriverOverride(dir, value);
+    } else if ((file == "bind" || file == "unbind") &&
+               Dirname(dir) == std::string_view("/sys/bus/pci/drivers")) {
+      const std::string driver(Basename(dir));
+      err = file == "bind" ? sim_.Bind(driver, value) : sim_.Unbind(driver, value);
+    } else if (*resolved == "/sys/bus/pci/drivers_probe") {
+      err = sim_.DriversProbe(value);
+    }
+    if (err >= 0) {
+      ++extra_writes_;
+      if (err != 0) return ErrnoToStatus(err, "write " + std::string(path));
+      if (sim_.pending() > 0) {
+        if (options_.settle_reads == 0) {
+          RETURN_IF_ERROR(sim_.Flush());
+        } else if (options_.settle_reads > 0) {
+          due_.emplace_back(sim_.last_batch(),
+                            ticks_ + static_cast<uint64_t>(options_.settle_reads));
+        }
+      }
+      return OkStatus();
+    }
+  }
   if (resolved.ok() && Basename(*resolved) == "sriov_numvfs") {
     std::string dir(Dirname(*resolved));
     if (inner_->Exists(JoinPath(dir, "sriov_totalvfs"))) {
@@ -124,13 +154,17 @@ Status SimulatedHostFs::WriteAttr(std::string_view path, std::string_view value)
       return OkStatus();
     }
   }
-  return inner_->WriteAttr(path, value);
+  Status s = inner_->WriteAttr(path, value);
+  if (s.ok()) RETURN_IF_ERROR(sim_.SyncModuleDrivers());
+  return s;
 }
 
 Status SimulatedHostFs::WriteFileAtomic(std::string_view path, std::string_view content, int mode) {
   ++writes_;
   if (int err = MatchFault(path); err != 0) return ErrnoToStatus(err, "write " + std::string(path));
-  return inner_->WriteFileAtomic(path, content, mode);
+  Status s = inner_->WriteFileAtomic(path, content, mode);
+  if (s.ok()) RETURN_IF_ERROR(sim_.SyncModuleDrivers());
+  return s;
 }
 
 Status SimulatedHostFs::RemoveFile(std::string_view path) { return inner_->RemoveFile(path); }

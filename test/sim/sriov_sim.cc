@@ -1,5 +1,6 @@
 #include "test/sim/sriov_sim.h"
 
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -22,6 +23,59 @@ uint64_t Hash(const std::string& key) {
     h *= 1099511628211ULL;
   }
   return h;
+}
+
+// "ec0d:9a03:008a:bcde" <-> "ec:0d:9a:03:00:8a:bc:de" (the OFED sriov/<vf> files).
+std::string GuidToBytes(const std::string& guid) {
+  std::string hex;
+  for (char c : guid) {
+    if (c != ':') hex += c;
+  }
+  std::string out;
+  for (size_t i = 0; i + 1 < hex.size(); i += 2) out += (out.empty() ? "" : ":") + hex.substr(i, 2);
+  return out;
+}
+
+// A GUID in either form, as "xxxx:xxxx:xxxx:xxxx"; "" when not 16 hex digits
+// or all zero (an unset GUID).
+std::string NormalizeGuid(const std::string& text) {
+  std::string hex;
+  for (char c : text) {
+    if (c == ':' || c == '\n' || c == ' ') continue;
+    if (!std::isxdigit(static_cast<unsigned char>(c))) return "";
+    hex += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  if (hex.size() != 16 || hex == std::string(16, '0')) return "";
+  return hex.substr(0, 4) + ":" + hex.substr(4, 4) + ":" + hex.substr(8, 4) + ":" + hex.substr(12);
+}
+
+std::string Trim(std::string_view v) {
+  while (!v.empty() && (v.back() == '\n' || v.back() == ' ')) v.remove_suffix(1);
+  return std::string(v);
+}
+
+// The GUID a VF comes up with before anyone sets one: the PF's with the last
+// 16 bits replaced by 0xc000 + VF index.
+std::string DefaultVfGuid(const TreeWriter& w, const std::string& pf_dir, int index) {
+  std::vector<std::string> pf_ib = w.List(pf_dir + "/infiniband");
+  std::string pf_guid =
+      pf_ib.empty() ? ""
+                    : w.ReadAttr(pf_dir + "/infiniband/" + pf_ib[0] + "/node_guid").value_or("");
+  if (pf_guid.size() != 19) pf_guid = "0000:0000:0000:0000";
+  char last[8];
+  snprintf(last, sizeof last, "%04x", 0xc000u + static_cast<unsigned>(index));
+  return pf_guid.substr(0, 15) + last;
+}
+
+bool IsInfiniBandPf(const TreeWriter& w, const std::string& pf_dir) {
+  std::vector<std::string> pf_ib = w.List(pf_dir + "/infiniband");
+  return !pf_ib.empty() &&
+         w.ReadAttr(pf_dir + "/infiniband/" + pf_ib[0] + "/ports/1/link_layer").value_or("") ==
+             "InfiniBand";
+}
+
+bool IsUserspace(const std::string& d) {
+  return d == "vfio-pci" || d == "pci-stub" || d == "uio_pci_generic" || d == "igb_uio";
 }
 
 }  // namespace
@@ -221,6 +275,7 @@ int SriovSim::Enable(const std::string& pf_dir, int n) {
   int total = std::atoi(attr("sriov_totalvfs", "1").c_str());
   uint64_t vf_bar = total > 0 ? iov_size / static_cast<uint64_t>(total) : 0;
   bool iommu = w_.Exists(pf_dir + "/iommu_group");
+  bool ib = IsInfiniBandPf(w_, pf_dir);
 
   ++batch_;
   for (int i = 0; i < n; ++i) {
@@ -238,6 +293,14 @@ int SriovSim::Enable(const std::string& pf_dir, int n) {
     Status s = AddPciFunction(w_, f, vf_dir);
     if (s.ok()) s = w_.Link(vf_dir + "/physfn", pf_dir);
     if (s.ok()) s = w_.Link(pf_dir + "/virtfn" + std::to_string(i), vf_dir);
+    if (s.ok() && ib) {
+      // MLNX_OFED's per-VF GUID files (the upstream kernel has netlink only).
+      const std::string d = pf_dir + "/sriov/" + std::to_string(i) + "/";
+      const std::string guid = GuidToBytes(DefaultVfGuid(w_, pf_dir, i)) + "\n";
+      s = w_.WriteFile(d + "node", guid, 0644);
+      if (s.ok()) s = w_.WriteFile(d + "port", guid, 0644);
+      if (s.ok()) s = w_.WriteFile(d + "policy", "Follow\n", 0644);
+    }
     if (!s.ok()) return Fail(EIO, s.message());
     if (!base.driver.empty()) pending_.push_back({batch_, pf_dir, vf_dir, i});
   }
@@ -260,16 +323,7 @@ Status SriovSim::Disable(const std::string& pf_dir) {
     if (vf.ok() && w_.Exists(*vf)) {
       const std::string vf_dir = *vf;
       const std::string bdf(Basename(vf_dir));
-      for (const auto& nd : w_.List(vf_dir + "/net"))
-        RETURN_IF_ERROR(w_.RemoveAll("/sys/class/net/" + nd));
-      for (const auto& ib : w_.List(vf_dir + "/infiniband")) {
-        RETURN_IF_ERROR(w_.RemoveAll("/sys/class/infiniband/" + ib));
-        rdma_names_.erase(ib);
-      }
-      for (const auto& uv : w_.List(vf_dir + "/infiniband_verbs")) {
-        RETURN_IF_ERROR(w_.RemoveAll("/sys/class/infiniband_verbs/" + uv));
-        uverbs_.erase(std::atoi(uv.c_str() + 6));
-      }
+      RETURN_IF_ERROR(RemoveVfDevices(vf_dir));
       std::string drv = w_.ReadLink(vf_dir + "/driver");
       if (!drv.empty()) {
         RETURN_IF_ERROR(
@@ -277,6 +331,9 @@ Status SriovSim::Disable(const std::string& pf_dir) {
       }
       std::string group = w_.ReadLink(vf_dir + "/iommu_group");
       if (!group.empty()) {
+        if (Basename(drv) == "vfio-pci") {
+          RETURN_IF_ERROR(RemoveVfioNode(std::string(Basename(group))));
+        }
         RETURN_IF_ERROR(w_.RemoveAll("/sys/kernel/iommu_groups/" + std::string(Basename(group))));
         iommu_groups_.erase(std::atoi(std::string(Basename(group)).c_str()));
       }
@@ -285,6 +342,31 @@ Status SriovSim::Disable(const std::string& pf_dir) {
     }
     RETURN_IF_ERROR(w_.RemoveAll(pf_dir + "/" + link));
   }
+  // The VFs' settings go with them: OFED-style GUID files, trust/spoofchk state.
+  RETURN_IF_ERROR(w_.RemoveAll(pf_dir + "/sriov"));
+  RETURN_IF_ERROR(w_.RemoveAll("/run/kernel-sim/vf/" + std::string(Basename(pf_dir))));
+  if (w_.List("/run/kernel-sim/vf").empty()) RETURN_IF_ERROR(w_.RemoveAll("/run/kernel-sim/vf"));
+  if (w_.Exists("/run/kernel-sim") && w_.List("/run/kernel-sim").empty()) {
+    RETURN_IF_ERROR(w_.RemoveAll("/run/kernel-sim"));
+  }
+  return OkStatus();
+}
+
+Status SriovSim::RemoveVfDevices(const std::string& vf_dir) {
+  for (const auto& nd : w_.List(vf_dir + "/net")) {
+    RETURN_IF_ERROR(w_.RemoveAll("/sys/class/net/" + nd));
+  }
+  RETURN_IF_ERROR(w_.RemoveAll(vf_dir + "/net"));
+  for (const auto& ib : w_.List(vf_dir + "/infiniband")) {
+    RETURN_IF_ERROR(w_.RemoveAll("/sys/class/infiniband/" + ib));
+    rdma_names_.erase(ib);
+  }
+  RETURN_IF_ERROR(w_.RemoveAll(vf_dir + "/infiniband"));
+  for (const auto& uv : w_.List(vf_dir + "/infiniband_verbs")) {
+    RETURN_IF_ERROR(w_.RemoveAll("/sys/class/infiniband_verbs/" + uv));
+    uverbs_.erase(std::atoi(uv.c_str() + 6));
+  }
+  RETURN_IF_ERROR(w_.RemoveAll(vf_dir + "/infiniband_verbs"));
   return OkStatus();
 }
 
@@ -309,25 +391,24 @@ Status SriovSim::CreateVfDevices(const PendingVf& p) {
   std::vector<std::string> pf_netdevs = w_.List(p.pf_dir + "/net");
   std::string vf_netdev;
   std::string vf_guid;
+  std::string port_guid;
   if (!pf_netdevs.empty()) {
     const std::string pfn = p.pf_dir + "/net/" + pf_netdevs[0];
     NetdevSpec n;
     n.name = VfNetdevName(pf_netdevs[0], p.index);
     n.type = std::atoi(w_.ReadAttr(pfn + "/type").value_or("1").c_str());
     if (n.type == 32) {
-      // IPoIB: 4-byte QPN + 16-byte GID (fe80:: + port GUID). The VF GUID is
-      // the PF's with the last 16 bits replaced by 0xc000 + VF index.
-      std::vector<std::string> pf_ib = w_.List(p.pf_dir + "/infiniband");
-      std::string pf_guid =
-          pf_ib.empty()
-              ? "0000:0000:0000:0000"
-              : w_.ReadAttr(p.pf_dir + "/infiniband/" + pf_ib[0] + "/node_guid").value_or("");
-      if (pf_guid.size() != 19) pf_guid = "0000:0000:0000:0000";
-      char last[8];
-      snprintf(last, sizeof last, "%04x", 0xc000u + static_cast<unsigned>(p.index));
-      vf_guid = pf_guid.substr(0, 15) + last;
+      // IPoIB: 4-byte QPN + 16-byte GID (fe80:: + port GUID). The GUIDs are
+      // the ones set in the PF's sriov/<vf>/{node,port} (what the VF driver
+      // reads at probe), else the default (DefaultVfGuid).
+      vf_guid = NormalizeGuid(
+          w_.ReadFile(p.pf_dir + "/sriov/" + std::to_string(p.index) + "/node").value_or(""));
+      if (vf_guid.empty()) vf_guid = DefaultVfGuid(w_, p.pf_dir, p.index);
+      port_guid = NormalizeGuid(
+          w_.ReadFile(p.pf_dir + "/sriov/" + std::to_string(p.index) + "/port").value_or(""));
+      if (port_guid.empty()) port_guid = DefaultVfGuid(w_, p.pf_dir, p.index);
       unsigned g[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-      sscanf(vf_guid.c_str(), "%2x%2x:%2x%2x:%2x%2x:%2x%2x", &g[0], &g[1], &g[2], &g[3], &g[4],
+      sscanf(port_guid.c_str(), "%2x%2x:%2x%2x:%2x%2x:%2x%2x", &g[0], &g[1], &g[2], &g[3], &g[4],
              &g[5], &g[6], &g[7]);
       char mac[96];
       snprintf(mac, sizeof mac,
@@ -390,7 +471,7 @@ Status SriovSim::CreateVfDevices(const PendingVf& p) {
       char lid[16];
       snprintf(lid, sizeof lid, "0x%x", pf_lid + 1 + static_cast<unsigned>(p.index));
       sp.lid = lid;
-      sp.gids = {{0, IbGidFromGuid(r.node_guid), "IB/RoCE v1", ""}};
+      sp.gids = {{0, IbGidFromGuid(port_guid.empty() ? r.node_guid : port_guid), "IB/RoCE v1", ""}};
     } else {
       std::string ll = LinkLocalGidFromMac(vf_mac);
       sp.gids = {{0, ll, "IB/RoCE v1", vf_netdev}, {1, ll, "RoCE v2", vf_netdev}};
@@ -398,6 +479,159 @@ Status SriovSim::CreateVfDevices(const PendingVf& p) {
     r.ports.push_back(sp);
   }
   return AddRdmaDevice(w_, r, p.vf_dir);
+}
+
+Status SriovSim::RemoveVfioNode(const std::string& group) {
+  RETURN_IF_ERROR(w_.RemoveAll("/dev/vfio/" + group));
+  // Trees do not model /dev: leave none behind once the last group is gone.
+  if (w_.List("/dev/vfio").empty()) RETURN_IF_ERROR(w_.RemoveAll("/dev/vfio"));
+  if (w_.Exists("/dev") && w_.List("/dev").empty()) RETURN_IF_ERROR(w_.RemoveAll("/dev"));
+  return OkStatus();
+}
+
+std::string SriovSim::DeviceDir(std::string_view bdf) const {
+  const std::string name = Trim(bdf);
+  if (!ParseBdf(name)) return "";
+  auto real = w_.RealPath("/sys/bus/pci/devices/" + name);
+  return real.ok() && w_.Exists(*real + "/vendor") ? *real : "";
+}
+
+std::string SriovSim::NativeDriver(const std::string& dev_dir) const {
+  auto pf = w_.RealPath(dev_dir + "/physfn");
+  if (!pf.ok() || !w_.Exists(dev_dir + "/physfn")) return "";
+  std::string pf_driver(Basename(w_.ReadLink(*pf + "/driver")));
+  return pf_driver.empty() ? "" : VfDriverFor(pf_driver);
+}
+
+Status SriovSim::SetUeventDriver(const std::string& dev_dir, const std::string& driver) {
+  std::string uevent = w_.ReadFile(dev_dir + "/uevent").value_or("");
+  std::string out = driver.empty() ? "" : "DRIVER=" + driver + "\n";
+  std::stringstream ss(uevent);
+  std::string line;
+  while (std::getline(ss, line)) {
+    if (line.rfind("DRIVER=", 0) != 0) out += line + "\n";
+  }
+  return w_.WriteFile(dev_dir + "/uevent", out, 0644);
+}
+
+Status SriovSim::RegisterDriver(const std::string& name) {
+  const std::string drv = "/sys/bus/pci/drivers/" + name;
+  if (w_.Exists(drv)) return OkStatus();
+  for (const char* a : {"bind", "unbind", "new_id", "remove_id", "uevent"}) {
+    RETURN_IF_ERROR(w_.WriteFile(drv + "/" + a, "", 0200));
+  }
+  std::string module = name;
+  for (char& c : module) c = c == '-' ? '_' : c;
+  if (w_.Exists("/sys/module/" + module))
+    RETURN_IF_ERROR(w_.Link(drv + "/module", "/sys/module/" + module));
+  return OkStatus();
+}
+
+Status SriovSim::SyncModuleDrivers() {
+  static const std::pair<const char*, const char*> kModuleDrivers[] = {{"vfio_pci", "vfio-pci"}};
+  for (const auto& [module, driver] : kModuleDrivers) {
+    if (w_.Exists(std::string("/sys/module/") + module) &&
+        !w_.Exists(std::string("/sys/bus/pci/drivers/") + driver)) {
+      RETURN_IF_ERROR(RegisterDriver(driver));
+    }
+  }
+  return OkStatus();
+}
+
+int SriovSim::WriteDriverOverride(const std::string& dev, std::string_view value) {
+  last_error_.clear();
+  auto real = w_.RealPath(dev);
+  if (!real.ok() || !w_.Exists(*real + "/vendor")) return Fail(ENODEV, "no such device: " + dev);
+  std::string v = Trim(value);
+  // Like driver_set_override(): a lone newline (or nothing) clears it.
+  Status s = w_.WriteFile(*real + "/driver_override", (v.empty() ? "(null)" : v) + "\n", 0644);
+  return s.ok() ? 0 : Fail(EIO, s.message());
+}
+
+int SriovSim::Unbind(const std::string& driver, std::string_view bdf) {
+  last_error_.clear();
+  if (!w_.Exists("/sys/bus/pci/drivers/" + driver)) return Fail(ENOENT, "no driver " + driver);
+  const std::string dev_dir = DeviceDir(bdf);
+  if (dev_dir.empty()) return Fail(ENODEV, "no such device: " + Trim(bdf));
+  const std::string name(Basename(dev_dir));
+  if (std::string(Basename(w_.ReadLink(dev_dir + "/driver"))) != driver) {
+    return Fail(ENODEV, name + " is not bound to " + driver);
+  }
+  // The driver's remove(): its netdevs and RDMA devices go (also the queued ones).
+  std::vector<PendingVf> keep;
+  for (auto& p : pending_) {
+    if (p.vf_dir != dev_dir) keep.push_back(std::move(p));
+  }
+  pending_ = std::move(keep);
+  Status s = RemoveVfDevices(dev_dir);
+  if (s.ok()) s = w_.RemoveAll("/sys/bus/pci/drivers/" + driver + "/" + name);
+  if (s.ok()) s = w_.RemoveAll(dev_dir + "/driver");
+  if (s.ok()) s = SetUeventDriver(dev_dir, "");
+  if (s.ok() && driver == "vfio-pci") {
+    std::string group(Basename(w_.ReadLink(dev_dir + "/iommu_group")));
+    if (!group.empty()) s = RemoveVfioNode(group);
+  }
+  return s.ok() ? 0 : Fail(EIO, s.message());
+}
+
+int SriovSim::BindDevice(const std::string& driver, const std::string& dev_dir) {
+  const std::string name(Basename(dev_dir));
+  if (!w_.ReadLink(dev_dir + "/driver").empty()) return Fail(EBUSY, name + " is already bound");
+  std::string override_now = w_.ReadAttr(dev_dir + "/driver_override").value_or("(null)");
+  if (override_now != "(null)" && !override_now.empty()) {
+    if (override_now != driver) {
+      return Fail(ENODEV, name + ": driver_override is " + override_now + ", not " + driver);
+    }
+  } else if (NativeDriver(dev_dir) != driver) {
+    return Fail(ENODEV, driver + " does not match " + name);
+  }
+  std::string group(Basename(w_.ReadLink(dev_dir + "/iommu_group")));
+  if (driver == "vfio-pci" && group.empty()) {
+    return Fail(EINVAL, "vfio-pci: " + name + " has no IOMMU group");
+  }
+  const std::string drv = "/sys/bus/pci/drivers/" + driver;
+  Status s = w_.Link(drv + "/" + name, dev_dir);
+  if (s.ok()) s = w_.Link(dev_dir + "/driver", drv);
+  if (s.ok()) s = SetUeventDriver(dev_dir, driver);
+  if (s.ok() && driver == "vfio-pci") s = w_.WriteFile("/dev/vfio/" + group, "", 0600);
+  if (!s.ok()) return Fail(EIO, s.message());
+  // A network driver's probe creates the VF's netdev and RDMA device later.
+  if (!IsUserspace(driver) && w_.Exists(dev_dir + "/physfn")) {
+    auto pf = w_.RealPath(dev_dir + "/physfn");
+    if (pf.ok()) {
+      for (const auto& e : w_.List(*pf)) {
+        if (e.rfind("virtfn", 0) != 0) continue;
+        auto vf = w_.RealPath(*pf + "/" + e);
+        if (vf.ok() && *vf == dev_dir) {
+          pending_.push_back({++batch_, *pf, dev_dir, std::atoi(e.c_str() + 6)});
+          break;
+        }
+      }
+    }
+  }
+  return 0;
+}
+
+int SriovSim::Bind(const std::string& driver, std::string_view bdf) {
+  last_error_.clear();
+  if (!w_.Exists("/sys/bus/pci/drivers/" + driver)) return Fail(ENOENT, "no driver " + driver);
+  const std::string dev_dir = DeviceDir(bdf);
+  if (dev_dir.empty()) return Fail(ENODEV, "no such device: " + Trim(bdf));
+  return BindDevice(driver, dev_dir);
+}
+
+int SriovSim::DriversProbe(std::string_view bdf) {
+  last_error_.clear();
+  const std::string dev_dir = DeviceDir(bdf);
+  if (dev_dir.empty()) return Fail(ENODEV, "no such device: " + Trim(bdf));
+  if (!w_.ReadLink(dev_dir + "/driver").empty()) return 0;
+  std::string driver = w_.ReadAttr(dev_dir + "/driver_override").value_or("(null)");
+  if (driver == "(null)" || driver.empty()) driver = NativeDriver(dev_dir);
+  if (driver.empty() || !w_.Exists("/sys/bus/pci/drivers/" + driver)) return 0;
+  // A failed probe is not reported by drivers_probe (kernel-facts.md).
+  (void)BindDevice(driver, dev_dir);
+  last_error_.clear();
+  return 0;
 }
 
 }  // namespace provisioner::testing

@@ -65,6 +65,37 @@ class SriovSim {
   // Number of virtfnN links of the PF (host path, resolved).
   int CountVfs(const std::string& pf) const;
 
+  // Driver binding, as drivers/base and drivers/pci do it (kernel-facts.md
+  // "Binding VFs"). All return 0 or an errno; last_error() says why.
+  // A write to the device's driver_override (`dev`: any host path of the
+  // device directory): "" or "\n" clears it (reads "(null)"), else the name.
+  // It neither unbinds nor loads anything.
+  int WriteDriverOverride(const std::string& dev, std::string_view value);
+  // /sys/bus/pci/drivers/<driver>/unbind: ENOENT driver not registered,
+  // ENODEV no such device or not bound to `driver`. The device loses its
+  // driver link; a VF leaving a network driver loses its netdevs and RDMA
+  // devices; leaving vfio-pci removes /dev/vfio/<iommu group>.
+  int Unbind(const std::string& driver, std::string_view bdf);
+  // /sys/bus/pci/drivers/<driver>/bind: ENOENT driver not registered, ENODEV
+  // no such device or no match (driver_override names another driver; no
+  // override and `driver` is not the VF driver of its PF), EBUSY already
+  // bound, EINVAL vfio-pci without an IOMMU group. Binding vfio-pci creates
+  // /dev/vfio/<iommu group>; binding a VF to a network driver queues its
+  // netdev and RDMA device (Flush(), like new VFs), with the IB GUIDs written
+  // to the PF's sriov/<vf>/{node,port} files.
+  int Bind(const std::string& driver, std::string_view bdf);
+  // /sys/bus/pci/drivers_probe: ENODEV no such device; otherwise success,
+  // whether or not a driver (driver_override, else the VF's own) took it.
+  int DriversProbe(std::string_view bdf);
+  // Registers a PCI driver (as loading its module does): the directory
+  // /sys/bus/pci/drivers/<name> with bind/unbind/new_id/remove_id/uevent.
+  Status RegisterDriver(const std::string& name);
+  // Registers the PCI drivers whose modules are loaded (/sys/module/<m>
+  // exists; the kernel creates it on load) but not registered yet:
+  // vfio_pci -> vfio-pci. Run after writes, so a module loaded by an apply
+  // under a tree root brings its driver.
+  Status SyncModuleDrivers();
+
  private:
   struct PendingVf {
     uint64_t batch;
@@ -74,6 +105,15 @@ class SriovSim {
   };
   int Enable(const std::string& pf_dir, int n);
   Status Disable(const std::string& pf_dir);
+  // Removes a VF's netdevs, RDMA devices and uverbs entries.
+  Status RemoveVfDevices(const std::string& vf_dir);
+  // The real directory of the device `bdf` ("" when there is none).
+  std::string DeviceDir(std::string_view bdf) const;
+  // The driver a device takes without driver_override ("" = none known).
+  std::string NativeDriver(const std::string& dev_dir) const;
+  int BindDevice(const std::string& driver, const std::string& dev_dir);
+  Status SetUeventDriver(const std::string& dev_dir, const std::string& driver);
+  Status RemoveVfioNode(const std::string& group);
   Status CreateVfDevices(const PendingVf& p);
   int Fail(int err, std::string why);
   // Allocators (loaded from the tree on first use, then kept up to date):

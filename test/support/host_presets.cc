@@ -10,7 +10,7 @@ namespace provisioner::testing {
 namespace {
 
 std::string Hex2(int v) {
-  char buf[8];
+  char buf[16];  // room for any int: -c opt checks the bound
   snprintf(buf, sizeof buf, "%02x", v);
   return buf;
 }
@@ -170,6 +170,115 @@ RdmaDeviceSpec RoceDevice(const std::string& name, const std::string& pci, const
   return r;
 }
 
+// ------------------------------------------------ GPU/NIC switch boards
+
+// One PCIe switch of a GPU board: root port <rp>:01.0 on host bridge
+// pci0000:<rp> -> Broadcom PEX890xx upstream port <rp+1>:00.0 -> downstream
+// ports <rp+2>:0<k>.0, each with one device on bus <dsp secondary>.
+struct SwitchSlot {
+  enum Kind { kGpu, kCx7, kCx6Dx } kind;
+  int bus;  // the device's bus
+};
+
+PciFunctionSpec PexPort(const std::string& bdf, const std::string& parent, int secondary,
+                        int subordinate, int numa, int group) {
+  PciFunctionSpec f = RootPort(bdf, 0xc030, secondary, numa, 0, group);
+  f.parent = parent;
+  f.vendor = 0x1000;
+  f.subsystem_vendor = 0x1000;
+  f.subsystem_device = 0x0000;
+  f.revision = 0xb0;
+  f.subordinate_bus = subordinate;
+  f.link_speed = "32.0 GT/s PCIe";
+  return f;
+}
+
+PciFunctionSpec H100(const std::string& bdf, const std::string& parent, int numa, int group,
+                     int i) {
+  PciFunctionSpec gpu;
+  gpu.bdf = bdf;
+  gpu.parent = parent;
+  gpu.vendor = 0x10de;
+  gpu.device = 0x2330;
+  gpu.class_code = 0x030200;
+  gpu.subsystem_vendor = 0x10de;
+  gpu.subsystem_device = 0x16c1;
+  gpu.revision = 0xa1;
+  gpu.irq = 18;
+  gpu.numa_node = numa;
+  gpu.driver = "nvidia";
+  gpu.bar0 = 0x96000000ULL + (uint64_t{1} << 25) * static_cast<uint64_t>(i);
+  gpu.bar0_size = 0x1000000;
+  gpu.link_speed = "32.0 GT/s PCIe";
+  gpu.iommu_group = group;
+  return gpu;
+}
+
+// Adds one switch with its devices; returns the next free IOMMU group.
+// ConnectX-7 (15b3:1021, single port, SR-IOV 16 VFs of 15b3:101e) and
+// ConnectX-6 Dx (15b3:101d, dual port, 8 VFs each) in RoCE mode.
+int AddGpuSwitch(HostSpec& h, int rp_bus, int numa, const std::vector<SwitchSlot>& slots, int group,
+                 int* gpu_count, int* rdma_count) {
+  auto bdf = [](int bus, int dev, int fn) {
+    return "0000:" + Hex2(bus) + ":" + Hex2(dev) + "." + std::to_string(fn);
+  };
+  int last_bus = rp_bus + 2;
+  for (const auto& s : slots) last_bus = std::max(last_bus, s.bus);
+  PciFunctionSpec rp = RootPort(bdf(rp_bus, 1, 0), 0x352a, rp_bus + 1, numa, 0, group++);
+  rp.subordinate_bus = last_bus;
+  rp.link_speed = "32.0 GT/s PCIe";
+  h.pci.push_back(rp);
+  PciFunctionSpec up = PexPort(bdf(rp_bus + 1, 0, 0), rp.bdf, rp_bus + 2, last_bus, numa, group++);
+  h.pci.push_back(up);
+  const std::string cpus = h.numa_cpulists[static_cast<size_t>(numa)];
+  for (size_t k = 0; k < slots.size(); ++k) {
+    const SwitchSlot& s = slots[k];
+    PciFunctionSpec down =
+        PexPort(bdf(rp_bus + 2, static_cast<int>(k) + 1, 0), up.bdf, s.bus, s.bus, numa, group++);
+    h.pci.push_back(down);
+    if (s.kind == SwitchSlot::kGpu) {
+      PciFunctionSpec g = H100(bdf(s.bus, 0, 0), down.bdf, numa, group++, (*gpu_count)++);
+      g.local_cpulist = cpus;
+      h.pci.push_back(g);
+      continue;
+    }
+    const bool cx7 = s.kind == SwitchSlot::kCx7;
+    for (int port = 0; port < (cx7 ? 1 : 2); ++port) {
+      const std::string pf = bdf(s.bus, 0, port);
+      PciFunctionSpec f =
+          Cx5(pf, down.bdf, 0x020000, 40 + *rdma_count,
+              0x21800000000ULL + (uint64_t{1} << 32) * static_cast<uint64_t>(*rdma_count),
+              cx7 ? 16 : 8, cx7 ? 1 : 2 + 8 * port, group++, numa);
+      f.device = cx7 ? 0x1021 : 0x101d;
+      f.subsystem_device = cx7 ? 0x0041 : 0x0016;
+      f.sriov->vf_device = 0x101e;
+      f.link_speed = cx7 ? "32.0 GT/s PCIe" : "16.0 GT/s PCIe";
+      f.local_cpulist = cpus;
+      h.pci.push_back(f);
+      char mac[32];
+      snprintf(mac, sizeof mac, "94:6d:ae:%02x:%02x:%02x", s.bus, port, *rdma_count);
+      const std::string ifname =
+          "enp" + std::to_string(s.bus) + "s0" +
+          (cx7 ? std::string("np0") : "f" + std::to_string(port) + "np" + std::to_string(port));
+      NetdevSpec n = Netdev(ifname, pf, mac, 2 + *rdma_count, cx7 ? 400000 : 100000);
+      n.phys_port_name = "p" + std::to_string(port);
+      n.mtu = 9000;
+      h.netdevs.push_back(n);
+      char ip[32];
+      snprintf(ip, sizeof ip, "172.16.%d.%d", 11 + *rdma_count, 10 + port);
+      RdmaDeviceSpec r = RoceDevice("mlx5_" + std::to_string(*rdma_count), pf, mac,
+                                    GuidFromMac(mac), ifname, ip, *rdma_count);
+      r.hca_type = cx7 ? "MT4129" : "MT4125";
+      r.fw_ver = cx7 ? "28.39.1002" : "22.39.1002";
+      r.board_id = cx7 ? "MT_0000000838" : "MT_0000000359";
+      for (auto& p : r.ports) p.rate = cx7 ? "400 Gb/sec (4X NDR)" : "100 Gb/sec (2X HDR)";
+      h.rdma.push_back(r);
+      ++*rdma_count;
+    }
+  }
+  return group;
+}
+
 }  // namespace
 
 HostSpec Cx5RoceHost() {
@@ -221,6 +330,32 @@ HostSpec Cx5RoceHost() {
   return h;
 }
 
+static constexpr char kCx5IbMstconfigQuery[] = R"(
+Device #1:
+----------
+
+Device type:    ConnectX5       
+Name:           MCX556A-ECA_Ax  
+Description:    ConnectX-5 VPI adapter card; EDR IB (100Gb/s) and 100GbE; dual-port QSFP28; PCIe3.0 x16; tall bracket; ROHS R6
+Device:         0000:86:00.0    
+
+Configurations:                              Default         Current         Next Boot
+         MEMIC_BAR_SIZE                      0               0               0               
+*        NUM_OF_VFS                          8               16              16              
+         NUM_OF_PF                           2               2               2               
+         FPP_EN                              True(1)         True(1)         True(1)         
+         SRIOV_EN                            True(1)         True(1)         True(1)         
+         PF_LOG_BAR_SIZE                     5               5               5               
+         VF_LOG_BAR_SIZE                     1               1               1               
+         PCI_ATOMIC_MODE                     PCI_ATOMIC_DISABLED_EXT_ATOMIC_ENABLED(0) PCI_ATOMIC_DISABLED_EXT_ATOMIC_ENABLED(0) PCI_ATOMIC_DISABLED_EXT_ATOMIC_ENABLED(0)
+         LINK_TYPE_P1                        IB(1)           IB(1)           IB(1)           
+         KEEP_ETH_LINK_UP_P1                 True(1)         True(1)         True(1)         
+         KEEP_IB_LINK_UP_P1                  False(0)        False(0)        False(0)        
+         SRIOV_IB_ROUTING_MODE_P1            LID(1)          LID(1)          LID(1)          
+         LINK_TYPE_P2                        IB(1)           IB(1)           IB(1)           
+The '*' shows parameters with next value different from default/current value.
+)";
+
 HostSpec Cx5IbHost() {
   HostSpec h;
   h.hostname = "ib-worker1";
@@ -258,6 +393,10 @@ HostSpec Cx5IbHost() {
   p.gids = {{0, IbGidFromGuid(guid), "IB/RoCE v1", ""}};
   r.ports = {p};
   h.rdma.push_back(r);
+  // `mstconfig -e -d 0000:86:00.0 query` as the firmware module reads it under
+  // a tree root (mstflint 4.21 layout, mlxcfg_ui.cpp; excerpt of the
+  // parameters): port 1 InfiniBand, SR-IOV on with 16 VFs.
+  h.files.push_back({"/run/provisioner/mstconfig/0000:86:00.0.query", kCx5IbMstconfigQuery});
   return h;
 }
 
@@ -292,7 +431,117 @@ HostSpec ScaledRoceHost(int pfs) {
   return h;
 }
 
-std::vector<std::string> PresetNames() { return {"cx5-roce", "cx5-ib", "scaled-<P>"}; }
+HostSpec BenchHost(int pfs, int gpus) {
+  pfs = std::clamp(pfs, 1, 16);
+  gpus = std::clamp(gpus, 0, pfs);
+  HostSpec h;
+  h.hostname = "bench";
+  h.modules = RdmaModules(/*ipoib=*/false);
+  h.modules.push_back(Mod("nvidia", 56856576));
+  h.pci.push_back(HostBridge("0000:00:00.0", 0));
+  int group = 1;
+  for (int i = 0; i < pfs; ++i) {
+    const int b = 0x10 + 6 * i;
+    const int numa = i * 2 / pfs;  // first half on node 0, second on node 1
+    auto bdf = [](int bus, int dev) { return "0000:" + Hex2(bus) + ":" + Hex2(dev) + ".0"; };
+    PciFunctionSpec rp = RootPort(bdf(b, 0), 0x2030, b + 1, numa, 24 + i % 8, group++);
+    rp.subordinate_bus = b + 4;
+    h.pci.push_back(rp);
+    // Broadcom/PLX PEX 89xxx switch: one upstream, two downstream ports.
+    PciFunctionSpec up = RootPort(bdf(b + 1, 0), 0xc030, b + 2, numa, 0, group++);
+    up.vendor = 0x1000;
+    up.subsystem_vendor = 0x1000;
+    up.subsystem_device = 0xa064;
+    up.parent = rp.bdf;
+    up.subordinate_bus = b + 4;
+    h.pci.push_back(up);
+    for (int port = 0; port < 2; ++port) {
+      PciFunctionSpec down = RootPort(bdf(b + 2, port), 0xc030, b + 3 + port, numa, 0, group++);
+      down.vendor = 0x1000;
+      down.subsystem_vendor = 0x1000;
+      down.subsystem_device = 0xa064;
+      down.parent = up.bdf;
+      h.pci.push_back(down);
+    }
+    const std::string pf = bdf(b + 3, 0);
+    h.pci.push_back(Cx5(pf, bdf(b + 2, 0), 0x020000, 32 + i % 64,
+                        0x380000000000ULL + (uint64_t{1} << 32) * i, 127, 1, group++, numa));
+    if (i < gpus) {
+      PciFunctionSpec gpu;
+      gpu.bdf = bdf(b + 4, 0);
+      gpu.parent = bdf(b + 2, 1);
+      gpu.vendor = 0x10de;
+      gpu.device = 0x2330;
+      gpu.class_code = 0x030200;
+      gpu.subsystem_vendor = 0x10de;
+      gpu.subsystem_device = 0x16c1;
+      gpu.revision = 0xa1;
+      gpu.irq = 18;
+      gpu.numa_node = numa;
+      gpu.driver = "nvidia";
+      gpu.bar0 = 0xa8000000ULL + (uint64_t{1} << 24) * i;
+      gpu.bar0_size = 0x1000000;
+      gpu.link_speed = "32.0 GT/s PCIe";
+      gpu.iommu_group = group++;
+      h.pci.push_back(gpu);
+    }
+    char mac[32];
+    snprintf(mac, sizeof mac, "0c:42:a1:%02x:%02x:00", 0x40 + i / 256, i & 0xff);
+    std::string ifname = "enp" + std::to_string(b + 3) + "s0np0";
+    NetdevSpec n = Netdev(ifname, pf, mac, 2 + i, 200000);
+    n.phys_port_name = "p0";
+    n.mtu = 9000;
+    h.netdevs.push_back(n);
+    char ip[32];
+    snprintf(ip, sizeof ip, "172.%d.0.1", 16 + i);
+    RdmaDeviceSpec r = RoceDevice("mlx5_" + std::to_string(i), pf, mac, GuidFromMac(mac), ifname,
+                                  ip, i);
+    for (auto& port : r.ports) port.gid_table_size = 256;
+    h.rdma.push_back(r);
+  }
+  return h;
+}
+
+HostSpec HgxH100Host() {
+  HostSpec h;
+  h.hostname = "hgx-h100";
+  h.numa_cpulists = {"0-55,112-167", "56-111,168-223"};
+  h.modules = RdmaModules(/*ipoib=*/false);
+  h.modules.push_back(Mod("nvidia", 56856576));
+  // (root port bus, GPU bus, ConnectX-7 bus, ConnectX-6 Dx bus or 0), as in
+  // leptonai/gpud pkg/pci/testdata/lspci-vvv (an HGX H100 8-GPU server).
+  const int layout[8][4] = {{0x15, 0x19, 0x1a, 0x1b}, {0x37, 0x3b, 0x3c, 0},
+                            {0x48, 0x4c, 0x4d, 0},    {0x59, 0x5d, 0x5e, 0},
+                            {0x97, 0x9b, 0x9c, 0x9d}, {0xb7, 0xbb, 0xbc, 0},
+                            {0xc7, 0xcb, 0xcc, 0},    {0xd7, 0xdb, 0xdc, 0}};
+  int group = 1, gpus = 0, rdma = 0;
+  for (int i = 0; i < 8; ++i) {
+    std::vector<SwitchSlot> slots = {{SwitchSlot::kGpu, layout[i][1]},
+                                     {SwitchSlot::kCx7, layout[i][2]}};
+    if (layout[i][3] != 0) slots.push_back({SwitchSlot::kCx6Dx, layout[i][3]});
+    group = AddGpuSwitch(h, layout[i][0], i / 4, slots, group, &gpus, &rdma);
+  }
+  return h;
+}
+
+HostSpec GpuSharedSwitchHost() {
+  HostSpec h;
+  h.hostname = "gpu-shared-switch";
+  h.modules = RdmaModules(/*ipoib=*/false);
+  h.modules.push_back(Mod("nvidia", 56856576));
+  int group = 1, gpus = 0, rdma = 0;
+  group = AddGpuSwitch(
+      h, 0x15, 0, {{SwitchSlot::kGpu, 0x19}, {SwitchSlot::kCx7, 0x1a}, {SwitchSlot::kGpu, 0x1b}},
+      group, &gpus, &rdma);
+  AddGpuSwitch(h, 0x97, 1,
+               {{SwitchSlot::kGpu, 0x9b}, {SwitchSlot::kCx7, 0x9c}, {SwitchSlot::kGpu, 0x9d}},
+               group, &gpus, &rdma);
+  return h;
+}
+
+std::vector<std::string> PresetNames() {
+  return {"cx5-roce", "cx5-ib", "hgx-h100", "gpu-shared-switch", "scaled-<P>", "bench-<P>"};
+}
 
 bool PresetByName(const std::string& name, HostSpec* out) {
   if (name == "cx5-roce") {
@@ -301,6 +550,20 @@ bool PresetByName(const std::string& name, HostSpec* out) {
   }
   if (name == "cx5-ib") {
     *out = Cx5IbHost();
+    return true;
+  }
+  if (name == "hgx-h100") {
+    *out = HgxH100Host();
+    return true;
+  }
+  if (name == "gpu-shared-switch") {
+    *out = GpuSharedSwitchHost();
+    return true;
+  }
+  if (name.rfind("bench-", 0) == 0) {
+    int p = std::atoi(name.c_str() + 6);
+    if (p < 1 || p > 16) return false;
+    *out = BenchHost(p, std::min(p, 8));
     return true;
   }
   if (name.rfind("scaled-", 0) == 0) {

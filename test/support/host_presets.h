@@ -31,7 +31,34 @@ HostSpec Cx5IbHost();
 // pfs <= 118.
 HostSpec ScaledRoceHost(int pfs);
 
-// Names accepted by PresetByName: "cx5-roce", "cx5-ib", "scaled-<P>".
+// Benchmark hosts (bench/): `pfs` single-port ConnectX-5 PFs in RoCE mode,
+// each behind its own PCIe switch (root port 0000:<b>:00.0 -> switch
+// upstream port <b+1>:00.0 -> downstream ports <b+2>:00.0 / <b+2>:01.0, b =
+// 0x10 + 6i) with, for the first `gpus` of them, an H100 (10de:2330) on the
+// switch's second downstream port (<b+4>:00.0): the rail layout, GPU i and
+// NIC i at level PIX. Every RDMA port has a full 256-slot GID table (the
+// mlx5 size; slots past the few RoCE v1/v2 entries read as the zero GID and
+// have no gid_attrs files), VFs copy it. sriov_totalvfs 127. pfs <= 16.
+HostSpec BenchHost(int pfs, int gpus);
+
+// The HGX H100 8-GPU board of a real capture (leptonai/gpud
+// pkg/pci/testdata/lspci-vvv: bus numbers, device IDs, NUMA nodes): per GPU
+// one Broadcom PEX890xx switch (root port <r>:01.0 8086:352a -> upstream port
+// <r+1>:00.0 1000:c030 -> downstream ports <r+2>:01.0 / :02.0) with the H100
+// (10de:2330) and a ConnectX-7 400G (15b3:1021, RoCE, SR-IOV 16 VFs of
+// 15b3:101e); GPUs 19/3b/4c/5d on NUMA 0, 9b/bb/cb/db on NUMA 1, NICs
+// 1a/3c/4d/5e/9c/bc/cc/dc. Switches 0 and 4 also hold a dual-port
+// ConnectX-6 Dx (15b3:101d, 8 VFs) at 1b:00.0/.1 and 9d:00.0/.1 on
+// downstream port :03.0. Every GPU has its ConnectX-7 at level PIX.
+HostSpec HgxH100Host();
+
+// Two such switches (NUMA 0 and 1), each with two H100 GPUs and one
+// ConnectX-7: GPUs 19/1b share NIC 1a, GPUs 9b/9d share NIC 9c. One NIC per
+// GPU is impossible here (rails/nearGpu must say so).
+HostSpec GpuSharedSwitchHost();
+
+// Names accepted by PresetByName: "cx5-roce", "cx5-ib", "hgx-h100", "gpu-shared-switch", "scaled-<P>",
+// "bench-<P>" (BenchHost(P, min(P, 8))).
 std::vector<std::string> PresetNames();
 bool PresetByName(const std::string& name, HostSpec* out);
 

@@ -686,6 +686,7 @@ Status BuildHostTree(const HostSpec& spec, const std::string& root) {
     if (it == dev_dirs.end()) return InvalidArgumentError(r.name + ": no PCI function " + r.pci);
     RETURN_IF_ERROR(AddRdmaDevice(w, r, it->second));
   }
+  for (const auto& [path, content] : spec.files) RETURN_IF_ERROR(w.WriteFile(path, content, 0644));
   return OkStatus();
 }
 

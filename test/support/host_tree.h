@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "engine/base/status.h"
@@ -186,6 +187,9 @@ struct HostSpec {
   std::vector<PciFunctionSpec> pci;  // bridges before what sits behind them
   std::vector<NetdevSpec> netdevs;
   std::vector<RdmaDeviceSpec> rdma;
+  // Further files (host path, content), written last: e.g. a captured
+  // `mstconfig query` under /run/provisioner/mstconfig/.
+  std::vector<std::pair<std::string, std::string>> files;
 };
 
 // Writes the whole host under `root` (created if missing): /sys, /proc,

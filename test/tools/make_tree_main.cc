@@ -1,6 +1,7 @@
 // make_tree: writes a kernel-shaped host tree.
 //   make_tree --preset NAME [--vfs BDF=N]... [--all-vfs N] (--out FILE.ttar | --dir DIR)
-// Presets: cx5-roce, cx5-ib, scaled-<P> (P single-port ConnectX-5 PFs; with
+// Presets: cx5-roce, cx5-ib, bench-<P> (bench/: P PFs behind PCIe switches with
+// GPUs, 256-slot GID tables), scaled-<P> (P single-port ConnectX-5 PFs; with
 // --all-vfs V: P x V VFs, for benchmarks).
 #include <cstdio>
 #include <cstdlib>

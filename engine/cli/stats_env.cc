@@ -1,0 +1,49 @@
+// PROVISIONER_STATS=<file>: at exit, the host layer's counters as one JSON
+// object (benchmarks, and tests of "a no-op apply opens no file for
+// writing"). Off when the variable is unset or empty. The file is output, like
+// plan --out, not a host path.
+#include <sys/resource.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "engine/cli/commands.h"
+#include "engine/host/host_fs.h"
+
+namespace provisioner::cli {
+namespace {
+
+void WriteStats() {
+  const char* path = std::getenv("PROVISIONER_STATS");
+  if (path == nullptr || *path == '\0') return;
+  HostFsStats s = ProcessHostFsStats();
+  struct rusage ru {};
+  ::getrusage(RUSAGE_SELF, &ru);
+  std::FILE* f = std::fopen(path, "w");
+  if (f == nullptr) {
+    std::perror(("provisioner: PROVISIONER_STATS " + std::string(path)).c_str());
+    return;
+  }
+  std::fprintf(f,
+               "{\"filesRead\": %llu, \"bytesRead\": %llu, \"dirsListed\": %llu, "
+               "\"filesOpenedForWrite\": %llu, \"failedOpens\": %llu, \"lookups\": %llu, "
+               "\"resolveSteps\": %llu, \"maxRssKiB\": %ld}\n",
+               static_cast<unsigned long long>(s.files_read),
+               static_cast<unsigned long long>(s.bytes_read),
+               static_cast<unsigned long long>(s.dirs_listed),
+               static_cast<unsigned long long>(s.files_opened_for_write),
+               static_cast<unsigned long long>(s.failed_opens),
+               static_cast<unsigned long long>(s.lookups),
+               static_cast<unsigned long long>(s.resolve_steps), ru.ru_maxrss);
+  std::fclose(f);
+}
+
+}  // namespace
+
+void WriteStatsAtExitIfAsked() {
+  const char* path = std::getenv("PROVISIONER_STATS");
+  if (path != nullptr && *path != '\0') std::atexit(WriteStats);
+}
+
+}  // namespace provisioner::cli

@@ -1,0 +1,64 @@
+// Kernel module facts (module "kmod"): what is loaded, with which parameters,
+// what the modules directory offers, and the modprobe.d configuration.
+#ifndef PROVISIONER_ENGINE_MODEL_KMOD_FACTS_H_
+#define PROVISIONER_ENGINE_MODEL_KMOD_FACTS_H_
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace provisioner {
+
+// One line of /proc/modules.
+struct LoadedModule {
+  std::string name;                   // "mlx5_ib"
+  long long size = 0;                 // bytes
+  int refcount = 0;
+  std::vector<std::string> used_by;   // "ib_core ... rdma_cm,iw_cm," -> {rdma_cm, iw_cm}
+  std::string state;                  // "Live" | "Loading" | "Unloading"
+};
+
+// A modprobe.d line that names a module (options / install / remove / softdep).
+struct ModprobeEntry {
+  std::string module;
+  std::string value;  // "netns_mode=0", the install command, ...
+};
+
+// etc/modules-load.d/provisioner.conf, the file the kmod module owns.
+inline constexpr char kModulesLoadConf[] = "/etc/modules-load.d/provisioner.conf";
+
+struct KmodFacts {
+  bool discovered = false;
+  // Where the loaded list came from: "libkmod" (live root) or "/proc/modules" (a tree).
+  std::string loaded_source;
+  std::vector<LoadedModule> loaded;  // /proc/modules order (newest first)
+  // /sys/module/<m>/parameters/<p> of the loaded modules (unreadable ones left out).
+  std::map<std::string, std::map<std::string, std::string>> parameters;
+  // lib/modules/<release>/modules.dep: module name -> dependencies (names,
+  // load order: the last one first). Empty when the file is absent.
+  std::string modules_dir;  // "/lib/modules/6.1.0"; "" without a kernel release
+  bool modules_dep_found = false;
+  std::map<std::string, std::vector<std::string>> available;
+  // modprobe.d configuration under the root (libkmod's config iterators).
+  std::vector<ModprobeEntry> options;
+  std::vector<std::string> blacklist;
+  std::vector<ModprobeEntry> install;
+  std::vector<ModprobeEntry> remove;
+  std::vector<ModprobeEntry> softdeps;
+  std::vector<ModprobeEntry> aliases;  // alias pattern (module) -> module (value)
+  // Modules listed in kModulesLoadConf; nullopt when the file is absent.
+  std::optional<std::vector<std::string>> persisted;
+};
+
+// kmod treats '-' and '_' in module names alike: "mlx5-ib" -> "mlx5_ib".
+inline std::string NormalizeModuleName(std::string name) {
+  for (char& c : name) {
+    if (c == '-') c = '_';
+  }
+  return name;
+}
+
+}  // namespace provisioner
+
+#endif  // PROVISIONER_ENGINE_MODEL_KMOD_FACTS_H_

@@ -1,0 +1,69 @@
+// Link and firmware facts (modules link and firmware), kept apart from
+// host_model.h so that each stays small.
+#ifndef PROVISIONER_ENGINE_MODEL_LINK_FACTS_H_
+#define PROVISIONER_ENGINE_MODEL_LINK_FACTS_H_
+
+#include <map>
+#include <optional>
+#include <string>
+
+namespace provisioner {
+
+// One netdev as the link module read it: rtnetlink on the live root,
+// /sys/class/net/<if>/{mtu,flags,operstate} under a tree root.
+struct LinkFacts {
+  std::string name;
+  int mtu = 0;
+  std::optional<int> min_mtu;  // IFLA_MIN_MTU (netlink only)
+  std::optional<int> max_mtu;  // IFLA_MAX_MTU
+  bool admin_up = false;       // IFF_UP
+  std::string operstate;       // "up", "down", "unknown", ...
+};
+
+// One firmware parameter of `mstconfig query`, as printed ("ETH(2)", "True(1)",
+// "8"). `current`/`default_value` only when the query showed those columns.
+struct FirmwareParam {
+  std::optional<std::string> default_value;
+  std::optional<std::string> current;
+  std::string next_boot;
+};
+
+// The firmware configuration of one card (queried on function .0).
+struct FirmwareFacts {
+  // Where it came from: "mstconfig" (live) or the captured file's host path.
+  std::string source;
+  // The mstconfig query output as read (a snapshot writes it to
+  // kMstconfigCapturePrefix/<BDF>.query under its output tree).
+  std::string raw_query;
+  std::string device_type;  // "ConnectX5"
+  std::map<std::string, FirmwareParam> params;
+  // Non-empty when the configuration could not be read: why (tool missing,
+  // query failed, unparsable output). Plan turns it into an error when a
+  // change needs the firmware.
+  std::string error;
+  bool tool_missing = false;  // mstconfig not installed (live root)
+  // The port types running now, from the PFs' netdev `type` (1 Ethernet ->
+  // "eth", 32 InfiniBand -> "ib"), by port number: what plan trusts when the
+  // firmware cannot be read and nothing needs changing.
+  std::map<int, std::string> running_link_types;
+};
+
+// Under a tree root, `mstconfig -d <BDF> query` output is read from
+// <root>/run/provisioner/mstconfig/<BDF>.query (BDF of function .0).
+inline constexpr char kMstconfigCapturePrefix[] = "/run/provisioner/mstconfig/";
+
+// The card's configuring function ("0000:86:00.1" -> "0000:86:00.0") and the
+// port number of a PF on it (function + 1: LINK_TYPE_P<n>).
+inline std::string FirmwareDevice(const std::string& bdf) {
+  if (bdf.size() < 2 || bdf[bdf.size() - 2] != '.') return bdf;
+  return bdf.substr(0, bdf.size() - 1) + "0";
+}
+inline int FirmwarePort(const std::string& bdf) {
+  if (bdf.size() < 2 || bdf[bdf.size() - 2] != '.') return 1;
+  const char f = bdf.back();
+  return (f >= '0' && f <= '7') ? f - '0' + 1 : 1;
+}
+
+}  // namespace provisioner
+
+#endif  // PROVISIONER_ENGINE_MODEL_LINK_FACTS_H_

@@ -1,0 +1,168 @@
+#include "engine/output/render_rdma.h"
+
+#include <algorithm>
+#include <sstream>
+#include <utility>
+#include <vector>
+
+namespace provisioner {
+namespace {
+
+using nlohmann::json;
+
+json OptInt(const std::optional<int>& v) { return v ? json(*v) : json(); }
+json OptStr(const std::optional<std::string>& v) { return v ? json(*v) : json(); }
+
+std::string Hex(const std::optional<int>& v) {
+  if (!v) return "-";
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "0x%x", *v);
+  return buf;
+}
+
+std::string Pad(std::string s, size_t w) {
+  if (s.size() < w) s.append(w - s.size(), ' ');
+  return s;
+}
+
+std::string Table(const std::vector<std::vector<std::string>>& rows) {
+  std::vector<size_t> w(rows[0].size(), 0);
+  for (const auto& r : rows) {
+    for (size_t i = 0; i < r.size() && i < w.size(); ++i) w[i] = std::max(w[i], r[i].size());
+  }
+  std::string out;
+  for (const auto& r : rows) {
+    std::string line = "  ";
+    for (size_t i = 0; i < r.size(); ++i) line += (i + 1 < r.size() ? Pad(r[i], w[i] + 2) : r[i]);
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out += line + "\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+json RdmaDevicesToJson(const HostFacts& facts) {
+  json out = json::array();
+  if (!facts.rdma.discovered) {
+    std::vector<std::pair<std::string, std::string>> rdma;
+    for (const auto& f : facts.pci) {
+      for (const auto& r : f.rdma_devices) rdma.emplace_back(r, f.pci_address);
+    }
+    std::sort(rdma.begin(), rdma.end());
+    for (const auto& [name, pci] : rdma) out.push_back({{"name", name}, {"pciAddress", pci}});
+    return out;
+  }
+  for (const RdmaDevice& d : facts.rdma.devices) {
+    json dev;
+    dev["name"] = d.name;
+    dev["pciAddress"] = d.pci_address.empty() ? json() : json(d.pci_address);
+    dev["function"] = d.pci_address.empty() ? "none" : (d.is_vf ? "VF" : "PF");
+    dev["nodeGuid"] = d.node_guid;
+    dev["fwVer"] = d.fw_ver;
+    dev["hcaType"] = d.hca_type;
+    json ports = json::array();
+    for (const RdmaPort& p : d.ports) {
+      json port;
+      port["port"] = p.port;
+      port["linkLayer"] = p.link_layer;
+      port["state"] = p.state;
+      port["physState"] = p.phys_state;
+      port["lid"] = OptInt(p.lid);
+      port["smLid"] = OptInt(p.sm_lid);
+      port["rate"] = p.rate;
+      port["netdev"] = p.netdev.empty() ? json() : json(p.netdev);
+      json gids = json::array();
+      for (const RdmaGid& g : p.gids) {
+        gids.push_back({{"index", g.index},
+                        {"gid", g.gid},
+                        {"type", g.type.empty() ? json() : json(g.type)},
+                        {"netdev", g.netdev.empty() ? json() : json(g.netdev)}});
+      }
+      port["gids"] = gids;
+      json v2 = json::array();
+      for (const RoceAddress& a : p.roce_v2) {
+        v2.push_back({{"netdev", a.netdev},
+                      {"address", a.address},
+                      {"family", a.family == 4 ? "ipv4" : "ipv6"},
+                      {"gidIndex", a.gid_index}});
+      }
+      // What show_gids prints and NCCL_IB_GID_INDEX needs, per address.
+      port["roceV2GidIndex"] = v2;
+      ports.push_back(port);
+    }
+    dev["ports"] = ports;
+    out.push_back(dev);
+  }
+  return out;
+}
+
+json RdmaSystemToJson(const HostFacts& facts) {
+  json r;
+  r["netnsMode"] = OptStr(facts.rdma_netns_mode);
+  if (!facts.rdma.discovered) return r;
+  r["netnsModeSource"] = facts.rdma.netns_mode_source;
+  r["persistentNetnsMode"] = OptStr(facts.rdma.persistent_netns_mode);
+  r["persistentNetnsModeSource"] = facts.rdma.persistent_netns_source.empty()
+                                       ? json()
+                                       : json(facts.rdma.persistent_netns_source);
+  r["mlnxOfed"] = facts.rdma.ofed
+                      ? json(facts.rdma.ofed_version.empty() ? "unknown" : facts.rdma.ofed_version)
+                      : json();
+  if (facts.rdma.dev_files) {
+    json files = json::array();
+    for (const auto& f : *facts.rdma.dev_files) files.push_back(f);
+    r["devFiles"] = files;
+  } else {
+    r["devFiles"] = nullptr;
+  }
+  return r;
+}
+
+std::string RenderRdmaTable(const HostFacts& facts) {
+  if (!facts.rdma.discovered || facts.rdma.devices.empty()) return "";
+  std::ostringstream out;
+  std::vector<std::vector<std::string>> rows = {{"DEVICE", "PCI", "FN", "PORT", "LINK", "STATE",
+                                                 "PHYS", "LID", "SM_LID", "RATE", "NETDEV", "FW",
+                                                 "GUID"}};
+  std::vector<std::vector<std::string>> gids = {
+      {"DEVICE", "PORT", "INDEX", "GID", "IPV4/IPV6", "TYPE", "NETDEV"}};
+  for (const RdmaDevice& d : facts.rdma.devices) {
+    std::string fn = d.pci_address.empty() ? "-" : (d.is_vf ? "VF" : "PF");
+    if (d.ports.empty()) {
+      rows.push_back({d.name, d.pci_address.empty() ? "-" : d.pci_address, fn, "-", "-", "-", "-",
+                      "-", "-", "-", "-", d.fw_ver, d.node_guid});
+    }
+    for (const RdmaPort& p : d.ports) {
+      const bool ib = p.link_layer == "InfiniBand";
+      rows.push_back({d.name, d.pci_address.empty() ? "-" : d.pci_address, fn,
+                      std::to_string(p.port), p.link_layer, p.state, p.phys_state,
+                      ib ? Hex(p.lid) : "-", ib ? Hex(p.sm_lid) : "-", p.rate,
+                      p.netdev.empty() ? "-" : p.netdev, d.fw_ver, d.node_guid});
+      for (const RdmaGid& g : p.gids) {
+        std::string addr = "-";
+        for (const RoceAddress& a : p.roce_v2) {
+          if (a.gid_index == g.index) addr = a.address;
+        }
+        if (addr == "-") {
+          // RoCE v1 slots carry the same addresses as their v2 twins.
+          for (const RoceAddress& a : p.roce_v2) {
+            if (a.netdev == g.netdev && !g.netdev.empty()) {
+              for (const RdmaGid& t : p.gids) {
+                if (t.index == a.gid_index && t.gid == g.gid) addr = a.address;
+              }
+            }
+          }
+        }
+        gids.push_back({d.name, std::to_string(p.port), std::to_string(g.index), g.gid, addr,
+                        g.type.empty() ? "-" : g.type, g.netdev.empty() ? "-" : g.netdev});
+      }
+    }
+  }
+  out << "\nRDMA devices:\n" << Table(rows);
+  if (gids.size() > 1)
+    out << "\nGIDs (NCCL_IB_GID_INDEX = the RoCE v2 index of the address):\n" << Table(gids);
+  return out.str();
+}
+
+}  // namespace provisioner

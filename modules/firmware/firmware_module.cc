@@ -1,0 +1,149 @@
+#include "modules/firmware/firmware_module.h"
+
+#include <cctype>
+#include <map>
+#include <string>
+
+#include "engine/module/registry.h"
+#include "modules/firmware/firmware_planner.h"
+#include "modules/firmware/mstconfig_query.h"
+#include "spdlog/spdlog.h"
+
+namespace provisioner {
+namespace {
+
+// "0000:af:00.0": safe as an argv element and in a file name.
+bool IsBdf(const std::string& s) {
+  if (s.size() != 12 || s[4] != ':' || s[7] != ':' || s[10] != '.') return false;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (i == 4 || i == 7 || i == 10) continue;
+    if (!std::isxdigit(static_cast<unsigned char>(s[i]))) return false;
+  }
+  return true;
+}
+
+bool IsParam(const std::string& s) {
+  if (s.empty()) return false;
+  for (char c : s) {
+    if (!std::isupper(static_cast<unsigned char>(c)) &&
+        !std::isdigit(static_cast<unsigned char>(c)) && c != '_') {
+      return false;
+    }
+  }
+  return true;
+}
+
+Status CheckChange(const Change& c) {
+  if (c.module != kFirmwareModule || !IsBdf(c.target) || !IsParam(c.attribute)) {
+    return InvalidArgumentError("module firmware cannot apply " + c.id);
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+std::unique_ptr<FirmwareTool> FirmwareModule::Tool(HostFs& fs) const {
+  if (options_.tool) return options_.tool(fs);
+  if (fs.IsLiveRoot()) return NewMstconfigTool();
+  return NewCapturedFirmwareTool(fs);
+}
+
+Status FirmwareModule::Discover(HostContext& ctx, HostFacts& facts) {
+  std::unique_ptr<FirmwareTool> tool = Tool(*ctx.fs);
+  const bool live = ctx.fs->IsLiveRoot();
+  for (const PciFunction& f : facts.pci) {
+    // ConnectX PFs only: mstconfig configures the card through function .0.
+    if (f.IsVf() || !f.IsNetwork() || f.vendor != "15b3") continue;
+    const std::string dev = FirmwareDevice(f.pci_address);
+    if (!IsBdf(dev)) continue;
+    if (!f.netdevs.empty()) {
+      auto type = ctx.fs->ReadAttr("/sys/bus/pci/devices/" + f.pci_address + "/net/" +
+                                   f.netdevs.front() + "/type");
+      std::string running = !type.ok() ? "" : *type == "32" ? "ib" : *type == "1" ? "eth" : "";
+      if (!running.empty()) {
+        facts.firmware[dev].running_link_types[FirmwarePort(f.pci_address)] = running;
+      }
+    }
+    FirmwareFacts& fw = facts.firmware[dev];
+    if (!fw.source.empty()) continue;  // card already queried (its other port)
+    fw.source = tool->Source(dev);
+    if (!tool->Available()) {
+      fw.tool_missing = true;
+      fw.error = MstconfigInstallHint();
+      continue;
+    }
+    if (!live && !ctx.fs->Exists(fw.source)) {
+      // No root in the message: facts of a snapshot equal the original's.
+      fw.error = "no captured query " + fw.source +
+                 " in the tree (capture it with: " + "mstconfig -e -d " + dev + " query > <root>" +
+                 fw.source + ")";
+      continue;
+    }
+    if (ctx.progress && live) ctx.progress->Step("mstconfig query " + dev);
+    auto text = tool->Query(dev);
+    if (!text.ok()) {
+      // A missing fact, not a discovery failure: plan reports it where a
+      // change needs the firmware.
+      fw.error = text.status().message();
+      spdlog::debug("firmware {}: {}", dev, fw.error);
+    } else {
+      // `snapshot` writes it where a tree root's discovery reads it.
+      if (live) ctx.fs->NoteCapture(std::string(kMstconfigCapturePrefix) + dev + ".query", *text);
+      fw.raw_query = *text;
+      auto q = ParseMstconfigQuery(*text);
+      if (!q.ok()) {
+        fw.error = q.status().WithContext(fw.source).message();
+      } else {
+        fw.device_type = q->device_type;
+        fw.params = std::move(q->params);
+      }
+    }
+  }
+  return OkStatus();
+}
+
+void FirmwareModule::Plan(const DesiredState& desired, const HostFacts& facts,
+                          PlanSink& sink) const {
+  PlanFirmware(desired, facts, sink);
+}
+
+Status FirmwareModule::Apply(const Change& change, HostContext& ctx) {
+  RETURN_IF_ERROR(CheckChange(change));
+  ASSIGN_OR_RETURN(long value, FirmwareValue(change));
+  std::unique_ptr<FirmwareTool> tool = Tool(*ctx.fs);
+  if (!tool->Available()) return FailedPreconditionError(MstconfigInstallHint());
+  if (ctx.progress) {
+    const std::string set = change.attribute + "=" + std::to_string(value);
+    ctx.progress->Step(ctx.fs->IsLiveRoot()
+                           ? "mstconfig -d " + change.target + " -y set " + set
+                           : "next boot " + set + " in " + tool->Source(change.target));
+  }
+  return tool->Set(change.target, {{change.attribute, value}})
+      .WithContext("set firmware " + change.attribute + "=" + std::to_string(value) + " on " +
+                   change.target);
+}
+
+Status FirmwareModule::Verify(const Change& change, HostContext& ctx) {
+  RETURN_IF_ERROR(CheckChange(change));
+  ASSIGN_OR_RETURN(long value, FirmwareValue(change));
+  std::unique_ptr<FirmwareTool> tool = Tool(*ctx.fs);
+  ASSIGN_OR_RETURN(std::string text, tool->Query(change.target));
+  ASSIGN_OR_RETURN(MstconfigQuery q, ParseMstconfigQuery(text));
+  auto it = q.params.find(change.attribute);
+  if (it == q.params.end()) {
+    return FailedPreconditionError(change.target + ": " + change.attribute +
+                                   " missing from the query after the set");
+  }
+  auto next = MstconfigValueNumber(it->second.next_boot);
+  if (next != std::optional<long>(value)) {
+    return FailedPreconditionError((change.field_path.empty() ? change.id : change.field_path) +
+                                   ": " + change.target + " " + change.attribute +
+                                   " next boot: desired " + std::to_string(value) + ", current " +
+                                   it->second.next_boot);
+  }
+  return OkStatus();
+}
+
+PROVISIONER_REGISTER_MODULE("firmware", 5, FirmwareModule)
+
+}  // namespace provisioner

@@ -1,0 +1,36 @@
+// The firmware planner: spec.nics[].linkType (LINK_TYPE_P<n>) and, for numVfs
+// above what the firmware enables, SRIOV_EN / NUM_OF_VFS. Pure: a function of
+// the desired state and the facts (HostFacts::firmware).
+//
+//   firmware/<card BDF>/LINK_TYPE_P1  before "ib"  after "eth"   (disruption reboot)
+//   firmware/<card BDF>/SRIOV_EN      before false after true
+//   firmware/<card BDF>/NUM_OF_VFS    before 8     after 16
+//
+// Values compare against the firmware's Next Boot column: a value already
+// set for the next boot is no new change; when the running (Current) value
+// still differs, the plan warns that a reboot is pending.
+#ifndef PROVISIONER_MODULES_FIRMWARE_FIRMWARE_PLANNER_H_
+#define PROVISIONER_MODULES_FIRMWARE_FIRMWARE_PLANNER_H_
+
+#include <map>
+#include <optional>
+#include <string>
+
+#include "engine/model/desired.h"
+#include "engine/model/host_model.h"
+#include "engine/plan/change.h"
+#include "nlohmann/json.hpp"
+
+namespace provisioner {
+
+inline constexpr char kFirmwareModule[] = "firmware";
+
+void PlanFirmware(const DesiredState& desired, const HostFacts& facts, PlanSink& sink);
+
+// The number mstconfig takes for a change's `after` ("eth" -> 2, true -> 1,
+// 16 -> 16), checked: plans may come from a file.
+StatusOr<long> FirmwareValue(const Change& change);
+
+}  // namespace provisioner
+
+#endif  // PROVISIONER_MODULES_FIRMWARE_FIRMWARE_PLANNER_H_

@@ -1,0 +1,198 @@
+#include "modules/firmware/firmware_planner.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "gtest/gtest.h"
+#include "modules/firmware/mstconfig_query.h"
+
+namespace provisioner {
+namespace {
+
+FirmwareFacts FromTestdata(const std::string& name) {
+  std::ifstream in("modules/firmware/testdata/" + name);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  auto q = ParseMstconfigQuery(ss.str());
+  EXPECT_TRUE(q.ok()) << name << ": " << q.status().message();
+  FirmwareFacts fw;
+  fw.source = name;
+  if (q.ok()) {
+    fw.device_type = q->device_type;
+    fw.params = q->params;
+  }
+  return fw;
+}
+
+PciFunction Pf(const std::string& bdf, const std::string& netdev) {
+  PciFunction f;
+  f.pci_address = bdf;
+  f.vendor = "15b3";
+  f.device_id = "1017";
+  f.class_code = 0x020700;
+  f.netdevs = {netdev};
+  return f;
+}
+
+DesiredState Want(const std::string& selector_pf, std::optional<std::string> link_type,
+                  std::optional<int> num_vfs = std::nullopt) {
+  DesiredState d;
+  NicSpec n;
+  n.name = "ib0";
+  n.selector.root_devices = {selector_pf};
+  n.link_type = link_type;
+  n.num_vfs = num_vfs;
+  d.nics.push_back(n);
+  return d;
+}
+
+struct Planned {
+  std::vector<Change> changes;
+  std::vector<Diagnostic> diags;
+  std::string Messages() const {
+    std::string s;
+    for (const auto& d : diags) s += d.path + ": " + d.message + "\n";
+    return s;
+  }
+};
+
+Planned RunPlan(const DesiredState& d, const HostFacts& f) {
+  PlanSink sink;
+  PlanFirmware(d, f, sink);
+  return {sink.changes(), sink.diagnostics()};
+}
+
+TEST(FirmwarePlanner, IbCardToEthIsARebootChange) {
+  HostFacts f;
+  f.pci = {Pf("0000:86:00.0", "ibs5f0")};
+  f.firmware["0000:86:00.0"] = FromTestdata("cx5-vpi-ib.query");
+  Planned p = RunPlan(Want("0000:86:00.0", "eth"), f);
+  ASSERT_EQ(p.changes.size(), 1u) << p.Messages();
+  const Change& c = p.changes[0];
+  EXPECT_EQ(c.id, "firmware/0000:86:00.0/LINK_TYPE_P1");
+  EXPECT_EQ(c.before, "ib");
+  EXPECT_EQ(c.after, "eth");
+  EXPECT_EQ(c.disruption, Disruption::kReboot);
+  EXPECT_EQ(c.phase, kPhaseFirmware);
+  EXPECT_EQ(c.field_path, "spec.nics[0].linkType");
+  EXPECT_EQ(FirmwareValue(c).value(), 2);
+  EXPECT_TRUE(p.diags.empty()) << p.Messages();
+}
+
+TEST(FirmwarePlanner, SecondPortUsesItsOwnParameterOnFunctionZero) {
+  HostFacts f;
+  f.pci = {Pf("0000:86:00.0", "ibs5f0"), Pf("0000:86:00.1", "ibs5f1")};
+  f.firmware["0000:86:00.0"] = FromTestdata("cx5-vpi-ib.query");
+  Planned p = RunPlan(Want("0000:86:00.1", "eth"), f);
+  ASSERT_EQ(p.changes.size(), 1u) << p.Messages();
+  EXPECT_EQ(p.changes[0].id, "firmware/0000:86:00.0/LINK_TYPE_P2");
+}
+
+TEST(FirmwarePlanner, MatchingTypeIsNoChange) {
+  HostFacts f;
+  f.pci = {Pf("0000:86:00.0", "ibs5f0")};
+  f.firmware["0000:86:00.0"] = FromTestdata("cx5-vpi-ib.query");
+  Planned p = RunPlan(Want("0000:86:00.0", "ib"), f);
+  EXPECT_TRUE(p.changes.empty());
+  EXPECT_TRUE(p.diags.empty()) << p.Messages();
+}
+
+TEST(FirmwarePlanner, PendingNextBootIsNoNewChangeButAWarning) {
+  HostFacts f;
+  f.pci = {Pf("0000:86:00.0", "ibs5f0")};
+  f.firmware["0000:86:00.0"] = FromTestdata("cx5-vpi-pending-eth.query");
+  Planned p = RunPlan(Want("0000:86:00.0", "eth"), f);
+  EXPECT_TRUE(p.changes.empty());
+  ASSERT_EQ(p.diags.size(), 1u);
+  EXPECT_EQ(p.diags[0].severity, Severity::kWarning);
+  EXPECT_NE(p.diags[0].message.find("reboot"), std::string::npos) << p.diags[0].message;
+  // Back to ib: next boot says eth, so that is a change again.
+  Planned back = RunPlan(Want("0000:86:00.0", "ib"), f);
+  ASSERT_EQ(back.changes.size(), 1u);
+  EXPECT_EQ(back.changes[0].before, "eth");
+}
+
+TEST(FirmwarePlanner, MissingToolIsAnErrorSayingHowToInstall) {
+  HostFacts f;
+  f.pci = {Pf("0000:86:00.0", "ibs5f0")};
+  FirmwareFacts fw;
+  fw.tool_missing = true;
+  fw.error = "mstconfig (mstflint) is not installed: install it (apt install mstflint)";
+  f.firmware["0000:86:00.0"] = fw;
+  Planned p = RunPlan(Want("0000:86:00.0", "eth"), f);
+  EXPECT_TRUE(p.changes.empty());
+  ASSERT_EQ(p.diags.size(), 1u);
+  EXPECT_EQ(p.diags[0].severity, Severity::kError);
+  EXPECT_EQ(p.diags[0].path, "spec.nics[0].linkType");
+  EXPECT_NE(p.diags[0].message.find("apt install mstflint"), std::string::npos);
+}
+
+TEST(FirmwarePlanner, UnknownFirmwareAndFixedPortTypeAreErrors) {
+  HostFacts f;
+  f.root = "/tmp/tree";
+  f.pci = {Pf("0000:86:00.0", "ibs5f0"), Pf("0000:5e:00.0", "ens1f0")};
+  FirmwareFacts uncaptured;
+  uncaptured.error = "no captured query /run/provisioner/mstconfig/0000:86:00.0.query";
+  uncaptured.running_link_types[1] = "ib";
+  f.firmware["0000:86:00.0"] = uncaptured;
+  Planned none = RunPlan(Want("0000:86:00.0", "eth"), f);
+  ASSERT_EQ(none.diags.size(), 1u);
+  EXPECT_NE(none.diags[0].message.find("/run/provisioner/mstconfig/0000:86:00.0.query"),
+            std::string::npos)
+      << none.diags[0].message;
+  // Unreadable firmware, but the port already runs what is wanted: nothing to do.
+  Planned same = RunPlan(Want("0000:86:00.0", "ib"), f);
+  EXPECT_TRUE(same.diags.empty()) << same.Messages();
+  EXPECT_TRUE(same.changes.empty());
+  // Not a ConnectX at all.
+  PciFunction intel = Pf("0000:02:00.0", "eno1");
+  intel.vendor = "8086";
+  f.pci.push_back(intel);
+  Planned other = RunPlan(Want("0000:02:00.0", "eth"), f);
+  ASSERT_EQ(other.diags.size(), 1u);
+  EXPECT_NE(other.diags[0].message.find("not an NVIDIA/Mellanox"), std::string::npos);
+  f.firmware["0000:5e:00.0"] = FromTestdata("cx6lx-eth.query");
+  Planned lx = RunPlan(Want("0000:5e:00.0", "ib"), f);
+  ASSERT_EQ(lx.diags.size(), 1u);
+  EXPECT_NE(lx.diags[0].message.find("no LINK_TYPE_P1"), std::string::npos) << lx.Messages();
+  FirmwareFacts broken;
+  broken.error = "mstconfig -e -d 0000:86:00.0 query exited 3: -E- Failed to open the device";
+  f.firmware["0000:86:00.0"] = broken;
+  Planned b = RunPlan(Want("0000:86:00.0", "eth"), f);
+  ASSERT_EQ(b.diags.size(), 1u);
+  EXPECT_NE(b.diags[0].message.find("Failed to open the device"), std::string::npos);
+}
+
+TEST(FirmwarePlanner, NumVfsAboveFirmwareLimitRaisesIt) {
+  HostFacts f;
+  f.pci = {Pf("0000:3b:00.0", "ens3f0")};
+  f.firmware["0000:3b:00.0"] = FromTestdata("cx6-vpi-eth-sriov-off.query");
+  Planned p = RunPlan(Want("0000:3b:00.0", std::nullopt, 8), f);
+  ASSERT_EQ(p.changes.size(), 2u) << p.Messages();
+  EXPECT_EQ(p.changes[0].id, "firmware/0000:3b:00.0/SRIOV_EN");
+  EXPECT_EQ(p.changes[0].after, true);
+  EXPECT_EQ(FirmwareValue(p.changes[0]).value(), 1);
+  EXPECT_EQ(p.changes[1].id, "firmware/0000:3b:00.0/NUM_OF_VFS");
+  EXPECT_EQ(p.changes[1].before, 0);
+  EXPECT_EQ(p.changes[1].after, 8);
+  // Within the limit: nothing.
+  f.firmware["0000:3b:00.0"] = FromTestdata("cx5-vpi-ib.query");
+  EXPECT_TRUE(RunPlan(Want("0000:3b:00.0", std::nullopt, 16), f).changes.empty());
+}
+
+TEST(FirmwarePlanner, ValuesFromSavedPlansAreChecked) {
+  Change c;
+  c.id = "firmware/0000:86:00.0/LINK_TYPE_P1";
+  c.attribute = "LINK_TYPE_P1";
+  c.after = "token-ring";
+  EXPECT_FALSE(FirmwareValue(c).ok());
+  c.attribute = "NUM_OF_VFS";
+  c.after = -1;
+  EXPECT_FALSE(FirmwareValue(c).ok());
+  c.attribute = "SRIOV_EN";
+  c.after = false;
+  EXPECT_EQ(FirmwareValue(c).value(), 0);
+}
+
+}  // namespace
+}  // namespace provisioner

@@ -1,0 +1,117 @@
+#include "modules/firmware/firmware_tool.h"
+
+#include <cerrno>
+#include <utility>
+#include <vector>
+
+#include "engine/model/link_facts.h"
+#include "modules/firmware/command.h"
+#include "modules/firmware/mstconfig_query.h"
+
+namespace provisioner {
+namespace {
+
+std::string Trim(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ' || s.back() == '\r')) s.pop_back();
+  return s;
+}
+
+// What mstconfig said, for an error message: its "-E-" lines, else the tail.
+std::string Said(const CommandResult& r) {
+  std::string said;
+  for (const std::string* s : {&r.out, &r.err}) {
+    size_t start = 0;
+    while (start < s->size()) {
+      size_t nl = s->find('\n', start);
+      if (nl == std::string::npos) nl = s->size();
+      std::string line = s->substr(start, nl - start);
+      if (line.rfind("-E-", 0) == 0) said += (said.empty() ? "" : "; ") + Trim(line);
+      start = nl + 1;
+    }
+  }
+  if (!said.empty()) return said;
+  std::string all = Trim(r.out + r.err);
+  if (all.size() > 400) all = "..." + all.substr(all.size() - 400);
+  return all.empty() ? "no output" : all;
+}
+
+class Mstconfig : public FirmwareTool {
+ public:
+  explicit Mstconfig(MstconfigOptions o) : o_(std::move(o)) {}
+  std::string Source(const std::string&) const override { return o_.binary; }
+  bool Available() const override { return !FindInPath(o_.binary).empty(); }
+
+  StatusOr<std::string> Query(const std::string& device) override {
+    return Run({o_.binary, "-e", "-d", device, "query"}, "query " + device);
+  }
+
+  Status Set(const std::string& device, const std::map<std::string, long>& params) override {
+    std::vector<std::string> argv = {o_.binary, "-d", device, "-y", "set"};
+    for (const auto& [name, value] : params) argv.push_back(name + "=" + std::to_string(value));
+    return Run(argv, "set " + device).status();
+  }
+
+ private:
+  StatusOr<std::string> Run(const std::vector<std::string>& argv, const std::string& what) {
+    auto r = RunCommand(argv, o_.timeout);
+    if (!r.ok()) {
+      if (r.status().err() == ENOENT) {
+        return Status(StatusCode::kFailedPrecondition, MstconfigInstallHint(), ENOENT);
+      }
+      return r.status().WithContext(o_.binary + " " + what);
+    }
+    if (r->exit_code != 0) {
+      // mstconfig: 0 ok, 2 aborted, 3 error ("-E- Failed to open the device").
+      std::string cmd;
+      for (const auto& a : argv) cmd += (cmd.empty() ? "" : " ") + a;
+      return FailedPreconditionError(cmd + " exited " + std::to_string(r->exit_code) + ": " +
+                                     Said(*r));
+    }
+    return r->out;
+  }
+
+  MstconfigOptions o_;
+};
+
+class Captured : public FirmwareTool {
+ public:
+  explicit Captured(HostFs& fs) : fs_(fs) {}
+  std::string Source(const std::string& device) const override {
+    return std::string(kMstconfigCapturePrefix) + device + ".query";
+  }
+  bool Available() const override { return true; }
+
+  StatusOr<std::string> Query(const std::string& device) override {
+    auto text = fs_.ReadFile(Source(device));
+    if (!text.ok()) return text.status().WithContext("read captured mstconfig query");
+    return text;
+  }
+
+  Status Set(const std::string& device, const std::map<std::string, long>& params) override {
+    ASSIGN_OR_RETURN(std::string text, Query(device));
+    auto updated = SetNextBootValues(text, params);
+    if (!updated.ok()) return updated.status().WithContext(Source(device));
+    return fs_.WriteFileAtomic(Source(device), *updated, 0644)
+        .WithContext("write " + Source(device));
+  }
+
+ private:
+  HostFs& fs_;
+};
+
+}  // namespace
+
+std::string MstconfigInstallHint() {
+  return "mstconfig (mstflint) is not installed: install it (apt install mstflint) so that the "
+         "firmware configuration can be read and set";
+}
+
+std::unique_ptr<FirmwareTool> NewMstconfigTool(MstconfigOptions options) {
+  return std::make_unique<Mstconfig>(std::move(options));
+}
+
+std::unique_ptr<FirmwareTool> NewCapturedFirmwareTool(HostFs& fs) {
+  return std::make_unique<Captured>(fs);
+}
+
+}  // namespace provisioner

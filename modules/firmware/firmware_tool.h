@@ -1,0 +1,45 @@
+// Reading and setting a card's firmware configuration. The live root runs
+// mstflint's `mstconfig`; under a tree root the query output is a captured
+// file (kMstconfigCapturePrefix/<BDF>.query, read and written through
+// HostFs), and a set rewrites its Next Boot values: the stand-in for the
+// card, as the kernel simulator is for sysfs.
+#ifndef PROVISIONER_MODULES_FIRMWARE_FIRMWARE_TOOL_H_
+#define PROVISIONER_MODULES_FIRMWARE_FIRMWARE_TOOL_H_
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "engine/base/status.h"
+#include "engine/host/host_fs.h"
+
+namespace provisioner {
+
+class FirmwareTool {
+ public:
+  virtual ~FirmwareTool() = default;
+  // "mstconfig" or the capture file's host path, for messages and facts.
+  virtual std::string Source(const std::string& device) const = 0;
+  // False when the tool is not installed (live root without mstflint).
+  virtual bool Available() const = 0;
+  // The text of `mstconfig -e -d <device> query`.
+  virtual StatusOr<std::string> Query(const std::string& device) = 0;
+  // `mstconfig -d <device> -y set NAME=VALUE ...`: next-boot values.
+  virtual Status Set(const std::string& device, const std::map<std::string, long>& params) = 0;
+};
+
+struct MstconfigOptions {
+  std::string binary = "mstconfig";  // looked up in PATH
+  std::chrono::milliseconds timeout{std::chrono::seconds(60)};
+};
+
+std::unique_ptr<FirmwareTool> NewMstconfigTool(MstconfigOptions options = {});
+std::unique_ptr<FirmwareTool> NewCapturedFirmwareTool(HostFs& fs);
+
+// "mstconfig (mstflint) is not installed ...: apt install mstflint".
+std::string MstconfigInstallHint();
+
+}  // namespace provisioner
+
+#endif  // PROVISIONER_MODULES_FIRMWARE_FIRMWARE_TOOL_H_

@@ -1,0 +1,202 @@
+#include "modules/firmware/mstconfig_query.h"
+
+#include <cctype>
+#include <cerrno>
+#include <cstdlib>
+#include <sstream>
+#include <vector>
+
+namespace provisioner {
+namespace {
+
+std::vector<std::string> Lines(std::string_view text) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t nl = text.find('\n', start);
+    if (nl == std::string_view::npos) nl = text.size();
+    std::string line(text.substr(start, nl - start));
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    out.push_back(std::move(line));
+    start = nl + 1;
+  }
+  return out;
+}
+
+std::vector<std::string> Tokens(const std::string& line) {
+  std::vector<std::string> out;
+  std::istringstream in(line);
+  for (std::string t; in >> t;) out.push_back(t);
+  return out;
+}
+
+std::string Trim(std::string s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
+  size_t i = 0;
+  while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
+  return s.substr(i);
+}
+
+bool IsParamName(const std::string& t) {
+  if (t.empty()) return false;
+  for (char c : t) {
+    if (!(std::isupper(static_cast<unsigned char>(c)) ||
+          std::isdigit(static_cast<unsigned char>(c)) || c == '_' || c == '[' || c == ']' ||
+          std::islower(static_cast<unsigned char>(c)))) {
+      return false;
+    }
+  }
+  return std::isalpha(static_cast<unsigned char>(t[0])) || t[0] == '_';
+}
+
+std::string LineRef(size_t i) { return "mstconfig query output line " + std::to_string(i + 1); }
+
+// The word for `value` of parameter `name`, given the value printed before
+// ("IB(1)" -> LINK_TYPE words; "False(0)" -> True/False).
+std::optional<std::string> FormatValue(const std::string& name, const std::string& old,
+                                       long value) {
+  const bool worded = old.find('(') != std::string::npos && old.back() == ')';
+  if (!worded) return std::to_string(value);
+  if (name.rfind("LINK_TYPE_P", 0) == 0) {
+    if (value == 1) return std::string("IB(1)");
+    if (value == 2) return std::string("ETH(2)");
+    if (value == 3) return std::string("VPI(3)");
+    return std::nullopt;
+  }
+  if (old.rfind("True(", 0) == 0 || old.rfind("False(", 0) == 0) {
+    if (value == 0) return std::string("False(0)");
+    if (value == 1) return std::string("True(1)");
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<long> MstconfigValueNumber(std::string_view value) {
+  std::string v(value);
+  size_t open = v.rfind('(');
+  if (open != std::string::npos && !v.empty() && v.back() == ')') {
+    v = v.substr(open + 1, v.size() - open - 2);
+  }
+  if (v.empty()) return std::nullopt;
+  char* end = nullptr;
+  errno = 0;
+  long n = std::strtol(v.c_str(), &end, 0);
+  if (end == v.c_str() || *end != '\0' || errno != 0) return std::nullopt;
+  return n;
+}
+
+std::optional<int> LinkTypeValue(std::string_view link_type) {
+  if (link_type == "ib") return 1;
+  if (link_type == "eth") return 2;
+  return std::nullopt;
+}
+
+std::string LinkTypeName(long value) {
+  switch (value) {
+    case 1:
+      return "ib";
+    case 2:
+      return "eth";
+    case 3:
+      return "vpi";
+    default:
+      return "unknown(" + std::to_string(value) + ")";
+  }
+}
+
+StatusOr<MstconfigQuery> ParseMstconfigQuery(std::string_view text) {
+  MstconfigQuery q;
+  std::vector<std::string> lines = Lines(text);
+  size_t i = 0;
+  // Header block, up to "Configurations:".
+  for (; i < lines.size(); ++i) {
+    const std::string t = Trim(lines[i]);
+    if (t.rfind("-E-", 0) == 0) return FailedPreconditionError("mstconfig: " + Trim(t.substr(3)));
+    if (t.rfind("Configurations:", 0) == 0) break;
+    size_t colon = t.find(':');
+    if (colon == std::string::npos) continue;
+    const std::string key = t.substr(0, colon);
+    const std::string val = Trim(t.substr(colon + 1));
+    if (key == "Device type") q.device_type = val;
+    if (key == "Name") q.name = val;
+    if (key == "Device") q.device = val;
+  }
+  if (i == lines.size()) {
+    return InvalidArgumentError("mstconfig query output has no \"Configurations:\" line");
+  }
+  const std::string header = lines[i];
+  if (header.find("Next Boot") == std::string::npos) {
+    return InvalidArgumentError(LineRef(i) + ": no \"Next Boot\" column in \"" + Trim(header) +
+                                "\"");
+  }
+  q.has_default = header.find("Default") != std::string::npos;
+  q.has_current = header.find("Current") != std::string::npos;
+  const size_t columns = 1 + (q.has_default ? 1 : 0) + (q.has_current ? 1 : 0);
+  for (++i; i < lines.size(); ++i) {
+    const std::string& line = lines[i];
+    if (Trim(line).empty()) continue;
+    if (line[0] != ' ' && line[0] != '*' && line[0] != '\t') {
+      const std::string t = Trim(line);
+      if (t.rfind("-E-", 0) == 0) return FailedPreconditionError("mstconfig: " + Trim(t.substr(3)));
+      continue;  // footnotes ("The '*' shows ...", "Device Firmware does not support ...")
+    }
+    std::vector<std::string> tok = Tokens(line[0] == '*' ? line.substr(1) : line);
+    if (tok.empty()) continue;
+    if (!IsParamName(tok[0])) {
+      return InvalidArgumentError(LineRef(i) + ": \"" + tok[0] + "\" is not a parameter name");
+    }
+    if (tok.size() != columns + 1) {
+      return InvalidArgumentError(LineRef(i) + ": " + tok[0] + " has " +
+                                  std::to_string(tok.size() - 1) + " values, the header " +
+                                  std::to_string(columns));
+    }
+    FirmwareParam p;
+    size_t k = 1;
+    if (q.has_default) p.default_value = tok[k++];
+    if (q.has_current) p.current = tok[k++];
+    p.next_boot = tok[k];
+    q.params[tok[0]] = std::move(p);
+  }
+  if (q.params.empty()) return InvalidArgumentError("mstconfig query output lists no parameter");
+  return q;
+}
+
+StatusOr<std::string> SetNextBootValues(std::string_view text,
+                                        const std::map<std::string, long>& params) {
+  ASSIGN_OR_RETURN(MstconfigQuery q, ParseMstconfigQuery(text));
+  for (const auto& [name, value] : params) {
+    if (!q.params.count(name)) {
+      return NotFoundError("mstconfig query output has no parameter " + name);
+    }
+  }
+  std::vector<std::string> lines = Lines(text);
+  bool in_table = false;
+  std::string out;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    std::string line = lines[i];
+    if (Trim(line).rfind("Configurations:", 0) == 0) in_table = true;
+    std::vector<std::string> tok = Tokens(!line.empty() && line[0] == '*' ? line.substr(1) : line);
+    if (in_table && !tok.empty() && (line[0] == ' ' || line[0] == '*') && params.count(tok[0])) {
+      const long value = params.at(tok[0]);
+      const FirmwareParam& p = q.params.at(tok[0]);
+      auto word = FormatValue(tok[0], p.next_boot, value);
+      if (!word) {
+        return InvalidArgumentError("cannot write " + std::to_string(value) + " to " + tok[0] +
+                                    " (printed as " + p.next_boot + ")");
+      }
+      size_t at = line.rfind(p.next_boot);
+      std::string rest = *word;
+      if (rest.size() < 16) rest.resize(16, ' ');
+      line = line.substr(0, at) + rest;
+      bool differs = (p.current && MstconfigValueNumber(*p.current) != value) ||
+                     (p.default_value && MstconfigValueNumber(*p.default_value) != value);
+      if (line[0] == ' ' || line[0] == '*') line[0] = differs ? '*' : ' ';
+    }
+    out += line;
+    if (i + 1 < lines.size()) out += '\n';
+  }
+  return out;
+}
+
+}  // namespace provisioner

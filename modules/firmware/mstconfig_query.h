@@ -1,0 +1,54 @@
+// Parsing `mstconfig -d <BDF> [-e] query` (mstflint 4.x) text output. Pure: takes
+// a string. The format (mlxconfig/mlxcfg_ui.cpp): a header block
+// ("Device type:", "Name:", "Description:", "Device:"), then a
+// "Configurations:" line naming the value columns — "Next Boot" alone, or
+// "Current  Next Boot", or "Default  Current  Next Boot" (with -e) — then one
+// line per parameter: a '*' marker when the next-boot value differs from
+// default/current, the name, one value per column ("ETH(2)", "True(1)", "8",
+// "Array[0..7]", "N/A"). Column widths changed between releases and long
+// values overflow their column, so values are split on whitespace, never cut
+// at fixed offsets.
+#ifndef PROVISIONER_MODULES_FIRMWARE_MSTCONFIG_QUERY_H_
+#define PROVISIONER_MODULES_FIRMWARE_MSTCONFIG_QUERY_H_
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "engine/base/status.h"
+#include "engine/model/link_facts.h"
+
+namespace provisioner {
+
+struct MstconfigQuery {
+  std::string device_type;  // "ConnectX5"
+  std::string name;         // "MCX556A-ECA_Ax" ("" when absent)
+  std::string device;       // as given with -d
+  bool has_default = false;
+  bool has_current = false;
+  std::map<std::string, FirmwareParam> params;
+};
+
+// Errors (invalid argument) name the line number and what is wrong; a "-E-"
+// line (mstconfig's error output) becomes its message.
+StatusOr<MstconfigQuery> ParseMstconfigQuery(std::string_view text);
+
+// The number in "ETH(2)" / "True(1)" / "8"; nullopt for "N/A", "Array[..]".
+std::optional<long> MstconfigValueNumber(std::string_view value);
+
+// Link types as host.yaml spells them and LINK_TYPE_P<n> values (ConnectX-4
+// and later: 1 IB, 2 ETH; 3 VPI on older cards).
+std::optional<int> LinkTypeValue(std::string_view link_type);  // "ib" -> 1, "eth" -> 2
+std::string LinkTypeName(long value);                          // 1 -> "ib", 2 -> "eth", 3 -> "vpi"
+
+// Rewrites the "Next Boot" values of `params` (name -> number) in a query
+// output, keeping its layout, marking changed lines with '*', the way the
+// card reports a set that is pending until reboot. For the tree-root
+// stand-in of `mstconfig set`. A parameter missing from `text` is an error.
+StatusOr<std::string> SetNextBootValues(std::string_view text,
+                                        const std::map<std::string, long>& params);
+
+}  // namespace provisioner
+
+#endif  // PROVISIONER_MODULES_FIRMWARE_MSTCONFIG_QUERY_H_

@@ -1,0 +1,334 @@
+#include "modules/kmod/kmod_host.h"
+
+#include <libkmod.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdarg>
+#include <cstdio>
+#include <memory>
+#include <tuple>
+
+#include "modules/kmod/kmod_parse.h"
+#include "spdlog/spdlog.h"
+
+namespace provisioner {
+namespace {
+
+void LogToSpdlog(void* data, int priority, const char* file, int line, const char* fn,
+                 const char* format, va_list args) {
+  (void)data;
+  (void)file;
+  (void)line;
+  (void)fn;
+  char buf[1024];
+  std::vsnprintf(buf, sizeof buf, format, args);
+  std::string msg(buf);
+  while (!msg.empty() && msg.back() == '\n') msg.pop_back();
+  // libkmod's errors are ours to report (as Status); its chatter is debug.
+  if (priority <= 3) {
+    spdlog::debug("libkmod: {}", msg);
+  } else {
+    spdlog::trace("libkmod: {}", msg);
+  }
+}
+
+struct CtxDeleter {
+  void operator()(kmod_ctx* c) const { kmod_unref(c); }
+};
+using Ctx = std::unique_ptr<kmod_ctx, CtxDeleter>;
+
+Ctx NewCtx(const char* dirname, const char* const* config_paths) {
+  Ctx ctx(kmod_new(dirname, config_paths));
+  if (ctx) kmod_set_log_fn(ctx.get(), LogToSpdlog, nullptr);
+  return ctx;
+}
+
+// modprobe.d directories, in libkmod's own order (its defaults, re-rooted).
+const char* const kConfigDirs[] = {"/etc/modprobe.d", "/run/modprobe.d",
+                                   "/usr/local/lib/modprobe.d", "/lib/modprobe.d"};
+
+std::string ReleaseDir(const std::string& release) { return "/lib/modules/" + release; }
+
+using Entry = std::tuple<int, std::string, std::string>;  // kind, key, value
+
+enum Kind { kOptions, kBlacklist, kInstall, kRemove, kSoftdep, kAlias };
+
+std::vector<Entry> ConfigEntries(kmod_ctx* ctx) {
+  std::vector<Entry> out;
+  auto take = [&](int kind, kmod_config_iter* it) {
+    if (it == nullptr) return;
+    while (kmod_config_iter_next(it)) {
+      const char* k = kmod_config_iter_get_key(it);
+      const char* v = kmod_config_iter_get_value(it);
+      out.emplace_back(kind, k ? k : "", v ? v : "");
+    }
+    kmod_config_iter_free_iter(it);
+  };
+  take(kOptions, kmod_config_get_options(ctx));
+  take(kBlacklist, kmod_config_get_blacklists(ctx));
+  take(kInstall, kmod_config_get_install_commands(ctx));
+  take(kRemove, kmod_config_get_remove_commands(ctx));
+  take(kSoftdep, kmod_config_get_softdeps(ctx));
+  take(kAlias, kmod_config_get_aliases(ctx));
+  return out;
+}
+
+std::string StateOf(kmod_module* mod) {
+  // /proc/modules says Live/Loading/Unloading; libkmod gives sysfs initstate.
+  int s = kmod_module_get_initstate(mod);
+  if (s == KMOD_MODULE_COMING) return "Loading";
+  if (s == KMOD_MODULE_GOING) return "Unloading";
+  return "Live";
+}
+
+}  // namespace
+
+StatusOr<std::vector<LoadedModule>> LoadedFromLibkmod() {
+  Ctx ctx = NewCtx(nullptr, nullptr);
+  if (!ctx) return InternalError("libkmod: kmod_new failed");
+  kmod_list* list = nullptr;
+  int err = kmod_module_new_from_loaded(ctx.get(), &list);
+  if (err < 0) return ErrnoToStatus(-err, "read /proc/modules (libkmod)");
+  std::vector<LoadedModule> out;
+  kmod_list* itr;
+  kmod_list_foreach(itr, list) {
+    kmod_module* mod = kmod_module_get_module(itr);
+    LoadedModule m;
+    m.name = kmod_module_get_name(mod);
+    m.size = kmod_module_get_size(mod);
+    m.refcount = kmod_module_get_refcnt(mod);
+    kmod_list* holders = kmod_module_get_holders(mod);
+    kmod_list* h;
+    kmod_list_foreach(h, holders) {
+      kmod_module* hm = kmod_module_get_module(h);
+      m.used_by.push_back(kmod_module_get_name(hm));
+      kmod_module_unref(hm);
+    }
+    kmod_module_unref_list(holders);
+    m.state = StateOf(mod);
+    kmod_module_unref(mod);
+    out.push_back(std::move(m));
+  }
+  kmod_module_unref_list(list);
+  return out;
+}
+
+StatusOr<std::vector<LoadedModule>> LoadedFromProcModules(const HostFs& fs) {
+  ASSIGN_OR_RETURN(std::string text, fs.ReadFile("/proc/modules"));
+  auto parsed = ParseProcModules(text);
+  if (!parsed.ok()) return parsed.status().WithContext(fs.FsPath("/proc/modules"));
+  return parsed;
+}
+
+StatusOr<std::vector<LoadedModule>> ReadLoadedModules(const HostFs& fs) {
+  if (!fs.IsLiveRoot()) return LoadedFromProcModules(fs);
+  auto loaded = LoadedFromLibkmod();
+  if (loaded.ok()) fs.NoteExternalRead("/proc/modules");  // for a snapshot
+  return loaded;
+}
+
+Status ReadModprobeConfig(const HostFs& fs, const std::string& release, KmodFacts* facts) {
+  std::vector<std::string> paths;
+  for (const char* dir : kConfigDirs) {
+    paths.push_back(fs.FsPath(dir));
+    // For the snapshot: libkmod reads these itself.
+    auto names = fs.ListDir(dir);
+    if (!names.ok()) continue;
+    for (const auto& n : *names) {
+      if (n.size() > 5 && n.compare(n.size() - 5, 5, ".conf") == 0) fs.NoteExternalRead(JoinPath(dir, n));
+    }
+  }
+  std::vector<const char*> cpaths;
+  for (const auto& p : paths) cpaths.push_back(p.c_str());
+  cpaths.push_back(nullptr);
+  std::string moddir = fs.FsPath(ReleaseDir(release.empty() ? "none" : release));
+  Ctx ctx = NewCtx(moddir.c_str(), cpaths.data());
+  // The same with no config file: what libkmod takes from this machine's
+  // kernel command line, which is not the root's modprobe.d.
+  const std::string none = fs.FsPath("/nonexistent-provisioner-modprobe.d");
+  const char* no_paths[] = {none.c_str(), nullptr};
+  Ctx cmdline_only = NewCtx(moddir.c_str(), no_paths);
+  if (!ctx || !cmdline_only) return InternalError("libkmod: kmod_new failed");
+
+  std::vector<Entry> entries = ConfigEntries(ctx.get());
+  for (const Entry& e : ConfigEntries(cmdline_only.get())) {
+    auto it = std::find(entries.begin(), entries.end(), e);
+    if (it != entries.end()) entries.erase(it);
+  }
+  for (const auto& [kind, key, value] : entries) {
+    switch (kind) {
+      case kOptions: facts->options.push_back({key, value}); break;
+      case kBlacklist: facts->blacklist.push_back(key); break;
+      case kInstall: facts->install.push_back({key, value}); break;
+      case kRemove: facts->remove.push_back({key, value}); break;
+      case kSoftdep: facts->softdeps.push_back({key, value}); break;
+      default: facts->aliases.push_back({key, value}); break;
+    }
+  }
+  return OkStatus();
+}
+
+StatusOr<KmodFacts> DiscoverKmod(const HostFs& fs, const std::string& release) {
+  KmodFacts k;
+  auto loaded = ReadLoadedModules(fs);
+  if (loaded.ok()) {
+    k.loaded = std::move(*loaded);
+    k.loaded_source = fs.IsLiveRoot() ? "libkmod" : "/proc/modules";
+  } else if (loaded.status().err() != ENOENT) {
+    // A kernel without loadable modules has no /proc/modules: nothing loaded.
+    return loaded.status();
+  }
+  for (const LoadedModule& m : k.loaded) {
+    const std::string dir = "/sys/module/" + m.name + "/parameters";
+    auto names = fs.ListDir(dir);
+    if (!names.ok()) continue;
+    auto values = fs.ReadFilesIn(dir, *names);
+    for (size_t i = 0; i < names->size(); ++i) {
+      if (!values[i].ok()) continue;  // write-only parameters
+      std::string v = *values[i];
+      while (!v.empty() && (v.back() == '\n' || v.back() == ' ')) v.pop_back();
+      k.parameters[m.name][(*names)[i]] = v;
+    }
+  }
+  if (!release.empty()) {
+    k.modules_dir = ReleaseDir(release);
+    auto dep = fs.ReadFile(k.modules_dir + "/modules.dep");
+    if (dep.ok()) {
+      auto parsed = ParseModulesDep(*dep);
+      if (!parsed.ok()) return parsed.status().WithContext(fs.FsPath(k.modules_dir + "/modules.dep"));
+      k.available = std::move(*parsed);
+      k.modules_dep_found = true;
+    } else if (dep.status().err() != ENOENT) {
+      return dep.status();
+    }
+  }
+  RETURN_IF_ERROR(ReadModprobeConfig(fs, release, &k));
+  auto conf = fs.ReadFile(kModulesLoadConf);
+  if (conf.ok()) {
+    k.persisted = ParseModulesLoad(*conf);
+  } else if (conf.status().err() != ENOENT) {
+    return conf.status();
+  }
+  k.discovered = true;
+  return k;
+}
+
+StatusOr<std::vector<std::string>> LibkmodDependencies(const HostFs& fs, const std::string& release,
+                                                       const std::string& name) {
+  const std::string moddir = fs.FsPath(ReleaseDir(release));
+  std::vector<std::string> paths;
+  for (const char* dir : kConfigDirs) paths.push_back(fs.FsPath(dir));
+  std::vector<const char*> cpaths;
+  for (const auto& p : paths) cpaths.push_back(p.c_str());
+  cpaths.push_back(nullptr);
+  Ctx ctx = NewCtx(moddir.c_str(), cpaths.data());
+  if (!ctx) return InternalError("libkmod: kmod_new failed");
+  kmod_list* list = nullptr;
+  int err = kmod_module_new_from_lookup(ctx.get(), name.c_str(), &list);
+  if (err < 0) return ErrnoToStatus(-err, "look up kernel module " + name + " in " + moddir + " (libkmod)");
+  if (list == nullptr) {
+    return NotFoundError("kernel module " + name + " not found in " + moddir + "/modules.dep.bin (libkmod)");
+  }
+  kmod_module* mod = kmod_module_get_module(list);
+  std::vector<std::string> out;
+  kmod_list* deps = kmod_module_get_dependencies(mod);
+  kmod_list* itr;
+  kmod_list_foreach(itr, deps) {
+    kmod_module* d = kmod_module_get_module(itr);
+    out.push_back(kmod_module_get_name(d));
+    kmod_module_unref(d);
+  }
+  kmod_module_unref_list(deps);
+  kmod_module_unref(mod);
+  kmod_module_unref_list(list);
+  // libkmod gives them in load order, the reverse of the modules.dep line.
+  std::reverse(out.begin(), out.end());
+  return out;
+}
+
+Status LoadModule(HostFs& fs, const std::string& name, const std::vector<std::string>& given_deps) {
+  if (!fs.IsLiveRoot()) {
+    std::vector<std::string> dependencies = given_deps;
+    auto release = fs.ReadAttr("/proc/sys/kernel/osrelease");
+    if (release.ok() && !release->empty() && fs.Exists(ReleaseDir(*release) + "/modules.dep.bin")) {
+      // The tree has depmod's indexes: ask libkmod, as modprobe would.
+      auto deps = LibkmodDependencies(fs, *release, name);
+      if (!deps.ok()) return deps.status().WithContext("load " + name);
+      dependencies = std::move(*deps);
+    }
+    std::vector<LoadedModule> mods;
+    auto cur = LoadedFromProcModules(fs);
+    if (cur.ok()) {
+      mods = std::move(*cur);
+    } else if (cur.status().err() != ENOENT) {
+      return cur.status().WithContext("load " + name);
+    }
+    auto loaded = [&](const std::string& n) {
+      for (const auto& m : mods) {
+        if (NormalizeModuleName(m.name) == NormalizeModuleName(n)) return true;
+      }
+      return false;
+    };
+    // modules.dep lists the dependency loaded first last (modprobe's order).
+    std::vector<std::string> order(dependencies.rbegin(), dependencies.rend());
+    order.push_back(name);
+    for (const auto& n : order) {
+      if (loaded(n)) continue;
+      LoadedModule m;
+      m.name = NormalizeModuleName(n);
+      m.state = "Live";
+      mods.insert(mods.begin(), m);  // newest first, as the kernel lists them
+    }
+    return fs.WriteFileAtomic("/proc/modules", RenderProcModules(mods));
+  }
+  Ctx ctx = NewCtx(nullptr, nullptr);
+  if (!ctx) return InternalError("libkmod: kmod_new failed");
+  kmod_list* list = nullptr;
+  int err = kmod_module_new_from_lookup(ctx.get(), name.c_str(), &list);
+  if (err < 0) return ErrnoToStatus(-err, "look up kernel module " + name + " (libkmod)");
+  if (list == nullptr) {
+    return NotFoundError("kernel module " + name + " not found in /lib/modules (libkmod lookup)");
+  }
+  Status result = OkStatus();
+  kmod_list* itr;
+  kmod_list_foreach(itr, list) {
+    kmod_module* mod = kmod_module_get_module(itr);
+    // Like `modprobe name`: the blacklist applies to aliases only, and
+    // modprobe.d options and install commands are honoured.
+    int r = kmod_module_probe_insert_module(mod, KMOD_PROBE_APPLY_BLACKLIST_ALIAS_ONLY, nullptr,
+                                            nullptr, nullptr, nullptr);
+    if (r < 0 && result.ok()) {
+      result = ErrnoToStatus(-r, "load kernel module " + std::string(kmod_module_get_name(mod)) +
+                                     " (libkmod probe)");
+    } else if (r > 0 && result.ok()) {
+      result = FailedPreconditionError("load kernel module " + name + ": blacklisted in modprobe.d");
+    }
+    kmod_module_unref(mod);
+  }
+  kmod_module_unref_list(list);
+  return result;
+}
+
+Status UnloadModule(HostFs& fs, const std::string& name) {
+  if (!fs.IsLiveRoot()) {
+    ASSIGN_OR_RETURN(std::vector<LoadedModule> mods, LoadedFromProcModules(fs));
+    mods.erase(std::remove_if(mods.begin(), mods.end(),
+                              [&](const LoadedModule& m) {
+                                return NormalizeModuleName(m.name) == NormalizeModuleName(name);
+                              }),
+               mods.end());
+    return fs.WriteFileAtomic("/proc/modules", RenderProcModules(mods));
+  }
+  Ctx ctx = NewCtx(nullptr, nullptr);
+  if (!ctx) return InternalError("libkmod: kmod_new failed");
+  kmod_module* mod = nullptr;
+  int err = kmod_module_new_from_name(ctx.get(), name.c_str(), &mod);
+  if (err < 0) return ErrnoToStatus(-err, "unload kernel module " + name + " (libkmod)");
+  int r = kmod_module_remove_module(mod, 0);
+  kmod_module_unref(mod);
+  if (r < 0) return ErrnoToStatus(-r, "unload kernel module " + name + " (libkmod)");
+  return OkStatus();
+}
+
+}  // namespace provisioner

@@ -1,0 +1,239 @@
+#include "modules/kmod/kmod_host.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "modules/kmod/kmod_module.h"
+
+namespace provisioner {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::Pair;
+using ::testing::UnorderedElementsAre;
+
+std::string FreshDir() {
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  std::string base = std::string(tmp ? tmp : "/tmp") + "/kmodXXXXXX";
+  if (::mkdtemp(base.data()) == nullptr) return "";
+  return base;
+}
+
+class KmodTree : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = FreshDir();
+    ASSERT_FALSE(root_.empty());
+    fs_ = NewLocalHostFs(root_);
+    W("/proc/modules",
+      "mlx5_ib 446464 0 - Live 0x0000000000000000\n"
+      "ib_core 450560 1 mlx5_ib, Live 0x0000000000000000\n");
+    W("/sys/module/ib_core/parameters/netns_mode", "Y\n");
+    W("/lib/modules/6.1.0/modules.dep",
+      "kernel/drivers/infiniband/hw/mlx5/mlx5_ib.ko: kernel/drivers/infiniband/core/ib_core.ko\n"
+      "kernel/drivers/infiniband/core/rdma_ucm.ko: kernel/drivers/infiniband/core/rdma_cm.ko "
+      "kernel/drivers/infiniband/core/ib_core.ko\n"
+      "kernel/drivers/infiniband/core/rdma_cm.ko: kernel/drivers/infiniband/core/ib_core.ko\n"
+      "kernel/drivers/infiniband/core/ib_core.ko:\n");
+    W("/etc/modprobe.d/ib_core.conf",
+      "# keep\noptions ib_core netns_mode=0\nblacklist nouveau\ninstall gdrdrv /bin/true\n");
+    W("/lib/modprobe.d/aliases.conf", "alias net-pf-99 rdma_cm\n");
+  }
+  void W(const std::string& path, const std::string& content) {
+    ASSERT_TRUE(fs_->WriteFileAtomic(path, content).ok());
+  }
+  std::string root_;
+  std::unique_ptr<HostFs> fs_;
+};
+
+TEST_F(KmodTree, DiscoversTheTreeNotThisMachine) {
+  auto k = DiscoverKmod(*fs_, "6.1.0");
+  ASSERT_TRUE(k.ok()) << k.status().ToString();
+  EXPECT_EQ(k->loaded_source, "/proc/modules");
+  ASSERT_EQ(k->loaded.size(), 2u);
+  EXPECT_EQ(k->loaded[1].name, "ib_core");
+  EXPECT_THAT(k->loaded[1].used_by, ElementsAre("mlx5_ib"));
+  EXPECT_THAT(k->parameters["ib_core"], ElementsAre(Pair("netns_mode", "Y")));
+  EXPECT_TRUE(k->modules_dep_found);
+  EXPECT_THAT(k->available.at("rdma_ucm"), ElementsAre("rdma_cm", "ib_core"));
+  // libkmod's config iterators over the tree's modprobe.d (and only those).
+  ASSERT_EQ(k->options.size(), 1u);
+  EXPECT_EQ(k->options[0].module, "ib_core");
+  EXPECT_EQ(k->options[0].value, "netns_mode=0");
+  EXPECT_THAT(k->blacklist, ElementsAre("nouveau"));
+  ASSERT_EQ(k->install.size(), 1u);
+  EXPECT_EQ(k->install[0].value, "/bin/true");
+  ASSERT_EQ(k->aliases.size(), 1u);
+  EXPECT_EQ(k->aliases[0].value, "rdma_cm");
+  EXPECT_FALSE(k->persisted.has_value());
+}
+
+TEST_F(KmodTree, NoProcModulesMeansNothingLoaded) {
+  ASSERT_TRUE(fs_->RemoveFile("/proc/modules").ok());
+  auto k = DiscoverKmod(*fs_, "");
+  ASSERT_TRUE(k.ok()) << k.status().ToString();
+  EXPECT_TRUE(k->loaded.empty());
+  EXPECT_FALSE(k->modules_dep_found);
+}
+
+TEST_F(KmodTree, MalformedProcModulesNamesTheFile) {
+  W("/proc/modules", "garbage\n");
+  auto k = DiscoverKmod(*fs_, "6.1.0");
+  ASSERT_FALSE(k.ok());
+  EXPECT_NE(k.status().message().find(root_ + "/proc/modules"), std::string::npos)
+      << k.status().message();
+}
+
+TEST_F(KmodTree, LoadAddsModuleAndMissingDepsNewestFirst) {
+  ASSERT_TRUE(LoadModule(*fs_, "rdma_ucm", {"rdma_cm", "ib_core"}).ok());
+  auto loaded = LoadedFromProcModules(*fs_);
+  ASSERT_TRUE(loaded.ok());
+  std::vector<std::string> names;
+  for (const auto& m : *loaded) names.push_back(m.name);
+  EXPECT_THAT(names, ElementsAre("rdma_ucm", "rdma_cm", "mlx5_ib", "ib_core"));
+  ASSERT_TRUE(UnloadModule(*fs_, "rdma_ucm").ok());
+  loaded = LoadedFromProcModules(*fs_);
+  ASSERT_TRUE(loaded.ok());
+  EXPECT_EQ(loaded->size(), 3u);
+}
+
+TEST_F(KmodTree, ModuleApplyAndVerify) {
+  KmodModule m;
+  HostContext ctx;
+  ctx.fs = fs_.get();
+  HostFacts facts;
+  facts.kernel.release = "6.1.0";
+  ASSERT_TRUE(m.Discover(ctx, facts).ok());
+  EXPECT_THAT(facts.loaded_modules, ElementsAre("mlx5_ib", "ib_core"));
+  DesiredState d;
+  d.kernel_modules = {{"mlx5_ib", true}, {"rdma_ucm", true}};
+  PlanSink sink;
+  m.Plan(d, facts, sink);
+  ASSERT_EQ(sink.changes().size(), 2u);
+  for (const Change& c : sink.changes()) {
+    ASSERT_TRUE(m.Apply(c, ctx).ok()) << c.id;
+    ASSERT_TRUE(m.Verify(c, ctx).ok()) << c.id;
+  }
+  auto conf = fs_->ReadFile("/etc/modules-load.d/provisioner.conf");
+  ASSERT_TRUE(conf.ok());
+  EXPECT_NE(conf->find("\nmlx5_ib\nrdma_ucm\n"), std::string::npos) << *conf;
+  HostFacts again;
+  again.kernel.release = "6.1.0";
+  ASSERT_TRUE(m.Discover(ctx, again).ok());
+  PlanSink sink2;
+  m.Plan(d, again, sink2);
+  EXPECT_TRUE(sink2.changes().empty());
+}
+
+// A modules directory as depmod (Debian kmod) builds it from .ko files: tiny
+// ELF objects compiled here whose exported (__ksymtab_strings) and undefined
+// symbols give the dependencies, as in real modules. libkmod needs depmod's
+// index files; our discovery reads the text modules.dep: both must agree.
+class KmodDepmodTree : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = FreshDir();
+    ASSERT_FALSE(root_.empty());
+    const std::string kdir = root_ + "/lib/modules/" + kRelease + "/kernel";
+    ASSERT_EQ(std::system(("mkdir -p '" + kdir + "' '" + root_ + "/proc/sys/kernel'").c_str()), 0);
+    std::ofstream(root_ + "/proc/sys/kernel/osrelease") << kRelease << "\n";
+    // name, exported symbol, used symbols
+    Module("ib_core", "ib_core_sym", {});
+    Module("ib_uverbs", "ib_uverbs_sym", {"ib_core_sym"});
+    Module("mlx5_ib", "", {"ib_core_sym", "ib_uverbs_sym"});
+    Module("rdma_ucm", "", {"ib_uverbs_sym"});
+    std::string depmod;
+    for (const char* p : {"/usr/sbin/depmod", "/sbin/depmod"}) {
+      if (::access(p, X_OK) == 0) depmod = p;
+    }
+    ASSERT_FALSE(depmod.empty()) << "depmod not found: install Debian's kmod (scripts/setup.sh does)";
+    ASSERT_EQ(std::system((depmod + " -b '" + root_ + "' " + kRelease + " 2>/dev/null").c_str()), 0);
+    fs_ = NewLocalHostFs(root_);
+  }
+  void Module(const std::string& name, const std::string& exports,
+              const std::vector<std::string>& uses) {
+    std::string src;
+    if (!exports.empty()) {
+      src += "int " + exports + ";\n";
+      src += "__attribute__((section(\"__ksymtab_strings\"), used)) static const char ks[] = \"" +
+             exports + "\";\n";
+    }
+    for (const auto& u : uses) src += "extern int " + u + ";\nint *use_" + u + " = &" + u + ";\n";
+    src += "__attribute__((section(\".modinfo\"), used)) static const char lic[] = \"license=GPL\";\n";
+    const std::string c = root_ + "/" + name + ".c";
+    std::ofstream(c) << src;
+    const std::string ko = root_ + "/lib/modules/" + kRelease + "/kernel/" + name + ".ko";
+    ASSERT_EQ(std::system(("cc -c -o '" + ko + "' '" + c + "'").c_str()), 0) << src;
+  }
+  static constexpr const char* kRelease = "6.1.0-test";
+  std::string root_;
+  std::unique_ptr<HostFs> fs_;
+};
+
+TEST_F(KmodDepmodTree, LibkmodAndModulesDepTextAgree) {
+  auto k = DiscoverKmod(*fs_, kRelease);
+  ASSERT_TRUE(k.ok()) << k.status().ToString();
+  ASSERT_TRUE(k->modules_dep_found);
+  ASSERT_EQ(k->available.size(), 4u);
+  EXPECT_THAT(k->available.at("mlx5_ib"), UnorderedElementsAre("ib_uverbs", "ib_core"));
+  for (const auto& [name, deps] : k->available) {
+    auto lib = LibkmodDependencies(*fs_, kRelease, name);
+    ASSERT_TRUE(lib.ok()) << name << ": " << lib.status().ToString();
+    EXPECT_EQ(*lib, deps) << name;
+  }
+  auto missing = LibkmodDependencies(*fs_, kRelease, "nvidia_peermem");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
+}
+
+TEST_F(KmodDepmodTree, TreeLoadTakesLibkmodDependencies) {
+  // No dependencies given: libkmod finds them in the tree's indexes.
+  ASSERT_TRUE(LoadModule(*fs_, "mlx5_ib", {}).ok());
+  auto loaded = LoadedFromProcModules(*fs_);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  std::vector<std::string> names;
+  for (const auto& m : *loaded) names.push_back(m.name);
+  EXPECT_THAT(names, ElementsAre("mlx5_ib", "ib_uverbs", "ib_core"));  // newest first
+  EXPECT_FALSE(LoadModule(*fs_, "not_a_module", {}).ok());
+}
+
+// The two ways to read the loaded list agree on this machine: libkmod on the
+// live /proc/modules, and our parser on a copy of it in a tree. A kernel
+// without loadable modules has no /proc/modules: then both say ENOENT.
+TEST(KmodLive, LibkmodAndProcModulesCopyAgree) {
+  std::string tree = FreshDir();
+  ASSERT_FALSE(tree.empty());
+  auto tree_fs = NewLocalHostFs(tree);
+  std::ifstream in("/proc/modules");
+  auto from_libkmod = LoadedFromLibkmod();
+  if (!in) {
+    ASSERT_FALSE(from_libkmod.ok());
+    EXPECT_EQ(from_libkmod.status().err(), ENOENT);
+    auto parsed = LoadedFromProcModules(*tree_fs);
+    ASSERT_FALSE(parsed.ok());
+    EXPECT_EQ(parsed.status().err(), ENOENT);
+    return;
+  }
+  std::stringstream ss;
+  ss << in.rdbuf();
+  ASSERT_TRUE(tree_fs->WriteFileAtomic("/proc/modules", ss.str()).ok());
+  auto parsed = LoadedFromProcModules(*tree_fs);
+  ASSERT_TRUE(from_libkmod.ok()) << from_libkmod.status().ToString();
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  ASSERT_EQ(from_libkmod->size(), parsed->size());
+  for (size_t i = 0; i < parsed->size(); ++i) {
+    EXPECT_EQ((*from_libkmod)[i].name, (*parsed)[i].name);
+    EXPECT_EQ((*from_libkmod)[i].size, (*parsed)[i].size);
+  }
+}
+
+}  // namespace
+}  // namespace provisioner

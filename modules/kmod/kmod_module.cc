@@ -1,0 +1,82 @@
+#include "modules/kmod/kmod_module.h"
+
+#include "engine/module/registry.h"
+#include "modules/kmod/kmod_host.h"
+#include "modules/kmod/kmod_parse.h"
+#include "modules/kmod/kmod_planner.h"
+
+namespace provisioner {
+
+Status KmodModule::Discover(HostContext& ctx, HostFacts& facts) {
+  ASSIGN_OR_RETURN(KmodFacts k, DiscoverKmod(*ctx.fs, facts.kernel.release));
+  facts.loaded_modules.clear();
+  for (const LoadedModule& m : k.loaded) facts.loaded_modules.push_back(m.name);
+  facts.kmod = std::move(k);
+  return OkStatus();
+}
+
+void KmodModule::Plan(const DesiredState& desired, const HostFacts& facts, PlanSink& sink) const {
+  PlanKernelModules(desired, facts, sink);
+}
+
+Status KmodModule::Apply(const Change& change, HostContext& ctx) {
+  if (change.attribute == kKmodAttrLoaded) {
+    if (!change.after.is_boolean()) return InvalidArgumentError(change.id + ": after must be a boolean");
+    if (!change.after.get<bool>()) return UnloadModule(*ctx.fs, change.target);
+    std::vector<std::string> deps;
+    if (change.detail.is_object() && change.detail.contains("dependencies") &&
+        change.detail["dependencies"].is_array()) {
+      for (const auto& d : change.detail["dependencies"]) {
+        if (d.is_string()) deps.push_back(d.get<std::string>());
+      }
+    }
+    return LoadModule(*ctx.fs, change.target, deps);
+  }
+  if (change.attribute == kKmodAttrPersist) {
+    if (change.after.is_null()) return ctx.fs->RemoveFile(kModulesLoadConf);
+    if (!change.after.is_array()) return InvalidArgumentError(change.id + ": after must be a list");
+    std::vector<std::string> mods;
+    for (const auto& m : change.after) {
+      if (m.is_string()) mods.push_back(m.get<std::string>());
+    }
+    return ctx.fs->WriteFileAtomic(kModulesLoadConf, RenderModulesLoad(mods));
+  }
+  return InvalidArgumentError("module kmod: unknown change " + change.id);
+}
+
+Status KmodModule::Verify(const Change& change, HostContext& ctx) {
+  if (change.attribute == kKmodAttrLoaded) {
+    KmodFacts k;
+    auto loaded = ReadLoadedModules(*ctx.fs);
+    if (!loaded.ok() && loaded.status().err() != ENOENT) return loaded.status();
+    if (loaded.ok()) k.loaded = std::move(*loaded);
+    const bool want = change.after.is_boolean() && change.after.get<bool>();
+    const bool is = IsModuleLoaded(k, change.target);
+    if (is != want) {
+      return FailedPreconditionError(change.field_path + ": kernel module " + change.target +
+                                     (want ? " is not loaded" : " is still loaded") + " after apply");
+    }
+    return OkStatus();
+  }
+  if (change.attribute == kKmodAttrPersist) {
+    auto text = ctx.fs->ReadFile(kModulesLoadConf);
+    if (change.after.is_null()) {
+      if (text.ok()) return FailedPreconditionError(std::string(kModulesLoadConf) + " still exists");
+      return OkStatus();
+    }
+    if (!text.ok()) return text.status();
+    nlohmann::json got = ParseModulesLoad(*text);
+    if (got != change.after) {
+      return FailedPreconditionError(change.field_path + ": " + kModulesLoadConf + " lists " +
+                                     got.dump() + ", desired " + change.after.dump());
+    }
+    return OkStatus();
+  }
+  return InvalidArgumentError("module kmod: unknown change " + change.id);
+}
+
+// Order 6: after pci (0, which reads the kernel release), before rdma (8),
+// whose doctor checks read the loaded modules.
+PROVISIONER_REGISTER_MODULE("kmod", 6, KmodModule)
+
+}  // namespace provisioner

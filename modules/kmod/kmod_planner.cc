@@ -1,0 +1,80 @@
+#include "modules/kmod/kmod_planner.h"
+
+#include <string>
+#include <vector>
+
+namespace provisioner {
+
+bool IsModuleLoaded(const KmodFacts& facts, const std::string& name) {
+  const std::string key = NormalizeModuleName(name);
+  for (const LoadedModule& m : facts.loaded) {
+    if (NormalizeModuleName(m.name) == key) return true;
+  }
+  return false;
+}
+
+void PlanKernelModules(const DesiredState& desired, const HostFacts& facts, PlanSink& sink) {
+  const KmodFacts& k = facts.kmod;
+  if (desired.kernel_modules.empty() || !k.discovered) return;  // unspecified: unmanaged
+
+  const std::string where =
+      k.modules_dir.empty() ? std::string("/lib/modules (kernel release unknown)")
+                            : k.modules_dir + "/modules.dep" + (k.modules_dep_found ? "" : " (no such file)");
+  std::vector<std::string> persist;
+  for (size_t i = 0; i < desired.kernel_modules.size(); ++i) {
+    const KernelModuleSpec& spec = desired.kernel_modules[i];
+    const std::string path = "spec.kernelModules[" + std::to_string(i) + "]";
+    const std::string key = NormalizeModuleName(spec.name);
+    if (spec.name.empty()) continue;  // the schema reported it
+    const bool loaded = IsModuleLoaded(k, key);
+    auto avail = k.available.find(key);
+    if (!loaded && avail == k.available.end()) {
+      const std::string msg = "kernel module " + spec.name + " is not loaded and not found in " + where;
+      if (spec.required) {
+        sink.Error(path, msg);
+      } else {
+        sink.Warning(path, msg + "; skipped (required: false), not listed in " +
+                               std::string(kModulesLoadConf));
+      }
+      continue;
+    }
+    persist.push_back(spec.name);
+    if (loaded) continue;
+    Change c;
+    c.module = kKmodModule;
+    c.target = key;
+    c.attribute = kKmodAttrLoaded;
+    c.id = c.module + "/" + c.target + "/" + c.attribute;
+    c.before = false;
+    c.after = true;
+    c.disruption = Disruption::kLive;
+    c.phase = kPhaseKernelModules;
+    c.field_path = path;
+    c.reason = "spec.kernelModules lists " + spec.name;
+    // What a tree-root apply loads with it; the live root asks libkmod again.
+    nlohmann::json deps = nlohmann::json::array();
+    for (const auto& d : avail->second) {
+      if (!IsModuleLoaded(k, d)) deps.push_back(d);
+    }
+    c.detail = {{"dependencies", deps}};
+    sink.AddChange(std::move(c));
+  }
+
+  if (k.persisted && *k.persisted == persist) return;
+  if (!k.persisted && persist.empty()) return;
+  Change c;
+  c.module = kKmodModule;
+  c.target = kKmodPersistTarget;
+  c.attribute = kKmodAttrPersist;
+  c.id = c.module + "/" + c.target + "/" + c.attribute;
+  c.before = k.persisted ? nlohmann::json(*k.persisted) : nlohmann::json(nullptr);
+  c.after = persist;
+  c.disruption = Disruption::kLive;
+  // After the live loads: the file records what is loaded.
+  c.phase = kPhaseKernelModules;
+  c.field_path = "spec.kernelModules";
+  c.reason = "load at boot: " + std::string(kModulesLoadConf);
+  sink.AddChange(std::move(c));
+}
+
+}  // namespace provisioner

@@ -1,0 +1,42 @@
+// Module "link": PF mtu and admin state, and the VFs of netdevice NICs up
+// (link_planner.h). Over rtnetlink on the live root, through the
+// /sys/class/net files under a tree root (link_backend.h). Registered at
+// order 14 (after sriov and vf discovered the VFs); its changes run last
+// (kPhaseLinks, see change.h).
+#ifndef PROVISIONER_MODULES_LINK_LINK_MODULE_H_
+#define PROVISIONER_MODULES_LINK_LINK_MODULE_H_
+
+#include <functional>
+#include <memory>
+#include <string_view>
+
+#include "engine/module/module.h"
+#include "modules/link/link_backend.h"
+
+namespace provisioner {
+
+struct LinkModuleOptions {
+  // The backend for a root: netlink on the live root, sysfs under a tree
+  // root, unless a test says otherwise.
+  std::function<std::unique_ptr<LinkBackend>(HostFs&)> backend;
+};
+
+class LinkModule final : public Module {
+ public:
+  LinkModule() = default;
+  explicit LinkModule(LinkModuleOptions options) : options_(std::move(options)) {}
+
+  std::string_view name() const override { return "link"; }
+  Status Discover(HostContext& ctx, HostFacts& facts) override;
+  void Plan(const DesiredState& desired, const HostFacts& facts, PlanSink& sink) const override;
+  Status Apply(const Change& change, HostContext& ctx) override;
+  Status Verify(const Change& change, HostContext& ctx) override;
+
+ private:
+  std::unique_ptr<LinkBackend> Backend(HostFs& fs) const;
+  LinkModuleOptions options_;
+};
+
+}  // namespace provisioner
+
+#endif  // PROVISIONER_MODULES_LINK_LINK_MODULE_H_

@@ -1,0 +1,179 @@
+// The rtnetlink backend of link_backend.h (libnl-route-3). The only code of
+// the link module that includes libnl headers.
+#include <linux/if_link.h>
+#include <net/if.h>
+#include <netlink/attr.h>
+#include <netlink/errno.h>
+#include <netlink/msg.h>
+#include <netlink/netlink.h>
+#include <netlink/route/link.h>
+#include <netlink/route/rtnl.h>
+#include <netlink/socket.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+
+#include <cerrno>
+
+#include "modules/link/link_backend.h"
+
+namespace provisioner {
+namespace {
+
+struct SockDeleter {
+  void operator()(nl_sock* s) const { nl_socket_free(s); }
+};
+using SockPtr = std::unique_ptr<nl_sock, SockDeleter>;
+struct LinkDeleter {
+  void operator()(rtnl_link* l) const { rtnl_link_put(l); }
+};
+using LinkPtr = std::unique_ptr<rtnl_link, LinkDeleter>;
+struct MsgDeleter {
+  void operator()(nl_msg* m) const { nlmsg_free(m); }
+};
+using MsgPtr = std::unique_ptr<nl_msg, MsgDeleter>;
+
+// libnl folds the kernel's errno into its own codes: map back the ones a
+// link change reports, so that messages and retries see the errno.
+int ErrnoOf(int nle) {
+  switch (nle < 0 ? -nle : nle) {
+    case NLE_INVAL:
+      return EINVAL;
+    case NLE_PERM:
+      return EPERM;
+    case NLE_NOACCESS:
+      return EACCES;
+    case NLE_BUSY:
+      return EBUSY;
+    case NLE_RANGE:
+      return ERANGE;
+    case NLE_OPNOTSUPP:
+      return EOPNOTSUPP;
+    case NLE_NODEV:
+    case NLE_OBJ_NOTFOUND:
+      return ENODEV;
+    case NLE_NOMEM:
+      return ENOMEM;
+    case NLE_AGAIN:
+      return EAGAIN;
+    case NLE_EXIST:
+      return EEXIST;
+    default:
+      return EIO;
+  }
+}
+
+Status NlError(int nle, const std::string& what) {
+  Status s = ErrnoToStatus(ErrnoOf(nle), what);
+  return Status(s.code(), s.message() + " (libnl: " + nl_geterror(nle) + ")", s.err());
+}
+
+StatusOr<SockPtr> Connect() {
+  SockPtr sk(nl_socket_alloc());
+  if (!sk) return InternalError("netlink: nl_socket_alloc failed");
+  if (int r = nl_connect(sk.get(), NETLINK_ROUTE); r < 0) {
+    return NlError(r, "open NETLINK_ROUTE socket");
+  }
+  timeval tv{5, 0};  // never hang on a kernel that does not answer
+  setsockopt(nl_socket_get_fd(sk.get()), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  return sk;
+}
+
+struct MtuRange {
+  std::optional<int> min, max;
+  bool seen = false;
+};
+
+int OnLink(nl_msg* msg, void* arg) {
+  auto* range = static_cast<MtuRange*>(arg);
+  nlmsghdr* h = nlmsg_hdr(msg);
+  if (h->nlmsg_type != RTM_NEWLINK) return NL_OK;
+  nlattr* tb[IFLA_MAX + 1] = {};
+  if (nlmsg_parse(h, sizeof(ifinfomsg), tb, IFLA_MAX, nullptr) < 0) return NL_OK;
+  range->seen = true;
+  if (tb[IFLA_MIN_MTU]) range->min = static_cast<int>(nla_get_u32(tb[IFLA_MIN_MTU]));
+  if (tb[IFLA_MAX_MTU]) range->max = static_cast<int>(nla_get_u32(tb[IFLA_MAX_MTU]));
+  return NL_OK;
+}
+
+// IFLA_MIN_MTU / IFLA_MAX_MTU of one link (kernel 4.18+); absent stays nullopt.
+MtuRange ReadMtuRange(nl_sock* sk, int ifindex) {
+  MtuRange range;
+  MsgPtr m(nlmsg_alloc_simple(RTM_GETLINK, NLM_F_REQUEST));
+  if (!m) return range;
+  ifinfomsg ifi{};
+  ifi.ifi_family = AF_UNSPEC;
+  ifi.ifi_index = ifindex;
+  if (nlmsg_append(m.get(), &ifi, sizeof ifi, NLMSG_ALIGNTO) < 0) return range;
+  nl_socket_modify_cb(sk, NL_CB_VALID, NL_CB_CUSTOM, OnLink, &range);
+  if (nl_send_auto(sk, m.get()) < 0) return range;
+  nl_recvmsgs_default(sk);
+  return range;
+}
+
+class Netlink : public LinkBackend {
+ public:
+  std::string Name() const override { return "netlink"; }
+
+  StatusOr<LinkFacts> Read(const std::string& ifname) override {
+    if (!IsValidIfname(ifname)) return InvalidArgumentError("bad interface name " + ifname);
+    ASSIGN_OR_RETURN(SockPtr sk, Connect());
+    ASSIGN_OR_RETURN(LinkPtr link, Get(sk.get(), ifname));
+    LinkFacts f;
+    f.name = ifname;
+    f.mtu = static_cast<int>(rtnl_link_get_mtu(link.get()));
+    f.admin_up = (rtnl_link_get_flags(link.get()) & IFF_UP) != 0;
+    char buf[32];
+    f.operstate = rtnl_link_operstate2str(rtnl_link_get_operstate(link.get()), buf, sizeof buf);
+    MtuRange range = ReadMtuRange(sk.get(), rtnl_link_get_ifindex(link.get()));
+    f.min_mtu = range.min;
+    f.max_mtu = range.max;
+    return f;
+  }
+
+  Status SetMtu(const std::string& ifname, int mtu) override {
+    if (mtu <= 0) return InvalidArgumentError("mtu must be positive, not " + std::to_string(mtu));
+    return Change(ifname, "mtu " + std::to_string(mtu),
+                  [mtu](rtnl_link* c) { rtnl_link_set_mtu(c, static_cast<unsigned>(mtu)); });
+  }
+
+  Status SetUp(const std::string& ifname, bool up) override {
+    return Change(ifname, up ? "up" : "down", [up](rtnl_link* c) {
+      if (up) {
+        rtnl_link_set_flags(c, IFF_UP);
+      } else {
+        rtnl_link_unset_flags(c, IFF_UP);
+      }
+    });
+  }
+
+ private:
+  static StatusOr<LinkPtr> Get(nl_sock* sk, const std::string& ifname) {
+    rtnl_link* raw = nullptr;
+    if (int r = rtnl_link_get_kernel(sk, 0, ifname.c_str(), &raw); r < 0) {
+      Status s = NlError(r, "netlink RTM_GETLINK " + ifname);
+      if (s.err() == ENODEV) return Status(StatusCode::kNotFound, s.message(), ENODEV);
+      return s;
+    }
+    return LinkPtr(raw);
+  }
+
+  template <typename Fn>
+  Status Change(const std::string& ifname, const std::string& what, Fn fill) {
+    if (!IsValidIfname(ifname)) return InvalidArgumentError("bad interface name " + ifname);
+    ASSIGN_OR_RETURN(SockPtr sk, Connect());
+    ASSIGN_OR_RETURN(LinkPtr orig, Get(sk.get(), ifname));
+    LinkPtr change(rtnl_link_alloc());
+    if (!change) return InternalError("netlink: rtnl_link_alloc failed");
+    fill(change.get());
+    if (int r = rtnl_link_change(sk.get(), orig.get(), change.get(), 0); r < 0) {
+      return NlError(r, "netlink RTM_SETLINK " + ifname + " " + what);
+    }
+    return OkStatus();
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<LinkBackend> NewNetlinkLinkBackend() { return std::make_unique<Netlink>(); }
+
+}  // namespace provisioner

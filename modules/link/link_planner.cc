@@ -1,0 +1,109 @@
+#include "modules/link/link_planner.h"
+
+#include <set>
+#include <utility>
+
+#include "engine/model/selector.h"
+#include "nlohmann/json.hpp"
+
+namespace provisioner {
+namespace {
+
+Change LinkChange(const std::string& target, const std::string& attribute, nlohmann::json before,
+                  nlohmann::json after, std::string reason, std::string field, const NicSpec& nic) {
+  Change c;
+  c.id = std::string(kLinkModule) + "/" + target + "/" + attribute;
+  c.module = kLinkModule;
+  c.target = target;
+  c.attribute = attribute;
+  c.before = std::move(before);
+  c.after = std::move(after);
+  c.disruption = Disruption::kLive;
+  c.reason = std::move(reason);
+  c.phase = kPhaseLinks;
+  c.field_path = std::move(field);
+  c.detail = nlohmann::json::object();
+  c.detail["nic"] = nic.name;
+  return c;
+}
+
+bool BringsUp(const NicSpec& nic) {
+  return nic.mtu || (nic.num_vfs && *nic.num_vfs > 0) ||
+         nic.device_type == std::optional<std::string>("netdevice");
+}
+
+}  // namespace
+
+void PlanLinks(const DesiredState& desired, const HostFacts& facts, PlanSink& sink) {
+  std::set<std::string> planned;
+  auto add = [&](Change c) {
+    if (planned.insert(c.id).second) sink.AddChange(std::move(c));
+  };
+  for (size_t i = 0; i < desired.nics.size(); ++i) {
+    const NicSpec& nic = desired.nics[i];
+    const std::string path = DesiredState::NicPath(i);
+    if (!BringsUp(nic)) continue;  // unmanaged links stay as they are
+    std::vector<const PciFunction*> pfs = SelectPfs(nic, facts);
+    if (pfs.empty() && nic.mtu && !nic.num_vfs && !nic.selector.near_gpu) {
+      // With numVfs the sriov planner reports a selector matching nothing.
+      sink.Error(path + ".nicSelector", "selects no PCI function on this host");
+      continue;
+    }
+    if (nic.mtu && *nic.mtu < kMinMtu) {
+      sink.Error(path + ".mtu",
+                 std::to_string(*nic.mtu) + " is below the minimum MTU " + std::to_string(kMinMtu));
+      continue;
+    }
+    for (const PciFunction* pf : pfs) {
+      for (const std::string& ifname : pf->netdevs) {
+        auto it = facts.links.find(ifname);
+        if (it == facts.links.end()) {
+          sink.Error(
+              path, "the link state of " + ifname + " (" + pf->pci_address + ") could not be read");
+          continue;
+        }
+        const LinkFacts& l = it->second;
+        if (nic.mtu) {
+          const int want = *nic.mtu;
+          if ((l.min_mtu && want < *l.min_mtu) ||
+              (l.max_mtu && *l.max_mtu > 0 && want > *l.max_mtu)) {
+            sink.Error(path + ".mtu", std::to_string(want) + " is outside the MTU range of " +
+                                          ifname + " (" +
+                                          (l.min_mtu ? std::to_string(*l.min_mtu) : "?") + ".." +
+                                          (l.max_mtu ? std::to_string(*l.max_mtu) : "?") + ")");
+          } else if (l.mtu != want) {
+            add(LinkChange(
+                ifname, kMtuAttribute, l.mtu, want,
+                "nic " + nic.name + " wants mtu " + std::to_string(want) + " on " + ifname,
+                path + ".mtu", nic));
+          }
+        }
+        if (!l.admin_up) {
+          add(LinkChange(ifname, kUpAttribute, false, true,
+                         "nic " + nic.name + " is configured: " + ifname + " up", path, nic));
+        }
+      }
+      if (nic.device_type != std::optional<std::string>("netdevice") || !pf->sriov) continue;
+      // The VFs there after numVfs: desired count, else the current one.
+      const int vfs = nic.num_vfs ? *nic.num_vfs : pf->sriov->num_vfs;
+      if (vfs <= 0) continue;
+      nlohmann::json before = true;
+      if (vfs != pf->sriov->num_vfs || static_cast<int>(pf->sriov->vfs.size()) != vfs) {
+        before = nullptr;  // VFs created (or re-created) by this plan
+      } else {
+        for (const VfInfo& vf : pf->sriov->vfs) {
+          for (const std::string& n : vf.netdevs) {
+            auto it = facts.links.find(n);
+            if (it != facts.links.end() && !it->second.admin_up) before = false;
+          }
+        }
+      }
+      if (before == true) continue;
+      add(LinkChange(pf->pci_address, kVfsUpAttribute, before, true,
+                     "nic " + nic.name + " has deviceType netdevice: its VF netdevs up",
+                     path + ".deviceType", nic));
+    }
+  }
+}
+
+}  // namespace provisioner

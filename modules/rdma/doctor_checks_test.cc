@@ -1,0 +1,315 @@
+// Doctor checks on host trees edited into the broken state each check is
+// about, discovered by the real modules (pci, sriov, rdma).
+#include "modules/rdma/doctor_checks.h"
+
+#include <cstdlib>
+#include <fstream>
+
+#include "engine/core/engine.h"
+#include "engine/module/registry.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "test/support/ttar.h"
+
+namespace provisioner::rdma {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string Tree(const std::string& name) {
+  std::string dir = provisioner::testing::MakeTempDir(name);
+  Status s = provisioner::testing::ExtractTtar(
+      provisioner::testing::RunfilePath("test/hosts/" + name + ".ttar"), dir);
+  EXPECT_TRUE(s.ok()) << s.message();
+  return dir;
+}
+
+void Sh(const std::string& cmd) { ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd; }
+
+void Write(const std::string& path, const std::string& text) {
+  Sh("mkdir -p '" + path.substr(0, path.rfind('/')) + "'");
+  std::ofstream out(path);
+  out << text;
+  ASSERT_TRUE(out.good()) << path;
+}
+
+HostFacts Facts(const std::string& root) {
+  auto fs = NewLocalHostFs(root);
+  auto modules = ModuleRegistry::CreateAll();
+  HostContext ctx;
+  ctx.fs = fs.get();
+  auto f = Discover(modules, ctx);
+  EXPECT_TRUE(f.ok()) << f.status().message();
+  return f.ok() ? *f : HostFacts{};
+}
+
+// The checks with the given id.
+std::vector<CheckResult> Results(const CheckSink& sink, const std::string& id) {
+  std::vector<CheckResult> out;
+  for (const auto& r : sink.results()) {
+    if (r.id == id) out.push_back(r);
+  }
+  return out;
+}
+
+// Points into the sink (which outlives the pointer in each test).
+const CheckResult* Find(const CheckSink& sink, const std::string& id, const std::string& target) {
+  for (const auto& r : sink.results()) {
+    if (r.id == id && r.target == target) return &r;
+  }
+  return nullptr;
+}
+
+NicSpec Nic(const std::string& name) {
+  NicSpec n;
+  n.name = name;
+  n.selector.vendor = "15b3";
+  n.selector.device_id = "1017";
+  return n;
+}
+
+TEST(DoctorChecks, PortWithoutNetdevFailsNamingDeviceAndPort) {
+  std::string root = Tree("cx5-roce");
+  CheckSink healthy;
+  CheckPortNetdevs(Facts(root), healthy);
+  auto ok = Results(healthy, "rdma.port-netdev");
+  ASSERT_EQ(ok.size(), 2u);
+  EXPECT_EQ(ok[0].verdict, Verdict::kOk);
+
+  Sh("rm -rf '" + root + "/sys/devices/pci0000:ae/0000:ae:00.0/0000:af:00.0/net' '" + root +
+     "/sys/class/net/ens6f0np0'");
+  CheckSink sink;
+  CheckPortNetdevs(Facts(root), sink);
+  const CheckResult* r = Find(sink, "rdma.port-netdev", "mlx5_0 port 1");
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->verdict, Verdict::kFail);
+  EXPECT_THAT(r->summary, HasSubstr("no netdev in this network namespace"));
+  EXPECT_THAT(r->summary, HasSubstr("ibv_modify_qp failed: No such device"));
+  EXPECT_FALSE(r->fix.empty());
+  EXPECT_EQ(Find(sink, "rdma.port-netdev", "mlx5_1 port 1")->verdict, Verdict::kOk);
+}
+
+void WriteAddress(const std::string& root, const std::string& ip) {
+  Write(root + "/proc/net/route",
+        "Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT\n"
+        "ens6f0np0\t000051AC\t00000000\t0001\t0\t0\t0\t0000FFFF\t0\t0\t0\n");
+  Write(root + "/proc/net/fib_trie",
+        "Local:\n  +-- 0.0.0.0/0 3 0 5\n     |-- " + ip + "\n        /32 host LOCAL\n");
+}
+
+TEST(DoctorChecks, RoceV2GidForEachIpv4Address) {
+  std::string root = Tree("cx5-roce");
+  // Without address facts, the GID table's own IPv4 entries are used.
+  CheckSink plain;
+  CheckRoceV2Gids(Facts(root), plain);
+  const CheckResult* ok = Find(plain, "rdma.roce-v2-gid", "mlx5_0 port 1 172.81.0.119");
+  ASSERT_NE(ok, nullptr);
+  EXPECT_EQ(ok->verdict, Verdict::kOk);
+  EXPECT_THAT(ok->summary, HasSubstr("NCCL_IB_GID_INDEX=3"));
+
+  WriteAddress(root, "172.81.0.119");
+  CheckSink same;
+  CheckRoceV2Gids(Facts(root), same);
+  EXPECT_EQ(Find(same, "rdma.roce-v2-gid", "mlx5_0 port 1 172.81.0.119")->verdict, Verdict::kOk);
+  // ens6f1np1 has no address at all now.
+  const CheckResult* none = Find(same, "rdma.roce-v2-gid", "mlx5_1 port 1 ens6f1np1");
+  ASSERT_NE(none, nullptr);
+  EXPECT_EQ(none->verdict, Verdict::kWarn);
+
+  // The netdev's address is not in the GID table (e.g. RoCE v1 only, or the
+  // address sits on a VLAN on top).
+  WriteAddress(root, "172.81.0.120");
+  CheckSink missing;
+  CheckRoceV2Gids(Facts(root), missing);
+  const CheckResult* r = Find(missing, "rdma.roce-v2-gid", "mlx5_0 port 1 172.81.0.120");
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->verdict, Verdict::kFail);
+  EXPECT_THAT(r->summary, HasSubstr("has no RoCE v2 GID"));
+  EXPECT_THAT(r->evidence.back().second, HasSubstr("3=172.81.0.119"));
+}
+
+TEST(DoctorChecks, NetnsModeAgainstHostYamlAndPersistentSetting) {
+  std::string root = Tree("cx5-roce");
+  DesiredState d;
+  d.rdma = RdmaSpec{"exclusive", true};
+  CheckSink sink;
+  CheckNetnsMode(&d, Facts(root), sink);
+  auto live = Results(sink, "rdma.netns-mode");
+  ASSERT_EQ(live.size(), 1u);
+  EXPECT_EQ(live[0].verdict, Verdict::kFail);
+  EXPECT_THAT(live[0].summary, HasSubstr("is shared, host.yaml wants exclusive"));
+  ASSERT_EQ(Results(sink, "rdma.netns-mode-persistent").size(), 1u);
+
+  // No host.yaml: live shared but exclusive after a reboot.
+  Write(root + "/etc/modprobe.d/ib_core.conf", "options ib_core netns_mode=0\n");
+  CheckSink drift;
+  CheckNetnsMode(nullptr, Facts(root), drift);
+  auto p = Results(drift, "rdma.netns-mode-persistent");
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_EQ(p[0].verdict, Verdict::kWarn);
+  EXPECT_THAT(p[0].summary, HasSubstr("shared now but exclusive after a reboot"));
+  EXPECT_EQ(p[0].evidence.back().first, "/etc/modprobe.d/ib_core.conf");
+}
+
+TEST(DoctorChecks, DevFiles) {
+  std::string root = Tree("cx5-roce");
+  CheckSink no_dev;
+  CheckDevFiles(Facts(root), no_dev);
+  ASSERT_EQ(Results(no_dev, "rdma.dev-files").size(), 1u);
+  EXPECT_EQ(Results(no_dev, "rdma.dev-files")[0].verdict, Verdict::kWarn);  // tree without /dev
+
+  Sh("mkdir -p '" + root + "/dev/infiniband' && touch '" + root + "/dev/infiniband/uverbs0'");
+  CheckSink partial;
+  CheckDevFiles(Facts(root), partial);
+  const CheckResult* uv = Find(partial, "rdma.dev-files", "/dev/infiniband/uverbs*");
+  ASSERT_NE(uv, nullptr);
+  EXPECT_EQ(uv->verdict, Verdict::kFail);
+  EXPECT_THAT(uv->summary, HasSubstr("1 uverbs device files for 2 RDMA devices"));
+  EXPECT_NE(Find(partial, "rdma.dev-files", "/dev/infiniband/umad*,issm*"), nullptr);
+  EXPECT_NE(Find(partial, "rdma.dev-files", "/dev/infiniband/rdma_cm"), nullptr);
+
+  Sh("cd '" + root + "/dev/infiniband' && touch uverbs1 umad0 umad1 issm0 issm1 rdma_cm");
+  CheckSink full;
+  CheckDevFiles(Facts(root), full);
+  auto all = Results(full, "rdma.dev-files");
+  ASSERT_EQ(all.size(), 1u);
+  EXPECT_EQ(all[0].verdict, Verdict::kOk);
+
+  Sh("rm -rf '" + root + "/dev/infiniband'");
+  CheckSink gone;
+  CheckDevFiles(Facts(root), gone);
+  EXPECT_EQ(Results(gone, "rdma.dev-files")[0].verdict, Verdict::kFail);
+}
+
+TEST(DoctorChecks, InfinibandPortWithoutSubnetManager) {
+  std::string root = Tree("cx5-ib");
+  CheckSink healthy;
+  CheckIbPorts(Facts(root), healthy);
+  ASSERT_EQ(Results(healthy, "rdma.ib-port").size(), 1u);
+  EXPECT_EQ(Results(healthy, "rdma.ib-port")[0].verdict, Verdict::kOk);
+
+  const std::string port = root + "/sys/class/infiniband/mlx5_0/ports/1";
+  Write(port + "/sm_lid", "0x0\n");
+  Write(port + "/state", "2: INIT\n");
+  CheckSink sink;
+  CheckIbPorts(Facts(root), sink);
+  auto r = Results(sink, "rdma.ib-port");
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].verdict, Verdict::kFail);
+  EXPECT_THAT(r[0].summary, HasSubstr("no subnet manager (sm_lid 0)"));
+  EXPECT_THAT(r[0].fix, HasSubstr("opensm"));
+
+  Write(port + "/sm_lid", "0x1\n");
+  Write(port + "/state", "1: DOWN\n");
+  Write(port + "/phys_state", "3: Disabled\n");
+  CheckSink down;
+  CheckIbPorts(Facts(root), down);
+  EXPECT_THAT(Results(down, "rdma.ib-port")[0].summary,
+              HasSubstr("is DOWN (Disabled), not ACTIVE"));
+
+  // A capture without sm_lid: nothing to say about the SM, the state decides.
+  Write(port + "/state", "4: ACTIVE\n");
+  Sh("rm '" + port + "/sm_lid'");
+  CheckSink partial;
+  CheckIbPorts(Facts(root), partial);
+  EXPECT_EQ(Results(partial, "rdma.ib-port")[0].verdict, Verdict::kOk);
+  EXPECT_THAT(Results(partial, "rdma.ib-port")[0].summary, HasSubstr("sm_lid not readable"));
+}
+
+TEST(DoctorChecks, DevicePluginSelectorsMatchingNothing) {
+  DesiredState d;
+  NicSpec vfs = Nic("gpu1-nic");
+  vfs.selector.root_devices = {"0000:af:00.0"};
+  vfs.num_vfs = 4;
+  vfs.resource_name = "gpu1sriov";
+  NicSpec wrong = Nic("typo");
+  wrong.selector.device_id = "101b";
+  wrong.resource_name = "typo";
+  d.nics = {vfs, wrong};
+  CheckSink sink;
+  CheckDevicePluginSelectors(d, Facts(Tree("cx5-roce")), sink);
+  auto r = Results(sink, "rdma.device-plugin");
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_EQ(r[0].verdict, Verdict::kFail);
+  EXPECT_THAT(r[0].summary, HasSubstr("resource count is 0"));
+  EXPECT_THAT(r[0].fix, HasSubstr("numVfs 4"));
+  EXPECT_EQ(r[1].verdict, Verdict::kFail);
+  EXPECT_THAT(r[1].fix, HasSubstr("fix the nicSelector"));
+
+  CheckSink with_vfs;
+  CheckDevicePluginSelectors(d, Facts(Tree("cx5-roce-vfs")), with_vfs);
+  EXPECT_EQ(Results(with_vfs, "rdma.device-plugin")[0].verdict, Verdict::kOk);
+  EXPECT_THAT(Results(with_vfs, "rdma.device-plugin")[0].summary, HasSubstr("4 VFs"));
+}
+
+TEST(DoctorChecks, LinkLayerAgainstLinkType) {
+  DesiredState d;
+  NicSpec n = Nic("n");
+  n.link_type = "ib";
+  d.nics = {n};
+  CheckSink sink;
+  CheckLinkLayer(d, Facts(Tree("cx5-roce")), sink);
+  auto r = Results(sink, "rdma.link-layer");
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_EQ(r[0].verdict, Verdict::kFail);
+  EXPECT_THAT(r[0].summary, HasSubstr("link layer is Ethernet, nics[n].linkType wants ib"));
+  EXPECT_THAT(r[0].fix, HasSubstr("LINK_TYPE_P1=1"));
+  CheckSink ib;
+  CheckLinkLayer(d, Facts(Tree("cx5-ib")), ib);
+  EXPECT_EQ(Results(ib, "rdma.link-layer")[0].verdict, Verdict::kOk);
+}
+
+TEST(DoctorChecks, VfsWithoutRdmaDevices) {
+  std::string root = Tree("cx5-roce-vfs");
+  DesiredState d;
+  NicSpec n = Nic("n");
+  n.selector.root_devices = {"0000:af:00.0"};
+  n.num_vfs = 4;
+  n.is_rdma = true;
+  d.nics = {n};
+  CheckSink ok;
+  CheckVfRdma(d, Facts(root), ok);
+  ASSERT_EQ(Results(ok, "rdma.vf-rdma").size(), 1u);
+  EXPECT_EQ(Results(ok, "rdma.vf-rdma")[0].verdict, Verdict::kOk);
+
+  // mlx5_ib not bound to the VF at 0000:af:00.3: no RDMA device.
+  auto fs = NewLocalHostFs(root);
+  auto vf = fs->Resolve("/sys/bus/pci/devices/0000:af:00.3");
+  ASSERT_TRUE(vf.ok());
+  auto ib = fs->ListDir(*vf + "/infiniband");
+  ASSERT_TRUE(ib.ok() && ib->size() == 1);
+  Sh("rm -rf '" + root + *vf + "/infiniband' '" + root + "/sys/class/infiniband/" + (*ib)[0] + "'");
+  CheckSink sink;
+  CheckVfRdma(d, Facts(root), sink);
+  auto r = Results(sink, "rdma.vf-rdma");
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].verdict, Verdict::kFail);
+  EXPECT_THAT(r[0].summary, HasSubstr("1 of 4 VFs of 0000:af:00.0 have no RDMA device"));
+  EXPECT_THAT(r[0].evidence[0].second, HasSubstr("0000:af:00.3"));
+}
+
+TEST(DoctorChecks, GpuDirectModulesWhenNvidiaGpusPresent) {
+  HostFacts f = Facts(Tree("cx5-roce"));  // H100 at 0000:18:00.0
+  f.loaded_modules = {"mlx5_core", "mlx5_ib", "ib_core", "nvidia"};
+  CheckSink sink;
+  CheckGpuDirect(f, sink);
+  auto r = Results(sink, "rdma.gpudirect");
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_EQ(r[0].target, "nvidia_peermem");
+  EXPECT_EQ(r[0].verdict, Verdict::kWarn);
+  EXPECT_THAT(r[0].summary, HasSubstr("no GPUDirect RDMA"));
+  EXPECT_THAT(r[0].evidence[0].second, HasSubstr("0000:18:00.0"));
+  f.loaded_modules.push_back("nvidia_peermem");
+  f.loaded_modules.push_back("gdrdrv");
+  CheckSink ok;
+  CheckGpuDirect(f, ok);
+  for (const auto& c : Results(ok, "rdma.gpudirect"))
+    EXPECT_EQ(c.verdict, Verdict::kOk) << c.target;
+  // No GPU: nothing to say.
+  CheckSink none;
+  CheckGpuDirect(Facts(Tree("cx5-ib")), none);
+  EXPECT_TRUE(none.results().empty());
+}
+
+}  // namespace
+}  // namespace provisioner::rdma

@@ -1,0 +1,49 @@
+// The rdma module: RDMA devices, ports and GIDs (sysfs, cross-checked with
+// rdma-core on the live root), the netns mode (RDMA netlink live, ib_core
+// parameter under a tree; modprobe.d persistent), and its doctor checks.
+#ifndef PROVISIONER_MODULES_RDMA_RDMA_MODULE_H_
+#define PROVISIONER_MODULES_RDMA_RDMA_MODULE_H_
+
+#include <functional>
+#include <memory>
+
+#include "engine/module/module.h"
+#include "modules/rdma/rdma_netlink.h"
+
+namespace provisioner::rdma {
+
+using NetnsClientFactory = std::function<std::unique_ptr<NetnsModeClient>()>;
+
+struct RdmaModuleOptions {
+  // The live root's netns mode client (tests inject a fake).
+  NetnsClientFactory netns_client = NewNetlinkNetnsModeClient;
+  // A refused live switch (EBUSY) is retried this often, this far apart.
+  int set_attempts = 3;
+  std::chrono::milliseconds set_retry_interval{500};
+  // Query rdma-core on the live root and log where it disagrees with sysfs.
+  bool cross_check_rdma_core = true;
+};
+
+class RdmaModule : public Module {
+ public:
+  RdmaModule() = default;
+  explicit RdmaModule(RdmaModuleOptions options) : options_(std::move(options)) {}
+  std::string_view name() const override { return "rdma"; }
+  Status Discover(HostContext& ctx, HostFacts& facts) override;
+  void Plan(const DesiredState& desired, const HostFacts& facts, PlanSink& sink) const override;
+  Status Apply(const Change& change, HostContext& ctx) override;
+  Status Verify(const Change& change, HostContext& ctx) override;
+  void Check(const DesiredState* desired, const HostFacts& facts, CheckSink& sink) const override;
+
+ private:
+  // The live mode now: netlink on the live root, the ib_core parameter under a tree.
+  StatusOr<std::string> ReadLiveMode(HostContext& ctx) const;
+  Status SetLiveMode(const Change& change, const std::string& mode, HostContext& ctx);
+  Status WritePersistent(const std::string& mode, HostContext& ctx);
+
+  RdmaModuleOptions options_;
+};
+
+}  // namespace provisioner::rdma
+
+#endif  // PROVISIONER_MODULES_RDMA_RDMA_MODULE_H_

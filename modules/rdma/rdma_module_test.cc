@@ -1,0 +1,368 @@
+#include "modules/rdma/rdma_module.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "engine/core/engine.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "modules/rdma/netns_plan.h"
+#include "test/sim/sim_host_fs.h"
+#include "test/support/tree_diff.h"
+#include "test/support/ttar.h"
+
+namespace provisioner::rdma {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string Tree(const std::string& name) {
+  std::string dir = provisioner::testing::MakeTempDir(name);
+  Status s = provisioner::testing::ExtractTtar(
+      provisioner::testing::RunfilePath("test/hosts/" + name + ".ttar"), dir);
+  EXPECT_TRUE(s.ok()) << s.message();
+  return dir;
+}
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// A tree that claims to be the live root: the module then uses its netlink
+// client (a fake here) instead of the ib_core parameter.
+class LiveLookingFs : public HostFs {
+ public:
+  explicit LiveLookingFs(std::string tree) : inner_(NewLocalHostFs(std::move(tree))) {}
+  const std::string& root() const override { return slash_; }
+  StatusOr<std::string> ReadFile(std::string_view p) const override { return inner_->ReadFile(p); }
+  StatusOr<std::vector<std::string>> ListDir(std::string_view p) const override {
+    return inner_->ListDir(p);
+  }
+  StatusOr<std::string> ReadLink(std::string_view p) const override { return inner_->ReadLink(p); }
+  StatusOr<std::string> Resolve(std::string_view p) const override { return inner_->Resolve(p); }
+  bool Exists(std::string_view p) const override { return inner_->Exists(p); }
+  bool IsDir(std::string_view p) const override { return inner_->IsDir(p); }
+  bool IsSymlink(std::string_view p) const override { return inner_->IsSymlink(p); }
+  Status WriteAttr(std::string_view p, std::string_view v) override {
+    return inner_->WriteAttr(p, v);
+  }
+  Status WriteFileAtomic(std::string_view p, std::string_view c, int mode) override {
+    return inner_->WriteFileAtomic(p, c, mode);
+  }
+  Status RemoveFile(std::string_view p) override { return inner_->RemoveFile(p); }
+  std::string FsPath(std::string_view p) const override { return inner_->FsPath(p); }
+  const HostFsStats& stats() const override { return inner_->stats(); }
+
+ private:
+  std::string slash_ = "/";
+  std::unique_ptr<HostFs> inner_;
+};
+
+struct FakeKernel {
+  std::string mode = "shared";
+  int set_errno = 0;  // refuse every SET with this errno
+  int gets = 0, sets = 0;
+};
+
+class FakeClient : public NetnsModeClient {
+ public:
+  explicit FakeClient(FakeKernel* k) : k_(k) {}
+  StatusOr<std::string> Get() override {
+    ++k_->gets;
+    return k_->mode;
+  }
+  Status Set(const std::string& mode) override {
+    ++k_->sets;
+    if (k_->set_errno != 0)
+      return ErrnoToStatus(k_->set_errno, "RDMA netlink SYS_SET netns_mode " + mode);
+    k_->mode = mode;
+    return OkStatus();
+  }
+
+ private:
+  FakeKernel* k_;
+};
+
+class FakeClock : public Clock {
+ public:
+  std::chrono::steady_clock::time_point Now() override { return now_; }
+  void SleepFor(std::chrono::milliseconds d) override {
+    now_ += d;
+    ++sleeps;
+  }
+  int sleeps = 0;
+
+ private:
+  std::chrono::steady_clock::time_point now_{};
+};
+
+RdmaModuleOptions Options(FakeKernel* k) {
+  RdmaModuleOptions o;
+  o.netns_client = [k] { return std::make_unique<FakeClient>(k); };
+  o.cross_check_rdma_core = false;
+  return o;
+}
+
+DesiredState Exclusive(bool persist = true) {
+  DesiredState d;
+  d.rdma = RdmaSpec{"exclusive", persist};
+  return d;
+}
+
+TEST(RdmaModule, DiscoverTree) {
+  auto fs = NewLocalHostFs(Tree("cx5-roce"));
+  FakeKernel k;
+  RdmaModule m(Options(&k));
+  HostContext ctx;
+  ctx.fs = fs.get();
+  HostFacts f;
+  ASSERT_TRUE(m.Discover(ctx, f).ok());
+  EXPECT_TRUE(f.rdma.discovered);
+  EXPECT_EQ(f.rdma.devices.size(), 2u);
+  EXPECT_EQ(f.rdma_netns_mode, "shared");
+  EXPECT_EQ(f.rdma.netns_mode_source, "/sys/module/ib_core/parameters/netns_mode");
+  EXPECT_EQ(k.gets, 0);  // a tree is never asked over netlink
+}
+
+TEST(RdmaModule, DiscoverLiveUsesNetlinkThenTheParameter) {
+  LiveLookingFs fs(Tree("cx5-roce"));
+  FakeKernel k;
+  k.mode = "exclusive";
+  RdmaModule m(Options(&k));
+  HostContext ctx;
+  ctx.fs = &fs;
+  HostFacts f;
+  ASSERT_TRUE(m.Discover(ctx, f).ok());
+  EXPECT_EQ(f.rdma_netns_mode, "exclusive");
+  EXPECT_THAT(f.rdma.netns_mode_source, HasSubstr("RDMA netlink"));
+  EXPECT_TRUE(f.rdma.addresses_known);  // getifaddrs of this process
+}
+
+TEST(RdmaModule, TreeApplyWritesTheParameterAndVerifies) {
+  std::string root = Tree("cx5-roce");
+  auto fs = NewLocalHostFs(root);
+  FakeKernel k;
+  RdmaModule m(Options(&k));
+  HostContext ctx;
+  ctx.fs = fs.get();
+  HostFacts f;
+  ASSERT_TRUE(m.Discover(ctx, f).ok());
+  PlanSink sink;
+  m.Plan(Exclusive(), f, sink);
+  ASSERT_EQ(sink.changes().size(), 2u);
+  for (const Change& c : sink.changes()) {
+    ASSERT_TRUE(m.Apply(c, ctx).ok()) << c.id;
+    ASSERT_TRUE(m.Verify(c, ctx).ok()) << c.id;
+  }
+  EXPECT_EQ(Slurp(root + "/sys/module/ib_core/parameters/netns_mode"), "N\n");
+  EXPECT_EQ(Slurp(root + "/etc/modprobe.d/ib_core.conf"), "options ib_core netns_mode=0\n");
+  // Applying the same change again writes nothing.
+  uint64_t writes = fs->stats().files_opened_for_write;
+  ASSERT_TRUE(m.Apply(sink.changes()[1], ctx).ok());
+  EXPECT_EQ(fs->stats().files_opened_for_write, writes);
+  // Verify sees a mismatch.
+  Change wrong = sink.changes()[0];
+  wrong.after = "shared";
+  Status v = m.Verify(wrong, ctx);
+  EXPECT_FALSE(v.ok());
+  EXPECT_THAT(v.message(), HasSubstr("spec.rdma.netnsMode: desired shared, current exclusive"));
+}
+
+// The tree stand-in follows the kernel: EBUSY while named network
+// namespaces exist, but setting the current mode always succeeds (rollback).
+TEST(RdmaModule, TreeStandInRefusesWhileOtherNamespacesExist) {
+  std::string root = Tree("cx5-roce");
+  ASSERT_EQ(
+      std::system(
+          ("mkdir -p '" + root + "/run/netns' && touch '" + root + "/run/netns/blue'").c_str()),
+      0);
+  auto fs = NewLocalHostFs(root);
+  FakeKernel k;
+  RdmaModule m(Options(&k));
+  HostContext ctx;
+  ctx.fs = fs.get();
+  HostFacts f;
+  ASSERT_TRUE(m.Discover(ctx, f).ok());
+  PlanSink sink;
+  m.Plan(Exclusive(), f, sink);
+  ASSERT_EQ(sink.changes().size(), 2u);
+  ASSERT_TRUE(m.Apply(sink.changes()[0], ctx).ok());
+  EXPECT_THAT(ctx.deferred_to_reboot, HasSubstr("EBUSY"));
+  EXPECT_THAT(ctx.deferred_to_reboot, HasSubstr("/run/netns/blue"));
+  EXPECT_EQ(Slurp(root + "/sys/module/ib_core/parameters/netns_mode"), "Y\n");
+  ctx.deferred_to_reboot.clear();
+  Change same = sink.changes()[0];
+  same.after = "shared";
+  uint64_t writes = fs->stats().files_opened_for_write;
+  ASSERT_TRUE(m.Apply(same, ctx).ok());
+  EXPECT_TRUE(ctx.deferred_to_reboot.empty());
+  EXPECT_EQ(fs->stats().files_opened_for_write, writes);
+}
+
+// A tree whose parameter file cannot be written is an error, not "the
+// kernel refused": even EBUSY from the write is not deferred.
+TEST(RdmaModule, TreeWriteFailureIsAnError) {
+  std::string root = Tree("cx5-roce");
+  provisioner::testing::SimOptions opt;
+  opt.faults = {{0, "netns_mode", EBUSY, -1}};
+  provisioner::testing::SimulatedHostFs fs(root, opt);
+  FakeKernel k;
+  RdmaModule m(Options(&k));
+  HostContext ctx;
+  ctx.fs = &fs;
+  HostFacts f;
+  ASSERT_TRUE(m.Discover(ctx, f).ok());
+  PlanSink sink;
+  m.Plan(Exclusive(), f, sink);
+  ASSERT_EQ(sink.changes().size(), 2u);
+  Status s = m.Apply(sink.changes()[0], ctx);
+  EXPECT_FALSE(s.ok());
+  EXPECT_EQ(s.err(), EBUSY);
+  EXPECT_TRUE(ctx.deferred_to_reboot.empty());
+}
+
+TEST(RdmaModule, LiveSwitchRetriesThenDefersToReboot) {
+  LiveLookingFs fs(Tree("cx5-roce"));
+  FakeKernel k;
+  k.set_errno = EBUSY;
+  RdmaModule m(Options(&k));
+  FakeClock clock;
+  HostContext ctx;
+  ctx.fs = &fs;
+  ctx.clock = &clock;
+  HostFacts f;
+  ASSERT_TRUE(m.Discover(ctx, f).ok());
+  PlanSink sink;
+  m.Plan(Exclusive(), f, sink);
+  ASSERT_EQ(sink.changes().size(), 2u);
+  Status s = m.Apply(sink.changes()[0], ctx);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(k.sets, 3);
+  EXPECT_EQ(clock.sleeps, 2);
+  EXPECT_THAT(ctx.deferred_to_reboot, HasSubstr("EBUSY"));
+  EXPECT_THAT(ctx.deferred_to_reboot, HasSubstr("next boot"));
+}
+
+TEST(RdmaModule, RefusedWithoutPersistIsAnError) {
+  LiveLookingFs fs(Tree("cx5-roce"));
+  FakeKernel k;
+  k.set_errno = EBUSY;
+  RdmaModule m(Options(&k));
+  FakeClock clock;
+  HostContext ctx;
+  ctx.fs = &fs;
+  ctx.clock = &clock;
+  HostFacts f;
+  ASSERT_TRUE(m.Discover(ctx, f).ok());
+  PlanSink sink;
+  m.Plan(Exclusive(/*persist=*/false), f, sink);
+  ASSERT_EQ(sink.changes().size(), 1u);
+  Status s = m.Apply(sink.changes()[0], ctx);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.err(), EBUSY);
+  EXPECT_THAT(s.message(), HasSubstr("persist is false"));
+  EXPECT_TRUE(ctx.deferred_to_reboot.empty());
+  // EPERM is never "wait for a reboot".
+  k.set_errno = EPERM;
+  PlanSink again;
+  m.Plan(Exclusive(), f, again);
+  Status perm = m.Apply(again.changes()[0], ctx);
+  EXPECT_EQ(perm.err(), EPERM);
+}
+
+// The engine path: a refused live switch is applied as "at the next boot",
+// the file is written, apply reports a reboot, and convergence accepts it.
+TEST(RdmaModule, EngineReportsDeferredChangeAsRebootRequired) {
+  std::string root = Tree("cx5-roce");
+  LiveLookingFs fs(root);
+  FakeKernel k;
+  k.set_errno = EBUSY;
+  std::vector<std::unique_ptr<Module>> modules;
+  modules.push_back(std::make_unique<RdmaModule>(Options(&k)));
+  FakeClock clock;
+  HostContext ctx;
+  ctx.fs = &fs;
+  ctx.clock = &clock;
+  auto facts = Discover(modules, ctx);
+  ASSERT_TRUE(facts.ok());
+  DesiredState d = Exclusive();
+  PlanResult plan = BuildPlan(modules, d, *facts);
+  ASSERT_EQ(plan.plan.changes.size(), 2u);
+  ApplyReport r = ApplyPlan(modules, plan.plan, d, ctx);
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  EXPECT_TRUE(r.reboot_required);
+  ASSERT_EQ(r.deferred.size(), 1u);
+  EXPECT_EQ(r.deferred[0].first, "rdma/system/netnsMode");
+  EXPECT_EQ(Slurp(root + "/etc/modprobe.d/ib_core.conf"), "options ib_core netns_mode=0\n");
+  EXPECT_EQ(k.mode, "shared");
+}
+
+TEST(RdmaModule, ChecksComeFromTheModule) {
+  auto fs = NewLocalHostFs(Tree("cx5-ib"));
+  FakeKernel k;
+  RdmaModule m(Options(&k));
+  HostContext ctx;
+  ctx.fs = fs.get();
+  HostFacts f;
+  ASSERT_TRUE(m.Discover(ctx, f).ok());
+  CheckSink sink;
+  m.Check(nullptr, f, sink);
+  bool ib_ok = false;
+  for (const auto& c : sink.results())
+    ib_ok = ib_ok || (c.id == "rdma.ib-port" && c.verdict == Verdict::kOk);
+  EXPECT_TRUE(ib_ok);
+}
+
+// Every write of the netns changes failing, in turn: apply fails and the
+// tree is back to what it was, byte for byte (with ib_core.conf seeded, so
+// that restoring it means keeping the site's lines).
+TEST(RdmaModule, EveryWriteFailingLeavesTheTreeAsItWas) {
+  auto fresh = [] {
+    std::string root = Tree("cx5-roce");
+    std::ofstream(root + "/etc/modprobe.d/ib_core.conf") << "options ib_core recv_queue_size=512\n";
+    return root;
+  };
+  const std::string pristine = fresh();
+  auto run = [&](const std::string& root, std::vector<provisioner::testing::WriteFault> faults) {
+    provisioner::testing::SimOptions opt;
+    opt.faults = std::move(faults);
+    provisioner::testing::SimulatedHostFs fs(root, opt);
+    FakeKernel k;
+    std::vector<std::unique_ptr<Module>> modules;
+    modules.push_back(std::make_unique<RdmaModule>(Options(&k)));
+    HostContext ctx;
+    ctx.fs = &fs;
+    FakeClock clock;
+    ctx.clock = &clock;
+    auto facts = Discover(modules, ctx);
+    EXPECT_TRUE(facts.ok());
+    DesiredState d = Exclusive();
+    PlanResult plan = BuildPlan(modules, d, *facts);
+    EXPECT_EQ(plan.plan.changes.size(), 2u);
+    ApplyReport r = ApplyPlan(modules, plan.plan, d, ctx);
+    return std::make_pair(r.status, fs.writes());
+  };
+  std::string clean = fresh();
+  auto [ok, writes] = run(clean, {});
+  ASSERT_TRUE(ok.ok()) << ok.message();
+  ASSERT_EQ(writes, 2);
+  ASSERT_FALSE(provisioner::testing::DiffTrees(pristine, clean).empty());
+  for (int n = 1; n <= writes; ++n) {
+    for (int err : {EIO, ENOSPC, EBUSY}) {
+      std::string root = fresh();
+      auto [status, w] = run(root, {{n, "", err, 1}});
+      EXPECT_FALSE(status.ok()) << "write " << n << " errno " << err;
+      EXPECT_EQ(status.err(), err) << status.message();
+      EXPECT_EQ(provisioner::testing::DiffTreesText(pristine, root), "")
+          << "write " << n << " errno " << err;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace provisioner::rdma

@@ -1,0 +1,199 @@
+#include "modules/rdma/rdma_netlink.h"
+
+#include <netlink/attr.h>
+#include <netlink/msg.h>
+#include <netlink/netlink.h>
+#include <netlink/socket.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace provisioner::rdma {
+namespace {
+
+// Attributes beyond this are ignored when parsing (the mode is 66).
+constexpr int kMaxAttr = 128;
+
+struct MsgDeleter {
+  void operator()(nl_msg* m) const { nlmsg_free(m); }
+};
+using MsgPtr = std::unique_ptr<nl_msg, MsgDeleter>;
+
+struct SockDeleter {
+  void operator()(nl_sock* s) const { nl_socket_free(s); }
+};
+using SockPtr = std::unique_ptr<nl_sock, SockDeleter>;
+
+std::optional<uint8_t> ModeValue(const std::string& mode) {
+  if (mode == "shared") return 1;
+  if (mode == "exclusive") return 0;
+  return std::nullopt;
+}
+
+// Requests are acked so that a refused SET reports its errno.
+MsgPtr NewRequest(int op) {
+  return MsgPtr(nlmsg_alloc_simple(NldevMsgType(op), NLM_F_REQUEST | NLM_F_ACK));
+}
+
+MsgPtr NewSetRequest(const std::string& mode) {
+  MsgPtr m = NewRequest(kNldevCmdSysSet);
+  auto v = ModeValue(mode);
+  if (!v || (m && nla_put_u8(m.get(), kNldevSysAttrNetnsMode, *v) < 0)) m.reset();
+  return m;
+}
+
+std::vector<uint8_t> Bytes(nl_msg* m, uint32_t seq) {
+  if (m == nullptr) return {};
+  nlmsghdr* h = nlmsg_hdr(m);
+  h->nlmsg_seq = seq;
+  const auto* p = reinterpret_cast<const uint8_t*>(h);
+  return std::vector<uint8_t>(p, p + h->nlmsg_len);
+}
+
+StatusOr<std::string> ModeFromHeader(nlmsghdr* h) {
+  if (h->nlmsg_type == NLMSG_ERROR) {
+    auto* e = static_cast<nlmsgerr*>(nlmsg_data(h));
+    if (nlmsg_datalen(h) < static_cast<int>(sizeof(nlmsgerr))) {
+      return InvalidArgumentError("RDMA netlink: truncated error message");
+    }
+    return ErrnoToStatus(-e->error, "RDMA netlink SYS_GET");
+  }
+  if (h->nlmsg_type != NldevMsgType(kNldevCmdSysGet)) {
+    return InvalidArgumentError("RDMA netlink: reply of type " + std::to_string(h->nlmsg_type) +
+                                ", expected SYS_GET " +
+                                std::to_string(NldevMsgType(kNldevCmdSysGet)));
+  }
+  nlattr* tb[kMaxAttr + 1] = {};
+  if (int r = nlmsg_parse(h, 0, tb, kMaxAttr, nullptr); r < 0) {
+    return InvalidArgumentError(std::string("RDMA netlink: bad attributes: ") + nl_geterror(r));
+  }
+  nlattr* a = tb[kNldevSysAttrNetnsMode];
+  if (a == nullptr) {
+    return NotFoundError("RDMA netlink SYS_GET reply has no RDMA_NLDEV_SYS_ATTR_NETNS_MODE");
+  }
+  if (nla_len(a) < 1) return InvalidArgumentError("RDMA netlink: empty NETNS_MODE attribute");
+  return std::string(nla_get_u8(a) ? "shared" : "exclusive");
+}
+
+// What a request/response exchange saw.
+struct Exchange {
+  int kernel_errno = 0;  // from an NLMSG_ERROR with error != 0
+  bool acked = false;
+  std::optional<StatusOr<std::string>> mode;  // SYS_GET replies
+};
+
+int OnValid(nl_msg* msg, void* arg) {
+  auto* ex = static_cast<Exchange*>(arg);
+  nlmsghdr* h = nlmsg_hdr(msg);
+  if (h->nlmsg_type == NldevMsgType(kNldevCmdSysGet)) ex->mode = ModeFromHeader(h);
+  return NL_OK;
+}
+
+int OnError(sockaddr_nl*, nlmsgerr* e, void* arg) {
+  static_cast<Exchange*>(arg)->kernel_errno = -e->error;
+  return NL_STOP;
+}
+
+int OnAck(nl_msg*, void* arg) {
+  static_cast<Exchange*>(arg)->acked = true;
+  return NL_STOP;
+}
+
+class NetlinkClient : public NetnsModeClient {
+ public:
+  StatusOr<std::string> Get() override {
+    Exchange ex;
+    MsgPtr m = NewRequest(kNldevCmdSysGet);
+    RETURN_IF_ERROR(Run(m.get(), "SYS_GET", ex));
+    if (!ex.mode) return NotFoundError("RDMA netlink SYS_GET: the kernel sent no reply");
+    return *ex.mode;
+  }
+
+  Status Set(const std::string& mode) override {
+    if (!ModeValue(mode))
+      return InvalidArgumentError("netns mode must be shared or exclusive, not " + mode);
+    Exchange ex;
+    MsgPtr m = NewSetRequest(mode);
+    return Run(m.get(), "SYS_SET netns_mode " + mode, ex);
+  }
+
+ private:
+  Status Run(nl_msg* msg, const std::string& what, Exchange& ex) {
+    if (msg == nullptr) return InternalError("RDMA netlink " + what + ": cannot build the message");
+    SockPtr sk(nl_socket_alloc());
+    if (!sk) return InternalError("RDMA netlink: nl_socket_alloc failed");
+    errno = 0;
+    if (int r = nl_connect(sk.get(), kNetlinkRdma); r < 0) {
+      // libnl folds errno into its own codes: report the socket's errno.
+      int err = errno != 0 ? errno : EPROTONOSUPPORT;
+      Status s = ErrnoToStatus(err, "open NETLINK_RDMA socket");
+      if (err == EPROTONOSUPPORT) {
+        return Status(StatusCode::kFailedPrecondition,
+                      s.message() + ": no RDMA netlink in this kernel (ib_core not loaded)", err);
+      }
+      return s;
+    }
+    timeval tv{5, 0};  // never hang on a kernel that does not answer
+    setsockopt(nl_socket_get_fd(sk.get()), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    nl_socket_modify_cb(sk.get(), NL_CB_VALID, NL_CB_CUSTOM, OnValid, &ex);
+    nl_socket_modify_cb(sk.get(), NL_CB_ACK, NL_CB_CUSTOM, OnAck, &ex);
+    nl_socket_modify_err_cb(sk.get(), NL_CB_CUSTOM, OnError, &ex);
+    if (int r = nl_send_auto(sk.get(), msg); r < 0) {
+      return ErrnoToStatus(errno != 0 ? errno : EIO, "RDMA netlink " + what + ": send");
+    }
+    for (int i = 0; i < 16 && !ex.acked && ex.kernel_errno == 0; ++i) {
+      int r = nl_recvmsgs_default(sk.get());
+      if (ex.kernel_errno != 0) break;
+      if (r < 0) {
+        return Status(StatusCode::kUnavailable,
+                      "RDMA netlink " + what + ": receive: " + nl_geterror(r));
+      }
+    }
+    if (ex.kernel_errno != 0) {
+      Status s = ErrnoToStatus(ex.kernel_errno, "RDMA netlink " + what);
+      if (ex.kernel_errno == EBUSY) {
+        return Status(s.code(),
+                      s.message() +
+                          ": the kernel switches the netns mode only while no network "
+                          "namespace other than the initial one exists",
+                      EBUSY);
+      }
+      return s;
+    }
+    if (!ex.acked) return UnavailableError("RDMA netlink " + what + ": no acknowledgement");
+    return OkStatus();
+  }
+};
+
+}  // namespace
+
+std::vector<uint8_t> BuildSysGetRequest(uint32_t seq) {
+  MsgPtr m = NewRequest(kNldevCmdSysGet);
+  return Bytes(m.get(), seq);
+}
+
+std::vector<uint8_t> BuildSysSetRequest(uint32_t seq, const std::string& mode) {
+  MsgPtr m = NewSetRequest(mode);
+  return Bytes(m.get(), seq);
+}
+
+StatusOr<std::string> ParseSysGetReply(const std::vector<uint8_t>& msg) {
+  if (msg.size() < sizeof(nlmsghdr)) return InvalidArgumentError("RDMA netlink: short message");
+  // Copy into aligned storage: nlmsg_* read the header in place.
+  std::vector<uint32_t> buf((msg.size() + 3) / 4);
+  std::memcpy(buf.data(), msg.data(), msg.size());
+  auto* h = reinterpret_cast<nlmsghdr*>(buf.data());
+  if (!nlmsg_ok(h, static_cast<int>(msg.size()))) {
+    return InvalidArgumentError("RDMA netlink: message length " + std::to_string(h->nlmsg_len) +
+                                " does not fit " + std::to_string(msg.size()) + " bytes");
+  }
+  return ModeFromHeader(h);
+}
+
+std::unique_ptr<NetnsModeClient> NewNetlinkNetnsModeClient() {
+  return std::make_unique<NetlinkClient>();
+}
+
+}  // namespace provisioner::rdma

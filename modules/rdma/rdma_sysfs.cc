@@ -1,0 +1,456 @@
+#include "modules/rdma/rdma_sysfs.h"
+
+#include <arpa/inet.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstdint>
+#include <cstdlib>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "spdlog/spdlog.h"
+
+namespace provisioner::rdma {
+namespace {
+
+std::string Trim(std::string_view s) {
+  size_t b = 0, e = s.size();
+  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
+  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
+  return std::string(s.substr(b, e - b));
+}
+
+std::vector<std::string> Lines(std::string_view text) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (char c : text) {
+    if (c == '\n') {
+      out.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  if (!cur.empty()) out.push_back(cur);
+  return out;
+}
+
+std::vector<std::string> Fields(std::string_view line) {
+  std::vector<std::string> out;
+  std::istringstream in{std::string(line)};
+  std::string f;
+  while (in >> f) out.push_back(f);
+  return out;
+}
+
+bool IsNumber(const std::string& s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// Names sorted numerically ("2" before "10").
+std::vector<int> NumericEntries(const std::vector<std::string>& names) {
+  std::vector<int> out;
+  for (const auto& n : names) {
+    if (IsNumber(n) && n.size() < 8) out.push_back(std::atoi(n.c_str()));
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// 16 bytes of a GID in sysfs text (8 groups of 4 hex digits).
+std::optional<std::array<uint8_t, 16>> GidBytes(std::string_view gid) {
+  std::string hex;
+  for (char c : gid) {
+    if (c == ':') continue;
+    if (!std::isxdigit(static_cast<unsigned char>(c))) return std::nullopt;
+    hex += c;
+  }
+  if (hex.size() != 32) return std::nullopt;
+  std::array<uint8_t, 16> b{};
+  for (size_t i = 0; i < 16; ++i)
+    b[i] = static_cast<uint8_t>(std::stoi(hex.substr(2 * i, 2), nullptr, 16));
+  return b;
+}
+
+// What HostFs::ReadAttr does to a file's contents: trailing whitespace off.
+std::string TrimAttr(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ' || s.back() == '\t' ||
+                        s.back() == '\r' || s.back() == '\0')) {
+    s.pop_back();
+  }
+  return s;
+}
+
+// Reads an attribute; empty when missing or unreadable (optional facts).
+std::string Attr(const HostFs& fs, const std::string& path) {
+  auto v = fs.ReadAttr(path);
+  return v.ok() ? *v : "";
+}
+
+// dev_port of a netdev (0-based port of its PCI function); 0 when unknown.
+int DevPort(const HostFs& fs, const std::string& netdev) {
+  std::string v = Attr(fs, "/sys/class/net/" + netdev + "/dev_port");
+  return IsNumber(v) ? std::atoi(v.c_str()) : 0;
+}
+
+StatusOr<RdmaPort> ReadPort(const HostFs& fs, const std::string& dir, int port,
+                            const std::vector<std::string>& pci_netdevs) {
+  RdmaPort p;
+  p.port = port;
+  p.link_layer = Attr(fs, dir + "/link_layer");
+  p.state = StripEnumPrefix(Attr(fs, dir + "/state"));
+  p.phys_state = StripEnumPrefix(Attr(fs, dir + "/phys_state"));
+  p.rate = Attr(fs, dir + "/rate");
+  p.lid = ParseHexLid(Attr(fs, dir + "/lid"));
+  p.sm_lid = ParseHexLid(Attr(fs, dir + "/sm_lid"));
+  auto slots = fs.ListDir(dir + "/gids");
+  if (slots.ok()) {
+    // Whole tables at a time (ReadFilesIn resolves each directory once): a
+    // port has 256 slots, most of them the zero GID.
+    std::vector<std::string> names;
+    std::vector<int> indexes = NumericEntries(*slots);
+    names.reserve(indexes.size());
+    for (int i : indexes) names.push_back(std::to_string(i));
+    auto gids = fs.ReadFilesIn(dir + "/gids", names);
+    std::vector<std::string> used;
+    for (size_t k = 0; k < gids.size(); ++k) {
+      if (!gids[k].ok()) {
+        // A slot the kernel cannot show right now: skip it, keep the rest.
+        spdlog::debug("{}/gids/{}: {}", dir, names[k], gids[k].status().message());
+        continue;
+      }
+      std::string gid = TrimAttr(std::move(*gids[k]));
+      if (IsZeroGid(gid)) continue;
+      RdmaGid g;
+      g.index = indexes[k];
+      g.gid = std::move(gid);
+      p.gids.push_back(std::move(g));
+      used.push_back(names[k]);
+    }
+    // types/ndevs fail with EINVAL on slots being updated and ndevs on IB.
+    auto types = fs.ReadFilesIn(dir + "/gid_attrs/types", used);
+    auto ndevs = fs.ReadFilesIn(dir + "/gid_attrs/ndevs", used);
+    for (size_t k = 0; k < used.size(); ++k) {
+      if (types[k].ok()) p.gids[k].type = TrimAttr(std::move(*types[k]));
+      if (ndevs[k].ok()) p.gids[k].netdev = TrimAttr(std::move(*ndevs[k]));
+    }
+  }
+  // The port's netdev in this namespace. The GID table names the netdevs
+  // whose addresses it holds (the uplink, or a macvlan in a pod); one that
+  // exists here (/sys/class/net is per namespace) is the one verbs will use,
+  // preferably the PCI function's own. Else, for InfiniBand (no ndevs), the
+  // PCI function's netdev (by dev_port when it has several ports; IPoIB).
+  std::string any_gid_netdev;
+  for (const auto& g : p.gids) {
+    if (g.netdev.empty() || !fs.Exists("/sys/class/net/" + g.netdev)) continue;
+    if (any_gid_netdev.empty()) any_gid_netdev = g.netdev;
+    if (std::find(pci_netdevs.begin(), pci_netdevs.end(), g.netdev) != pci_netdevs.end()) {
+      p.netdev = g.netdev;
+      break;
+    }
+  }
+  if (p.netdev.empty()) p.netdev = any_gid_netdev;
+  if (p.netdev.empty()) {
+    for (const auto& n : pci_netdevs) {
+      if (pci_netdevs.size() == 1 || DevPort(fs, n) == port - 1) {
+        p.netdev = n;
+        break;
+      }
+    }
+  }
+  p.roce_v2 = RoceV2Addresses(p.gids);
+  return p;
+}
+
+// IPv4 from /proc/net/route's little-endian hex ("000051AC" -> 172.81.0.0).
+std::optional<uint32_t> RouteHex(const std::string& s) {
+  if (s.size() != 8) return std::nullopt;
+  char* end = nullptr;
+  unsigned long v = std::strtoul(s.c_str(), &end, 16);
+  if (*end != '\0') return std::nullopt;
+  uint32_t le = static_cast<uint32_t>(v);
+  // Bytes in memory order are the address in network order.
+  return ((le & 0xff) << 24) | ((le >> 8 & 0xff) << 16) | ((le >> 16 & 0xff) << 8) | (le >> 24);
+}
+
+std::optional<uint32_t> ParseIpv4(const std::string& s) {
+  in_addr a{};
+  if (inet_pton(AF_INET, s.c_str(), &a) != 1) return std::nullopt;
+  return ntohl(a.s_addr);
+}
+
+}  // namespace
+
+std::string StripEnumPrefix(std::string_view s) {
+  size_t colon = s.find(':');
+  if (colon == std::string_view::npos) return Trim(s);
+  return Trim(s.substr(colon + 1));
+}
+
+std::optional<int> ParseHexLid(std::string_view s) {
+  std::string t = Trim(s);
+  if (t.empty()) return std::nullopt;
+  char* end = nullptr;
+  long v = std::strtol(t.c_str(), &end, 0);
+  if (*end != '\0' || v < 0 || v > 0xffff) return std::nullopt;
+  return static_cast<int>(v);
+}
+
+bool IsZeroGid(std::string_view gid) {
+  // Fast path for the usual unused slot, without parsing.
+  if (gid == "0000:0000:0000:0000:0000:0000:0000:0000") return true;
+  auto b = GidBytes(gid);
+  if (!b) return false;
+  return std::all_of(b->begin(), b->end(), [](uint8_t x) { return x == 0; });
+}
+
+std::optional<std::string> Ipv4FromGid(std::string_view gid) {
+  auto b = GidBytes(gid);
+  if (!b) return std::nullopt;
+  for (int i = 0; i < 10; ++i) {
+    if ((*b)[i] != 0) return std::nullopt;
+  }
+  if ((*b)[10] != 0xff || (*b)[11] != 0xff) return std::nullopt;
+  return std::to_string((*b)[12]) + "." + std::to_string((*b)[13]) + "." +
+         std::to_string((*b)[14]) + "." + std::to_string((*b)[15]);
+}
+
+std::optional<std::string> Ipv6FromGid(std::string_view gid) {
+  auto b = GidBytes(gid);
+  if (!b) return std::nullopt;
+  char buf[INET6_ADDRSTRLEN];
+  if (inet_ntop(AF_INET6, b->data(), buf, sizeof buf) == nullptr) return std::nullopt;
+  return std::string(buf);
+}
+
+std::vector<RoceAddress> RoceV2Addresses(const std::vector<RdmaGid>& gids) {
+  std::vector<RoceAddress> out;
+  for (const auto& g : gids) {
+    if (g.type != "RoCE v2" || g.netdev.empty()) continue;
+    RoceAddress a;
+    a.netdev = g.netdev;
+    a.gid_index = g.index;
+    if (auto v4 = Ipv4FromGid(g.gid)) {
+      a.family = 4;
+      a.address = *v4;
+    } else if (auto v6 = Ipv6FromGid(g.gid)) {
+      a.family = 6;
+      a.address = *v6;
+    } else {
+      continue;
+    }
+    out.push_back(std::move(a));
+  }
+  std::stable_sort(out.begin(), out.end(), [](const RoceAddress& a, const RoceAddress& b) {
+    return std::tie(a.netdev, a.family) < std::tie(b.netdev, b.family);
+  });
+  return out;
+}
+
+std::optional<std::string> NetnsModeFromParam(std::string_view value) {
+  std::string v = Trim(value);
+  if (v == "Y" || v == "1" || v == "y") return "shared";
+  if (v == "N" || v == "0" || v == "n") return "exclusive";
+  return std::nullopt;
+}
+
+std::optional<std::string> NetnsModeFromModprobe(std::string_view text) {
+  std::optional<std::string> mode;
+  for (const auto& line : Lines(text)) {
+    std::vector<std::string> f = Fields(line);
+    if (f.size() < 3 || f[0] != "options" || f[1] != "ib_core") continue;
+    for (size_t i = 2; i < f.size(); ++i) {
+      if (f[i].rfind("#", 0) == 0) break;
+      if (f[i].rfind("netns_mode=", 0) != 0) continue;
+      std::string v = f[i].substr(11);
+      if (v == "0" || v == "N" || v == "n") mode = "exclusive";
+      if (v == "1" || v == "Y" || v == "y") mode = "shared";
+    }
+  }
+  return mode;
+}
+
+std::string EditModprobeNetnsMode(std::string_view text, const std::string& mode) {
+  const bool set = mode == "exclusive";
+  std::string out;
+  bool written = false;
+  for (const auto& line : Lines(text)) {
+    std::vector<std::string> f = Fields(line);
+    bool ours = f.size() >= 2 && f[0] == "options" && f[1] == "ib_core";
+    bool has = false;
+    for (size_t i = 2; ours && i < f.size(); ++i) has = has || f[i].rfind("netns_mode=", 0) == 0;
+    if (!has) {
+      out += line + "\n";
+      continue;
+    }
+    // Rebuild the line without netns_mode; the one wanted value goes once.
+    std::string rebuilt = "options ib_core";
+    int kept = 0;
+    for (size_t i = 2; i < f.size(); ++i) {
+      if (f[i].rfind("netns_mode=", 0) == 0) {
+        if (set && !written) {
+          rebuilt += " netns_mode=0";
+          written = true;
+          ++kept;
+        }
+        continue;
+      }
+      rebuilt += " " + f[i];
+      ++kept;
+    }
+    if (kept > 0) out += rebuilt + "\n";
+  }
+  if (set && !written) out += "options ib_core netns_mode=0\n";
+  return out;
+}
+
+std::optional<std::pair<int, int>> KernelVersion(std::string_view release) {
+  int major = 0, minor = 0;
+  if (std::sscanf(std::string(release).c_str(), "%d.%d", &major, &minor) != 2) return std::nullopt;
+  return std::make_pair(major, minor);
+}
+
+std::string OfedVersionFrom(std::string_view text) {
+  const std::string_view key = "MLNX_OFED_LINUX-";
+  size_t p = text.find(key);
+  if (p == std::string_view::npos) return "";
+  size_t b = p + key.size(), e = b;
+  while (e < text.size() &&
+         (std::isalnum(static_cast<unsigned char>(text[e])) || text[e] == '.' || text[e] == '-')) {
+    ++e;
+  }
+  return std::string(text.substr(b, e - b));
+}
+
+StatusOr<std::vector<RdmaDevice>> ReadRdmaDevices(const HostFs& fs) {
+  std::vector<RdmaDevice> out;
+  const std::string cls = "/sys/class/infiniband";
+  if (!fs.Exists(cls)) return out;
+  auto names = fs.ListDir(cls);
+  if (!names.ok()) return names.status().WithContext("list " + cls);
+  for (const auto& name : *names) {
+    const std::string dir = cls + "/" + name;
+    RdmaDevice d;
+    d.name = name;
+    d.node_guid = Attr(fs, dir + "/node_guid");
+    d.fw_ver = Attr(fs, dir + "/fw_ver");
+    d.hca_type = Attr(fs, dir + "/hca_type");
+    std::vector<std::string> pci_netdevs;
+    if (fs.Exists(dir + "/device")) {
+      auto pci = fs.LinkBasename(dir + "/device");
+      if (pci.ok() && fs.Exists(dir + "/device/vendor")) {
+        d.pci_address = *pci;
+        d.is_vf = fs.Exists(dir + "/device/physfn");
+      }
+      if (auto nets = fs.ListDir(dir + "/device/net"); nets.ok()) pci_netdevs = *nets;
+    }
+    auto ports = fs.ListDir(dir + "/ports");
+    if (ports.ok()) {
+      for (int p : NumericEntries(*ports)) {
+        ASSIGN_OR_RETURN(RdmaPort port,
+                         ReadPort(fs, dir + "/ports/" + std::to_string(p), p, pci_netdevs));
+        d.ports.push_back(std::move(port));
+      }
+    }
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
+std::optional<std::string> ReadNetnsModeParam(const HostFs& fs) {
+  auto v = fs.ReadAttr(kNetnsModeParam);
+  if (!v.ok()) return std::nullopt;
+  return NetnsModeFromParam(*v);
+}
+
+void ReadPersistentNetnsMode(const HostFs& fs, RdmaFacts& facts) {
+  // modprobe reads these directories; a file name in an earlier one hides
+  // the same name in later ones; all files are then read in name order.
+  std::map<std::string, std::string> files;  // name -> host path
+  for (const char* dir : {"/lib/modprobe.d", "/run/modprobe.d", "/etc/modprobe.d"}) {
+    auto names = fs.ListDir(dir);
+    if (!names.ok()) continue;
+    for (const auto& n : *names) {
+      if (n.size() > 5 && n.substr(n.size() - 5) == ".conf") files[n] = std::string(dir) + "/" + n;
+    }
+  }
+  for (const auto& [name, path] : files) {
+    auto text = fs.ReadFile(path);
+    if (!text.ok()) continue;
+    if (auto m = NetnsModeFromModprobe(*text)) {
+      facts.persistent_netns_mode = *m;
+      facts.persistent_netns_source = path;
+    }
+  }
+}
+
+void ReadOfed(const HostFs& fs, RdmaFacts& facts) {
+  facts.ofed = fs.Exists("/sys/module/mlx_compat");
+  if (auto v = fs.ReadAttr("/sys/module/mlx_compat/version"); v.ok() && !v->empty()) {
+    facts.ofed_version = *v;
+  }
+  if (auto t = fs.ReadFile("/usr/bin/ofed_info"); t.ok()) {
+    facts.ofed = true;
+    if (std::string v = OfedVersionFrom(*t); !v.empty()) facts.ofed_version = v;
+  }
+}
+
+void ReadDevFiles(const HostFs& fs, RdmaFacts& facts) {
+  auto names = fs.ListDir("/dev/infiniband");
+  if (names.ok()) facts.dev_files = *names;
+  facts.dev_captured = fs.IsLiveRoot() || fs.Exists("/dev");
+}
+
+void ReadAddressesFromProc(const HostFs& fs, RdmaFacts& facts) {
+  if (auto t = fs.ReadFile("/proc/net/if_inet6"); t.ok()) {
+    facts.addresses_known = true;
+    for (const auto& line : Lines(*t)) {
+      std::vector<std::string> f = Fields(line);
+      if (f.size() < 6 || f[0].size() != 32) continue;
+      std::string gid;
+      for (size_t i = 0; i < 32; i += 4) gid += (i ? ":" : "") + f[0].substr(i, 4);
+      if (auto a = Ipv6FromGid(gid)) facts.addresses[f[5]].ipv6.push_back(*a);
+    }
+  }
+  auto trie = fs.ReadFile("/proc/net/fib_trie");
+  auto route = fs.ReadFile("/proc/net/route");
+  if (!trie.ok() || !route.ok()) return;
+  facts.addresses_known = true;
+  // Local addresses: a leaf "|-- a.b.c.d" followed by "/32 host LOCAL".
+  std::set<std::string> local;
+  std::string leaf;
+  for (const auto& line : Lines(*trie)) {
+    std::string t = Trim(line);
+    if (t.rfind("|-- ", 0) == 0) {
+      leaf = t.substr(4);
+    } else if (t.find("/32 host LOCAL") != std::string::npos && !leaf.empty()) {
+      local.insert(leaf);
+    }
+  }
+  struct LinkRoute {
+    std::string iface;
+    uint32_t dst = 0, mask = 0;
+  };
+  std::vector<LinkRoute> routes;
+  for (const auto& line : Lines(*route)) {
+    std::vector<std::string> f = Fields(line);
+    if (f.size() < 8 || f[0] == "Iface") continue;
+    auto dst = RouteHex(f[1]), gw = RouteHex(f[2]), mask = RouteHex(f[7]);
+    if (!dst || !gw || !mask || *gw != 0 || *mask == 0) continue;
+    routes.push_back({f[0], *dst, *mask});
+  }
+  for (const auto& a : local) {
+    auto ip = ParseIpv4(a);
+    if (!ip) continue;
+    const LinkRoute* best = nullptr;
+    for (const auto& r : routes) {
+      if ((*ip & r.mask) == r.dst && (best == nullptr || r.mask > best->mask)) best = &r;
+    }
+    if (best != nullptr) facts.addresses[best->iface].ipv4.push_back(a);
+  }
+}
+
+}  // namespace provisioner::rdma

@@ -1,0 +1,30 @@
+// Module "topology": discovery only. Finds the GPUs and the PCIe level of
+// every GPU x NIC pair (engine/model/topology.h says how, after NCCL and
+// nvidia-smi), and checks the nicSelector.nearGpu selectors at plan time. It
+// plans no change.
+#ifndef PROVISIONER_MODULES_TOPOLOGY_TOPOLOGY_MODULE_H_
+#define PROVISIONER_MODULES_TOPOLOGY_TOPOLOGY_MODULE_H_
+
+#include <string_view>
+
+#include "engine/module/module.h"
+
+namespace provisioner {
+
+class TopologyModule final : public Module {
+ public:
+  std::string_view name() const override { return "topology"; }
+  // Pure over the facts already found: sysfs paths and NUMA nodes (pci), and
+  // which functions are NICs (SR-IOV PFs from sriov, RDMA devices from rdma).
+  Status Discover(HostContext& ctx, HostFacts& facts) override;
+  // Errors for nearGpu selectors: missing GPU, remote NIC without
+  // allowRemote, two nics on one GPU, two GPUs whose nearest NIC is the same.
+  void Plan(const DesiredState& desired, const HostFacts& facts, PlanSink& sink) const override;
+  // Never called: this module plans no change.
+  Status Apply(const Change& change, HostContext& ctx) override;
+  Status Verify(const Change& change, HostContext& ctx) override;
+};
+
+}  // namespace provisioner
+
+#endif  // PROVISIONER_MODULES_TOPOLOGY_TOPOLOGY_MODULE_H_

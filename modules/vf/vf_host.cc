@@ -1,0 +1,484 @@
+#include "modules/vf/vf_host.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstdlib>
+#include <functional>
+#include <map>
+#include <optional>
+#include <utility>
+
+#include "modules/vf/vf_planner.h"
+#include "spdlog/spdlog.h"
+
+namespace provisioner {
+namespace {
+
+// "0000:af:00.0": safe to put in a path.
+bool IsPciAddressText(const std::string& s) {
+  if (s.size() != 12 || s[4] != ':' || s[7] != ':' || s[10] != '.') return false;
+  for (size_t i : {0, 1, 2, 3, 5, 6, 8, 9}) {
+    if (!std::isxdigit(static_cast<unsigned char>(s[i]))) return false;
+  }
+  return s[11] >= '0' && s[11] <= '7';
+}
+
+using nlohmann::json;
+using std::chrono::milliseconds;
+
+constexpr char kDevices[] = "/sys/bus/pci/devices/";
+constexpr char kDrivers[] = "/sys/bus/pci/drivers/";
+
+std::string LinkIfPresent(const HostFs& fs, const std::string& path) {
+  if (!fs.IsSymlink(path)) return "";
+  auto base = fs.LinkBasename(path);
+  return base.ok() ? *base : "";
+}
+
+std::vector<std::string> ListIfDir(const HostFs& fs, const std::string& path) {
+  if (!fs.IsDir(path)) return {};
+  auto list = fs.ListDir(path);
+  return list.ok() ? *list : std::vector<std::string>{};
+}
+
+std::string ReadOr(const HostFs& fs, const std::string& path, std::string fallback = "") {
+  auto v = fs.ReadAttr(path);
+  return v.ok() ? *v : fallback;
+}
+
+// Drivers that take a VF away from the network stack: no netdev to wait for.
+bool IsUserspaceDriver(const std::string& d) {
+  return d == kVfioPci || d == "pci-stub" || d == "uio_pci_generic" || d == "igb_uio";
+}
+
+std::string DriverOf(const HostFs& fs, const std::string& bdf) {
+  return LinkIfPresent(fs, kDevices + bdf + "/driver");
+}
+
+// The GUID text of a sysfs/OFED file, normalized; "" when absent or unparsable.
+std::string GuidFrom(const std::string& text) {
+  auto g = ParseGuid(text);
+  return g ? FormatGuid(*g) : "";
+}
+
+// The GUID part (last 64 bits) of a GID "fe80:0000:0000:0000:ee0d:9a00:018a:bcde".
+std::string PortGuidFromGid(const std::string& gid) {
+  return gid.size() == 39 ? GuidFrom(gid.substr(20)) : "";
+}
+
+struct VfGuids {
+  std::string node;  // "" unknown
+  std::string port;
+};
+
+// The GUIDs a VF has now: its RDMA device when it has one (what the driver
+// took at probe), else the OFED / tree files, else the netlink dump.
+VfGuids ReadGuids(const HostFs& fs, const std::string& pf, int index, const std::string& bdf,
+                  const std::optional<VfLinkState>& nl) {
+  VfGuids g;
+  for (const std::string& dev : ListIfDir(fs, kDevices + bdf + "/infiniband")) {
+    const std::string d = kDevices + bdf + "/infiniband/" + dev;
+    g.node = GuidFrom(ReadOr(fs, d + "/node_guid"));
+    if (ReadOr(fs, d + "/ports/1/link_layer") == "InfiniBand") {
+      g.port = PortGuidFromGid(ReadOr(fs, d + "/ports/1/gids/0"));
+    }
+    if (!g.node.empty()) return g;
+  }
+  g.node = GuidFrom(ReadOr(fs, OfedGuidPath(pf, index, "node")));
+  g.port = GuidFrom(ReadOr(fs, OfedGuidPath(pf, index, "port")));
+  if (!g.node.empty()) return g;
+  if (nl && nl->node_guid) g.node = FormatGuid(*nl->node_guid);
+  if (nl && nl->port_guid) g.port = FormatGuid(*nl->port_guid);
+  return g;
+}
+
+std::optional<bool> ReadTreeFlag(const HostFs& fs, const std::string& pf, int vf,
+                                 const std::string& name) {
+  auto v = fs.ReadAttr(TreeVfStatePath(pf, vf, name));
+  if (!v.ok()) return std::nullopt;
+  if (*v == "1") return true;
+  if (*v == "0") return false;
+  return std::nullopt;
+}
+
+std::map<int, VfLinkState> ReadNetlink(VfNetlink* nl, const std::string& netdev) {
+  std::map<int, VfLinkState> out;
+  if (nl == nullptr || netdev.empty()) return out;
+  auto vfs = nl->ReadVfs(netdev);
+  if (!vfs.ok()) {
+    spdlog::debug("{}", vfs.status().message());  // a missing fact, not an error
+    return out;
+  }
+  for (const VfLinkState& s : *vfs) out[s.vf] = s;
+  return out;
+}
+
+// Polls `done` until true or ctx.settle_timeout.
+Status WaitFor(HostContext& ctx, const VfHostOptions& options, const std::string& what,
+               const std::function<bool()>& done) {
+  Clock& clock = ctx.clock != nullptr ? *ctx.clock : RealClock();
+  const auto deadline = clock.Now() + ctx.settle_timeout;
+  for (;;) {
+    if (done()) return OkStatus();
+    if (clock.Now() >= deadline) {
+      return DeadlineExceededError(
+          "not settled after " +
+          std::to_string(std::chrono::duration_cast<milliseconds>(ctx.settle_timeout).count()) +
+          "ms: " + what);
+    }
+    clock.SleepFor(options.poll_interval);
+  }
+}
+
+// One value per VF: an array (rollback: per-VF prior values) or one value for all.
+std::vector<json> PerVf(const json& after, size_t n) {
+  std::vector<json> out(n, after.is_array() ? json(nullptr) : after);
+  if (after.is_array()) {
+    for (size_t i = 0; i < n && i < after.size(); ++i) out[i] = after[i];
+  }
+  return out;
+}
+
+std::string Netdev(const Change& c) {
+  return c.detail.is_object() && c.detail.contains("netdev") && c.detail["netdev"].is_string()
+             ? c.detail["netdev"].get<std::string>()
+             : "";
+}
+
+std::string Label(const Change& c) {
+  if (c.detail.is_object() && c.detail.contains("nic") && c.detail["nic"].is_string()) {
+    return "nics[" + c.detail["nic"].get<std::string>() + "]";
+  }
+  return c.target;
+}
+
+// The VFs of the change's PF. A forward change (one value for all VFs, or a
+// list as long as the planned count) needs exactly the planned count; an
+// inverse one (rollback: the prior per-VF values) takes the VFs there are.
+StatusOr<std::vector<std::string>> ChangeVfs(const Change& c, const HostFs& fs) {
+  if (!IsPciAddressText(c.target)) return InvalidArgumentError(c.id + ": not a PCI address");
+  ASSIGN_OR_RETURN(std::vector<std::string> vfs, ResolveVfs(fs, c.target));
+  if (c.detail.is_object() && c.detail.contains("count") && c.detail["count"].is_number_integer()) {
+    const size_t want = static_cast<size_t>(c.detail["count"].get<long long>());
+    const bool forward = !c.after.is_array() || c.after.size() == want;
+    if (forward && vfs.size() != want) {
+      return FailedPreconditionError(c.target + ": " + std::to_string(vfs.size()) +
+                                     " VFs present, the plan expects " + std::to_string(want));
+    }
+  }
+  return vfs;
+}
+
+// Unbinds and binds a VF to the driver it has, so the driver takes new GUIDs.
+Status Rebind(const std::string& bdf, HostContext& ctx, const VfHostOptions& options) {
+  const std::string driver = DriverOf(*ctx.fs, bdf);
+  if (driver.empty()) return OkStatus();  // the next probe takes them
+  RETURN_IF_ERROR(BindVf(bdf, "", ctx, options));
+  return BindVf(bdf, driver, ctx, options);
+}
+
+Status ApplyGuids(const Change& c, HostContext& ctx, VfNetlink* nl, const VfHostOptions& options) {
+  HostFs& fs = *ctx.fs;
+  ASSIGN_OR_RETURN(std::vector<std::string> vfs, ChangeVfs(c, fs));
+  std::vector<json> want = PerVf(c.after, vfs.size());
+  const std::string netdev = Netdev(c);
+  for (size_t i = 0; i < vfs.size(); ++i) {
+    if (!want[i].is_string()) continue;  // unknown before: nothing to restore
+    auto g = ParseGuid(want[i].get<std::string>());
+    if (!g) return InvalidArgumentError(c.id + ": not a GUID: " + want[i].dump());
+    const int n = static_cast<int>(i);
+    VfGuids now = ReadGuids(fs, c.target, n, vfs[i], std::nullopt);
+    if (now.node == FormatGuid(*g) && now.port == FormatGuid(*g)) continue;
+    const std::string vf_label = "VF " + std::to_string(n) + " (" + vfs[i] + ")";
+    if (ctx.progress) ctx.progress->Step(c.target + ": " + vf_label + " GUID " + FormatGuid(*g));
+    bool done = false;
+    if (options.use_netlink && nl != nullptr) {
+      if (netdev.empty()) return FailedPreconditionError(c.id + ": the PF has no netdev");
+      // Two messages: in one, the kernel applies only the node GUID.
+      Status s = nl->SetNodeGuid(netdev, n, *g);
+      if (s.ok()) s = nl->SetPortGuid(netdev, n, *g);
+      const bool ofed = fs.Exists(OfedGuidPath(c.target, n, "node"));
+      if (!s.ok() && !(s.err() == EOPNOTSUPP && ofed)) return s.WithContext(vf_label);
+      done = s.ok();
+    }
+    if (!done) {
+      const std::string node = OfedGuidPath(c.target, n, "node");
+      if (!fs.Exists(node)) {
+        return FailedPreconditionError(
+            c.id + ": " + vf_label + ": no " + node +
+            " (IB VF GUIDs go over netlink on the live root; the sriov/<vf> files exist "
+            "only with MLNX_OFED or the kernel simulator)");
+      }
+      RETURN_IF_ERROR(fs.WriteAttr(node, FormatGuidBytes(*g) + "\n").WithContext(vf_label));
+      RETURN_IF_ERROR(fs.WriteAttr(OfedGuidPath(c.target, n, "port"), FormatGuidBytes(*g) + "\n")
+                          .WithContext(vf_label));
+    }
+    // mlx5 reads the GUIDs when the VF is probed.
+    RETURN_IF_ERROR(Rebind(vfs[i], ctx, options).WithContext("rebind " + vf_label));
+    const std::string driver = DriverOf(fs, vfs[i]);
+    if (!driver.empty() && !IsUserspaceDriver(driver)) {
+      RETURN_IF_ERROR(WaitFor(
+          ctx, options, vf_label + " RDMA device with node GUID " + FormatGuid(*g),
+          [&] { return ReadGuids(fs, c.target, n, vfs[i], std::nullopt).node == FormatGuid(*g); }));
+    }
+  }
+  return OkStatus();
+}
+
+Status VerifyGuids(const Change& c, HostContext& ctx, VfNetlink* nl, const VfHostOptions& options) {
+  const HostFs& fs = *ctx.fs;
+  ASSIGN_OR_RETURN(std::vector<std::string> vfs, ChangeVfs(c, fs));
+  std::vector<json> want = PerVf(c.after, vfs.size());
+  std::map<int, VfLinkState> link =
+      options.use_netlink ? ReadNetlink(nl, Netdev(c)) : std::map<int, VfLinkState>{};
+  for (size_t i = 0; i < vfs.size(); ++i) {
+    if (!want[i].is_string()) continue;
+    const int n = static_cast<int>(i);
+    std::optional<VfLinkState> l;
+    if (auto it = link.find(n); it != link.end()) l = it->second;
+    VfGuids now = ReadGuids(fs, c.target, n, vfs[i], l);
+    const std::string g = GuidFrom(want[i].get<std::string>());
+    if (now.node != g || (!now.port.empty() && now.port != g)) {
+      return FailedPreconditionError(Label(c) + " VF " + std::to_string(n) + " (" + vfs[i] +
+                                     ") GUID: desired " + g + ", current node " +
+                                     (now.node.empty() ? "unknown" : now.node) + ", port " +
+                                     (now.port.empty() ? "unknown" : now.port));
+    }
+  }
+  return OkStatus();
+}
+
+const char* FlagFile(const Change& c) {
+  return c.attribute == kTrustAttribute ? "trust" : "spoofchk";
+}
+
+std::optional<bool> ReadFlag(const Change& c, const HostFs& fs, int n,
+                             const std::map<int, VfLinkState>& link, bool use_netlink) {
+  if (!use_netlink) return ReadTreeFlag(fs, c.target, n, FlagFile(c));
+  auto it = link.find(n);
+  if (it == link.end()) return std::nullopt;
+  return c.attribute == kTrustAttribute ? it->second.trust : it->second.spoof_chk;
+}
+
+Status ApplyFlag(const Change& c, HostContext& ctx, VfNetlink* nl, const VfHostOptions& options) {
+  HostFs& fs = *ctx.fs;
+  ASSIGN_OR_RETURN(std::vector<std::string> vfs, ChangeVfs(c, fs));
+  std::vector<json> want = PerVf(c.after, vfs.size());
+  const std::string netdev = Netdev(c);
+  const bool netlink = options.use_netlink && nl != nullptr;
+  if (netlink && netdev.empty()) return FailedPreconditionError(c.id + ": the PF has no netdev");
+  std::map<int, VfLinkState> link =
+      netlink ? ReadNetlink(nl, netdev) : std::map<int, VfLinkState>{};
+  for (size_t i = 0; i < vfs.size(); ++i) {
+    if (!want[i].is_boolean()) continue;
+    const bool on = want[i].get<bool>();
+    const int n = static_cast<int>(i);
+    if (ReadFlag(c, fs, n, link, netlink) == on) continue;
+    const std::string vf_label = "VF " + std::to_string(n) + " (" + vfs[i] + ")";
+    if (netlink) {
+      Status s = c.attribute == kTrustAttribute ? nl->SetTrust(netdev, n, on)
+                                                : nl->SetSpoofChk(netdev, n, on);
+      RETURN_IF_ERROR(s.WithContext(vf_label));
+    } else {
+      RETURN_IF_ERROR(
+          fs.WriteFileAtomic(TreeVfStatePath(c.target, n, FlagFile(c)), on ? "1\n" : "0\n", 0644)
+              .WithContext(vf_label));
+    }
+  }
+  return OkStatus();
+}
+
+Status VerifyFlag(const Change& c, HostContext& ctx, VfNetlink* nl, const VfHostOptions& options) {
+  const HostFs& fs = *ctx.fs;
+  ASSIGN_OR_RETURN(std::vector<std::string> vfs, ChangeVfs(c, fs));
+  std::vector<json> want = PerVf(c.after, vfs.size());
+  const bool netlink = options.use_netlink && nl != nullptr;
+  std::map<int, VfLinkState> link =
+      netlink ? ReadNetlink(nl, Netdev(c)) : std::map<int, VfLinkState>{};
+  for (size_t i = 0; i < vfs.size(); ++i) {
+    if (!want[i].is_boolean()) continue;
+    const int n = static_cast<int>(i);
+    std::optional<bool> now = ReadFlag(c, fs, n, link, netlink);
+    if (now != want[i].get<bool>()) {
+      return FailedPreconditionError(Label(c) + " VF " + std::to_string(n) + " (" + vfs[i] + ") " +
+                                     c.attribute + ": desired " + want[i].dump() + ", current " +
+                                     (now ? (*now ? "true" : "false") : "unknown"));
+    }
+  }
+  return OkStatus();
+}
+
+std::string DriverTarget(const json& v) { return v.is_string() ? v.get<std::string>() : ""; }
+
+bool SafeName(const std::string& s) {
+  return !s.empty() && s.find('/') == std::string::npos && s != "." && s != "..";
+}
+
+Status ApplyDriver(const Change& c, HostContext& ctx, const VfHostOptions& options) {
+  ASSIGN_OR_RETURN(std::vector<std::string> vfs, ChangeVfs(c, *ctx.fs));
+  std::vector<json> want = PerVf(c.after, vfs.size());
+  for (size_t i = 0; i < vfs.size(); ++i) {
+    const std::string target = DriverTarget(want[i]);
+    if (!target.empty() && !SafeName(target)) {
+      return InvalidArgumentError(c.id + ": not a driver name: " + want[i].dump());
+    }
+    if (ctx.progress != nullptr && DriverOf(*ctx.fs, vfs[i]) != target) {
+      ctx.progress->Step(c.target + ": VF " + std::to_string(i) + " (" + vfs[i] + ") -> " +
+                         (target.empty() ? "no driver" : target));
+    }
+    RETURN_IF_ERROR(BindVf(vfs[i], target, ctx, options)
+                        .WithContext("VF " + std::to_string(i) + " (" + vfs[i] + ")"));
+  }
+  return OkStatus();
+}
+
+Status VerifyDriver(const Change& c, HostContext& ctx) {
+  ASSIGN_OR_RETURN(std::vector<std::string> vfs, ChangeVfs(c, *ctx.fs));
+  std::vector<json> want = PerVf(c.after, vfs.size());
+  for (size_t i = 0; i < vfs.size(); ++i) {
+    const std::string target = DriverTarget(want[i]);
+    const std::string now = DriverOf(*ctx.fs, vfs[i]);
+    if (now != target) {
+      return FailedPreconditionError(
+          Label(c) + ".deviceType: VF " + std::to_string(i) + " (" + vfs[i] + ") driver: desired " +
+          (target.empty() ? "none" : target) + ", current " + (now.empty() ? "none" : now));
+    }
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+std::string TreeVfStatePath(const std::string& pf, int vf, const std::string& name) {
+  return "/run/kernel-sim/vf/" + pf + "/" + std::to_string(vf) + "/" + name;
+}
+
+std::string OfedGuidPath(const std::string& pf, int vf, const std::string& name) {
+  return kDevices + pf + "/sriov/" + std::to_string(vf) + "/" + name;
+}
+
+StatusOr<std::vector<std::string>> ResolveVfs(const HostFs& fs, const std::string& pf) {
+  const std::string dir = kDevices + pf;
+  ASSIGN_OR_RETURN(std::vector<std::string> entries, fs.ListDir(dir));
+  std::vector<std::pair<int, std::string>> links;
+  for (const std::string& e : entries) {
+    if (e.rfind("virtfn", 0) != 0 || e.size() == 6) continue;
+    if (e.find_first_not_of("0123456789", 6) != std::string::npos) continue;
+    std::string vf = LinkIfPresent(fs, dir + "/" + e);
+    if (!vf.empty()) links.emplace_back(std::atoi(e.c_str() + 6), vf);
+  }
+  std::sort(links.begin(), links.end());
+  std::vector<std::string> out;
+  for (auto& [n, vf] : links) {
+    if (n != static_cast<int>(out.size())) {
+      return FailedPreconditionError(dir + ": virtfn" + std::to_string(out.size()) + " missing");
+    }
+    out.push_back(std::move(vf));
+  }
+  return out;
+}
+
+Status DiscoverVfFacts(const HostFs& fs, VfNetlink* nl, const VfHostOptions& options,
+                       HostFacts& facts) {
+  facts.pci_drivers = ListIfDir(fs, "/sys/bus/pci/drivers");
+  for (PciFunction& f : facts.pci) {
+    if (!f.sriov) continue;
+    SriovInfo& s = *f.sriov;
+    s.ib_node_guid.clear();
+    for (const std::string& r : f.rdma_devices) {
+      const std::string d = "/sys/class/infiniband/" + r;
+      if (ReadOr(fs, d + "/ports/1/link_layer") != "InfiniBand") continue;
+      s.ib_node_guid = GuidFrom(ReadOr(fs, d + "/node_guid"));
+      break;
+    }
+    if (s.vfs.empty()) continue;
+    std::map<int, VfLinkState> link;
+    if (options.use_netlink && !f.netdevs.empty()) link = ReadNetlink(nl, f.netdevs.front());
+    for (VfInfo& vf : s.vfs) {
+      std::string o = ReadOr(fs, kDevices + vf.pci_address + "/driver_override", "(null)");
+      vf.driver_override = o == "(null)" ? "" : o;
+      std::optional<VfLinkState> l;
+      if (auto it = link.find(vf.vf_index); it != link.end()) l = it->second;
+      if (!s.ib_node_guid.empty()) {
+        VfGuids g = ReadGuids(fs, f.pci_address, vf.vf_index, vf.pci_address, l);
+        vf.ib_node_guid = g.node;
+        vf.ib_port_guid = g.port;
+      }
+      if (options.use_netlink) {
+        vf.trust = l ? l->trust : std::nullopt;
+        vf.spoof_chk = l ? l->spoof_chk : std::nullopt;
+      } else {
+        vf.trust = ReadTreeFlag(fs, f.pci_address, vf.vf_index, "trust");
+        vf.spoof_chk = ReadTreeFlag(fs, f.pci_address, vf.vf_index, "spoofchk");
+      }
+    }
+  }
+  return OkStatus();
+}
+
+Status BindVf(const std::string& vf, const std::string& driver, HostContext& ctx,
+              const VfHostOptions& options) {
+  HostFs& fs = *ctx.fs;
+  const std::string dev = kDevices + vf;
+  const std::string now = DriverOf(fs, vf);
+  const std::string override_path = dev + "/driver_override";
+  const std::string want_override = driver == kVfioPci ? driver : "";
+  std::string override_now = ReadOr(fs, override_path, "(null)");
+  if (override_now == "(null)") override_now.clear();
+  if (now == driver && (driver.empty() || override_now == want_override)) return OkStatus();
+  if (!now.empty() && now != driver) {
+    RETURN_IF_ERROR(fs.WriteAttr(kDrivers + now + "/unbind", vf));
+    RETURN_IF_ERROR(WaitFor(ctx, options, vf + " unbound from " + now,
+                            [&] { return DriverOf(fs, vf).empty(); }));
+  }
+  // Without an override a later probe (or reboot) could hand the VF back.
+  if (override_now != want_override && fs.Exists(override_path)) {
+    RETURN_IF_ERROR(fs.WriteAttr(override_path, want_override.empty() ? "\n" : want_override));
+  }
+  if (driver.empty() || now == driver) return OkStatus();
+  const std::string bind = kDrivers + driver + "/bind";
+  if (!fs.Exists(bind)) {
+    return FailedPreconditionError(
+        "driver " + driver + " is not registered (no " + std::string(kDrivers) + driver +
+        "): load its kernel module" +
+        (driver == kVfioPci ? " (vfio_pci: add it to spec.kernelModules)" : ""));
+  }
+  RETURN_IF_ERROR(fs.WriteAttr(bind, vf));
+  RETURN_IF_ERROR(WaitFor(ctx, options, vf + " bound to " + driver,
+                          [&] { return DriverOf(fs, vf) == driver; }));
+  if (!IsUserspaceDriver(driver)) {
+    RETURN_IF_ERROR(WaitFor(ctx, options, vf + " netdev (" + driver + ")",
+                            [&] { return !ListIfDir(fs, dev + "/net").empty(); }));
+  }
+  return OkStatus();
+}
+
+Status ApplyVfChange(const Change& change, HostContext& ctx, VfNetlink* nl,
+                     const VfHostOptions& options) {
+  Status s;
+  if (change.attribute == kIbGuidsAttribute) {
+    s = ApplyGuids(change, ctx, nl, options);
+  } else if (change.attribute == kTrustAttribute || change.attribute == kSpoofChkAttribute) {
+    s = ApplyFlag(change, ctx, nl, options);
+  } else if (change.attribute == kDriverAttribute) {
+    s = ApplyDriver(change, ctx, options);
+  } else {
+    return InvalidArgumentError("module vf has no attribute " + change.attribute + " (" +
+                                change.id + ")");
+  }
+  return s;
+}
+
+Status VerifyVfChange(const Change& change, HostContext& ctx, VfNetlink* nl,
+                      const VfHostOptions& options) {
+  if (change.attribute == kIbGuidsAttribute) return VerifyGuids(change, ctx, nl, options);
+  if (change.attribute == kTrustAttribute || change.attribute == kSpoofChkAttribute) {
+    return VerifyFlag(change, ctx, nl, options);
+  }
+  if (change.attribute == kDriverAttribute) return VerifyDriver(change, ctx);
+  return InvalidArgumentError("module vf has no attribute " + change.attribute + " (" + change.id +
+                              ")");
+}
+
+}  // namespace provisioner

@@ -1,0 +1,49 @@
+// Module "vf": per-VF settings (IB GUIDs for ib-sriov, vfTrust, vfSpoofChk)
+// and the VF driver binding (deviceType). Registered at order 12, after sriov
+// (which discovers the VFs); its changes run in phases kPhaseVfSettings and
+// kPhaseVfBinding, after numVfs (engine/plan/change.h explains the order).
+#ifndef PROVISIONER_MODULES_VF_VF_MODULE_H_
+#define PROVISIONER_MODULES_VF_VF_MODULE_H_
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string_view>
+
+#include "engine/module/module.h"
+#include "modules/vf/vf_host.h"
+#include "modules/vf/vf_netlink.h"
+
+namespace provisioner {
+
+struct VfModuleOptions {
+  // Netlink (GUIDs, trust, spoof check) or files: by default netlink on the
+  // live root only (see vf_host.h). Tests force either.
+  std::optional<bool> use_netlink;
+  // Makes the netlink backend; default libnl.
+  std::function<std::unique_ptr<VfNetlink>()> netlink_factory;
+  std::chrono::milliseconds poll_interval{20};
+};
+
+class VfModule final : public Module {
+ public:
+  VfModule() = default;
+  explicit VfModule(VfModuleOptions options) : options_(std::move(options)) {}
+
+  std::string_view name() const override { return "vf"; }
+  Status Discover(HostContext& ctx, HostFacts& facts) override;
+  void Plan(const DesiredState& desired, const HostFacts& facts, PlanSink& sink) const override;
+  Status Apply(const Change& change, HostContext& ctx) override;
+  Status Verify(const Change& change, HostContext& ctx) override;
+
+ private:
+  VfHostOptions HostOptions(const HostFs& fs) const;
+  VfNetlink* Netlink();
+
+  VfModuleOptions options_;
+  std::unique_ptr<VfNetlink> netlink_;
+};
+
+}  // namespace provisioner
+
+#endif  // PROVISIONER_MODULES_VF_VF_MODULE_H_

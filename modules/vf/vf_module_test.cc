@@ -1,0 +1,394 @@
+// The vf module with pci and sriov through the engine, against the in-process
+// kernel simulator: plan order, apply, verify, convergence, rollback; and the
+// live-root (netlink) path with a fake VfNetlink.
+#include "modules/vf/vf_module.h"
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/config/loader.h"
+#include "engine/core/engine.h"
+#include "gtest/gtest.h"
+#include "modules/pci/pci_module.h"
+#include "modules/sriov/sriov_module.h"
+#include "modules/vf/vf_host.h"
+#include "modules/vf/vf_planner.h"
+#include "test/sim/sim_host_fs.h"
+#include "test/support/host_presets.h"
+#include "test/support/host_tree.h"
+#include "test/support/tree_diff.h"
+#include "test/support/ttar.h"
+
+namespace provisioner {
+namespace {
+
+using std::chrono::milliseconds;
+
+class FakeClock final : public Clock {
+ public:
+  std::chrono::steady_clock::time_point Now() override { return now_; }
+  void SleepFor(milliseconds d) override { now_ += d; }
+
+ private:
+  std::chrono::steady_clock::time_point now_;
+};
+
+// What the kernel does with VF netlink settings: keeps them per VF; for IB
+// GUIDs mlx5 stores them where the VF's next probe finds them (here: the
+// simulator's sriov/<vf> files).
+class FakeNetlink final : public VfNetlink {
+ public:
+  explicit FakeNetlink(HostFs* fs, std::string pf) : fs_(fs), pf_(std::move(pf)) {}
+  StatusOr<std::vector<VfLinkState>> ReadVfs(const std::string& netdev) override {
+    calls.push_back("read " + netdev);
+    std::vector<VfLinkState> out;
+    for (auto& [vf, s] : state) out.push_back(s);
+    return out;
+  }
+  Status SetNodeGuid(const std::string& netdev, int vf, uint64_t guid) override {
+    calls.push_back("node " + netdev + " " + std::to_string(vf) + " " + FormatGuid(guid));
+    state[vf].vf = vf;
+    state[vf].node_guid = guid;
+    return fs_->WriteAttr(OfedGuidPath(pf_, vf, "node"), FormatGuidBytes(guid));
+  }
+  Status SetPortGuid(const std::string& netdev, int vf, uint64_t guid) override {
+    calls.push_back("port " + netdev + " " + std::to_string(vf) + " " + FormatGuid(guid));
+    state[vf].vf = vf;
+    state[vf].port_guid = guid;
+    return fs_->WriteAttr(OfedGuidPath(pf_, vf, "port"), FormatGuidBytes(guid));
+  }
+  Status SetTrust(const std::string& netdev, int vf, bool on) override {
+    calls.push_back("trust " + netdev + " " + std::to_string(vf) + (on ? " on" : " off"));
+    state[vf].vf = vf;
+    state[vf].trust = on;
+    return OkStatus();
+  }
+  Status SetSpoofChk(const std::string& netdev, int vf, bool on) override {
+    if (refuse_spoofchk) return ErrnoToStatus(EOPNOTSUPP, "netlink spoofchk");
+    state[vf].vf = vf;
+    state[vf].spoof_chk = on;
+    return OkStatus();
+  }
+  std::vector<std::string> calls;
+  std::map<int, VfLinkState> state;
+  bool refuse_spoofchk = false;
+
+ private:
+  HostFs* fs_;
+  std::string pf_;
+};
+
+class VfModuleTest : public ::testing::Test {
+ protected:
+  void Build(const testing::HostSpec& spec, VfModuleOptions vf_options = {}) {
+    root_ = testing::MakeTempDir("vf");
+    ASSERT_TRUE(testing::BuildHostTree(spec, root_).ok());
+    testing::SimOptions o;
+    o.settle_reads = 3;
+    fs_ = testing::NewSimulatedHostFs(root_, o);
+    sim_ = static_cast<testing::SimulatedHostFs*>(fs_.get());
+    ctx_.fs = fs_.get();
+    ctx_.clock = &clock_;
+    ctx_.settle_timeout = std::chrono::seconds(30);
+    if (!vf_options.use_netlink) vf_options.use_netlink = false;
+    modules_.clear();
+    modules_.push_back(std::make_unique<PciModule>());
+    modules_.push_back(std::make_unique<SriovModule>());
+    modules_.push_back(std::make_unique<VfModule>(std::move(vf_options)));
+  }
+
+  DesiredState Load(const std::string& nics_and_more) {
+    std::string yaml =
+        "apiVersion: provisioner/v1alpha1\nkind: HostConfig\nmetadata:\n  name: w\nspec:\n" +
+        nics_and_more;
+    LoadResult r = LoadDesiredStateFromString(yaml, "host.yaml");
+    for (const auto& d : r.diagnostics) ADD_FAILURE() << d.path << ": " << d.message;
+    EXPECT_TRUE(r.state.has_value());
+    return r.state.value_or(DesiredState());
+  }
+
+  PlanResult PlanNow(const DesiredState& d) {
+    auto facts = Discover(modules_, ctx_);
+    EXPECT_TRUE(facts.ok()) << facts.status().message();
+    return BuildPlan(modules_, d, facts.value_or(HostFacts()));
+  }
+
+  std::vector<std::string> Ids(const Plan& p) {
+    std::vector<std::string> ids;
+    for (const auto& c : p.changes) ids.push_back(c.id);
+    return ids;
+  }
+
+  std::string Link(const std::string& path) {
+    auto b = fs_->LinkBasename(path);
+    return b.ok() ? *b : "";
+  }
+
+  std::string root_;
+  std::unique_ptr<HostFs> fs_;
+  testing::SimulatedHostFs* sim_ = nullptr;
+  FakeClock clock_;
+  HostContext ctx_;
+  std::vector<std::unique_ptr<Module>> modules_;
+};
+
+constexpr char kRoceNic[] = R"(  nics:
+    - name: pf0
+      nicSelector: { rootDevices: ["0000:af:00.0"] }
+      numVfs: 8
+      deviceType: vfio-pci
+      vfTrust: true
+      vfSpoofChk: false
+)";
+
+TEST_F(VfModuleTest, VfioBindingTrustSpoofCheckInOrderThenConverged) {
+  Build(testing::Cx5RoceHost());
+  ASSERT_TRUE(sim_->sim().RegisterDriver("vfio-pci").ok());  // vfio_pci loaded
+  DesiredState d = Load(kRoceNic);
+  PlanResult p = PlanNow(d);
+  EXPECT_TRUE(p.diagnostics.empty());
+  EXPECT_EQ(Ids(p.plan),
+            (std::vector<std::string>{"sriov/0000:af:00.0/numVfs", "vf/0000:af:00.0/trust",
+                                      "vf/0000:af:00.0/spoofChk", "vf/0000:af:00.0/driver"}));
+  ApplyReport r = ApplyPlan(modules_, p.plan, d, ctx_);  // checks convergence too
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  auto vfs = ResolveVfs(*fs_, "0000:af:00.0");
+  ASSERT_TRUE(vfs.ok());
+  ASSERT_EQ(vfs->size(), 8u);
+  for (size_t i = 0; i < vfs->size(); ++i) {
+    const std::string dev = "/sys/bus/pci/devices/" + (*vfs)[i];
+    EXPECT_EQ(Link(dev + "/driver"), "vfio-pci") << (*vfs)[i];
+    EXPECT_EQ(*fs_->ReadAttr(dev + "/driver_override"), "vfio-pci");
+    EXPECT_TRUE(fs_->Exists("/dev/vfio/" + Link(dev + "/iommu_group")));
+    EXPECT_FALSE(fs_->Exists(dev + "/net"));
+    EXPECT_EQ(*fs_->ReadAttr(TreeVfStatePath("0000:af:00.0", static_cast<int>(i), "trust")), "1");
+    EXPECT_EQ(*fs_->ReadAttr(TreeVfStatePath("0000:af:00.0", static_cast<int>(i), "spoofchk")),
+              "0");
+  }
+  EXPECT_TRUE(PlanNow(d).plan.changes.empty());
+
+  // netdevice: back to mlx5_core, override cleared, netdevs back.
+  d.nics[0].device_type = "netdevice";
+  p = PlanNow(d);
+  ASSERT_EQ(Ids(p.plan), std::vector<std::string>{"vf/0000:af:00.0/driver"});
+  EXPECT_EQ(p.plan.changes[0].after, "mlx5_core");
+  EXPECT_EQ(p.plan.changes[0].before.size(), 8u);
+  r = ApplyPlan(modules_, p.plan, d, ctx_);
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  for (const std::string& vf : *vfs) {
+    const std::string dev = "/sys/bus/pci/devices/" + vf;
+    EXPECT_EQ(Link(dev + "/driver"), "mlx5_core");
+    EXPECT_EQ(*fs_->ReadAttr(dev + "/driver_override"), "(null)");
+    EXPECT_TRUE(fs_->IsDir(dev + "/net"));
+  }
+  EXPECT_FALSE(fs_->Exists("/dev/vfio"));
+  EXPECT_TRUE(PlanNow(d).plan.changes.empty());
+}
+
+TEST_F(VfModuleTest, VfioNotRegisteredFailsAndRollsBack) {
+  Build(testing::Cx5RoceHost());
+  DesiredState d = Load(R"(  nics:
+    - name: pf0
+      nicSelector: { rootDevices: ["0000:af:00.0"] }
+      numVfs: 2
+      deviceType: vfio-pci
+)");
+  PlanResult p = PlanNow(d);
+  ASSERT_EQ(p.plan.changes.size(), 2u);
+  ASSERT_EQ(p.plan.warnings.size(), 1u);  // vfio_pci not loaded nor listed
+  ApplyReport r = ApplyPlan(modules_, p.plan, d, ctx_);
+  ASSERT_FALSE(r.status.ok());
+  EXPECT_NE(r.status.message().find("driver vfio-pci is not registered"), std::string::npos)
+      << r.status.message();
+  EXPECT_NE(r.status.message().find("spec.kernelModules"), std::string::npos);
+  // Rolled back: the binding undone, then numVfs back to 0.
+  ASSERT_EQ(r.rolled_back.size(), 2u);
+  for (const auto& rb : r.rolled_back) EXPECT_TRUE(rb.status.ok()) << rb.status.message();
+  EXPECT_EQ(*fs_->ReadAttr("/sys/bus/pci/devices/0000:af:00.0/sriov_numvfs"), "0");
+}
+
+TEST_F(VfModuleTest, RollbackRestoresTheDrivers) {
+  Build(testing::Cx5RoceHost());
+  ASSERT_TRUE(sim_->sim().RegisterDriver("vfio-pci").ok());
+  DesiredState d = Load(R"(  nics:
+    - name: pf0
+      nicSelector: { rootDevices: ["0000:af:00.0"] }
+      numVfs: 2
+)");
+  ASSERT_TRUE(ApplyPlan(modules_, PlanNow(d).plan, d, ctx_).status.ok());
+  d.nics[0].device_type = "vfio-pci";
+  d.nics[0].vf_trust = true;
+  PlanResult p = PlanNow(d);
+  ASSERT_EQ(p.plan.changes.size(), 2u);
+  // The second VF fails half-way (after its unbind): both changes are undone,
+  // VF 0 comes back from vfio-pci, VF 1 is bound again.
+  sim_->AddFault({0, "0000:af:00.3/driver_override", EIO, -1});
+  ApplyReport r = ApplyPlan(modules_, p.plan, d, ctx_);
+  ASSERT_FALSE(r.status.ok());
+  EXPECT_NE(r.status.message().find("EIO"), std::string::npos) << r.status.message();
+  for (const auto& rb : r.rolled_back) EXPECT_TRUE(rb.status.ok()) << rb.status.message();
+  auto vfs = ResolveVfs(*fs_, "0000:af:00.0");
+  ASSERT_TRUE(vfs.ok());
+  for (const std::string& vf : *vfs) {
+    EXPECT_EQ(Link("/sys/bus/pci/devices/" + vf + "/driver"), "mlx5_core");
+    EXPECT_EQ(*fs_->ReadAttr("/sys/bus/pci/devices/" + vf + "/driver_override"), "(null)");
+  }
+}
+
+// Every write of a VF apply failing in turn (EBUSY, EIO, ...): apply fails
+// naming the errno, and the rollback leaves the tree exactly as it was.
+TEST_F(VfModuleTest, EveryFailingWriteIsRolledBackExactly) {
+  const std::string yaml = R"(  nics:
+    - name: pf0
+      nicSelector: { rootDevices: ["0000:af:00.0"] }
+      numVfs: 2
+      deviceType: vfio-pci
+      vfTrust: true
+)";
+  auto fresh = [&](std::vector<testing::WriteFault> faults) {
+    Build(testing::Cx5RoceHost());
+    EXPECT_TRUE(sim_->sim().RegisterDriver("vfio-pci").ok());
+    for (auto& f : faults) sim_->AddFault(f);
+  };
+  fresh({});
+  const std::string pristine = testing::MakeTempDir("pristine");
+  ASSERT_TRUE(testing::BuildHostTree(testing::Cx5RoceHost(), pristine).ok());
+  ASSERT_TRUE(testing::SriovSim(pristine).RegisterDriver("vfio-pci").ok());
+  DesiredState d = Load(yaml);
+  const int before = sim_->writes();
+  ApplyReport clean = ApplyPlan(modules_, PlanNow(d).plan, d, ctx_);
+  ASSERT_TRUE(clean.status.ok()) << clean.status.message();
+  const int writes = sim_->writes() - before;
+  ASSERT_GE(writes, 8);  // numVfs, 2 trust files, 2 x (unbind, override, bind)
+  const int errs[] = {EBUSY, ENOMEM, EIO, EPERM};
+  for (int k = 1; k <= writes; ++k) {
+    SCOPED_TRACE("write " + std::to_string(k) + " of " + std::to_string(writes));
+    fresh({testing::WriteFault{k, "", errs[k % 4], 1}});
+    ApplyReport r = ApplyPlan(modules_, PlanNow(d).plan, d, ctx_);
+    ASSERT_FALSE(r.status.ok());
+    EXPECT_NE(r.status.message().find(ErrnoName(errs[k % 4])), std::string::npos)
+        << r.status.message();
+    for (const auto& rb : r.rolled_back) EXPECT_TRUE(rb.status.ok()) << rb.status.message();
+    EXPECT_EQ(testing::DiffTreesText(pristine, root_), "") << r.status.message();
+  }
+}
+
+constexpr char kIbNic[] = R"(  nics:
+    - name: ib
+      nicSelector: { rootDevices: ["0000:86:00.0"] }
+      numVfs: 4
+      resourceName: ibsriov
+  multusConfigs:
+    - name: ib-sriov
+      cniType: ib-sriov
+      nic: ib
+)";
+
+TEST_F(VfModuleTest, IbSriovGuidsThroughTheSriovFilesAndARebind) {
+  Build(testing::Cx5IbHost());
+  DesiredState d = Load(kIbNic);
+  PlanResult p = PlanNow(d);
+  ASSERT_EQ(Ids(p.plan),
+            (std::vector<std::string>{"sriov/0000:86:00.0/numVfs", "vf/0000:86:00.0/ibGuids"}));
+  ApplyReport r = ApplyPlan(modules_, p.plan, d, ctx_);
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  auto vfs = ResolveVfs(*fs_, "0000:86:00.0");
+  ASSERT_TRUE(vfs.ok());
+  ASSERT_EQ(vfs->size(), 4u);
+  const uint64_t pf = *ParseGuid("ec0d:9a03:008a:bcde");
+  for (size_t i = 0; i < 4; ++i) {
+    const std::string dev = "/sys/bus/pci/devices/" + (*vfs)[i];
+    auto ib = fs_->ListDir(dev + "/infiniband");
+    ASSERT_TRUE(ib.ok() && ib->size() == 1u);
+    const std::string want = FormatGuid(DeriveVfGuid(pf, static_cast<int>(i)));
+    EXPECT_EQ(*fs_->ReadAttr(dev + "/infiniband/" + (*ib)[0] + "/node_guid"), want);
+    EXPECT_EQ(fs_->ReadAttr(dev + "/infiniband/" + (*ib)[0] + "/ports/1/gids/0")->substr(20), want);
+  }
+  EXPECT_TRUE(PlanNow(d).plan.changes.empty());
+}
+
+TEST_F(VfModuleTest, IbGuidsThenVfioBindingConverge) {
+  Build(testing::Cx5IbHost());
+  ASSERT_TRUE(sim_->sim().RegisterDriver("vfio-pci").ok());
+  DesiredState d = Load(kIbNic);
+  d.nics[0].device_type = "vfio-pci";
+  PlanResult p = PlanNow(d);
+  ASSERT_EQ(Ids(p.plan),
+            (std::vector<std::string>{"sriov/0000:86:00.0/numVfs", "vf/0000:86:00.0/ibGuids",
+                                      "vf/0000:86:00.0/driver"}));
+  ApplyReport r = ApplyPlan(modules_, p.plan, d, ctx_);
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  // On vfio-pci there is no RDMA device: the GUIDs read back from sriov/<vf>.
+  auto facts = Discover(modules_, ctx_);
+  ASSERT_TRUE(facts.ok());
+  const PciFunction* pf = facts->FindPci("0000:86:00.0");
+  ASSERT_NE(pf, nullptr);
+  ASSERT_EQ(pf->sriov->vfs.size(), 4u);
+  EXPECT_EQ(pf->sriov->vfs[3].driver, "vfio-pci");
+  EXPECT_TRUE(pf->sriov->vfs[3].rdma_devices.empty());
+  EXPECT_EQ(pf->sriov->vfs[3].ib_node_guid, "ee0d:9a00:048a:bcde");
+  EXPECT_EQ(pf->sriov->vfs[3].driver_override, "vfio-pci");
+  EXPECT_TRUE(PlanNow(d).plan.changes.empty());
+}
+
+TEST_F(VfModuleTest, LiveRootPathUsesNetlinkTwoGuidMessagesThenRebinds) {
+  FakeNetlink* nl = nullptr;
+  VfModuleOptions o;
+  o.use_netlink = true;
+  o.netlink_factory = [this, &nl]() {
+    auto f = std::make_unique<FakeNetlink>(fs_.get(), "0000:86:00.0");
+    nl = f.get();
+    return f;
+  };
+  Build(testing::Cx5IbHost(), o);
+  DesiredState d = Load(R"(  nics:
+    - name: ib
+      nicSelector: { rootDevices: ["0000:86:00.0"] }
+      numVfs: 2
+      vfTrust: true
+      resourceName: ibsriov
+  multusConfigs:
+    - name: ib-sriov
+      cniType: ib-sriov
+      nic: ib
+)");
+  PlanResult p = PlanNow(d);
+  ASSERT_EQ(Ids(p.plan),
+            (std::vector<std::string>{"sriov/0000:86:00.0/numVfs", "vf/0000:86:00.0/ibGuids",
+                                      "vf/0000:86:00.0/trust"}));
+  ApplyReport r = ApplyPlan(modules_, p.plan, d, ctx_);
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  ASSERT_NE(nl, nullptr);
+  std::vector<std::string> sets;
+  for (const auto& c : nl->calls) {
+    if (c.rfind("read", 0) != 0) sets.push_back(c);
+  }
+  EXPECT_EQ(sets, (std::vector<std::string>{
+                      "node ibs5f0 0 ee0d:9a00:018a:bcde", "port ibs5f0 0 ee0d:9a00:018a:bcde",
+                      "node ibs5f0 1 ee0d:9a00:028a:bcde", "port ibs5f0 1 ee0d:9a00:028a:bcde",
+                      "trust ibs5f0 0 on", "trust ibs5f0 1 on"}));
+  // The rebind made the driver take them: the RDMA devices show them.
+  auto vfs = ResolveVfs(*fs_, "0000:86:00.0");
+  ASSERT_TRUE(vfs.ok());
+  auto ib = fs_->ListDir("/sys/bus/pci/devices/" + (*vfs)[1] + "/infiniband");
+  ASSERT_TRUE(ib.ok() && ib->size() == 1u);
+  EXPECT_EQ(*fs_->ReadAttr("/sys/bus/pci/devices/" + (*vfs)[1] + "/infiniband/" + (*ib)[0] +
+                           "/node_guid"),
+            "ee0d:9a00:028a:bcde");
+  EXPECT_TRUE(PlanNow(d).plan.changes.empty());
+
+  // A netlink refusal is the apply's error, with the errno.
+  d.nics[0].vf_spoof_chk = true;
+  nl->refuse_spoofchk = true;
+  p = PlanNow(d);
+  ASSERT_EQ(Ids(p.plan), std::vector<std::string>{"vf/0000:86:00.0/spoofChk"});
+  r = ApplyPlan(modules_, p.plan, d, ctx_);
+  ASSERT_FALSE(r.status.ok());
+  EXPECT_NE(r.status.message().find("EOPNOTSUPP"), std::string::npos) << r.status.message();
+}
+
+}  // namespace
+}  // namespace provisioner

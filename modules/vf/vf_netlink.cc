@@ -1,0 +1,197 @@
+#include "modules/vf/vf_netlink.h"
+
+#include <linux/if_link.h>
+#include <linux/rtnetlink.h>
+#include <netlink/attr.h>
+#include <netlink/errno.h>
+#include <netlink/msg.h>
+#include <netlink/netlink.h>
+#include <netlink/route/link.h>
+#include <netlink/route/link/sriov.h>
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <optional>
+#include <utility>
+
+namespace provisioner {
+namespace {
+
+// The kernel's errno of the last NLMSG_ERROR (libnl maps it to its own codes).
+struct ErrState {
+  int err = 0;
+};
+
+int OnError(struct sockaddr_nl*, struct nlmsgerr* e, void* arg) {
+  static_cast<ErrState*>(arg)->err = e->error < 0 ? -e->error : e->error;
+  return NL_STOP;  // nl_recvmsgs then returns the (mapped) error
+}
+
+// A connected NETLINK_ROUTE socket that records the kernel's errno.
+class Socket {
+ public:
+  Socket() : sk_(nl_socket_alloc()) {}
+  ~Socket() {
+    if (sk_ != nullptr) nl_socket_free(sk_);
+  }
+  Socket(const Socket&) = delete;
+  Socket& operator=(const Socket&) = delete;
+
+  Status Connect() {
+    if (sk_ == nullptr) return ErrnoToStatus(ENOMEM, "netlink socket");
+    int r = nl_connect(sk_, NETLINK_ROUTE);
+    if (r < 0) return ErrnoToStatus(EIO, std::string("netlink connect: ") + nl_geterror(r));
+    nl_socket_modify_err_cb(sk_, NL_CB_CUSTOM, OnError, &err_);
+    return OkStatus();
+  }
+  struct nl_sock* get() {
+    return sk_;
+  }
+  // A Status for libnl's result `r`, with the kernel's errno when it sent one
+  // (else libnl's code mapped back; some calls bypass the error callback).
+  Status Fail(int r, const std::string& what) const {
+    if (err_.err != 0) return ErrnoToStatus(err_.err, what);
+    static const std::map<int, int> kErrno = {
+        {NLE_NODEV, ENODEV}, {NLE_OBJ_NOTFOUND, ENODEV},  {NLE_PERM, EPERM},
+        {NLE_BUSY, EBUSY},   {NLE_OPNOTSUPP, EOPNOTSUPP}, {NLE_INVAL, EINVAL},
+        {NLE_NOMEM, ENOMEM}, {NLE_AGAIN, EAGAIN},         {NLE_NOACCESS, EACCES},
+        {NLE_RANGE, ERANGE}, {NLE_EXIST, EEXIST},         {NLE_PROTO_MISMATCH, EPROTONOSUPPORT}};
+    const int code = r < 0 ? -r : r;
+    auto it = kErrno.find(code);
+    if (it != kErrno.end()) return ErrnoToStatus(it->second, what);
+    return ErrnoToStatus(EIO, what + ": " + nl_geterror(r));
+  }
+
+ private:
+  struct nl_sock* sk_;
+  ErrState err_;
+};
+
+struct DumpState {
+  std::vector<VfLinkState> vfs;
+};
+
+// An attribute's payload, copied out: netlink attributes are only 4-byte
+// aligned, and struct ifla_vf_guid holds a u64.
+template <typename T>
+std::optional<T> Payload(struct nlattr* a) {
+  if (a == nullptr || nla_len(a) < static_cast<int>(sizeof(T))) return std::nullopt;
+  T v;
+  std::memcpy(&v, nla_data(a), sizeof v);
+  return v;
+}
+
+int OnLink(struct nl_msg* msg, void* arg) {
+  auto* state = static_cast<DumpState*>(arg);
+  std::vector<VfLinkState> vfs = ParseVfInfoList(nlmsg_hdr(msg));
+  state->vfs.insert(state->vfs.end(), vfs.begin(), vfs.end());
+  return NL_OK;
+}
+
+class LibnlVfNetlink final : public VfNetlink {
+ public:
+  StatusOr<std::vector<VfLinkState>> ReadVfs(const std::string& pf_netdev) override {
+    const std::string what = "netlink RTM_GETLINK " + pf_netdev + " (VF info)";
+    Socket sk;
+    RETURN_IF_ERROR(sk.Connect().WithContext(what));
+    struct nl_msg* msg = nlmsg_alloc_simple(RTM_GETLINK, 0);
+    if (msg == nullptr) return ErrnoToStatus(ENOMEM, what);
+    struct ifinfomsg ifi;
+    std::memset(&ifi, 0, sizeof ifi);
+    ifi.ifi_family = AF_UNSPEC;
+    int r = nlmsg_append(msg, &ifi, sizeof ifi, NLMSG_ALIGNTO);
+    if (r >= 0) r = nla_put_string(msg, IFLA_IFNAME, pf_netdev.c_str());
+    if (r >= 0) r = nla_put_u32(msg, IFLA_EXT_MASK, RTEXT_FILTER_VF);
+    if (r >= 0) r = nl_send_auto(sk.get(), msg);
+    nlmsg_free(msg);
+    if (r < 0) return sk.Fail(r, what);
+    DumpState state;
+    nl_socket_modify_cb(sk.get(), NL_CB_VALID, NL_CB_CUSTOM, OnLink, &state);
+    r = nl_recvmsgs_default(sk.get());
+    if (r < 0) return sk.Fail(r, what);
+    return state.vfs;
+  }
+
+  Status SetNodeGuid(const std::string& pf, int vf, uint64_t guid) override {
+    return Change(pf, vf, "node_guid",
+                  [guid](struct rtnl_link_vf* v) { rtnl_link_vf_set_ib_node_guid(v, guid); });
+  }
+  Status SetPortGuid(const std::string& pf, int vf, uint64_t guid) override {
+    return Change(pf, vf, "port_guid",
+                  [guid](struct rtnl_link_vf* v) { rtnl_link_vf_set_ib_port_guid(v, guid); });
+  }
+  Status SetTrust(const std::string& pf, int vf, bool on) override {
+    return Change(pf, vf, on ? "trust on" : "trust off",
+                  [on](struct rtnl_link_vf* v) { rtnl_link_vf_set_trust(v, on ? 1 : 0); });
+  }
+  Status SetSpoofChk(const std::string& pf, int vf, bool on) override {
+    return Change(pf, vf, on ? "spoofchk on" : "spoofchk off",
+                  [on](struct rtnl_link_vf* v) { rtnl_link_vf_set_spoofchk(v, on ? 1 : 0); });
+  }
+
+ private:
+  // One RTM_SETLINK on the PF carrying one VF attribute.
+  Status Change(const std::string& pf, int vf, const std::string& what_set,
+                const std::function<void(struct rtnl_link_vf*)>& set) {
+    const std::string what =
+        "netlink: ip link set " + pf + " vf " + std::to_string(vf) + " " + what_set;
+    Socket sk;
+    RETURN_IF_ERROR(sk.Connect().WithContext(what));
+    struct rtnl_link* orig = nullptr;
+    int r = rtnl_link_get_kernel(sk.get(), 0, pf.c_str(), &orig);
+    if (r < 0) return sk.Fail(r, what + " <- get " + pf);
+    struct rtnl_link* change = rtnl_link_alloc();
+    struct rtnl_link_vf* v = rtnl_link_vf_alloc();
+    Status s;
+    if (change == nullptr || v == nullptr) {
+      s = ErrnoToStatus(ENOMEM, what);
+    } else {
+      rtnl_link_vf_set_index(v, static_cast<uint32_t>(vf));
+      set(v);
+      r = rtnl_link_vf_add(change, v);
+      if (r >= 0) r = rtnl_link_change(sk.get(), orig, change, 0);
+      if (r < 0) s = sk.Fail(r, what);
+    }
+    if (v != nullptr) rtnl_link_vf_put(v);
+    if (change != nullptr) rtnl_link_put(change);
+    rtnl_link_put(orig);
+    return s;
+  }
+};
+
+}  // namespace
+
+std::vector<VfLinkState> ParseVfInfoList(struct nlmsghdr* msg) {
+  std::vector<VfLinkState> out;
+  struct nlattr* tb[IFLA_MAX + 1];
+  if (nlmsg_parse(msg, sizeof(struct ifinfomsg), tb, IFLA_MAX, nullptr) < 0) return out;
+  if (tb[IFLA_VFINFO_LIST] == nullptr) return out;
+  struct nlattr* info;
+  int rem;
+  nla_for_each_nested(info, tb[IFLA_VFINFO_LIST], rem) {
+    if (nla_type(info) != IFLA_VF_INFO) continue;
+    struct nlattr* vf[IFLA_VF_MAX + 1];
+    if (nla_parse_nested(vf, IFLA_VF_MAX, info, nullptr) < 0) continue;
+    const auto mac = Payload<struct ifla_vf_mac>(vf[IFLA_VF_MAC]);
+    if (!mac) continue;  // every VF entry carries its index here
+    VfLinkState s;
+    s.vf = static_cast<int>(mac->vf);
+    if (const auto t = Payload<struct ifla_vf_trust>(vf[IFLA_VF_TRUST])) s.trust = t->setting != 0;
+    if (const auto sc = Payload<struct ifla_vf_spoofchk>(vf[IFLA_VF_SPOOFCHK])) {
+      s.spoof_chk = sc->setting != 0;
+    }
+    if (const auto g = Payload<struct ifla_vf_guid>(vf[IFLA_VF_IB_NODE_GUID]))
+      s.node_guid = g->guid;
+    if (const auto g = Payload<struct ifla_vf_guid>(vf[IFLA_VF_IB_PORT_GUID]))
+      s.port_guid = g->guid;
+    out.push_back(s);
+  }
+  return out;
+}
+
+std::unique_ptr<VfNetlink> NewLibnlVfNetlink() { return std::make_unique<LibnlVfNetlink>(); }
+
+}  // namespace provisioner

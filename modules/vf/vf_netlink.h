@@ -1,0 +1,54 @@
+// Per-VF settings over rtnetlink on the PF's netdev (live root only): IB node
+// and port GUIDs (IFLA_VF_IB_NODE_GUID / IFLA_VF_IB_PORT_GUID), trust
+// (IFLA_VF_TRUST) and spoof checking (IFLA_VF_SPOOFCHK). An interface, so
+// the module's live-root path is tested with a fake; the real one is libnl.
+#ifndef PROVISIONER_MODULES_VF_VF_NETLINK_H_
+#define PROVISIONER_MODULES_VF_VF_NETLINK_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/base/status.h"
+
+struct nlmsghdr;
+
+namespace provisioner {
+
+// What the kernel reports for one VF in RTM_GETLINK's IFLA_VFINFO_LIST
+// (absent attributes stay nullopt: older kernels, drivers without them).
+struct VfLinkState {
+  int vf = 0;
+  std::optional<bool> trust;
+  std::optional<bool> spoof_chk;
+  std::optional<uint64_t> node_guid;
+  std::optional<uint64_t> port_guid;
+};
+
+class VfNetlink {
+ public:
+  virtual ~VfNetlink() = default;
+  virtual StatusOr<std::vector<VfLinkState>> ReadVfs(const std::string& pf_netdev) = 0;
+  // One RTM_SETLINK per call: the kernel applies only the node GUID when
+  // both GUIDs come in one VF message (kernel-facts.md), so callers send the
+  // node GUID, then the port GUID.
+  virtual Status SetNodeGuid(const std::string& pf_netdev, int vf, uint64_t guid) = 0;
+  virtual Status SetPortGuid(const std::string& pf_netdev, int vf, uint64_t guid) = 0;
+  virtual Status SetTrust(const std::string& pf_netdev, int vf, bool on) = 0;
+  virtual Status SetSpoofChk(const std::string& pf_netdev, int vf, bool on) = 0;
+};
+
+// The VFs of one RTM_NEWLINK message (the kernel's answer to RTM_GETLINK
+// with RTEXT_FILTER_VF): its IFLA_VFINFO_LIST. Exposed for tests.
+std::vector<VfLinkState> ParseVfInfoList(struct nlmsghdr* msg);
+
+// libnl-route-3: rtnl_link_vf_* + rtnl_link_change to set; a raw RTM_GETLINK
+// (IFLA_EXT_MASK RTEXT_FILTER_VF) parsed with nla_parse to read, because
+// libnl 3.7 does not parse the IB GUID attributes.
+std::unique_ptr<VfNetlink> NewLibnlVfNetlink();
+
+}  // namespace provisioner
+
+#endif  // PROVISIONER_MODULES_VF_VF_NETLINK_H_

@@ -1,0 +1,101 @@
+// The libnl VfNetlink against a real kernel, in a private network namespace
+// (no SR-IOV hardware here: the answers are the kernel's for a netdev
+// without VFs, which proves the message building, parsing and errno path).
+#include "modules/vf/vf_netlink.h"
+
+#include <linux/if_link.h>
+#include <linux/rtnetlink.h>
+#include <netlink/attr.h>
+#include <netlink/msg.h>
+#include <sched.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "gtest/gtest.h"
+
+namespace provisioner {
+namespace {
+
+// An RTM_NEWLINK as the kernel sends it for a PF with two IB VFs.
+TEST(ParseVfInfoListTest, ReadsIndexTrustSpoofCheckAndGuids) {
+  struct nl_msg* msg = nlmsg_alloc_simple(RTM_NEWLINK, 0);
+  ASSERT_NE(msg, nullptr);
+  struct ifinfomsg ifi;
+  std::memset(&ifi, 0, sizeof ifi);
+  ASSERT_GE(nlmsg_append(msg, &ifi, sizeof ifi, NLMSG_ALIGNTO), 0);
+  ASSERT_GE(nla_put_string(msg, IFLA_IFNAME, "ibs5f0"), 0);
+  struct nlattr* list = nla_nest_start(msg, IFLA_VFINFO_LIST);
+  for (uint32_t i = 0; i < 2; ++i) {
+    struct nlattr* info = nla_nest_start(msg, IFLA_VF_INFO);
+    struct ifla_vf_mac mac;
+    std::memset(&mac, 0, sizeof mac);
+    mac.vf = i;
+    ASSERT_GE(nla_put(msg, IFLA_VF_MAC, sizeof mac, &mac), 0);
+    if (i == 1) {  // VF 0 reports no trust/spoofchk/GUIDs (older kernel, other driver)
+      struct ifla_vf_trust t = {i, 1};
+      struct ifla_vf_spoofchk sc = {i, 0};
+      struct ifla_vf_guid node = {i, 0xee0d9a00028abcdeULL};
+      struct ifla_vf_guid port = {i, 0xee0d9a00028abcdfULL};
+      ASSERT_GE(nla_put(msg, IFLA_VF_TRUST, sizeof t, &t), 0);
+      ASSERT_GE(nla_put(msg, IFLA_VF_SPOOFCHK, sizeof sc, &sc), 0);
+      ASSERT_GE(nla_put(msg, IFLA_VF_IB_NODE_GUID, sizeof node, &node), 0);
+      ASSERT_GE(nla_put(msg, IFLA_VF_IB_PORT_GUID, sizeof port, &port), 0);
+    }
+    nla_nest_end(msg, info);
+  }
+  nla_nest_end(msg, list);
+  std::vector<VfLinkState> vfs = ParseVfInfoList(nlmsg_hdr(msg));
+  nlmsg_free(msg);
+  ASSERT_EQ(vfs.size(), 2u);
+  EXPECT_EQ(vfs[0].vf, 0);
+  EXPECT_FALSE(vfs[0].trust.has_value());
+  EXPECT_FALSE(vfs[0].node_guid.has_value());
+  EXPECT_EQ(vfs[1].vf, 1);
+  EXPECT_EQ(vfs[1].trust, true);
+  EXPECT_EQ(vfs[1].spoof_chk, false);
+  EXPECT_EQ(vfs[1].node_guid, 0xee0d9a00028abcdeULL);
+  EXPECT_EQ(vfs[1].port_guid, 0xee0d9a00028abcdfULL);
+}
+
+class VfNetlinkTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (::unshare(CLONE_NEWNET) != 0) {
+      GTEST_SKIP() << "cannot create a network namespace: " << std::strerror(errno);
+    }
+  }
+};
+
+TEST_F(VfNetlinkTest, ReadsNoVfsOnLoopback) {
+  auto nl = NewLibnlVfNetlink();
+  auto vfs = nl->ReadVfs("lo");
+  ASSERT_TRUE(vfs.ok()) << vfs.status().message();
+  EXPECT_TRUE(vfs->empty());
+}
+
+TEST_F(VfNetlinkTest, MissingNetdevIsENODEV) {
+  auto nl = NewLibnlVfNetlink();
+  auto vfs = nl->ReadVfs("nosuch0");
+  ASSERT_FALSE(vfs.ok());
+  EXPECT_EQ(vfs.status().err(), ENODEV) << vfs.status().message();
+  Status s = nl->SetTrust("nosuch0", 0, true);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.err(), ENODEV) << s.message();
+  EXPECT_NE(s.message().find("ip link set nosuch0 vf 0 trust on"), std::string::npos)
+      << s.message();
+}
+
+TEST_F(VfNetlinkTest, VfSettingsOnANetdevWithoutVfsAreRefusedWithTheKernelsErrno) {
+  auto nl = NewLibnlVfNetlink();
+  for (Status s : {nl->SetTrust("lo", 0, true), nl->SetSpoofChk("lo", 0, false),
+                   nl->SetNodeGuid("lo", 0, 0xee0d9a00018abcdeULL),
+                   nl->SetPortGuid("lo", 0, 0xee0d9a00018abcdeULL)}) {
+    ASSERT_FALSE(s.ok());
+    EXPECT_EQ(s.err(), EOPNOTSUPP) << s.message();
+    EXPECT_NE(s.message().find("netlink: ip link set lo vf 0"), std::string::npos) << s.message();
+  }
+}
+
+}  // namespace
+}  // namespace provisioner

@@ -1,0 +1,295 @@
+#include "modules/vf/vf_planner.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <utility>
+#include <vector>
+
+#include "engine/model/selector.h"
+
+namespace provisioner {
+namespace {
+
+using nlohmann::json;
+
+int HexDigit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// What the plan knows about one PF's VFs once numVfs has run.
+struct PfView {
+  const PciFunction* pf;
+  int count;         // VFs after the numVfs phase
+  bool recreated;    // the numVfs phase destroys and re-creates every VF
+  std::string nic;   // the nic that claimed it
+  std::string path;  // that nic's field path
+};
+
+bool HasModule(const std::vector<std::string>& list, const std::string& name) {
+  return std::find(list.begin(), list.end(), name) != list.end();
+}
+
+json BoolList(const SriovInfo& s, std::optional<bool> VfInfo::*field) {
+  json out = json::array();
+  for (const VfInfo& vf : s.vfs) {
+    const auto& v = vf.*field;
+    out.push_back(v ? json(*v) : json(nullptr));
+  }
+  return out;
+}
+
+Change NewChange(const PfView& v, const char* attribute, int phase, std::string field_path,
+                 std::string reason) {
+  Change c;
+  c.id = VfChangeId(v.pf->pci_address, attribute);
+  c.module = kVfModule;
+  c.target = v.pf->pci_address;
+  c.attribute = attribute;
+  c.disruption = Disruption::kLive;
+  c.phase = phase;
+  c.field_path = std::move(field_path);
+  c.reason = std::move(reason);
+  c.detail = json::object();
+  c.detail["nic"] = v.nic;
+  c.detail["count"] = v.count;
+  if (!v.pf->netdevs.empty()) c.detail["netdev"] = v.pf->netdevs.front();
+  if (!v.pf->rdma_devices.empty()) c.detail["rdma"] = v.pf->rdma_devices.front();
+  return c;
+}
+
+// One PF flag (trust, spoof check): a change unless every VF that will exist
+// already has the value.
+void PlanFlag(const PfView& v, bool want, std::optional<bool> VfInfo::*field, const char* attribute,
+              const char* yaml_name, PlanSink& sink) {
+  const SriovInfo& s = *v.pf->sriov;
+  bool same = !v.recreated && static_cast<int>(s.vfs.size()) == v.count;
+  for (const VfInfo& vf : s.vfs) same = same && (vf.*field) == want;
+  if (same) return;
+  if (v.pf->netdevs.empty()) {
+    sink.Error(v.path + "." + yaml_name, v.pf->pci_address + " has no netdev: VF " + attribute +
+                                             " is set over netlink on it");
+    return;
+  }
+  Change c =
+      NewChange(v, attribute, kPhaseVfSettings, v.path + "." + yaml_name,
+                "nic " + v.nic + " wants VF " +
+                    (std::string(attribute) == kTrustAttribute ? "trust" : "spoof checking") +
+                    (want ? " on" : " off"));
+  c.before = BoolList(s, field);
+  c.after = want;
+  sink.AddChange(std::move(c));
+}
+
+}  // namespace
+
+std::string VfChangeId(const std::string& pf, const std::string& attribute) {
+  return std::string(kVfModule) + "/" + pf + "/" + attribute;
+}
+
+std::optional<uint64_t> ParseGuid(const std::string& text) {
+  uint64_t v = 0;
+  int digits = 0;
+  // Either 4 groups of 4 or 8 groups of 2 hex digits, ':'-separated.
+  size_t group = 0;
+  int group_len = -1;
+  for (size_t i = 0; i <= text.size(); ++i) {
+    if (i == text.size() || text[i] == ':') {
+      if (group == 0) return std::nullopt;
+      if (group_len < 0) group_len = static_cast<int>(group);
+      if (static_cast<int>(group) != group_len) return std::nullopt;
+      group = 0;
+      continue;
+    }
+    int d = HexDigit(text[i]);
+    if (d < 0) return std::nullopt;
+    v = v << 4 | static_cast<uint64_t>(d);
+    ++digits;
+    ++group;
+  }
+  if (digits != 16 || (group_len != 4 && group_len != 2)) return std::nullopt;
+  return v;
+}
+
+std::string FormatGuid(uint64_t g) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "%04x:%04x:%04x:%04x", static_cast<unsigned>(g >> 48 & 0xffff),
+                static_cast<unsigned>(g >> 32 & 0xffff), static_cast<unsigned>(g >> 16 & 0xffff),
+                static_cast<unsigned>(g & 0xffff));
+  return buf;
+}
+
+std::string FormatGuidBytes(uint64_t g) {
+  std::string out;
+  for (int i = 7; i >= 0; --i) {
+    char buf[4];
+    std::snprintf(buf, sizeof buf, "%02x", static_cast<unsigned>(g >> (8 * i) & 0xff));
+    out += buf;
+    if (i) out += ':';
+  }
+  return out;
+}
+
+uint64_t DeriveVfGuid(uint64_t pf_guid, int vf_index) {
+  uint64_t g = pf_guid;
+  g |= 0x02ULL << 56;     // locally administered
+  g &= ~(0x01ULL << 56);  // unicast
+  g &= ~(0xffffULL << 24);
+  g |= (static_cast<uint64_t>(vf_index + 1) & 0xffff) << 24;
+  return g;
+}
+
+std::string VfNetdeviceDriver(const std::string& pf_driver) {
+  if (pf_driver == "igb") return "igbvf";
+  if (pf_driver == "ixgbe") return "ixgbevf";
+  if (pf_driver == "i40e" || pf_driver == "ice") return "iavf";
+  return pf_driver;
+}
+
+void PlanVf(const DesiredState& desired, const HostFacts& facts, PlanSink& sink) {
+  // Which nics an ib-sriov multus config uses (first config's path for messages).
+  std::map<std::string, std::string> ib_sriov;
+  for (size_t k = 0; k < desired.multus_configs.size(); ++k) {
+    const MultusConfigSpec& m = desired.multus_configs[k];
+    if (m.cni_type == "ib-sriov") {
+      ib_sriov.emplace(m.nic, "spec.multusConfigs[" + std::to_string(k) + "]");
+    }
+  }
+  // GUIDs in use on the host: PF GUIDs, and VF GUIDs planned so far.
+  std::map<uint64_t, std::string> guid_owner;
+  for (const PciFunction& f : facts.pci) {
+    if (f.sriov && !f.sriov->ib_node_guid.empty()) {
+      if (auto g = ParseGuid(f.sriov->ib_node_guid)) guid_owner.emplace(*g, "PF " + f.pci_address);
+    }
+  }
+  std::set<std::string> claimed;  // PFs planned (first nic wins; sriov reports conflicts)
+  for (size_t i = 0; i < desired.nics.size(); ++i) {
+    const NicSpec& nic = desired.nics[i];
+    const std::string path = DesiredState::NicPath(i);
+    const bool wants_guids = ib_sriov.count(nic.name) > 0;
+    if (!wants_guids && !nic.vf_trust && !nic.vf_spoof_chk && !nic.device_type) continue;
+    for (const PciFunction* pf : SelectPfs(nic, facts)) {
+      if (!pf->sriov) continue;  // the sriov module reports numVfs on a PF without SR-IOV
+      const SriovInfo& s = *pf->sriov;
+      const int count = nic.num_vfs ? *nic.num_vfs : s.num_vfs;
+      if (count <= 0 || count > s.total_vfs) continue;  // nothing to set, or sriov's error
+      if (!claimed.insert(pf->pci_address).second) continue;
+      PfView v{pf, count, count != s.num_vfs, nic.name, path};
+
+      if (wants_guids) {
+        const std::string& mpath = ib_sriov[nic.name];
+        auto pf_guid = ParseGuid(s.ib_node_guid);
+        if (!pf_guid) {
+          sink.Warning(mpath + ".cniType",
+                       "ib-sriov: " + pf->pci_address +
+                           " has no InfiniBand port now (linkType change pending a reboot?): "
+                           "VF GUIDs are not planned");
+        } else {
+          json after = json::array();
+          bool same = !v.recreated && static_cast<int>(s.vfs.size()) == count;
+          bool collision = false;
+          for (int n = 0; n < count; ++n) {
+            uint64_t g = DeriveVfGuid(*pf_guid, n);
+            const std::string who = "VF " + std::to_string(n) + " of " + pf->pci_address;
+            auto [it, fresh] = guid_owner.emplace(g, who);
+            if (!fresh) {
+              sink.Error(path, "the GUID derived for " + who + " (" + FormatGuid(g) + ") is also " +
+                                   it->second + "'s");
+              collision = true;
+              break;
+            }
+            after.push_back(FormatGuid(g));
+            if (same) {
+              const VfInfo& vf = s.vfs[static_cast<size_t>(n)];
+              same = ParseGuid(vf.ib_node_guid) == g && ParseGuid(vf.ib_port_guid) == g;
+            }
+          }
+          if (!collision && !same) {
+            Change c = NewChange(v, kIbGuidsAttribute, kPhaseVfSettings, mpath + ".cniType",
+                                 "nic " + nic.name +
+                                     " is used by ib-sriov: VF node/port GUIDs "
+                                     "derived from PF GUID " +
+                                     FormatGuid(*pf_guid));
+            json before = json::array();
+            for (const VfInfo& vf : s.vfs) {
+              before.push_back(vf.ib_node_guid.empty() ? json(nullptr) : json(vf.ib_node_guid));
+            }
+            c.before = std::move(before);
+            c.after = std::move(after);
+            sink.AddChange(std::move(c));
+          }
+        }
+      }
+      if (nic.vf_trust)
+        PlanFlag(v, *nic.vf_trust, &VfInfo::trust, kTrustAttribute, "vfTrust", sink);
+      if (nic.vf_spoof_chk) {
+        PlanFlag(v, *nic.vf_spoof_chk, &VfInfo::spoof_chk, kSpoofChkAttribute, "vfSpoofChk", sink);
+      }
+
+      if (nic.device_type) {
+        const std::string type_path = path + ".deviceType";
+        const bool vfio = *nic.device_type == "vfio-pci";
+        if (!vfio && pf->driver.empty()) {
+          sink.Error(type_path, pf->pci_address + " has no driver: cannot tell its VFs' driver");
+          continue;
+        }
+        const std::string target = vfio ? kVfioPci : VfNetdeviceDriver(pf->driver);
+        // What the VFs will be bound to once numVfs has run.
+        std::vector<std::string> predicted;
+        if (v.recreated) {
+          const bool autoprobe = s.drivers_autoprobe.value_or(true);
+          predicted.assign(static_cast<size_t>(count),
+                           autoprobe ? VfNetdeviceDriver(pf->driver) : std::string());
+        } else {
+          for (const VfInfo& vf : s.vfs) predicted.push_back(vf.driver);
+        }
+        bool same = true;
+        for (const std::string& d : predicted) same = same && d == target;
+        if (same) continue;
+        if (vfio) {
+          // vfio-pci refuses a device without an IOMMU group (EINVAL).
+          std::string no_group;
+          if (v.recreated && pf->iommu_group.empty()) no_group = pf->pci_address + " (PF)";
+          for (const VfInfo& vf : s.vfs) {
+            if (v.recreated || !no_group.empty()) break;
+            const PciFunction* f = facts.FindPci(vf.pci_address);
+            if (f != nullptr && f->iommu_group.empty()) no_group = vf.pci_address;
+          }
+          if (!no_group.empty()) {
+            sink.Error(type_path, "vfio-pci needs an IOMMU, but " + no_group +
+                                      " has no iommu_group (boot with intel_iommu=on or "
+                                      "amd_iommu=on)");
+            continue;
+          }
+          bool module_known =
+              HasModule(facts.pci_drivers, kVfioPci) || HasModule(facts.loaded_modules, "vfio_pci");
+          for (const KernelModuleSpec& k : desired.kernel_modules) {
+            module_known = module_known || k.name == "vfio_pci" || k.name == "vfio-pci";
+          }
+          if (!module_known) {
+            sink.Warning(type_path,
+                         "vfio-pci: the vfio_pci kernel module is not loaded and not in "
+                         "spec.kernelModules; add it there, or binding will fail");
+          }
+        }
+        Change c = NewChange(v, kDriverAttribute, kPhaseVfBinding, type_path,
+                             "nic " + nic.name + " wants its VFs on " + target + " (deviceType " +
+                                 *nic.device_type + ")");
+        json before = json::array();
+        for (const VfInfo& vf : s.vfs) {
+          before.push_back(vf.driver.empty() ? json(nullptr) : json(vf.driver));
+        }
+        c.before = std::move(before);
+        c.after = target;
+        sink.AddChange(std::move(c));
+      }
+    }
+  }
+}
+
+}  // namespace provisioner

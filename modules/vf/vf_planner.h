@@ -1,0 +1,70 @@
+// The VF planner: per-VF settings (IB GUIDs, trust, spoof check) and the VF
+// driver binding (deviceType), against the discovered PFs. Pure: a function of
+// the desired state and the facts.
+//
+// Changes are planned per PF, from the desired state, because the VFs may not
+// exist yet when the plan is made (numVfs 0 -> 8 in the same plan): apply
+// resolves the VFs from the PF's virtfnN links when it runs (after numVfs).
+//
+//   vf/<PF>/ibGuids   before [node GUID per VF | null]  after [GUID per VF]
+//   vf/<PF>/trust     before [bool per VF | null]       after bool
+//   vf/<PF>/spoofChk  before [bool per VF | null]       after bool
+//   vf/<PF>/driver    before [driver per VF | null]     after "vfio-pci" | "mlx5_core" ...
+//
+// An inverse change (rollback) carries an array in `after`: one value per VF.
+#ifndef PROVISIONER_MODULES_VF_VF_PLANNER_H_
+#define PROVISIONER_MODULES_VF_VF_PLANNER_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "engine/model/desired.h"
+#include "engine/model/host_model.h"
+#include "engine/plan/change.h"
+
+namespace provisioner {
+
+inline constexpr char kVfModule[] = "vf";
+inline constexpr char kIbGuidsAttribute[] = "ibGuids";
+inline constexpr char kTrustAttribute[] = "trust";
+inline constexpr char kSpoofChkAttribute[] = "spoofChk";
+inline constexpr char kDriverAttribute[] = "driver";
+inline constexpr char kVfioPci[] = "vfio-pci";
+
+// "vf/0000:af:00.0/driver"
+std::string VfChangeId(const std::string& pf, const std::string& attribute);
+
+// A 64-bit GUID from "ec0d:9a03:008a:bcde" (sysfs node_guid) or
+// "ec:0d:9a:03:00:8a:bc:de" (ip link, MLNX_OFED sriov/<vf>/node). Hex digits
+// in either case.
+std::optional<uint64_t> ParseGuid(const std::string& text);
+// "ec0d:9a03:008a:bcde", as sysfs node_guid prints it.
+std::string FormatGuid(uint64_t guid);
+// "ec:0d:9a:03:00:8a:bc:de", as `ip link ... node_guid` and the OFED files take it.
+std::string FormatGuidBytes(uint64_t guid);
+
+// The node and port GUID of VF `vf_index` of the PF whose GUID is `pf_guid`:
+// the PF's GUID with the locally-administered bit set and the multicast bit
+// cleared in byte 0 (as sriov-network-operator marks the GUIDs it makes), and
+// bytes 3-4 (Mellanox puts the constant 0x0300 there) replaced by
+// vf_index + 1, big-endian:
+//   PF ec0d:9a03:008a:bcde -> VF 0 ee0d:9a00:018a:bcde, VF 1 ee0d:9a00:028a:bcde
+// Stable (a function of the PF GUID and the index), never zero (bit 0x02 of
+// byte 0 is set), unique per VF of a PF and across PFs whose GUIDs differ
+// outside bytes 3-4 (the planner checks the whole host). Node and port GUID
+// are the same value, as the operators set them. vf_index < 65535.
+uint64_t DeriveVfGuid(uint64_t pf_guid, int vf_index);
+
+// The driver a PF's VFs use as network devices (mlx5_core -> mlx5_core,
+// igb -> igbvf, ixgbe -> ixgbevf, i40e/ice -> iavf, others: the PF's).
+std::string VfNetdeviceDriver(const std::string& pf_driver);
+
+// For every nic with numVfs > 0 (desired, or current when numVfs is not
+// given): VF GUIDs for nics used by an ib-sriov multus config, vfTrust,
+// vfSpoofChk (phase kPhaseVfSettings) and deviceType (kPhaseVfBinding).
+void PlanVf(const DesiredState& desired, const HostFacts& facts, PlanSink& sink);
+
+}  // namespace provisioner
+
+#endif  // PROVISIONER_MODULES_VF_VF_PLANNER_H_

@@ -1,0 +1,274 @@
+// The VF planner from structs alone (no host).
+#include "modules/vf/vf_planner.h"
+
+#include <set>
+#include <string>
+
+#include "gtest/gtest.h"
+
+namespace provisioner {
+namespace {
+
+constexpr char kPf[] = "0000:af:00.0";
+
+PciFunction Pf(const std::string& bdf, int num_vfs, const std::string& ib_guid = "") {
+  PciFunction f;
+  f.pci_address = bdf;
+  f.vendor = "15b3";
+  f.device_id = "1017";
+  f.class_code = 0x020000;
+  f.driver = "mlx5_core";
+  f.netdevs = {"ens6f0np0"};
+  f.rdma_devices = {"mlx5_0"};
+  f.iommu_group = "6";
+  SriovInfo s;
+  s.total_vfs = 127;
+  s.num_vfs = num_vfs;
+  s.drivers_autoprobe = true;
+  s.ib_node_guid = ib_guid;
+  for (int i = 0; i < num_vfs; ++i) {
+    VfInfo vf;
+    vf.vf_index = i;
+    vf.pci_address = "0000:af:01." + std::to_string(i);
+    vf.driver = "mlx5_core";
+    s.vfs.push_back(vf);
+  }
+  f.sriov = s;
+  return f;
+}
+
+HostFacts Facts(std::vector<PciFunction> pfs) {
+  HostFacts h;
+  h.pci = std::move(pfs);
+  return h;
+}
+
+NicSpec Nic(std::optional<int> num_vfs) {
+  NicSpec n;
+  n.name = "nic0";
+  n.selector.root_devices = {kPf};
+  n.num_vfs = num_vfs;
+  return n;
+}
+
+struct Result {
+  std::vector<Change> changes;
+  std::vector<Diagnostic> diagnostics;
+  std::string Messages() const {
+    std::string out;
+    for (const auto& d : diagnostics) out += d.path + ": " + d.message + "\n";
+    return out;
+  }
+};
+
+Result PlanOf(const DesiredState& d, const HostFacts& h) {
+  PlanSink sink;
+  PlanVf(d, h, sink);
+  return {sink.changes(), sink.diagnostics()};
+}
+
+TEST(VfGuidTest, DerivedFromThePfGuidAndTheIndex) {
+  const uint64_t pf = *ParseGuid("ec0d:9a03:008a:bcde");
+  EXPECT_EQ(FormatGuid(DeriveVfGuid(pf, 0)), "ee0d:9a00:018a:bcde");
+  EXPECT_EQ(FormatGuid(DeriveVfGuid(pf, 1)), "ee0d:9a00:028a:bcde");
+  EXPECT_EQ(FormatGuid(DeriveVfGuid(pf, 65533)), "ee0d:9aff:fe8a:bcde");
+  EXPECT_EQ(DeriveVfGuid(pf, 5), DeriveVfGuid(pf, 5));  // stable
+  std::set<uint64_t> seen = {pf};
+  for (int i = 0; i < 1024; ++i) EXPECT_TRUE(seen.insert(DeriveVfGuid(pf, i)).second) << i;
+  EXPECT_NE(DeriveVfGuid(0, 0), 0u);
+  EXPECT_EQ(DeriveVfGuid(0x0100000000000000ULL, 0) >> 56, 0x02u);  // unicast, local
+}
+
+TEST(VfGuidTest, ParseAndFormat) {
+  EXPECT_EQ(ParseGuid("ec0d:9a03:008a:bcde"), 0xec0d9a03008abcdeULL);
+  EXPECT_EQ(ParseGuid("EC:0D:9A:03:00:8A:BC:DE"), 0xec0d9a03008abcdeULL);
+  for (const char* bad : {"", "ec0d:9a03:008a", "ec0d9a03008abcde", "ec0d:9a03:008a:bcdg",
+                          "ec:0d:9a:03:00:8a:bc", "ec0d:9a:03:008a:bcde", "ec0d:9a03:008a:bcde:"}) {
+    EXPECT_FALSE(ParseGuid(bad).has_value()) << bad;
+  }
+  EXPECT_EQ(FormatGuidBytes(0xee0d9a00018abcdeULL), "ee:0d:9a:00:01:8a:bc:de");
+  EXPECT_EQ(VfNetdeviceDriver("igb"), "igbvf");
+  EXPECT_EQ(VfNetdeviceDriver("ice"), "iavf");
+  EXPECT_EQ(VfNetdeviceDriver("mlx5_core"), "mlx5_core");
+}
+
+TEST(VfBindingPlanTest, VfioForVfsThatDoNotExistYet) {
+  DesiredState d;
+  d.nics.push_back(Nic(8));
+  d.nics[0].device_type = "vfio-pci";
+  Result r = PlanOf(d, Facts({Pf(kPf, 0)}));
+  ASSERT_EQ(r.changes.size(), 1u) << r.Messages();
+  const Change& c = r.changes[0];
+  EXPECT_EQ(c.id, "vf/0000:af:00.0/driver");
+  EXPECT_EQ(c.before, nlohmann::json::array());
+  EXPECT_EQ(c.after, "vfio-pci");
+  EXPECT_EQ(c.phase, kPhaseVfBinding);
+  EXPECT_EQ(c.field_path, "spec.nics[0].deviceType");
+  EXPECT_EQ(c.detail["count"], 8);
+  // vfio_pci is neither loaded nor asked for: a warning, at the field.
+  ASSERT_EQ(r.diagnostics.size(), 1u);
+  EXPECT_EQ(r.diagnostics[0].severity, Severity::kWarning);
+  EXPECT_EQ(r.diagnostics[0].path, "spec.nics[0].deviceType");
+  EXPECT_NE(r.diagnostics[0].message.find("vfio_pci"), std::string::npos);
+
+  d.kernel_modules.push_back({"vfio_pci", true});
+  EXPECT_TRUE(PlanOf(d, Facts({Pf(kPf, 0)})).diagnostics.empty());
+  d.kernel_modules.clear();
+  HostFacts loaded = Facts({Pf(kPf, 0)});
+  loaded.pci_drivers = {"mlx5_core", "vfio-pci"};
+  EXPECT_TRUE(PlanOf(d, loaded).diagnostics.empty());
+}
+
+TEST(VfBindingPlanTest, NoChangeOnceBound) {
+  DesiredState d;
+  d.nics.push_back(Nic(2));
+  d.nics[0].device_type = "vfio-pci";
+  d.kernel_modules.push_back({"vfio_pci", true});
+  PciFunction pf = Pf(kPf, 2);
+  for (auto& vf : pf.sriov->vfs) vf.driver = "vfio-pci";
+  EXPECT_TRUE(PlanOf(d, Facts({pf})).changes.empty());
+  // One VF elsewhere: a change, showing each VF's driver.
+  pf.sriov->vfs[1].driver = "";
+  Result r = PlanOf(d, Facts({pf}));
+  ASSERT_EQ(r.changes.size(), 1u);
+  EXPECT_EQ(r.changes[0].before, (nlohmann::json{"vfio-pci", nullptr}));
+  // numVfs unset: the current count is kept.
+  d.nics[0].num_vfs.reset();
+  EXPECT_EQ(PlanOf(d, Facts({pf})).changes.size(), 1u);
+  // Count changing: the VFs are re-created on mlx5_core, so bind again.
+  for (auto& vf : pf.sriov->vfs) vf.driver = "vfio-pci";
+  d.nics[0].num_vfs = 4;
+  EXPECT_EQ(PlanOf(d, Facts({pf})).changes.size(), 1u);
+}
+
+TEST(VfBindingPlanTest, NetdeviceFollowsAutoprobe) {
+  DesiredState d;
+  d.nics.push_back(Nic(8));
+  d.nics[0].device_type = "netdevice";
+  // Autoprobe binds new VFs to mlx5_core: nothing to do.
+  EXPECT_TRUE(PlanOf(d, Facts({Pf(kPf, 0)})).changes.empty());
+  PciFunction pf = Pf(kPf, 0);
+  pf.sriov->drivers_autoprobe = false;
+  Result r = PlanOf(d, Facts({pf}));
+  ASSERT_EQ(r.changes.size(), 1u);
+  EXPECT_EQ(r.changes[0].after, "mlx5_core");
+  // VFs on vfio-pci go back to the PF's VF driver.
+  PciFunction bound = Pf(kPf, 8);
+  for (auto& vf : bound.sriov->vfs) vf.driver = "vfio-pci";
+  r = PlanOf(d, Facts({bound}));
+  ASSERT_EQ(r.changes.size(), 1u);
+  EXPECT_EQ(r.changes[0].after, "mlx5_core");
+  EXPECT_TRUE(r.diagnostics.empty());
+}
+
+TEST(VfBindingPlanTest, VfioWithoutIommuIsAnError) {
+  DesiredState d;
+  d.nics.push_back(Nic(8));
+  d.nics[0].device_type = "vfio-pci";
+  PciFunction pf = Pf(kPf, 0);
+  pf.iommu_group.clear();
+  Result r = PlanOf(d, Facts({pf}));
+  EXPECT_TRUE(r.changes.empty());
+  ASSERT_FALSE(r.diagnostics.empty());
+  EXPECT_EQ(r.diagnostics[0].severity, Severity::kError);
+  EXPECT_NE(r.diagnostics[0].message.find("iommu_group"), std::string::npos);
+}
+
+TEST(VfFlagPlanTest, TrustAndSpoofCheck) {
+  DesiredState d;
+  d.nics.push_back(Nic(2));
+  d.nics[0].vf_trust = true;
+  d.nics[0].vf_spoof_chk = false;
+  PciFunction pf = Pf(kPf, 2);
+  Result r = PlanOf(d, Facts({pf}));  // state unknown
+  ASSERT_EQ(r.changes.size(), 2u) << r.Messages();
+  EXPECT_EQ(r.changes[0].id, "vf/0000:af:00.0/trust");
+  EXPECT_EQ(r.changes[0].before, (nlohmann::json{nullptr, nullptr}));
+  EXPECT_EQ(r.changes[0].after, true);
+  EXPECT_EQ(r.changes[0].phase, kPhaseVfSettings);
+  EXPECT_EQ(r.changes[0].field_path, "spec.nics[0].vfTrust");
+  EXPECT_EQ(r.changes[1].id, "vf/0000:af:00.0/spoofChk");
+  EXPECT_EQ(r.changes[1].after, false);
+  for (auto& vf : pf.sriov->vfs) {
+    vf.trust = true;
+    vf.spoof_chk = false;
+  }
+  EXPECT_TRUE(PlanOf(d, Facts({pf})).changes.empty());
+  pf.sriov->vfs[0].spoof_chk = true;
+  r = PlanOf(d, Facts({pf}));
+  ASSERT_EQ(r.changes.size(), 1u);
+  EXPECT_EQ(r.changes[0].attribute, "spoofChk");
+  // New VFs: set again.
+  d.nics[0].num_vfs = 4;
+  EXPECT_EQ(PlanOf(d, Facts({pf})).changes.size(), 2u);
+  // No PF netdev: no netlink target.
+  pf.netdevs.clear();
+  r = PlanOf(d, Facts({pf}));
+  EXPECT_TRUE(r.changes.empty());
+  EXPECT_EQ(r.diagnostics.size(), 2u);
+}
+
+DesiredState IbSriov(int num_vfs) {
+  DesiredState d;
+  d.nics.push_back(Nic(num_vfs));
+  MultusConfigSpec m;
+  m.name = "ib";
+  m.cni_type = "ib-sriov";
+  m.nic = "nic0";
+  d.multus_configs.push_back(m);
+  return d;
+}
+
+TEST(VfGuidPlanTest, IbSriovNicsGetDerivedGuids) {
+  DesiredState d = IbSriov(2);
+  PciFunction pf = Pf(kPf, 0, "ec0d:9a03:008a:bcde");
+  Result r = PlanOf(d, Facts({pf}));
+  ASSERT_EQ(r.changes.size(), 1u) << r.Messages();
+  const Change& c = r.changes[0];
+  EXPECT_EQ(c.id, "vf/0000:af:00.0/ibGuids");
+  EXPECT_EQ(c.after, (nlohmann::json{"ee0d:9a00:018a:bcde", "ee0d:9a00:028a:bcde"}));
+  EXPECT_EQ(c.phase, kPhaseVfSettings);
+  EXPECT_EQ(c.field_path, "spec.multusConfigs[0].cniType");
+
+  PciFunction done = Pf(kPf, 2, "ec0d:9a03:008a:bcde");
+  done.sriov->vfs[0].ib_node_guid = done.sriov->vfs[0].ib_port_guid = "ee0d:9a00:018a:bcde";
+  done.sriov->vfs[1].ib_node_guid = done.sriov->vfs[1].ib_port_guid = "ee0d:9a00:028a:bcde";
+  EXPECT_TRUE(PlanOf(d, Facts({done})).changes.empty());
+  done.sriov->vfs[1].ib_port_guid = "ec0d:9a03:008a:c001";  // port GUID still the default
+  r = PlanOf(d, Facts({done}));
+  ASSERT_EQ(r.changes.size(), 1u);
+  EXPECT_EQ(r.changes[0].before, (nlohmann::json{"ee0d:9a00:018a:bcde", "ee0d:9a00:028a:bcde"}));
+
+  // A sriov (RoCE) config asks for no GUIDs.
+  d.multus_configs[0].cni_type = "sriov";
+  EXPECT_TRUE(PlanOf(d, Facts({pf})).changes.empty());
+}
+
+TEST(VfGuidPlanTest, NotInfiniBandNowIsAWarning) {
+  Result r = PlanOf(IbSriov(2), Facts({Pf(kPf, 0, "")}));
+  EXPECT_TRUE(r.changes.empty());
+  ASSERT_EQ(r.diagnostics.size(), 1u);
+  EXPECT_EQ(r.diagnostics[0].severity, Severity::kWarning);
+  EXPECT_EQ(r.diagnostics[0].path, "spec.multusConfigs[0].cniType");
+}
+
+TEST(VfGuidPlanTest, CollisionsAcrossPfsAreErrors) {
+  DesiredState d = IbSriov(2);
+  d.nics[0].selector.root_devices = {"0000:af:00.0", "0000:af:00.1"};
+  // Differ only in bytes 3-4, which the derivation replaces.
+  Result r = PlanOf(d, Facts({Pf("0000:af:00.0", 0, "ec0d:9a03:008a:bcde"),
+                              Pf("0000:af:00.1", 0, "ec0d:9a04:008a:bcde")}));
+  ASSERT_EQ(r.changes.size(), 1u);
+  ASSERT_EQ(r.diagnostics.size(), 1u) << r.Messages();
+  EXPECT_EQ(r.diagnostics[0].severity, Severity::kError);
+  EXPECT_NE(r.diagnostics[0].message.find("VF 0 of 0000:af:00.0"), std::string::npos)
+      << r.Messages();
+  // Dual-port cards (consecutive GUIDs) are fine.
+  r = PlanOf(d, Facts({Pf("0000:af:00.0", 0, "ec0d:9a03:008a:bcde"),
+                       Pf("0000:af:00.1", 0, "ec0d:9a03:008a:bcdf")}));
+  EXPECT_EQ(r.changes.size(), 2u);
+  EXPECT_TRUE(r.diagnostics.empty()) << r.Messages();
+}
+
+}  // namespace
+}  // namespace provisioner

@@ -1,0 +1,140 @@
+// Fault injection at every write of a multi-module apply. A clean apply of a
+// host.yaml that touches every module is run once to count its writes W;
+// then for k = 1..W a fresh copy of the host tree is applied with write k
+// failing (EBUSY, ENOMEM, EIO, EPERM in turn). Each time apply must fail
+// with a message naming the failing path and errno, and the tree must be
+// byte-identical to before (rollback is exact, nothing half-applied).
+// In process: the engine and every registered module over the simulated
+// kernel (test/sim), so that the n-th write can fail.
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "engine/config/loader.h"
+#include "engine/core/engine.h"
+#include "engine/core/journal.h"
+#include "engine/host/host_lock.h"
+#include "engine/module/registry.h"
+#include "gtest/gtest.h"
+#include "test/sim/sim_host_fs.h"
+#include "test/support/tree_diff.h"
+#include "test/support/ttar.h"
+
+namespace provisioner::testing {
+namespace {
+
+// Everything this provisioner can change on the RoCE host, at once.
+constexpr const char* kHostYaml = R"(apiVersion: provisioner/v1alpha1
+kind: HostConfig
+metadata:
+  name: worker1
+spec:
+  rdma:
+    netnsMode: exclusive
+  kernelModules:
+    - mlx5_ib
+    - name: vfio_pci
+      required: false
+  nics:
+    - name: pf0
+      nicSelector: { rootDevices: ["0000:af:00.0"] }
+      linkType: eth
+      numVfs: 4
+      mtu: 9000
+      deviceType: vfio-pci
+      vfTrust: true
+      vfSpoofChk: false
+)";
+
+struct Outcome {
+  Status status;
+  int writes = 0;
+  std::set<std::string> modules;  // of the planned changes
+};
+
+class FaultMatrixTest : public ::testing::Test {
+ protected:
+  // The host tree, as every apply finds it after its first one: with the
+  // apply lock file (run/provisioner/lock) that apply creates and keeps.
+  std::string FreshTree() {
+    std::string dir = MakeTempDir("fault");
+    Status s = ExtractTtar(RunfilePath("test/hosts/cx5-roce.ttar"), dir);
+    EXPECT_TRUE(s.ok()) << s.message();
+    auto fs = NewLocalHostFs(dir);
+    EXPECT_TRUE(AcquireHostLock(*fs, kApplyLockPath, std::chrono::milliseconds(0)).ok());
+    // vfio_pci loaded already (the tree has no module files to load it from).
+    Status reg = SriovSim(dir).RegisterDriver("vfio-pci");
+    EXPECT_TRUE(reg.ok()) << reg.message();
+    return dir;
+  }
+
+  // Plans against `root` and applies with `faults`, as `provisioner apply` does.
+  Outcome Apply(const std::string& root, std::vector<WriteFault> faults) {
+    LoadResult loaded = LoadDesiredStateFromString(kHostYaml, "host.yaml");
+    EXPECT_TRUE(loaded.state.has_value());
+    SimOptions options;
+    options.settle_reads = 1;
+    options.faults = std::move(faults);
+    auto fs = NewSimulatedHostFs(root, options);
+    auto* sim = static_cast<SimulatedHostFs*>(fs.get());
+    auto lock = AcquireHostLock(*fs, kApplyLockPath, std::chrono::milliseconds(0));
+    EXPECT_TRUE(lock.ok()) << lock.status().message();
+    auto modules = ModuleRegistry::CreateAll();
+    HostContext ctx;
+    ctx.fs = fs.get();
+    ctx.clock = &RealClock();
+    ctx.settle_timeout = std::chrono::seconds(10);
+    auto facts = Discover(modules, ctx);
+    EXPECT_TRUE(facts.ok()) << facts.status().message();
+    if (!facts.ok()) return {facts.status(), sim->writes(), {}};
+    PlanResult planned = BuildPlan(modules, *loaded.state, *facts);
+    for (const auto& d : planned.diagnostics) {
+      EXPECT_NE(d.severity, Severity::kError) << d.path << ": " << d.message;
+    }
+    std::set<std::string> planned_modules;
+    for (const auto& c : planned.plan.changes) planned_modules.insert(c.module);
+    JournalWriter journal(fs.get());
+    ApplyOptions apply_options;
+    apply_options.journal = &journal;
+    ApplyReport report = ApplyPlan(modules, planned.plan, *loaded.state, ctx, apply_options);
+    return {report.status, sim->writes(), planned_modules};
+  }
+};
+
+TEST_F(FaultMatrixTest, EveryWriteFailingLeavesTheTreeAsItWas) {
+  const std::string pristine = FreshTree();
+
+  // The clean run: it must work, and tells how many writes there are.
+  std::string clean = FreshTree();
+  Outcome ok = Apply(clean, {});
+  ASSERT_TRUE(ok.status.ok()) << ok.status.message();
+  // Every module that changes this host is in the matrix.
+  for (const char* m : {"kmod", "rdma", "sriov", "vf", "link"}) {
+    EXPECT_EQ(ok.modules.count(m), 1u) << m;
+  }
+  std::printf("fault matrix: %d writes across %zu modules\n", ok.writes, ok.modules.size());
+  ASSERT_GE(ok.writes, 10);
+  // The clean apply changed the tree (else this test would prove nothing).
+  ASSERT_FALSE(DiffTrees(pristine, clean).empty());
+
+  const int errs[] = {EBUSY, ENOMEM, EIO, EPERM};
+  for (int k = 1; k <= ok.writes; ++k) {
+    SCOPED_TRACE("write " + std::to_string(k) + " of " + std::to_string(ok.writes));
+    const int err = errs[k % 4];
+    std::string root = FreshTree();
+    Outcome failed = Apply(root, {WriteFault{.nth_write = k, .path_substring = "", .err = err, .times = 1}});
+    ASSERT_FALSE(failed.status.ok()) << "write " << k << " failed but apply succeeded";
+    const std::string& msg = failed.status.message();
+    // Names the errno (as strerror says it) and a host path.
+    EXPECT_NE(msg.find(std::strerror(err)), std::string::npos) << msg;
+    EXPECT_NE(msg.find('/'), std::string::npos) << msg;
+    // Rolled back exactly.
+    EXPECT_EQ(DiffTreesText(pristine, root), "") << msg;
+  }
+}
+
+}  // namespace
+}  // namespace provisioner::testing

@@ -1,0 +1,124 @@
+// End-to-end: the firmware module with the real binary against the IB host
+// tree, whose captured `mstconfig query` (run/provisioner/mstconfig/) says
+// port 1 is InfiniBand.
+#include <sys/stat.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "test/integration/harness.h"
+
+namespace provisioner::testing {
+namespace {
+
+using nlohmann::json;
+
+constexpr char kCapture[] = "/run/provisioner/mstconfig/0000:86:00.0.query";
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+bool Exists(const std::string& path) {
+  struct stat st;
+  return ::lstat(path.c_str(), &st) == 0;
+}
+
+std::string HostYaml(const std::string& link_type) {
+  return WriteTempFile("host-" + link_type + ".yaml",
+                       "apiVersion: provisioner/v1alpha1\nkind: HostConfig\n"
+                       "metadata:\n  name: ib-worker1\nspec:\n  nics:\n"
+                       "    - name: ib0\n      nicSelector:\n        pfNames: [ibs5f0]\n"
+                       "      linkType: " +
+                           link_type + "\n");
+}
+
+TEST(FirmwareCliTest, IbTreeToEthPlansARebootAndApplyExits3) {
+  std::string root = ExtractHost("cx5-ib");
+  std::string yaml = HostYaml("eth");
+
+  RunResult plan = Provisioner({"plan", yaml, "--root", root, "-o", "json"});
+  ASSERT_EQ(plan.exit_code, 0) << plan.err;
+  json j = json::parse(plan.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << plan.out;
+  ASSERT_EQ(j["changes"].size(), 1u) << j.dump(2);
+  const json& c = j["changes"][0];
+  EXPECT_EQ(c["id"], "firmware/0000:86:00.0/LINK_TYPE_P1");
+  EXPECT_EQ(c["module"], "firmware");
+  EXPECT_EQ(c["before"], "ib");
+  EXPECT_EQ(c["after"], "eth");
+  EXPECT_EQ(c["disruption"], "reboot");
+  EXPECT_EQ(j["summary"]["rebootRequired"], true);
+
+  RunResult detailed = Provisioner({"plan", yaml, "--root", root, "--detailed-exitcode"});
+  EXPECT_EQ(detailed.exit_code, 2) << detailed.err;
+
+  RunResult apply = Provisioner({"apply", yaml, "--root", root});
+  EXPECT_EQ(apply.exit_code, 3) << apply.out << apply.err;
+  EXPECT_TRUE(Exists(root + "/run/reboot-required"));
+  std::string capture = ReadFile(root + kCapture);
+  EXPECT_NE(
+      capture.find(
+          "*        LINK_TYPE_P1                        IB(1)           IB(1)           ETH(2)"),
+      std::string::npos)
+      << capture;
+
+  // The change is set for the next boot: nothing new to do, a pending reboot.
+  RunResult again = Provisioner({"plan", yaml, "--root", root, "-o", "json"});
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  json k = json::parse(again.out, nullptr, false);
+  EXPECT_TRUE(k["changes"].empty()) << k.dump(2);
+  ASSERT_EQ(k["warnings"].size(), 1u) << k.dump(2);
+  EXPECT_NE(k["warnings"][0].get<std::string>().find("reboot"), std::string::npos);
+  RunResult second = Provisioner({"apply", yaml, "--root", root});
+  EXPECT_EQ(second.exit_code, 0) << second.err;
+  EXPECT_EQ(ReadFile(root + kCapture), capture);
+}
+
+TEST(FirmwareCliTest, DiscoverShowsTheFirmwareAndLinks) {
+  std::string root = ExtractHost("cx5-ib");
+  RunResult d = Provisioner({"discover", "--root", root, "-o", "json"});
+  ASSERT_EQ(d.exit_code, 0) << d.err;
+  json j = json::parse(d.out, nullptr, false);
+  const json* nic = nullptr;
+  for (const json& n : j["nics"]) {
+    if (n["pciAddress"] == "0000:86:00.0") nic = &n;
+  }
+  ASSERT_NE(nic, nullptr) << j.dump(2);
+  const json& fw = (*nic)["firmware"];
+  EXPECT_EQ(fw["deviceType"], "ConnectX5");
+  EXPECT_EQ(fw["source"], kCapture);
+  EXPECT_EQ(fw["parameters"]["LINK_TYPE_P1"]["nextBoot"], "IB(1)");
+  EXPECT_EQ(fw["parameters"]["LINK_TYPE_P1"]["current"], "IB(1)");
+  EXPECT_EQ(fw["parameters"]["NUM_OF_VFS"]["nextBoot"], "16");
+  ASSERT_EQ((*nic)["links"].size(), 1u) << nic->dump(2);
+  EXPECT_EQ((*nic)["links"][0]["name"], "ibs5f0");
+  EXPECT_EQ((*nic)["links"][0]["mtu"], 2044);
+}
+
+TEST(FirmwareCliTest, MatchingLinkTypeIsNoChange) {
+  std::string root = ExtractHost("cx5-ib");
+  RunResult plan = Provisioner({"plan", HostYaml("ib"), "--root", root, "--detailed-exitcode"});
+  EXPECT_EQ(plan.exit_code, 0) << plan.out << plan.err;
+}
+
+TEST(FirmwareCliTest, UnreadableCaptureIsAnErrorNamingIt) {
+  std::string root = ExtractHost("cx5-ib");
+  {
+    std::ofstream out(root + kCapture, std::ios::trunc);
+    out << "-E- Failed to open the device\n";
+  }
+  RunResult plan = Provisioner({"plan", HostYaml("eth"), "--root", root});
+  EXPECT_EQ(plan.exit_code, 1);
+  EXPECT_NE(plan.err.find("spec.nics[0].linkType"), std::string::npos) << plan.err;
+  EXPECT_NE(plan.err.find("Failed to open the device"), std::string::npos) << plan.err;
+}
+
+}  // namespace
+}  // namespace provisioner::testing

@@ -1,0 +1,164 @@
+// End-to-end: spec.kernelModules with the real binary on the host trees.
+// Under a tree root, "loading" a module is the kernel stand-in of the kmod
+// module: it is added to <root>/proc/modules (modules/kmod/kmod_host.h).
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "test/integration/harness.h"
+
+namespace provisioner::testing {
+namespace {
+
+using nlohmann::json;
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+json ParseJson(const RunResult& r) {
+  json j = json::parse(r.out, nullptr, false);
+  EXPECT_FALSE(j.is_discarded()) << "stdout is not one JSON document:\n" << r.out << "\n" << r.err;
+  return j;
+}
+
+std::string HostYaml(const std::string& name, const std::string& modules) {
+  return WriteTempFile(name,
+                       "apiVersion: provisioner/v1alpha1\n"
+                       "kind: HostConfig\n"
+                       "metadata:\n"
+                       "  name: worker1\n"
+                       "spec:\n"
+                       "  kernelModules:\n" +
+                           modules);
+}
+
+int LinesStartingWith(const std::string& text, const std::string& prefix) {
+  std::istringstream in(text);
+  int n = 0;
+  for (std::string line; std::getline(in, line);) n += line.rfind(prefix, 0) == 0;
+  return n;
+}
+
+const char kConf[] = "/etc/modules-load.d/provisioner.conf";
+
+TEST(KmodCliTest, DiscoverShowsLoadedModulesAndParameters) {
+  std::string root = ExtractHost("cx5-roce");
+  RunResult r = Provisioner({"discover", "--root", root, "-o", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json j = ParseJson(r);
+  const json& km = j["kernelModules"];
+  std::vector<std::string> loaded = km["loaded"];
+  for (const char* m : {"mlx5_core", "mlx5_ib", "ib_core", "ib_uverbs", "rdma_ucm"}) {
+    EXPECT_NE(std::find(loaded.begin(), loaded.end(), m), loaded.end()) << m;
+  }
+  EXPECT_EQ(std::find(loaded.begin(), loaded.end(), "nvidia_peermem"), loaded.end());
+  EXPECT_EQ(km["parameters"]["ib_core"]["netns_mode"], "Y");
+  EXPECT_TRUE(km["persisted"].is_null());
+}
+
+TEST(KmodCliTest, PersistsLoadedModulesWarnsOnMissingOptionalSecondApplyNoop) {
+  std::string root = ExtractHost("cx5-roce");
+  std::string yaml = HostYaml("kmod.yaml",
+                              "    - mlx5_ib\n"
+                              "    - rdma_ucm\n"
+                              "    - name: nvidia_peermem\n"
+                              "      required: false\n");
+  RunResult plan = Provisioner({"plan", yaml, "--root", root, "-o", "json"});
+  ASSERT_EQ(plan.exit_code, 0) << plan.err;
+  json p = ParseJson(plan);
+  ASSERT_EQ(p["changes"].size(), 1u) << p.dump(2);
+  EXPECT_EQ(p["changes"][0]["id"], "kmod/modules-load.d/provisioner.conf/modules");
+  EXPECT_EQ(p["changes"][0]["after"], json({"mlx5_ib", "rdma_ucm"}));
+  EXPECT_EQ(p["changes"][0]["disruption"], "live");
+  ASSERT_EQ(p["warnings"].size(), 1u) << p.dump(2);
+  EXPECT_NE(p["warnings"][0].get<std::string>().find("spec.kernelModules[2]"), std::string::npos);
+  EXPECT_NE(p["warnings"][0].get<std::string>().find("nvidia_peermem"), std::string::npos);
+
+  RunResult apply = Provisioner({"apply", yaml, "--root", root});
+  ASSERT_EQ(apply.exit_code, 0) << apply.out << apply.err;
+  EXPECT_EQ(ReadFile(root + kConf),
+            "# Written by provisioner from host.yaml spec.kernelModules; do not edit.\n"
+            "mlx5_ib\nrdma_ucm\n");
+  struct stat before;
+  ASSERT_EQ(::stat((root + kConf).c_str(), &before), 0);
+
+  RunResult again = Provisioner({"apply", yaml, "--root", root, "-o", "json"});
+  ASSERT_EQ(again.exit_code, 0) << again.out << again.err;
+  struct stat after;
+  ASSERT_EQ(::stat((root + kConf).c_str(), &after), 0);
+  EXPECT_EQ(before.st_ino, after.st_ino);  // no rename: nothing was written
+  RunResult plan2 = Provisioner({"plan", yaml, "--root", root, "--detailed-exitcode"});
+  EXPECT_EQ(plan2.exit_code, 0) << plan2.out << plan2.err;
+}
+
+TEST(KmodCliTest, MissingRequiredModuleIsAPlanError) {
+  std::string root = ExtractHost("cx5-roce");
+  std::string yaml = HostYaml("kmod-req.yaml", "    - mlx5_ib\n    - gdrdrv\n");
+  RunResult plan = Provisioner({"plan", yaml, "--root", root});
+  EXPECT_EQ(plan.exit_code, 1) << plan.out;
+  EXPECT_NE(plan.err.find("spec.kernelModules[1]"), std::string::npos) << plan.err;
+  EXPECT_NE(plan.err.find("gdrdrv"), std::string::npos) << plan.err;
+}
+
+// A tree with a modules directory: the module and its unloaded dependencies
+// are loaded (the tree's proc/modules), then persisted; the second apply is a no-op.
+TEST(KmodCliTest, LoadsAvailableModuleWithDependencies) {
+  std::string root = ExtractHost("cx5-roce");
+  std::string release = ReadFile(root + "/proc/sys/kernel/osrelease");
+  while (!release.empty() && release.back() == '\n') release.pop_back();
+  ASSERT_FALSE(release.empty());
+  const std::string moddir = root + "/lib/modules/" + release;
+  std::filesystem::create_directories(moddir);
+  // As depmod writes them: dependencies in reverse load order.
+  std::ofstream(moddir + "/modules.dep")
+      << "updates/dkms/nvidia-peermem.ko: updates/dkms/nvidia.ko "
+         "kernel/drivers/infiniband/core/ib_core.ko\n"
+         "updates/dkms/nvidia.ko:\n"
+         "kernel/drivers/infiniband/ulp/isert/ib_isert.ko: "
+         "kernel/drivers/target/iscsi/iscsi_target_mod.ko kernel/drivers/target/target_core_mod.ko "
+         "kernel/drivers/infiniband/core/rdma_cm.ko kernel/drivers/infiniband/core/ib_core.ko\n"
+         "kernel/drivers/target/iscsi/iscsi_target_mod.ko: kernel/drivers/target/target_core_mod.ko\n"
+         "kernel/drivers/target/target_core_mod.ko:\n"
+         "kernel/drivers/infiniband/core/ib_core.ko:\n";
+  std::string yaml =
+      HostYaml("kmod-load.yaml", "    - mlx5_ib\n    - nvidia_peermem\n    - ib_isert\n");
+  RunResult plan = Provisioner({"plan", yaml, "--root", root, "-o", "json"});
+  ASSERT_EQ(plan.exit_code, 0) << plan.err;
+  json p = ParseJson(plan);
+  ASSERT_EQ(p["changes"].size(), 3u) << p.dump(2);
+  EXPECT_EQ(p["changes"][0]["id"], "kmod/nvidia_peermem/loaded");
+  EXPECT_EQ(p["changes"][1]["id"], "kmod/ib_isert/loaded");
+  EXPECT_EQ(p["changes"][2]["after"], json({"mlx5_ib", "nvidia_peermem", "ib_isert"}));
+
+  RunResult apply = Provisioner({"apply", yaml, "--root", root});
+  ASSERT_EQ(apply.exit_code, 0) << apply.out << apply.err;
+  std::string mods = ReadFile(root + "/proc/modules");
+  // Newest first, dependencies before the module, loaded ones not again.
+  EXPECT_EQ(mods.rfind("ib_isert 0 0 - Live 0x0000000000000000\n"
+                       "iscsi_target_mod 0 0 - Live 0x0000000000000000\n"
+                       "target_core_mod 0 0 - Live 0x0000000000000000\n"
+                       "nvidia_peermem 0 0 - Live 0x0000000000000000\n"
+                       "rdma_ucm ",
+                       0),
+            0u)
+      << mods;
+  EXPECT_EQ(LinesStartingWith(mods, "ib_core "), 1) << mods;
+  EXPECT_EQ(LinesStartingWith(mods, "nvidia "), 1) << mods;
+  EXPECT_EQ(LinesStartingWith(mods, "rdma_cm "), 1) << mods;
+
+  RunResult plan2 = Provisioner({"plan", yaml, "--root", root, "--detailed-exitcode"});
+  EXPECT_EQ(plan2.exit_code, 0) << plan2.out << plan2.err;
+}
+
+}  // namespace
+}  // namespace provisioner::testing

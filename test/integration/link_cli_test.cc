@@ -1,0 +1,130 @@
+// End-to-end: the link module with the real binary against host trees (the
+// /sys/class/net files stand in for rtnetlink under --root; real netlink is
+// tested in modules/link:link_netns_test), with the kernel simulator daemon
+// creating the VFs.
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "test/integration/harness.h"
+
+namespace provisioner::testing {
+namespace {
+
+using nlohmann::json;
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void WriteFile(const std::string& path, const std::string& content) {
+  std::ofstream out(path, std::ios::trunc);
+  out << content;
+  ASSERT_TRUE(out.good()) << path;
+}
+
+std::vector<std::string> Ids(const json& changes) {
+  std::vector<std::string> ids;
+  for (const json& c : changes) ids.push_back(c["id"]);
+  return ids;
+}
+
+TEST(LinkCliTest, MtuOnlyPlanApplyThenNoChange) {
+  std::string root = ExtractHost("cx5-roce");
+  std::string yaml = WriteTempFile("mtu.yaml", R"(apiVersion: provisioner/v1alpha1
+kind: HostConfig
+metadata:
+  name: worker1
+spec:
+  nics:
+    - name: pf0
+      nicSelector: { pfNames: [ens6f0np0] }
+      mtu: 9000
+)");
+  RunResult p = Provisioner({"plan", yaml, "--root", root, "-o", "json"});
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  json plan = json::parse(p.out);
+  ASSERT_EQ(Ids(plan["changes"]), std::vector<std::string>{"link/ens6f0np0/mtu"}) << plan.dump(2);
+  EXPECT_EQ(plan["changes"][0]["before"], 1500);
+  EXPECT_EQ(plan["changes"][0]["after"], 9000);
+  EXPECT_EQ(plan["changes"][0]["disruption"], "live");
+
+  RunResult a = Provisioner({"apply", yaml, "--root", root});
+  ASSERT_EQ(a.exit_code, 0) << a.out << a.err;
+  EXPECT_EQ(ReadFile(root + "/sys/class/net/ens6f0np0/mtu"), "9000\n");
+  EXPECT_EQ(ReadFile(root + "/sys/class/net/ens6f1np1/mtu"), "1500\n");
+
+  RunResult again = Provisioner({"plan", yaml, "--root", root, "--detailed-exitcode"});
+  EXPECT_EQ(again.exit_code, 0) << again.out << again.err;
+}
+
+TEST(LinkCliTest, MtuBelowMinimumIsAnError) {
+  std::string root = ExtractHost("cx5-roce");
+  std::string yaml = WriteTempFile("small.yaml", R"(apiVersion: provisioner/v1alpha1
+kind: HostConfig
+metadata:
+  name: worker1
+spec:
+  nics:
+    - name: pf0
+      nicSelector: { pfNames: [ens6f0np0] }
+      mtu: 60
+)");
+  RunResult p = Provisioner({"plan", yaml, "--root", root});
+  EXPECT_EQ(p.exit_code, 1);
+  EXPECT_NE(p.err.find("spec.nics[0].mtu"), std::string::npos) << p.err;
+}
+
+// PF admin down; numVfs 4 with deviceType netdevice: the VFs are created (by
+// the simulator, down like their PF), then mtu, PF up and VFs up, in that order.
+TEST(LinkCliTest, NetdeviceVfsComeUpAfterNumVfs) {
+  std::string root = ExtractHost("cx5-roce");
+  const std::string pf = root + "/sys/class/net/ens6f0np0/";
+  WriteFile(pf + "flags", "0x1002\n");
+  WriteFile(pf + "operstate", "down\n");
+  KernelSimDaemon sim(root, 50);
+  ASSERT_TRUE(sim.ready());
+  std::string yaml = WriteTempFile("vfs.yaml", R"(apiVersion: provisioner/v1alpha1
+kind: HostConfig
+metadata:
+  name: worker1
+spec:
+  nics:
+    - name: pf0
+      nicSelector: { rootDevices: ["0000:af:00.0"] }
+      numVfs: 4
+      mtu: 9000
+      deviceType: netdevice
+)");
+  RunResult p = Provisioner({"plan", yaml, "--root", root, "-o", "json"});
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  std::vector<std::string> ids = Ids(json::parse(p.out)["changes"]);
+  std::vector<std::string> links;
+  for (const auto& id : ids) {
+    if (id.rfind("link/", 0) == 0) links.push_back(id);
+  }
+  EXPECT_EQ(links, (std::vector<std::string>{"link/ens6f0np0/mtu", "link/ens6f0np0/up",
+                                             "link/0000:af:00.0/vfsUp"}));
+  ASSERT_FALSE(ids.empty());
+  EXPECT_EQ(ids.front(), "sriov/0000:af:00.0/numVfs");
+  EXPECT_EQ(ids.back(), "link/0000:af:00.0/vfsUp");
+
+  RunResult a = Provisioner({"apply", yaml, "--root", root, "--settle-timeout", "30"});
+  ASSERT_EQ(a.exit_code, 0) << a.out << a.err;
+  EXPECT_EQ(sim.Refused(), "");
+  EXPECT_EQ(ReadFile(pf + "flags"), "0x1003\n");
+  for (int i = 0; i < 4; ++i) {
+    const std::string vf = root + "/sys/class/net/ens6f0v" + std::to_string(i) + "/flags";
+    EXPECT_EQ(ReadFile(vf), "0x1003\n") << vf;
+  }
+  RunResult again = Provisioner({"plan", yaml, "--root", root, "--detailed-exitcode"});
+  EXPECT_EQ(again.exit_code, 0) << again.out << again.err;
+}
+
+}  // namespace
+}  // namespace provisioner::testing

@@ -1,0 +1,289 @@
+// End-to-end: VF settings and driver binding with the real binary against
+// host trees and the kernel_sim daemon (issue 4 "Done when": numVfs 8, mtu
+// 9000, deviceType vfio-pci on the RoCE host, in apply order, idempotent).
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "test/integration/harness.h"
+#include "test/support/ttar.h"
+
+namespace provisioner::testing {
+namespace {
+
+using nlohmann::json;
+
+const std::string kPf0 = "/sys/bus/pci/devices/0000:af:00.0";
+const std::string kIbPf = "/sys/bus/pci/devices/0000:86:00.0";
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+bool Exists(const std::string& path) {
+  struct stat st;
+  return ::lstat(path.c_str(), &st) == 0;
+}
+
+std::string LinkBase(const std::string& path) {
+  char buf[4096];
+  ssize_t n = ::readlink(path.c_str(), buf, sizeof buf - 1);
+  if (n < 0) return "";
+  std::string t(buf, static_cast<size_t>(n));
+  return t.substr(t.rfind('/') + 1);
+}
+
+json ParseJson(const RunResult& r) {
+  json j = json::parse(r.out, nullptr, false);
+  EXPECT_FALSE(j.is_discarded()) << "stdout is not one JSON document:\n" << r.out << "\n" << r.err;
+  return j;
+}
+
+// Where a change belongs in the cross-module apply order (issue 4, item 5):
+// firmware, kmod, netns mode, numVfs, VF settings, VF binding, links.
+int Rank(const json& c) {
+  const std::string module = c.value("module", "");
+  const std::string attribute = c.value("attribute", "");
+  if (module == "firmware") return 0;
+  if (module == "kmod" || module == "kernelModules") return 1;
+  if (module == "rdma") return 2;
+  if (module == "sriov") return 3;
+  if (module == "vf") return attribute == "driver" ? 5 : 4;
+  if (module == "link") return 6;
+  ADD_FAILURE() << "change of an unexpected module: " << c.dump();
+  return -1;
+}
+
+void ExpectApplyOrder(const json& changes) {
+  int last = -1;
+  for (const json& c : changes) {
+    int rank = Rank(c);
+    EXPECT_GE(rank, last) << c.value("id", "") << " comes after a change of a later phase:\n"
+                          << changes.dump(2);
+    last = std::max(last, rank);
+  }
+}
+
+std::vector<std::string> Ids(const json& changes) {
+  std::vector<std::string> ids;
+  for (const json& c : changes) ids.push_back(c.value("id", ""));
+  return ids;
+}
+
+bool Has(const std::vector<std::string>& ids, const std::string& id) {
+  return std::find(ids.begin(), ids.end(), id) != ids.end();
+}
+
+std::string Snapshot(const std::string& root) {
+  std::string file = MakeTempDir("snap") + "/tree.ttar";
+  EXPECT_TRUE(WriteTtar(root, file).ok());
+  return ReadFile(file);
+}
+
+TEST(VfCliTest, RoceVfsOnVfioPciInOrderThenNoChange) {
+  std::string root = ExtractHost("cx5-roce");
+  // vfio-pci registered, as once the vfio_pci module is loaded.
+  KernelSimDaemon sim(root, 100, {"--driver", "vfio-pci"});
+  ASSERT_TRUE(sim.ready());
+  std::string yaml = WriteTempFile("host.yaml", R"(apiVersion: provisioner/v1alpha1
+kind: HostConfig
+metadata:
+  name: worker1
+spec:
+  nics:
+    - name: pf0
+      nicSelector: { rootDevices: ["0000:af:00.0"] }
+      numVfs: 8
+      mtu: 9000
+      deviceType: vfio-pci
+      vfTrust: true
+      vfSpoofChk: false
+)");
+  RunResult p = Provisioner({"plan", yaml, "--root", root, "-o", "json"});
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  json plan = ParseJson(p);
+  std::vector<std::string> ids = Ids(plan["changes"]);
+  ASSERT_TRUE(Has(ids, "sriov/0000:af:00.0/numVfs")) << plan.dump(2);
+  ASSERT_TRUE(Has(ids, "vf/0000:af:00.0/driver")) << plan.dump(2);
+  ASSERT_TRUE(Has(ids, "vf/0000:af:00.0/trust")) << plan.dump(2);
+  ASSERT_TRUE(Has(ids, "vf/0000:af:00.0/spoofChk")) << plan.dump(2);
+  ExpectApplyOrder(plan["changes"]);
+  for (const json& w : plan["warnings"]) {
+    EXPECT_EQ(w.get<std::string>().find("vfio"), std::string::npos) << w;  // vfio-pci is loaded
+  }
+  bool link_module = false;
+  for (const json& c : plan["changes"]) link_module = link_module || c["module"] == "link";
+
+  RunResult a =
+      Provisioner({"apply", yaml, "--root", root, "-o", "json", "--settle-timeout", "30"});
+  ASSERT_EQ(a.exit_code, 0) << a.out << a.err;
+  json applied = ParseJson(a);
+  EXPECT_EQ(Ids(applied["changes"]), ids);  // applied in the plan's order
+  for (const json& c : applied["changes"]) EXPECT_EQ(c["status"], "applied") << c.dump();
+  EXPECT_EQ(sim.Refused(), "");
+
+  // Every VF ends on vfio-pci, with driver_override set and its vfio group node.
+  for (int i = 0; i < 8; ++i) {
+    const std::string vf = root + kPf0 + "/virtfn" + std::to_string(i);
+    EXPECT_EQ(LinkBase(vf + "/driver"), "vfio-pci") << i;
+    EXPECT_EQ(ReadFile(vf + "/driver_override"), "vfio-pci\n") << i;
+    EXPECT_TRUE(Exists(root + "/dev/vfio/" + LinkBase(vf + "/iommu_group"))) << i;
+    EXPECT_FALSE(Exists(vf + "/net")) << i;
+    const std::string state = root + "/run/kernel-sim/vf/0000:af:00.0/" + std::to_string(i);
+    EXPECT_EQ(ReadFile(state + "/trust"), "1\n") << i;
+    EXPECT_EQ(ReadFile(state + "/spoofchk"), "0\n") << i;
+  }
+  EXPECT_FALSE(Exists(root + kPf0 + "/virtfn8"));
+  if (link_module) {
+    EXPECT_EQ(ReadFile(root + "/sys/class/net/ens6f0np0/mtu"), "9000\n");
+  }
+
+  RunResult again = Provisioner({"plan", yaml, "--root", root, "--detailed-exitcode"});
+  EXPECT_EQ(again.exit_code, 0) << again.out << again.err;
+  // A second apply makes no write.
+  std::string before = Snapshot(root);
+  RunResult a2 = Provisioner({"apply", yaml, "--root", root, "-o", "json"});
+  EXPECT_EQ(a2.exit_code, 0) << a2.err;
+  EXPECT_EQ(ParseJson(a2)["changes"].size(), 0u);
+  EXPECT_TRUE(before == Snapshot(root)) << "second apply changed the tree";
+
+  // netdevice: back to mlx5_core, with netdevs.
+  std::string netdevice = WriteTempFile(
+      "netdevice.yaml", ReadFile(yaml).replace(ReadFile(yaml).find("vfio-pci"), 8, "netdevice"));
+  RunResult back =
+      Provisioner({"apply", netdevice, "--root", root, "-o", "json", "--settle-timeout", "30"});
+  ASSERT_EQ(back.exit_code, 0) << back.out << back.err;
+  EXPECT_EQ(Ids(ParseJson(back)["changes"]), std::vector<std::string>{"vf/0000:af:00.0/driver"});
+  for (int i = 0; i < 8; ++i) {
+    const std::string vf = root + kPf0 + "/virtfn" + std::to_string(i);
+    EXPECT_EQ(LinkBase(vf + "/driver"), "mlx5_core") << i;
+    EXPECT_EQ(ReadFile(vf + "/driver_override"), "(null)\n") << i;
+    EXPECT_TRUE(Exists(vf + "/net")) << i;
+  }
+  EXPECT_FALSE(Exists(root + "/dev/vfio"));
+  EXPECT_EQ(sim.Refused(), "");
+}
+
+TEST(VfCliTest, VfioWithoutTheDriverFailsClearlyAndRollsBack) {
+  std::string root = ExtractHost("cx5-roce");
+  KernelSimDaemon sim(root);  // vfio_pci not loaded
+  ASSERT_TRUE(sim.ready());
+  std::string yaml = WriteTempFile("host.yaml", R"(apiVersion: provisioner/v1alpha1
+kind: HostConfig
+metadata:
+  name: worker1
+spec:
+  nics:
+    - name: pf0
+      nicSelector: { rootDevices: ["0000:af:00.0"] }
+      numVfs: 2
+      deviceType: vfio-pci
+)");
+  RunResult p = Provisioner({"plan", yaml, "--root", root, "-o", "json"});
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  json plan = ParseJson(p);
+  ASSERT_EQ(plan["warnings"].size(), 1u) << plan.dump(2);
+  EXPECT_NE(plan["warnings"][0].get<std::string>().find("spec.nics[0].deviceType"),
+            std::string::npos);
+  EXPECT_NE(plan["warnings"][0].get<std::string>().find("vfio_pci"), std::string::npos);
+  RunResult a = Provisioner({"apply", yaml, "--root", root, "--settle-timeout", "20"});
+  EXPECT_EQ(a.exit_code, 1) << a.out << a.err;
+  EXPECT_NE(a.err.find("driver vfio-pci is not registered (no /sys/bus/pci/drivers/vfio-pci)"),
+            std::string::npos)
+      << a.err;
+  EXPECT_EQ(ReadFile(root + kPf0 + "/sriov_numvfs"), "0\n");  // rolled back
+}
+
+TEST(VfCliTest, IbSriovVfGuidsAndTrust) {
+  std::string root = ExtractHost("cx5-ib");
+  KernelSimDaemon sim(root);
+  ASSERT_TRUE(sim.ready());
+  std::string yaml = WriteTempFile("host.yaml", R"(apiVersion: provisioner/v1alpha1
+kind: HostConfig
+metadata:
+  name: worker1
+spec:
+  nics:
+    - name: ib-nic
+      nicSelector: { rootDevices: ["0000:86:00.0"] }
+      numVfs: 4
+      vfTrust: true
+      vfSpoofChk: false
+      resourceName: mellanoxibsriov
+  multusConfigs:
+    - name: ib-sriov
+      cniType: ib-sriov
+      nic: ib-nic
+      pkey: "0x1000"
+)");
+  RunResult p = Provisioner({"plan", yaml, "--root", root, "-o", "json"});
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  json plan = ParseJson(p);
+  std::vector<std::string> ids = Ids(plan["changes"]);
+  ASSERT_TRUE(Has(ids, "vf/0000:86:00.0/ibGuids")) << plan.dump(2);
+  ASSERT_TRUE(Has(ids, "vf/0000:86:00.0/trust"));
+  ASSERT_TRUE(Has(ids, "vf/0000:86:00.0/spoofChk"));
+  ExpectApplyOrder(plan["changes"]);
+  for (const json& c : plan["changes"]) {
+    if (c["id"] == "vf/0000:86:00.0/ibGuids") {
+      EXPECT_EQ(c["after"], (json{"ee0d:9a00:018a:bcde", "ee0d:9a00:028a:bcde",
+                                  "ee0d:9a00:038a:bcde", "ee0d:9a00:048a:bcde"}));
+    }
+  }
+  RunResult a =
+      Provisioner({"apply", yaml, "--root", root, "-o", "json", "--settle-timeout", "30"});
+  ASSERT_EQ(a.exit_code, 0) << a.out << a.err;
+  EXPECT_EQ(sim.Refused(), "");
+  for (int i = 0; i < 4; ++i) {
+    const std::string vf = root + kIbPf + "/virtfn" + std::to_string(i);
+    char want[24];
+    snprintf(want, sizeof want, "ee0d:9a00:%02x8a:bcde", static_cast<unsigned>(i + 1));
+    std::string ib;
+    for (const char* d : {"mlx5_1", "mlx5_2", "mlx5_3", "mlx5_4"}) {
+      if (Exists(vf + "/infiniband/" + d)) ib = d;
+    }
+    ASSERT_FALSE(ib.empty()) << i;
+    EXPECT_EQ(ReadFile(vf + "/infiniband/" + ib + "/node_guid"), std::string(want) + "\n") << i;
+    EXPECT_EQ(ReadFile(vf + "/infiniband/" + ib + "/ports/1/gids/0"),
+              "fe80:0000:0000:0000:" + std::string(want) + "\n")
+        << i;
+    EXPECT_EQ(LinkBase(vf + "/driver"), "mlx5_core") << i;
+    const std::string state = root + "/run/kernel-sim/vf/0000:86:00.0/" + std::to_string(i);
+    EXPECT_EQ(ReadFile(state + "/trust"), "1\n");
+    EXPECT_EQ(ReadFile(state + "/spoofchk"), "0\n");
+  }
+  RunResult again = Provisioner({"plan", yaml, "--root", root, "--detailed-exitcode"});
+  EXPECT_EQ(again.exit_code, 0) << again.out << again.err;
+
+  // discover shows what the vf module reads.
+  RunResult d = Provisioner({"discover", "--root", root, "-o", "json"});
+  ASSERT_EQ(d.exit_code, 0) << d.err;
+  json facts = ParseJson(d);
+  bool found = false;
+  for (const json& nic : facts["nics"]) {
+    if (nic["pciAddress"] != "0000:86:00.0") continue;
+    found = true;
+    ASSERT_EQ(nic["sriov"]["vfs"].size(), 4u);
+    const json& vf1 = nic["sriov"]["vfs"][1];
+    EXPECT_EQ(vf1["nodeGuid"], "ee0d:9a00:028a:bcde");
+    EXPECT_EQ(vf1["portGuid"], "ee0d:9a00:028a:bcde");
+    EXPECT_EQ(vf1["trust"], true);
+    EXPECT_EQ(vf1["spoofChk"], false);
+  }
+  EXPECT_TRUE(found) << facts.dump(2);
+}
+
+}  // namespace
+}  // namespace provisioner::testing
