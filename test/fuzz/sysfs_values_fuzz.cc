@@ -1,0 +1,38 @@
+// Fuzz target: the parsers of values read from sysfs and the modprobe.d
+// text the rdma module edits: GIDs, LIDs, port states, PCI addresses, GUIDs,
+// the ib_core netns_mode parameter, kernel releases. None may crash, hang
+// or read out of bounds; the modprobe.d editor must keep its promise (the
+// edited text sets the mode asked, and editing twice changes nothing more).
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "modules/rdma/rdma_sysfs.h"
+#include "modules/sriov/sriov_host.h"
+#include "modules/vf/vf_planner.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace provisioner;
+  std::string text(reinterpret_cast<const char*>(data), size);
+  (void)rdma::StripEnumPrefix(text);
+  (void)rdma::ParseHexLid(text);
+  bool zero = rdma::IsZeroGid(text);
+  auto v4 = rdma::Ipv4FromGid(text);
+  auto v6 = rdma::Ipv6FromGid(text);
+  if (zero && v4) __builtin_trap();  // an empty slot has no address
+  if (v4 && !v6) __builtin_trap();   // an IPv4-mapped GID is an IPv6 address
+  (void)rdma::NetnsModeFromParam(text);
+  (void)rdma::KernelVersion(text);
+  (void)rdma::OfedVersionFrom(text);
+  (void)ParseGuid(text);
+  if (IsPciAddress(text) && text.find('/') != std::string::npos) __builtin_trap();  // goes in paths
+  for (const std::string mode : {"exclusive", "shared"}) {
+    std::string edited = rdma::EditModprobeNetnsMode(text, mode);
+    auto now = rdma::NetnsModeFromModprobe(edited);
+    if (mode == "exclusive" && now != "exclusive") __builtin_trap();
+    if (mode == "shared" && now == "exclusive") __builtin_trap();
+    if (rdma::EditModprobeNetnsMode(edited, mode) != edited) __builtin_trap();
+  }
+  return 0;
+}
