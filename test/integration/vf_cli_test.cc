@@ -9,6 +9,7 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -102,9 +103,15 @@ kind: HostConfig
 metadata:
   name: worker1
 spec:
+  rdma:
+    netnsMode: exclusive
+  kernelModules:
+    - mlx5_ib
+    - rdma_ucm
   nics:
     - name: pf0
       nicSelector: { rootDevices: ["0000:af:00.0"] }
+      linkType: eth
       numVfs: 8
       mtu: 9000
       deviceType: vfio-pci
@@ -125,6 +132,12 @@ spec:
   }
   bool link_module = false;
   for (const json& c : plan["changes"]) link_module = link_module || c["module"] == "link";
+  ASSERT_TRUE(link_module) << plan.dump(2);  // the PF mtu change
+  std::set<std::string> modules;
+  for (const json& c : plan["changes"]) modules.insert(c["module"].get<std::string>());
+  for (const char* m : {"kmod", "rdma", "sriov", "vf", "link"}) {
+    EXPECT_EQ(modules.count(m), 1u) << m << "\n" << plan.dump(2);
+  }
 
   RunResult a =
       Provisioner({"apply", yaml, "--root", root, "-o", "json", "--settle-timeout", "30"});
