@@ -151,6 +151,9 @@ StatusOr<MstconfigQuery> ParseMstconfigQuery(std::string_view text) {
                                   std::to_string(tok.size() - 1) + " values, the header " +
                                   std::to_string(columns));
     }
+    if (q.params.count(tok[0]) != 0) {  // mstconfig prints each parameter once
+      return InvalidArgumentError(LineRef(i) + ": " + tok[0] + " is listed twice");
+    }
     FirmwareParam p;
     size_t k = 1;
     if (q.has_default) p.default_value = tok[k++];

@@ -84,6 +84,15 @@ TEST(MstconfigQuery, Errors) {
   EXPECT_NE(short_line.status().message().find("line 2"), std::string::npos)
       << short_line.status().message();
   EXPECT_FALSE(ParseMstconfigQuery("Configurations:   Default\n   X 1\n").ok());  // no Next Boot
+  // Found by the mstconfig fuzzer: a parameter listed twice made the
+  // next-boot rewrite edit the wrong column. Refused at parse time now.
+  auto twice = ParseMstconfigQuery(
+      "Configurations:   Current   Next Boot\n"
+      "         LINK_TYPE_P1  IB(1)  ETH(2)\n"
+      "         LINK_TYPE_P1  IB(1)  IB(1)\n");
+  ASSERT_FALSE(twice.ok());
+  EXPECT_NE(twice.status().message().find("line 3: LINK_TYPE_P1 is listed twice"), std::string::npos)
+      << twice.status().message();
 }
 
 TEST(MstconfigQuery, ValueNumbers) {

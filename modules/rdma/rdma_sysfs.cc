@@ -280,16 +280,26 @@ std::string EditModprobeNetnsMode(std::string_view text, const std::string& mode
   for (const auto& line : Lines(text)) {
     std::vector<std::string> f = Fields(line);
     bool ours = f.size() >= 2 && f[0] == "options" && f[1] == "ib_core";
+    // Options end where a '#' token starts a comment (as NetnsModeFromModprobe reads them).
+    size_t end = f.size();
+    for (size_t i = 2; ours && i < f.size(); ++i) {
+      if (f[i].rfind("#", 0) == 0) {
+        end = i;
+        break;
+      }
+    }
     bool has = false;
-    for (size_t i = 2; ours && i < f.size(); ++i) has = has || f[i].rfind("netns_mode=", 0) == 0;
+    for (size_t i = 2; ours && i < end; ++i) has = has || f[i].rfind("netns_mode=", 0) == 0;
     if (!has) {
       out += line + "\n";
       continue;
     }
+    std::string comment;
+    for (size_t i = end; i < f.size(); ++i) comment += (comment.empty() ? "" : " ") + f[i];
     // Rebuild the line without netns_mode; the one wanted value goes once.
     std::string rebuilt = "options ib_core";
     int kept = 0;
-    for (size_t i = 2; i < f.size(); ++i) {
+    for (size_t i = 2; i < end; ++i) {
       if (f[i].rfind("netns_mode=", 0) == 0) {
         if (set && !written) {
           rebuilt += " netns_mode=0";
@@ -301,7 +311,11 @@ std::string EditModprobeNetnsMode(std::string_view text, const std::string& mode
       rebuilt += " " + f[i];
       ++kept;
     }
-    if (kept > 0) out += rebuilt + "\n";
+    if (kept > 0) {
+      out += rebuilt + (comment.empty() ? "" : " " + comment) + "\n";
+    } else if (!comment.empty()) {
+      out += comment + "\n";  // the line's comment stays, on its own
+    }
   }
   if (set && !written) out += "options ib_core netns_mode=0\n";
   return out;

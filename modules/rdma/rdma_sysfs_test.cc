@@ -94,6 +94,15 @@ TEST(RdmaParse, EditModprobeKeepsOtherLinesAndIsIdempotent) {
             "options ib_core netns_mode=0\n");
   EXPECT_EQ(EditModprobeNetnsMode("", "shared"), "");
   EXPECT_EQ(EditModprobeNetnsMode("", "exclusive"), "options ib_core netns_mode=0\n");
+  // Found by the sysfs_values fuzzer: a netns_mode inside a trailing comment
+  // is not an option; the edit must set the mode the reader then sees.
+  std::string commented = "options ib_core x=1 # netns_mode=1\n";
+  std::string edited = EditModprobeNetnsMode(commented, "exclusive");
+  EXPECT_EQ(NetnsModeFromModprobe(edited), "exclusive") << edited;
+  EXPECT_EQ(EditModprobeNetnsMode(edited, "exclusive"), edited);
+  EXPECT_EQ(EditModprobeNetnsMode("options ib_core netns_mode=0 # why\n", "shared"), "# why\n");
+  EXPECT_EQ(EditModprobeNetnsMode("options ib_core netns_mode=1 a=2 # why\n", "exclusive"),
+            "options ib_core netns_mode=0 a=2 # why\n");
 }
 
 TEST(RdmaParse, KernelAndOfedVersions) {
