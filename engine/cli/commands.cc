@@ -214,10 +214,18 @@ std::string DeferredWhy(const ApplyReport& report, const std::string& id) {
 
 }  // namespace
 
-int NotImplemented(const std::string& command, const std::string& where) {
-  std::fprintf(stderr, "provisioner: '%s' is not implemented yet (it comes with %s)\n",
-               command.c_str(), where.c_str());
-  return kExitError;
+std::optional<HostFacts> DiscoverHost(const CommonOptions& opt) {
+  auto session = OpenHost(opt);
+  if (!session.ok()) {
+    PrintError(session.status().message());
+    return std::nullopt;
+  }
+  auto facts = Discover((*session)->modules, (*session)->ctx);
+  if (!facts.ok()) {
+    PrintError(facts.status().message());
+    return std::nullopt;
+  }
+  return std::move(facts).value();
 }
 
 int RunDiscover(const CommonOptions& opt) {
@@ -411,17 +419,8 @@ int RunManifests(const CommonOptions& opt) {
   if (!desired) return kExitError;
   std::optional<HostFacts> facts;
   if (opt.root_given) {  // resolve PF netdevs / root devices from this host
-    auto session = OpenHost(opt);
-    if (!session.ok()) {
-      PrintError(session.status().message());
-      return kExitError;
-    }
-    auto f = Discover((*session)->modules, (*session)->ctx);
-    if (!f.ok()) {
-      PrintError(f.status().message());
-      return kExitError;
-    }
-    facts = std::move(f).value();
+    facts = DiscoverHost(opt);
+    if (!facts) return kExitError;
     if (!ExpandRailsForHost(opt.file, *facts, &*desired)) return kExitError;
   }
   if (desired->rails_need_gpu_count) {

@@ -2,6 +2,7 @@
 #ifndef PROVISIONER_ENGINE_CLI_COMMANDS_H_
 #define PROVISIONER_ENGINE_CLI_COMMANDS_H_
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -54,7 +55,8 @@ bool ExpandRailsForHost(const std::string& file, const HostFacts& facts, Desired
 std::vector<Diagnostic> AttributeToRails(const DesiredState& desired, std::vector<Diagnostic> diags);
 // snapshot_cmd.cc: copy what discovery reads into --output.
 int RunSnapshot(const CommonOptions& opt);
-int NotImplemented(const std::string& command, const std::string& where);
+// --root checked, modules discovered; errors printed. nullopt -> exit 1.
+std::optional<HostFacts> DiscoverHost(const CommonOptions& opt);
 // stats_env.cc: PROVISIONER_STATS=<file> gets the host layer's counters as JSON at exit.
 void WriteStatsAtExitIfAsked();
 

@@ -77,27 +77,13 @@ int RunDoctor(const CommonOptions& opt) {
     }
     desired = std::move(r.state);
   }
-  struct stat st;
-  if (::stat(opt.root.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-    Status s =
-        ErrnoToStatus(::stat(opt.root.c_str(), &st) != 0 ? errno : ENOTDIR, "--root " + opt.root);
-    std::fprintf(stderr, "provisioner: error: %s\n", s.message().c_str());
-    return kExitError;
-  }
-  std::unique_ptr<HostFs> fs = NewLocalHostFs(opt.root);
-  std::vector<std::unique_ptr<Module>> modules = ModuleRegistry::CreateAll();
-  HostContext ctx;
-  ctx.fs = fs.get();
-  ctx.clock = &RealClock();
-  auto facts = Discover(modules, ctx);
-  if (!facts.ok()) {
-    std::fprintf(stderr, "provisioner: error: %s\n", facts.status().message().c_str());
-    return kExitError;
-  }
+  std::optional<HostFacts> facts = DiscoverHost(opt);
+  if (!facts) return kExitError;
   // spec.rails count: allGpus expands now that the GPUs are known.
   if (desired && !ExpandRailsForHost(opt.file, *facts, &*desired)) return kExitError;
   CheckSink sink;
-  for (const auto& m : modules) m->Check(desired ? &*desired : nullptr, *facts, sink);
+  // Checks are pure (desired + facts), so fresh module instances serve.
+  for (const auto& m : ModuleRegistry::CreateAll()) m->Check(desired ? &*desired : nullptr, *facts, sink);
   std::vector<CheckResult> results = sink.results();
   // Failures first, then warnings, each in module order.
   std::stable_sort(results.begin(), results.end(), [](const CheckResult& a, const CheckResult& b) {

@@ -60,24 +60,8 @@ std::vector<Diagnostic> AttributeToRails(const DesiredState& desired,
 int RunValidateExpanded(const CommonOptions& opt) {
   std::optional<HostFacts> facts;
   if (opt.root_given) {
-    struct stat st;
-    if (::stat(opt.root.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-      const int err = ::stat(opt.root.c_str(), &st) != 0 ? errno : ENOTDIR;
-      std::fprintf(stderr, "provisioner: error: %s\n",
-                   ErrnoToStatus(err, "--root " + opt.root).message().c_str());
-      return kExitError;
-    }
-    std::unique_ptr<HostFs> fs = NewLocalHostFs(opt.root);
-    std::vector<std::unique_ptr<Module>> modules = ModuleRegistry::CreateAll();
-    HostContext ctx;
-    ctx.fs = fs.get();
-    ctx.clock = &RealClock();
-    auto f = Discover(modules, ctx);
-    if (!f.ok()) {
-      std::fprintf(stderr, "provisioner: error: %s\n", f.status().message().c_str());
-      return kExitError;
-    }
-    facts = std::move(f).value();
+    facts = DiscoverHost(opt);
+    if (!facts) return kExitError;
   }
   LoadOptions options;
   if (facts) options.gpu_count = static_cast<int>(facts->topology.gpus.size());
