@@ -180,7 +180,9 @@ StatusOr<std::string> SetNextBootValues(std::string_view text,
     std::string line = lines[i];
     if (Trim(line).rfind("Configurations:", 0) == 0) in_table = true;
     std::vector<std::string> tok = Tokens(!line.empty() && line[0] == '*' ? line.substr(1) : line);
-    if (in_table && !tok.empty() && (line[0] == ' ' || line[0] == '*') && params.count(tok[0])) {
+    // The same parameter lines the parser reads (indented by space or tab, or '*').
+    if (in_table && !tok.empty() && (line[0] == ' ' || line[0] == '*' || line[0] == '\t') &&
+        params.count(tok[0])) {
       const long value = params.at(tok[0]);
       const FirmwareParam& p = q.params.at(tok[0]);
       auto word = FormatValue(tok[0], p.next_boot, value);

@@ -108,6 +108,19 @@ TEST(MstconfigQuery, ValueNumbers) {
   EXPECT_EQ(LinkTypeName(3), "vpi");
 }
 
+// Found by the mstconfig fuzzer: a tab-indented parameter line was parsed
+// but not rewritten by the `set` stand-in.
+TEST(MstconfigQuery, SetNextBootOnTabIndentedLine) {
+  const std::string text =
+      "Configurations:   Default   Current   Next Boot\n"
+      "\t        LINK_TYPE_P1   IB(1)   IB(1)   IB(1)\n";
+  auto set = SetNextBootValues(text, {{"LINK_TYPE_P1", 2}});
+  ASSERT_TRUE(set.ok()) << set.status().message();
+  auto q = ParseMstconfigQuery(*set);
+  ASSERT_TRUE(q.ok()) << q.status().message();
+  EXPECT_EQ(MstconfigValueNumber(q->params.at("LINK_TYPE_P1").next_boot), 2) << *set;
+}
+
 TEST(MstconfigQuery, SetNextBootRewritesOnlyThatColumn) {
   const std::string before = Testdata("cx5-vpi-ib.query");
   auto after = SetNextBootValues(before, {{"LINK_TYPE_P1", 2}, {"NUM_OF_VFS", 32}});
