@@ -46,7 +46,7 @@ fuzzers=$("${FUZZ_BAZEL[@]}" query 'attr(name, "_fuzzer$", //test/fuzz:*)' 2>/de
 if [[ -z $fuzzers ]]; then
   echo "fuzz targets: none found"
   total_failed=$((total_failed + 1)); rc=1
-elif CC=clang-14 "${FUZZ_BAZEL[@]}" build --config=fuzz $fuzzers "$@"; then
+elif CC=clang-14 "${FUZZ_BAZEL[@]}" build --config=fuzz --symlink_prefix=/ $fuzzers "$@"; then
   bin=$("${FUZZ_BAZEL[@]}" info bazel-bin 2>/dev/null)
   for target in $fuzzers; do
     name=${target##*:}
