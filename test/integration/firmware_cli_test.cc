@@ -18,18 +18,6 @@ using nlohmann::json;
 
 constexpr char kCapture[] = "/run/provisioner/mstconfig/0000:86:00.0.query";
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-bool Exists(const std::string& path) {
-  struct stat st;
-  return ::lstat(path.c_str(), &st) == 0;
-}
-
 std::string HostYaml(const std::string& link_type) {
   return WriteTempFile("host-" + link_type + ".yaml",
                        "apiVersion: provisioner/v1alpha1\nkind: HostConfig\n"

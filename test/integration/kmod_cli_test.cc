@@ -18,13 +18,6 @@ namespace {
 
 using nlohmann::json;
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 json ParseJson(const RunResult& r) {
   json j = json::parse(r.out, nullptr, false);
   EXPECT_FALSE(j.is_discarded()) << "stdout is not one JSON document:\n" << r.out << "\n" << r.err;

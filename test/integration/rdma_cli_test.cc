@@ -19,22 +19,10 @@ namespace {
 using nlohmann::json;
 using ::testing::HasSubstr;
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 json ParseJson(const RunResult& r) {
   json j = json::parse(r.out, nullptr, false);
   EXPECT_FALSE(j.is_discarded()) << "stdout is not one JSON document:\n" << r.out << "\n" << r.err;
   return j;
-}
-
-bool Exists(const std::string& path) {
-  struct stat st;
-  return ::lstat(path.c_str(), &st) == 0;
 }
 
 const json* Named(const json& arr, const std::string& key, const std::string& value) {

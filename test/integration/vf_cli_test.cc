@@ -26,18 +26,6 @@ using nlohmann::json;
 const std::string kPf0 = "/sys/bus/pci/devices/0000:af:00.0";
 const std::string kIbPf = "/sys/bus/pci/devices/0000:86:00.0";
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-bool Exists(const std::string& path) {
-  struct stat st;
-  return ::lstat(path.c_str(), &st) == 0;
-}
-
 std::string LinkBase(const std::string& path) {
   char buf[4096];
   ssize_t n = ::readlink(path.c_str(), buf, sizeof buf - 1);
