@@ -19,7 +19,7 @@ namespace {
 using provisioner::cli::CommonOptions;
 
 void SetUpLogging(const std::string& level, bool color) {
-  auto logger = color ? spdlog::stderr_color_st("provisioner") : spdlog::stderr_logger_st("provisioner");
+  auto logger = color ? spdlog::stderr_color_mt("provisioner") : spdlog::stderr_logger_mt("provisioner");
   logger->set_pattern("provisioner: %l: %v");
   spdlog::set_default_logger(logger);
   spdlog::set_level(spdlog::level::from_str(level));

@@ -1,6 +1,7 @@
 #include "engine/core/engine.h"
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 
 #include "spdlog/spdlog.h"
@@ -22,9 +23,12 @@ StatusOr<HostFacts> Discover(const std::vector<std::unique_ptr<Module>>& modules
   HostFacts facts;
   facts.root = ctx.fs->root();
   for (const auto& m : modules) {
-    spdlog::debug("discover: module {}", m->name());
+    auto start = std::chrono::steady_clock::now();
     Status s = m->Discover(ctx, facts);
     if (!s.ok()) return s.WithContext("discover " + std::string(m->name()));
+    spdlog::debug("discover: module {} took {:.1f} ms", m->name(),
+                  std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                      .count());
   }
   return facts;
 }

@@ -18,6 +18,20 @@
 
 namespace provisioner {
 
+std::vector<std::string> ListDirIfPresent(const HostFs& fs, const std::string& path) {
+  if (!fs.IsDir(path)) return {};
+  auto list = fs.ListDir(path);
+  return list.ok() ? *std::move(list) : std::vector<std::string>{};
+}
+
+std::vector<std::string> RegisteredNetdevs(const HostFs& fs, const std::string& device_dir) {
+  std::vector<std::string> out;
+  for (std::string& name : ListDirIfPresent(fs, JoinPath(device_dir, "net"))) {
+    if (fs.Exists("/sys/class/net/" + name)) out.push_back(std::move(name));
+  }
+  return out;
+}
+
 std::string JoinPath(std::string_view a, std::string_view b) {
   std::string out(a);
   if (out.empty() || out.back() != '/') out += '/';
@@ -361,10 +375,13 @@ class LocalHostFs final : public HostFs {
   }
 
   const HostFsStats& stats() const override { return stats_; }
+  bool ConcurrentReadsSafe() const override { return true; }
 
  private:
   void Count(StatField f, uint64_t n = 1) const {
-    FieldOf(stats_, f) += n;
+    // Atomic: discovery may read from several threads (ConcurrentReadsSafe).
+    // stats() is read when no reader runs, as plain fields.
+    __atomic_fetch_add(&FieldOf(stats_, f), n, __ATOMIC_RELAXED);
     g_totals[f].fetch_add(n, std::memory_order_relaxed);
   }
 
@@ -489,7 +506,7 @@ class LocalHostFs final : public HostFs {
   std::string root_;
   int root_fd_ = -1;           // the tree's directory (O_PATH); -1 on the live root
   std::string real_root_;      // realpath of the tree, for Resolve
-  mutable bool openat2_usable_ = true;
+  mutable std::atomic<bool> openat2_usable_{true};
   mutable HostFsStats stats_;
 };
 

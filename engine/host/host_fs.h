@@ -90,6 +90,11 @@ class HostFs {
   // above (the pci module's per-function Exists of libpci's files: 11 x 2048
   // lookups on a 16 PF x 127 VF host).
   virtual bool IsRecording() const { return false; }
+  // True when the const read calls (ReadFile, ReadFilesIn, ListDir, ReadLink,
+  // Resolve, Exists, ...) may run from several threads at once. The local
+  // implementation is; decorators (the snapshot recorder, test wrappers) are
+  // not unless they say so. Discovery reads in parallel only then.
+  virtual bool ConcurrentReadsSafe() const { return false; }
 };
 
 // The real implementation over the local filesystem.
@@ -105,6 +110,16 @@ std::string JoinPath(std::string_view a, std::string_view b);
 std::string_view Basename(std::string_view path);
 // Parent host path ("/a/b" -> "/a", "/a" -> "/").
 std::string_view Dirname(std::string_view path);
+
+// The entries of a directory; none when it is not one (a device without
+// net/ or infiniband/) or cannot be listed.
+std::vector<std::string> ListDirIfPresent(const HostFs& fs, const std::string& path);
+
+// The netdevs of a device (<device_dir>/net/*) that /sys/class/net lists:
+// registered ones. A netdev's directory under its device appears before its
+// class link (device_add() makes the one, then the other), and whatever runs
+// next (links, RDMA, Multus) finds it by name under /sys/class/net.
+std::vector<std::string> RegisteredNetdevs(const HostFs& fs, const std::string& device_dir);
 
 }  // namespace provisioner
 

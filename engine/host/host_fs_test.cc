@@ -99,6 +99,23 @@ TEST_F(HostFsTest, MissingFileNamesPathAndErrno) {
             std::string::npos);
 }
 
+// net/<name> shows before /sys/class/net/<name> (device_add()): only the
+// registered one counts.
+TEST_F(HostFsTest, RegisteredNetdevsAreTheOnesSysClassNetLists) {
+  const std::string dev = "/sys/bus/pci/devices/0000:00:01.0";
+  EXPECT_TRUE(ListDirIfPresent(*fs_, dev + "/net").empty());  // no net/: none, no error
+  EXPECT_TRUE(RegisteredNetdevs(*fs_, dev).empty());
+  MkDir("/sys/devices/pci0000:00/0000:00:01.0/net");
+  MkDir("/sys/devices/pci0000:00/0000:00:01.0/net/ens1");
+  MkDir("/sys/devices/pci0000:00/0000:00:01.0/net/ens1v0");
+  EXPECT_EQ(ListDirIfPresent(*fs_, dev + "/net"), (std::vector<std::string>{"ens1", "ens1v0"}));
+  EXPECT_TRUE(RegisteredNetdevs(*fs_, dev).empty());
+  MkDir("/sys/class");
+  MkDir("/sys/class/net");
+  Link("../../devices/pci0000:00/0000:00:01.0/net/ens1v0", "/sys/class/net/ens1v0");
+  EXPECT_EQ(RegisteredNetdevs(*fs_, dev), std::vector<std::string>{"ens1v0"});
+}
+
 TEST_F(HostFsTest, ListDirSortedAndCounted) {
   auto l = fs_->ListDir("/sys/bus/pci/drivers/mlx5_core/../../devices");
   ASSERT_TRUE(l.ok()) << l.status().message();

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <string>
 
+#include "engine/host/forwarding_host_fs.h"
 #include "gtest/gtest.h"
 
 namespace provisioner {
@@ -112,33 +113,16 @@ TEST_F(RecordingTest, CopiesWhatWasReadWithTheSameShape) {
 
 // A sysfs attribute whose read fails (EINVAL, like unused GID slot types):
 // forwards to a local tree except for reads of `bad`.
-class FailingReadFs final : public HostFs {
+class FailingReadFs final : public ForwardingHostFs {
  public:
   FailingReadFs(std::unique_ptr<HostFs> inner, std::string bad)
-      : inner_(std::move(inner)), bad_(std::move(bad)) {}
-  const std::string& root() const override { return inner_->root(); }
+      : ForwardingHostFs(std::move(inner)), bad_(std::move(bad)) {}
   StatusOr<std::string> ReadFile(std::string_view path) const override {
     if (path == bad_) return ErrnoToStatus(EINVAL, "read " + std::string(path));
-    return inner_->ReadFile(path);
+    return inner()->ReadFile(path);
   }
-  StatusOr<std::vector<std::string>> ListDir(std::string_view p) const override {
-    return inner_->ListDir(p);
-  }
-  StatusOr<std::string> ReadLink(std::string_view p) const override { return inner_->ReadLink(p); }
-  StatusOr<std::string> Resolve(std::string_view p) const override { return inner_->Resolve(p); }
-  bool Exists(std::string_view p) const override { return inner_->Exists(p); }
-  bool IsDir(std::string_view p) const override { return inner_->IsDir(p); }
-  bool IsSymlink(std::string_view p) const override { return inner_->IsSymlink(p); }
-  Status WriteAttr(std::string_view p, std::string_view v) override { return inner_->WriteAttr(p, v); }
-  Status WriteFileAtomic(std::string_view p, std::string_view c, int m) override {
-    return inner_->WriteFileAtomic(p, c, m);
-  }
-  Status RemoveFile(std::string_view p) override { return inner_->RemoveFile(p); }
-  std::string FsPath(std::string_view p) const override { return inner_->FsPath(p); }
-  const HostFsStats& stats() const override { return inner_->stats(); }
 
  private:
-  std::unique_ptr<HostFs> inner_;
   std::string bad_;
 };
 

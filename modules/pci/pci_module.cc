@@ -4,16 +4,22 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "engine/host/parallel_reads.h"
 #include "engine/module/registry.h"
 #include "modules/pci/pci_scan.h"
 #include "spdlog/spdlog.h"
 
 namespace provisioner {
 namespace {
+
+// A function is ~10 lookups and reads: fewer than this per thread do not pay
+// for starting one.
+constexpr size_t kFunctionsPerThread = 32;
 
 std::string Hex4(uint16_t v) {
   char buf[8];
@@ -134,12 +140,18 @@ Status PciModule::Discover(HostContext& ctx, HostFacts& facts) {
   if (fs.Exists(ids)) fs.NoteExternalRead(ids);
   fs.NoteExternalList(kPciDevicesDir);
 
+  // Each function's links and attributes are independent reads: on a host
+  // with thousands of VFs, on every core (engine/host/parallel_reads.h).
+  std::vector<std::optional<StatusOr<PciFunction>>> read(idents->size());
+  ForEachIndex(fs, idents->size(), kFunctionsPerThread,
+               [&](size_t i) { read[i].emplace(ReadFunction(fs, (*idents)[i])); });
   std::vector<PciFunction> functions;
   functions.reserve(idents->size());
-  for (const PciIdent& id : *idents) {
-    auto f = ReadFunction(fs, id);
-    if (!f.ok()) return f.status().WithContext("read PCI function " + id.address);
-    functions.push_back(std::move(*f));
+  for (size_t i = 0; i < read.size(); ++i) {
+    if (!read[i]->ok()) {
+      return read[i]->status().WithContext("read PCI function " + (*idents)[i].address);
+    }
+    functions.push_back(std::move(**read[i]));
   }
   std::sort(functions.begin(), functions.end(), [](const PciFunction& a, const PciFunction& b) {
     return a.pci_address < b.pci_address;

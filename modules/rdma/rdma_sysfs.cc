@@ -8,9 +8,11 @@
 #include <cstdint>
 #include <cstdlib>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 
+#include "engine/host/parallel_reads.h"
 #include "spdlog/spdlog.h"
 
 namespace provisioner::rdma {
@@ -339,37 +341,57 @@ std::string OfedVersionFrom(std::string_view text) {
   return std::string(text.substr(b, e - b));
 }
 
+namespace {
+
+// Fewer devices than this per thread do not pay for starting one (a device of
+// mlx5 is ~800 reads: 16 devices are a few ms).
+constexpr size_t kRdmaDevicesPerThread = 16;
+
+StatusOr<RdmaDevice> ReadRdmaDevice(const HostFs& fs, const std::string& dir,
+                                    const std::string& name) {
+  RdmaDevice d;
+  d.name = name;
+  d.node_guid = Attr(fs, dir + "/node_guid");
+  d.fw_ver = Attr(fs, dir + "/fw_ver");
+  d.hca_type = Attr(fs, dir + "/hca_type");
+  std::vector<std::string> pci_netdevs;
+  if (fs.Exists(dir + "/device")) {
+    auto pci = fs.LinkBasename(dir + "/device");
+    if (pci.ok() && fs.Exists(dir + "/device/vendor")) {
+      d.pci_address = *pci;
+      d.is_vf = fs.Exists(dir + "/device/physfn");
+    }
+    if (auto nets = fs.ListDir(dir + "/device/net"); nets.ok()) pci_netdevs = *nets;
+  }
+  auto ports = fs.ListDir(dir + "/ports");
+  if (ports.ok()) {
+    for (int p : NumericEntries(*ports)) {
+      ASSIGN_OR_RETURN(RdmaPort port,
+                       ReadPort(fs, dir + "/ports/" + std::to_string(p), p, pci_netdevs));
+      d.ports.push_back(std::move(port));
+    }
+  }
+  return d;
+}
+
+}  // namespace
+
 StatusOr<std::vector<RdmaDevice>> ReadRdmaDevices(const HostFs& fs) {
-  std::vector<RdmaDevice> out;
   const std::string cls = "/sys/class/infiniband";
-  if (!fs.Exists(cls)) return out;
+  if (!fs.Exists(cls)) return std::vector<RdmaDevice>{};
   auto names = fs.ListDir(cls);
   if (!names.ok()) return names.status().WithContext("list " + cls);
-  for (const auto& name : *names) {
-    const std::string dir = cls + "/" + name;
-    RdmaDevice d;
-    d.name = name;
-    d.node_guid = Attr(fs, dir + "/node_guid");
-    d.fw_ver = Attr(fs, dir + "/fw_ver");
-    d.hca_type = Attr(fs, dir + "/hca_type");
-    std::vector<std::string> pci_netdevs;
-    if (fs.Exists(dir + "/device")) {
-      auto pci = fs.LinkBasename(dir + "/device");
-      if (pci.ok() && fs.Exists(dir + "/device/vendor")) {
-        d.pci_address = *pci;
-        d.is_vf = fs.Exists(dir + "/device/physfn");
-      }
-      if (auto nets = fs.ListDir(dir + "/device/net"); nets.ok()) pci_netdevs = *nets;
-    }
-    auto ports = fs.ListDir(dir + "/ports");
-    if (ports.ok()) {
-      for (int p : NumericEntries(*ports)) {
-        ASSIGN_OR_RETURN(RdmaPort port,
-                         ReadPort(fs, dir + "/ports/" + std::to_string(p), p, pci_netdevs));
-        d.ports.push_back(std::move(port));
-      }
-    }
-    out.push_back(std::move(d));
+  // Devices are independent directories of ~800 files each (256 GID slots
+  // per port): on a host with hundreds of VFs, read them on every core.
+  std::vector<std::optional<StatusOr<RdmaDevice>>> read(names->size());
+  ForEachIndex(fs, names->size(), kRdmaDevicesPerThread, [&](size_t i) {
+    read[i].emplace(ReadRdmaDevice(fs, cls + "/" + (*names)[i], (*names)[i]));
+  });
+  std::vector<RdmaDevice> out;
+  out.reserve(read.size());
+  for (auto& d : read) {
+    if (!d->ok()) return d->status();  // the first failing device, in name order
+    out.push_back(std::move(**d));
   }
   return out;
 }

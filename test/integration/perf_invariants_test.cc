@@ -10,6 +10,8 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "test/integration/harness.h"
+#include "test/support/ttar.h"
+#include "test/tools/make_tree.h"
 
 namespace provisioner::testing {
 namespace {
@@ -48,9 +50,14 @@ TEST(PerfInvariantsTest, StatsFileHasTheHostLayerCounters) {
   auto [r, stats] = RunCounted({"discover", "--root", root, "-o", "json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   for (const char* key : {"filesRead", "bytesRead", "dirsListed", "filesOpenedForWrite",
-                          "failedOpens", "lookups", "resolveSteps", "maxRssKiB"}) {
+                          "failedOpens", "lookups", "resolveSteps", "maxRssKiB",
+                          "processReadCalls", "processBytesRead"}) {
     EXPECT_TRUE(stats.contains(key)) << key;
   }
+  // /proc/self/io counts every read(2): the host layer's, libpci's (it reads
+  // each function's sysfs files itself) and the loader's.
+  EXPECT_GT(stats["processReadCalls"].get<long>(), stats["filesRead"].get<long>());
+  EXPECT_GT(stats["processBytesRead"].get<long>(), stats["bytesRead"].get<long>());
   EXPECT_GT(stats["filesRead"].get<long>(), 10);
   EXPECT_GT(stats["bytesRead"].get<long>(), stats["filesRead"].get<long>());
   EXPECT_EQ(stats["filesOpenedForWrite"], 0);
@@ -106,6 +113,35 @@ TEST(PerfInvariantsTest, TreePathsResolvedByTheKernel) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_LT(stats["resolveSteps"].get<long>() * 10, stats["filesRead"].get<long>())
       << stats.dump();
+}
+
+// PCI functions and RDMA devices are read on several threads
+// (engine/host/parallel_reads.h): the facts must be the same, in the same
+// order, as on one thread.
+TEST(PerfInvariantsTest, ParallelDiscoveryGivesTheSameFactsAsOneThread) {
+  std::string root = MakeTempDir("parallel");
+  ASSERT_FALSE(root.empty());
+  TreeRequest req;
+  req.preset = "bench-2";
+  req.all_vfs = 40;  // 82 RDMA devices (4 threads of 16+), 90+ PCI functions (2 of 32+)
+  ASSERT_TRUE(MakeTree(req, root + "/t").ok());
+  std::string out[2];
+  const char* threads[2] = {"1", "4"};
+  for (int i = 0; i < 2; ++i) {
+    ::setenv("PROVISIONER_READ_THREADS", threads[i], 1);
+    auto [r, stats] = RunCounted({"discover", "--root", root + "/t", "-o", "json"});
+    ::unsetenv("PROVISIONER_READ_THREADS");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    out[i] = r.out;
+    EXPECT_GT(stats["filesRead"].get<long>(), 82 * 256) << threads[i];
+  }
+  json one = json::parse(out[0], nullptr, false), many = json::parse(out[1], nullptr, false);
+  ASSERT_FALSE(one.is_discarded());
+  ASSERT_EQ(one["rdmaDevices"].size(), 82u);
+  EXPECT_EQ(one["rdmaDevices"][81]["ports"][0]["gids"].size(), 2u);  // a VF: RoCE v1 + v2
+  ASSERT_EQ(one["nics"].size(), 2u);
+  EXPECT_EQ(one["nics"][1]["sriov"]["vfs"].size(), 40u);  // from the pci module's functions
+  EXPECT_EQ(one, many);
 }
 
 }  // namespace

@@ -1,0 +1,118 @@
+#include "engine/host/parallel_reads.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <fstream>
+#include <mutex>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "engine/host/forwarding_host_fs.h"
+#include "gtest/gtest.h"
+
+namespace provisioner {
+namespace {
+
+// A tree of `n` directories d<i>/value holding "<i>\n".
+class ParallelReadsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const char* tmp = std::getenv("TEST_TMPDIR");
+    root_ = std::string(tmp ? tmp : "/tmp") + "/parXXXXXX";
+    ASSERT_NE(::mkdtemp(root_.data()), nullptr);
+    for (int i = 0; i < kDirs; ++i) {
+      std::string d = root_ + "/d" + std::to_string(i);
+      ASSERT_EQ(::mkdir(d.c_str(), 0755), 0);
+      std::ofstream(d + "/value") << i << "\n";
+    }
+    fs_ = NewLocalHostFs(root_);
+    ::setenv("PROVISIONER_READ_THREADS", "4", 1);
+  }
+  void TearDown() override { ::unsetenv("PROVISIONER_READ_THREADS"); }
+
+  static constexpr int kDirs = 200;
+  std::string root_;
+  std::unique_ptr<HostFs> fs_;
+};
+
+// A decorator that does not say its reads are thread-safe (as the snapshot
+// recorder): everything runs on the caller's thread.
+class SerialFs : public ForwardingHostFs {
+ public:
+  using ForwardingHostFs::ForwardingHostFs;
+};
+
+TEST_F(ParallelReadsTest, ThreadCountFollowsSafetyWorkAndOverride) {
+  EXPECT_TRUE(fs_->ConcurrentReadsSafe());
+  EXPECT_EQ(ReadThreads(*fs_, 200, 16), 4u);   // PROVISIONER_READ_THREADS=4
+  EXPECT_EQ(ReadThreads(*fs_, 40, 16), 2u);    // only 40 items: two threads' worth
+  EXPECT_EQ(ReadThreads(*fs_, 10, 16), 1u);    // too little to pay for a thread
+  EXPECT_EQ(ReadThreads(*fs_, 0, 16), 1u);
+  ::setenv("PROVISIONER_READ_THREADS", "1", 1);
+  EXPECT_EQ(ReadThreads(*fs_, 200, 16), 1u);
+  ::setenv("PROVISIONER_READ_THREADS", "64", 1);
+  EXPECT_EQ(ReadThreads(*fs_, 100000, 1), 8u);  // capped
+  ::setenv("PROVISIONER_READ_THREADS", "zero", 1);  // not a count: the CPU count
+  EXPECT_GE(ReadThreads(*fs_, 100000, 1), 1u);
+  SerialFs serial(fs_.get());
+  EXPECT_FALSE(serial.ConcurrentReadsSafe());
+  ::setenv("PROVISIONER_READ_THREADS", "4", 1);
+  EXPECT_EQ(ReadThreads(serial, 200, 16), 1u);
+}
+
+TEST_F(ParallelReadsTest, EveryIndexOnceResultsInTheirSlots) {
+  std::vector<std::string> got(kDirs);
+  std::vector<std::atomic<int>> calls(kDirs);
+  std::mutex mu;
+  std::set<std::thread::id> threads;
+  ForEachIndex(*fs_, kDirs, 16, [&](size_t i) {
+    calls[i].fetch_add(1);
+    auto v = fs_->ReadAttr("/d" + std::to_string(i) + "/value");
+    got[i] = v.ok() ? *v : v.status().message();
+    std::lock_guard<std::mutex> lock(mu);
+    threads.insert(std::this_thread::get_id());
+  });
+  for (int i = 0; i < kDirs; ++i) {
+    EXPECT_EQ(calls[i].load(), 1) << i;
+    EXPECT_EQ(got[i], std::to_string(i)) << i;
+  }
+  EXPECT_GE(threads.size(), 1u);
+  EXPECT_LE(threads.size(), 4u);
+  // The counters of the shared HostFs add up across threads.
+  EXPECT_EQ(fs_->stats().files_read, static_cast<uint64_t>(kDirs));
+}
+
+TEST_F(ParallelReadsTest, SerialFsRunsOnTheCallersThreadInOrder) {
+  SerialFs serial(fs_.get());
+  std::vector<size_t> order;
+  std::thread::id me = std::this_thread::get_id();
+  bool all_mine = true;
+  ForEachIndex(serial, kDirs, 16, [&](size_t i) {
+    order.push_back(i);
+    all_mine = all_mine && std::this_thread::get_id() == me;
+  });
+  ASSERT_EQ(order.size(), static_cast<size_t>(kDirs));
+  for (size_t i = 0; i < order.size(); ++i) EXPECT_EQ(order[i], i);
+  EXPECT_TRUE(all_mine);
+}
+
+TEST_F(ParallelReadsTest, AnExceptionComesBackToTheCaller) {
+  std::atomic<int> calls{0};
+  EXPECT_THROW(ForEachIndex(*fs_, kDirs, 16,
+                            [&](size_t i) {
+                              calls.fetch_add(1);
+                              if (i == 7) throw std::runtime_error("item 7");
+                            }),
+               std::runtime_error);
+  EXPECT_GE(calls.load(), 8);  // items 0..7 were handed out before it
+  EXPECT_LE(calls.load(), kDirs);
+}
+
+}  // namespace
+}  // namespace provisioner
