@@ -2,6 +2,11 @@
 
 namespace provisioner {
 
+bool IsUserspaceDriver(const std::string& driver) {
+  return driver == "vfio-pci" || driver == "pci-stub" || driver == "uio_pci_generic" ||
+         driver == "igb_uio";
+}
+
 const PciFunction* HostFacts::FindPci(const std::string& address) const {
   for (const auto& f : pci) {
     if (f.pci_address == address) return &f;

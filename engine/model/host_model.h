@@ -16,6 +16,10 @@
 
 namespace provisioner {
 
+// Drivers that take a PCI function away from the network stack (vfio-pci for
+// a VM or DPDK, pci-stub, UIO): such a VF has no netdev, and none to wait for.
+bool IsUserspaceDriver(const std::string& driver);
+
 // A VF as seen from its PF (contract: nics[].sriov.vfs[]).
 struct VfInfo {
   std::string pci_address;

@@ -19,6 +19,17 @@ std::string Reason(const NicSpec& nic, int n) {
   return "nic " + nic.name + " wants " + std::to_string(n) + (n == 1 ? " VF" : " VFs");
 }
 
+// "" when every VF function of the count exists; else "4/12 VFs present" (as
+// apply's wait says it). The kernel creates them all before its write of
+// sriov_numvfs returns, so fewer means an apply (or a simulator) is still at
+// it. A VF without a netdev is not counted: once a pod has it, its netdev
+// lives in the pod's network namespace, out of this one's sysfs.
+std::string Unsettled(const SriovInfo& s) {
+  const int present = static_cast<int>(s.vfs.size());
+  if (present >= s.num_vfs) return "";
+  return std::to_string(present) + "/" + std::to_string(s.num_vfs) + " VFs present";
+}
+
 // Who asked first for a PF's VF count.
 struct Claim {
   size_t nic_index;
@@ -113,7 +124,11 @@ void PlanNumVfs(const DesiredState& desired, const HostFacts& facts, PlanSink& s
         continue;  // planned once, by the first nic
       }
       const int current = pf->sriov->num_vfs;
-      if (current == want) continue;
+      std::string settling;
+      if (current == want) {
+        settling = Unsettled(*pf->sriov);
+        if (settling.empty()) continue;
+      }
       Change c;
       c.id = NumVfsChangeId(bdf);
       c.module = kSriovModule;
@@ -123,6 +138,13 @@ void PlanNumVfs(const DesiredState& desired, const HostFacts& facts, PlanSink& s
       c.after = want;
       c.disruption = Disruption::kLive;
       c.reason = Reason(nic, want);
+      if (!settling.empty()) {
+        // The count is right but the VFs are still coming (an apply
+        // interrupted during its wait, a boot still probing): apply writes
+        // nothing and waits for them, so that the VF drivers and links
+        // planned after it see every VF.
+        c.reason += "; the count is set but " + settling + ": wait for them";
+      }
       c.phase = kPhaseNumVfs;
       c.field_path = num_path;
       c.detail = nlohmann::json::object();

@@ -18,6 +18,14 @@ PciFunction Pf(std::string addr, std::string netdev, int total, int num) {
     SriovInfo s;
     s.total_vfs = total;
     s.num_vfs = num;
+    for (int i = 0; i < num; ++i) {  // settled: every VF probed, with its netdev
+      VfInfo vf;
+      vf.vf_index = i;
+      vf.pci_address = "vf" + std::to_string(i);
+      vf.driver = "mlx5_core";
+      vf.netdevs = {"vfnet" + std::to_string(i)};
+      s.vfs.push_back(vf);
+    }
     f.sriov = s;
   }
   return f;
@@ -102,6 +110,30 @@ TEST(SriovPlannerTest, EqualIsNoChange) {
   Planned p = Plan(d, Host(4, 0));
   EXPECT_TRUE(p.diags.empty());
   EXPECT_TRUE(p.changes.empty());
+}
+
+// The count is right but the VFs are still coming: a change that writes
+// nothing (before == after) and makes apply wait for them.
+TEST(SriovPlannerTest, EqualButUnsettledWaits) {
+  DesiredState d;
+  d.nics.push_back(Nic("gpu1-nic", "0000:af:00.0", 4));
+  HostFacts h = Host(4);
+  SriovInfo& s = *h.pci[1].sriov;
+  s.vfs.resize(2);  // VF functions 2 and 3 not there yet
+  Planned p = Plan(d, h);
+  ASSERT_EQ(p.changes.size(), 1u);
+  EXPECT_EQ(p.changes[0].before, 4);
+  EXPECT_EQ(p.changes[0].after, 4);
+  EXPECT_EQ(p.changes[0].reason,
+            "nic gpu1-nic wants 4 VFs; the count is set but 2/4 VFs present: wait for them");
+
+  // Every VF function there: settled, with or without netdevs (a pod's VF
+  // has its netdev in the pod's network namespace; vfio-pci gives none).
+  h = Host(4);
+  h.pci[1].sriov->vfs[2].netdevs.clear();
+  h.pci[1].sriov->vfs[3].netdevs.clear();
+  h.pci[1].sriov->vfs[3].driver = "vfio-pci";
+  EXPECT_TRUE(Plan(d, h).changes.empty());
 }
 
 TEST(SriovPlannerTest, UnsetNumVfsIsUnmanaged) {

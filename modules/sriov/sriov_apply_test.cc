@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "engine/host/host_fs.h"
+#include "engine/host/forwarding_host_fs.h"
 #include "gtest/gtest.h"
 #include "modules/pci/testing/sysfs_tree.h"
 #include "modules/sriov/sriov_host.h"
@@ -52,6 +53,9 @@ class RecordingProgress final : public Progress {
 
 struct KernelOptions {
   int netdev_after_polls = 3;  // PF listings after creation before netdevs show
+  // PF listings between a netdev's directory and its /sys/class/net link
+  // (device_add() makes the one, then the other).
+  int class_link_after_polls = 0;
   bool never_netdevs = false;
   std::string vf_driver = "mlx5_core";
   int enable_at_most = -1;  // the driver enables fewer VFs (-1: all)
@@ -61,12 +65,13 @@ struct KernelOptions {
 
 // Forwards to a LocalHostFs over a SysfsTree and plays the kernel for
 // sriov_numvfs writes of one PF.
-class FakeKernelFs final : public HostFs {
+class FakeKernelFs final : public ForwardingHostFs {
  public:
   FakeKernelFs(SysfsTree* tree, KernelOptions options)
-      : tree_(tree), local_(NewLocalHostFs(tree->root())), options_(std::move(options)) {}
-
-  const std::string& root() const override { return local_->root(); }
+      : ForwardingHostFs(NewLocalHostFs(tree->root())),
+        tree_(tree),
+        local_(inner()),
+        options_(std::move(options)) {}
   StatusOr<std::string> ReadFile(std::string_view p) const override {
     if (p == kNumVfsPath && empty_reads_left_ > 0) {
       --empty_reads_left_;
@@ -75,28 +80,24 @@ class FakeKernelFs final : public HostFs {
     return local_->ReadFile(p);
   }
   StatusOr<std::vector<std::string>> ListDir(std::string_view p) const override {
-    if (p == PfPath() && pending_netdevs_ && ++polls_since_create_ >= options_.netdev_after_polls &&
-        !options_.never_netdevs) {
-      pending_netdevs_ = false;
+    if (p == PfPath() && pending_netdevs_ && !options_.never_netdevs) {
+      const int polls = ++polls_since_create_;
       for (size_t i = 0; i < vfs_.size(); ++i) {
-        tree_->WriteFile(
-            tree_->DevicePath(vfs_[i]) + "/net/ens6f0v" + std::to_string(i) + "/ifindex",
-            std::to_string(100 + i) + "\n");
+        const std::string name = "ens6f0v" + std::to_string(i);
+        const std::string dir = tree_->DevicePath(vfs_[i]) + "/net/" + name;
+        if (polls == options_.netdev_after_polls) {
+          tree_->WriteFile(dir + "/ifindex", std::to_string(100 + i) + "\n");
+        }
+        if (polls == options_.netdev_after_polls + options_.class_link_after_polls) {
+          tree_->Symlink("/sys/class/net/" + name, dir);
+        }
+      }
+      if (polls >= options_.netdev_after_polls + options_.class_link_after_polls) {
+        pending_netdevs_ = false;
       }
     }
     return local_->ListDir(p);
   }
-  StatusOr<std::string> ReadLink(std::string_view p) const override { return local_->ReadLink(p); }
-  StatusOr<std::string> Resolve(std::string_view p) const override { return local_->Resolve(p); }
-  bool Exists(std::string_view p) const override { return local_->Exists(p); }
-  bool IsDir(std::string_view p) const override { return local_->IsDir(p); }
-  bool IsSymlink(std::string_view p) const override { return local_->IsSymlink(p); }
-  Status WriteFileAtomic(std::string_view p, std::string_view c, int mode) override {
-    return local_->WriteFileAtomic(p, c, mode);
-  }
-  Status RemoveFile(std::string_view p) override { return local_->RemoveFile(p); }
-  std::string FsPath(std::string_view p) const override { return local_->FsPath(p); }
-  const HostFsStats& stats() const override { return local_->stats(); }
 
   Status WriteAttr(std::string_view path, std::string_view value) override {
     if (path != kNumVfsPath) return local_->WriteAttr(path, value);
@@ -121,6 +122,7 @@ class FakeKernelFs final : public HostFs {
         tree_->Remove(tree_->DevicePath(vfs_[i]));
         tree_->Remove("/sys/bus/pci/devices/" + vfs_[i]);
         tree_->Remove(PfPath() + "/virtfn" + std::to_string(i));
+        tree_->Remove("/sys/class/net/ens6f0v" + std::to_string(i));
       }
       vfs_.clear();
       pending_netdevs_ = false;
@@ -155,7 +157,7 @@ class FakeKernelFs final : public HostFs {
   static std::string PfPath() { return std::string("/sys/bus/pci/devices/") + kPf; }
 
   SysfsTree* tree_;
-  std::unique_ptr<HostFs> local_;
+  HostFs* local_;  // inner(): the LocalHostFs over the tree
   KernelOptions options_;
   std::vector<std::string> vfs_;
   mutable bool pending_netdevs_ = false;
@@ -221,6 +223,18 @@ TEST_F(SriovApplyTest, ZeroToFourCreatesVfsAndWaitsForNetdevs) {
   EXPECT_LT(clock_.Elapsed(), std::chrono::seconds(2));
   Status v = module_.Verify(NumVfsChange(0, 4), ctx_);
   EXPECT_TRUE(v.ok()) << v.message();
+}
+
+// A VF netdev's directory shows before /sys/class/net lists it: apply waits
+// for the class link, which the link changes after it go by.
+TEST_F(SriovApplyTest, WaitsForTheNetdevsInSysClassNetNotJustTheirDirectories) {
+  MakeKernel({.netdev_after_polls = 2, .class_link_after_polls = 3});
+  Status s = module_.Apply(NumVfsChange(0, 4), ctx_);
+  ASSERT_TRUE(s.ok()) << s.message();
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_TRUE(fs_->Exists("/sys/class/net/ens6f0v" + std::to_string(i) + "/ifindex")) << i;
+  }
+  EXPECT_EQ(NetdevCount(), 4);
 }
 
 TEST_F(SriovApplyTest, FourToTwoWritesZeroFirst) {
@@ -370,31 +384,15 @@ TEST_F(SriovApplyTest, PlainTreeTimesOutThenRollsBack) {
 }
 
 // A write the kernel never answers (a VF held open by a VM) is time-boxed.
-class BlockingFs final : public HostFs {
+class BlockingFs final : public ForwardingHostFs {
  public:
-  explicit BlockingFs(std::unique_ptr<HostFs> local) : local_(std::move(local)) {}
+  explicit BlockingFs(std::unique_ptr<HostFs> local) : ForwardingHostFs(std::move(local)) {}
   ~BlockingFs() override { Release(); }
   void Release() {
     std::lock_guard<std::mutex> l(mu_);
     released_ = true;
     cv_.notify_all();
   }
-  const std::string& root() const override { return local_->root(); }
-  StatusOr<std::string> ReadFile(std::string_view p) const override { return local_->ReadFile(p); }
-  StatusOr<std::vector<std::string>> ListDir(std::string_view p) const override {
-    return local_->ListDir(p);
-  }
-  StatusOr<std::string> ReadLink(std::string_view p) const override { return local_->ReadLink(p); }
-  StatusOr<std::string> Resolve(std::string_view p) const override { return local_->Resolve(p); }
-  bool Exists(std::string_view p) const override { return local_->Exists(p); }
-  bool IsDir(std::string_view p) const override { return local_->IsDir(p); }
-  bool IsSymlink(std::string_view p) const override { return local_->IsSymlink(p); }
-  Status WriteFileAtomic(std::string_view p, std::string_view c, int mode) override {
-    return local_->WriteFileAtomic(p, c, mode);
-  }
-  Status RemoveFile(std::string_view p) override { return local_->RemoveFile(p); }
-  std::string FsPath(std::string_view p) const override { return local_->FsPath(p); }
-  const HostFsStats& stats() const override { return local_->stats(); }
   Status WriteAttr(std::string_view, std::string_view) override {
     std::unique_lock<std::mutex> l(mu_);
     cv_.wait(l, [this] { return released_; });
@@ -408,7 +406,6 @@ class BlockingFs final : public HostFs {
   }
 
  private:
-  std::unique_ptr<HostFs> local_;
   std::mutex mu_;
   std::condition_variable cv_;
   bool released_ = false;

@@ -48,12 +48,6 @@ std::string LinkIfPresent(const HostFs& fs, const std::string& path) {
   return base.ok() ? *base : "";
 }
 
-std::vector<std::string> ListIfDir(const HostFs& fs, const std::string& path) {
-  if (!fs.IsDir(path)) return {};
-  auto list = fs.ListDir(path);
-  return list.ok() ? *list : std::vector<std::string>{};
-}
-
 // The PF's virtfnN links as (N, link name), by N (ListDir sorts virtfn10 before virtfn2).
 StatusOr<std::vector<std::pair<int, std::string>>> VirtfnLinks(const HostFs& fs,
                                                                const std::string& pf_dir) {
@@ -174,11 +168,6 @@ bool IsPciAddress(const std::string& s) {
   return s[11] >= '0' && s[11] <= '7';
 }
 
-bool IsUserspaceDriver(const std::string& driver) {
-  return driver == "vfio-pci" || driver == "pci-stub" || driver == "uio_pci_generic" ||
-         driver == "igb_uio";
-}
-
 int NumVfsState::Ready() const {
   int n = 0;
   for (const VfState& vf : vfs) n += (!vf.needs_netdev || vf.has_netdev) ? 1 : 0;
@@ -214,8 +203,8 @@ StatusOr<std::optional<SriovInfo>> ReadSriovInfo(const HostFs& fs, const std::st
       vf.rdma_devices = f->rdma_devices;
     } else {
       vf.driver = LinkIfPresent(fs, link + "/driver");
-      vf.netdevs = ListIfDir(fs, link + "/net");
-      vf.rdma_devices = ListIfDir(fs, link + "/infiniband");
+      vf.netdevs = ListDirIfPresent(fs, link + "/net");
+      vf.rdma_devices = ListDirIfPresent(fs, link + "/infiniband");
     }
     s.vfs.push_back(std::move(vf));
   }
@@ -233,7 +222,7 @@ StatusOr<NumVfsState> ReadNumVfsState(const HostFs& fs, const std::string& bdf) 
     vf.pci_address = LinkIfPresent(fs, link);
     vf.driver = LinkIfPresent(fs, link + "/driver");
     vf.needs_netdev = !vf.driver.empty() && !IsUserspaceDriver(vf.driver);
-    vf.has_netdev = !ListIfDir(fs, link + "/net").empty();
+    vf.has_netdev = !RegisteredNetdevs(fs, link).empty();
     state.vfs.push_back(std::move(vf));
   }
   return state;

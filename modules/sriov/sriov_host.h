@@ -33,7 +33,7 @@ struct VfState {
   std::string pci_address;
   std::string driver;         // "" when unbound
   bool needs_netdev = false;  // bound to a network driver
-  bool has_netdev = false;
+  bool has_netdev = false;    // a netdev listed in /sys/class/net
 };
 struct NumVfsState {
   int num_vfs = 0;           // sriov_numvfs
@@ -41,9 +41,6 @@ struct NumVfsState {
   int Ready() const;         // VFs that have their netdevs or need none
 };
 StatusOr<NumVfsState> ReadNumVfsState(const HostFs& fs, const std::string& bdf);
-
-// Drivers that take a VF away from the network stack: no netdev to wait for.
-bool IsUserspaceDriver(const std::string& driver);
 
 struct NumVfsApplyOptions {
   std::chrono::milliseconds poll_interval{100};

@@ -36,20 +36,9 @@ std::string LinkIfPresent(const HostFs& fs, const std::string& path) {
   return base.ok() ? *base : "";
 }
 
-std::vector<std::string> ListIfDir(const HostFs& fs, const std::string& path) {
-  if (!fs.IsDir(path)) return {};
-  auto list = fs.ListDir(path);
-  return list.ok() ? *list : std::vector<std::string>{};
-}
-
 std::string ReadOr(const HostFs& fs, const std::string& path, std::string fallback = "") {
   auto v = fs.ReadAttr(path);
   return v.ok() ? *v : fallback;
-}
-
-// Drivers that take a VF away from the network stack: no netdev to wait for.
-bool IsUserspaceDriver(const std::string& d) {
-  return d == kVfioPci || d == "pci-stub" || d == "uio_pci_generic" || d == "igb_uio";
 }
 
 std::string DriverOf(const HostFs& fs, const std::string& bdf) {
@@ -77,7 +66,7 @@ struct VfGuids {
 VfGuids ReadGuids(const HostFs& fs, const std::string& pf, int index, const std::string& bdf,
                   const std::optional<VfLinkState>& nl) {
   VfGuids g;
-  for (const std::string& dev : ListIfDir(fs, kDevices + bdf + "/infiniband")) {
+  for (const std::string& dev : ListDirIfPresent(fs, kDevices + bdf + "/infiniband")) {
     const std::string d = kDevices + bdf + "/infiniband/" + dev;
     g.node = GuidFrom(ReadOr(fs, d + "/node_guid"));
     if (ReadOr(fs, d + "/ports/1/link_layer") == "InfiniBand") {
@@ -381,7 +370,7 @@ StatusOr<std::vector<std::string>> ResolveVfs(const HostFs& fs, const std::strin
 
 Status DiscoverVfFacts(const HostFs& fs, VfNetlink* nl, const VfHostOptions& options,
                        HostFacts& facts) {
-  facts.pci_drivers = ListIfDir(fs, "/sys/bus/pci/drivers");
+  facts.pci_drivers = ListDirIfPresent(fs, "/sys/bus/pci/drivers");
   for (PciFunction& f : facts.pci) {
     if (!f.sriov) continue;
     SriovInfo& s = *f.sriov;
@@ -449,7 +438,7 @@ Status BindVf(const std::string& vf, const std::string& driver, HostContext& ctx
                           [&] { return DriverOf(fs, vf) == driver; }));
   if (!IsUserspaceDriver(driver)) {
     RETURN_IF_ERROR(WaitFor(ctx, options, vf + " netdev (" + driver + ")",
-                            [&] { return !ListIfDir(fs, dev + "/net").empty(); }));
+                            [&] { return !RegisteredNetdevs(fs, dev).empty(); }));
   }
   return OkStatus();
 }

@@ -1,4 +1,5 @@
 // End-to-end: the real binary against kernel-shaped host trees.
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/file.h>
 #include <signal.h>
@@ -323,9 +324,12 @@ TEST(CliTest, KillDuringApplyThenApplyConvergesOrRollsBack) {
     ASSERT_GT(pid, 0);
     std::string journal = root + "/run/provisioner/journal.json";
     bool waiting = false;
-    for (int i = 0; i < 200 && !waiting; ++i) {  // until the VFs exist: apply is waiting
+    // Until all 12 VFs exist (as when the kernel returns from the write;
+    // the simulator creates them one by one after it): apply is waiting.
+    for (int i = 0; i < 400 && !waiting; ++i) {
       struct stat st;
-      waiting = ::stat((root + kPf0 + "/virtfn0").c_str(), &st) == 0 &&
+      waiting = ::stat((root + kPf0 + "/virtfn11").c_str(), &st) == 0 &&
+                ReadFile(root + kPf0 + "/sriov_numvfs") == "12\n" &&
                 ReadFile(journal).find("\"applying\"") != std::string::npos;
       if (!waiting) std::this_thread::sleep_for(std::chrono::milliseconds(25));
     }
@@ -443,6 +447,20 @@ spec:
   EXPECT_EQ(j["changes"][0]["status"], "failed");
   ASSERT_EQ(j["rolledBack"].size(), 1u);
   EXPECT_EQ(j["rolledBack"][0]["status"], "rolled-back") << j.dump(2);
+  // apply returned once the VF netdevs were back; the simulator adds each
+  // VF's RDMA device just after its netdev (mlx5 does both before the write
+  // returns): let it finish before comparing.
+  auto rdma_devices = [](const std::string& tree) {
+    int n = 0;
+    if (DIR* d = ::opendir((tree + "/sys/class/infiniband").c_str())) {
+      while (struct dirent* e = ::readdir(d)) n += e->d_name[0] != '.';
+      ::closedir(d);
+    }
+    return n;
+  };
+  for (int i = 0; i < 200 && rdma_devices(root) != rdma_devices(pristine); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
   TreeDiffOptions o;
   o.ignore = {"run"};
   std::vector<std::string> diffs = DiffTrees(pristine, root, o);

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "test/support/files.h"
 #include "test/sim/sim_host_fs.h"
 #include "test/sim/sriov_sim.h"
 #include "test/support/host_presets.h"
@@ -35,18 +36,6 @@ const std::string kVf0 = "0000:af:00.2";
 const std::string kVf0Dir = "/sys/bus/pci/devices/0000:af:00.2";
 const std::string kIbPf = "/sys/bus/pci/devices/0000:86:00.0";
 const std::string kIbVf0 = "0000:86:00.1";
-
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-bool Exists(const std::string& path) {
-  struct stat st;
-  return ::lstat(path.c_str(), &st) == 0;
-}
 
 std::string NewTree(const HostSpec& spec) {
   std::string dir = MakeTempDir("tree");
@@ -99,23 +88,23 @@ TEST_F(BindSimTest, UnbindOverrideBindVfioAndBack) {
   EXPECT_FALSE(Exists(root_ + "/sys/class/net/ens6f0v0"));
   EXPECT_FALSE(Exists(root_ + kVf0Dir + "/net"));
   EXPECT_FALSE(Exists(root_ + "/sys/class/infiniband/mlx5_2"));
-  EXPECT_EQ(Slurp(root_ + kVf0Dir + "/uevent").find("DRIVER="), std::string::npos);
+  EXPECT_EQ(ReadFile(root_ + kVf0Dir + "/uevent").find("DRIVER="), std::string::npos);
 
   // vfio-pci matches only through driver_override.
   EXPECT_EQ(sim.Bind("vfio-pci", kVf0), ENODEV);
   ASSERT_EQ(sim.WriteDriverOverride(kVf0Dir, "vfio-pci"), 0);
-  EXPECT_EQ(Slurp(root_ + kVf0Dir + "/driver_override"), "vfio-pci\n");
+  EXPECT_EQ(ReadFile(root_ + kVf0Dir + "/driver_override"), "vfio-pci\n");
   EXPECT_EQ(sim.Bind("mlx5_core", kVf0), ENODEV);  // the override names another driver
   ASSERT_EQ(sim.Bind("vfio-pci", kVf0), 0);
   EXPECT_EQ(Driver(), "vfio-pci");
   EXPECT_TRUE(Exists(root_ + "/dev/vfio/" + group));
-  EXPECT_EQ(Slurp(root_ + kVf0Dir + "/uevent").rfind("DRIVER=vfio-pci\n", 0), 0u);
+  EXPECT_EQ(ReadFile(root_ + kVf0Dir + "/uevent").rfind("DRIVER=vfio-pci\n", 0), 0u);
   ASSERT_TRUE(sim.Flush().ok());
   EXPECT_FALSE(Exists(root_ + "/sys/class/net/ens6f0v0"));  // no netdev on vfio-pci
 
   // And back: clear the override, unbind, probe.
   ASSERT_EQ(sim.WriteDriverOverride(kVf0Dir, "\n"), 0);
-  EXPECT_EQ(Slurp(root_ + kVf0Dir + "/driver_override"), "(null)\n");
+  EXPECT_EQ(ReadFile(root_ + kVf0Dir + "/driver_override"), "(null)\n");
   ASSERT_EQ(sim.Unbind("vfio-pci", kVf0), 0);
   EXPECT_FALSE(Exists(root_ + "/dev"));  // the last vfio group node went, and /dev with it
   ASSERT_EQ(sim.DriversProbe(kVf0), 0);
@@ -179,28 +168,28 @@ TEST(IbGuidSimTest, RebindTakesTheGuidsOfTheSriovFiles) {
   ASSERT_TRUE(sim.Flush().ok());
   // MLNX_OFED-style files with the VF's default GUID (PF GUID, last 16 bits 0xc000 + index).
   const std::string files = root + kIbPf + "/sriov/0/";
-  EXPECT_EQ(Slurp(files + "node"), "ec:0d:9a:03:00:8a:c0:00\n");
-  EXPECT_EQ(Slurp(files + "port"), "ec:0d:9a:03:00:8a:c0:00\n");
-  EXPECT_EQ(Slurp(files + "policy"), "Follow\n");
+  EXPECT_EQ(ReadFile(files + "node"), "ec:0d:9a:03:00:8a:c0:00\n");
+  EXPECT_EQ(ReadFile(files + "port"), "ec:0d:9a:03:00:8a:c0:00\n");
+  EXPECT_EQ(ReadFile(files + "policy"), "Follow\n");
   const std::string vf_dir = root + "/sys/bus/pci/devices/" + kIbVf0;
-  EXPECT_EQ(Slurp(vf_dir + "/infiniband/mlx5_1/node_guid"), "ec0d:9a03:008a:c000\n");
+  EXPECT_EQ(ReadFile(vf_dir + "/infiniband/mlx5_1/node_guid"), "ec0d:9a03:008a:c000\n");
 
   std::ofstream(files + "node", std::ios::trunc) << "ee:0d:9a:00:01:8a:bc:de\n";
   std::ofstream(files + "port", std::ios::trunc) << "ee:0d:9a:00:01:8a:bc:df\n";
   // Not taken until the driver probes the VF again.
-  EXPECT_EQ(Slurp(vf_dir + "/infiniband/mlx5_1/node_guid"), "ec0d:9a03:008a:c000\n");
+  EXPECT_EQ(ReadFile(vf_dir + "/infiniband/mlx5_1/node_guid"), "ec0d:9a03:008a:c000\n");
   ASSERT_EQ(sim.Unbind("mlx5_core", kIbVf0), 0);
   EXPECT_FALSE(Exists(root + "/sys/class/infiniband/mlx5_1"));
   ASSERT_EQ(sim.Bind("mlx5_core", kIbVf0), 0);
   ASSERT_TRUE(sim.Flush().ok());
-  EXPECT_EQ(Slurp(vf_dir + "/infiniband/mlx5_1/node_guid"), "ee0d:9a00:018a:bcde\n");
-  EXPECT_EQ(Slurp(vf_dir + "/infiniband/mlx5_1/ports/1/gids/0"),
+  EXPECT_EQ(ReadFile(vf_dir + "/infiniband/mlx5_1/node_guid"), "ee0d:9a00:018a:bcde\n");
+  EXPECT_EQ(ReadFile(vf_dir + "/infiniband/mlx5_1/ports/1/gids/0"),
             "fe80:0000:0000:0000:ee0d:9a00:018a:bcdf\n");
   // The IPoIB address carries the port GUID too.
-  EXPECT_NE(Slurp(vf_dir + "/net/ibs5f0v0/address").find("ee:0d:9a:00:01:8a:bc:df"),
+  EXPECT_NE(ReadFile(vf_dir + "/net/ibs5f0v0/address").find("ee:0d:9a:00:01:8a:bc:df"),
             std::string::npos);
   // VF 1 kept its default.
-  EXPECT_EQ(Slurp(root + "/sys/bus/pci/devices/0000:86:00.2/infiniband/mlx5_2/node_guid"),
+  EXPECT_EQ(ReadFile(root + "/sys/bus/pci/devices/0000:86:00.2/infiniband/mlx5_2/node_guid"),
             "ec0d:9a03:008a:c001\n");
 
   ASSERT_EQ(sim.WriteNumVfs(kIbPf, "0"), 0);
@@ -290,23 +279,26 @@ TEST(KernelSimBindTest, DaemonBindsUnbindsAndRefuses) {
   ASSERT_TRUE(WaitFor([&] { return Exists(root + "/sys/class/net/ens6f0v0"); }));
   KernelWrite(root + "/sys/bus/pci/drivers/mlx5_core/unbind", kVf0);
   ASSERT_TRUE(WaitFor([&] { return driver().empty(); }));
-  EXPECT_FALSE(Exists(root + "/sys/class/net/ens6f0v0"));
-  EXPECT_EQ(Slurp(root + "/sys/bus/pci/drivers/mlx5_core/unbind"), "");  // write-only again
+  EXPECT_TRUE(WaitFor([&] { return !Exists(root + "/sys/class/net/ens6f0v0"); }));
+  EXPECT_EQ(ReadFile(root + "/sys/bus/pci/drivers/mlx5_core/unbind"), "");  // write-only again
   KernelWrite(vf + "/driver_override", "vfio-pci");
-  ASSERT_TRUE(WaitFor([&] { return Slurp(vf + "/driver_override") == "vfio-pci\n"; }));
+  ASSERT_TRUE(WaitFor([&] { return ReadFile(vf + "/driver_override") == "vfio-pci\n"; }));
   KernelWrite(root + "/sys/bus/pci/drivers/vfio-pci/bind", kVf0);
   ASSERT_TRUE(WaitFor([&] { return driver() == "vfio-pci"; }));
-  EXPECT_TRUE(Exists(root + "/dev/vfio/" + LinkBase(vf + "/iommu_group")));
+  // The group's node comes right after the driver link (the daemon is not
+  // atomic; vfio-pci's probe makes it): wait for it too.
+  EXPECT_TRUE(
+      WaitFor([&] { return Exists(root + "/dev/vfio/" + LinkBase(vf + "/iommu_group")); }));
 
   // A second bind: EBUSY, logged like a refused sriov_numvfs write.
   KernelWrite(root + "/sys/bus/pci/drivers/vfio-pci/bind", kVf0);
   const std::string refused = root + "/run/kernel-sim/refused";
-  ASSERT_TRUE(WaitFor([&] { return !Slurp(refused).empty(); }));
-  EXPECT_EQ(Slurp(refused), "/sys/bus/pci/drivers/vfio-pci/bind EBUSY\n");
+  ASSERT_TRUE(WaitFor([&] { return !ReadFile(refused).empty(); }));
+  EXPECT_EQ(ReadFile(refused), "/sys/bus/pci/drivers/vfio-pci/bind EBUSY\n");
 
   // Back to mlx5_core through drivers_probe; the netdev comes back later.
   KernelWrite(vf + "/driver_override", "\n");
-  ASSERT_TRUE(WaitFor([&] { return Slurp(vf + "/driver_override") == "(null)\n"; }));
+  ASSERT_TRUE(WaitFor([&] { return ReadFile(vf + "/driver_override") == "(null)\n"; }));
   KernelWrite(root + "/sys/bus/pci/drivers/vfio-pci/unbind", kVf0);
   ASSERT_TRUE(WaitFor([&] { return driver().empty(); }));
   KernelWrite(root + "/sys/bus/pci/drivers_probe", kVf0);

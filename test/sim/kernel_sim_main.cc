@@ -247,8 +247,9 @@ int main(int argc, char** argv) {
     int err = sim.WriteNumVfs(dir, *content, cur);
     if (err != 0) return refuse(dir, err, sim.last_error());
     int before = cur;
-    int n = ParseNumVfsWrite(w.ReadFile(file).value_or("0"));
-    cur = n < 0 ? 0 : n;
+    // The count the simulated kernel now has, not the file read again: a
+    // writer may already have written its next value into it.
+    cur = sim.CountVfs(dir);
     Log(std::string(Basename(dir)) + ": sriov_numvfs " + std::to_string(before) + " -> " +
         std::to_string(cur));
     schedule();

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "test/support/files.h"
 #include "test/support/host_presets.h"
 #include "test/support/host_tree.h"
 #include "test/support/tree_diff.h"
@@ -27,18 +28,6 @@ namespace {
 
 const std::string kPf0 = "/sys/bus/pci/devices/0000:af:00.0";
 const std::string kPf1 = "/sys/bus/pci/devices/0000:af:00.1";
-
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-bool Exists(const std::string& path) {
-  struct stat st;
-  return ::lstat(path.c_str(), &st) == 0;
-}
 
 // Like a sysfs write of the engine: open O_WRONLY|O_TRUNC, one write, close.
 void KernelWrite(const std::string& path, const std::string& value) {
@@ -105,7 +94,7 @@ class KernelSimTest : public ::testing::Test {
     o.ignore = {"run/kernel-sim"};
     return DiffTreesText(pristine_, root_, o);
   }
-  std::string Refused() const { return Slurp(root_ + "/run/kernel-sim/refused"); }
+  std::string Refused() const { return ReadFile(root_ + "/run/kernel-sim/refused"); }
 
   std::string root_;
   std::string pristine_;
@@ -122,14 +111,14 @@ TEST_F(KernelSimTest, EnableRefuseDisable) {
   EXPECT_FALSE(Exists(root_ + "/sys/class/net/ens6f0v0")) << "netdevs come later";
   ASSERT_TRUE(WaitFor([&] { return Exists(root_ + "/sys/class/infiniband/mlx5_5"); }));
   EXPECT_TRUE(Exists(root_ + "/sys/class/net/ens6f0v3"));
-  EXPECT_TRUE(WaitFor([&] { return Slurp(numvfs) == "4\n"; })) << "file shows the kernel's value";
+  EXPECT_TRUE(WaitFor([&] { return ReadFile(numvfs) == "4\n"; })) << "file shows the kernel's value";
   EXPECT_EQ(Refused(), "");
 
   // 4 -> 8 directly: EBUSY, the file gets 4 back.
   KernelWrite(numvfs, "8");
   ASSERT_TRUE(WaitFor([&] { return !Refused().empty(); }));
   EXPECT_EQ(Refused(), "/sys/devices/pci0000:ae/0000:ae:00.0/0000:af:00.0/sriov_numvfs EBUSY\n");
-  EXPECT_TRUE(WaitFor([&] { return Slurp(numvfs) == "4\n"; }));
+  EXPECT_TRUE(WaitFor([&] { return ReadFile(numvfs) == "4\n"; }));
   EXPECT_FALSE(Exists(root_ + kPf0 + "/virtfn4"));
 
   // Garbage and out of range.
@@ -137,7 +126,7 @@ TEST_F(KernelSimTest, EnableRefuseDisable) {
   KernelWrite(root_ + kPf1 + "/sriov_numvfs", "500\n");
   ASSERT_TRUE(WaitFor([&] { return Refused().find("ERANGE") != std::string::npos; }));
   ASSERT_TRUE(WaitFor([&] { return Refused().find("EINVAL") != std::string::npos; }));
-  EXPECT_TRUE(WaitFor([&] { return Slurp(root_ + kPf1 + "/sriov_numvfs") == "0\n"; }));
+  EXPECT_TRUE(WaitFor([&] { return ReadFile(root_ + kPf1 + "/sriov_numvfs") == "0\n"; }));
 
   // 0 removes everything: the tree is the original again.
   KernelWrite(numvfs, "0");
@@ -155,7 +144,7 @@ TEST_F(KernelSimTest, ZeroBeforeNetdevsAppearCancelsThem) {
   ASSERT_TRUE(d.ready());
   const std::string numvfs = root_ + kPf0 + "/sriov_numvfs";
   KernelWrite(numvfs, "2");
-  ASSERT_TRUE(WaitFor([&] { return Slurp(numvfs) == "2\n"; }));
+  ASSERT_TRUE(WaitFor([&] { return ReadFile(numvfs) == "2\n"; }));
   KernelWrite(numvfs, "0");
   ASSERT_TRUE(WaitFor([&] { return Diff().empty(); })) << Diff();
   std::this_thread::sleep_for(std::chrono::milliseconds(600));  // past the netdev delay

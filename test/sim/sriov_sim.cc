@@ -181,6 +181,9 @@ int SriovSim::CountVfs(const std::string& pf) const {
 
 int SriovSim::WriteNumVfs(const std::string& pf, std::string_view value, int current) {
   last_error_.clear();
+  // Before any VF goes: the kernel does not hand a removed netdev's ifindex
+  // to the next one (it allocates cyclically), so neither do we.
+  LoadAllocators();
   auto real = w_.RealPath(pf);
   if (!real.ok()) return Fail(ENOENT, real.status().message());
   const std::string pf_dir = *real;

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "gtest/gtest.h"
+#include "test/support/files.h"
 #include "test/support/host_presets.h"
 #include "test/support/host_tree.h"
 #include "test/support/tree_diff.h"
@@ -17,13 +18,6 @@ namespace {
 
 const std::string kPf0 = "/sys/bus/pci/devices/0000:af:00.0";
 const std::string kPf1 = "/sys/bus/pci/devices/0000:af:00.1";
-
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 std::string NewRoceTree() {
   std::string dir = MakeTempDir("roce");
@@ -124,7 +118,7 @@ TEST_F(SriovSimTest, WriteErrorsInKernelOrderAndLeaveTheTreeAlone) {
 TEST_F(SriovSimTest, EnableCreatesVfFunctionsThenDevicesOnFlush) {
   SriovSim sim(root_);
   ASSERT_EQ(sim.WriteNumVfs(kPf0, "4\n"), 0) << sim.last_error();
-  EXPECT_EQ(Slurp(F(kPf0 + "/sriov_numvfs")), "4\n");
+  EXPECT_EQ(ReadFile(F(kPf0 + "/sriov_numvfs")), "4\n");
   const std::string parent = "/sys/devices/pci0000:ae/0000:ae:00.0/";
   for (int i = 0; i < 4; ++i) {
     std::string bdf = Bdf(0, 0xaf, 0, 2 + i);
@@ -137,15 +131,15 @@ TEST_F(SriovSimTest, EnableCreatesVfFunctionsThenDevicesOnFlush) {
     EXPECT_EQ(w.ReadLink(parent + bdf + "/driver"), "../../../../bus/pci/drivers/mlx5_core");
     EXPECT_EQ(w.ReadLink("/sys/bus/pci/drivers/mlx5_core/" + bdf),
               "../../../../devices/pci0000:ae/0000:ae:00.0/" + bdf);
-    EXPECT_EQ(Slurp(F(vf + "/vendor")), "0x15b3\n");
-    EXPECT_EQ(Slurp(F(vf + "/device")), "0x1018\n");
-    EXPECT_EQ(Slurp(F(vf + "/class")), "0x020000\n");
-    EXPECT_EQ(Slurp(F(vf + "/irq")), "0\n");
-    EXPECT_EQ(Slurp(F(vf + "/numa_node")), "1\n");
-    EXPECT_EQ(Slurp(F(vf + "/local_cpulist")), "24-47,72-95\n");
+    EXPECT_EQ(ReadFile(F(vf + "/vendor")), "0x15b3\n");
+    EXPECT_EQ(ReadFile(F(vf + "/device")), "0x1018\n");
+    EXPECT_EQ(ReadFile(F(vf + "/class")), "0x020000\n");
+    EXPECT_EQ(ReadFile(F(vf + "/irq")), "0\n");
+    EXPECT_EQ(ReadFile(F(vf + "/numa_node")), "1\n");
+    EXPECT_EQ(ReadFile(F(vf + "/local_cpulist")), "24-47,72-95\n");
     char bar[96];
     snprintf(bar, sizeof bar, "0x000003c000%d00000 0x000003c000%dfffff 0x000000000014220c\n", i, i);
-    EXPECT_EQ(Slurp(F(vf + "/resource")).substr(0, 57), bar);  // carved from the PF's IOV BAR
+    EXPECT_EQ(ReadFile(F(vf + "/resource")).substr(0, 57), bar);  // carved from the PF's IOV BAR
     EXPECT_FALSE(w.Exists(vf + "/sriov_totalvfs"));
     EXPECT_FALSE(w.Exists(parent + bdf + "/net"));  // not yet
   }
@@ -162,12 +156,12 @@ TEST_F(SriovSimTest, EnableCreatesVfFunctionsThenDevicesOnFlush) {
             "../../devices/pci0000:ae/0000:ae:00.0/0000:af:00.4/net/ens6f0v2");
   EXPECT_EQ(w.ReadLink("/sys/class/infiniband/mlx5_5"),
             "../../devices/pci0000:ae/0000:ae:00.0/0000:af:00.5/infiniband/mlx5_5");
-  EXPECT_EQ(Slurp(F("/sys/class/infiniband/mlx5_2/hca_type")), "MT4120\n");
-  EXPECT_EQ(Slurp(F("/sys/class/infiniband/mlx5_2/ports/1/link_layer")), "Ethernet\n");
-  EXPECT_EQ(Slurp(F("/sys/class/infiniband/mlx5_2/ports/1/gid_attrs/ndevs/0")), "ens6f0v0\n");
-  EXPECT_EQ(Slurp(F("/sys/class/infiniband/mlx5_2/ports/1/gid_attrs/types/1")), "RoCE v2\n");
-  EXPECT_EQ(Slurp(F("/sys/class/net/ens6f0v0/ifindex")), "5\n");
-  EXPECT_EQ(Slurp(F("/sys/class/net/ens6f0v3/ifindex")), "8\n");
+  EXPECT_EQ(ReadFile(F("/sys/class/infiniband/mlx5_2/hca_type")), "MT4120\n");
+  EXPECT_EQ(ReadFile(F("/sys/class/infiniband/mlx5_2/ports/1/link_layer")), "Ethernet\n");
+  EXPECT_EQ(ReadFile(F("/sys/class/infiniband/mlx5_2/ports/1/gid_attrs/ndevs/0")), "ens6f0v0\n");
+  EXPECT_EQ(ReadFile(F("/sys/class/infiniband/mlx5_2/ports/1/gid_attrs/types/1")), "RoCE v2\n");
+  EXPECT_EQ(ReadFile(F("/sys/class/net/ens6f0v0/ifindex")), "5\n");
+  EXPECT_EQ(ReadFile(F("/sys/class/net/ens6f0v3/ifindex")), "8\n");
   EXPECT_EQ(w.ReadLink("/sys/class/infiniband_verbs/uverbs5"),
             "../../devices/pci0000:ae/0000:ae:00.0/0000:af:00.5/infiniband_verbs/uverbs5");
   // Equal count: success, no change.
@@ -186,7 +180,7 @@ TEST_F(SriovSimTest, NonZeroToNonZeroIsEbusyAndChangesNothing) {
   EXPECT_EQ(sim.WriteNumVfs(kPf0, "2"), EBUSY);
   std::string again = MakeTempDir("snap") + "/t.ttar";
   ASSERT_TRUE(WriteTtar(root_, again).ok());
-  EXPECT_TRUE(Slurp(snapshot) == Slurp(again));
+  EXPECT_TRUE(ReadFile(snapshot) == ReadFile(again));
 }
 
 TEST_F(SriovSimTest, ZeroRemovesEverythingByteForByte) {
@@ -239,7 +233,7 @@ TEST_F(SriovSimTest, DriverMayEnableFewer) {
   o.max_enable = 3;
   SriovSim sim(root_, o);
   ASSERT_EQ(sim.WriteNumVfs(kPf0, "8"), 0);
-  EXPECT_EQ(Slurp(F(kPf0 + "/sriov_numvfs")), "3\n");
+  EXPECT_EQ(ReadFile(F(kPf0 + "/sriov_numvfs")), "3\n");
   EXPECT_EQ(sim.CountVfs(kPf0), 3);
 }
 
@@ -256,7 +250,7 @@ TEST_F(SriovSimTest, EnableFailuresLeaveNoVfs) {
   SriovSim sim(root_);
   EXPECT_EQ(sim.WriteNumVfs(kPf0, "8"), ENOMEM) << sim.last_error();
   EXPECT_EQ(sim.CountVfs(kPf0), 0);
-  EXPECT_EQ(Slurp(F(kPf0 + "/sriov_numvfs")), "0\n");
+  EXPECT_EQ(ReadFile(F(kPf0 + "/sriov_numvfs")), "0\n");
   ASSERT_TRUE(
       w.WriteFile("/sys/devices/pci0000:ae/0000:ae:00.0/0000:af:00.0/sriov_offset", "2\n").ok());
   EXPECT_EQ(Diff(), "");
@@ -290,10 +284,10 @@ TEST(SriovSimIbTest, IpoibVfsGetIbNetdevsAndGuids) {
   TreeWriter w(root);
   EXPECT_TRUE(w.Exists("/sys/bus/pci/devices/0000:86:00.1"));
   EXPECT_TRUE(w.Exists("/sys/bus/pci/devices/0000:86:00.2"));
-  EXPECT_EQ(Slurp(root + "/sys/class/net/ibs5f0v1/type"), "32\n");
-  EXPECT_EQ(Slurp(root + "/sys/class/infiniband/mlx5_1/ports/1/link_layer"), "InfiniBand\n");
-  EXPECT_EQ(Slurp(root + "/sys/class/infiniband/mlx5_1/node_guid"), "ec0d:9a03:008a:c000\n");
-  EXPECT_EQ(Slurp(root + "/sys/class/infiniband/mlx5_1/ports/1/gids/0"),
+  EXPECT_EQ(ReadFile(root + "/sys/class/net/ibs5f0v1/type"), "32\n");
+  EXPECT_EQ(ReadFile(root + "/sys/class/infiniband/mlx5_1/ports/1/link_layer"), "InfiniBand\n");
+  EXPECT_EQ(ReadFile(root + "/sys/class/infiniband/mlx5_1/node_guid"), "ec0d:9a03:008a:c000\n");
+  EXPECT_EQ(ReadFile(root + "/sys/class/infiniband/mlx5_1/ports/1/gids/0"),
             "fe80:0000:0000:0000:ec0d:9a03:008a:c000\n");
   EXPECT_FALSE(w.Exists("/sys/class/infiniband/mlx5_1/ports/1/gid_attrs/ndevs/0"));
   EXPECT_EQ(sim.WriteNumVfs("/sys/bus/pci/devices/0000:86:00.0", "17"), ERANGE);
