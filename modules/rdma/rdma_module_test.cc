@@ -7,6 +7,7 @@
 
 #include "engine/core/engine.h"
 #include "gmock/gmock.h"
+#include "engine/host/forwarding_host_fs.h"
 #include "gtest/gtest.h"
 #include "modules/rdma/netns_plan.h"
 #include "test/sim/sim_host_fs.h"
@@ -35,32 +36,13 @@ std::string Slurp(const std::string& path) {
 
 // A tree that claims to be the live root: the module then uses its netlink
 // client (a fake here) instead of the ib_core parameter.
-class LiveLookingFs : public HostFs {
+class LiveLookingFs : public ForwardingHostFs {
  public:
-  explicit LiveLookingFs(std::string tree) : inner_(NewLocalHostFs(std::move(tree))) {}
+  explicit LiveLookingFs(std::string tree) : ForwardingHostFs(NewLocalHostFs(std::move(tree))) {}
   const std::string& root() const override { return slash_; }
-  StatusOr<std::string> ReadFile(std::string_view p) const override { return inner_->ReadFile(p); }
-  StatusOr<std::vector<std::string>> ListDir(std::string_view p) const override {
-    return inner_->ListDir(p);
-  }
-  StatusOr<std::string> ReadLink(std::string_view p) const override { return inner_->ReadLink(p); }
-  StatusOr<std::string> Resolve(std::string_view p) const override { return inner_->Resolve(p); }
-  bool Exists(std::string_view p) const override { return inner_->Exists(p); }
-  bool IsDir(std::string_view p) const override { return inner_->IsDir(p); }
-  bool IsSymlink(std::string_view p) const override { return inner_->IsSymlink(p); }
-  Status WriteAttr(std::string_view p, std::string_view v) override {
-    return inner_->WriteAttr(p, v);
-  }
-  Status WriteFileAtomic(std::string_view p, std::string_view c, int mode) override {
-    return inner_->WriteFileAtomic(p, c, mode);
-  }
-  Status RemoveFile(std::string_view p) override { return inner_->RemoveFile(p); }
-  std::string FsPath(std::string_view p) const override { return inner_->FsPath(p); }
-  const HostFsStats& stats() const override { return inner_->stats(); }
 
  private:
   std::string slash_ = "/";
-  std::unique_ptr<HostFs> inner_;
 };
 
 struct FakeKernel {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "test/support/files.h"
 
 extern "C" {
 #include <pci/pci.h>  // no extern "C" of its own
@@ -29,13 +30,6 @@ extern "C" const char* __lsan_default_suppressions() { return "leak:libpci.so\n"
 
 namespace provisioner::testing {
 namespace {
-
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 std::string Extract(const std::string& name) {
   std::string dir = MakeTempDir(name);
@@ -133,15 +127,15 @@ TEST(TreesTest, GeneratedTreesAreUpToDate) {
     SCOPED_TRACE(name);
     auto text = MakeTreeTtar(RequestFor(name));
     ASSERT_TRUE(text.ok()) << text.status().ToString();
-    EXPECT_TRUE(*text == Slurp(RunfilePath(std::string("test/hosts/") + name + ".ttar")))
+    EXPECT_TRUE(*text == ReadFile(RunfilePath(std::string("test/hosts/") + name + ".ttar")))
         << "test/hosts/" << name << ".ttar is stale: run test/hosts/regenerate.sh";
   }
 }
 
 TEST(TreesTest, ExamplesAreCopiesOfTestTrees) {
   for (const char* name : {"cx5-roce", "cx5-ib", "hgx-h100"}) {
-    EXPECT_TRUE(Slurp(RunfilePath(std::string("examples/hosts/") + name + ".ttar")) ==
-                Slurp(RunfilePath(std::string("test/hosts/") + name + ".ttar")))
+    EXPECT_TRUE(ReadFile(RunfilePath(std::string("examples/hosts/") + name + ".ttar")) ==
+                ReadFile(RunfilePath(std::string("test/hosts/") + name + ".ttar")))
         << name;
   }
 }

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "test/support/files.h"  // ReadFile, Exists
+
 namespace provisioner::testing {
 
 struct RunResult {
@@ -29,11 +31,6 @@ RunResult Provisioner(const std::vector<std::string>& args);
 
 // Extracts a test host tree (test/hosts/<name>.ttar) into a fresh directory.
 std::string ExtractHost(const std::string& name);
-
-// A file's whole contents ("" when it cannot be read).
-std::string ReadFile(const std::string& path);
-// True when `path` exists (a dangling symlink counts: lstat).
-bool Exists(const std::string& path);
 
 // Writes `content` to a fresh file under $TEST_TMPDIR and returns its path.
 std::string WriteTempFile(const std::string& name, const std::string& content);

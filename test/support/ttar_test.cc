@@ -8,17 +8,11 @@
 #include <string>
 
 #include "gtest/gtest.h"
+#include "test/support/files.h"
 #include "test/support/tree_diff.h"
 
 namespace provisioner::testing {
 namespace {
-
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 void Spit(const std::string& path, const std::string& content) {
   std::ofstream(path, std::ios::binary) << content;
@@ -71,14 +65,14 @@ TEST(TtarTest, RoundTripIsExact) {
   // And writing the extracted tree gives the same archive, byte for byte.
   std::string archive2 = MakeTempDir("arch") + "/t.ttar";
   ASSERT_TRUE(WriteTtar(dst, archive2).ok());
-  EXPECT_EQ(Slurp(archive), Slurp(archive2));
+  EXPECT_EQ(ReadFile(archive), ReadFile(archive2));
 }
 
 TEST(TtarTest, SymlinksArePreservedNotFollowed) {
   std::string src = MakeSampleTree();
   std::string archive = MakeTempDir("arch") + "/t.ttar";
   ASSERT_TRUE(WriteTtar(src, archive).ok());
-  std::string text = Slurp(archive);
+  std::string text = ReadFile(archive);
   EXPECT_NE(text.find("Path: sys/bus/pci/devices/0000:af:00.0\n"
                       "SymlinkTo: ../../../devices/pci0000:af/0000:af:00.0\n"),
             std::string::npos)
@@ -88,7 +82,7 @@ TEST(TtarTest, SymlinksArePreservedNotFollowed) {
   struct stat st;
   ASSERT_EQ(::lstat((dst + "/sys/bus/pci/devices/0000:af:00.0").c_str(), &st), 0);
   EXPECT_TRUE(S_ISLNK(st.st_mode));
-  EXPECT_EQ(Slurp(dst + "/sys/bus/pci/devices/0000:af:00.0/vendor"), "0x15b3\n");
+  EXPECT_EQ(ReadFile(dst + "/sys/bus/pci/devices/0000:af:00.0/vendor"), "0x15b3\n");
   EXPECT_EQ(LinkTarget(dst + "/dangling"), "/absolute/dangling");
 }
 
@@ -115,10 +109,10 @@ TEST(TtarTest, ExtractsTheUpstreamProcfsFixtureWithStrip) {
   Status s = ExtractTtar(archive, dst, /*strip=*/1);
   ASSERT_TRUE(s.ok()) << s.ToString();
   std::string dev = dst + "/sys/bus/pci/devices/0000:a2:00.0";
-  EXPECT_EQ(Slurp(dev + "/vendor"), "0x8086\n");
-  EXPECT_EQ(Slurp(dev + "/sriov_totalvfs"), "128\n");
-  EXPECT_EQ(Slurp(dst + "/sys/class/infiniband/mlx5_0/node_guid"), "0a7f:bc12:45ef:d23b");
-  std::string config = Slurp(dst + "/sys/devices/pci0000:00/0000:00:02.1/config");
+  EXPECT_EQ(ReadFile(dev + "/vendor"), "0x8086\n");
+  EXPECT_EQ(ReadFile(dev + "/sriov_totalvfs"), "128\n");
+  EXPECT_EQ(ReadFile(dst + "/sys/class/infiniband/mlx5_0/node_guid"), "0a7f:bc12:45ef:d23b");
+  std::string config = ReadFile(dst + "/sys/devices/pci0000:00/0000:00:02.1/config");
   ASSERT_GE(config.size(), 8u);
   EXPECT_EQ(config.substr(0, 7), std::string("\x22\x10\x34\x16\x07\x04\x10", 7));
   EXPECT_EQ(config[7], '\0');  // NULLBYTE decoded
@@ -139,7 +133,7 @@ TEST(TtarTest, WithoutStripKeepsTopDirectory) {
   std::string archive = RunfilePath("test/support/testdata/fixtures-sys-subset.ttar");
   std::string dst = MakeTempDir("procfs");
   ASSERT_TRUE(ExtractTtar(archive, dst).ok());
-  EXPECT_EQ(Slurp(dst + "/fixtures/sys/bus/pci/devices/0000:a2:00.0/vendor"), "0x8086\n");
+  EXPECT_EQ(ReadFile(dst + "/fixtures/sys/bus/pci/devices/0000:a2:00.0/vendor"), "0x8086\n");
 }
 
 TEST(TtarTest, RejectsEscapingAndMalformedArchives) {
