@@ -21,7 +21,7 @@ namespace provisioner {
 std::vector<std::string> ListDirIfPresent(const HostFs& fs, const std::string& path) {
   if (!fs.IsDir(path)) return {};
   auto list = fs.ListDir(path);
-  return list.ok() ? *std::move(list) : std::vector<std::string>{};
+  return list.ok() ? std::move(*list) : std::vector<std::string>{};
 }
 
 std::vector<std::string> RegisteredNetdevs(const HostFs& fs, const std::string& device_dir) {

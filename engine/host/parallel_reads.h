@@ -7,7 +7,10 @@
 
 #include <cstddef>
 #include <functional>
+#include <optional>
+#include <vector>
 
+#include "engine/base/status.h"
 #include "engine/host/host_fs.h"
 
 namespace provisioner {
@@ -27,6 +30,23 @@ size_t ReadThreads(const HostFs& fs, size_t n, size_t min_per_thread);
 // taking items).
 void ForEachIndex(const HostFs& fs, size_t n, size_t min_per_thread,
                   const std::function<void(size_t)>& fn);
+
+// read_one(i) -> StatusOr<T> for every i in [0, n) through ForEachIndex: the
+// n values in index order, or the error of the lowest failing index (the one
+// a serial loop would have stopped at).
+template <typename T, typename ReadOne>
+StatusOr<std::vector<T>> ReadEach(const HostFs& fs, size_t n, size_t min_per_thread,
+                                  ReadOne read_one) {
+  std::vector<std::optional<StatusOr<T>>> slots(n);
+  ForEachIndex(fs, n, min_per_thread, [&](size_t i) { slots[i].emplace(read_one(i)); });
+  std::vector<T> out;
+  out.reserve(n);
+  for (auto& slot : slots) {
+    if (!slot->ok()) return slot->status();
+    out.push_back(std::move(**slot));
+  }
+  return out;
+}
 
 }  // namespace provisioner
 

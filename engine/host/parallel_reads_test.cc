@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <mutex>
@@ -112,6 +113,31 @@ TEST_F(ParallelReadsTest, AnExceptionComesBackToTheCaller) {
                std::runtime_error);
   EXPECT_GE(calls.load(), 8);  // items 0..7 were handed out before it
   EXPECT_LE(calls.load(), kDirs);
+}
+
+TEST_F(ParallelReadsTest, ReadEachKeepsOrderAndReturnsTheLowestFailingIndex) {
+  auto read = [&](size_t i) -> StatusOr<int> {
+    auto v = fs_->ReadAttr("/d" + std::to_string(i) + "/value");
+    if (!v.ok()) return v.status();
+    return std::stoi(*v);
+  };
+  auto all = ReadEach<int>(*fs_, kDirs, 16, read);
+  ASSERT_TRUE(all.ok()) << all.status().message();
+  ASSERT_EQ(all->size(), static_cast<size_t>(kDirs));
+  for (int i = 0; i < kDirs; ++i) EXPECT_EQ((*all)[static_cast<size_t>(i)], i);
+  // d150 and d40 missing, d40 failing last in time: the error is d40's.
+  ASSERT_EQ(::rename((root_ + "/d150").c_str(), (root_ + "/gone150").c_str()), 0);
+  ASSERT_EQ(::rename((root_ + "/d40").c_str(), (root_ + "/gone40").c_str()), 0);
+  auto slow_40 = [&](size_t i) {
+    if (i == 40) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    return read(i);
+  };
+  for (int run = 0; run < 3; ++run) {
+    auto failed = ReadEach<int>(*fs_, kDirs, 16, slow_40);
+    ASSERT_FALSE(failed.ok());
+    EXPECT_NE(failed.status().message().find("/d40/value"), std::string::npos)
+        << failed.status().message();
+  }
 }
 
 }  // namespace

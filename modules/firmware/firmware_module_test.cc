@@ -1,7 +1,5 @@
 #include "modules/firmware/firmware_module.h"
 
-#include <fstream>
-#include <sstream>
 
 #include "engine/core/engine.h"
 #include "engine/host/host_fs.h"
@@ -11,17 +9,13 @@
 #include "modules/firmware/mstconfig_query.h"
 #include "modules/pci/pci_module.h"
 #include "modules/sriov/sriov_module.h"
+#include "test/support/files.h"
 #include "test/support/ttar.h"
 
 namespace provisioner {
 namespace {
 
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using provisioner::testing::ReadFile;
 
 // The cx5-ib host tree with a captured query from testdata (replacing the
 // tree's own capture, when it has one).
@@ -31,7 +25,7 @@ std::string IbTree(const std::string& capture) {
   EXPECT_TRUE(s.ok()) << s.message();
   auto fs = NewLocalHostFs(dir);
   EXPECT_TRUE(fs->WriteFileAtomic("/run/provisioner/mstconfig/0000:86:00.0.query",
-                                  Slurp("modules/firmware/testdata/" + capture))
+                                  ReadFile("modules/firmware/testdata/" + capture))
                   .ok());
   return dir;
 }
@@ -58,7 +52,7 @@ class RecordedTool : public FirmwareTool {
   std::string Source(const std::string&) const override { return "mstconfig"; }
   bool Available() const override { return true; }
   StatusOr<std::string> Query(const std::string&) override {
-    return Slurp("modules/firmware/testdata/cx5-vpi-ib.query");
+    return ReadFile("modules/firmware/testdata/cx5-vpi-ib.query");
   }
   Status Set(const std::string&, const std::map<std::string, long>&) override {
     return UnimplementedError("read only");
@@ -101,7 +95,7 @@ TEST(FirmwareModule, TreePlansAppliesAndConvergesToAPendingReboot) {
   ApplyReport report = ApplyPlan(modules, plan.plan, want, ctx);
   ASSERT_TRUE(report.status.ok()) << report.status.message();
   EXPECT_TRUE(report.reboot_required);
-  auto q = ParseMstconfigQuery(Slurp(root + "/run/provisioner/mstconfig/0000:86:00.0.query"));
+  auto q = ParseMstconfigQuery(ReadFile(root + "/run/provisioner/mstconfig/0000:86:00.0.query"));
   ASSERT_TRUE(q.ok());
   EXPECT_EQ(q->params.at("LINK_TYPE_P1").next_boot, "ETH(2)");
   EXPECT_EQ(q->params.at("LINK_TYPE_P1").current, "IB(1)");
@@ -153,7 +147,7 @@ TEST(FirmwareModule, NumVfsAboveTheFirmwareLimit) {
 TEST(FirmwareModule, RollbackRestoresTheCapture) {
   std::string root = IbTree("cx5-vpi-ib.query");
   const std::string path = root + "/run/provisioner/mstconfig/0000:86:00.0.query";
-  const std::string before = Slurp(path);
+  const std::string before = ReadFile(path);
   auto fs = NewLocalHostFs(root);
   HostContext ctx;
   ctx.fs = fs.get();
@@ -170,7 +164,7 @@ TEST(FirmwareModule, RollbackRestoresTheCapture) {
   std::swap(c.before, c.after);
   ASSERT_TRUE(m.Apply(c, ctx).ok());
   ASSERT_TRUE(m.Verify(c, ctx).ok());
-  EXPECT_EQ(Slurp(path), before);
+  EXPECT_EQ(ReadFile(path), before);
   // A change naming something odd is refused before any command runs.
   c.target = "0000:86:00.0; rm -rf /";
   EXPECT_FALSE(m.Apply(c, ctx).ok());
@@ -234,7 +228,7 @@ TEST(FirmwareModule, LiveQueryIsCapturedForSnapshots) {
   EXPECT_EQ(facts.firmware.at("0000:86:00.0").params.at("LINK_TYPE_P1").next_boot, "IB(1)");
   ASSERT_EQ(record.captures.count("/run/provisioner/mstconfig/0000:86:00.0.query"), 1u);
   EXPECT_EQ(record.captures.at("/run/provisioner/mstconfig/0000:86:00.0.query"),
-            Slurp("modules/firmware/testdata/cx5-vpi-ib.query"));
+            ReadFile("modules/firmware/testdata/cx5-vpi-ib.query"));
 }
 
 // The real mstconfig (Debian mstflint) on a device that does not exist: the

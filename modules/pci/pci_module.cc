@@ -142,17 +142,17 @@ Status PciModule::Discover(HostContext& ctx, HostFacts& facts) {
 
   // Each function's links and attributes are independent reads: on a host
   // with thousands of VFs, on every core (engine/host/parallel_reads.h).
-  std::vector<std::optional<StatusOr<PciFunction>>> read(idents->size());
-  ForEachIndex(fs, idents->size(), kFunctionsPerThread,
-               [&](size_t i) { read[i].emplace(ReadFunction(fs, (*idents)[i])); });
-  std::vector<PciFunction> functions;
-  functions.reserve(idents->size());
-  for (size_t i = 0; i < read.size(); ++i) {
-    if (!read[i]->ok()) {
-      return read[i]->status().WithContext("read PCI function " + (*idents)[i].address);
-    }
-    functions.push_back(std::move(**read[i]));
-  }
+  ASSIGN_OR_RETURN(
+      std::vector<PciFunction> functions,
+      ReadEach<PciFunction>(fs, idents->size(), kFunctionsPerThread,
+                            [&](size_t i) -> StatusOr<PciFunction> {
+                              auto f = ReadFunction(fs, (*idents)[i]);
+                              if (!f.ok()) {
+                                return f.status().WithContext("read PCI function " +
+                                                              (*idents)[i].address);
+                              }
+                              return f;
+                            }));
   std::sort(functions.begin(), functions.end(), [](const PciFunction& a, const PciFunction& b) {
     return a.pci_address < b.pci_address;
   });

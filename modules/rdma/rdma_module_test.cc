@@ -3,7 +3,6 @@
 #include <cerrno>
 #include <cstdlib>
 #include <fstream>
-#include <sstream>
 
 #include "engine/core/engine.h"
 #include "gmock/gmock.h"
@@ -12,10 +11,13 @@
 #include "modules/rdma/netns_plan.h"
 #include "test/sim/sim_host_fs.h"
 #include "test/support/tree_diff.h"
+#include "test/support/files.h"
 #include "test/support/ttar.h"
 
 namespace provisioner::rdma {
 namespace {
+
+using provisioner::testing::ReadFile;
 
 using ::testing::HasSubstr;
 
@@ -25,13 +27,6 @@ std::string Tree(const std::string& name) {
       provisioner::testing::RunfilePath("test/hosts/" + name + ".ttar"), dir);
   EXPECT_TRUE(s.ok()) << s.message();
   return dir;
-}
-
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 // A tree that claims to be the live root: the module then uses its netlink
@@ -141,8 +136,8 @@ TEST(RdmaModule, TreeApplyWritesTheParameterAndVerifies) {
     ASSERT_TRUE(m.Apply(c, ctx).ok()) << c.id;
     ASSERT_TRUE(m.Verify(c, ctx).ok()) << c.id;
   }
-  EXPECT_EQ(Slurp(root + "/sys/module/ib_core/parameters/netns_mode"), "N\n");
-  EXPECT_EQ(Slurp(root + "/etc/modprobe.d/ib_core.conf"), "options ib_core netns_mode=0\n");
+  EXPECT_EQ(ReadFile(root + "/sys/module/ib_core/parameters/netns_mode"), "N\n");
+  EXPECT_EQ(ReadFile(root + "/etc/modprobe.d/ib_core.conf"), "options ib_core netns_mode=0\n");
   // Applying the same change again writes nothing.
   uint64_t writes = fs->stats().files_opened_for_write;
   ASSERT_TRUE(m.Apply(sink.changes()[1], ctx).ok());
@@ -176,7 +171,7 @@ TEST(RdmaModule, TreeStandInRefusesWhileOtherNamespacesExist) {
   ASSERT_TRUE(m.Apply(sink.changes()[0], ctx).ok());
   EXPECT_THAT(ctx.deferred_to_reboot, HasSubstr("EBUSY"));
   EXPECT_THAT(ctx.deferred_to_reboot, HasSubstr("/run/netns/blue"));
-  EXPECT_EQ(Slurp(root + "/sys/module/ib_core/parameters/netns_mode"), "Y\n");
+  EXPECT_EQ(ReadFile(root + "/sys/module/ib_core/parameters/netns_mode"), "Y\n");
   ctx.deferred_to_reboot.clear();
   Change same = sink.changes()[0];
   same.after = "shared";
@@ -280,7 +275,7 @@ TEST(RdmaModule, EngineReportsDeferredChangeAsRebootRequired) {
   EXPECT_TRUE(r.reboot_required);
   ASSERT_EQ(r.deferred.size(), 1u);
   EXPECT_EQ(r.deferred[0].first, "rdma/system/netnsMode");
-  EXPECT_EQ(Slurp(root + "/etc/modprobe.d/ib_core.conf"), "options ib_core netns_mode=0\n");
+  EXPECT_EQ(ReadFile(root + "/etc/modprobe.d/ib_core.conf"), "options ib_core netns_mode=0\n");
   EXPECT_EQ(k.mode, "shared");
 }
 

@@ -383,17 +383,9 @@ StatusOr<std::vector<RdmaDevice>> ReadRdmaDevices(const HostFs& fs) {
   if (!names.ok()) return names.status().WithContext("list " + cls);
   // Devices are independent directories of ~800 files each (256 GID slots
   // per port): on a host with hundreds of VFs, read them on every core.
-  std::vector<std::optional<StatusOr<RdmaDevice>>> read(names->size());
-  ForEachIndex(fs, names->size(), kRdmaDevicesPerThread, [&](size_t i) {
-    read[i].emplace(ReadRdmaDevice(fs, cls + "/" + (*names)[i], (*names)[i]));
+  return ReadEach<RdmaDevice>(fs, names->size(), kRdmaDevicesPerThread, [&](size_t i) {
+    return ReadRdmaDevice(fs, cls + "/" + (*names)[i], (*names)[i]);
   });
-  std::vector<RdmaDevice> out;
-  out.reserve(read.size());
-  for (auto& d : read) {
-    if (!d->ok()) return d->status();  // the first failing device, in name order
-    out.push_back(std::move(**d));
-  }
-  return out;
 }
 
 std::optional<std::string> ReadNetnsModeParam(const HostFs& fs) {
