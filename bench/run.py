@@ -423,6 +423,15 @@ def report(results):
         d1, r1 = w("huge", "discover (1 read thread)"), w("rail", "discover (1 read thread)")
         if d1 is not None and r1 is not None:
             extra += "; on 1 read thread time %.2f: %.2fx (%.2fx)" % (d1 / r1, off(d1 / r1, fr), off(d1 / r1, nr))
+        # The work itself, and the same files read by the floor: how much of
+        # the distance is this machine's cost per file on the bigger tree.
+        hs, rs = S["huge"]["rows"]["discover"]["stats"] or {}, S["rail"]["rows"]["discover"]["stats"] or {}
+        if hs.get("filesRead") and rs.get("filesRead"):
+            files = hs["filesRead"] / rs["filesRead"]
+            extra += "; files read %.2f (%.2fx of NIC functions)" % (files, off(files, nr))
+        if w("huge", "floor") is not None and w("rail", "floor") is not None:
+            ft = w("huge", "floor") / w("rail", "floor")
+            extra += "; the floor's own time %.2f (%.2fx of NIC functions)" % (ft, off(ft, nr))
         lines.append("| huge/rail time within 1.3x of the function ratio | time %.2f, PCI functions %.2f: %.2fx%s | %s |" % (
             tr, fr, off(tr, fr), extra, "yes" if off(tr, fr) <= 1.3 else "no"))
     writes = [(size, s["rows"]["apply (no-op)"]["stats"] or {}) for size, s in S.items()
