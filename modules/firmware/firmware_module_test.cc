@@ -1,6 +1,5 @@
 #include "modules/firmware/firmware_module.h"
 
-
 #include "engine/core/engine.h"
 #include "engine/host/host_fs.h"
 #include "engine/host/recording_host_fs.h"

@@ -5,13 +5,13 @@
 #include <fstream>
 
 #include "engine/core/engine.h"
-#include "gmock/gmock.h"
 #include "engine/host/forwarding_host_fs.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "modules/rdma/netns_plan.h"
 #include "test/sim/sim_host_fs.h"
-#include "test/support/tree_diff.h"
 #include "test/support/files.h"
+#include "test/support/tree_diff.h"
 #include "test/support/ttar.h"
 
 namespace provisioner::rdma {
