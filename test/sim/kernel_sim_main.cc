@@ -227,7 +227,9 @@ int main(int argc, char** argv) {
   auto handle_override = [&](const std::string& dir) {
     const std::string file = dir + "/driver_override";
     auto content = w.ReadFile(file);
-    if (!content.ok()) return;
+    // Empty: a writer mid-write, as for sriov_numvfs below (clearing the
+    // override is a write of "\n").
+    if (!content.ok() || content->empty()) return;
     std::string v = *content;
     while (!v.empty() && (v.back() == '\n' || v.back() == ' ')) v.pop_back();
     if (*content == (v.empty() ? std::string("(null)") : v) + "\n")
@@ -238,7 +240,11 @@ int main(int argc, char** argv) {
   auto handle = [&](const std::string& dir) {
     const std::string file = dir + "/sriov_numvfs";
     auto content = w.ReadFile(file);
-    if (!content.ok()) return;
+    // Empty: a writer between its open(O_TRUNC) and its write(). Its own
+    // close comes next; refusing now would write the old count back over
+    // the value it is about to write (and the kernel does nothing for an
+    // open without a write either).
+    if (!content.ok() || content->empty()) return;
     int& cur = current[dir];
     if (*content == std::to_string(cur) + "\n") return;  // our own write, or a no-op
     for (const auto& f : faults) {

@@ -151,6 +151,27 @@ TEST_F(KernelSimTest, ZeroBeforeNetdevsAppearCancelsThem) {
   EXPECT_EQ(Diff(), "");
 }
 
+// A writer between its open(O_TRUNC) and its write(): the file reads empty
+// when another close (here an open for writing without a write) wakes the
+// simulator. That is no write to refuse: the count written next is taken,
+// nothing is logged as refused.
+TEST_F(KernelSimTest, EmptyFileMidWriteIsNotAWrite) {
+  Daemon d(root_);
+  ASSERT_TRUE(d.ready());
+  const std::string numvfs = root_ + kPf0 + "/sriov_numvfs";
+  int writer = ::open(numvfs.c_str(), O_WRONLY | O_TRUNC);
+  ASSERT_GE(writer, 0);
+  int other = ::open(numvfs.c_str(), O_WRONLY);
+  ASSERT_GE(other, 0);
+  ::close(other);  // IN_CLOSE_WRITE while the file is empty
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the simulator looks
+  ASSERT_EQ(::write(writer, "2", 1), 1);
+  ::close(writer);
+  ASSERT_TRUE(WaitFor([&] { return Exists(root_ + kPf0 + "/virtfn1"); }));
+  EXPECT_TRUE(WaitFor([&] { return ReadFile(numvfs) == "2\n"; })) << ReadFile(numvfs);
+  EXPECT_EQ(Refused(), "");
+}
+
 TEST_F(KernelSimTest, InjectedFaultsRefuseWithThatErrno) {
   Daemon d(root_, {"--fault", "0000:af:00.1/sriov_numvfs=ENOMEM"});
   ASSERT_TRUE(d.ready());
