@@ -24,6 +24,12 @@ std::vector<std::string> ListDirIfPresent(const HostFs& fs, const std::string& p
   return list.ok() ? std::move(*list) : std::vector<std::string>{};
 }
 
+std::string LinkBasenameIfPresent(const HostFs& fs, const std::string& path) {
+  if (!fs.IsSymlink(path)) return "";
+  auto base = fs.LinkBasename(path);
+  return base.ok() ? std::move(*base) : std::string();
+}
+
 std::vector<std::string> RegisteredNetdevs(const HostFs& fs, const std::string& device_dir) {
   std::vector<std::string> out;
   for (std::string& name : ListDirIfPresent(fs, JoinPath(device_dir, "net"))) {

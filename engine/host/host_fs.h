@@ -115,6 +115,10 @@ std::string_view Dirname(std::string_view path);
 // net/ or infiniband/) or cannot be listed.
 std::vector<std::string> ListDirIfPresent(const HostFs& fs, const std::string& path);
 
+// The basename of a link's target (driver, physfn, virtfnN); "" when `path`
+// is no link or cannot be read.
+std::string LinkBasenameIfPresent(const HostFs& fs, const std::string& path);
+
 // The netdevs of a device (<device_dir>/net/*) that /sys/class/net lists:
 // registered ones. A netdev's directory under its device appears before its
 // class link (device_add() makes the one, then the other), and whatever runs

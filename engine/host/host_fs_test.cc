@@ -116,6 +116,14 @@ TEST_F(HostFsTest, RegisteredNetdevsAreTheOnesSysClassNetLists) {
   EXPECT_EQ(RegisteredNetdevs(*fs_, dev), std::vector<std::string>{"ens1v0"});
 }
 
+TEST_F(HostFsTest, LinkBasenameIfPresent) {
+  const std::string dev = "/sys/bus/pci/devices/0000:00:01.0";
+  EXPECT_EQ(LinkBasenameIfPresent(*fs_, dev + "/driver"), "mlx5_core");
+  EXPECT_EQ(LinkBasenameIfPresent(*fs_, dev), "0000:00:01.0");
+  EXPECT_EQ(LinkBasenameIfPresent(*fs_, dev + "/vendor"), "");  // a file, not a link
+  EXPECT_EQ(LinkBasenameIfPresent(*fs_, dev + "/physfn"), "");  // missing
+}
+
 TEST_F(HostFsTest, ListDirSortedAndCounted) {
   auto l = fs_->ListDir("/sys/bus/pci/drivers/mlx5_core/../../devices");
   ASSERT_TRUE(l.ok()) << l.status().message();

@@ -42,12 +42,6 @@ std::optional<int> ReadOptionalInt(const HostFs& fs, const std::string& path) {
   return static_cast<int>(*v);
 }
 
-std::string LinkIfPresent(const HostFs& fs, const std::string& path) {
-  if (!fs.IsSymlink(path)) return "";
-  auto base = fs.LinkBasename(path);
-  return base.ok() ? *base : "";
-}
-
 // The PF's virtfnN links as (N, link name), by N (ListDir sorts virtfn10 before virtfn2).
 StatusOr<std::vector<std::pair<int, std::string>>> VirtfnLinks(const HostFs& fs,
                                                                const std::string& pf_dir) {
@@ -195,14 +189,14 @@ StatusOr<std::optional<SriovInfo>> ReadSriovInfo(const HostFs& fs, const std::st
     const std::string link = JoinPath(dev, name);
     VfInfo vf;
     vf.vf_index = index;
-    vf.pci_address = LinkIfPresent(fs, link);
+    vf.pci_address = LinkBasenameIfPresent(fs, link);
     if (vf.pci_address.empty()) continue;
     if (const PciFunction* f = facts.FindPci(vf.pci_address)) {
       vf.driver = f->driver;
       vf.netdevs = f->netdevs;
       vf.rdma_devices = f->rdma_devices;
     } else {
-      vf.driver = LinkIfPresent(fs, link + "/driver");
+      vf.driver = LinkBasenameIfPresent(fs, link + "/driver");
       vf.netdevs = ListDirIfPresent(fs, link + "/net");
       vf.rdma_devices = ListDirIfPresent(fs, link + "/infiniband");
     }
@@ -219,8 +213,8 @@ StatusOr<NumVfsState> ReadNumVfsState(const HostFs& fs, const std::string& bdf) 
   for (const auto& [index, name] : links) {
     const std::string link = JoinPath(dev, name);
     VfState vf;
-    vf.pci_address = LinkIfPresent(fs, link);
-    vf.driver = LinkIfPresent(fs, link + "/driver");
+    vf.pci_address = LinkBasenameIfPresent(fs, link);
+    vf.driver = LinkBasenameIfPresent(fs, link + "/driver");
     vf.needs_netdev = !vf.driver.empty() && !IsUserspaceDriver(vf.driver);
     vf.has_netdev = !RegisteredNetdevs(fs, link).empty();
     state.vfs.push_back(std::move(vf));

@@ -30,19 +30,13 @@ using std::chrono::milliseconds;
 constexpr char kDevices[] = "/sys/bus/pci/devices/";
 constexpr char kDrivers[] = "/sys/bus/pci/drivers/";
 
-std::string LinkIfPresent(const HostFs& fs, const std::string& path) {
-  if (!fs.IsSymlink(path)) return "";
-  auto base = fs.LinkBasename(path);
-  return base.ok() ? *base : "";
-}
-
 std::string ReadOr(const HostFs& fs, const std::string& path, std::string fallback = "") {
   auto v = fs.ReadAttr(path);
   return v.ok() ? *v : fallback;
 }
 
 std::string DriverOf(const HostFs& fs, const std::string& bdf) {
-  return LinkIfPresent(fs, kDevices + bdf + "/driver");
+  return LinkBasenameIfPresent(fs, kDevices + bdf + "/driver");
 }
 
 // The GUID text of a sysfs/OFED file, normalized; "" when absent or unparsable.
@@ -354,7 +348,7 @@ StatusOr<std::vector<std::string>> ResolveVfs(const HostFs& fs, const std::strin
   for (const std::string& e : entries) {
     if (e.rfind("virtfn", 0) != 0 || e.size() == 6) continue;
     if (e.find_first_not_of("0123456789", 6) != std::string::npos) continue;
-    std::string vf = LinkIfPresent(fs, dir + "/" + e);
+    std::string vf = LinkBasenameIfPresent(fs, dir + "/" + e);
     if (!vf.empty()) links.emplace_back(std::atoi(e.c_str() + 6), vf);
   }
   std::sort(links.begin(), links.end());
