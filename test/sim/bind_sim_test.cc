@@ -18,9 +18,9 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "test/support/files.h"
 #include "test/sim/sim_host_fs.h"
 #include "test/sim/sriov_sim.h"
+#include "test/support/files.h"
 #include "test/support/host_presets.h"
 #include "test/support/host_tree.h"
 #include "test/support/tree_diff.h"
@@ -237,22 +237,6 @@ TEST(SimHostFsBindTest, LoadingVfioPciRegistersItsDriver) {
 }
 
 // ------------------------------------------------------------------ daemon
-
-bool WaitFor(const std::function<bool()>& cond, int ms = 10000) {
-  auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
-  while (std::chrono::steady_clock::now() < end) {
-    if (cond()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  return cond();
-}
-
-void KernelWrite(const std::string& path, const std::string& value) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
-  ASSERT_GE(fd, 0) << path;
-  ASSERT_EQ(::write(fd, value.data(), value.size()), static_cast<ssize_t>(value.size()));
-  ASSERT_EQ(::close(fd), 0);
-}
 
 TEST(KernelSimBindTest, DaemonBindsUnbindsAndRefuses) {
   std::string root = NewTree(Cx5RoceHost());

@@ -29,23 +29,6 @@ namespace {
 const std::string kPf0 = "/sys/bus/pci/devices/0000:af:00.0";
 const std::string kPf1 = "/sys/bus/pci/devices/0000:af:00.1";
 
-// Like a sysfs write of the engine: open O_WRONLY|O_TRUNC, one write, close.
-void KernelWrite(const std::string& path, const std::string& value) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
-  ASSERT_GE(fd, 0) << path;
-  ASSERT_EQ(::write(fd, value.data(), value.size()), static_cast<ssize_t>(value.size()));
-  ASSERT_EQ(::close(fd), 0);
-}
-
-bool WaitFor(const std::function<bool()>& cond, int ms = 10000) {
-  auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
-  while (std::chrono::steady_clock::now() < end) {
-    if (cond()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  return cond();
-}
-
 class Daemon {
  public:
   Daemon(const std::string& root, std::vector<std::string> extra = {}) {
