@@ -70,14 +70,13 @@ class FakeKernelFs final : public ForwardingHostFs {
   FakeKernelFs(SysfsTree* tree, KernelOptions options)
       : ForwardingHostFs(NewLocalHostFs(tree->root())),
         tree_(tree),
-        local_(inner()),
         options_(std::move(options)) {}
   StatusOr<std::string> ReadFile(std::string_view p) const override {
     if (p == kNumVfsPath && empty_reads_left_ > 0) {
       --empty_reads_left_;
       return std::string();
     }
-    return local_->ReadFile(p);
+    return inner()->ReadFile(p);
   }
   StatusOr<std::vector<std::string>> ListDir(std::string_view p) const override {
     if (p == PfPath() && pending_netdevs_ && !options_.never_netdevs) {
@@ -96,11 +95,11 @@ class FakeKernelFs final : public ForwardingHostFs {
         pending_netdevs_ = false;
       }
     }
-    return local_->ListDir(p);
+    return inner()->ListDir(p);
   }
 
   Status WriteAttr(std::string_view path, std::string_view value) override {
-    if (path != kNumVfsPath) return local_->WriteAttr(path, value);
+    if (path != kNumVfsPath) return inner()->WriteAttr(path, value);
     writes.emplace_back(value);
     const std::string what = "write " + std::string(path);
     if (options_.inject_errno != 0) {
@@ -112,7 +111,7 @@ class FakeKernelFs final : public ForwardingHostFs {
     std::string v(value);
     long n = std::strtol(v.c_str(), &end, 10);
     if (end == v.c_str() || (*end != '\0' && *end != '\n')) return ErrnoToStatus(EINVAL, what);
-    long total = std::strtol(local_->ReadAttr(PfPath() + "/sriov_totalvfs")->c_str(), nullptr, 10);
+    long total = std::strtol(inner()->ReadAttr(PfPath() + "/sriov_totalvfs")->c_str(), nullptr, 10);
     if (n > total) return ErrnoToStatus(ERANGE, what);
     int current = static_cast<int>(vfs_.size());
     if (n == current) return OkStatus();
@@ -157,7 +156,6 @@ class FakeKernelFs final : public ForwardingHostFs {
   static std::string PfPath() { return std::string("/sys/bus/pci/devices/") + kPf; }
 
   SysfsTree* tree_;
-  HostFs* local_;  // inner(): the LocalHostFs over the tree
   KernelOptions options_;
   std::vector<std::string> vfs_;
   mutable bool pending_netdevs_ = false;
