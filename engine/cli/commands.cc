@@ -20,7 +20,6 @@
 #include "engine/module/registry.h"
 #include "engine/output/progress.h"
 #include "engine/output/render.h"
-#include "modules/k8s/manifests.h"
 #include "nlohmann/json.hpp"
 #include "spdlog/spdlog.h"
 
@@ -412,31 +411,6 @@ int RunApply(const CommonOptions& opt) {
     return kExitError;
   }
   return report.reboot_required ? kExitRebootRequired : kExitOk;
-}
-
-int RunManifests(const CommonOptions& opt) {
-  auto desired = LoadOrReport(opt.file);
-  if (!desired) return kExitError;
-  std::optional<HostFacts> facts;
-  if (opt.root_given) {  // resolve PF netdevs / root devices from this host
-    facts = DiscoverHost(opt);
-    if (!facts) return kExitError;
-    if (!ExpandRailsForHost(opt.file, *facts, &*desired)) return kExitError;
-  }
-  if (desired->rails_need_gpu_count) {
-    PrintError(opt.file + ": spec.rails.count is allGpus: give --root DIR to count the GPUs");
-    return kExitError;
-  }
-  k8s::ManifestOptions options;
-  options.flavor = opt.flavor;
-  options.with_test_workload = opt.with_test_workload;
-  options.facts = facts ? &*facts : nullptr;
-  Status s = k8s::WriteManifests(*desired, options, opt.output_dir, std::cout);
-  if (!s.ok()) {
-    PrintError(opt.file + ": " + s.message());
-    return kExitError;
-  }
-  return kExitOk;
 }
 
 }  // namespace provisioner::cli

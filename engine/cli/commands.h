@@ -34,6 +34,9 @@ struct CommonOptions {
   bool color = false;
   std::string flavor = "spiderpool";  // manifests: spiderpool | multus
   bool with_test_workload = false;     // manifests --with-test-workload
+  std::vector<std::string> files;      // manifests FILE|DIR... (a fleet)
+  std::string roots_dir;               // manifests --roots DIR: DIR/<metadata.name> per host
+  std::string helm_values_out;         // manifests --helm-values FILE
   bool show_expanded = false;          // validate --show-expanded (spec.rails)
 };
 
@@ -41,6 +44,7 @@ int RunDiscover(const CommonOptions& opt);
 int RunValidate(const CommonOptions& opt);
 int RunPlan(const CommonOptions& opt);
 int RunApply(const CommonOptions& opt);
+// manifests_cmd.cc: one host.yaml or a fleet of them.
 int RunManifests(const CommonOptions& opt);
 // doctor_cmd.cc: module checks; exit 1 when any fails.
 int RunDoctor(const CommonOptions& opt);

@@ -87,8 +87,11 @@ int main(int argc, char** argv) {
                     "Seconds to wait for another apply on the same root (default: fail at once)")
       ->check(CLI::NonNegativeNumber);
 
-  CLI::App* manifests = app.add_subcommand("manifests", "Write the Kubernetes manifests for this host");
-  manifests->add_option("FILE", opt.file, "host.yaml")->required();
+  CLI::App* manifests = app.add_subcommand(
+      "manifests", "Write the Kubernetes manifests for a host, or for a fleet of hosts (merged)");
+  manifests->add_option("FILE", opt.files,
+                        "host.yaml files (several: a fleet; a directory: its *.yaml files)")
+      ->required();
   manifests->add_option("--output-dir", opt.output_dir, "One file per manifest in DIR");
   manifests->add_option("--flavor", opt.flavor, "Manifest flavor")
       ->check(CLI::IsMember({"spiderpool", "multus"}))
@@ -96,6 +99,10 @@ int main(int argc, char** argv) {
   manifests->add_flag("--with-test-workload", opt.with_test_workload,
                       "Also emit an RDMA test DaemonSet attached to every multus config");
   add_root(manifests);
+  manifests->add_option("--roots", opt.roots_dir,
+                        "Fleet: each host's discovered tree is DIR/<metadata.name>");
+  manifests->add_option("--helm-values", opt.helm_values_out,
+                        "Also write the Spiderpool chart values these hosts need (YAML)");
 
   CLI::App* doctor = app.add_subcommand("doctor", "Check the host for RDMA/SR-IOV problems");
   doctor->add_option("FILE", opt.file, "host.yaml");

@@ -160,6 +160,8 @@ DesiredState BuildDesiredState(const json& root) {
   if (const json* k8s = Field(*spec, "kubernetes"); k8s != nullptr && k8s->is_object()) {
     KubernetesSpec k;
     if (auto p = String(*k8s, "resourcePrefix")) k.resource_prefix = *p;
+    if (auto n = String(*k8s, "sriovOperatorNamespace")) k.sriov_operator_namespace = *n;
+    if (auto n = String(*k8s, "poolName")) k.pool_name = *n;
     if (const json* sel = Field(*k8s, "nodeSelector"); sel != nullptr && sel->is_object()) {
       for (const auto& [key, value] : sel->items()) {
         k.node_selector[key] = value.is_string() ? value.get<std::string>() : "";

@@ -8,32 +8,12 @@
 #include "engine/config/field_path.h"
 #include "engine/config/ip.h"
 #include "engine/config/text.h"
+#include "engine/model/selector.h"
 
 namespace provisioner::config {
 namespace {
 
 bool IsAlnum(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; }
-
-bool IsDnsLabel(std::string_view s) {
-  if (s.empty() || s.size() > 63) return false;
-  for (char c : s) {
-    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-')) return false;
-  }
-  return s.front() != '-' && s.back() != '-';
-}
-
-bool IsDnsSubdomain(std::string_view s) {
-  if (s.empty() || s.size() > 253) return false;
-  size_t start = 0;
-  while (true) {
-    size_t dot = s.find('.', start);
-    if (!IsDnsLabel(s.substr(start, dot == std::string_view::npos ? dot : dot - start))) {
-      return false;
-    }
-    if (dot == std::string_view::npos) return true;
-    start = dot + 1;
-  }
-}
 
 bool IsQualifiedName(std::string_view s) {
   if (s.empty() || s.size() > 63) return false;
@@ -143,7 +123,38 @@ class Checker {
     }
   }
 
+  // Two nics naming the same PF (rootDevices) or PF netdev (pfNames) would
+  // both configure it and both publish it as a device-plugin resource.
+  // Overlaps that only discovery shows (a rootDevice whose netdev another nic
+  // names, vendor/deviceID selectors) are plan/manifests errors
+  // (CheckNicOverlaps in engine/model/selector.h).
+  void CheckNicOverlaps() {
+    std::map<std::string, size_t> roots, names;  // canonical address / netdev -> nic
+    auto claim = [&](std::map<std::string, size_t>& seen, const std::string& key, size_t i,
+                     const std::string& field, size_t k, const std::string& shown) {
+      std::string path = JoinIndex(JoinField(JoinField(NicPath(i), "nicSelector"), field), k);
+      if (Tainted(path)) return;
+      auto [it, inserted] = seen.emplace(key, i);
+      if (inserted || it->second == i) return;
+      const size_t first = it->second;
+      Error(path, Quote(shown) + " is also selected by " + Where(NicPath(first)) + " (" +
+                      s_.nics[first].name + "): two nics cannot share a PF (each would set " +
+                      "its VFs and publish it as its own resource)");
+    };
+    for (size_t i = 0; i < s_.nics.size(); ++i) {
+      const NicSelector& sel = s_.nics[i].selector;
+      for (size_t k = 0; k < sel.root_devices.size(); ++k) {
+        claim(roots, CanonicalPciAddress(sel.root_devices[k]), i, "rootDevices", k,
+              sel.root_devices[k]);
+      }
+      for (size_t k = 0; k < sel.pf_names.size(); ++k) {
+        claim(names, sel.pf_names[k], i, "pfNames", k, sel.pf_names[k]);
+      }
+    }
+  }
+
   void CheckDuplicates() {
+    CheckNicOverlaps();
     CheckUnique(s_.nics, "spec.nics", "nic name", [](const NicSpec& n) { return n.name; });
     CheckUnique(s_.ip_pools, "spec.ipPools", "ipPool name",
                 [](const IpPoolSpec& p) { return p.name; });
@@ -416,6 +427,28 @@ class Checker {
 };
 
 }  // namespace
+
+bool IsDnsLabel(std::string_view s) {
+  if (s.empty() || s.size() > 63) return false;
+  for (char c : s) {
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-')) return false;
+  }
+  return s.front() != '-' && s.back() != '-';
+}
+
+bool IsDnsSubdomain(std::string_view s) {
+  if (s.empty() || s.size() > 253) return false;
+  size_t start = 0;
+  while (true) {
+    size_t dot = s.find('.', start);
+    if (!IsDnsLabel(s.substr(start, dot == std::string_view::npos ? dot : dot - start))) {
+      return false;
+    }
+    if (dot == std::string_view::npos) return true;
+    start = dot + 1;
+  }
+}
+
 
 std::optional<std::string> InterfaceNameProblem(std::string_view name) {
   if (name.empty()) return "it is empty";

@@ -25,6 +25,12 @@ std::vector<Diagnostic> CheckDesiredState(const DesiredState& state,
 // dev_valid_name), or nullopt when it is.
 std::optional<std::string> InterfaceNameProblem(std::string_view name);
 
+// DNS-1123 label (<= 63 lower-case alphanumerics and '-', alphanumeric at
+// both ends) and subdomain (dot-separated labels, <= 253): Kubernetes object
+// names and namespaces.
+bool IsDnsLabel(std::string_view s);
+bool IsDnsSubdomain(std::string_view s);
+
 // Kubernetes label key: [prefix/]name, prefix a DNS-1123 subdomain (<= 253),
 // name <= 63 alphanumerics, '-', '_', '.', starting and ending alphanumeric.
 bool IsLabelKey(std::string_view key);

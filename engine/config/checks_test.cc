@@ -67,6 +67,35 @@ TEST(ChecksTest, DuplicateNicNames) {
                                          "\"a\" (first at spec.nics[0].name, line 7)"));
 }
 
+// Two nics naming one PF would both set its VFs and both publish it as a
+// resource (the operator's webhook rejects two such policies).
+TEST(ChecksTest, NicsNamingTheSamePf) {
+  std::string good = WithHeader(
+      "spec:\n"
+      "  nics:\n"
+      "    - {name: a, nicSelector: {rootDevices: [\"0000:af:00.0\"], pfNames: [ens1]}}\n"
+      "    - {name: b, nicSelector: {rootDevices: [\"0000:af:00.1\"], pfNames: [ens2]}}\n");
+  EXPECT_THAT(Diagnose(good), IsEmpty());
+  std::string roots = WithHeader(
+      "spec:\n"
+      "  nics:\n"
+      "    - {name: a, nicSelector: {rootDevices: [\"0000:af:00.0\"]}}\n"
+      "    - {name: b, nicSelector: {rootDevices: [\"0000:3b:00.0\", \"AF:00.0\"]}}\n");
+  EXPECT_THAT(Diagnose(roots),
+              ElementsAre("host.yaml:8:61: spec.nics[1].nicSelector.rootDevices[1]: \"0000:af:00.0\" "
+                          "is also selected by spec.nics[0], line 7 (a): two nics cannot share a "
+                          "PF (each would set its VFs and publish it as its own resource)"));
+  std::string names = WithHeader(
+      "spec:\n"
+      "  nics:\n"
+      "    - {name: a, nicSelector: {pfNames: [ens1]}}\n"
+      "    - {name: b, nicSelector: {vendor: \"15b3\", pfNames: [ens1]}}\n");
+  EXPECT_THAT(Diagnose(names),
+              ElementsAre("host.yaml:8:57: spec.nics[1].nicSelector.pfNames[0]: \"ens1\" is "
+                          "also selected by spec.nics[0], line 7 (a): two nics cannot share a PF "
+                          "(each would set its VFs and publish it as its own resource)"));
+}
+
 TEST(ChecksTest, DuplicatePoolNames) {
   std::string bad = WithHeader(
       "spec:\n"

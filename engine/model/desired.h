@@ -86,7 +86,17 @@ struct RdmaSharedDevicePluginSpec {
 // spec.kubernetes
 struct KubernetesSpec {
   std::string resource_prefix = "spidernet.io";
+  // nodeSelector: the node pool these manifests are for. Set: cluster objects
+  // are named for the pool (identical on every node of it); empty: they are
+  // node-qualified and pinned to kubernetes.io/hostname = metadata.name.
   std::map<std::string, std::string> node_selector;
+  // sriovOperatorNamespace: where the sriov-network-operator reads its
+  // SriovNetworkNodePolicies (Spiderpool's install namespace in its guides;
+  // the standalone operator's is "sriov-network-operator").
+  std::string sriov_operator_namespace = "kube-system";
+  // poolName: names the pool's per-pool objects (nccl-env-<poolName>); unset:
+  // derived from the nodeSelector's values (docs/kubernetes.md).
+  std::optional<std::string> pool_name;
   std::optional<RdmaSharedDevicePluginSpec> rdma_shared_device_plugin;
 };
 

@@ -94,6 +94,10 @@ struct HostFacts {
   std::map<std::string, FirmwareFacts> firmware;
   // GPUs and GPU x NIC PCIe levels (topology module).
   TopologyFacts topology;
+  // The sriov-network-operator's IB VF GUID pool on this host,
+  // /etc/sriov-operator/infiniband/guids, as read (sriov-operator module):
+  // nullopt when absent.
+  std::optional<std::string> sriov_operator_ib_guid_pool;
 
   const PciFunction* FindPci(const std::string& address) const;
   PciFunction* FindPci(const std::string& address);

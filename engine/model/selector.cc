@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <map>
+#include <set>
 #include <string>
 
 #include "engine/model/topology.h"
@@ -23,6 +25,8 @@ std::string FullAddress(const std::string& a) {
 }
 
 }  // namespace
+
+std::string CanonicalPciAddress(const std::string& address) { return FullAddress(address); }
 
 bool SelectorMatches(const NicSelector& sel, const PciFunction& pf) {
   if (sel.vendor && Lower(*sel.vendor) != Lower(pf.vendor)) return false;
@@ -54,6 +58,30 @@ std::vector<const PciFunction*> SelectPfs(const NicSpec& nic, const HostFacts& f
   for (const auto& f : facts.pci) {
     if (!f.IsNetwork() || f.IsVf()) continue;
     if (SelectorMatches(nic.selector, f)) out.push_back(&f);
+  }
+  return out;
+}
+
+std::vector<std::pair<std::string, std::string>> CheckNicOverlaps(const DesiredState& desired,
+                                                                  const HostFacts& facts) {
+  std::vector<std::pair<std::string, std::string>> out;
+  std::map<std::string, size_t> claims;  // PF address -> first nic selecting it
+  for (size_t i = 0; i < desired.nics.size(); ++i) {
+    const NicSpec& nic = desired.nics[i];
+    std::set<size_t> reported;  // one message per pair of nics
+    for (const PciFunction* pf : SelectPfs(nic, facts)) {
+      auto [it, inserted] = claims.emplace(pf->pci_address, i);
+      if (inserted) continue;
+      const size_t first = it->second;
+      const NicSpec& other = desired.nics[first];
+      if (nic.selector.near_gpu && other.selector.near_gpu) continue;  // CheckNearGpu's
+      if (!reported.insert(first).second) continue;
+      out.emplace_back(DesiredState::NicPath(i) + ".nicSelector",
+                       "selects " + pf->pci_address + ", which " + DesiredState::NicPath(first) +
+                           " (" + other.name + ") also selects: two nics cannot share a PF " +
+                           "(each would set its VFs and publish it as its own resource); " +
+                           "narrow one with rootDevices or pfNames");
+    }
   }
   return out;
 }

@@ -2,12 +2,18 @@
 #ifndef PROVISIONER_ENGINE_MODEL_SELECTOR_H_
 #define PROVISIONER_ENGINE_MODEL_SELECTOR_H_
 
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/model/desired.h"
 #include "engine/model/host_model.h"
 
 namespace provisioner {
+
+// "AF:00.0", "0xaf:00.0" style inputs -> "0000:af:00.0" (lower case, with
+// the domain), as selectors compare PCI addresses.
+std::string CanonicalPciAddress(const std::string& address);
 
 // True when every field given in `sel` matches `pf` (a PF, not a VF).
 // vendor/deviceID compare case-insensitively; rootDevices by PCI address
@@ -19,6 +25,13 @@ bool SelectorMatches(const NicSelector& sel, const PciFunction& pf);
 // none when the GPU does not exist or its nearest NIC is at NODE/SYS level
 // without allowRemote.
 std::vector<const PciFunction*> SelectPfs(const NicSpec& nic, const HostFacts& facts);
+
+// Two nics that select the same PF on this host, one (path, message) per
+// later nic: "spec.nics[1].nicSelector: selects 0000:af:00.0, also selected
+// by spec.nics[0] (rail0)...". Pairs of nearGpu nics are left to
+// CheckNearGpu (topology.h), which says which GPUs share the NIC.
+std::vector<std::pair<std::string, std::string>> CheckNicOverlaps(const DesiredState& desired,
+                                                                  const HostFacts& facts);
 
 }  // namespace provisioner
 

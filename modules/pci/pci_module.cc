@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "engine/host/parallel_reads.h"
+#include "engine/model/selector.h"
 #include "engine/module/registry.h"
 #include "modules/pci/pci_scan.h"
 #include "spdlog/spdlog.h"
@@ -173,6 +174,10 @@ Status PciModule::Discover(HostContext& ctx, HostFacts& facts) {
   auto release = fs.ReadAttr("/proc/sys/kernel/osrelease");
   facts.kernel.release = release.ok() ? *release : "";
   return OkStatus();
+}
+
+void PciModule::Plan(const DesiredState& desired, const HostFacts& facts, PlanSink& sink) const {
+  for (auto& [path, message] : CheckNicOverlaps(desired, facts)) sink.Error(path, message);
 }
 
 Status PciModule::Apply(const Change& change, HostContext& ctx) {

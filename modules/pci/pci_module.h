@@ -1,6 +1,7 @@
 // Module "pci": every PCI function of the host (libpci for IDs, class and
 // names; the host layer for driver, NUMA node, netdevs, RDMA devices and the
-// VF/PF links), and the kernel release. It plans and applies nothing.
+// VF/PF links), and the kernel release. It applies nothing; its plan step
+// reports nics whose selectors share a PF on this host.
 #ifndef PROVISIONER_MODULES_PCI_PCI_MODULE_H_
 #define PROVISIONER_MODULES_PCI_PCI_MODULE_H_
 
@@ -19,7 +20,7 @@ class PciModule final : public Module {
  public:
   std::string_view name() const override { return "pci"; }
   Status Discover(HostContext& ctx, HostFacts& facts) override;
-  void Plan(const DesiredState& desired, const HostFacts& facts, PlanSink& sink) const override {}
+  void Plan(const DesiredState& desired, const HostFacts& facts, PlanSink& sink) const override;
   Status Apply(const Change& change, HostContext& ctx) override;
   Status Verify(const Change& change, HostContext& ctx) override;
 };

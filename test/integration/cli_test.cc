@@ -10,6 +10,7 @@
 #include <thread>
 
 #include <chrono>
+#include <cstdio>
 
 #include <fstream>
 #include <map>
@@ -82,7 +83,7 @@ TEST(CliTest, ManifestsToStdoutAndToFiles) {
   EXPECT_EQ(kinds["SpiderIPPool"], 1) << r.out;
   EXPECT_EQ(kinds["SpiderMultusConfig"], 1);
   EXPECT_EQ(kinds["SriovNetworkNodePolicy"], 1);
-  EXPECT_EQ(kinds["ConfigMap"], 1);  // sriovdp-config
+  EXPECT_EQ(kinds["ConfigMap"], 1);  // nccl-env-linux (the operator writes the device plugin's)
   EXPECT_EQ(kinds["DaemonSet"], 0);
 
   RunResult w = Provisioner({"manifests", Example("roce-sriov.yaml"), "--with-test-workload"});
@@ -113,6 +114,69 @@ TEST(CliTest, ManifestsToStdoutAndToFiles) {
     EXPECT_EQ(base.rfind(kind + "-", 0), 0u) << path;
   }
   EXPECT_EQ(files, 4) << f.out;
+}
+
+// A fleet: files and directories of host.yaml, each host's tree under
+// --roots DIR/<metadata.name>, merged; a conflict names both hosts.
+TEST(CliTest, FleetManifestsMergeHostsAndNameConflicts) {
+  std::string example;
+  {
+    std::ifstream in(Example("roce-sriov.yaml"));
+    std::stringstream ss;
+    ss << in.rdbuf();
+    example = ss.str();
+  }
+  auto host = [&](const std::string& node, bool pool, int vfs) {
+    std::string y = example;
+    y.replace(y.find("name: worker1"), 13, "name: " + node);
+    if (!pool) y.replace(y.find("    nodeSelector: { kubernetes.io/os: linux }"), 45, "");
+    y.replace(y.find("numVfs: 12"), 10, "numVfs: " + std::to_string(vfs));
+    return y;
+  };
+  const std::string dir = MakeTempDir("fleet");
+  for (const char* node : {"worker1", "worker2"}) {
+    std::ofstream(dir + "/" + node + ".yaml") << host(node, /*pool=*/false, 12);
+  }
+  const std::string values = dir + "-values.yaml";
+  RunResult r = Provisioner({"manifests", dir, "--helm-values", values});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::vector<std::string> policies;
+  for (const YAML::Node& doc : YAML::LoadAll(r.out)) {
+    if (doc["kind"].as<std::string>() != "SriovNetworkNodePolicy") continue;
+    policies.push_back(doc["metadata"]["name"].as<std::string>());
+    EXPECT_EQ(doc["metadata"]["namespace"].as<std::string>(), "kube-system");
+  }
+  EXPECT_EQ(policies, (std::vector<std::string>{"roce-sriov-nic-worker1", "roce-sriov-nic-worker2"}));
+  YAML::Node v = YAML::LoadFile(values);
+  EXPECT_TRUE(v["sriov"]["install"].as<bool>());
+
+  // Each host's own tree: --roots DIR/<metadata.name>.
+  const std::string roots = MakeTempDir("roots");
+  for (const char* node : {"worker1", "worker2"}) {
+    ASSERT_EQ(std::rename(ExtractHost("cx5-roce").c_str(), (roots + "/" + node).c_str()), 0);
+  }
+  RunResult rooted = Provisioner({"manifests", dir, "--roots", roots});
+  ASSERT_EQ(rooted.exit_code, 0) << rooted.err;
+  RunResult missing = Provisioner({"manifests", dir, "--roots", MakeTempDir("empty")});
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.err.find("worker1 (" + dir + "/worker1.yaml): no discovered tree at"),
+            std::string::npos)
+      << missing.err;
+  RunResult one_root = Provisioner({"manifests", dir, "--root", roots + "/worker1"});
+  EXPECT_EQ(one_root.exit_code, 1);
+  EXPECT_NE(one_root.err.find("--root is one host's tree"), std::string::npos) << one_root.err;
+
+  // A pool whose nodes disagree on the pool's policy.
+  const std::string a = WriteTempFile("pool-a.yaml", host("worker1", /*pool=*/true, 12));
+  const std::string b = WriteTempFile("pool-b.yaml", host("worker2", /*pool=*/true, 8));
+  RunResult conflict = Provisioner({"manifests", a, b});
+  EXPECT_EQ(conflict.exit_code, 1);
+  EXPECT_NE(conflict.err.find("SriovNetworkNodePolicy kube-system/roce-sriov-nic differs between "
+                              "hosts worker1 (" + a + ") and worker2 (" + b +
+                              ") at spec.numVfs: 12 vs 8"),
+            std::string::npos)
+      << conflict.err;
+  EXPECT_EQ(conflict.out, "");  // nothing half-written
 }
 
 TEST(CliTest, DiscoverJsonHasContractKeys) {

@@ -50,6 +50,7 @@ int Rank(const json& c) {
   if (module == "rdma") return 2;
   if (module == "sriov") return 3;
   if (module == "vf") return attribute == "driver" ? 5 : 4;
+  if (module == "sriov-operator") return 4;  // the operator's IB GUID pool: with the VF settings
   if (module == "link") return 6;
   ADD_FAILURE() << "change of an unexpected module: " << c.dump();
   return -1;
@@ -236,6 +237,7 @@ spec:
   ASSERT_TRUE(Has(ids, "vf/0000:86:00.0/ibGuids")) << plan.dump(2);
   ASSERT_TRUE(Has(ids, "vf/0000:86:00.0/trust"));
   ASSERT_TRUE(Has(ids, "vf/0000:86:00.0/spoofChk"));
+  ASSERT_TRUE(Has(ids, "sriov-operator/0000:86:00.0/ibGuidPool"));
   ExpectApplyOrder(plan["changes"]);
   for (const json& c : plan["changes"]) {
     if (c["id"] == "vf/0000:86:00.0/ibGuids") {
@@ -265,6 +267,12 @@ spec:
     EXPECT_EQ(ReadFile(state + "/trust"), "1\n");
     EXPECT_EQ(ReadFile(state + "/spoofchk"), "0\n");
   }
+  // The sriov-network-operator's pool holds the same GUIDs (its config daemon
+  // sets VF GUIDs even for externallyManaged policies).
+  json pool = json::parse(ReadFile(root + "/etc/sriov-operator/infiniband/guids"));
+  EXPECT_EQ(pool, json::parse(R"([{"pciAddress": "0000:86:00.0", "guids": [
+      "ee:0d:9a:00:01:8a:bc:de", "ee:0d:9a:00:02:8a:bc:de",
+      "ee:0d:9a:00:03:8a:bc:de", "ee:0d:9a:00:04:8a:bc:de"]}])"));
   RunResult again = Provisioner({"plan", yaml, "--root", root, "--detailed-exitcode"});
   EXPECT_EQ(again.exit_code, 0) << again.out << again.err;
 

@@ -2,19 +2,24 @@
 // ifNames) and the policy's rootDevices come from discovery when host.yaml
 // does not name them.
 #include <cstdlib>
+#include <fstream>
+#include <set>
+#include <sstream>
 #include <string>
 
 #include "engine/config/loader.h"
 #include "engine/core/engine.h"
 #include "engine/host/host_fs.h"
+#include "engine/manifests/manifests.h"
+#include "engine/model/selector.h"
 #include "engine/module/clock.h"
 #include "engine/module/registry.h"
+#include "engine/output/render.h"
 #include "gtest/gtest.h"
-#include "modules/k8s/manifests.h"
 #include "nlohmann/json.hpp"
 #include "test/support/ttar.h"
 
-namespace provisioner::k8s {
+namespace provisioner::manifests {
 namespace {
 
 using nlohmann::json;
@@ -60,19 +65,35 @@ TEST(ManifestsDiscoveryTest, MacvlanMasterFromRootDevices) {
   HostFacts facts = DiscoverTree("examples/hosts/cx5-roce.ttar", "cx5-roce");
   ManifestOptions opt;
   opt.facts = &facts;
-  auto ms = BuildManifests(d, opt);
-  ASSERT_TRUE(ms.ok()) << ms.status().message();
-  EXPECT_EQ(Find(*ms, "SpiderMultusConfig", "macvlan-ens6f0np0")->doc["spec"]["macvlan"]["master"],
+  auto hm = BuildHostManifests(d, opt);
+  ASSERT_TRUE(hm.ok()) << hm.status().message();
+  const auto& ms = hm->manifests;
+  EXPECT_EQ(Find(ms, "SpiderMultusConfig", "macvlan-ens6f0np0")->doc["spec"]["macvlan"]["master"],
             json({"ens6f0np0"}));
-  EXPECT_EQ(Find(*ms, "SpiderMultusConfig", "macvlan-ens6f1np1")->doc["spec"]["macvlan"]["master"],
+  EXPECT_EQ(Find(ms, "SpiderMultusConfig", "macvlan-ens6f1np1")->doc["spec"]["macvlan"]["master"],
             json({"ens6f1np1"}));
-  const Manifest* cm = Find(*ms, "ConfigMap", "rdma-devices");
+  // The chart's plugin config narrowed to those PFs' netdevs.
+  EXPECT_EQ(hm->helm_values["rdma"]["rdmaSharedDevicePlugin"]["deviceConfig"]["ifNames"],
+            json({"ens6f0np0", "ens6f1np1"}));
+  // Shared mode: the pod sees every RDMA device of the host but may open
+  // only the PFs' ones: NCCL gets exactly those, with '=' (no prefix match).
+  const Manifest* env = Find(ms, "ConfigMap", "nccl-env-linux");
+  ASSERT_NE(env, nullptr);
+  EXPECT_EQ(env->doc["data"]["NCCL_IB_HCA"], "=mlx5_0:1,mlx5_1:1");
+
+  opt.flavor = "multus";
+  auto multus = BuildManifests(d, opt);
+  ASSERT_TRUE(multus.ok()) << multus.status().message();
+  const Manifest* cm = Find(*multus, "ConfigMap", "rdma-devices");
   ASSERT_NE(cm, nullptr);
   json c = json::parse(cm->doc["data"]["config.json"].get<std::string>());
   EXPECT_EQ(c["configList"][0]["selectors"]["ifNames"], json({"ens6f0np0", "ens6f1np1"}));
 }
 
-TEST(ManifestsDiscoveryTest, PolicyRootDevicesFromVendorDevice) {
+// A vendor/deviceID selector means every such NIC on every node of the pool:
+// discovery does not narrow it to this host's PCI addresses (that would make
+// the pool's policy differ from node to node).
+TEST(ManifestsDiscoveryTest, VendorDeviceSelectorStaysAsWritten) {
   LoadResult r = LoadDesiredStateFromFile("examples/roce-sriov.yaml");
   ASSERT_TRUE(r.state);
   DesiredState d = *r.state;
@@ -85,8 +106,106 @@ TEST(ManifestsDiscoveryTest, PolicyRootDevicesFromVendorDevice) {
   ASSERT_TRUE(ms.ok()) << ms.status().message();
   const Manifest* p = Find(*ms, "SriovNetworkNodePolicy", "roce-sriov-nic");
   ASSERT_NE(p, nullptr);
-  EXPECT_EQ(p->doc["spec"]["nicSelector"]["rootDevices"], json({"0000:af:00.0", "0000:af:00.1"}));
+  EXPECT_EQ(p->doc["spec"]["nicSelector"], json({{"vendor", "15b3"}, {"deviceID", "1017"}}));
+
+  // A macvlan master must be a netdev: there discovery names the PFs'.
+  LoadResult shared = LoadDesiredStateFromFile("examples/roce-shared-macvlan.yaml");
+  ASSERT_TRUE(shared.state);
+  DesiredState m = *shared.state;
+  m.nics.resize(1);
+  m.nics[0].selector.pf_names.clear();  // vendor 15b3 + deviceID 1017
+  m.multus_configs.resize(1);
+  auto mm = BuildManifests(m, opt);
+  ASSERT_TRUE(mm.ok()) << mm.status().message();
+  EXPECT_EQ(Find(*mm, "SpiderMultusConfig", "macvlan-ens6f0np0")->doc["spec"]["macvlan"]["master"],
+            json({"ens6f0np0", "ens6f1np1"}));
+}
+
+// Each rail's policy selects exactly the PF nearest to its GPU.
+TEST(ManifestsDiscoveryTest, RailsSelectEachRailsOwnPfOnTheHgxTree) {
+  HostFacts facts = DiscoverTree("examples/hosts/hgx-h100.ttar", "hgx");
+  ASSERT_EQ(facts.topology.gpus.size(), 8u);
+  LoadResult r = LoadDesiredStateFromFile("examples/rails.yaml");
+  ASSERT_TRUE(r.state);
+  ManifestOptions opt;
+  opt.facts = &facts;
+  auto ms = BuildManifests(*r.state, opt);
+  ASSERT_TRUE(ms.ok()) << ms.status().message();
+  std::set<std::string> pfs;
+  for (int n = 1; n <= 8; ++n) {
+    const std::string name = "gpu" + std::to_string(n) + "-nic";
+    const Manifest* p = Find(*ms, "SriovNetworkNodePolicy", name);
+    ASSERT_NE(p, nullptr) << name;
+    const json& roots = p->doc["spec"]["nicSelector"]["rootDevices"];
+    ASSERT_EQ(roots.size(), 1u) << name;
+    NicSpec nic = r.state->nics[n - 1];
+    std::vector<const PciFunction*> want = SelectPfs(nic, facts);
+    ASSERT_EQ(want.size(), 1u) << name;
+    EXPECT_EQ(roots[0], want[0]->pci_address) << name;
+    pfs.insert(roots[0].get<std::string>());
+  }
+  EXPECT_EQ(pfs.size(), 8u);  // eight rails, eight PFs
+}
+
+// Golden: the 8-rail example on the HGX H100 tree (each rail's PF, the
+// pods' NCCL environment) and the shared RoCE example on the ConnectX-5 tree
+// (the chart values' ifNames, NCCL_IB_HCA from the PFs' devices).
+// UPDATE_GOLDEN=1 bazel run //test/manifests:manifests_discovery_test rewrites them.
+void ExpectGolden(const std::string& file, const std::string& got) {
+  const char* ws = std::getenv("BUILD_WORKSPACE_DIRECTORY");
+  if (std::getenv("UPDATE_GOLDEN") != nullptr && ws != nullptr) {
+    std::ofstream(std::string(ws) + "/" + file, std::ios::trunc) << got;
+    return;
+  }
+  std::ifstream in(file);
+  ASSERT_TRUE(in) << file << " missing: UPDATE_GOLDEN=1";
+  std::stringstream want;
+  want << in.rdbuf();
+  EXPECT_EQ(got, want.str()) << file << " differs: if intended, UPDATE_GOLDEN=1";
+}
+
+TEST(ManifestsDiscoveryTest, GoldenWithDiscoveredFacts) {
+  struct Case {
+    const char* example;
+    const char* tree;
+  } cases[] = {{"rails", "hgx-h100"}, {"roce-shared-macvlan", "cx5-roce"}};
+  for (const Case& c : cases) {
+    HostFacts facts = DiscoverTree(std::string("examples/hosts/") + c.tree + ".ttar",
+                                   std::string("golden-") + c.example);
+    LoadResult r = LoadDesiredStateFromFile(std::string("examples/") + c.example + ".yaml");
+    ASSERT_TRUE(r.state);
+    ManifestOptions opt;
+    opt.facts = &facts;
+    auto hm = BuildHostManifests(*r.state, opt);
+    ASSERT_TRUE(hm.ok()) << hm.status().message();
+    const std::string base = std::string("test/manifests/golden/") + c.example + "." + c.tree;
+    ExpectGolden(base + ".yaml", RenderManifests(hm->manifests));
+    ExpectGolden(base + ".values.yaml", JsonToYaml(hm->helm_values));
+  }
+}
+
+// Two nics that discovery resolves to one PF: named both, exit 1.
+TEST(ManifestsDiscoveryTest, OverlappingNicsAfterDiscoveryAreAnError) {
+  LoadResult r = LoadDesiredStateFromFile("examples/roce-sriov.yaml");
+  ASSERT_TRUE(r.state);
+  DesiredState d = *r.state;
+  NicSpec second = d.nics[0];
+  second.name = "by-name";
+  second.selector = NicSelector();
+  second.selector.pf_names = {"ens6f0np0"};  // the netdev of rootDevices 0000:af:00.0
+  second.num_vfs.reset();
+  d.nics.push_back(second);
+  HostFacts facts = DiscoverTree("examples/hosts/cx5-roce.ttar", "cx5-roce-3");
+  ManifestOptions opt;
+  opt.facts = &facts;
+  auto ms = BuildManifests(d, opt);
+  ASSERT_FALSE(ms.ok());
+  EXPECT_NE(ms.status().message().find(
+                "spec.nics[1].nicSelector: selects 0000:af:00.0, which spec.nics[0] "
+                "(roce-sriov-nic) also selects"),
+            std::string::npos)
+      << ms.status().message();
 }
 
 }  // namespace
-}  // namespace provisioner::k8s
+}  // namespace provisioner::manifests

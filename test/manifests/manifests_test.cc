@@ -1,20 +1,22 @@
 // provisioner manifests: every document for every example validates against
 // its CRD (strict: unknown fields are errors), plus specific values and a
 // golden stdout.
-#include "modules/k8s/manifests.h"
+#include "engine/manifests/manifests.h"
 
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "engine/config/loader.h"
+#include "engine/output/render.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "test/manifests/crd_checker.h"
 
-namespace provisioner::k8s {
+namespace provisioner::manifests {
 namespace {
 
 using nlohmann::json;
@@ -98,6 +100,15 @@ void ExpectValid(const std::string& label, const std::vector<Manifest>& ms) {
       }
       continue;
     }
+    if (m.kind == "ConfigMap" && m.name.rfind("nccl-env-", 0) == 0) {
+      // envFrom: every key a valid env name, every value a string.
+      for (const auto& [k, v] : m.doc["data"].items()) {
+        EXPECT_EQ(k.rfind("NCCL_", 0), 0u) << label << ": " << k;
+        EXPECT_TRUE(v.is_string()) << label << ": " << k;
+      }
+      EXPECT_TRUE(m.doc["data"]["NCCL_SOCKET_IFNAME"].is_string()) << label;
+      continue;
+    }
     if (m.kind == "DaemonSet") {
       EXPECT_EQ(m.doc["apiVersion"], "apps/v1");
       EXPECT_EQ(m.doc["spec"]["selector"]["matchLabels"],
@@ -156,28 +167,102 @@ TEST(ManifestsTest, SriovExclusiveGetsRdmaIsolationAndPrefixedResource) {
   EXPECT_EQ(m->doc["metadata"]["namespace"], "kube-system");
 }
 
-TEST(ManifestsTest, SharedModeHasNoRdmaIsolation) {
-  DesiredState d = Load("roce-sriov");
-  d.rdma->netns_mode = "shared";
-  const Manifest* m = nullptr;
-  auto ms = Build(d);
-  m = Find(ms, "SpiderMultusConfig", "roce-sriov");
-  ASSERT_NE(m, nullptr);
-  EXPECT_FALSE(m->doc["spec"]["sriov"].contains("rdmaIsolation"));
+// rdmaIsolation is always written: the CRD defaults differ (sriov false,
+// ib-sriov true), and true needs the host in exclusive mode.
+TEST(ManifestsTest, RdmaIsolationFollowsTheNetnsModeOnSriovAndIbSriov) {
+  for (const char* example : {"roce-sriov", "ib-sriov"}) {
+    const bool ib = std::string(example) == "ib-sriov";
+    const std::string key = ib ? "ibsriov" : "sriov";
+    const std::string name = ib ? "ib-sriov" : "roce-sriov";
+    DesiredState d = Load(example);
+    ASSERT_EQ(*d.rdma->netns_mode, "exclusive");
+    auto ms = Build(d);
+    ASSERT_NE(Find(ms, "SpiderMultusConfig", name), nullptr) << example;
+    EXPECT_EQ(Find(ms, "SpiderMultusConfig", name)->doc["spec"][key]["rdmaIsolation"], true)
+        << example;
+    d.rdma->netns_mode = "shared";
+    ms = Build(d);
+    const json& c = Find(ms, "SpiderMultusConfig", name)->doc["spec"][key];
+    ASSERT_TRUE(c.contains("rdmaIsolation")) << example;
+    EXPECT_EQ(c["rdmaIsolation"], false) << example;
+    // Multus flavor: the RDMA CNI in the chain only in exclusive mode.
+    auto nads = Build(d, "multus");
+    json conf = json::parse(
+        Find(nads, "NetworkAttachmentDefinition", name)->doc["spec"]["config"].get<std::string>());
+    EXPECT_FALSE(conf.contains("plugins")) << example;
+  }
+  // netnsMode not set and nothing discovered: the kernel's default, shared,
+  // said as a warning.
+  DesiredState d = Load("ib-sriov");
+  d.rdma->netns_mode.reset();
+  auto hm = BuildHostManifests(d, ManifestOptions());
+  ASSERT_TRUE(hm.ok()) << hm.status().message();
+  EXPECT_EQ(
+      Find(hm->manifests, "SpiderMultusConfig", "ib-sriov")->doc["spec"]["ibsriov"]["rdmaIsolation"],
+      false);
+  ASSERT_FALSE(hm->warnings.empty());
+  EXPECT_NE(hm->warnings[0].find("spec.rdma.netnsMode is not set"), std::string::npos);
 }
 
-TEST(ManifestsTest, NodePolicyNodeSelectorMerged) {
+// With spec.kubernetes.nodeSelector the policy is the pool's: named after
+// the nic, selecting the pool, identical on every node of it.
+TEST(ManifestsTest, PoolPolicyIsNamedAfterTheNicAndSelectsThePool) {
   auto ms = Build(Load("roce-sriov"));
   const Manifest* p = Find(ms, "SriovNetworkNodePolicy", "roce-sriov-nic");
   ASSERT_NE(p, nullptr);
-  EXPECT_EQ(p->doc["spec"]["nodeSelector"],
-            json({{"kubernetes.io/hostname", "worker1"}, {"kubernetes.io/os", "linux"}}));
+  EXPECT_EQ(p->doc["spec"]["nodeSelector"], json({{"kubernetes.io/os", "linux"}}));
   EXPECT_EQ(p->doc["spec"]["externallyManaged"], true);
   EXPECT_EQ(p->doc["spec"]["numVfs"], 12);
   EXPECT_EQ(p->doc["spec"]["linkType"], "eth");
   EXPECT_EQ(p->doc["spec"]["resourceName"], "mellanoxrdma");
   EXPECT_EQ(p->doc["spec"]["nicSelector"]["rootDevices"], json({"0000:af:00.0"}));
-  EXPECT_EQ(p->doc["metadata"]["namespace"], "sriov-network-operator");
+  // The operator reads policies only in its own namespace: Spiderpool's
+  // install namespace of the guides by default.
+  EXPECT_EQ(p->doc["metadata"]["namespace"], "kube-system");
+}
+
+// Without a pool the policy is the node's: "<nic>-<node>", pinned to the
+// hostname, so that two nodes' manifests never overwrite each other.
+TEST(ManifestsTest, NodePolicyIsNodeQualifiedAndPinnedToTheHostname) {
+  DesiredState d = Load("roce-sriov");
+  d.kubernetes->node_selector.clear();
+  auto ms = Build(d);
+  ASSERT_EQ(Find(ms, "SriovNetworkNodePolicy", "roce-sriov-nic"), nullptr);
+  const Manifest* p = Find(ms, "SriovNetworkNodePolicy", "roce-sriov-nic-worker1");
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(p->doc["spec"]["nodeSelector"], json({{"kubernetes.io/hostname", "worker1"}}));
+  EXPECT_NE(Find(ms, "ConfigMap", "nccl-env-worker1"), nullptr);  // per node too
+
+  // The operator's namespace as host.yaml says.
+  d.kubernetes->sriov_operator_namespace = "sriov-network-operator";
+  ms = Build(d);
+  EXPECT_EQ(
+      Find(ms, "SriovNetworkNodePolicy", "roce-sriov-nic-worker1")->doc["metadata"]["namespace"],
+      "sriov-network-operator");
+
+  // A node name that makes the policy name longer than Kubernetes allows.
+  d.name = std::string(240, 'n') + ".example";
+  auto bad = BuildManifests(d, ManifestOptions());
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("is not a valid Kubernetes name"), std::string::npos)
+      << bad.status().message();
+  EXPECT_NE(bad.status().message().find("spec.kubernetes.nodeSelector"), std::string::npos);
+}
+
+// Names that are not Kubernetes names never reach the output.
+TEST(ManifestsTest, InvalidObjectNamesAreErrors) {
+  DesiredState d = Load("roce-sriov");
+  d.multus_configs[0].name = "Roce_SRIOV";
+  auto m = BuildManifests(d, ManifestOptions());
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.status().message().find("SpiderMultusConfig name \"Roce_SRIOV\""),
+            std::string::npos)
+      << m.status().message();
+  d = Load("roce-sriov");
+  d.multus_configs[0].namespace_name = "kube.system";
+  m = BuildManifests(d, ManifestOptions());
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.status().message().find("namespace \"kube.system\""), std::string::npos);
 }
 
 TEST(ManifestsTest, MacvlanMasterAndSharedRdmaResource) {
@@ -186,14 +271,24 @@ TEST(ManifestsTest, MacvlanMasterAndSharedRdmaResource) {
   ASSERT_NE(m, nullptr);
   EXPECT_EQ(m->doc["spec"]["macvlan"]["master"], json({"ens6f1np1"}));
   EXPECT_EQ(m->doc["spec"]["macvlan"]["rdmaResourceName"], "spidernet.io/hca_shared_devices");
-  const Manifest* cm = Find(ms, "ConfigMap", "rdma-devices");
+  // podResourceInject: spiderpool's webhook lists configs by label, its docs
+  // say annotation: both.
+  EXPECT_EQ(m->doc["metadata"]["labels"]["cni.spidernet.io/rdma-resource-inject"], "rdma-network");
+  EXPECT_EQ(m->doc["metadata"]["annotations"]["cni.spidernet.io/rdma-resource-inject"],
+            "rdma-network");
+  // Under Spiderpool its chart runs the RDMA shared device plugin from its
+  // own ConfigMap: a standalone rdma-devices would be read by nothing.
+  EXPECT_EQ(Find(ms, "ConfigMap", "rdma-devices"), nullptr);
+  EXPECT_EQ(Find(ms, "SriovNetworkNodePolicy", "roce-nic0"), nullptr);  // no numVfs
+
+  auto multus = Build(Load("roce-shared-macvlan"), "multus");
+  const Manifest* cm = Find(multus, "ConfigMap", "rdma-devices");
   ASSERT_NE(cm, nullptr);
   EXPECT_EQ(cm->doc["metadata"]["namespace"], "kube-system");
   json c = json::parse(cm->doc["data"]["config.json"].get<std::string>());
   EXPECT_EQ(c["configList"][0]["selectors"]["ifNames"], json({"ens6f0np0", "ens6f1np1"}));
   EXPECT_EQ(c["configList"][0]["selectors"]["vendors"], json({"15b3"}));
   EXPECT_EQ(c["configList"][0]["rdmaHcaMax"], 500);
-  EXPECT_EQ(Find(ms, "SriovNetworkNodePolicy", "roce-nic0"), nullptr);  // no numVfs
 }
 
 TEST(ManifestsTest, IbSriovAndIpoib) {
@@ -256,6 +351,124 @@ std::string Render(const std::string& example, const std::string& flavor, bool w
   return got.str();
 }
 
+// The chart values (--helm-values) of a scenario, as the CLI writes them.
+std::string RenderValues(const std::string& example) {
+  auto hm = BuildHostManifests(Load(example), ManifestOptions());
+  EXPECT_TRUE(hm.ok()) << example << ": " << hm.status().message();
+  return hm.ok() ? JsonToYaml(hm->helm_values) : "";
+}
+
+void ExpectGolden(const std::string& file, const std::string& got) {
+  const char* ws = std::getenv("BUILD_WORKSPACE_DIRECTORY");
+  if (std::getenv("UPDATE_GOLDEN") != nullptr && ws != nullptr) {
+    std::ofstream(std::string(ws) + "/" + file, std::ios::trunc) << got;
+    return;
+  }
+  std::ifstream in(file);
+  ASSERT_TRUE(in) << file << " missing: run with UPDATE_GOLDEN=1 (see above)";
+  std::stringstream want;
+  want << in.rdbuf();
+  EXPECT_EQ(got, want.str()) << file << " differs: if intended, UPDATE_GOLDEN=1";
+}
+
+TEST(ManifestsTest, GoldenHelmValuesEveryScenario) {
+  for (const char* example : kExamples) {
+    ExpectGolden(std::string("test/manifests/golden/") + example + ".values.yaml",
+                 RenderValues(example));
+  }
+}
+
+// Every value --helm-values sets is a documented parameter of the pinned
+// chart (test/manifests/helm/PROVENANCE.md), of the parameter's type.
+std::map<std::string, std::string> ChartKeys() {
+  std::map<std::string, std::string> keys;
+  std::ifstream in("test/manifests/helm/spiderpool-chart-keys.txt");
+  EXPECT_TRUE(in);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream ls(line);
+    std::string key, type;
+    ls >> key >> type;
+    keys[key] = type;
+  }
+  return keys;
+}
+
+void CollectLeaves(const json& j, const std::string& path, std::map<std::string, json>* out) {
+  if (j.is_object() && !j.empty()) {
+    for (const auto& [k, v] : j.items()) CollectLeaves(v, path.empty() ? k : path + "." + k, out);
+    return;
+  }
+  (*out)[path] = j;
+}
+
+std::string TypeOf(const json& v) {
+  if (v.is_boolean()) return "bool";
+  if (v.is_string()) return "string";
+  if (v.is_number_integer()) return "int";
+  if (v.is_array()) return "list";
+  return "object";
+}
+
+TEST(ManifestsTest, HelmValuesAreDocumentedChartParametersOfTheirType) {
+  const std::map<std::string, std::string> keys = ChartKeys();
+  ASSERT_GT(keys.size(), 20u);
+  size_t checked = 0;
+  for (const char* example : kExamples) {
+    auto hm = BuildHostManifests(Load(example), ManifestOptions());
+    ASSERT_TRUE(hm.ok()) << example;
+    std::map<std::string, json> leaves;
+    CollectLeaves(hm->helm_values, "", &leaves);
+    for (const auto& [path, v] : leaves) {
+      auto it = keys.find(path);
+      ASSERT_NE(it, keys.end()) << example << ": " << path << " is not a chart parameter";
+      EXPECT_EQ(TypeOf(v), it->second) << example << ": " << path;
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 10u);
+  // The chart's deviceConfig.vendors/deviceIDs are one string each: two
+  // device IDs among the shared NICs cannot be expressed.
+  DesiredState d = Load("roce-shared-macvlan");
+  d.nics[1].selector.device_id = "101b";
+  auto two = BuildHostManifests(d, ManifestOptions());
+  ASSERT_FALSE(two.ok());
+  EXPECT_NE(two.status().message().find("deviceConfig.deviceIDs is one value"), std::string::npos)
+      << two.status().message();
+  // And a missing one would leave the chart's ConnectX-5 default in place.
+  d = Load("roce-shared-macvlan");
+  d.nics[0].selector.device_id.reset();
+  auto none = BuildHostManifests(d, ManifestOptions());
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.status().message().find("spec.nics[0].nicSelector.deviceID"), std::string::npos)
+      << none.status().message();
+  // Values go with what the scenario uses, and nothing else.
+  auto sriov = BuildHostManifests(Load("roce-sriov"), ManifestOptions());
+  ASSERT_TRUE(sriov.ok());
+  EXPECT_EQ(sriov->helm_values["sriov"], json({{"install", true}, {"resourcePrefix", "spidernet.io"}}));
+  EXPECT_FALSE(sriov->helm_values.contains("rdma"));
+  EXPECT_FALSE(sriov->helm_values.contains("plugins"));  // sriov/rdma CNIs: the chart's own image
+  EXPECT_EQ(sriov->helm_values["spiderpoolController"]["podResourceInject"]["enabled"], true);
+  auto macvlan = BuildHostManifests(Load("roce-shared-macvlan"), ManifestOptions());
+  ASSERT_TRUE(macvlan.ok());
+  EXPECT_EQ(macvlan->helm_values["plugins"]["installCNI"], true);
+  EXPECT_FALSE(macvlan->helm_values.contains("sriov"));
+  EXPECT_EQ(macvlan->helm_values["rdma"]["rdmaSharedDevicePlugin"]["deviceConfig"]["ifNames"],
+            json({"ens6f0np0", "ens6f1np1"}));
+}
+
+// spec.rails and nearGpu mean "the NIC nearest to GPU n": without the host's
+// topology the selectors would match every NIC of the model on every rail.
+TEST(ManifestsTest, NearGpuWithoutDiscoveredFactsIsAnError) {
+  auto m = BuildManifests(Load("rails"), ManifestOptions());
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.status().message().find("spec.nics[0].nicSelector.nearGpu (from spec.rails, rail 1)"),
+            std::string::npos)
+      << m.status().message();
+  EXPECT_NE(m.status().message().find("--root"), std::string::npos);
+}
+
 TEST(ManifestsTest, GoldenStdoutEveryScenario) {
   const char* ws = std::getenv("BUILD_WORKSPACE_DIRECTORY");
   const bool update = std::getenv("UPDATE_GOLDEN") != nullptr && ws != nullptr;
@@ -295,7 +508,8 @@ TEST(ManifestsTest, GuideValuesRoceShared) {
   const Manifest* mc = Find(ms, "SpiderMultusConfig", "macvlan-ens6f0np0");
   ASSERT_NE(mc, nullptr);
   EXPECT_EQ(mc->doc["spec"]["macvlan"]["master"], json::array({"ens6f0np0"}));
-  const Manifest* cm = Find(ms, "ConfigMap", "rdma-devices");
+  auto multus = Build(Load("roce-shared-macvlan"), "multus");
+  const Manifest* cm = Find(multus, "ConfigMap", "rdma-devices");
   ASSERT_NE(cm, nullptr);
   json c = json::parse(cm->doc["data"]["config.json"].get<std::string>());
   EXPECT_EQ(c["configList"][0]["selectors"]["vendors"], json::array({"15b3"}));
@@ -307,7 +521,10 @@ TEST(ManifestsTest, GuideValuesRoceShared) {
 }
 
 TEST(ManifestsTest, SriovDevicePluginConfig) {
-  auto ms = Build(Load("roce-sriov"));
+  // Under the sriov-network-operator (spiderpool flavor: sriov.install) the
+  // operator writes the device plugin's config from the policies.
+  EXPECT_EQ(Find(Build(Load("roce-sriov")), "ConfigMap", "sriovdp-config"), nullptr);
+  auto ms = Build(Load("roce-sriov"), "multus");
   const Manifest* cm = Find(ms, "ConfigMap", "sriovdp-config");
   ASSERT_NE(cm, nullptr);
   EXPECT_EQ(cm->doc["metadata"]["namespace"], "kube-system");
@@ -320,7 +537,7 @@ TEST(ManifestsTest, SriovDevicePluginConfig) {
   EXPECT_EQ(r["selectors"]["linkTypes"], json::array({"ether"}));
   EXPECT_EQ(r["selectors"]["isRdma"], true);
 
-  auto ib = Build(Load("ib-sriov"));
+  auto ib = Build(Load("ib-sriov"), "multus");
   cm = Find(ib, "ConfigMap", "sriovdp-config");
   ASSERT_NE(cm, nullptr);
   c = json::parse(cm->doc["data"]["config.json"].get<std::string>());
@@ -342,6 +559,16 @@ TEST(ManifestsTest, TestWorkloadOnlyWhenAsked) {
   EXPECT_EQ(ds->doc["spec"]["selector"]["matchLabels"], tmpl["metadata"]["labels"]);
   const json& ctr = tmpl["spec"]["containers"][0];
   EXPECT_EQ(ctr["securityContext"]["capabilities"]["add"], json::array({"IPC_LOCK"}));
+  // The pods' NCCL environment, from the ConfigMap in the DaemonSet's namespace.
+  EXPECT_EQ(ctr["envFrom"][0]["configMapRef"]["name"], "nccl-env-linux");
+  const Manifest* env = Find(*with, "ConfigMap", "nccl-env-linux");
+  ASSERT_NE(env, nullptr);
+  EXPECT_EQ(env->doc["metadata"]["namespace"], ds->doc["metadata"]["namespace"]);
+  // Exclusive mode: a pod's netns holds only its own VFs' RDMA devices, under
+  // host names no manifest can know: the driver prefix selects exactly them.
+  EXPECT_EQ(env->doc["data"]["NCCL_IB_HCA"], "mlx5");
+  EXPECT_EQ(env->doc["data"]["NCCL_SOCKET_IFNAME"], "=eth0");
+  EXPECT_FALSE(env->doc["data"].contains("NCCL_IB_GID_INDEX"));
   ASSERT_FALSE(ctr["resources"]["limits"].empty());
   // Every multus config is attached, and each resource it needs is asked for.
   DesiredState d = Load("roce-sriov");
@@ -369,4 +596,4 @@ TEST(ManifestsTest, FileNames) {
 }
 
 }  // namespace
-}  // namespace provisioner::k8s
+}  // namespace provisioner::manifests

@@ -1,0 +1,105 @@
+// What the manifest builders ask of one host.yaml (and its discovered facts,
+// when given): which PFs a nic means, their netdevs and RDMA devices, the
+// netns mode, and the names of node- or pool-scoped objects. Internal to
+// engine/manifests.
+#ifndef PROVISIONER_ENGINE_MANIFESTS_HOST_VIEW_H_
+#define PROVISIONER_ENGINE_MANIFESTS_HOST_VIEW_H_
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/base/status.h"
+#include "engine/manifests/manifests.h"
+#include "engine/model/desired.h"
+#include "engine/model/host_model.h"
+
+namespace provisioner::manifests {
+
+inline constexpr const char* kSpiderpoolApi = "spiderpool.spidernet.io/v2beta1";
+inline constexpr const char* kSriovApi = "sriovnetwork.openshift.io/v1";
+inline constexpr const char* kNadApi = "k8s.cni.cncf.io/v1";
+// The standalone device plugins' DaemonSets read their ConfigMaps here.
+inline constexpr const char* kDevicePluginNamespace = "kube-system";
+
+struct NicRef {
+  size_t index = 0;
+  const NicSpec* nic = nullptr;
+};
+
+class HostView {
+ public:
+  HostView(const DesiredState& desired, const ManifestOptions& options, HostManifests* out)
+      : d_(desired), opt_(options), out_(out) {}
+
+  const DesiredState& desired() const { return d_; }
+  const ManifestOptions& options() const { return opt_; }
+  const HostFacts* facts() const { return opt_.facts; }
+  void Warn(std::string message) { out_->warnings.push_back(std::move(message)); }
+
+  // Errors that make every output wrong: nearGpu without facts, nearGpu or
+  // overlapping nics that discovery rejects, names that are not valid
+  // Kubernetes names.
+  Status CheckInputs() const;
+
+  StatusOr<NicRef> FindNic(const std::string& name) const;
+  static std::string NicField(size_t i, const std::string& field);
+
+  // The PFs a nic means on this host, as host-specific facts: given
+  // rootDevices, or the PFs discovery resolves for rootDevices/pfNames/
+  // nearGpu. A vendor/deviceID-only selector is not host-specific: empty.
+  std::vector<const PciFunction*> SpecificPfs(const NicRef& ref) const;
+  // rootDevices for a selector: given, else the PFs nearGpu resolves to.
+  std::vector<std::string> RootDevices(const NicRef& ref) const;
+  // PF netdevs: nicSelector.pfNames, else discovery for a host-specific
+  // selector. `required` (a macvlan master): else discovery for any
+  // selector, else an error naming the field.
+  StatusOr<std::vector<std::string>> PfNetdevs(const NicRef& ref, bool required) const;
+
+  // "exclusive" | "shared": spec.rdma.netnsMode, else the discovered mode,
+  // else the kernel's default (shared), with a warning.
+  std::string NetnsMode();
+  // rdmaIsolation of a sriov/ib-sriov config: exclusive mode and isRdma.
+  bool RdmaIsolation(const NicRef& ref);
+
+  std::string ResourcePrefix() const;
+  StatusOr<std::string> SriovResource(const NicRef& ref) const;
+  const KubernetesSpec& Kubernetes() const;
+
+  // spec.kubernetes.nodeSelector set: objects are per pool.
+  bool IsPool() const { return !Kubernetes().node_selector.empty(); }
+  // A pool's name (poolName, else from the nodeSelector's values) or the
+  // node's (metadata.name): the suffix of per-node-or-pool objects.
+  std::string NodeOrPoolName() const;
+  // The nodeSelector of per-node-or-pool objects.
+  std::map<std::string, std::string> NodeOrPoolSelector() const;
+  // SriovNetworkNodePolicy name: the nic's in a pool, "<nic>-<node>" without.
+  std::string PolicyName(const NicSpec& nic) const;
+
+ private:
+  const DesiredState& d_;
+  const ManifestOptions& opt_;
+  HostManifests* out_;
+  std::optional<std::string> netns_mode_;
+};
+
+// One object of the Kubernetes API (apiVersion, kind, metadata, body).
+nlohmann::json Object(const std::string& api_version, const std::string& kind,
+                      const std::string& name, const std::optional<std::string>& ns);
+
+// The nics whose PFs the RDMA shared device plugin publishes (helm_values.cc).
+std::vector<NicRef> SharedPluginNics(const HostView& view);
+
+// The Spiderpool chart values the host.yaml implies (helm_values.cc).
+StatusOr<nlohmann::json> SpiderpoolHelmValues(HostView& view);
+
+// nccl-env-<node or pool> ConfigMaps, one per namespace of the multus
+// configs that carry RDMA (nccl_env.cc); empty when there are none.
+StatusOr<std::vector<Manifest>> NcclEnvConfigMaps(HostView& view);
+// Its name, for the test workload's envFrom.
+std::string NcclEnvName(const HostView& view);
+
+}  // namespace provisioner::manifests
+
+#endif  // PROVISIONER_ENGINE_MANIFESTS_HOST_VIEW_H_

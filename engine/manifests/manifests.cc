@@ -1,0 +1,479 @@
+#include "engine/manifests/manifests.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <fstream>
+#include <map>
+
+#include "engine/config/checks.h"
+#include "engine/manifests/host_view.h"
+#include "engine/model/selector.h"
+#include "engine/output/render.h"
+
+namespace provisioner::manifests {
+namespace {
+
+using nlohmann::json;
+
+void AddUnique(json& arr, const std::string& v) {
+  for (const auto& x : arr) {
+    if (x == v) return;
+  }
+  arr.push_back(v);
+}
+
+json IpPoolRefsJson(const IpPoolRefs& r) {
+  json j = json::object();
+  if (!r.ipv4.empty()) j["ipv4"] = r.ipv4;
+  if (!r.ipv6.empty()) j["ipv6"] = r.ipv6;
+  return j;
+}
+
+bool IsIpv6(const std::string& subnet) { return subnet.find(':') != std::string::npos; }
+
+bool IsVfCni(const std::string& cni) { return cni == "sriov" || cni == "ib-sriov"; }
+
+Manifest SpiderIpPool(const IpPoolSpec& p) {
+  json spec = {{"subnet", p.subnet}, {"ipVersion", IsIpv6(p.subnet) ? 6 : 4}};
+  if (!p.ips.empty()) spec["ips"] = p.ips;
+  if (p.gateway) spec["gateway"] = *p.gateway;
+  if (!p.exclude_ips.empty()) spec["excludeIPs"] = p.exclude_ips;
+  // ipPools[].vlan: SpiderIPPool v2beta1 has no vlan field; the VLAN goes on
+  // the multus config (vlanID).
+  json doc = Object(kSpiderpoolApi, "SpiderIPPool", p.name, std::nullopt);
+  doc["spec"] = spec;
+  return {"SpiderIPPool", p.name, doc};
+}
+
+StatusOr<Manifest> SpiderMultusConfig(HostView& view, const MultusConfigSpec& mc) {
+  const DesiredState& d = view.desired();
+  ASSIGN_OR_RETURN(NicRef ref, view.FindNic(mc.nic));
+  json spec = {{"cniType", mc.cni_type}};
+  json pools = IpPoolRefsJson(mc.ippools);
+  if (mc.cni_type == "macvlan" || mc.cni_type == "ipvlan") {
+    ASSIGN_OR_RETURN(std::vector<std::string> master, view.PfNetdevs(ref, /*required=*/true));
+    json c = {{"master", master}};
+    if (!pools.empty()) c["ippools"] = pools;
+    if (mc.vlan) c["vlanID"] = *mc.vlan;
+    if (d.kubernetes && d.kubernetes->rdma_shared_device_plugin) {
+      c["rdmaResourceName"] =
+          view.ResourcePrefix() + "/" + d.kubernetes->rdma_shared_device_plugin->resource_name;
+    }
+    spec[mc.cni_type] = c;
+  } else if (IsVfCni(mc.cni_type)) {
+    ASSIGN_OR_RETURN(std::string res, view.SriovResource(ref));
+    json c = {{"resourceName", view.ResourcePrefix() + "/" + res}};
+    if (mc.cni_type == "ib-sriov" && mc.pkey) c["pkey"] = *mc.pkey;
+    // Always explicit: the CRD defaults differ (sriov false, ib-sriov true)
+    // and true needs the host in exclusive mode (the RDMA CNI refuses
+    // shared mode, and pods fail to start).
+    c["rdmaIsolation"] = view.RdmaIsolation(ref);
+    if (!pools.empty()) c["ippools"] = pools;
+    if (mc.cni_type == "sriov" && mc.vlan) c["vlanID"] = *mc.vlan;
+    spec[mc.cni_type == "sriov" ? "sriov" : "ibsriov"] = c;
+  } else if (mc.cni_type == "ipoib") {
+    ASSIGN_OR_RETURN(std::vector<std::string> master, view.PfNetdevs(ref, /*required=*/true));
+    json c = {{"master", master.front()}};
+    if (!pools.empty()) c["ippools"] = pools;
+    spec["ipoib"] = c;
+  } else {
+    return InvalidArgumentError("multusConfigs " + mc.name + ": cniType " + mc.cni_type +
+                                " is not supported");
+  }
+  json doc = Object(kSpiderpoolApi, "SpiderMultusConfig", mc.name, mc.namespace_name);
+  if (mc.rdma_resource_inject) {
+    // The docs put the key on the config as an annotation; spiderpool's
+    // webhook code lists configs by label: both.
+    doc["metadata"]["annotations"] = {
+        {"cni.spidernet.io/rdma-resource-inject", *mc.rdma_resource_inject}};
+    doc["metadata"]["labels"] = {{"cni.spidernet.io/rdma-resource-inject", *mc.rdma_resource_inject}};
+  }
+  doc["spec"] = spec;
+  return Manifest{"SpiderMultusConfig", mc.name, doc};
+}
+
+const IpPoolSpec* FindPool(const DesiredState& d, const std::string& name) {
+  for (const auto& p : d.ip_pools) {
+    if (p.name == name) return &p;
+  }
+  return nullptr;
+}
+
+// whereabouts IPAM from the config's first pool.
+json WhereaboutsIpam(const DesiredState& d, const MultusConfigSpec& mc) {
+  json ipam = {{"type", "whereabouts"}};
+  const IpPoolSpec* p = nullptr;
+  if (!mc.ippools.ipv4.empty()) p = FindPool(d, mc.ippools.ipv4.front());
+  if (p == nullptr && !mc.ippools.ipv6.empty()) p = FindPool(d, mc.ippools.ipv6.front());
+  if (p == nullptr) return ipam;
+  ipam["range"] = p->subnet;
+  if (!p->ips.empty()) {
+    const std::string& r = p->ips.front();
+    size_t dash = r.find('-');
+    ipam["range_start"] = dash == std::string::npos ? r : r.substr(0, dash);
+    if (dash != std::string::npos) ipam["range_end"] = r.substr(dash + 1);
+  }
+  if (p->gateway) ipam["gateway"] = *p->gateway;
+  if (!p->exclude_ips.empty()) ipam["exclude"] = p->exclude_ips;
+  return ipam;
+}
+
+StatusOr<Manifest> NetworkAttachmentDefinition(HostView& view, const MultusConfigSpec& mc) {
+  const DesiredState& d = view.desired();
+  ASSIGN_OR_RETURN(NicRef ref, view.FindNic(mc.nic));
+  json doc = Object(kNadApi, "NetworkAttachmentDefinition", mc.name, mc.namespace_name);
+  json plugin = {{"type", mc.cni_type}, {"ipam", WhereaboutsIpam(d, mc)}};
+  bool rdma = false;
+  if (mc.cni_type == "macvlan" || mc.cni_type == "ipvlan") {
+    ASSIGN_OR_RETURN(std::vector<std::string> master, view.PfNetdevs(ref, /*required=*/true));
+    plugin["master"] = master.front();
+    if (mc.cni_type == "macvlan") plugin["mode"] = "bridge";
+  } else if (IsVfCni(mc.cni_type)) {
+    ASSIGN_OR_RETURN(std::string res, view.SriovResource(ref));
+    doc["metadata"]["annotations"] = {
+        {"k8s.v1.cni.cncf.io/resourceName", view.ResourcePrefix() + "/" + res}};
+    if (mc.cni_type == "sriov" && mc.vlan) plugin["vlan"] = *mc.vlan;
+    if (mc.cni_type == "ib-sriov" && mc.pkey) plugin["pkey"] = *mc.pkey;
+    rdma = view.RdmaIsolation(ref);
+  } else if (mc.cni_type == "ipoib") {
+    ASSIGN_OR_RETURN(std::vector<std::string> master, view.PfNetdevs(ref, /*required=*/true));
+    plugin["master"] = master.front();
+  } else {
+    return InvalidArgumentError("multusConfigs " + mc.name + ": cniType " + mc.cni_type +
+                                " is not supported");
+  }
+  json config = {{"cniVersion", "0.3.1"}, {"name", mc.name}};
+  if (rdma) {
+    // The RDMA CNI moves the VF's RDMA device into the pod (exclusive mode).
+    config["plugins"] = json::array({plugin, {{"type", "rdma"}}});
+  } else {
+    config.update(plugin);
+  }
+  doc["spec"] = {{"config", config.dump()}};
+  return Manifest{"NetworkAttachmentDefinition", mc.name, doc};
+}
+
+// One per nic with VFs, in the operator's namespace. Per pool (named after
+// the nic, selecting the pool) or per node ("<nic>-<node>", pinned to the
+// hostname), so that two nodes' manifests never overwrite each other's.
+StatusOr<Manifest> SriovPolicy(HostView& view, size_t i) {
+  const NicSpec& nic = view.desired().nics[i];
+  NicRef ref{i, &nic};
+  ASSIGN_OR_RETURN(std::string res, view.SriovResource(ref));
+  json sel = json::object();
+  if (nic.selector.vendor) sel["vendor"] = *nic.selector.vendor;
+  if (nic.selector.device_id) sel["deviceID"] = *nic.selector.device_id;
+  std::vector<std::string> roots = view.RootDevices(ref);
+  if (!roots.empty()) sel["rootDevices"] = roots;
+  if (!nic.selector.pf_names.empty()) sel["pfNames"] = nic.selector.pf_names;
+  const std::string name = view.PolicyName(nic);
+  json spec = {{"externallyManaged", true},
+               {"nodeSelector", view.NodeOrPoolSelector()},
+               {"nicSelector", sel},
+               {"numVfs", *nic.num_vfs},
+               {"resourceName", res},
+               {"priority", 99}};
+  if (nic.link_type) spec["linkType"] = *nic.link_type == "ib" ? "ib" : "eth";
+  if (nic.device_type) spec["deviceType"] = *nic.device_type;
+  if (nic.is_rdma) spec["isRdma"] = *nic.is_rdma;
+  if (nic.mtu) spec["mtu"] = *nic.mtu;
+  json doc = Object(kSriovApi, "SriovNetworkNodePolicy", name,
+                    view.Kubernetes().sriov_operator_namespace);
+  doc["spec"] = spec;
+  return Manifest{"SriovNetworkNodePolicy", name, doc};
+}
+
+// The standalone RDMA shared device plugin's ConfigMap (multus flavor; under
+// Spiderpool its chart renders the plugin's config from --helm-values).
+StatusOr<Manifest> RdmaDevicesConfigMap(HostView& view) {
+  const DesiredState& d = view.desired();
+  const RdmaSharedDevicePluginSpec& p = *d.kubernetes->rdma_shared_device_plugin;
+  json vendors = json::array(), device_ids = json::array(), if_names = json::array();
+  for (const NicRef& ref : SharedPluginNics(view)) {
+    const NicSpec& nic = *ref.nic;
+    if (nic.selector.vendor) AddUnique(vendors, *nic.selector.vendor);
+    if (nic.selector.device_id) AddUnique(device_ids, *nic.selector.device_id);
+    const bool specific = !nic.selector.root_devices.empty() || nic.selector.near_gpu;
+    ASSIGN_OR_RETURN(std::vector<std::string> names, view.PfNetdevs(ref, specific));
+    for (const auto& n : names) AddUnique(if_names, n);
+  }
+  json selectors = json::object();
+  if (!vendors.empty()) selectors["vendors"] = vendors;
+  if (!device_ids.empty()) selectors["deviceIDs"] = device_ids;
+  if (!if_names.empty()) selectors["ifNames"] = if_names;
+  json config = {{"configList", json::array({{{"resourceName", p.resource_name},
+                                              {"resourcePrefix", view.ResourcePrefix()},
+                                              {"rdmaHcaMax", p.rdma_hca_max},
+                                              {"selectors", selectors}}})}};
+  json doc = Object("v1", "ConfigMap", "rdma-devices", std::string(kDevicePluginNamespace));
+  doc["data"] = {{"config.json", config.dump(2) + "\n"}};
+  return Manifest{"ConfigMap", "rdma-devices", doc};
+}
+
+// VF device ID of a PF: discovery's sriov_vf_device, else the ConnectX
+// PF->VF pairs (pci.ids / mlx5_core's id table), else unknown ("").
+std::string VfDeviceId(const HostView& view, const NicRef& ref) {
+  const NicSpec& nic = *ref.nic;
+  if (view.facts() != nullptr) {
+    for (const PciFunction* pf : SelectPfs(nic, *view.facts())) {
+      if (pf->sriov && !pf->sriov->vf_device.empty()) return pf->sriov->vf_device;
+    }
+  }
+  if (!nic.selector.vendor || *nic.selector.vendor != "15b3" || !nic.selector.device_id) return "";
+  static const std::pair<const char*, const char*> kMellanoxVf[] = {
+      {"1013", "1014"},  // ConnectX-4
+      {"1015", "1016"},  // ConnectX-4 Lx
+      {"1017", "1018"},  // ConnectX-5
+      {"1019", "101a"},  // ConnectX-5 Ex
+      {"101b", "101c"},  // ConnectX-6
+      {"101d", "101e"},  // ConnectX-6 Dx
+      {"101f", "101e"},  // ConnectX-6 Lx
+      {"1021", "101e"},  // ConnectX-7
+      {"1023", "101e"},  // ConnectX-8
+      {"a2d6", "101e"},  // BlueField-2
+      {"a2dc", "101e"},  // BlueField-3
+  };
+  for (const auto& [pf, vf] : kMellanoxVf) {
+    if (*nic.selector.device_id == pf) return vf;
+  }
+  return "";
+}
+
+// The standalone SR-IOV network device plugin's ConfigMap (sriovdp-config,
+// multus flavor): one resource per NIC with VFs, selecting the VFs by
+// vendor, VF device ID, PF and link type. Under the sriov-network-operator
+// (spiderpool flavor) the operator writes the plugin's config from the
+// policies instead.
+StatusOr<Manifest> SriovDevicePluginConfigMap(HostView& view) {
+  const DesiredState& d = view.desired();
+  json resources = json::array();
+  for (size_t i = 0; i < d.nics.size(); ++i) {
+    const NicSpec& nic = d.nics[i];
+    if (nic.num_vfs.value_or(0) <= 0 || !nic.resource_name) continue;
+    NicRef ref{i, &nic};
+    json sel = json::object();
+    if (nic.selector.vendor) sel["vendors"] = json::array({*nic.selector.vendor});
+    std::string vf = VfDeviceId(view, ref);
+    if (!vf.empty()) sel["devices"] = json::array({vf});
+    if (nic.device_type && *nic.device_type == "vfio-pci") {
+      sel["drivers"] = json::array({"vfio-pci"});
+    }
+    ASSIGN_OR_RETURN(std::vector<std::string> names, view.PfNetdevs(ref, /*required=*/false));
+    if (!names.empty()) sel["pfNames"] = names;
+    std::vector<std::string> roots = view.RootDevices(ref);
+    if (!roots.empty()) sel["rootDevices"] = roots;
+    if (nic.link_type) {
+      sel["linkTypes"] = json::array({*nic.link_type == "ib" ? "infiniband" : "ether"});
+    }
+    if (nic.is_rdma) sel["isRdma"] = *nic.is_rdma;
+    resources.push_back({{"resourceName", *nic.resource_name},
+                         {"resourcePrefix", view.ResourcePrefix()},
+                         {"selectors", sel}});
+  }
+  json config = {{"resourceList", resources}};
+  json doc = Object("v1", "ConfigMap", "sriovdp-config", std::string(kDevicePluginNamespace));
+  doc["data"] = {{"config.json", config.dump(2) + "\n"}};
+  return Manifest{"ConfigMap", "sriovdp-config", doc};
+}
+
+bool HasSriovResource(const DesiredState& d) {
+  for (const auto& nic : d.nics) {
+    if (nic.num_vfs.value_or(0) > 0 && nic.resource_name) return true;
+  }
+  return false;
+}
+
+// --with-test-workload: the guides' RDMA test DaemonSet. One pod per
+// selected node, every multus config attached, each device resource asked
+// for once, IPC_LOCK for memory registration, the NCCL environment of
+// nccl-env-<node or pool>; `kubectl exec` into two pods and run ib_write_bw
+// (or nccl-tests) between them.
+StatusOr<Manifest> TestWorkload(HostView& view, bool with_nccl_env) {
+  const DesiredState& d = view.desired();
+  if (d.multus_configs.empty()) {
+    return InvalidArgumentError("--with-test-workload: host.yaml has no spec.multusConfigs to attach");
+  }
+  json networks = json::array();
+  json limits = json::object();
+  for (const auto& mc : d.multus_configs) {
+    networks.push_back(mc.namespace_name + "/" + mc.name);
+    ASSIGN_OR_RETURN(NicRef ref, view.FindNic(mc.nic));
+    if (IsVfCni(mc.cni_type)) {
+      ASSIGN_OR_RETURN(std::string res, view.SriovResource(ref));
+      limits[view.ResourcePrefix() + "/" + res] = 1;
+    } else if (d.kubernetes && d.kubernetes->rdma_shared_device_plugin) {
+      limits[view.ResourcePrefix() + "/" + d.kubernetes->rdma_shared_device_plugin->resource_name] =
+          1;
+    }
+  }
+  std::string joined;
+  for (const auto& n : networks) joined += (joined.empty() ? "" : ",") + n.get<std::string>();
+  const std::string name = "rdma-test";
+  json labels = {{"app", name}};
+  json container = {{"name", "rdma-tools"},
+                    {"image", "ghcr.io/spidernet-io/rdma-tools:latest"},
+                    {"imagePullPolicy", "IfNotPresent"},
+                    {"command", json::array({"/bin/sh", "-c", "sleep infinity"})},
+                    {"securityContext", {{"capabilities", {{"add", json::array({"IPC_LOCK"})}}}}}};
+  if (with_nccl_env) {
+    container["envFrom"] = json::array({{{"configMapRef", {{"name", NcclEnvName(view)}}}}});
+  }
+  if (!limits.empty()) container["resources"] = {{"limits", limits}};
+  json pod_spec = {{"containers", json::array({container})}};
+  if (d.kubernetes && !d.kubernetes->node_selector.empty()) {
+    pod_spec["nodeSelector"] = d.kubernetes->node_selector;
+  }
+  json doc = Object("apps/v1", "DaemonSet", name, d.multus_configs.front().namespace_name);
+  doc["spec"] = {
+      {"selector", {{"matchLabels", labels}}},
+      {"template",
+       {{"metadata", {{"labels", labels}, {"annotations", {{"k8s.v1.cni.cncf.io/networks", joined}}}}},
+        {"spec", pod_spec}}}};
+  return Manifest{"DaemonSet", name, doc};
+}
+
+// Every object's name and namespace as the API server checks them.
+Status CheckNames(const std::vector<Manifest>& ms) {
+  for (const auto& m : ms) {
+    if (!config::IsDnsSubdomain(m.name)) {
+      return InvalidArgumentError(m.kind + " name \"" + m.name +
+                                  "\" is not a valid Kubernetes name (a DNS-1123 subdomain: "
+                                  "lower-case letters, digits, '-' and '.', at most 253)");
+    }
+    const std::string ns = m.Namespace();
+    if (m.doc["metadata"].contains("namespace") && !config::IsDnsLabel(ns)) {
+      return InvalidArgumentError(m.kind + " " + m.name + ": namespace \"" + ns +
+                                  "\" is not a valid Kubernetes namespace (a DNS-1123 label)");
+    }
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+std::string Manifest::Namespace() const {
+  const auto meta = doc.find("metadata");
+  if (meta == doc.end() || !meta->contains("namespace")) return "";
+  const json& ns = (*meta)["namespace"];
+  return ns.is_string() ? ns.get<std::string>() : "";
+}
+
+StatusOr<HostManifests> BuildHostManifests(const DesiredState& desired,
+                                           const ManifestOptions& options) {
+  if (options.flavor != "spiderpool" && options.flavor != "multus") {
+    return InvalidArgumentError("--flavor " + options.flavor + ": want spiderpool or multus");
+  }
+  HostManifests result;
+  HostView view(desired, options, &result);
+  RETURN_IF_ERROR(view.CheckInputs());
+  std::vector<Manifest>& out = result.manifests;
+  const bool spiderpool = options.flavor == "spiderpool";
+  if (spiderpool) {
+    for (const auto& p : desired.ip_pools) out.push_back(SpiderIpPool(p));
+    for (const auto& mc : desired.multus_configs) {
+      ASSIGN_OR_RETURN(Manifest m, SpiderMultusConfig(view, mc));
+      out.push_back(std::move(m));
+    }
+  } else {
+    for (const auto& mc : desired.multus_configs) {
+      ASSIGN_OR_RETURN(Manifest m, NetworkAttachmentDefinition(view, mc));
+      out.push_back(std::move(m));
+    }
+  }
+  for (size_t i = 0; i < desired.nics.size(); ++i) {
+    if (desired.nics[i].num_vfs.value_or(0) <= 0) continue;
+    ASSIGN_OR_RETURN(Manifest m, SriovPolicy(view, i));
+    out.push_back(std::move(m));
+  }
+  if (spiderpool) {
+    ASSIGN_OR_RETURN(result.helm_values, SpiderpoolHelmValues(view));
+  } else {
+    if (desired.kubernetes && desired.kubernetes->rdma_shared_device_plugin) {
+      ASSIGN_OR_RETURN(Manifest m, RdmaDevicesConfigMap(view));
+      out.push_back(std::move(m));
+    }
+    if (HasSriovResource(desired)) {
+      ASSIGN_OR_RETURN(Manifest m, SriovDevicePluginConfigMap(view));
+      out.push_back(std::move(m));
+    }
+  }
+  ASSIGN_OR_RETURN(std::vector<Manifest> nccl, NcclEnvConfigMaps(view));
+  const bool nccl_env_in_workload_ns =
+      !desired.multus_configs.empty() &&
+      std::any_of(nccl.begin(), nccl.end(), [&](const Manifest& m) {
+        return m.Namespace() == desired.multus_configs.front().namespace_name;
+      });
+  for (auto& m : nccl) out.push_back(std::move(m));
+  if (options.with_test_workload) {
+    ASSIGN_OR_RETURN(Manifest m, TestWorkload(view, nccl_env_in_workload_ns));
+    out.push_back(std::move(m));
+  }
+  RETURN_IF_ERROR(CheckNames(out));
+  return result;
+}
+
+StatusOr<std::vector<Manifest>> BuildManifests(const DesiredState& desired,
+                                               const ManifestOptions& options) {
+  ASSIGN_OR_RETURN(HostManifests m, BuildHostManifests(desired, options));
+  return std::move(m.manifests);
+}
+
+std::string RenderManifests(const std::vector<Manifest>& manifests) {
+  std::string s;
+  for (const auto& m : manifests) s += "---\n" + JsonToYaml(m.doc);
+  return s;
+}
+
+std::string ManifestFileName(const Manifest& m) {
+  std::string kind = m.kind;
+  std::transform(kind.begin(), kind.end(), kind.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return kind + "-" + m.name + ".yaml";
+}
+
+std::vector<std::string> ManifestFileNames(const std::vector<Manifest>& manifests) {
+  std::map<std::string, int> uses;
+  for (const auto& m : manifests) ++uses[ManifestFileName(m)];
+  std::vector<std::string> out;
+  for (const auto& m : manifests) {
+    std::string name = ManifestFileName(m);
+    if (uses[name] > 1 && !m.Namespace().empty()) {
+      const size_t dash = name.find('-');
+      name = name.substr(0, dash) + "-" + m.Namespace() + name.substr(dash);
+    }
+    out.push_back(std::move(name));
+  }
+  return out;
+}
+
+Status WriteManifests(const std::vector<Manifest>& manifests, const std::string& output_dir,
+                      std::ostream& out) {
+  if (output_dir.empty()) {
+    out << RenderManifests(manifests);
+    return OkStatus();
+  }
+  if (::mkdir(output_dir.c_str(), 0755) != 0 && errno != EEXIST) {
+    return ErrnoToStatus(errno, "mkdir " + output_dir);
+  }
+  const std::vector<std::string> names = ManifestFileNames(manifests);
+  for (size_t i = 0; i < manifests.size(); ++i) {
+    std::string path = output_dir + "/" + names[i];
+    std::ofstream f(path, std::ios::trunc);
+    f << JsonToYaml(manifests[i].doc);
+    f.close();
+    if (!f) return ErrnoToStatus(errno, "write " + path);
+    out << path << "\n";
+  }
+  return OkStatus();
+}
+
+Status WriteManifests(const DesiredState& desired, const ManifestOptions& options,
+                      const std::string& output_dir, std::ostream& out) {
+  ASSIGN_OR_RETURN(std::vector<Manifest> manifests, BuildManifests(desired, options));
+  return WriteManifests(manifests, output_dir, out);
+}
+
+}  // namespace provisioner::manifests

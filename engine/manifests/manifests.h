@@ -1,0 +1,78 @@
+// provisioner manifests: what the cluster side needs for a host.yaml, as its
+// consumers read it (docs/kubernetes.md).
+// Spiderpool flavor: SpiderIPPool + SpiderMultusConfig, and the Spiderpool
+// chart's values (--helm-values) for what its guides set with `helm --set`;
+// multus flavor: NetworkAttachmentDefinition plus the standalone device
+// plugins' ConfigMaps (rdma-devices, sriovdp-config). Both: a
+// SriovNetworkNodePolicy per NIC with numVfs > 0 in the operator's namespace,
+// named for the node pool (or node-qualified without one), the pods' NCCL
+// environment (nccl-env-<node or pool>), optionally a test DaemonSet.
+// Pure: no host access (discovered facts come in as options).
+#ifndef PROVISIONER_ENGINE_MANIFESTS_MANIFESTS_H_
+#define PROVISIONER_ENGINE_MANIFESTS_MANIFESTS_H_
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "engine/base/status.h"
+#include "engine/model/desired.h"
+#include "engine/model/host_model.h"
+#include "nlohmann/json.hpp"
+
+namespace provisioner::manifests {
+
+struct ManifestOptions {
+  std::string flavor = "spiderpool";  // spiderpool | multus
+  // Discovered facts (--root or a snapshot): the NICs that nearGpu / rails
+  // and rootDevices mean, PF netdevs, RDMA device names, the netns mode.
+  // nullptr: host.yaml only (nearGpu selectors are then an error).
+  const HostFacts* facts = nullptr;
+  // --with-test-workload: also the guides' RDMA test DaemonSet.
+  bool with_test_workload = false;
+};
+
+struct Manifest {
+  std::string kind;
+  std::string name;
+  nlohmann::json doc;  // the whole object, metadata.namespace included
+  // "" for cluster-scoped objects.
+  std::string Namespace() const;
+};
+
+// Everything one host.yaml implies for the cluster.
+struct HostManifests {
+  std::vector<Manifest> manifests;
+  // Spiderpool chart values (spiderpool flavor; {} for multus).
+  nlohmann::json helm_values = nlohmann::json::object();
+  // Said on stderr: choices made for a field host.yaml left open.
+  std::vector<std::string> warnings;
+};
+
+StatusOr<HostManifests> BuildHostManifests(const DesiredState& desired,
+                                           const ManifestOptions& options);
+
+// BuildHostManifests(...).manifests.
+StatusOr<std::vector<Manifest>> BuildManifests(const DesiredState& desired,
+                                               const ManifestOptions& options);
+
+// Multi-document YAML ("---" before each document).
+std::string RenderManifests(const std::vector<Manifest>& manifests);
+
+// "<kind-lowercase>-<name>.yaml"; two objects of one kind and name in two
+// namespaces get "<kind>-<namespace>-<name>.yaml" (ManifestFileNames).
+std::string ManifestFileName(const Manifest& m);
+std::vector<std::string> ManifestFileNames(const std::vector<Manifest>& manifests);
+
+// To `out` (output_dir empty) or one file per manifest into output_dir
+// (created when missing; the paths written are listed on `out`).
+Status WriteManifests(const std::vector<Manifest>& manifests, const std::string& output_dir,
+                      std::ostream& out);
+
+// Builds, then writes (the single-host form).
+Status WriteManifests(const DesiredState& desired, const ManifestOptions& options,
+                      const std::string& output_dir, std::ostream& out);
+
+}  // namespace provisioner::manifests
+
+#endif  // PROVISIONER_ENGINE_MANIFESTS_MANIFESTS_H_

@@ -1,0 +1,123 @@
+#include "modules/sriov_operator/guid_pool.h"
+
+#include <set>
+
+#include "engine/model/selector.h"
+#include "modules/vf/vf_planner.h"
+
+namespace provisioner {
+namespace {
+
+using nlohmann::json;
+
+// "02:0D:..." and "020d:..." as the operator's net.ParseMAC would read them,
+// in our spelling; the text itself when it is no GUID.
+std::string Canonical(const std::string& guid) {
+  auto g = ParseGuid(guid);
+  return g ? FormatGuidBytes(*g) : guid;
+}
+
+bool EntryIs(const json& e, const std::string& pci_address, const std::string& pf_guid) {
+  if (!e.is_object()) return false;
+  if (e.contains("pciAddress") && e["pciAddress"].is_string()) {
+    return CanonicalPciAddress(e["pciAddress"].get<std::string>()) ==
+           CanonicalPciAddress(pci_address);
+  }
+  if (!pf_guid.empty() && e.contains("pfGuid") && e["pfGuid"].is_string()) {
+    return Canonical(e["pfGuid"].get<std::string>()) == Canonical(pf_guid);
+  }
+  return false;
+}
+
+}  // namespace
+
+StatusOr<json> ParseGuidPool(const std::optional<std::string>& text) {
+  if (!text) return json::array();
+  json pool = json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  if (pool.is_discarded() || !pool.is_array()) {
+    return InvalidArgumentError(std::string(kIbGuidPoolPath) +
+                                ": not a JSON array of {pciAddress|pfGuid, guids|rangeStart+"
+                                "rangeEnd} entries (the sriov-network-operator's config daemon "
+                                "refuses it too); fix or remove it");
+  }
+  for (const auto& e : pool) {
+    if (!e.is_object()) {
+      return InvalidArgumentError(std::string(kIbGuidPoolPath) + ": entry " + e.dump() +
+                                  " is not an object");
+    }
+  }
+  return pool;
+}
+
+json PoolEntryGuids(const json& pool, const std::string& pci_address, const std::string& pf_guid) {
+  for (const auto& e : pool) {
+    if (!EntryIs(e, pci_address, pf_guid)) continue;
+    if (!e.contains("guids") || !e["guids"].is_array()) return e;  // a range: not ours
+    json out = json::array();
+    for (const auto& g : e["guids"]) {
+      out.push_back(g.is_string() ? json(Canonical(g.get<std::string>())) : g);
+    }
+    return out;
+  }
+  return nullptr;
+}
+
+json SetPoolEntry(json pool, const std::string& pci_address, const std::string& pf_guid,
+                  const json& guids) {
+  json out = json::array();
+  bool placed = false;
+  for (auto& e : pool) {
+    if (!EntryIs(e, pci_address, pf_guid)) {
+      out.push_back(std::move(e));
+      continue;
+    }
+    if (!placed && !guids.is_null()) out.push_back({{"pciAddress", pci_address}, {"guids", guids}});
+    placed = true;
+  }
+  if (!placed && !guids.is_null()) out.push_back({{"pciAddress", pci_address}, {"guids", guids}});
+  return out;
+}
+
+std::string RenderGuidPool(const json& pool) { return pool.dump(2) + "\n"; }
+
+void PlanGuidPool(const DesiredState& desired, const HostFacts& facts, PlanSink& sink) {
+  auto pool = ParseGuidPool(facts.sriov_operator_ib_guid_pool);
+  bool reported = false;
+  std::set<std::string> planned;
+  for (size_t i = 0; i < desired.nics.size(); ++i) {
+    const NicSpec& nic = desired.nics[i];
+    if (nic.num_vfs.value_or(0) <= 0) continue;  // no policy, no operator here
+    for (const PciFunction* pf : SelectPfs(nic, facts)) {
+      if (!pf->sriov || pf->sriov->ib_node_guid.empty()) continue;  // not InfiniBand now
+      if (*nic.num_vfs > pf->sriov->total_vfs) continue;            // the sriov module's error
+      auto pf_guid = ParseGuid(pf->sriov->ib_node_guid);
+      if (!pf_guid || !planned.insert(pf->pci_address).second) continue;
+      if (!pool.ok()) {
+        if (!reported) sink.Error(DesiredState::NicPath(i) + ".numVfs", pool.status().message());
+        reported = true;
+        continue;
+      }
+      json after = json::array();
+      for (int n = 0; n < *nic.num_vfs; ++n) after.push_back(FormatGuidBytes(DeriveVfGuid(*pf_guid, n)));
+      json before = PoolEntryGuids(*pool, pf->pci_address, FormatGuidBytes(*pf_guid));
+      if (before == after) continue;
+      Change c;
+      c.module = kSriovOperatorModule;
+      c.target = pf->pci_address;
+      c.attribute = kIbGuidPoolAttribute;
+      c.id = c.module + "/" + c.target + "/" + c.attribute;
+      c.before = before;
+      c.after = after;
+      c.disruption = Disruption::kLive;
+      c.phase = kPhaseVfSettings;
+      c.field_path = DesiredState::NicPath(i) + ".numVfs";
+      c.reason = "the sriov-network-operator sets IB VF GUIDs even for externallyManaged "
+                 "policies; from " + std::string(kIbGuidPoolPath) +
+                 " it sets the ones provisioner sets";
+      c.detail = {{"pfGuid", FormatGuidBytes(*pf_guid)}};
+      sink.AddChange(std::move(c));
+    }
+  }
+}
+
+}  // namespace provisioner
