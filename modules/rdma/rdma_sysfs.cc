@@ -429,7 +429,28 @@ void ReadOfed(const HostFs& fs, RdmaFacts& facts) {
 void ReadDevFiles(const HostFs& fs, RdmaFacts& facts) {
   auto names = fs.ListDir("/dev/infiniband");
   if (names.ok()) facts.dev_files = *names;
-  facts.dev_captured = fs.IsLiveRoot() || fs.Exists("/dev");
+  // The live root always has /dev; a tree may not have captured it.
+  facts.dev_captured = fs.Exists("/dev");
+}
+
+std::string RenderAddressCapture(const std::vector<std::pair<std::string, std::string>>& addrs) {
+  std::string out;
+  for (const auto& [ifname, addr] : addrs) {
+    out += ifname + (addr.find(':') != std::string::npos ? " inet6 " : " inet ") + addr + "\n";
+  }
+  return out;
+}
+
+void ParseAddressCapture(std::string_view text, RdmaFacts& facts) {
+  for (const auto& line : Lines(text)) {
+    std::vector<std::string> f = Fields(line);
+    if (f.size() != 3) continue;
+    if (f[1] == "inet") {
+      facts.addresses[f[0]].ipv4.push_back(f[2]);
+    } else if (f[1] == "inet6") {
+      facts.addresses[f[0]].ipv6.push_back(f[2]);
+    }
+  }
 }
 
 void ReadAddressesFromProc(const HostFs& fs, RdmaFacts& facts) {
