@@ -1,5 +1,6 @@
 // Where kernel modules are loaded and unloaded, chosen once per root by
-// NewKmodBackend (kmod_backend_factory.cc, the module's only IsLiveRoot):
+// NewKmodBackend (kmod_backend_factory.cc, the one place the module asks whether the root
+// is the live one):
 // - live root: libkmod (kmod_module_new_from_loaded, probe_insert, remove);
 // - tree root (--root: images, CI, the kernel simulator): the tree's
 //   <root>/proc/modules file, which the tree backend reads and rewrites as the

@@ -112,6 +112,7 @@ MtuRange ReadMtuRange(nl_sock* sk, int ifindex) {
 
 class Netlink : public LinkBackend {
  public:
+  explicit Netlink(const HostFs* notes) : notes_(notes) {}
   std::string Name() const override { return "netlink"; }
 
   StatusOr<LinkFacts> Read(const std::string& ifname) override {
@@ -127,6 +128,12 @@ class Netlink : public LinkBackend {
     MtuRange range = ReadMtuRange(sk.get(), rtnl_link_get_ifindex(link.get()));
     f.min_mtu = range.min;
     f.max_mtu = range.max;
+    if (notes_ != nullptr) {
+      // What the sysfs backend reads under a tree root: `snapshot` copies it.
+      for (const char* attr : {"mtu", "flags", "operstate"}) {
+        notes_->NoteExternalRead("/sys/class/net/" + ifname + "/" + attr);
+      }
+    }
     return f;
   }
 
@@ -147,6 +154,8 @@ class Netlink : public LinkBackend {
   }
 
  private:
+  const HostFs* notes_;
+
   static StatusOr<LinkPtr> Get(nl_sock* sk, const std::string& ifname) {
     rtnl_link* raw = nullptr;
     if (int r = rtnl_link_get_kernel(sk, 0, ifname.c_str(), &raw); r < 0) {
@@ -174,6 +183,8 @@ class Netlink : public LinkBackend {
 
 }  // namespace
 
-std::unique_ptr<LinkBackend> NewNetlinkLinkBackend() { return std::make_unique<Netlink>(); }
+std::unique_ptr<LinkBackend> NewNetlinkLinkBackend(const HostFs* notes) {
+  return std::make_unique<Netlink>(notes);
+}
 
 }  // namespace provisioner

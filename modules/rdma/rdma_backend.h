@@ -1,6 +1,6 @@
 // What the rdma module asks the kernel, behind two interfaces chosen once per
-// root by NewRdmaBackends (rdma_backend_factory.cc, the module's only
-// IsLiveRoot):
+// root by NewRdmaBackends (rdma_backend_factory.cc, the one place the module
+// asks whether the root is the live one):
 // - NetnsBackend, the live RDMA netns mode. Live root: RDMA netlink
 //   (RDMA_NLDEV_CMD_SYS_GET/SET). Tree root: the ib_core parameter file is
 //   the simulated kernel's state, and a set rewrites it (refused, as the
