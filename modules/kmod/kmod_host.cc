@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstdarg>
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <tuple>
 
@@ -123,6 +124,48 @@ Status ReadModprobeConfig(const HostFs& fs, const std::string& release, KmodFact
     }
   }
   return OkStatus();
+}
+
+std::vector<ModprobeFileOptions> ModprobeOptionsByFile(const HostFs& fs) {
+  std::map<std::string, std::string> files;  // name -> host path; first dir wins
+  for (const char* dir : kConfigDirs) {
+    auto names = fs.ListDir(dir);
+    if (!names.ok()) continue;
+    for (const auto& n : *names) {
+      if (n.size() > 5 && n.compare(n.size() - 5, 5, ".conf") == 0) {
+        files.emplace(n, JoinPath(dir, n));
+      }
+    }
+  }
+  std::vector<ModprobeFileOptions> out;
+  if (files.empty()) return out;
+  const std::string moddir = fs.FsPath("/lib/modules/none");
+  // What libkmod adds from this machine's kernel command line: taken out.
+  const std::string none = fs.FsPath("/nonexistent-provisioner-modprobe.d");
+  const char* no_paths[] = {none.c_str(), nullptr};
+  Ctx cmdline_only = NewCtx(moddir.c_str(), no_paths);
+  if (!cmdline_only) return out;
+  const std::vector<Entry> cmdline = ConfigEntries(cmdline_only.get());
+  for (const auto& [name, path] : files) {
+    const std::string file = fs.FsPath(path);
+    const char* paths[] = {file.c_str(), nullptr};
+    Ctx ctx = NewCtx(moddir.c_str(), paths);
+    if (!ctx) continue;
+    fs.NoteExternalRead(path);  // for the snapshot: libkmod reads it itself
+    ModprobeFileOptions f;
+    f.path = path;
+    std::vector<Entry> rest = cmdline;
+    for (const auto& e : ConfigEntries(ctx.get())) {
+      auto it = std::find(rest.begin(), rest.end(), e);
+      if (it != rest.end()) {
+        rest.erase(it);
+        continue;
+      }
+      if (std::get<0>(e) == kOptions) f.options.push_back({std::get<1>(e), std::get<2>(e)});
+    }
+    out.push_back(std::move(f));
+  }
+  return out;
 }
 
 StatusOr<KmodFacts> DiscoverKmod(const HostFs& fs, KmodBackend& backend,

@@ -29,6 +29,17 @@ StatusOr<KmodFacts> DiscoverKmod(const HostFs& fs, KmodBackend& backend, const s
 // modprobe.d under the root through libkmod's config iterators.
 Status ReadModprobeConfig(const HostFs& fs, const std::string& release, KmodFacts* facts);
 
+// The `options` of each modprobe.d file under the root as libkmod reads them
+// (module names with '-' as '_', continued lines joined), in modprobe's order:
+// a file name in an earlier directory (/etc, /run, /usr/local/lib, /lib)
+// hides the same name in later ones, then all by name. For callers that
+// need to know which file sets an option (the rdma module's netns mode).
+struct ModprobeFileOptions {
+  std::string path;  // host path
+  std::vector<ModprobeEntry> options;
+};
+std::vector<ModprobeFileOptions> ModprobeOptionsByFile(const HostFs& fs);
+
 // libkmod over the root's modules directory: the dependencies of module
 // `name` (a name or an alias), in modules.dep order (the one loaded first is
 // last). Needs depmod's index modules.dep.bin (libkmod does not read the text

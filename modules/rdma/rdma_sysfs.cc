@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "engine/host/parallel_reads.h"
+#include "modules/kmod/kmod_host.h"
 #include "spdlog/spdlog.h"
 
 namespace provisioner::rdma {
@@ -395,22 +396,15 @@ std::optional<std::string> ReadNetnsModeParam(const HostFs& fs) {
 }
 
 void ReadPersistentNetnsMode(const HostFs& fs, RdmaFacts& facts) {
-  // modprobe reads these directories; a file name in an earlier one hides
-  // the same name in later ones; all files are then read in name order.
-  std::map<std::string, std::string> files;  // name -> host path
-  for (const char* dir : {"/lib/modprobe.d", "/run/modprobe.d", "/etc/modprobe.d"}) {
-    auto names = fs.ListDir(dir);
-    if (!names.ok()) continue;
-    for (const auto& n : *names) {
-      if (n.size() > 5 && n.substr(n.size() - 5) == ".conf") files[n] = std::string(dir) + "/" + n;
-    }
-  }
-  for (const auto& [name, path] : files) {
-    auto text = fs.ReadFile(path);
-    if (!text.ok()) continue;
-    if (auto m = NetnsModeFromModprobe(*text)) {
-      facts.persistent_netns_mode = *m;
-      facts.persistent_netns_source = path;
+  // modprobe.d through libkmod, as modprobe reads it (ib-core is ib_core,
+  // continued lines are one line); the last file setting it wins.
+  for (const ModprobeFileOptions& file : ModprobeOptionsByFile(fs)) {
+    for (const ModprobeEntry& o : file.options) {
+      if (o.module != "ib_core") continue;
+      if (auto m = NetnsModeFromModprobe("options ib_core " + o.value)) {
+        facts.persistent_netns_mode = *m;
+        facts.persistent_netns_source = file.path;
+      }
     }
   }
 }
