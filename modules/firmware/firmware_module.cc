@@ -44,13 +44,12 @@ Status CheckChange(const Change& c) {
 
 std::unique_ptr<FirmwareTool> FirmwareModule::Tool(HostFs& fs) const {
   if (options_.tool) return options_.tool(fs);
-  if (fs.IsLiveRoot()) return NewMstconfigTool();
-  return NewCapturedFirmwareTool(fs);
+  return NewFirmwareTool(fs);
 }
 
 Status FirmwareModule::Discover(HostContext& ctx, HostFacts& facts) {
   std::unique_ptr<FirmwareTool> tool = Tool(*ctx.fs);
-  const bool live = ctx.fs->IsLiveRoot();
+  const bool live = !tool->FromCapture();
   for (const PciFunction& f : facts.pci) {
     // ConnectX PFs only: mstconfig configures the card through function .0.
     if (f.IsVf() || !f.IsNetwork() || f.vendor != "15b3") continue;
@@ -114,7 +113,7 @@ Status FirmwareModule::Apply(const Change& change, HostContext& ctx) {
   if (!tool->Available()) return FailedPreconditionError(MstconfigInstallHint());
   if (ctx.progress) {
     const std::string set = change.attribute + "=" + std::to_string(value);
-    ctx.progress->Step(ctx.fs->IsLiveRoot()
+    ctx.progress->Step(!tool->FromCapture()
                            ? "mstconfig -d " + change.target + " -y set " + set
                            : "next boot " + set + " in " + tool->Source(change.target));
   }

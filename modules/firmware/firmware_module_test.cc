@@ -264,5 +264,19 @@ TEST(Command, CapturesOutputExitCodeAndTimesOut) {
   EXPECT_EQ(literal->out, "$HOME; `id`\n");
 }
 
+// The factory picks by root: mstconfig (the card itself) for "/" only, the
+// tree's captured queries otherwise.
+TEST(FirmwareToolFactory, MstconfigForTheLiveRootOnly) {
+  auto live = NewLocalHostFs("/");
+  auto l = NewFirmwareTool(*live);
+  EXPECT_FALSE(l->FromCapture());
+  EXPECT_EQ(l->Source("0000:86:00.0"), "mstconfig");
+  std::string root = provisioner::testing::MakeTempDir("fw-factory");
+  auto tree = NewLocalHostFs(root);
+  auto t = NewFirmwareTool(*tree);
+  EXPECT_TRUE(t->FromCapture());
+  EXPECT_EQ(t->Source("0000:86:00.0"), "/run/provisioner/mstconfig/0000:86:00.0.query");
+}
+
 }  // namespace
 }  // namespace provisioner

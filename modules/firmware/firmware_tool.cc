@@ -80,6 +80,7 @@ class Captured : public FirmwareTool {
     return std::string(kMstconfigCapturePrefix) + device + ".query";
   }
   bool Available() const override { return true; }
+  bool FromCapture() const override { return true; }
 
   StatusOr<std::string> Query(const std::string& device) override {
     auto text = fs_.ReadFile(Source(device));

@@ -27,6 +27,11 @@ class FirmwareTool {
   virtual StatusOr<std::string> Query(const std::string& device) = 0;
   // `mstconfig -d <device> -y set NAME=VALUE ...`: next-boot values.
   virtual Status Set(const std::string& device, const std::map<std::string, long>& params) = 0;
+  // True when the answers are capture files (the tree's stand-in), false
+  // when a command asks the card: discovery then names a missing capture
+  // instead of querying, shows no progress step for reading a file, and
+  // hands nothing to `snapshot` (a command's answer it does).
+  virtual bool FromCapture() const { return false; }
 };
 
 struct MstconfigOptions {
@@ -36,6 +41,9 @@ struct MstconfigOptions {
 
 std::unique_ptr<FirmwareTool> NewMstconfigTool(MstconfigOptions options = {});
 std::unique_ptr<FirmwareTool> NewCapturedFirmwareTool(HostFs& fs);
+// The one factory (firmware_tool_factory.cc): mstconfig for the live root,
+// the captured queries under a tree root.
+std::unique_ptr<FirmwareTool> NewFirmwareTool(HostFs& fs);
 
 // "mstconfig (mstflint) is not installed ...: apt install mstflint".
 std::string MstconfigInstallHint();

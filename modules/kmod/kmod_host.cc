@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstdarg>
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <tuple>
 
@@ -84,50 +85,6 @@ std::string StateOf(kmod_module* mod) {
 
 }  // namespace
 
-StatusOr<std::vector<LoadedModule>> LoadedFromLibkmod() {
-  Ctx ctx = NewCtx(nullptr, nullptr);
-  if (!ctx) return InternalError("libkmod: kmod_new failed");
-  kmod_list* list = nullptr;
-  int err = kmod_module_new_from_loaded(ctx.get(), &list);
-  if (err < 0) return ErrnoToStatus(-err, "read /proc/modules (libkmod)");
-  std::vector<LoadedModule> out;
-  kmod_list* itr;
-  kmod_list_foreach(itr, list) {
-    kmod_module* mod = kmod_module_get_module(itr);
-    LoadedModule m;
-    m.name = kmod_module_get_name(mod);
-    m.size = kmod_module_get_size(mod);
-    m.refcount = kmod_module_get_refcnt(mod);
-    kmod_list* holders = kmod_module_get_holders(mod);
-    kmod_list* h;
-    kmod_list_foreach(h, holders) {
-      kmod_module* hm = kmod_module_get_module(h);
-      m.used_by.push_back(kmod_module_get_name(hm));
-      kmod_module_unref(hm);
-    }
-    kmod_module_unref_list(holders);
-    m.state = StateOf(mod);
-    kmod_module_unref(mod);
-    out.push_back(std::move(m));
-  }
-  kmod_module_unref_list(list);
-  return out;
-}
-
-StatusOr<std::vector<LoadedModule>> LoadedFromProcModules(const HostFs& fs) {
-  ASSIGN_OR_RETURN(std::string text, fs.ReadFile("/proc/modules"));
-  auto parsed = ParseProcModules(text);
-  if (!parsed.ok()) return parsed.status().WithContext(fs.FsPath("/proc/modules"));
-  return parsed;
-}
-
-StatusOr<std::vector<LoadedModule>> ReadLoadedModules(const HostFs& fs) {
-  if (!fs.IsLiveRoot()) return LoadedFromProcModules(fs);
-  auto loaded = LoadedFromLibkmod();
-  if (loaded.ok()) fs.NoteExternalRead("/proc/modules");  // for a snapshot
-  return loaded;
-}
-
 Status ReadModprobeConfig(const HostFs& fs, const std::string& release, KmodFacts* facts) {
   std::vector<std::string> paths;
   for (const char* dir : kConfigDirs) {
@@ -169,12 +126,55 @@ Status ReadModprobeConfig(const HostFs& fs, const std::string& release, KmodFact
   return OkStatus();
 }
 
-StatusOr<KmodFacts> DiscoverKmod(const HostFs& fs, const std::string& release) {
+std::vector<ModprobeFileOptions> ModprobeOptionsByFile(const HostFs& fs) {
+  std::map<std::string, std::string> files;  // name -> host path; first dir wins
+  for (const char* dir : kConfigDirs) {
+    auto names = fs.ListDir(dir);
+    if (!names.ok()) continue;
+    for (const auto& n : *names) {
+      if (n.size() > 5 && n.compare(n.size() - 5, 5, ".conf") == 0) {
+        files.emplace(n, JoinPath(dir, n));
+      }
+    }
+  }
+  std::vector<ModprobeFileOptions> out;
+  if (files.empty()) return out;
+  const std::string moddir = fs.FsPath("/lib/modules/none");
+  // What libkmod adds from this machine's kernel command line: taken out.
+  const std::string none = fs.FsPath("/nonexistent-provisioner-modprobe.d");
+  const char* no_paths[] = {none.c_str(), nullptr};
+  Ctx cmdline_only = NewCtx(moddir.c_str(), no_paths);
+  if (!cmdline_only) return out;
+  const std::vector<Entry> cmdline = ConfigEntries(cmdline_only.get());
+  for (const auto& [name, path] : files) {
+    const std::string file = fs.FsPath(path);
+    const char* paths[] = {file.c_str(), nullptr};
+    Ctx ctx = NewCtx(moddir.c_str(), paths);
+    if (!ctx) continue;
+    fs.NoteExternalRead(path);  // for the snapshot: libkmod reads it itself
+    ModprobeFileOptions f;
+    f.path = path;
+    std::vector<Entry> rest = cmdline;
+    for (const auto& e : ConfigEntries(ctx.get())) {
+      auto it = std::find(rest.begin(), rest.end(), e);
+      if (it != rest.end()) {
+        rest.erase(it);
+        continue;
+      }
+      if (std::get<0>(e) == kOptions) f.options.push_back({std::get<1>(e), std::get<2>(e)});
+    }
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+StatusOr<KmodFacts> DiscoverKmod(const HostFs& fs, KmodBackend& backend,
+                                 const std::string& release) {
   KmodFacts k;
-  auto loaded = ReadLoadedModules(fs);
+  auto loaded = backend.ReadLoaded();
   if (loaded.ok()) {
     k.loaded = std::move(*loaded);
-    k.loaded_source = fs.IsLiveRoot() ? "libkmod" : "/proc/modules";
+    k.loaded_source = backend.Source();
   } else if (loaded.status().err() != ENOENT) {
     // A kernel without loadable modules has no /proc/modules: nothing loaded.
     return loaded.status();
@@ -247,88 +247,97 @@ StatusOr<std::vector<std::string>> LibkmodDependencies(const HostFs& fs, const s
   return out;
 }
 
-Status LoadModule(HostFs& fs, const std::string& name, const std::vector<std::string>& given_deps) {
-  if (!fs.IsLiveRoot()) {
-    std::vector<std::string> dependencies = given_deps;
-    auto release = fs.ReadAttr("/proc/sys/kernel/osrelease");
-    if (release.ok() && !release->empty() && fs.Exists(ReleaseDir(*release) + "/modules.dep.bin")) {
-      // The tree has depmod's indexes: ask libkmod, as modprobe would.
-      auto deps = LibkmodDependencies(fs, *release, name);
-      if (!deps.ok()) return deps.status().WithContext("load " + name);
-      dependencies = std::move(*deps);
-    }
-    std::vector<LoadedModule> mods;
-    auto cur = LoadedFromProcModules(fs);
-    if (cur.ok()) {
-      mods = std::move(*cur);
-    } else if (cur.status().err() != ENOENT) {
-      return cur.status().WithContext("load " + name);
-    }
-    auto loaded = [&](const std::string& n) {
-      for (const auto& m : mods) {
-        if (NormalizeModuleName(m.name) == NormalizeModuleName(n)) return true;
-      }
-      return false;
-    };
-    // modules.dep lists the dependency loaded first last (modprobe's order).
-    std::vector<std::string> order(dependencies.rbegin(), dependencies.rend());
-    order.push_back(name);
-    for (const auto& n : order) {
-      if (loaded(n)) continue;
-      LoadedModule m;
-      m.name = NormalizeModuleName(n);
-      m.state = "Live";
-      mods.insert(mods.begin(), m);  // newest first, as the kernel lists them
-    }
-    return fs.WriteFileAtomic("/proc/modules", RenderProcModules(mods));
-  }
-  Ctx ctx = NewCtx(nullptr, nullptr);
-  if (!ctx) return InternalError("libkmod: kmod_new failed");
-  kmod_list* list = nullptr;
-  int err = kmod_module_new_from_lookup(ctx.get(), name.c_str(), &list);
-  if (err < 0) return ErrnoToStatus(-err, "look up kernel module " + name + " (libkmod)");
-  if (list == nullptr) {
-    return NotFoundError("kernel module " + name + " not found in /lib/modules (libkmod lookup)");
-  }
-  Status result = OkStatus();
-  kmod_list* itr;
-  kmod_list_foreach(itr, list) {
-    kmod_module* mod = kmod_module_get_module(itr);
-    // Like `modprobe name`: the blacklist applies to aliases only, and
-    // modprobe.d options and install commands are honoured.
-    int r = kmod_module_probe_insert_module(mod, KMOD_PROBE_APPLY_BLACKLIST_ALIAS_ONLY, nullptr,
-                                            nullptr, nullptr, nullptr);
-    if (r < 0 && result.ok()) {
-      result = ErrnoToStatus(-r, "load kernel module " + std::string(kmod_module_get_name(mod)) +
-                                     " (libkmod probe)");
-    } else if (r > 0 && result.ok()) {
-      result = FailedPreconditionError("load kernel module " + name + ": blacklisted in modprobe.d");
-    }
-    kmod_module_unref(mod);
-  }
-  kmod_module_unref_list(list);
-  return result;
-}
+namespace {
 
-Status UnloadModule(HostFs& fs, const std::string& name) {
-  if (!fs.IsLiveRoot()) {
-    ASSIGN_OR_RETURN(std::vector<LoadedModule> mods, LoadedFromProcModules(fs));
-    mods.erase(std::remove_if(mods.begin(), mods.end(),
-                              [&](const LoadedModule& m) {
-                                return NormalizeModuleName(m.name) == NormalizeModuleName(name);
-                              }),
-               mods.end());
-    return fs.WriteFileAtomic("/proc/modules", RenderProcModules(mods));
+// The live root: libkmod on the running kernel.
+class LibkmodBackend final : public KmodBackend {
+ public:
+  explicit LibkmodBackend(const HostFs& fs) : fs_(fs) {}
+
+  std::string Source() const override { return "libkmod"; }
+
+  StatusOr<std::vector<LoadedModule>> ReadLoaded() override {
+    Ctx ctx = NewCtx(nullptr, nullptr);
+    if (!ctx) return InternalError("libkmod: kmod_new failed");
+    kmod_list* list = nullptr;
+    int err = kmod_module_new_from_loaded(ctx.get(), &list);
+    if (err < 0) return ErrnoToStatus(-err, "read /proc/modules (libkmod)");
+    std::vector<LoadedModule> out;
+    kmod_list* itr;
+    kmod_list_foreach(itr, list) {
+      kmod_module* mod = kmod_module_get_module(itr);
+      LoadedModule m;
+      m.name = kmod_module_get_name(mod);
+      m.size = kmod_module_get_size(mod);
+      m.refcount = kmod_module_get_refcnt(mod);
+      kmod_list* holders = kmod_module_get_holders(mod);
+      kmod_list* h;
+      kmod_list_foreach(h, holders) {
+        kmod_module* hm = kmod_module_get_module(h);
+        m.used_by.push_back(kmod_module_get_name(hm));
+        kmod_module_unref(hm);
+      }
+      kmod_module_unref_list(holders);
+      m.state = StateOf(mod);
+      kmod_module_unref(mod);
+      out.push_back(std::move(m));
+    }
+    kmod_module_unref_list(list);
+    // What the tree backend reads under a snapshot's root.
+    fs_.NoteExternalRead("/proc/modules");
+    return out;
   }
-  Ctx ctx = NewCtx(nullptr, nullptr);
-  if (!ctx) return InternalError("libkmod: kmod_new failed");
-  kmod_module* mod = nullptr;
-  int err = kmod_module_new_from_name(ctx.get(), name.c_str(), &mod);
-  if (err < 0) return ErrnoToStatus(-err, "unload kernel module " + name + " (libkmod)");
-  int r = kmod_module_remove_module(mod, 0);
-  kmod_module_unref(mod);
-  if (r < 0) return ErrnoToStatus(-r, "unload kernel module " + name + " (libkmod)");
-  return OkStatus();
+
+  Status Load(const std::string& name, const std::vector<std::string>& dependencies) override {
+    (void)dependencies;  // libkmod looks them up itself
+    Ctx ctx = NewCtx(nullptr, nullptr);
+    if (!ctx) return InternalError("libkmod: kmod_new failed");
+    kmod_list* list = nullptr;
+    int err = kmod_module_new_from_lookup(ctx.get(), name.c_str(), &list);
+    if (err < 0) return ErrnoToStatus(-err, "look up kernel module " + name + " (libkmod)");
+    if (list == nullptr) {
+      return NotFoundError("kernel module " + name + " not found in /lib/modules (libkmod lookup)");
+    }
+    Status result = OkStatus();
+    kmod_list* itr;
+    kmod_list_foreach(itr, list) {
+      kmod_module* mod = kmod_module_get_module(itr);
+      // Like `modprobe name`: the blacklist applies to aliases only, and
+      // modprobe.d options and install commands are honoured.
+      int r = kmod_module_probe_insert_module(mod, KMOD_PROBE_APPLY_BLACKLIST_ALIAS_ONLY, nullptr,
+                                              nullptr, nullptr, nullptr);
+      if (r < 0 && result.ok()) {
+        result = ErrnoToStatus(-r, "load kernel module " + std::string(kmod_module_get_name(mod)) +
+                                       " (libkmod probe)");
+      } else if (r > 0 && result.ok()) {
+        result = FailedPreconditionError("load kernel module " + name + ": blacklisted in modprobe.d");
+      }
+      kmod_module_unref(mod);
+    }
+    kmod_module_unref_list(list);
+    return result;
+  }
+
+  Status Unload(const std::string& name) override {
+    Ctx ctx = NewCtx(nullptr, nullptr);
+    if (!ctx) return InternalError("libkmod: kmod_new failed");
+    kmod_module* mod = nullptr;
+    int err = kmod_module_new_from_name(ctx.get(), name.c_str(), &mod);
+    if (err < 0) return ErrnoToStatus(-err, "unload kernel module " + name + " (libkmod)");
+    int r = kmod_module_remove_module(mod, 0);
+    kmod_module_unref(mod);
+    if (r < 0) return ErrnoToStatus(-r, "unload kernel module " + name + " (libkmod)");
+    return OkStatus();
+  }
+
+ private:
+  const HostFs& fs_;
+};
+
+}  // namespace
+
+std::unique_ptr<KmodBackend> NewLibkmodBackend(const HostFs& fs) {
+  return std::make_unique<LibkmodBackend>(fs);
 }
 
 }  // namespace provisioner

@@ -3,9 +3,10 @@
 //
 // libkmod takes the modules directory and the modprobe.d paths (we give it
 // the root's), but reads /proc/modules, /sys/module and /proc/cmdline of the
-// machine it runs on. So: on the live root the loaded list comes from
-// libkmod; under a tree root from <root>/proc/modules through HostFs (same
-// format: kmod_module_new_from_loaded parses that very file). The modprobe.d
+// machine it runs on. So the loaded list (and loading) is a KmodBackend
+// (kmod_backend.h): libkmod on the live root, <root>/proc/modules through
+// HostFs under a tree root (same format: kmod_module_new_from_loaded parses
+// that very file). The modprobe.d
 // entries libkmod adds from the running kernel's command line are taken out
 // again for a tree root (they belong to this machine, not the tree).
 #ifndef PROVISIONER_MODULES_KMOD_KMOD_HOST_H_
@@ -17,20 +18,27 @@
 #include "engine/base/status.h"
 #include "engine/host/host_fs.h"
 #include "engine/model/kmod_facts.h"
+#include "modules/kmod/kmod_backend.h"
 
 namespace provisioner {
 
-// Everything the facts need; `release` names lib/modules/<release> ("" = skip it).
-StatusOr<KmodFacts> DiscoverKmod(const HostFs& fs, const std::string& release);
-
-// The loaded modules: libkmod on the live root, <root>/proc/modules otherwise.
-StatusOr<std::vector<LoadedModule>> ReadLoadedModules(const HostFs& fs);
-// Each way on its own (the agreement test compares them).
-StatusOr<std::vector<LoadedModule>> LoadedFromLibkmod();
-StatusOr<std::vector<LoadedModule>> LoadedFromProcModules(const HostFs& fs);
+// Everything the facts need; `release` names lib/modules/<release> ("" = skip
+// it). The loaded list comes from `backend` (kmod_backend.h).
+StatusOr<KmodFacts> DiscoverKmod(const HostFs& fs, KmodBackend& backend, const std::string& release);
 
 // modprobe.d under the root through libkmod's config iterators.
 Status ReadModprobeConfig(const HostFs& fs, const std::string& release, KmodFacts* facts);
+
+// The `options` of each modprobe.d file under the root as libkmod reads them
+// (module names with '-' as '_', continued lines joined), in modprobe's order:
+// a file name in an earlier directory (/etc, /run, /usr/local/lib, /lib)
+// hides the same name in later ones, then all by name. For callers that
+// need to know which file sets an option (the rdma module's netns mode).
+struct ModprobeFileOptions {
+  std::string path;  // host path
+  std::vector<ModprobeEntry> options;
+};
+std::vector<ModprobeFileOptions> ModprobeOptionsByFile(const HostFs& fs);
 
 // libkmod over the root's modules directory: the dependencies of module
 // `name` (a name or an alias), in modules.dep order (the one loaded first is
@@ -38,16 +46,6 @@ Status ReadModprobeConfig(const HostFs& fs, const std::string& release, KmodFact
 // modules.dep); NotFound when the module is not in it.
 StatusOr<std::vector<std::string>> LibkmodDependencies(const HostFs& fs, const std::string& release,
                                                        const std::string& name);
-
-// Loads `name` with its dependencies. Live root: libkmod
-// (kmod_module_probe_insert_module, modprobe.d options and install commands
-// applied). Tree root: the kernel stand-in: the missing dependencies (libkmod's
-// answer when the tree has depmod's index files, else `dependencies`, as
-// modules.dep lists them, loaded last-first) and then `name` are added to the
-// top of <root>/proc/modules, as the kernel lists a newly loaded module.
-Status LoadModule(HostFs& fs, const std::string& name, const std::vector<std::string>& dependencies);
-// The inverse (rollback): removes `name` only (live: kmod_module_remove_module).
-Status UnloadModule(HostFs& fs, const std::string& name);
 
 }  // namespace provisioner
 

@@ -55,7 +55,7 @@ class KmodTree : public ::testing::Test {
 };
 
 TEST_F(KmodTree, DiscoversTheTreeNotThisMachine) {
-  auto k = DiscoverKmod(*fs_, "6.1.0");
+  auto k = DiscoverKmod(*fs_, *NewTreeKmodBackend(*fs_), "6.1.0");
   ASSERT_TRUE(k.ok()) << k.status().ToString();
   EXPECT_EQ(k->loaded_source, "/proc/modules");
   ASSERT_EQ(k->loaded.size(), 2u);
@@ -78,7 +78,7 @@ TEST_F(KmodTree, DiscoversTheTreeNotThisMachine) {
 
 TEST_F(KmodTree, NoProcModulesMeansNothingLoaded) {
   ASSERT_TRUE(fs_->RemoveFile("/proc/modules").ok());
-  auto k = DiscoverKmod(*fs_, "");
+  auto k = DiscoverKmod(*fs_, *NewTreeKmodBackend(*fs_), "");
   ASSERT_TRUE(k.ok()) << k.status().ToString();
   EXPECT_TRUE(k->loaded.empty());
   EXPECT_FALSE(k->modules_dep_found);
@@ -86,21 +86,22 @@ TEST_F(KmodTree, NoProcModulesMeansNothingLoaded) {
 
 TEST_F(KmodTree, MalformedProcModulesNamesTheFile) {
   W("/proc/modules", "garbage\n");
-  auto k = DiscoverKmod(*fs_, "6.1.0");
+  auto k = DiscoverKmod(*fs_, *NewTreeKmodBackend(*fs_), "6.1.0");
   ASSERT_FALSE(k.ok());
   EXPECT_NE(k.status().message().find(root_ + "/proc/modules"), std::string::npos)
       << k.status().message();
 }
 
 TEST_F(KmodTree, LoadAddsModuleAndMissingDepsNewestFirst) {
-  ASSERT_TRUE(LoadModule(*fs_, "rdma_ucm", {"rdma_cm", "ib_core"}).ok());
-  auto loaded = LoadedFromProcModules(*fs_);
+  auto tree = NewTreeKmodBackend(*fs_);
+  ASSERT_TRUE(tree->Load("rdma_ucm", {"rdma_cm", "ib_core"}).ok());
+  auto loaded = tree->ReadLoaded();
   ASSERT_TRUE(loaded.ok());
   std::vector<std::string> names;
   for (const auto& m : *loaded) names.push_back(m.name);
   EXPECT_THAT(names, ElementsAre("rdma_ucm", "rdma_cm", "mlx5_ib", "ib_core"));
-  ASSERT_TRUE(UnloadModule(*fs_, "rdma_ucm").ok());
-  loaded = LoadedFromProcModules(*fs_);
+  ASSERT_TRUE(tree->Unload("rdma_ucm").ok());
+  loaded = tree->ReadLoaded();
   ASSERT_TRUE(loaded.ok());
   EXPECT_EQ(loaded->size(), 3u);
 }
@@ -179,7 +180,7 @@ class KmodDepmodTree : public ::testing::Test {
 };
 
 TEST_F(KmodDepmodTree, LibkmodAndModulesDepTextAgree) {
-  auto k = DiscoverKmod(*fs_, kRelease);
+  auto k = DiscoverKmod(*fs_, *NewTreeKmodBackend(*fs_), kRelease);
   ASSERT_TRUE(k.ok()) << k.status().ToString();
   ASSERT_TRUE(k->modules_dep_found);
   ASSERT_EQ(k->available.size(), 4u);
@@ -196,13 +197,14 @@ TEST_F(KmodDepmodTree, LibkmodAndModulesDepTextAgree) {
 
 TEST_F(KmodDepmodTree, TreeLoadTakesLibkmodDependencies) {
   // No dependencies given: libkmod finds them in the tree's indexes.
-  ASSERT_TRUE(LoadModule(*fs_, "mlx5_ib", {}).ok());
-  auto loaded = LoadedFromProcModules(*fs_);
+  auto tree = NewTreeKmodBackend(*fs_);
+  ASSERT_TRUE(tree->Load("mlx5_ib", {}).ok());
+  auto loaded = tree->ReadLoaded();
   ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
   std::vector<std::string> names;
   for (const auto& m : *loaded) names.push_back(m.name);
   EXPECT_THAT(names, ElementsAre("mlx5_ib", "ib_uverbs", "ib_core"));  // newest first
-  EXPECT_FALSE(LoadModule(*fs_, "not_a_module", {}).ok());
+  EXPECT_FALSE(tree->Load("not_a_module", {}).ok());
 }
 
 // The two ways to read the loaded list agree on this machine: libkmod on the
@@ -213,11 +215,12 @@ TEST(KmodLive, LibkmodAndProcModulesCopyAgree) {
   ASSERT_FALSE(tree.empty());
   auto tree_fs = NewLocalHostFs(tree);
   std::ifstream in("/proc/modules");
-  auto from_libkmod = LoadedFromLibkmod();
+  auto live_fs = NewLocalHostFs("/");
+  auto from_libkmod = NewLibkmodBackend(*live_fs)->ReadLoaded();
   if (!in) {
     ASSERT_FALSE(from_libkmod.ok());
     EXPECT_EQ(from_libkmod.status().err(), ENOENT);
-    auto parsed = LoadedFromProcModules(*tree_fs);
+    auto parsed = NewTreeKmodBackend(*tree_fs)->ReadLoaded();
     ASSERT_FALSE(parsed.ok());
     EXPECT_EQ(parsed.status().err(), ENOENT);
     return;
@@ -225,7 +228,7 @@ TEST(KmodLive, LibkmodAndProcModulesCopyAgree) {
   std::stringstream ss;
   ss << in.rdbuf();
   ASSERT_TRUE(tree_fs->WriteFileAtomic("/proc/modules", ss.str()).ok());
-  auto parsed = LoadedFromProcModules(*tree_fs);
+  auto parsed = NewTreeKmodBackend(*tree_fs)->ReadLoaded();
   ASSERT_TRUE(from_libkmod.ok()) << from_libkmod.status().ToString();
   ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
   ASSERT_EQ(from_libkmod->size(), parsed->size());
@@ -233,6 +236,35 @@ TEST(KmodLive, LibkmodAndProcModulesCopyAgree) {
     EXPECT_EQ((*from_libkmod)[i].name, (*parsed)[i].name);
     EXPECT_EQ((*from_libkmod)[i].size, (*parsed)[i].size);
   }
+}
+
+// The factory picks by root: libkmod only for "/", the tree's proc/modules
+// for any other root (a tree must never load a module into this machine).
+TEST(KmodBackendFactory, LibkmodForTheLiveRootOnly) {
+  auto live = NewLocalHostFs("/");
+  EXPECT_EQ(NewKmodBackend(*live)->Source(), "libkmod");
+  std::string tree = FreshDir();
+  ASSERT_FALSE(tree.empty());
+  auto tree_fs = NewLocalHostFs(tree);
+  EXPECT_EQ(NewKmodBackend(*tree_fs)->Source(), "/proc/modules");
+}
+
+TEST_F(KmodTree, ModuleLoadsIntoTheTreeNotThisMachine) {
+  // The module's apply goes through the factory: under a tree root it
+  // rewrites the tree's proc/modules (libkmod would fail without root here,
+  // or load into this machine).
+  KmodModule m;
+  HostContext ctx;
+  ctx.fs = fs_.get();
+  Change c;
+  c.module = "kmod";
+  c.attribute = "loaded";
+  c.target = "rdma_cm";
+  c.after = true;
+  ASSERT_TRUE(m.Apply(c, ctx).ok());
+  auto text = fs_->ReadFile("/proc/modules");
+  ASSERT_TRUE(text.ok());
+  EXPECT_EQ(text->rfind("rdma_cm ", 0), 0u) << *text;
 }
 
 }  // namespace

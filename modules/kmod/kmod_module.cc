@@ -1,6 +1,7 @@
 #include "modules/kmod/kmod_module.h"
 
 #include "engine/module/registry.h"
+#include "modules/kmod/kmod_backend.h"
 #include "modules/kmod/kmod_host.h"
 #include "modules/kmod/kmod_parse.h"
 #include "modules/kmod/kmod_planner.h"
@@ -8,7 +9,8 @@
 namespace provisioner {
 
 Status KmodModule::Discover(HostContext& ctx, HostFacts& facts) {
-  ASSIGN_OR_RETURN(KmodFacts k, DiscoverKmod(*ctx.fs, facts.kernel.release));
+  std::unique_ptr<KmodBackend> backend = NewKmodBackend(*ctx.fs);
+  ASSIGN_OR_RETURN(KmodFacts k, DiscoverKmod(*ctx.fs, *backend, facts.kernel.release));
   facts.loaded_modules.clear();
   for (const LoadedModule& m : k.loaded) facts.loaded_modules.push_back(m.name);
   facts.kmod = std::move(k);
@@ -22,7 +24,8 @@ void KmodModule::Plan(const DesiredState& desired, const HostFacts& facts, PlanS
 Status KmodModule::Apply(const Change& change, HostContext& ctx) {
   if (change.attribute == kKmodAttrLoaded) {
     if (!change.after.is_boolean()) return InvalidArgumentError(change.id + ": after must be a boolean");
-    if (!change.after.get<bool>()) return UnloadModule(*ctx.fs, change.target);
+    std::unique_ptr<KmodBackend> backend = NewKmodBackend(*ctx.fs);
+    if (!change.after.get<bool>()) return backend->Unload(change.target);
     std::vector<std::string> deps;
     if (change.detail.is_object() && change.detail.contains("dependencies") &&
         change.detail["dependencies"].is_array()) {
@@ -30,7 +33,7 @@ Status KmodModule::Apply(const Change& change, HostContext& ctx) {
         if (d.is_string()) deps.push_back(d.get<std::string>());
       }
     }
-    return LoadModule(*ctx.fs, change.target, deps);
+    return backend->Load(change.target, deps);
   }
   if (change.attribute == kKmodAttrPersist) {
     if (change.after.is_null()) return ctx.fs->RemoveFile(kModulesLoadConf);
@@ -47,7 +50,7 @@ Status KmodModule::Apply(const Change& change, HostContext& ctx) {
 Status KmodModule::Verify(const Change& change, HostContext& ctx) {
   if (change.attribute == kKmodAttrLoaded) {
     KmodFacts k;
-    auto loaded = ReadLoadedModules(*ctx.fs);
+    auto loaded = NewKmodBackend(*ctx.fs)->ReadLoaded();
     if (!loaded.ok() && loaded.status().err() != ENOENT) return loaded.status();
     if (loaded.ok()) k.loaded = std::move(*loaded);
     const bool want = change.after.is_boolean() && change.after.get<bool>();

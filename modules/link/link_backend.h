@@ -26,10 +26,16 @@ class LinkBackend {
 
 // libnl: rtnl_link_get_kernel to read (plus one RTM_GETLINK for
 // IFLA_MIN_MTU/IFLA_MAX_MTU, which libnl 3.7 does not parse), rtnl_link_change
-// to set. Acts in the calling process's network namespace.
-std::unique_ptr<LinkBackend> NewNetlinkLinkBackend();
+// to set. Acts in the calling process's network namespace. Each link read is
+// reported to `notes` (when given) as the sysfs files the sysfs backend reads
+// instead, so that `snapshot` copies them.
+std::unique_ptr<LinkBackend> NewNetlinkLinkBackend(const HostFs* notes = nullptr);
 // /sys/class/net/<if>/{mtu,flags,operstate} through `fs`.
 std::unique_ptr<LinkBackend> NewSysfsLinkBackend(HostFs& fs);
+
+// The one factory (link_backend_factory.cc): netlink for the live root
+// (reporting to `fs` for snapshot), the sysfs files under a tree root.
+std::unique_ptr<LinkBackend> NewLinkBackend(HostFs& fs);
 
 // True for a name the kernel accepts for a netdev (1-15 bytes, no '/', ':' or
 // whitespace, not "." or ".."): safe in a sysfs path.

@@ -65,8 +65,7 @@ Status CheckChange(const Change& c) {
 
 std::unique_ptr<LinkBackend> LinkModule::Backend(HostFs& fs) const {
   if (options_.backend) return options_.backend(fs);
-  if (fs.IsLiveRoot()) return NewNetlinkLinkBackend();
-  return NewSysfsLinkBackend(fs);
+  return NewLinkBackend(fs);
 }
 
 Status LinkModule::Discover(HostContext& ctx, HostFacts& facts) {
@@ -87,12 +86,6 @@ Status LinkModule::Discover(HostContext& ctx, HostFacts& facts) {
       continue;
     }
     facts.links[n] = std::move(*l);
-    if (ctx.fs->IsLiveRoot()) {
-      // What the sysfs backend reads under a tree root: `snapshot` copies it.
-      for (const char* attr : {"mtu", "flags", "operstate"}) {
-        ctx.fs->NoteExternalRead("/sys/class/net/" + n + "/" + attr);
-      }
-    }
   }
   return OkStatus();
 }

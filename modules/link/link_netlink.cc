@@ -14,69 +14,20 @@
 
 #include <cerrno>
 
+#include "engine/netlink/netlink_socket.h"
 #include "modules/link/link_backend.h"
 
 namespace provisioner {
 namespace {
 
-struct SockDeleter {
-  void operator()(nl_sock* s) const { nl_socket_free(s); }
-};
-using SockPtr = std::unique_ptr<nl_sock, SockDeleter>;
 struct LinkDeleter {
   void operator()(rtnl_link* l) const { rtnl_link_put(l); }
 };
 using LinkPtr = std::unique_ptr<rtnl_link, LinkDeleter>;
-struct MsgDeleter {
-  void operator()(nl_msg* m) const { nlmsg_free(m); }
-};
-using MsgPtr = std::unique_ptr<nl_msg, MsgDeleter>;
+using SockPtr = NlSocket;
+using MsgPtr = NlMsg;
 
-// libnl folds the kernel's errno into its own codes: map back the ones a
-// link change reports, so that messages and retries see the errno.
-int ErrnoOf(int nle) {
-  switch (nle < 0 ? -nle : nle) {
-    case NLE_INVAL:
-      return EINVAL;
-    case NLE_PERM:
-      return EPERM;
-    case NLE_NOACCESS:
-      return EACCES;
-    case NLE_BUSY:
-      return EBUSY;
-    case NLE_RANGE:
-      return ERANGE;
-    case NLE_OPNOTSUPP:
-      return EOPNOTSUPP;
-    case NLE_NODEV:
-    case NLE_OBJ_NOTFOUND:
-      return ENODEV;
-    case NLE_NOMEM:
-      return ENOMEM;
-    case NLE_AGAIN:
-      return EAGAIN;
-    case NLE_EXIST:
-      return EEXIST;
-    default:
-      return EIO;
-  }
-}
-
-Status NlError(int nle, const std::string& what) {
-  Status s = ErrnoToStatus(ErrnoOf(nle), what);
-  return Status(s.code(), s.message() + " (libnl: " + nl_geterror(nle) + ")", s.err());
-}
-
-StatusOr<SockPtr> Connect() {
-  SockPtr sk(nl_socket_alloc());
-  if (!sk) return InternalError("netlink: nl_socket_alloc failed");
-  if (int r = nl_connect(sk.get(), NETLINK_ROUTE); r < 0) {
-    return NlError(r, "open NETLINK_ROUTE socket");
-  }
-  timeval tv{5, 0};  // never hang on a kernel that does not answer
-  setsockopt(nl_socket_get_fd(sk.get()), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  return sk;
-}
+StatusOr<SockPtr> Connect() { return ConnectNetlink(NETLINK_ROUTE, "NETLINK_ROUTE"); }
 
 struct MtuRange {
   std::optional<int> min, max;
@@ -112,6 +63,7 @@ MtuRange ReadMtuRange(nl_sock* sk, int ifindex) {
 
 class Netlink : public LinkBackend {
  public:
+  explicit Netlink(const HostFs* notes) : notes_(notes) {}
   std::string Name() const override { return "netlink"; }
 
   StatusOr<LinkFacts> Read(const std::string& ifname) override {
@@ -127,6 +79,12 @@ class Netlink : public LinkBackend {
     MtuRange range = ReadMtuRange(sk.get(), rtnl_link_get_ifindex(link.get()));
     f.min_mtu = range.min;
     f.max_mtu = range.max;
+    if (notes_ != nullptr) {
+      // What the sysfs backend reads under a tree root: `snapshot` copies it.
+      for (const char* attr : {"mtu", "flags", "operstate"}) {
+        notes_->NoteExternalRead("/sys/class/net/" + ifname + "/" + attr);
+      }
+    }
     return f;
   }
 
@@ -147,6 +105,8 @@ class Netlink : public LinkBackend {
   }
 
  private:
+  const HostFs* notes_;
+
   static StatusOr<LinkPtr> Get(nl_sock* sk, const std::string& ifname) {
     rtnl_link* raw = nullptr;
     if (int r = rtnl_link_get_kernel(sk, 0, ifname.c_str(), &raw); r < 0) {
@@ -174,6 +134,8 @@ class Netlink : public LinkBackend {
 
 }  // namespace
 
-std::unique_ptr<LinkBackend> NewNetlinkLinkBackend() { return std::make_unique<Netlink>(); }
+std::unique_ptr<LinkBackend> NewNetlinkLinkBackend(const HostFs* notes) {
+  return std::make_unique<Netlink>(notes);
+}
 
 }  // namespace provisioner

@@ -137,5 +137,14 @@ TEST(LinkBackend, InterfaceNames) {
   EXPECT_FALSE(IsValidIfname("a b"));
 }
 
+// The factory picks by root: netlink (this process's namespace) for "/"
+// only; a tree's links are its sysfs files, never this machine's.
+TEST(LinkBackendFactory, NetlinkForTheLiveRootOnly) {
+  auto live = NewLocalHostFs("/");
+  EXPECT_EQ(NewLinkBackend(*live)->Name(), "netlink");
+  auto tree = NewLocalHostFs(testing::MakeTempDir("link-factory"));
+  EXPECT_EQ(NewLinkBackend(*tree)->Name(), "sysfs");
+}
+
 }  // namespace
 }  // namespace provisioner

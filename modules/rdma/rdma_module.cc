@@ -1,45 +1,18 @@
 #include "modules/rdma/rdma_module.h"
 
-#include <arpa/inet.h>
-#include <ifaddrs.h>
-#include <netinet/in.h>
-
 #include <cerrno>
 #include <string>
 
 #include "engine/module/registry.h"
 #include "modules/rdma/doctor_checks.h"
 #include "modules/rdma/netns_plan.h"
+#include "modules/rdma/rdma_backend.h"
 #include "modules/rdma/rdma_sysfs.h"
 #include "modules/rdma/verbs.h"
 #include "spdlog/spdlog.h"
 
 namespace provisioner::rdma {
 namespace {
-
-// The live root's addresses, in provisioner's own network namespace (no host
-// path: getifaddrs asks the kernel over netlink).
-void ReadLiveAddresses(RdmaFacts& facts) {
-  ifaddrs* list = nullptr;
-  if (getifaddrs(&list) != 0) {
-    spdlog::debug("getifaddrs: {}", ErrnoToStatus(errno, "getifaddrs").message());
-    return;
-  }
-  facts.addresses_known = true;
-  for (ifaddrs* a = list; a != nullptr; a = a->ifa_next) {
-    if (a->ifa_addr == nullptr || a->ifa_name == nullptr) continue;
-    char buf[INET6_ADDRSTRLEN] = {};
-    if (a->ifa_addr->sa_family == AF_INET) {
-      inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(a->ifa_addr)->sin_addr, buf, sizeof buf);
-      facts.addresses[a->ifa_name].ipv4.push_back(buf);
-    } else if (a->ifa_addr->sa_family == AF_INET6) {
-      inet_ntop(AF_INET6, &reinterpret_cast<sockaddr_in6*>(a->ifa_addr)->sin6_addr, buf,
-                sizeof buf);
-      facts.addresses[a->ifa_name].ipv6.push_back(buf);
-    }
-  }
-  freeifaddrs(list);
-}
 
 bool IsNetnsChange(const Change& c) {
   return c.module == kModuleName && c.attribute == kNetnsAttribute;
@@ -56,31 +29,23 @@ StatusOr<std::string> ModeOf(const Change& c) {
                               c.after.dump());
 }
 
-// Errors meaning "this kernel will not switch now": other network namespaces
-// (EBUSY), or no RDMA netlink / no ib_core (EOPNOTSUPP, EPROTONOSUPPORT, ENOENT).
-bool RefusedNow(const Status& s) {
-  return s.err() == EBUSY || s.err() == EOPNOTSUPP || s.err() == EPROTONOSUPPORT ||
-         s.err() == ENOENT;
-}
-
 }  // namespace
 
+RdmaBackends RdmaModule::Backends(HostFs& fs) const {
+  return NewRdmaBackends(fs, options_.netns_client, options_.cross_check_rdma_core);
+}
+
 StatusOr<std::string> RdmaModule::ReadLiveMode(HostContext& ctx) const {
-  if (ctx.fs->IsLiveRoot()) {
-    auto client = options_.netns_client();
-    auto m = client->Get();
-    if (m.ok()) return m;
-    // Without RDMA netlink the parameter still shows the live value.
-    if (auto p = ReadNetnsModeParam(*ctx.fs)) return *p;
-    return m.status();
-  }
+  auto m = Backends(*ctx.fs).netns->Get();
+  if (m.ok()) return m;
+  // Without RDMA netlink the parameter still shows the live value.
   if (auto p = ReadNetnsModeParam(*ctx.fs)) return *p;
-  return Status(StatusCode::kFailedPrecondition,
-                std::string("read ") + kNetnsModeParam + ": ib_core not loaded", ENOENT);
+  return m.status();
 }
 
 Status RdmaModule::Discover(HostContext& ctx, HostFacts& facts) {
   const HostFs& fs = *ctx.fs;
+  RdmaBackends backends = Backends(*ctx.fs);
   RdmaFacts& r = facts.rdma;
   r.discovered = true;
   // Devices, ports and GID tables: for discover and doctor; no Plan reads
@@ -89,27 +54,20 @@ Status RdmaModule::Discover(HostContext& ctx, HostFacts& facts) {
   if (ctx.plan_for == nullptr) {
     ASSIGN_OR_RETURN(r.devices, ReadRdmaDevices(fs));
   }
-  if (fs.IsLiveRoot()) {
-    auto client = options_.netns_client();
-    auto m = client->Get();
-    if (m.ok()) {
-      facts.rdma_netns_mode = *m;
-      r.netns_mode_source = "RDMA netlink (RDMA_NLDEV_CMD_SYS_GET)";
-    } else {
-      spdlog::debug("{}", m.status().message());
-      r.netns_mode_source = m.status().message();
-    }
+  if (auto m = backends.netns->Get(); m.ok()) {
+    facts.rdma_netns_mode = *m;
+    r.netns_mode_source = backends.netns->Source();
+  } else {
+    spdlog::debug("{}", m.status().message());
+    r.netns_mode_source = m.status().message();
   }
   // Read on the live root too: a snapshot of this host (which records what
-  // discovery reads) then carries the mode for `--root` runs.
+  // discovery reads) then carries the mode for `--root` runs; and without
+  // RDMA netlink the parameter still shows the live value.
   std::optional<std::string> param = ReadNetnsModeParam(fs);
-  if (!facts.rdma_netns_mode) {
-    if (auto p = param) {
-      facts.rdma_netns_mode = *p;
-      r.netns_mode_source = kNetnsModeParam;
-    } else if (!fs.IsLiveRoot()) {
-      r.netns_mode_source = std::string(kNetnsModeParam) + " missing: ib_core not loaded";
-    }
+  if (!facts.rdma_netns_mode && param) {
+    facts.rdma_netns_mode = *param;
+    r.netns_mode_source = kNetnsModeParam;
   }
   ReadPersistentNetnsMode(fs, r);
   if (auto conf = fs.ReadFile(kIbCoreConf); conf.ok()) {
@@ -118,16 +76,8 @@ Status RdmaModule::Discover(HostContext& ctx, HostFacts& facts) {
   ReadOfed(fs, r);
   if (auto netns = fs.ListDir("/run/netns"); netns.ok()) r.named_netns = *netns;
   ReadDevFiles(fs, r);
-  if (fs.IsLiveRoot()) {
-    // getifaddrs is exact; the /proc files are read as well so that a
-    // snapshot holds what discovery under its root will use.
-    RdmaFacts from_proc;
-    ReadAddressesFromProc(fs, from_proc);
-    ReadLiveAddresses(r);
-  } else {
-    ReadAddressesFromProc(fs, r);
-  }
-  if (fs.IsLiveRoot() && options_.cross_check_rdma_core && !r.devices.empty()) {
+  backends.addresses->Read(r);
+  if (backends.cross_check_rdma_core && !r.devices.empty()) {
     auto verbs = QueryRdmaCore(/*with_gids=*/true);
     if (!verbs.ok()) {
       spdlog::warn("rdma-core: {}", verbs.status().message());
@@ -144,48 +94,27 @@ void RdmaModule::Plan(const DesiredState& desired, const HostFacts& facts, PlanS
 }
 
 Status RdmaModule::SetLiveMode(const Change& change, const std::string& mode, HostContext& ctx) {
+  std::unique_ptr<NetnsBackend> netns = Backends(*ctx.fs).netns;
   Status s;
-  if (!ctx.fs->IsLiveRoot()) {
-    // Under a tree, the read-only ib_core parameter is the simulated
-    // kernel's state: replacing it stands in for the netlink switch.
-    // Like the kernel, it refuses while other network namespaces exist:
-    // named ones (`ip netns add`) show in /run/netns.
-    auto netns = ctx.fs->ListDir("/run/netns");
-    if (!ctx.fs->Exists(kNetnsModeParam)) {
-      s = Status(StatusCode::kFailedPrecondition,
-                 std::string(kNetnsModeParam) + ": ENOENT: ib_core not loaded", ENOENT);
-    } else if (ReadNetnsModeParam(*ctx.fs) == std::optional<std::string>(mode)) {
-      s = OkStatus();  // setting the current mode succeeds, as in the kernel
-    } else if (netns.ok() && !netns->empty()) {
-      s = Status(StatusCode::kFailedPrecondition,
-                 "RDMA netns mode: EBUSY: network namespaces other than the initial one exist "
-                 "(/run/netns/" +
-                     netns->front() + ")",
-                 EBUSY);
-    } else {
-      // A failed write of the tree file is an I/O error of the tree, never
-      // the kernel refusing: no deferral.
-      Status w = ctx.fs->WriteFileAtomic(kNetnsModeParam, mode == "shared" ? "Y\n" : "N\n", 0444);
-      if (!w.ok()) return w.WithContext("set RDMA netns mode " + mode);
+  bool refused = false;
+  for (int attempt = 1; attempt <= options_.set_attempts; ++attempt) {
+    s = netns->Set(mode, &refused);
+    if (s.ok() || s.err() != EBUSY || !netns->RetryWhenBusy() ||
+        attempt == options_.set_attempts) {
+      break;
     }
-  } else {
-    auto client = options_.netns_client();
-    for (int attempt = 1; attempt <= options_.set_attempts; ++attempt) {
-      s = client->Set(mode);
-      if (s.ok() || s.err() != EBUSY || attempt == options_.set_attempts) break;
-      // A namespace may be going away (a pod being deleted): retry briefly.
-      if (ctx.clock != nullptr) ctx.clock->SleepFor(options_.set_retry_interval);
-    }
+    // A namespace may be going away (a pod being deleted): retry briefly.
+    if (ctx.clock != nullptr) ctx.clock->SleepFor(options_.set_retry_interval);
   }
   if (s.ok()) return s;
   const bool persist = !change.detail.is_object() || change.detail.value("persist", true);
-  if (RefusedNow(s) && persist) {
+  if (refused && persist) {
     ctx.deferred_to_reboot = "the kernel refused to switch the RDMA netns mode to " + mode +
                              " now (" + s.message() +
                              "); /etc/modprobe.d/ib_core.conf sets it at the next boot";
     return OkStatus();
   }
-  if (RefusedNow(s)) {
+  if (refused) {
     return Status(s.code(),
                   s.message() + "; spec.rdma.persist is false, so it cannot wait for a reboot",
                   s.err())

@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "engine/module/module.h"
+#include "modules/rdma/rdma_backend.h"
 #include "modules/rdma/rdma_netlink.h"
 
 namespace provisioner::rdma {
@@ -36,7 +37,9 @@ class RdmaModule : public Module {
   void Check(const DesiredState* desired, const HostFacts& facts, CheckSink& sink) const override;
 
  private:
-  // The live mode now: netlink on the live root, the ib_core parameter under a tree.
+  // The backends for this root (rdma_backend.h: the one factory).
+  RdmaBackends Backends(HostFs& fs) const;
+  // The live mode now: the netns backend, else the ib_core parameter.
   StatusOr<std::string> ReadLiveMode(HostContext& ctx) const;
   Status SetLiveMode(const Change& change, const std::string& mode, HostContext& ctx);
   Status WritePersistent(const std::string& mode, HostContext& ctx);

@@ -9,6 +9,9 @@
 
 #include <cerrno>
 #include <cstring>
+#include <utility>
+
+#include "engine/netlink/netlink_socket.h"
 
 namespace provisioner::rdma {
 namespace {
@@ -16,15 +19,7 @@ namespace {
 // Attributes beyond this are ignored when parsing (the mode is 66).
 constexpr int kMaxAttr = 128;
 
-struct MsgDeleter {
-  void operator()(nl_msg* m) const { nlmsg_free(m); }
-};
-using MsgPtr = std::unique_ptr<nl_msg, MsgDeleter>;
-
-struct SockDeleter {
-  void operator()(nl_sock* s) const { nl_socket_free(s); }
-};
-using SockPtr = std::unique_ptr<nl_sock, SockDeleter>;
+using MsgPtr = NlMsg;
 
 std::optional<uint8_t> ModeValue(const std::string& mode) {
   if (mode == "shared") return 1;
@@ -122,21 +117,17 @@ class NetlinkClient : public NetnsModeClient {
  private:
   Status Run(nl_msg* msg, const std::string& what, Exchange& ex) {
     if (msg == nullptr) return InternalError("RDMA netlink " + what + ": cannot build the message");
-    SockPtr sk(nl_socket_alloc());
-    if (!sk) return InternalError("RDMA netlink: nl_socket_alloc failed");
-    errno = 0;
-    if (int r = nl_connect(sk.get(), kNetlinkRdma); r < 0) {
-      // libnl folds errno into its own codes: report the socket's errno.
-      int err = errno != 0 ? errno : EPROTONOSUPPORT;
-      Status s = ErrnoToStatus(err, "open NETLINK_RDMA socket");
-      if (err == EPROTONOSUPPORT) {
+    auto connected = ConnectNetlink(kNetlinkRdma, "NETLINK_RDMA");
+    if (!connected.ok()) {
+      const Status& s = connected.status();
+      if (s.err() == EPROTONOSUPPORT) {
         return Status(StatusCode::kFailedPrecondition,
-                      s.message() + ": no RDMA netlink in this kernel (ib_core not loaded)", err);
+                      s.message() + ": no RDMA netlink in this kernel (ib_core not loaded)",
+                      s.err());
       }
       return s;
     }
-    timeval tv{5, 0};  // never hang on a kernel that does not answer
-    setsockopt(nl_socket_get_fd(sk.get()), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    NlSocket sk = std::move(*connected);
     nl_socket_modify_cb(sk.get(), NL_CB_VALID, NL_CB_CUSTOM, OnValid, &ex);
     nl_socket_modify_cb(sk.get(), NL_CB_ACK, NL_CB_CUSTOM, OnAck, &ex);
     nl_socket_modify_err_cb(sk.get(), NL_CB_CUSTOM, OnError, &ex);

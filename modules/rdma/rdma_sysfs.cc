@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "engine/host/parallel_reads.h"
+#include "modules/kmod/kmod_host.h"
 #include "spdlog/spdlog.h"
 
 namespace provisioner::rdma {
@@ -395,22 +396,15 @@ std::optional<std::string> ReadNetnsModeParam(const HostFs& fs) {
 }
 
 void ReadPersistentNetnsMode(const HostFs& fs, RdmaFacts& facts) {
-  // modprobe reads these directories; a file name in an earlier one hides
-  // the same name in later ones; all files are then read in name order.
-  std::map<std::string, std::string> files;  // name -> host path
-  for (const char* dir : {"/lib/modprobe.d", "/run/modprobe.d", "/etc/modprobe.d"}) {
-    auto names = fs.ListDir(dir);
-    if (!names.ok()) continue;
-    for (const auto& n : *names) {
-      if (n.size() > 5 && n.substr(n.size() - 5) == ".conf") files[n] = std::string(dir) + "/" + n;
-    }
-  }
-  for (const auto& [name, path] : files) {
-    auto text = fs.ReadFile(path);
-    if (!text.ok()) continue;
-    if (auto m = NetnsModeFromModprobe(*text)) {
-      facts.persistent_netns_mode = *m;
-      facts.persistent_netns_source = path;
+  // modprobe.d through libkmod, as modprobe reads it (ib-core is ib_core,
+  // continued lines are one line); the last file setting it wins.
+  for (const ModprobeFileOptions& file : ModprobeOptionsByFile(fs)) {
+    for (const ModprobeEntry& o : file.options) {
+      if (o.module != "ib_core") continue;
+      if (auto m = NetnsModeFromModprobe("options ib_core " + o.value)) {
+        facts.persistent_netns_mode = *m;
+        facts.persistent_netns_source = file.path;
+      }
     }
   }
 }
@@ -429,7 +423,28 @@ void ReadOfed(const HostFs& fs, RdmaFacts& facts) {
 void ReadDevFiles(const HostFs& fs, RdmaFacts& facts) {
   auto names = fs.ListDir("/dev/infiniband");
   if (names.ok()) facts.dev_files = *names;
-  facts.dev_captured = fs.IsLiveRoot() || fs.Exists("/dev");
+  // The live root always has /dev; a tree may not have captured it.
+  facts.dev_captured = fs.Exists("/dev");
+}
+
+std::string RenderAddressCapture(const std::vector<std::pair<std::string, std::string>>& addrs) {
+  std::string out;
+  for (const auto& [ifname, addr] : addrs) {
+    out += ifname + (addr.find(':') != std::string::npos ? " inet6 " : " inet ") + addr + "\n";
+  }
+  return out;
+}
+
+void ParseAddressCapture(std::string_view text, RdmaFacts& facts) {
+  for (const auto& line : Lines(text)) {
+    std::vector<std::string> f = Fields(line);
+    if (f.size() != 3) continue;
+    if (f[1] == "inet") {
+      facts.addresses[f[0]].ipv4.push_back(f[2]);
+    } else if (f[1] == "inet6") {
+      facts.addresses[f[0]].ipv6.push_back(f[2]);
+    }
+  }
 }
 
 void ReadAddressesFromProc(const HostFs& fs, RdmaFacts& facts) {

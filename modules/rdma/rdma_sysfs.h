@@ -58,6 +58,13 @@ void ReadPersistentNetnsMode(const HostFs& fs, RdmaFacts& facts);
 void ReadOfed(const HostFs& fs, RdmaFacts& facts);
 // /dev/infiniband entries.
 void ReadDevFiles(const HostFs& fs, RdmaFacts& facts);
+// The capture of the live root's addresses (what getifaddrs answered) that
+// `snapshot` stores and a tree root replays: one "<ifname> inet|inet6
+// <address>" line per address, in getifaddrs order.
+inline constexpr const char* kAddressCapture = "/run/provisioner/addresses";
+std::string RenderAddressCapture(const std::vector<std::pair<std::string, std::string>>& addrs);
+// Fills facts.addresses from capture text (addresses_known is the caller's).
+void ParseAddressCapture(std::string_view text, RdmaFacts& facts);
 // Netdev addresses: /proc/net/if_inet6 (IPv6) and /proc/net/fib_trie with
 // /proc/net/route (IPv4 local addresses, mapped to the interface whose
 // link route holds them).

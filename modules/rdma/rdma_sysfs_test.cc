@@ -243,6 +243,23 @@ TEST(RdmaDiscover, NetnsModeAndPersistentSetting) {
   ReadPersistentNetnsMode(*fs, g);
   EXPECT_EQ(g.persistent_netns_mode, "shared");
   EXPECT_EQ(g.persistent_netns_source, "/etc/modprobe.d/zz-local.conf");
+  // As modprobe (libkmod) reads it: "ib-core" is ib_core, a trailing
+  // backslash continues the line.
+  Write(root + "/etc/modprobe.d/zz-local.conf", "options ib-core netns_mode=0\n");
+  RdmaFacts dash;
+  ReadPersistentNetnsMode(*fs, dash);
+  EXPECT_EQ(dash.persistent_netns_mode, "exclusive");
+  EXPECT_EQ(dash.persistent_netns_source, "/etc/modprobe.d/zz-local.conf");
+  Write(root + "/etc/modprobe.d/zz-local.conf", "options ib_core \\\n  netns_mode=1\n");
+  RdmaFacts continued;
+  ReadPersistentNetnsMode(*fs, continued);
+  EXPECT_EQ(continued.persistent_netns_mode, "shared");
+  EXPECT_EQ(continued.persistent_netns_source, "/etc/modprobe.d/zz-local.conf");
+  // /lib/modprobe.d is read too, and a same-named file in /etc hides it.
+  Write(root + "/lib/modprobe.d/zz-local.conf", "options ib_core netns_mode=0\n");
+  RdmaFacts hidden;
+  ReadPersistentNetnsMode(*fs, hidden);
+  EXPECT_EQ(hidden.persistent_netns_mode, "shared");
   ASSERT_EQ(std::system(("rm -rf '" + root + "/sys/module/ib_core/parameters'").c_str()), 0);
   EXPECT_EQ(ReadNetnsModeParam(*fs), std::nullopt);
 }

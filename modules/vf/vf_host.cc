@@ -76,27 +76,6 @@ VfGuids ReadGuids(const HostFs& fs, const std::string& pf, int index, const std:
   return g;
 }
 
-std::optional<bool> ReadTreeFlag(const HostFs& fs, const std::string& pf, int vf,
-                                 const std::string& name) {
-  auto v = fs.ReadAttr(TreeVfStatePath(pf, vf, name));
-  if (!v.ok()) return std::nullopt;
-  if (*v == "1") return true;
-  if (*v == "0") return false;
-  return std::nullopt;
-}
-
-std::map<int, VfLinkState> ReadNetlink(VfNetlink* nl, const std::string& netdev) {
-  std::map<int, VfLinkState> out;
-  if (nl == nullptr || netdev.empty()) return out;
-  auto vfs = nl->ReadVfs(netdev);
-  if (!vfs.ok()) {
-    spdlog::debug("{}", vfs.status().message());  // a missing fact, not an error
-    return out;
-  }
-  for (const VfLinkState& s : *vfs) out[s.vf] = s;
-  return out;
-}
-
 // Polls `done` until true or ctx.settle_timeout.
 Status WaitFor(HostContext& ctx, const VfHostOptions& options, const std::string& what,
                const std::function<bool()>& done) {
@@ -161,7 +140,8 @@ Status Rebind(const std::string& bdf, HostContext& ctx, const VfHostOptions& opt
   return BindVf(bdf, driver, ctx, options);
 }
 
-Status ApplyGuids(const Change& c, HostContext& ctx, VfNetlink* nl, const VfHostOptions& options) {
+Status ApplyGuids(const Change& c, HostContext& ctx, VfSettingsBackend& backend,
+                  const VfHostOptions& options) {
   HostFs& fs = *ctx.fs;
   ASSIGN_OR_RETURN(std::vector<std::string> vfs, ChangeVfs(c, fs));
   std::vector<json> want = PerVf(c.after, vfs.size());
@@ -175,16 +155,16 @@ Status ApplyGuids(const Change& c, HostContext& ctx, VfNetlink* nl, const VfHost
     if (now.node == FormatGuid(*g) && now.port == FormatGuid(*g)) continue;
     const std::string vf_label = "VF " + std::to_string(n) + " (" + vfs[i] + ")";
     if (ctx.progress) ctx.progress->Step(c.target + ": " + vf_label + " GUID " + FormatGuid(*g));
-    bool done = false;
-    if (options.use_netlink && nl != nullptr) {
-      if (netdev.empty()) return FailedPreconditionError(c.id + ": the PF has no netdev");
-      // Two messages: in one, the kernel applies only the node GUID.
-      Status s = nl->SetNodeGuid(netdev, n, *g);
-      if (s.ok()) s = nl->SetPortGuid(netdev, n, *g);
-      const bool ofed = fs.Exists(OfedGuidPath(c.target, n, "node"));
-      if (!s.ok() && !(s.err() == EOPNOTSUPP && ofed)) return s.WithContext(vf_label);
-      done = s.ok();
+    if (backend.NeedsPfNetdev() && netdev.empty()) {
+      return FailedPreconditionError(c.id + ": the PF has no netdev");
     }
+    StatusOr<bool> set = backend.SetGuids(c.target, netdev, n, *g);
+    if (!set.ok()) {
+      // MLNX_OFED refuses the netlink messages: its files take them.
+      const bool ofed = fs.Exists(OfedGuidPath(c.target, n, "node"));
+      if (!(set.status().err() == EOPNOTSUPP && ofed)) return set.status().WithContext(vf_label);
+    }
+    const bool done = set.ok() && *set;
     if (!done) {
       const std::string node = OfedGuidPath(c.target, n, "node");
       if (!fs.Exists(node)) {
@@ -209,12 +189,11 @@ Status ApplyGuids(const Change& c, HostContext& ctx, VfNetlink* nl, const VfHost
   return OkStatus();
 }
 
-Status VerifyGuids(const Change& c, HostContext& ctx, VfNetlink* nl, const VfHostOptions& options) {
+Status VerifyGuids(const Change& c, HostContext& ctx, VfSettingsBackend& backend) {
   const HostFs& fs = *ctx.fs;
   ASSIGN_OR_RETURN(std::vector<std::string> vfs, ChangeVfs(c, fs));
   std::vector<json> want = PerVf(c.after, vfs.size());
-  std::map<int, VfLinkState> link =
-      options.use_netlink ? ReadNetlink(nl, Netdev(c)) : std::map<int, VfLinkState>{};
+  std::map<int, VfLinkState> link = backend.Read(c.target, Netdev(c));
   for (size_t i = 0; i < vfs.size(); ++i) {
     if (!want[i].is_string()) continue;
     const int n = static_cast<int>(i);
@@ -236,53 +215,41 @@ const char* FlagFile(const Change& c) {
   return c.attribute == kTrustAttribute ? "trust" : "spoofchk";
 }
 
-std::optional<bool> ReadFlag(const Change& c, const HostFs& fs, int n,
-                             const std::map<int, VfLinkState>& link, bool use_netlink) {
-  if (!use_netlink) return ReadTreeFlag(fs, c.target, n, FlagFile(c));
+std::optional<bool> ReadFlag(const Change& c, int n, const std::map<int, VfLinkState>& link) {
   auto it = link.find(n);
   if (it == link.end()) return std::nullopt;
   return c.attribute == kTrustAttribute ? it->second.trust : it->second.spoof_chk;
 }
 
-Status ApplyFlag(const Change& c, HostContext& ctx, VfNetlink* nl, const VfHostOptions& options) {
+Status ApplyFlag(const Change& c, HostContext& ctx, VfSettingsBackend& backend) {
   HostFs& fs = *ctx.fs;
   ASSIGN_OR_RETURN(std::vector<std::string> vfs, ChangeVfs(c, fs));
   std::vector<json> want = PerVf(c.after, vfs.size());
   const std::string netdev = Netdev(c);
-  const bool netlink = options.use_netlink && nl != nullptr;
-  if (netlink && netdev.empty()) return FailedPreconditionError(c.id + ": the PF has no netdev");
-  std::map<int, VfLinkState> link =
-      netlink ? ReadNetlink(nl, netdev) : std::map<int, VfLinkState>{};
+  if (backend.NeedsPfNetdev() && netdev.empty()) {
+    return FailedPreconditionError(c.id + ": the PF has no netdev");
+  }
+  std::map<int, VfLinkState> link = backend.Read(c.target, netdev);
   for (size_t i = 0; i < vfs.size(); ++i) {
     if (!want[i].is_boolean()) continue;
     const bool on = want[i].get<bool>();
     const int n = static_cast<int>(i);
-    if (ReadFlag(c, fs, n, link, netlink) == on) continue;
+    if (ReadFlag(c, n, link) == on) continue;
     const std::string vf_label = "VF " + std::to_string(n) + " (" + vfs[i] + ")";
-    if (netlink) {
-      Status s = c.attribute == kTrustAttribute ? nl->SetTrust(netdev, n, on)
-                                                : nl->SetSpoofChk(netdev, n, on);
-      RETURN_IF_ERROR(s.WithContext(vf_label));
-    } else {
-      RETURN_IF_ERROR(
-          fs.WriteFileAtomic(TreeVfStatePath(c.target, n, FlagFile(c)), on ? "1\n" : "0\n", 0644)
-              .WithContext(vf_label));
-    }
+    RETURN_IF_ERROR(backend.SetFlag(c.target, netdev, n, FlagFile(c), on).WithContext(vf_label));
   }
   return OkStatus();
 }
 
-Status VerifyFlag(const Change& c, HostContext& ctx, VfNetlink* nl, const VfHostOptions& options) {
+Status VerifyFlag(const Change& c, HostContext& ctx, VfSettingsBackend& backend) {
   const HostFs& fs = *ctx.fs;
   ASSIGN_OR_RETURN(std::vector<std::string> vfs, ChangeVfs(c, fs));
   std::vector<json> want = PerVf(c.after, vfs.size());
-  const bool netlink = options.use_netlink && nl != nullptr;
-  std::map<int, VfLinkState> link =
-      netlink ? ReadNetlink(nl, Netdev(c)) : std::map<int, VfLinkState>{};
+  std::map<int, VfLinkState> link = backend.Read(c.target, Netdev(c));
   for (size_t i = 0; i < vfs.size(); ++i) {
     if (!want[i].is_boolean()) continue;
     const int n = static_cast<int>(i);
-    std::optional<bool> now = ReadFlag(c, fs, n, link, netlink);
+    std::optional<bool> now = ReadFlag(c, n, link);
     if (now != want[i].get<bool>()) {
       return FailedPreconditionError(Label(c) + " VF " + std::to_string(n) + " (" + vfs[i] + ") " +
                                      c.attribute + ": desired " + want[i].dump() + ", current " +
@@ -333,10 +300,6 @@ Status VerifyDriver(const Change& c, HostContext& ctx) {
 
 }  // namespace
 
-std::string TreeVfStatePath(const std::string& pf, int vf, const std::string& name) {
-  return "/run/kernel-sim/vf/" + pf + "/" + std::to_string(vf) + "/" + name;
-}
-
 std::string OfedGuidPath(const std::string& pf, int vf, const std::string& name) {
   return kDevices + pf + "/sriov/" + std::to_string(vf) + "/" + name;
 }
@@ -362,8 +325,7 @@ StatusOr<std::vector<std::string>> ResolveVfs(const HostFs& fs, const std::strin
   return out;
 }
 
-Status DiscoverVfFacts(const HostFs& fs, VfNetlink* nl, const VfHostOptions& options,
-                       HostFacts& facts) {
+Status DiscoverVfFacts(const HostFs& fs, VfSettingsBackend& backend, HostFacts& facts) {
   facts.pci_drivers = ListDirIfPresent(fs, "/sys/bus/pci/drivers");
   for (PciFunction& f : facts.pci) {
     if (!f.sriov) continue;
@@ -376,8 +338,8 @@ Status DiscoverVfFacts(const HostFs& fs, VfNetlink* nl, const VfHostOptions& opt
       break;
     }
     if (s.vfs.empty()) continue;
-    std::map<int, VfLinkState> link;
-    if (options.use_netlink && !f.netdevs.empty()) link = ReadNetlink(nl, f.netdevs.front());
+    std::map<int, VfLinkState> link =
+        backend.Read(f.pci_address, f.netdevs.empty() ? "" : f.netdevs.front());
     for (VfInfo& vf : s.vfs) {
       std::string o = ReadOr(fs, kDevices + vf.pci_address + "/driver_override", "(null)");
       vf.driver_override = o == "(null)" ? "" : o;
@@ -388,13 +350,8 @@ Status DiscoverVfFacts(const HostFs& fs, VfNetlink* nl, const VfHostOptions& opt
         vf.ib_node_guid = g.node;
         vf.ib_port_guid = g.port;
       }
-      if (options.use_netlink) {
-        vf.trust = l ? l->trust : std::nullopt;
-        vf.spoof_chk = l ? l->spoof_chk : std::nullopt;
-      } else {
-        vf.trust = ReadTreeFlag(fs, f.pci_address, vf.vf_index, "trust");
-        vf.spoof_chk = ReadTreeFlag(fs, f.pci_address, vf.vf_index, "spoofchk");
-      }
+      vf.trust = l ? l->trust : std::nullopt;
+      vf.spoof_chk = l ? l->spoof_chk : std::nullopt;
     }
   }
   return OkStatus();
@@ -437,13 +394,13 @@ Status BindVf(const std::string& vf, const std::string& driver, HostContext& ctx
   return OkStatus();
 }
 
-Status ApplyVfChange(const Change& change, HostContext& ctx, VfNetlink* nl,
+Status ApplyVfChange(const Change& change, HostContext& ctx, VfSettingsBackend& backend,
                      const VfHostOptions& options) {
   Status s;
   if (change.attribute == kIbGuidsAttribute) {
-    s = ApplyGuids(change, ctx, nl, options);
+    s = ApplyGuids(change, ctx, backend, options);
   } else if (change.attribute == kTrustAttribute || change.attribute == kSpoofChkAttribute) {
-    s = ApplyFlag(change, ctx, nl, options);
+    s = ApplyFlag(change, ctx, backend);
   } else if (change.attribute == kDriverAttribute) {
     s = ApplyDriver(change, ctx, options);
   } else {
@@ -453,11 +410,10 @@ Status ApplyVfChange(const Change& change, HostContext& ctx, VfNetlink* nl,
   return s;
 }
 
-Status VerifyVfChange(const Change& change, HostContext& ctx, VfNetlink* nl,
-                      const VfHostOptions& options) {
-  if (change.attribute == kIbGuidsAttribute) return VerifyGuids(change, ctx, nl, options);
+Status VerifyVfChange(const Change& change, HostContext& ctx, VfSettingsBackend& backend) {
+  if (change.attribute == kIbGuidsAttribute) return VerifyGuids(change, ctx, backend);
   if (change.attribute == kTrustAttribute || change.attribute == kSpoofChkAttribute) {
-    return VerifyFlag(change, ctx, nl, options);
+    return VerifyFlag(change, ctx, backend);
   }
   if (change.attribute == kDriverAttribute) return VerifyDriver(change, ctx);
   return InvalidArgumentError("module vf has no attribute " + change.attribute + " (" + change.id +

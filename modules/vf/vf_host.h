@@ -1,4 +1,4 @@
-// VFs on the host, through HostFs (and VfNetlink on the live root): reading
+// VFs on the host, through HostFs and a VfSettingsBackend (vf_backend.h): reading
 // per-VF state, setting IB GUIDs / trust / spoof check, and moving VFs
 // between drivers with driver_override + unbind + bind.
 //
@@ -13,10 +13,10 @@
 //   `/sys/class/infiniband/<PF RDMA dev>/device/sriov/<vf>/...` of the OFED
 //   docs). mlx5 takes new GUIDs only when the VF is unbound and bound again.
 // - trust, spoof check: no sysfs file exists in the real kernel. Live root:
-//   netlink (IFLA_VF_TRUST / IFLA_VF_SPOOFCHK). Under a tree root: the
-//   simulator-owned files `/run/kernel-sim/vf/<PF>/<vf>/{trust,spoofchk}`
-//   ("0"/"1"); plan under a tree root reads them from there (absent =
-//   unknown), and the kernel simulator removes them with the VFs.
+//   netlink (IFLA_VF_TRUST / IFLA_VF_SPOOFCHK). Under a tree root: the tree
+//   backend's capture files `/run/provisioner/vf/<PF>/<vf>/{trust,spoofchk}`
+//   ("0"/"1"; absent = unknown), which `snapshot` writes from the live
+//   netlink answer (the kernel simulator removes them with the VFs).
 #ifndef PROVISIONER_MODULES_VF_VF_HOST_H_
 #define PROVISIONER_MODULES_VF_VF_HOST_H_
 
@@ -29,35 +29,29 @@
 #include "engine/model/host_model.h"
 #include "engine/module/module.h"
 #include "engine/plan/change.h"
+#include "modules/vf/vf_backend.h"
 #include "modules/vf/vf_netlink.h"
 
 namespace provisioner {
 
 struct VfHostOptions {
-  // Netlink for GUIDs/trust/spoof check (the live root); files otherwise.
-  bool use_netlink = false;
   std::chrono::milliseconds poll_interval{20};
 };
-
-// "/run/kernel-sim/vf/<pf>/<vf>/<name>" (name: trust | spoofchk).
-std::string TreeVfStatePath(const std::string& pf, int vf, const std::string& name);
 // "/sys/bus/pci/devices/<pf>/sriov/<vf>/<name>" (name: node | port | policy).
 std::string OfedGuidPath(const std::string& pf, int vf, const std::string& name);
 
 // Adds the vf module's facts: HostFacts::pci_drivers, each SR-IOV PF's
 // ib_node_guid, each VF's driver_override, GUIDs, trust and spoof check.
-// `nl` may be null (no netlink reads). Unreadable optional facts stay unknown.
-Status DiscoverVfFacts(const HostFs& fs, VfNetlink* nl, const VfHostOptions& options,
-                       HostFacts& facts);
+// Unreadable optional facts stay unknown.
+Status DiscoverVfFacts(const HostFs& fs, VfSettingsBackend& backend, HostFacts& facts);
 
 // The PF's VFs by index (virtfnN links), as PCI addresses.
 StatusOr<std::vector<std::string>> ResolveVfs(const HostFs& fs, const std::string& pf);
 
 // Applies / verifies one change of the vf module (vf_planner.h).
-Status ApplyVfChange(const Change& change, HostContext& ctx, VfNetlink* nl,
+Status ApplyVfChange(const Change& change, HostContext& ctx, VfSettingsBackend& backend,
                      const VfHostOptions& options);
-Status VerifyVfChange(const Change& change, HostContext& ctx, VfNetlink* nl,
-                      const VfHostOptions& options);
+Status VerifyVfChange(const Change& change, HostContext& ctx, VfSettingsBackend& backend);
 
 // Moves one VF to `driver` ("" = unbound): unbind from its current driver,
 // driver_override (vfio-pci: "vfio-pci"; others: cleared), bind through

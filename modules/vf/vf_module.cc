@@ -7,9 +7,8 @@
 
 namespace provisioner {
 
-VfHostOptions VfModule::HostOptions(const HostFs& fs) const {
+VfHostOptions VfModule::HostOptions() const {
   VfHostOptions o;
-  o.use_netlink = options_.use_netlink.value_or(fs.IsLiveRoot());
   o.poll_interval = options_.poll_interval;
   return o;
 }
@@ -21,9 +20,15 @@ VfNetlink* VfModule::Netlink() {
   return netlink_.get();
 }
 
+std::unique_ptr<VfSettingsBackend> VfModule::Backend(HostFs& fs) {
+  // Tests force either backend; otherwise the factory picks by root.
+  if (options_.use_netlink == std::optional<bool>(true)) return NewNetlinkVfSettings(Netlink(), fs);
+  if (options_.use_netlink == std::optional<bool>(false)) return NewTreeVfSettings(fs);
+  return NewVfSettingsBackend(fs, [this] { return Netlink(); });
+}
+
 Status VfModule::Discover(HostContext& ctx, HostFacts& facts) {
-  VfHostOptions o = HostOptions(*ctx.fs);
-  return DiscoverVfFacts(*ctx.fs, o.use_netlink ? Netlink() : nullptr, o, facts);
+  return DiscoverVfFacts(*ctx.fs, *Backend(*ctx.fs), facts);
 }
 
 void VfModule::Plan(const DesiredState& desired, const HostFacts& facts, PlanSink& sink) const {
@@ -31,13 +36,11 @@ void VfModule::Plan(const DesiredState& desired, const HostFacts& facts, PlanSin
 }
 
 Status VfModule::Apply(const Change& change, HostContext& ctx) {
-  VfHostOptions o = HostOptions(*ctx.fs);
-  return ApplyVfChange(change, ctx, o.use_netlink ? Netlink() : nullptr, o);
+  return ApplyVfChange(change, ctx, *Backend(*ctx.fs), HostOptions());
 }
 
 Status VfModule::Verify(const Change& change, HostContext& ctx) {
-  VfHostOptions o = HostOptions(*ctx.fs);
-  return VerifyVfChange(change, ctx, o.use_netlink ? Netlink() : nullptr, o);
+  return VerifyVfChange(change, ctx, *Backend(*ctx.fs));
 }
 
 PROVISIONER_REGISTER_MODULE("vf", 12, VfModule)

@@ -11,14 +11,15 @@
 #include <string_view>
 
 #include "engine/module/module.h"
+#include "modules/vf/vf_backend.h"
 #include "modules/vf/vf_host.h"
 #include "modules/vf/vf_netlink.h"
 
 namespace provisioner {
 
 struct VfModuleOptions {
-  // Netlink (GUIDs, trust, spoof check) or files: by default netlink on the
-  // live root only (see vf_host.h). Tests force either.
+  // Netlink (GUIDs, trust, spoof check) or the tree's files: by default the
+  // factory of vf_backend.h picks by root. Tests force either.
   std::optional<bool> use_netlink;
   // Makes the netlink backend; default libnl.
   std::function<std::unique_ptr<VfNetlink>()> netlink_factory;
@@ -37,8 +38,9 @@ class VfModule final : public Module {
   Status Verify(const Change& change, HostContext& ctx) override;
 
  private:
-  VfHostOptions HostOptions(const HostFs& fs) const;
+  VfHostOptions HostOptions() const;
   VfNetlink* Netlink();
+  std::unique_ptr<VfSettingsBackend> Backend(HostFs& fs);
 
   VfModuleOptions options_;
   std::unique_ptr<VfNetlink> netlink_;

@@ -17,6 +17,8 @@
 #include <optional>
 #include <utility>
 
+#include "engine/netlink/netlink_socket.h"
+
 namespace provisioner {
 namespace {
 
@@ -33,40 +35,23 @@ int OnError(struct sockaddr_nl*, struct nlmsgerr* e, void* arg) {
 // A connected NETLINK_ROUTE socket that records the kernel's errno.
 class Socket {
  public:
-  Socket() : sk_(nl_socket_alloc()) {}
-  ~Socket() {
-    if (sk_ != nullptr) nl_socket_free(sk_);
-  }
-  Socket(const Socket&) = delete;
-  Socket& operator=(const Socket&) = delete;
-
   Status Connect() {
-    if (sk_ == nullptr) return ErrnoToStatus(ENOMEM, "netlink socket");
-    int r = nl_connect(sk_, NETLINK_ROUTE);
-    if (r < 0) return ErrnoToStatus(EIO, std::string("netlink connect: ") + nl_geterror(r));
-    nl_socket_modify_err_cb(sk_, NL_CB_CUSTOM, OnError, &err_);
+    ASSIGN_OR_RETURN(sk_, ConnectNetlink(NETLINK_ROUTE, "NETLINK_ROUTE"));
+    nl_socket_modify_err_cb(sk_.get(), NL_CB_CUSTOM, OnError, &err_);
     return OkStatus();
   }
   struct nl_sock* get() {
-    return sk_;
+    return sk_.get();
   }
   // A Status for libnl's result `r`, with the kernel's errno when it sent one
   // (else libnl's code mapped back; some calls bypass the error callback).
   Status Fail(int r, const std::string& what) const {
     if (err_.err != 0) return ErrnoToStatus(err_.err, what);
-    static const std::map<int, int> kErrno = {
-        {NLE_NODEV, ENODEV}, {NLE_OBJ_NOTFOUND, ENODEV},  {NLE_PERM, EPERM},
-        {NLE_BUSY, EBUSY},   {NLE_OPNOTSUPP, EOPNOTSUPP}, {NLE_INVAL, EINVAL},
-        {NLE_NOMEM, ENOMEM}, {NLE_AGAIN, EAGAIN},         {NLE_NOACCESS, EACCES},
-        {NLE_RANGE, ERANGE}, {NLE_EXIST, EEXIST},         {NLE_PROTO_MISMATCH, EPROTONOSUPPORT}};
-    const int code = r < 0 ? -r : r;
-    auto it = kErrno.find(code);
-    if (it != kErrno.end()) return ErrnoToStatus(it->second, what);
-    return ErrnoToStatus(EIO, what + ": " + nl_geterror(r));
+    return NlError(r, what);
   }
 
  private:
-  struct nl_sock* sk_;
+  NlSocket sk_;
   ErrState err_;
 };
 

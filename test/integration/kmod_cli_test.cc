@@ -1,6 +1,6 @@
 // End-to-end: spec.kernelModules with the real binary on the host trees.
 // Under a tree root, "loading" a module is the kernel stand-in of the kmod
-// module: it is added to <root>/proc/modules (modules/kmod/kmod_host.h).
+// module: it is added to <root>/proc/modules (modules/kmod/kmod_backend.h).
 #include <sys/stat.h>
 
 #include <algorithm>

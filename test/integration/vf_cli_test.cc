@@ -143,7 +143,7 @@ spec:
     EXPECT_EQ(ReadFile(vf + "/driver_override"), "vfio-pci\n") << i;
     EXPECT_TRUE(Exists(root + "/dev/vfio/" + LinkBase(vf + "/iommu_group"))) << i;
     EXPECT_FALSE(Exists(vf + "/net")) << i;
-    const std::string state = root + "/run/kernel-sim/vf/0000:af:00.0/" + std::to_string(i);
+    const std::string state = root + "/run/provisioner/vf/0000:af:00.0/" + std::to_string(i);
     EXPECT_EQ(ReadFile(state + "/trust"), "1\n") << i;
     EXPECT_EQ(ReadFile(state + "/spoofchk"), "0\n") << i;
   }
@@ -263,7 +263,7 @@ spec:
               "fe80:0000:0000:0000:" + std::string(want) + "\n")
         << i;
     EXPECT_EQ(LinkBase(vf + "/driver"), "mlx5_core") << i;
-    const std::string state = root + "/run/kernel-sim/vf/0000:86:00.0/" + std::to_string(i);
+    const std::string state = root + "/run/provisioner/vf/0000:86:00.0/" + std::to_string(i);
     EXPECT_EQ(ReadFile(state + "/trust"), "1\n");
     EXPECT_EQ(ReadFile(state + "/spoofchk"), "0\n");
   }

@@ -345,12 +345,16 @@ Status SriovSim::Disable(const std::string& pf_dir) {
     }
     RETURN_IF_ERROR(w_.RemoveAll(pf_dir + "/" + link));
   }
-  // The VFs' settings go with them: OFED-style GUID files, trust/spoofchk state.
+  // The VFs' settings go with them: OFED-style GUID files, and the trust /
+  // spoofchk state the vf module's tree backend keeps
+  // (modules/vf/vf_backend.h, kVfStateCapturePrefix).
   RETURN_IF_ERROR(w_.RemoveAll(pf_dir + "/sriov"));
-  RETURN_IF_ERROR(w_.RemoveAll("/run/kernel-sim/vf/" + std::string(Basename(pf_dir))));
-  if (w_.List("/run/kernel-sim/vf").empty()) RETURN_IF_ERROR(w_.RemoveAll("/run/kernel-sim/vf"));
-  if (w_.Exists("/run/kernel-sim") && w_.List("/run/kernel-sim").empty()) {
-    RETURN_IF_ERROR(w_.RemoveAll("/run/kernel-sim"));
+  RETURN_IF_ERROR(w_.RemoveAll("/run/provisioner/vf/" + std::string(Basename(pf_dir))));
+  if (w_.List("/run/provisioner/vf").empty()) {
+    RETURN_IF_ERROR(w_.RemoveAll("/run/provisioner/vf"));
+  }
+  if (w_.Exists("/run/provisioner") && w_.List("/run/provisioner").empty()) {
+    RETURN_IF_ERROR(w_.RemoveAll("/run/provisioner"));
   }
   return OkStatus();
 }

@@ -1,0 +1,102 @@
+#include "modules/vf/vf_backend.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+
+#include "engine/host/recording_host_fs.h"
+#include "gtest/gtest.h"
+
+namespace provisioner {
+namespace {
+
+std::string FreshDir() {
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  std::string base = std::string(tmp ? tmp : "/tmp") + "/vfbXXXXXX";
+  if (::mkdtemp(base.data()) == nullptr) return "";
+  return base;
+}
+
+// A kernel answering the dump with two VFs; counts what it is asked.
+class FakeNetlink : public VfNetlink {
+ public:
+  StatusOr<std::vector<VfLinkState>> ReadVfs(const std::string& pf_netdev) override {
+    ++calls;
+    if (pf_netdev != "ens1f0") return NotFoundError("no " + pf_netdev);
+    VfLinkState a;
+    a.vf = 0;
+    a.trust = true;
+    a.spoof_chk = false;
+    VfLinkState b;
+    b.vf = 1;
+    b.trust = false;  // no spoof check attribute: unknown
+    return std::vector<VfLinkState>{a, b};
+  }
+  Status SetNodeGuid(const std::string&, int, uint64_t) override { return Count(); }
+  Status SetPortGuid(const std::string&, int, uint64_t) override { return Count(); }
+  Status SetTrust(const std::string&, int, bool) override { return Count(); }
+  Status SetSpoofChk(const std::string&, int, bool) override { return Count(); }
+  int calls = 0;
+
+ private:
+  Status Count() {
+    ++calls;
+    return OkStatus();
+  }
+};
+
+TEST(VfSettingsFactory, NetlinkForTheLiveRootOnly) {
+  FakeNetlink nl;
+  int made = 0;
+  auto netlink = [&]() -> VfNetlink* {
+    ++made;
+    return &nl;
+  };
+  auto live = NewLocalHostFs("/");
+  auto l = NewVfSettingsBackend(*live, netlink);
+  EXPECT_TRUE(l->NeedsPfNetdev());
+  EXPECT_EQ(l->Read("0000:af:00.0", "ens1f0").size(), 2u);
+  EXPECT_EQ(made, 1);
+  EXPECT_EQ(nl.calls, 1);
+
+  std::string root = FreshDir();
+  ASSERT_FALSE(root.empty());
+  auto tree = NewLocalHostFs(root);
+  auto t = NewVfSettingsBackend(*tree, netlink);
+  EXPECT_FALSE(t->NeedsPfNetdev());
+  ASSERT_TRUE(t->SetFlag("0000:af:00.0", "", 3, "trust", true).ok());
+  EXPECT_EQ(*tree->ReadFile("/run/provisioner/vf/0000:af:00.0/3/trust"), "1\n");
+  auto g = t->SetGuids("0000:af:00.0", "", 3, 0x1234);
+  ASSERT_TRUE(g.ok());
+  EXPECT_FALSE(*g);  // the caller writes the OFED files
+  EXPECT_EQ(made, 1);  // a tree never makes a netlink client
+  EXPECT_EQ(nl.calls, 1);
+}
+
+// Snapshot: the dump's trust / spoof check answers become the tree backend's
+// files, and a tree holding them reads the same state.
+TEST(VfSettings, SnapshotRecordsTheNetlinkAnswerAndTheTreeReplaysIt) {
+  FakeNetlink nl;
+  auto live = NewLocalHostFs("/");
+  HostFsRecord record;
+  auto recording = NewRecordingHostFs(live.get(), &record);
+  auto answered = NewNetlinkVfSettings(&nl, *recording)->Read("0000:af:00.0", "ens1f0");
+  ASSERT_EQ(answered.size(), 2u);
+  EXPECT_EQ(record.captures.size(), 3u);  // VF 1 has no spoof check answer
+
+  std::string root = FreshDir();
+  ASSERT_FALSE(root.empty());
+  auto tree = NewLocalHostFs(root);
+  for (const auto& [path, content] : record.captures) {
+    ASSERT_TRUE(tree->WriteFileAtomic(path, content).ok()) << path;
+  }
+  auto replayed = NewTreeVfSettings(*tree)->Read("0000:af:00.0", "");
+  ASSERT_EQ(replayed.size(), 2u);
+  for (const auto& [n, s] : answered) {
+    EXPECT_EQ(replayed[n].trust, s.trust) << n;
+    EXPECT_EQ(replayed[n].spoof_chk, s.spoof_chk) << n;
+  }
+}
+
+}  // namespace
+}  // namespace provisioner

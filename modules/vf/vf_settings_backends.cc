@@ -1,0 +1,121 @@
+// The two VfSettingsBackends (vf_backend.h): rtnetlink for the live root, the
+// capture files for a tree root.
+#include <cerrno>
+#include <cstdlib>
+
+#include "modules/vf/vf_backend.h"
+#include "spdlog/spdlog.h"
+
+namespace provisioner {
+namespace {
+
+std::string FlagText(const std::optional<bool>& v) { return *v ? "1\n" : "0\n"; }
+
+class NetlinkVfSettings final : public VfSettingsBackend {
+ public:
+  NetlinkVfSettings(VfNetlink* nl, const HostFs& notes) : nl_(nl), notes_(notes) {}
+
+  bool NeedsPfNetdev() const override { return true; }
+
+  std::map<int, VfLinkState> Read(const std::string& pf, const std::string& pf_netdev) override {
+    std::map<int, VfLinkState> out;
+    if (nl_ == nullptr || pf_netdev.empty()) return out;
+    auto vfs = nl_->ReadVfs(pf_netdev);
+    if (!vfs.ok()) {
+      spdlog::debug("{}", vfs.status().message());  // a missing fact, not an error
+      return out;
+    }
+    for (const VfLinkState& s : *vfs) {
+      out[s.vf] = s;
+      // What the tree backend reads under a snapshot of this host.
+      if (notes_.IsRecording()) {
+        if (s.trust) notes_.NoteCapture(VfStateCapturePath(pf, s.vf, "trust"), FlagText(s.trust));
+        if (s.spoof_chk) {
+          notes_.NoteCapture(VfStateCapturePath(pf, s.vf, "spoofchk"), FlagText(s.spoof_chk));
+        }
+      }
+    }
+    return out;
+  }
+
+  Status SetFlag(const std::string& pf, const std::string& pf_netdev, int vf,
+                 const std::string& name, bool on) override {
+    (void)pf;
+    if (nl_ == nullptr) return InternalError("vf: no netlink client");
+    return name == "trust" ? nl_->SetTrust(pf_netdev, vf, on) : nl_->SetSpoofChk(pf_netdev, vf, on);
+  }
+
+  StatusOr<bool> SetGuids(const std::string& pf, const std::string& pf_netdev, int vf,
+                          uint64_t guid) override {
+    (void)pf;
+    if (nl_ == nullptr) return false;
+    // Two messages: in one, the kernel applies only the node GUID.
+    Status s = nl_->SetNodeGuid(pf_netdev, vf, guid);
+    if (s.ok()) s = nl_->SetPortGuid(pf_netdev, vf, guid);
+    if (!s.ok()) return s;
+    return true;
+  }
+
+ private:
+  VfNetlink* nl_;
+  const HostFs& notes_;
+};
+
+class TreeVfSettings final : public VfSettingsBackend {
+ public:
+  explicit TreeVfSettings(HostFs& fs) : fs_(fs) {}
+
+  bool NeedsPfNetdev() const override { return false; }
+
+  std::map<int, VfLinkState> Read(const std::string& pf, const std::string& pf_netdev) override {
+    (void)pf_netdev;
+    std::map<int, VfLinkState> out;
+    for (const std::string& e : ListDirIfPresent(fs_, kVfStateCapturePrefix + pf)) {
+      if (e.empty() || e.find_first_not_of("0123456789") != std::string::npos) continue;
+      const int n = std::atoi(e.c_str());
+      VfLinkState s;
+      s.vf = n;
+      s.trust = Flag(pf, n, "trust");
+      s.spoof_chk = Flag(pf, n, "spoofchk");
+      out[n] = s;
+    }
+    return out;
+  }
+
+  Status SetFlag(const std::string& pf, const std::string& pf_netdev, int vf,
+                 const std::string& name, bool on) override {
+    (void)pf_netdev;
+    return fs_.WriteFileAtomic(VfStateCapturePath(pf, vf, name), on ? "1\n" : "0\n", 0644);
+  }
+
+  StatusOr<bool> SetGuids(const std::string&, const std::string&, int, uint64_t) override {
+    return false;  // the MLNX_OFED files, as the caller writes them
+  }
+
+ private:
+  std::optional<bool> Flag(const std::string& pf, int vf, const std::string& name) const {
+    auto v = fs_.ReadAttr(VfStateCapturePath(pf, vf, name));
+    if (!v.ok()) return std::nullopt;
+    if (*v == "1") return true;
+    if (*v == "0") return false;
+    return std::nullopt;
+  }
+
+  HostFs& fs_;
+};
+
+}  // namespace
+
+std::string VfStateCapturePath(const std::string& pf, int vf, const std::string& name) {
+  return kVfStateCapturePrefix + pf + "/" + std::to_string(vf) + "/" + name;
+}
+
+std::unique_ptr<VfSettingsBackend> NewNetlinkVfSettings(VfNetlink* nl, const HostFs& notes) {
+  return std::make_unique<NetlinkVfSettings>(nl, notes);
+}
+
+std::unique_ptr<VfSettingsBackend> NewTreeVfSettings(HostFs& fs) {
+  return std::make_unique<TreeVfSettings>(fs);
+}
+
+}  // namespace provisioner
