@@ -50,7 +50,7 @@ class KnobModule final : public Module {
   int current_ = 0;
 };
 
-PROVISIONER_REGISTER_MODULE("knob", 0, KnobModule)
+PROVISIONER_REGISTER_MODULE("knob", KnobModule)
 
 constexpr const char* kHostYaml = R"(apiVersion: provisioner/v1alpha1
 kind: HostConfig

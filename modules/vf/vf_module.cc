@@ -40,6 +40,6 @@ Status VfModule::Verify(const Change& change, HostContext& ctx) {
   return VerifyVfChange(change, ctx, o.use_netlink ? Netlink() : nullptr, o);
 }
 
-PROVISIONER_REGISTER_MODULE("vf", 12, VfModule)
+PROVISIONER_REGISTER_MODULE("vf", VfModule, "sriov")
 
 }  // namespace provisioner
