@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/core/session.h"
 #include "engine/model/desired.h"
 #include "engine/model/host_model.h"
 
@@ -54,13 +55,12 @@ int RunValidateExpanded(const CommonOptions& opt);
 // (reloading FILE); prints diagnostics and returns false on errors. A no-op
 // for any other desired state.
 bool ExpandRailsForHost(const std::string& file, const HostFacts& facts, DesiredState* desired);
-// rails_cmd.cc: plan diagnostics about items spec.rails expanded into name the
-// rails field ("spec.rails.nic.numVfs: rail 3 (spec.nics[2].numVfs): ...").
-std::vector<Diagnostic> AttributeToRails(const DesiredState& desired, std::vector<Diagnostic> diags);
 // snapshot_cmd.cc: copy what discovery reads into --output.
 int RunSnapshot(const CommonOptions& opt);
 // --root checked, modules discovered; errors printed. nullopt -> exit 1.
 std::optional<HostFacts> DiscoverHost(const CommonOptions& opt);
+// Each diagnostic on stderr as file:line:column.
+void PrintDiagnostics(const std::string& file, const FileDiagnostics& diagnostics);
 // stats_env.cc: PROVISIONER_STATS=<file> gets the host layer's counters as JSON at exit.
 void WriteStatsAtExitIfAsked();
 

@@ -1,20 +1,14 @@
 // provisioner doctor [FILE] [--root DIR] [-o table|json]: every module's
 // checks over the discovered facts (and host.yaml when given), with verdict,
 // evidence and fix. Exit 1 when any check fails.
-#include <sys/stat.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <cstdio>
 #include <iostream>
 #include <optional>
 #include <sstream>
 
 #include "engine/cli/commands.h"
-#include "engine/config/loader.h"
-#include "engine/core/engine.h"
-#include "engine/host/host_fs.h"
-#include "engine/module/registry.h"
+#include "engine/core/session.h"
 #include "engine/output/render.h"
 #include "nlohmann/json.hpp"
 
@@ -67,28 +61,21 @@ std::string RenderTable(const std::vector<CheckResult>& results, bool color) {
 int RunDoctor(const CommonOptions& opt) {
   std::optional<DesiredState> desired;
   if (!opt.file.empty()) {
-    LoadResult r = LoadDesiredStateFromFile(opt.file);
-    for (const auto& d : r.diagnostics)
-      std::fprintf(stderr, "%s\n", FormatDiagnostic(opt.file, r.marks, d).c_str());
-    if (!r.state || HasErrors(r.diagnostics)) {
+    LoadOutcome loaded = LoadFile(opt.file);
+    PrintDiagnostics(opt.file, loaded.diagnostics);
+    if (!loaded.desired) {
       std::fprintf(stderr, "provisioner: %s: not valid, doctor needs a valid host.yaml (or none)\n",
                    opt.file.c_str());
       return kExitError;
     }
-    desired = std::move(r.state);
+    desired = std::move(loaded.desired);
   }
   std::optional<HostFacts> facts = DiscoverHost(opt);
   if (!facts) return kExitError;
   // spec.rails count: allGpus expands now that the GPUs are known.
   if (desired && !ExpandRailsForHost(opt.file, *facts, &*desired)) return kExitError;
-  CheckSink sink;
-  // Checks are pure (desired + facts), so fresh module instances serve.
-  for (const auto& m : ModuleRegistry::CreateAll()) m->Check(desired ? &*desired : nullptr, *facts, sink);
-  std::vector<CheckResult> results = sink.results();
   // Failures first, then warnings, each in module order.
-  std::stable_sort(results.begin(), results.end(), [](const CheckResult& a, const CheckResult& b) {
-    return Severity(a.verdict) > Severity(b.verdict);
-  });
+  std::vector<CheckResult> results = CheckHost(desired ? &*desired : nullptr, *facts);
   bool failed = std::any_of(results.begin(), results.end(),
                             [](const CheckResult& r) { return r.verdict == Verdict::kFail; });
   if (opt.output == "json") {

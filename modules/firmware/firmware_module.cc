@@ -143,6 +143,6 @@ Status FirmwareModule::Verify(const Change& change, HostContext& ctx) {
   return OkStatus();
 }
 
-PROVISIONER_REGISTER_MODULE("firmware", 5, FirmwareModule)
+PROVISIONER_REGISTER_MODULE("firmware", FirmwareModule, "pci")
 
 }  // namespace provisioner

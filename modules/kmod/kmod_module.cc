@@ -80,6 +80,6 @@ Status KmodModule::Verify(const Change& change, HostContext& ctx) {
 
 // Order 6: after pci (0, which reads the kernel release), before rdma (8),
 // whose doctor checks read the loaded modules.
-PROVISIONER_REGISTER_MODULE("kmod", 6, KmodModule)
+PROVISIONER_REGISTER_MODULE("kmod", KmodModule, "pci")
 
 }  // namespace provisioner

@@ -151,6 +151,6 @@ Status LinkModule::Verify(const Change& change, HostContext& ctx) {
   return OkStatus();
 }
 
-PROVISIONER_REGISTER_MODULE("link", 14, LinkModule)
+PROVISIONER_REGISTER_MODULE("link", LinkModule, "sriov", "vf")
 
 }  // namespace provisioner

@@ -188,6 +188,6 @@ Status PciModule::Verify(const Change& change, HostContext& ctx) {
   return UnimplementedError("module pci makes no changes (" + change.id + ")");
 }
 
-PROVISIONER_REGISTER_MODULE("pci", 0, PciModule)
+PROVISIONER_REGISTER_MODULE("pci", PciModule)
 
 }  // namespace provisioner

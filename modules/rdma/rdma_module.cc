@@ -187,6 +187,6 @@ void RdmaModule::Check(const DesiredState* desired, const HostFacts& facts, Chec
   RunRdmaChecks(desired, facts, sink);
 }
 
-PROVISIONER_REGISTER_MODULE("rdma", 8, RdmaModule)
+PROVISIONER_REGISTER_MODULE("rdma", RdmaModule, "pci")
 
 }  // namespace provisioner::rdma

@@ -58,6 +58,6 @@ Status SriovModule::Verify(const Change& change, HostContext& ctx) {
   return VerifyNumVfs(change.target, target, Label(change), *ctx.fs);
 }
 
-PROVISIONER_REGISTER_MODULE("sriov", 10, SriovModule)
+PROVISIONER_REGISTER_MODULE("sriov", SriovModule, "pci")
 
 }  // namespace provisioner

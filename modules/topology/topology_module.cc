@@ -28,6 +28,6 @@ Status TopologyModule::Verify(const Change& change, HostContext& ctx) {
 
 // Order 20: after pci (0), rdma (8), sriov (10) and vf (12), whose facts
 // decide which functions are NICs (HostFacts::Nics()).
-PROVISIONER_REGISTER_MODULE("topology", 20, TopologyModule)
+PROVISIONER_REGISTER_MODULE("topology", TopologyModule, "pci", "link")
 
 }  // namespace provisioner

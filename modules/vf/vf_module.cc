@@ -43,6 +43,6 @@ Status VfModule::Verify(const Change& change, HostContext& ctx) {
   return VerifyVfChange(change, ctx, *Backend(*ctx.fs));
 }
 
-PROVISIONER_REGISTER_MODULE("vf", 12, VfModule)
+PROVISIONER_REGISTER_MODULE("vf", VfModule, "sriov")
 
 }  // namespace provisioner

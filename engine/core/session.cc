@@ -1,0 +1,228 @@
+// Opening a host, loading host.yaml and planning (session.h).
+#include "engine/core/session.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <fstream>
+#include <sstream>
+#include <utility>
+
+#include "engine/config/loader.h"
+#include "engine/config/rails.h"
+#include "engine/module/registry.h"
+#include "engine/output/render.h"
+#include "nlohmann/json.hpp"
+
+namespace provisioner {
+namespace {
+
+using nlohmann::json;
+
+StatusOr<std::string> ReadWholeFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return ErrnoToStatus(errno, "read " + path);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string AbsolutePath(const std::string& path) {
+  if (!path.empty() && path[0] == '/') return path;
+  char cwd[4096];
+  if (::getcwd(cwd, sizeof cwd) == nullptr) return path;
+  return std::string(cwd) + "/" + path;
+}
+
+// The diagnostics of one load of host.yaml.
+FileDiagnostics DiagnosticsOf(const LoadResult& r, FileDiagnostics::Stage stage) {
+  FileDiagnostics d;
+  d.stage = stage;
+  d.items = r.diagnostics;
+  d.marks = r.marks;
+  return d;
+}
+
+// host.yaml has errors: the last batch of diagnostics says which.
+void StopInvalid(const std::string& file, PlanOutcome* p) {
+  const int n = p->diagnostics.back().errors();
+  p->file_invalid = true;
+  p->status = InvalidArgumentError(file + ": " + std::to_string(n) + " error" + (n == 1 ? "" : "s"));
+}
+
+}  // namespace
+
+int FileDiagnostics::errors() const {
+  int n = 0;
+  for (const auto& d : items) n += d.severity == Severity::kError;
+  return n;
+}
+
+StatusOr<std::unique_ptr<Host>> OpenHost(const HostOptions& options) {
+  struct stat st;
+  if (::stat(options.root.c_str(), &st) != 0) {
+    return ErrnoToStatus(errno, "--root " + options.root);
+  }
+  if (!S_ISDIR(st.st_mode)) return ErrnoToStatus(ENOTDIR, "--root " + options.root);
+  auto host = std::make_unique<Host>();
+  host->fs = options.open_fs ? options.open_fs(options.root) : NewLocalHostFs(options.root);
+  host->modules = ModuleRegistry::CreateAll();
+  host->ctx.fs = host->fs.get();
+  host->ctx.clock = options.clock != nullptr ? options.clock : &RealClock();
+  host->ctx.progress = options.progress;
+  host->ctx.settle_timeout = options.settle_timeout;
+  return host;
+}
+
+StatusOr<HostFacts> DiscoverHost(const HostOptions& options) {
+  auto host = OpenHost(options);
+  if (!host.ok()) return host.status();
+  return Discover((*host)->modules, (*host)->ctx);
+}
+
+LoadOutcome LoadFile(const std::string& file) {
+  LoadResult r = LoadDesiredStateFromFile(file);
+  LoadOutcome out;
+  out.diagnostics = DiagnosticsOf(r, FileDiagnostics::Stage::kLoad);
+  if (r.state && !HasErrors(r.diagnostics)) out.desired = std::move(r.state);
+  return out;
+}
+
+bool ExpandRails(const std::string& file, const HostFacts& facts, DesiredState* desired,
+                 FileDiagnostics* diagnostics) {
+  if (!desired->rails_need_gpu_count) return true;
+  LoadOptions options;
+  options.gpu_count = static_cast<int>(facts.topology.gpus.size());
+  LoadResult r = LoadDesiredStateFromFile(file, options);
+  *diagnostics = DiagnosticsOf(r, FileDiagnostics::Stage::kRails);
+  diagnostics->gpus = facts.topology.gpus.size();
+  if (!r.state || HasErrors(r.diagnostics)) return false;
+  *desired = std::move(*r.state);
+  return true;
+}
+
+std::vector<Diagnostic> AttributeToRails(const DesiredState& desired,
+                                         std::vector<Diagnostic> diags) {
+  return config::AttributeToRails(desired.rail_origins, std::move(diags));
+}
+
+std::string FactsDigest(const HostFacts& facts) {
+  json j = FactsToJson(facts);
+  j.erase("root");
+  return Digest(j.dump());
+}
+
+PlanOutcome PlanFile(const PlanRequest& request) {
+  PlanOutcome p;
+  LoadOutcome loaded = LoadFile(request.file);
+  p.diagnostics.push_back(std::move(loaded.diagnostics));
+  if (!loaded.desired) {
+    StopInvalid(request.file, &p);
+    return p;
+  }
+  p.desired = std::move(*loaded.desired);
+  auto host = OpenHost(request.host);
+  if (!host.ok()) {
+    p.status = host.status();
+    return p;
+  }
+  p.host = std::move(host).value();
+  if (request.lock) {
+    auto lock = AcquireHostLock(*p.host->fs, kApplyLockPath, request.lock_timeout);
+    if (!lock.ok()) {
+      p.status = lock.status();
+      return p;
+    }
+    p.lock = std::move(lock).value();
+  }
+  // For planning: modules may skip facts no Plan reads (HostContext::plan_for).
+  auto facts = Discover(p.host->modules, p.host->ctx, p.desired);
+  if (!facts.ok()) {
+    p.status = facts.status();
+    return p;
+  }
+  if (p.desired.rails_need_gpu_count) {
+    p.diagnostics.emplace_back();
+    if (!ExpandRails(request.file, *facts, &p.desired, &p.diagnostics.back())) {
+      StopInvalid(request.file, &p);
+      return p;
+    }
+  }
+  PlanResult result = BuildPlan(p.host->modules, p.desired, *facts);
+  p.plan = std::move(result.plan);
+  p.facts_digest = FactsDigest(*facts);
+  auto journal = ReadJournal(*p.host->fs);
+  if (!journal.ok()) {
+    p.status = journal.status();
+    return p;
+  }
+  if (*journal) {
+    p.interrupted = std::move(**journal);
+    p.plan.warnings.push_back("an earlier apply was interrupted (" + p.interrupted->Describe() +
+                              "); apply converges from the current state, apply --rollback undoes it");
+  }
+  FileDiagnostics planned;
+  planned.stage = FileDiagnostics::Stage::kPlan;
+  planned.items = AttributeToRails(p.desired, std::move(result.diagnostics));
+  planned.marks = p.desired.marks;
+  p.diagnostics.push_back(std::move(planned));
+  if (p.diagnostics.back().errors() > 0) StopInvalid(request.file, &p);
+  return p;
+}
+
+PlanOutcome PlanSavedFile(const SavedPlan& saved, const std::string& plan_file,
+                          PlanRequest request, bool root_given) {
+  if (!root_given) request.host.root = saved.root;
+  request.file = saved.desired_file;
+  PlanOutcome refused;
+  auto bytes = ReadWholeFile(request.file);
+  if (!bytes.ok()) {
+    refused.status = bytes.status().WithContext("saved plan " + plan_file + ": its host.yaml");
+    return refused;
+  }
+  if (Digest(*bytes) != saved.desired_digest) {
+    refused.status = FailedPreconditionError(
+        "refusing saved plan " + plan_file + ": " + request.file +
+        " changed since the plan was made (desired-state digest " + saved.desired_digest +
+        ", now " + Digest(*bytes) + "); run plan again");
+    return refused;
+  }
+  PlanOutcome p = PlanFile(request);
+  if (!p.status.ok()) return p;
+  if (p.facts_digest != saved.facts_digest) {
+    p.status = FailedPreconditionError(
+        "refusing saved plan " + plan_file + ": the host under " + request.host.root +
+        " changed since the plan was made (facts digest " + saved.facts_digest + ", now " +
+        p.facts_digest + "); run plan again");
+    return p;
+  }
+  // Apply exactly the saved changes, each by a module this binary has.
+  for (const auto& c : saved.changes) {
+    bool known = false;
+    for (const auto& m : p.host->modules) known = known || m->name() == c.module;
+    if (!known) {
+      p.status = FailedPreconditionError("saved plan " + plan_file + ": change " + c.id +
+                                         " needs module " + c.module +
+                                         ", which this provisioner does not have");
+      return p;
+    }
+  }
+  p.plan.changes = saved.changes;
+  return p;
+}
+
+json SavedPlanRecord(const PlanOutcome& planned, const std::string& file, const std::string& root) {
+  auto desired_bytes = ReadWholeFile(file);
+  json saved = PlanToJson(planned.plan, root);
+  saved["kind"] = kSavedPlanKind;
+  saved["desiredFile"] = AbsolutePath(file);
+  saved["digests"] = {{"desired", desired_bytes.ok() ? Digest(*desired_bytes) : ""},
+                      {"facts", planned.facts_digest}};
+  json records = json::array();
+  for (const auto& c : planned.plan.changes) records.push_back(ChangeToRecord(c));
+  saved["changes"] = records;
+  return saved;
+}
+
+}  // namespace provisioner

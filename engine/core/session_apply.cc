@@ -1,0 +1,104 @@
+// Applying a plan with its journal, and the typed outcome (session.h).
+#include <string>
+#include <utility>
+
+#include "engine/core/session.h"
+
+namespace provisioner {
+namespace {
+
+Status WriteRebootMarker(HostFs& fs) {
+  RETURN_IF_ERROR(fs.WriteFileAtomic("/run/reboot-required", "*** System restart required ***\n"));
+  std::string pkgs;
+  if (auto cur = fs.ReadFile("/run/reboot-required.pkgs"); cur.ok()) pkgs = *cur;
+  if (pkgs.find("provisioner\n") == std::string::npos) {
+    RETURN_IF_ERROR(fs.WriteFileAtomic("/run/reboot-required.pkgs", pkgs + "provisioner\n"));
+  }
+  return OkStatus();
+}
+
+// Why the kernel deferred a change to the next boot ("" when it did not).
+std::string DeferredWhy(const ApplyReport& report, const std::string& id) {
+  for (const auto& [deferred_id, why] : report.deferred) {
+    if (deferred_id == id) return why;
+  }
+  return "";
+}
+
+}  // namespace
+
+const char* ChangeStatusName(ChangeStatus s) {
+  switch (s) {
+    case ChangeStatus::kPlanned:
+      return "planned";
+    case ChangeStatus::kApplied:
+      return "applied";
+    case ChangeStatus::kDeferredToReboot:
+      return "deferred-to-reboot";
+    case ChangeStatus::kFailed:
+      return "failed";
+    case ChangeStatus::kRolledBack:
+      return "rolled-back";
+    case ChangeStatus::kRollbackFailed:
+      return "rollback-failed";
+  }
+  return "planned";
+}
+
+bool UseRollbackPlan(PlanOutcome* planned) {
+  if (!planned->interrupted) return false;
+  planned->plan.changes = planned->interrupted->RollbackChanges();
+  planned->plan.warnings.clear();
+  return true;
+}
+
+ApplyOutcome OutcomeOf(const ApplyReport& report) {
+  ApplyOutcome out;
+  out.ran = true;
+  out.status = report.status;
+  out.reboot_required = report.reboot_required;
+  for (const auto& a : report.applied) {
+    ChangeOutcome c{a.change, ChangeStatus::kApplied, "", ""};
+    c.note = DeferredWhy(report, a.change.id);
+    if (!a.status.ok()) {
+      c.status = ChangeStatus::kFailed;
+      c.error = a.status.message();
+    } else {
+      c.status = c.note.empty() ? ChangeStatus::kApplied : ChangeStatus::kDeferredToReboot;
+      ++out.applied;
+    }
+    out.changes.push_back(std::move(c));
+  }
+  for (const auto& r : report.rolled_back) {
+    ChangeOutcome c{r.change, ChangeStatus::kRolledBack, "", ""};
+    c.status = r.status.ok() ? ChangeStatus::kRolledBack : ChangeStatus::kRollbackFailed;
+    if (!r.status.ok()) c.error = r.status.message();
+    out.rolled_back.push_back(std::move(c));
+  }
+  return out;
+}
+
+ApplyOutcome ApplyPlanned(PlanOutcome& planned, const ApplyRequest& request) {
+  Host& host = *planned.host;
+  const Plan& plan = planned.plan;
+  JournalWriter journal(host.fs.get());
+  ApplyOutcome out;
+  if ((request.rollback && plan.changes.empty()) ||
+      (!request.dry_run && plan.changes.empty() && planned.interrupted)) {
+    // Nothing to undo, or already converged: the interrupted apply's journal is settled.
+    out.journal_status = journal.Finish();
+    return out;
+  }
+  if (request.dry_run || plan.changes.empty()) {
+    for (const auto& c : plan.changes) out.changes.push_back({c, ChangeStatus::kPlanned, "", ""});
+    return out;
+  }
+  ApplyOptions options;
+  options.journal = &journal;
+  options.check_converged = !request.rollback;  // a rollback moves away from host.yaml
+  out = OutcomeOf(ApplyPlan(host.modules, plan, planned.desired, host.ctx, options));
+  if (out.status.ok() && out.reboot_required) out.reboot_marker_status = WriteRebootMarker(*host.fs);
+  return out;
+}
+
+}  // namespace provisioner

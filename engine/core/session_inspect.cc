@@ -1,0 +1,106 @@
+// validate against a host, doctor's checks, snapshot (session.h).
+#include <dirent.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <string>
+#include <utility>
+
+#include "engine/config/loader.h"
+#include "engine/core/session.h"
+#include "engine/model/topology.h"
+#include "engine/module/registry.h"
+
+namespace provisioner {
+namespace {
+
+int Rank(Verdict v) { return v == Verdict::kFail ? 2 : v == Verdict::kWarn ? 1 : 0; }
+
+// Creates `dir` (and its parents) or accepts it when it is an empty directory.
+Status PrepareOutput(const std::string& dir) {
+  if (dir.empty()) return InvalidArgumentError("--output: empty path");
+  struct stat st;
+  if (::stat(dir.c_str(), &st) == 0) {
+    if (!S_ISDIR(st.st_mode)) return ErrnoToStatus(ENOTDIR, "--output " + dir);
+    DIR* d = ::opendir(dir.c_str());
+    if (d == nullptr) return ErrnoToStatus(errno, "--output " + dir);
+    bool empty = true;
+    while (struct dirent* e = ::readdir(d)) {
+      std::string n = e->d_name;
+      if (n != "." && n != "..") empty = false;
+    }
+    ::closedir(d);
+    if (!empty) {
+      return FailedPreconditionError("--output " + dir +
+                                     ": directory is not empty; a snapshot needs a new or empty directory");
+    }
+    return OkStatus();
+  }
+  if (errno != ENOENT) return ErrnoToStatus(errno, "--output " + dir);
+  for (size_t i = 1; i <= dir.size(); ++i) {
+    if (i != dir.size() && dir[i] != '/') continue;
+    std::string part = dir.substr(0, i);
+    if (::mkdir(part.c_str(), 0755) != 0 && errno != EEXIST) {
+      return ErrnoToStatus(errno, "--output: mkdir " + part);
+    }
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+ValidateOutcome ValidateFile(const std::string& file, const HostFacts* facts) {
+  LoadOptions options;
+  if (facts != nullptr) options.gpu_count = static_cast<int>(facts->topology.gpus.size());
+  LoadResult r = LoadDesiredStateFromFile(file, options);
+  ValidateOutcome out;
+  out.diagnostics.items = r.diagnostics;
+  out.diagnostics.marks = r.marks;
+  out.expanded_json = r.expanded_json;
+  if (r.state && facts != nullptr) {
+    // Against this host: the nearGpu selectors (rails use them).
+    std::vector<Diagnostic> near;
+    for (auto& [path, message] : CheckNearGpu(*r.state, *facts)) {
+      near.push_back(Diagnostic{Severity::kError, path, message});
+    }
+    for (auto& d : AttributeToRails(*r.state, std::move(near))) {
+      out.diagnostics.items.push_back(std::move(d));
+    }
+  }
+  if (r.state && !HasErrors(out.diagnostics.items)) out.desired = std::move(r.state);
+  return out;
+}
+
+std::vector<CheckResult> CheckHost(const DesiredState* desired, const HostFacts& facts) {
+  CheckSink sink;
+  // Checks are pure (desired + facts), so fresh module instances serve.
+  for (const auto& m : ModuleRegistry::CreateAll()) m->Check(desired, facts, sink);
+  std::vector<CheckResult> results = sink.results();
+  std::stable_sort(results.begin(), results.end(), [](const CheckResult& a, const CheckResult& b) {
+    return Rank(a.verdict) > Rank(b.verdict);
+  });
+  return results;
+}
+
+StatusOr<SnapshotStats> SnapshotHost(const std::string& root, const std::string& output_dir) {
+  struct stat st;
+  int root_err = ::stat(root.c_str(), &st) != 0 ? errno : S_ISDIR(st.st_mode) ? 0 : ENOTDIR;
+  if (root_err != 0) return ErrnoToStatus(root_err, "--root " + root);
+  RETURN_IF_ERROR(PrepareOutput(output_dir));
+  std::unique_ptr<HostFs> host = NewLocalHostFs(root);
+  HostFsRecord record;
+  std::unique_ptr<HostFs> recording = NewRecordingHostFs(host.get(), &record);
+  auto modules = ModuleRegistry::CreateAll();
+  HostContext ctx;
+  ctx.fs = recording.get();
+  ctx.clock = &RealClock();
+  auto facts = Discover(modules, ctx);
+  if (!facts.ok()) {
+    const Status& s = facts.status();
+    return Status(s.code(), "snapshot: " + s.message(), s.err());
+  }
+  return WriteSnapshot(*host, record, output_dir);
+}
+
+}  // namespace provisioner
