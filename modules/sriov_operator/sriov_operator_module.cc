@@ -54,7 +54,7 @@ class SriovOperatorModule final : public Module {
 
 }  // namespace
 
-// After sriov (10) and vf (12): the PFs, their IB GUIDs and VF counts.
-PROVISIONER_REGISTER_MODULE("sriov-operator", 13, SriovOperatorModule)
+// After sriov and vf: the PFs, their IB GUIDs and VF counts.
+PROVISIONER_REGISTER_MODULE("sriov-operator", SriovOperatorModule, "sriov", "vf")
 
 }  // namespace provisioner
