@@ -109,10 +109,14 @@ class [[nodiscard]] StatusOr {
     if (!_st.ok()) return _st;                 \
   } while (0)
 
+// tmp is a name and lhs may be a declaration ("auto x"): neither can be
+// parenthesized.
+// NOLINTBEGIN(bugprone-macro-parentheses)
 #define ASSIGN_OR_RETURN_IMPL_(tmp, lhs, expr) \
   auto tmp = (expr);                           \
   if (!tmp.ok()) return tmp.status();          \
   lhs = std::move(tmp).value()
+// NOLINTEND(bugprone-macro-parentheses)
 
 #define ASSIGN_OR_RETURN(lhs, expr) \
   ASSIGN_OR_RETURN_IMPL_(PROV_CONCAT_(_status_or_, __LINE__), lhs, expr)
