@@ -5,7 +5,7 @@
 # and the BUILD files give these sources (C++17, libnl3 headers, valijson with
 # exceptions), with the workspace root on the include path as Bazel has it.
 # Needs clang-tidy-14 (apt-get install clang-tidy-14); one file per core at a
-# time. Exits 1 when there is any finding. Not part of CI (about 5 minutes of
+# time. Exits 1 when there is any finding. Not part of CI (about 8 minutes of
 # CPU on 2 cores).
 set -uo pipefail
 cd "$(dirname "$0")/.."
