@@ -214,14 +214,7 @@ def main():
     os.makedirs(args.tree_dir, exist_ok=True)
     work = tempfile.mkdtemp(prefix="provisioner-bench-run.")
 
-    # snapshot: measured once the command exists (another issue adds it).
-    probe_out = os.path.join(work, "snapshot-probe")
-    probe = subprocess.run([provisioner, "snapshot", "--root", work, "--output", probe_out],
-                           capture_output=True, text=True)
-    snapshot_supported = "not implemented" not in probe.stderr
-    shutil.rmtree(probe_out, ignore_errors=True)
-
-    results = {"machine": machine(), "sizes": {}, "snapshot": snapshot_supported}
+    results = {"machine": machine(), "sizes": {}}
     for size in args.sizes.split(","):
         if size not in SIZES:
             sys.exit("bench: unknown size %s (small, rail, huge)" % size)
@@ -259,8 +252,7 @@ def main():
         # On tmpfs when there is one: writing (and deleting) a 755k-file
         # snapshot on ext4 is minutes of inode allocation, not provisioner.
         snap_out = os.path.join(args.snapshot_dir, "provisioner-bench-snapshot.%d" % os.getpid())
-        if snapshot_supported:
-            benches.append(("snapshot", [provisioner, "snapshot", "--root", root, "--output", snap_out]))
+        benches.append(("snapshot", [provisioner, "snapshot", "--root", root, "--output", snap_out]))
         if args.only:
             wanted = args.only.split(",")
             benches = [b for b in benches if any(b[0].startswith(p) for p in wanted)]
@@ -381,8 +373,6 @@ def report(results):
                  m["nproc"], m["cpu"], m["kernel"], m["load_before"], results["load_after"])]
     for size, s in results["sizes"].items():
         lines.append(table_for(size, s))
-    if not results["snapshot"]:
-        lines += ["", "snapshot: not measured, `provisioner snapshot` is not implemented in this build."]
     lines += ["", "## Targets", "", "| target | measured | met |", "|---|---|---|"]
     S = results["sizes"]
 

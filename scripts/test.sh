@@ -1,19 +1,52 @@
 #!/usr/bin/env bash
-# Setup, then every test three times: a normal build, under AddressSanitizer
-# + LeakSanitizer (--config=asan), and under UndefinedBehaviorSanitizer
-# (--config=ubsan); then each libFuzzer target for a short bounded time
-# (FUZZ_SECONDS, default 30) from its seed corpus. Ends with
-# "N passed, N failed" summed over all of it: test cases counted from Bazel's
-# test.xml results, and one case per fuzzer run.
-# Extra arguments go to every `bazel test` (CI passes --jobs=2).
+# Setup, then every test twice: a normal build, and under AddressSanitizer +
+# LeakSanitizer + UndefinedBehaviorSanitizer in one build (--config=san); then
+# each libFuzzer target for a short bounded time (FUZZ_SECONDS, default 30)
+# from its seed corpus, two at a time. Prints the wall time of each step and
+# ends with "N passed, N failed" summed over all of it: test cases counted
+# from Bazel's test.xml results, and one case per fuzzer run.
+# Extra arguments go to every `bazel build`/`bazel test` (CI passes --jobs=2).
+#
+# Bazel state: the workspace's default output base, plus a second one for the
+# clang-14 fuzz build (another compiler: it would otherwise re-configure the
+# C++ toolchain of the first and invalidate everything in it). Both use the
+# disk cache .cache/bazel-disk (git- and bazel-ignored), so a second run, or
+# switching between the plain and the sanitizer build, reuses actions.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+WS=$PWD
 
-scripts/setup.sh || exit 1
+DISK_CACHE=(--disk_cache="$WS/.cache/bazel-disk")
 TARGETS=(//engine/... //modules/... //schemas/... //examples/... //test/...)
+FUZZ_SECONDS=${FUZZ_SECONDS:-30}
+FUZZ_JOBS=${FUZZ_JOBS:-2}
+# The fuzz output base, one per workspace (as Bazel's own default one is).
+FUZZ_BAZEL=(bazel --output_base="${HOME}/.cache/bazel-provisioner-fuzz-$(printf %s "$WS" | md5sum | cut -c1-8)")
+
 total_passed=0
 total_failed=0
 rc=0
+timings=()
+t_start=$SECONDS
+step_t0=$SECONDS
+
+step_begin() { step_t0=$SECONDS; }
+step_end() {  # label: prints and records the wall time since step_begin
+  local line
+  line=$(printf '%-28s %5d s' "$1" $((SECONDS - step_t0)))
+  timings+=("$line")
+  echo "time: $line"
+}
+fail() {  # message: one failure that test.xml cannot count
+  echo "$1"
+  total_failed=$((total_failed + 1))
+  rc=1
+}
+
+step_begin
+scripts/setup.sh || exit 1
+mkdir -p "$WS/.cache"
+step_end "setup"
 
 count() {  # label: adds bazel-testlogs' counts to the totals
   local counts p f
@@ -24,48 +57,75 @@ count() {  # label: adds bazel-testlogs' counts to the totals
   total_failed=$((total_failed + f))
 }
 
-for config in "" asan ubsan; do
+for config in plain san; do
   flags=()
-  [[ -n $config ]] && flags=(--config="$config")
-  bazel test --keep_going "${flags[@]}" "${TARGETS[@]}" "$@"
+  [[ $config != plain ]] && flags=(--config="$config")
+  step_begin
+  bazel test --keep_going "${DISK_CACHE[@]}" "${flags[@]}" "${TARGETS[@]}" "$@"
   code=$?
-  count "${config:-plain} build"
+  count "$config build"
   if ((code != 0)); then rc=1; fi
   # 3 = some tests failed (counted above); anything else = targets that did
   # not build or run, which test.xml cannot count: one failure for them.
   if ((code != 0 && code != 3)); then
-    echo "${config:-plain} build: bazel exited $code (build failure)"
-    total_failed=$((total_failed + 1))
+    fail "$config build: bazel exited $code (build failure)"
   fi
+  step_end "$config build+test"
 done
 
 # Fuzzers: clang-14's libFuzzer, in their own output base (another compiler).
-FUZZ_SECONDS=${FUZZ_SECONDS:-30}
-FUZZ_BAZEL=(bazel --output_base="${HOME}/.cache/bazel-provisioner-fuzz")
-fuzzers=$("${FUZZ_BAZEL[@]}" query 'attr(name, "_fuzzer$", //test/fuzz:*)' 2>/dev/null)
+step_begin
+fuzzers=$(bazel query 'attr(name, "_fuzzer$", //test/fuzz:*)' 2>/dev/null)
+fuzz_flags=(--config=fuzz --symlink_prefix=/ "${DISK_CACHE[@]}")
+built=0
 if [[ -z $fuzzers ]]; then
-  echo "fuzz targets: none found"
-  total_failed=$((total_failed + 1)); rc=1
-elif CC=clang-14 "${FUZZ_BAZEL[@]}" build --config=fuzz --symlink_prefix=/ $fuzzers "$@"; then
-  bin=$("${FUZZ_BAZEL[@]}" info bazel-bin 2>/dev/null)
+  fail "fuzz targets: none found"
+elif CC=clang-14 "${FUZZ_BAZEL[@]}" build "${fuzz_flags[@]}" $fuzzers "$@"; then
+  built=1
+  bin=$(CC=clang-14 "${FUZZ_BAZEL[@]}" info "${fuzz_flags[@]}" bazel-bin 2>/dev/null)
+else
+  fail "fuzz targets: build FAILED"
+fi
+step_end "fuzz build"
+
+run_fuzzer() {  # name dir: runs one fuzzer; writes dir/name.{log,rc,secs}
+  local name=$1 dir=$2 t0=$SECONDS corpus
+  corpus="$dir/$name.corpus"
+  mkdir -p "$corpus"
+  cp -r "test/fuzz/corpus/${name%_fuzzer}/." "$corpus/"
+  "$bin/test/fuzz/$name" -max_total_time="$FUZZ_SECONDS" -timeout=10 -rss_limit_mb=2048 \
+    -print_final_stats=1 "$corpus" >"$dir/$name.log" 2>&1
+  echo $? >"$dir/$name.rc"
+  echo $((SECONDS - t0)) >"$dir/$name.secs"
+}
+
+if ((built)); then
+  step_begin
+  fuzz_dir=$(mktemp -d)
+  for target in $fuzzers; do
+    while (($(jobs -rp | wc -l) >= FUZZ_JOBS)); do wait -n; done
+    run_fuzzer "${target##*:}" "$fuzz_dir" &
+  done
+  wait
   for target in $fuzzers; do
     name=${target##*:}
-    corpus=$(mktemp -d)
-    cp -r "test/fuzz/corpus/${name%_fuzzer}/." "$corpus/"
-    if "$bin/test/fuzz/$name" -max_total_time="$FUZZ_SECONDS" -timeout=10 -rss_limit_mb=2048 \
-        -print_final_stats=1 "$corpus" >"$corpus.log" 2>&1; then
-      echo "fuzz $name: ok ($(grep -m1 -o 'stat::number_of_executed_units: [0-9]*' "$corpus.log"))"
+    secs=$(cat "$fuzz_dir/$name.secs" 2>/dev/null || echo 0)
+    timings+=("$(printf '%-28s %5d s' "  fuzz $name" "$secs")")
+    if [[ $(cat "$fuzz_dir/$name.rc" 2>/dev/null) == 0 ]]; then
+      echo "fuzz $name: ok ($(grep -m1 -o 'stat::number_of_executed_units: [0-9]*' "$fuzz_dir/$name.log"), ${secs} s)"
       total_passed=$((total_passed + 1))
     else
-      echo "fuzz $name: FAILED"; tail -40 "$corpus.log"
-      total_failed=$((total_failed + 1)); rc=1
+      echo "fuzz $name: FAILED"
+      tail -40 "$fuzz_dir/$name.log"
+      fail "fuzz $name: failed"
     fi
-    rm -rf "$corpus" "$corpus.log"
   done
-else
-  echo "fuzz targets: build FAILED"
-  total_failed=$((total_failed + 1)); rc=1
+  rm -rf "$fuzz_dir"
+  step_end "fuzz runs (${FUZZ_JOBS} at a time)"
 fi
 
+echo "wall time per step:"
+printf '  %s\n' "${timings[@]}"
+printf '  %-28s %5d s\n' "total" $((SECONDS - t_start))
 echo "$total_passed passed, $total_failed failed"
 exit "$rc"

@@ -5,22 +5,6 @@
 
 namespace provisioner {
 
-std::string_view StatusCodeName(StatusCode code) {
-  switch (code) {
-    case StatusCode::kOk: return "OK";
-    case StatusCode::kInvalidArgument: return "INVALID_ARGUMENT";
-    case StatusCode::kFailedPrecondition: return "FAILED_PRECONDITION";
-    case StatusCode::kUnavailable: return "UNAVAILABLE";
-    case StatusCode::kNotFound: return "NOT_FOUND";
-    case StatusCode::kPermissionDenied: return "PERMISSION_DENIED";
-    case StatusCode::kAlreadyExists: return "ALREADY_EXISTS";
-    case StatusCode::kDeadlineExceeded: return "DEADLINE_EXCEEDED";
-    case StatusCode::kUnimplemented: return "UNIMPLEMENTED";
-    case StatusCode::kInternal: return "INTERNAL";
-  }
-  return "UNKNOWN";
-}
-
 Status Status::WithContext(std::string_view context) const {
   if (ok()) return *this;
   std::string msg(context);

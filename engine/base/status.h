@@ -26,9 +26,9 @@ enum class StatusCode {
   kInternal,
 };
 
-std::string_view StatusCodeName(StatusCode code);
-
-class Status {
+// [[nodiscard]]: a Status or StatusOr that is dropped is a failure nobody
+// handles. Handle or propagate it (RETURN_IF_ERROR, ASSIGN_OR_RETURN).
+class [[nodiscard]] Status {
  public:
   Status() = default;
   Status(StatusCode code, std::string message, int err = 0)
@@ -65,13 +65,16 @@ Status ErrnoToStatus(int err, std::string_view what);
 // "EBUSY", "ENOENT", ... (falls back to the number).
 std::string ErrnoName(int err);
 
+// Either a value (ok()) or a failed Status, never an OK one without a value:
+// built from an OK Status it holds an internal error instead, so that ok()
+// always means value() is there.
 template <typename T>
-class StatusOr {
+class [[nodiscard]] StatusOr {
  public:
   StatusOr(const T& value) : value_(value) {}             // NOLINT
   StatusOr(T&& value) : value_(std::move(value)) {}       // NOLINT
-  StatusOr(const Status& status) : status_(status) {}     // NOLINT
-  StatusOr(Status&& status) : status_(std::move(status)) {}  // NOLINT
+  StatusOr(const Status& status) : status_(status) { CheckNotOk(); }        // NOLINT
+  StatusOr(Status&& status) : status_(std::move(status)) { CheckNotOk(); }  // NOLINT
 
   bool ok() const { return status_.ok(); }
   const Status& status() const { return status_; }
@@ -85,6 +88,12 @@ class StatusOr {
   T value_or(T fallback) const { return ok() ? *value_ : std::move(fallback); }
 
  private:
+  void CheckNotOk() {
+    if (status_.ok()) {
+      status_ = Status(StatusCode::kInternal, "StatusOr built from an OK Status without a value");
+    }
+  }
+
   Status status_;
   std::optional<T> value_;
 };
@@ -100,10 +109,14 @@ class StatusOr {
     if (!_st.ok()) return _st;                 \
   } while (0)
 
+// tmp is a name and lhs may be a declaration ("auto x"): neither can be
+// parenthesized.
+// NOLINTBEGIN(bugprone-macro-parentheses)
 #define ASSIGN_OR_RETURN_IMPL_(tmp, lhs, expr) \
   auto tmp = (expr);                           \
   if (!tmp.ok()) return tmp.status();          \
   lhs = std::move(tmp).value()
+// NOLINTEND(bugprone-macro-parentheses)
 
 #define ASSIGN_OR_RETURN(lhs, expr) \
   ASSIGN_OR_RETURN_IMPL_(PROV_CONCAT_(_status_or_, __LINE__), lhs, expr)

@@ -42,5 +42,13 @@ TEST(StatusTest, AssignOrReturnPropagates) {
   EXPECT_EQ(out, 4);
 }
 
+TEST(StatusTest, StatusOrFromOkStatusIsAnError) {
+  StatusOr<int> v = OkStatus();
+  EXPECT_FALSE(v.ok());
+  EXPECT_EQ(v.status().code(), StatusCode::kInternal);
+  StatusOr<int> w = Status();
+  EXPECT_FALSE(w.ok());
+}
+
 }  // namespace
 }  // namespace provisioner

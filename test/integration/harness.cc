@@ -91,7 +91,7 @@ RunResult Provisioner(const std::vector<std::string>& args) {
 
 std::string ExtractHost(const std::string& name) {
   std::string dir = MakeTempDir(name);
-  Status s = ExtractTtar(RunfilePath("test/hosts/" + name + ".ttar"), dir);
+  Status s = ExtractTtar(HostTreePath(name), dir);
   if (!s.ok()) return "extract-failed:" + s.message();
   return dir;
 }

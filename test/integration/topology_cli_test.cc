@@ -1,5 +1,5 @@
 // GPU <-> NIC topology, nicSelector.nearGpu and spec.rails end to end: the
-// real binary against the HGX H100 tree (test/hosts/hgx-h100.ttar, built from
+// real binary against the HGX H100 tree (examples/hosts/hgx-h100.ttar, built from
 // a real capture's bus layout) and the shared-switch tree.
 #include <sys/stat.h>
 

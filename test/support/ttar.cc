@@ -343,6 +343,12 @@ std::string RunfilePath(const std::string& rel) {
   return rel;
 }
 
+std::string HostTreePath(const std::string& name) {
+  std::string path = RunfilePath("test/hosts/" + name + ".ttar");
+  if (::access(path.c_str(), F_OK) == 0) return path;
+  return RunfilePath("examples/hosts/" + name + ".ttar");
+}
+
 std::string MakeTempDir(const std::string& prefix) {
   const char* base = std::getenv("TEST_TMPDIR");
   if (base == nullptr || *base == '\0') base = std::getenv("TMPDIR");

@@ -47,6 +47,10 @@ StatusOr<std::string> TreeToTtar(const std::string& src_dir);
 // $RUNFILES_DIR, then to <rel> relative to the working directory).
 std::string RunfilePath(const std::string& rel);
 
+// Runfiles path of the host tree `name`: test/hosts/<name>.ttar, or
+// examples/hosts/<name>.ttar for a tree kept only there (hgx-h100).
+std::string HostTreePath(const std::string& name);
+
 // A fresh temp dir under $TEST_TMPDIR (or $TMPDIR, or /tmp), named
 // <prefix>.XXXXXX. Returns "" if it cannot be created.
 std::string MakeTempDir(const std::string& prefix);
