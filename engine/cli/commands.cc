@@ -46,16 +46,6 @@ HostOptions HostOf(const CommonOptions& opt, Progress* progress) {
   return host;
 }
 
-// Loads host.yaml; prints every diagnostic; nullopt when there are errors.
-std::optional<DesiredState> LoadOrReport(const std::string& file) {
-  LoadOutcome loaded = LoadFile(file);
-  PrintDiagnostics(file, loaded.diagnostics);
-  if (!loaded.desired) {
-    const int n = loaded.diagnostics.errors();
-    std::fprintf(stderr, "provisioner: %s: %d error%s\n", file.c_str(), n, n == 1 ? "" : "s");
-  }
-  return std::move(loaded.desired);
-}
 
 // Prints a plan's diagnostics and, when there is no plan, why.
 void ReportPlanProblems(const std::string& file, const PlanOutcome& p) {
@@ -113,6 +103,17 @@ void PrintDiagnostics(const std::string& file, const FileDiagnostics& diagnostic
   for (const auto& d : diagnostics.items) {
     std::fprintf(stderr, "%s\n", FormatDiagnostic(file, diagnostics.marks, d).c_str());
   }
+}
+
+// Loads host.yaml; prints every diagnostic; nullopt when there are errors.
+std::optional<DesiredState> LoadOrReport(const std::string& file) {
+  LoadOutcome loaded = LoadFile(file);
+  PrintDiagnostics(file, loaded.diagnostics);
+  if (!loaded.desired) {
+    const int n = loaded.diagnostics.errors();
+    std::fprintf(stderr, "provisioner: %s: %d error%s\n", file.c_str(), n, n == 1 ? "" : "s");
+  }
+  return std::move(loaded.desired);
 }
 
 std::optional<HostFacts> DiscoverHost(const CommonOptions& opt) {

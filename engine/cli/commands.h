@@ -59,6 +59,8 @@ bool ExpandRailsForHost(const std::string& file, const HostFacts& facts, Desired
 int RunSnapshot(const CommonOptions& opt);
 // --root checked, modules discovered; errors printed. nullopt -> exit 1.
 std::optional<HostFacts> DiscoverHost(const CommonOptions& opt);
+// Loads host.yaml; prints every diagnostic; nullopt when there are errors.
+std::optional<DesiredState> LoadOrReport(const std::string& file);
 // Each diagnostic on stderr as file:line:column.
 void PrintDiagnostics(const std::string& file, const FileDiagnostics& diagnostics);
 // stats_env.cc: PROVISIONER_STATS=<file> gets the host layer's counters as JSON at exit.

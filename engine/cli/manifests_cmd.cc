@@ -17,7 +17,6 @@
 #include <vector>
 
 #include "engine/cli/commands.h"
-#include "engine/config/loader.h"
 #include "engine/manifests/fleet.h"
 #include "engine/manifests/manifests.h"
 #include "engine/output/render.h"
@@ -72,24 +71,10 @@ std::optional<std::vector<std::string>> ExpandFiles(const std::vector<std::strin
   return out;
 }
 
-std::optional<DesiredState> Load(const std::string& file) {
-  LoadResult r = LoadDesiredStateFromFile(file);
-  for (const auto& d : r.diagnostics) {
-    std::fprintf(stderr, "%s\n", FormatDiagnostic(file, r.marks, d).c_str());
-  }
-  if (!r.state || HasErrors(r.diagnostics)) {
-    size_t n = 0;
-    for (const auto& d : r.diagnostics) n += d.severity == Severity::kError;
-    std::fprintf(stderr, "provisioner: %s: %zu error%s\n", file.c_str(), n, n == 1 ? "" : "s");
-    return std::nullopt;
-  }
-  return std::move(r.state);
-}
-
 // One host: load, discover its tree when there is one, render.
 std::optional<manifests::HostRender> RenderHost(const CommonOptions& opt, const std::string& file,
                                                 bool fleet) {
-  auto desired = Load(file);
+  auto desired = LoadOrReport(file);
   if (!desired) return std::nullopt;
   const std::string label = fleet ? desired->name + " (" + file + ")" : file;
   std::optional<HostFacts> facts;
