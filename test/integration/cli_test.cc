@@ -179,6 +179,31 @@ TEST(CliTest, FleetManifestsMergeHostsAndNameConflicts) {
   EXPECT_EQ(conflict.out, "");  // nothing half-written
 }
 
+// Two nics that discovery resolves to one PF (a rootDevice and its netdev's
+// name): plan refuses them, naming both (validate cannot know it).
+TEST(CliTest, PlanRefusesTwoNicsOnOnePf) {
+  const std::string yaml = WriteTempFile("overlap.yaml", R"(apiVersion: provisioner/v1alpha1
+kind: HostConfig
+metadata:
+  name: worker1
+spec:
+  nics:
+    - name: by-address
+      nicSelector: { rootDevices: ["0000:af:00.0"] }
+      numVfs: 4
+    - name: by-name
+      nicSelector: { pfNames: [ens6f0np0] }
+      mtu: 9000
+)");
+  EXPECT_EQ(Provisioner({"validate", yaml}).exit_code, 0);
+  RunResult p = Provisioner({"plan", yaml, "--root", ExtractHost("cx5-roce")});
+  EXPECT_EQ(p.exit_code, 1);
+  EXPECT_NE(p.err.find("spec.nics[1].nicSelector: selects 0000:af:00.0, which spec.nics[0] "
+                       "(by-address) also selects"),
+            std::string::npos)
+      << p.err;
+}
+
 TEST(CliTest, DiscoverJsonHasContractKeys) {
   std::string root = ExtractHost("cx5-roce");
   RunResult r = Provisioner({"discover", "--root", root, "-o", "json"});

@@ -97,6 +97,11 @@ TEST(TopologyCliTest, RailsPlanEightNumVfsChangesInGpuOrder) {
 }
 
 TEST(TopologyCliTest, RailsManifestsFollowTheGpuOrder) {
+  // Without the host's topology the rails' selectors would match every NIC.
+  RunResult bare = Provisioner({"manifests", Example("rails.yaml")});
+  EXPECT_EQ(bare.exit_code, 1);
+  EXPECT_THAT(bare.err, HasSubstr("spec.nics[0].nicSelector.nearGpu (from spec.rails, rail 1)"));
+  EXPECT_EQ(bare.out, "");
   const std::string root = ExtractHost("hgx-h100");
   RunResult r = Provisioner({"manifests", Example("rails.yaml"), "--root", root});
   ASSERT_EQ(r.exit_code, 0) << r.err;

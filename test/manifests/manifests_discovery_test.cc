@@ -17,6 +17,7 @@
 #include "engine/output/render.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "test/manifests/crd_checker.h"
 #include "test/support/ttar.h"
 
 namespace provisioner::manifests {
@@ -164,6 +165,27 @@ void ExpectGolden(const std::string& file, const std::string& got) {
   EXPECT_EQ(got, want.str()) << file << " differs: if intended, UPDATE_GOLDEN=1";
 }
 
+// The strict CRD check on every custom resource of an output.
+void ExpectCrdValid(const std::string& label, const std::vector<Manifest>& ms) {
+  static const provisioner::testing::CrdChecker* checker = [] {
+    auto* c = new provisioner::testing::CrdChecker();
+    for (const char* f : {"spiderpool.spidernet.io_spiderippools.yaml",
+                          "spiderpool.spidernet.io_spidermultusconfigs.yaml",
+                          "sriovnetwork.openshift.io_sriovnetworknodepolicies.yaml"}) {
+      std::string error;
+      EXPECT_TRUE(c->AddCrdFile(std::string("test/manifests/crds/") + f, &error)) << error;
+    }
+    return c;
+  }();
+  int checked = 0;
+  for (const auto& m : ms) {
+    if (m.kind == "ConfigMap" || m.kind == "DaemonSet") continue;
+    for (const auto& e : checker->Check(m.doc)) ADD_FAILURE() << label << " " << m.kind << "/" << m.name << ": " << e;
+    ++checked;
+  }
+  EXPECT_GT(checked, 0) << label;
+}
+
 TEST(ManifestsDiscoveryTest, GoldenWithDiscoveredFacts) {
   struct Case {
     const char* example;
@@ -178,6 +200,7 @@ TEST(ManifestsDiscoveryTest, GoldenWithDiscoveredFacts) {
     opt.facts = &facts;
     auto hm = BuildHostManifests(*r.state, opt);
     ASSERT_TRUE(hm.ok()) << hm.status().message();
+    ExpectCrdValid(c.example, hm->manifests);
     const std::string base = std::string("test/manifests/golden/") + c.example + "." + c.tree;
     ExpectGolden(base + ".yaml", RenderManifests(hm->manifests));
     ExpectGolden(base + ".values.yaml", JsonToYaml(hm->helm_values));
