@@ -4,10 +4,7 @@
 // meanings); hosts that disagree on one object are an error naming both.
 #include "engine/manifests/fleet.h"
 
-#include <cstdlib>
-#include <fstream>
 #include <map>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -15,6 +12,7 @@
 #include "engine/manifests/manifests.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "test/manifests/golden.h"
 
 namespace provisioner::manifests {
 namespace {
@@ -143,18 +141,8 @@ TEST(FleetTest, GoldenTwoNodesWithoutAPool) {
   d.kubernetes->node_selector.clear();
   auto merged = MergeHosts({Render(d, "worker1"), Render(d, "worker2")});
   ASSERT_TRUE(merged.ok()) << merged.status().message();
-  const std::string got = RenderManifests(merged->manifests);
-  const std::string file = "test/manifests/golden/fleet-roce-sriov-no-pool.yaml";
-  const char* ws = std::getenv("BUILD_WORKSPACE_DIRECTORY");
-  if (std::getenv("UPDATE_GOLDEN") != nullptr && ws != nullptr) {
-    std::ofstream(std::string(ws) + "/" + file, std::ios::trunc) << got;
-    return;
-  }
-  std::ifstream in(file);
-  ASSERT_TRUE(in) << file << " missing: UPDATE_GOLDEN=1";
-  std::stringstream want;
-  want << in.rdbuf();
-  EXPECT_EQ(got, want.str()) << file << " differs: if intended, UPDATE_GOLDEN=1";
+  provisioner::testing::ExpectGolden("test/manifests/golden/fleet-roce-sriov-no-pool.yaml",
+                                     RenderManifests(merged->manifests));
 }
 
 // A JSON document inside a string (a ConfigMap's config.json) is compared

@@ -18,6 +18,7 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "test/manifests/crd_checker.h"
+#include "test/manifests/golden.h"
 #include "test/support/ttar.h"
 
 namespace provisioner::manifests {
@@ -152,18 +153,6 @@ TEST(ManifestsDiscoveryTest, RailsSelectEachRailsOwnPfOnTheHgxTree) {
 // pods' NCCL environment) and the shared RoCE example on the ConnectX-5 tree
 // (the chart values' ifNames, NCCL_IB_HCA from the PFs' devices).
 // UPDATE_GOLDEN=1 bazel run //test/manifests:manifests_discovery_test rewrites them.
-void ExpectGolden(const std::string& file, const std::string& got) {
-  const char* ws = std::getenv("BUILD_WORKSPACE_DIRECTORY");
-  if (std::getenv("UPDATE_GOLDEN") != nullptr && ws != nullptr) {
-    std::ofstream(std::string(ws) + "/" + file, std::ios::trunc) << got;
-    return;
-  }
-  std::ifstream in(file);
-  ASSERT_TRUE(in) << file << " missing: UPDATE_GOLDEN=1";
-  std::stringstream want;
-  want << in.rdbuf();
-  EXPECT_EQ(got, want.str()) << file << " differs: if intended, UPDATE_GOLDEN=1";
-}
 
 // The strict CRD check on every custom resource of an output.
 void ExpectCrdValid(const std::string& label, const std::vector<Manifest>& ms) {
@@ -202,8 +191,8 @@ TEST(ManifestsDiscoveryTest, GoldenWithDiscoveredFacts) {
     ASSERT_TRUE(hm.ok()) << hm.status().message();
     ExpectCrdValid(c.example, hm->manifests);
     const std::string base = std::string("test/manifests/golden/") + c.example + "." + c.tree;
-    ExpectGolden(base + ".yaml", RenderManifests(hm->manifests));
-    ExpectGolden(base + ".values.yaml", JsonToYaml(hm->helm_values));
+    provisioner::testing::ExpectGolden(base + ".yaml", RenderManifests(hm->manifests));
+    provisioner::testing::ExpectGolden(base + ".values.yaml", JsonToYaml(hm->helm_values));
   }
 }
 

@@ -15,12 +15,14 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "test/manifests/crd_checker.h"
+#include "test/manifests/golden.h"
 
 namespace provisioner::manifests {
 namespace {
 
 using nlohmann::json;
 using provisioner::testing::CrdChecker;
+using provisioner::testing::ExpectGolden;
 
 const char* const kExamples[] = {"roce-shared-macvlan", "roce-sriov", "ib-sriov", "ipoib",
                                  "rails-8gpu"};
@@ -358,18 +360,6 @@ std::string RenderValues(const std::string& example) {
   return hm.ok() ? JsonToYaml(hm->helm_values) : "";
 }
 
-void ExpectGolden(const std::string& file, const std::string& got) {
-  const char* ws = std::getenv("BUILD_WORKSPACE_DIRECTORY");
-  if (std::getenv("UPDATE_GOLDEN") != nullptr && ws != nullptr) {
-    std::ofstream(std::string(ws) + "/" + file, std::ios::trunc) << got;
-    return;
-  }
-  std::ifstream in(file);
-  ASSERT_TRUE(in) << file << " missing: run with UPDATE_GOLDEN=1 (see above)";
-  std::stringstream want;
-  want << in.rdbuf();
-  EXPECT_EQ(got, want.str()) << file << " differs: if intended, UPDATE_GOLDEN=1";
-}
 
 TEST(ManifestsTest, GoldenHelmValuesEveryScenario) {
   for (const char* example : kExamples) {
@@ -470,22 +460,11 @@ TEST(ManifestsTest, NearGpuWithoutDiscoveredFactsIsAnError) {
 }
 
 TEST(ManifestsTest, GoldenStdoutEveryScenario) {
-  const char* ws = std::getenv("BUILD_WORKSPACE_DIRECTORY");
-  const bool update = std::getenv("UPDATE_GOLDEN") != nullptr && ws != nullptr;
   for (const char* example : kExamples) {
     for (const std::string& flavor : {std::string("spiderpool"), std::string("multus")}) {
       std::string file = std::string("test/manifests/golden/") + example +
                          (flavor == "spiderpool" ? "" : "." + flavor) + ".yaml";
-      std::string got = Render(example, flavor, /*workload=*/false);
-      if (update) {
-        std::ofstream(std::string(ws) + "/" + file, std::ios::trunc) << got;
-        continue;
-      }
-      std::ifstream in(file);
-      ASSERT_TRUE(in) << file << " missing: run with UPDATE_GOLDEN=1 (see above)";
-      std::stringstream want;
-      want << in.rdbuf();
-      EXPECT_EQ(got, want.str()) << file << " differs: if intended, UPDATE_GOLDEN=1";
+      ExpectGolden(file, Render(example, flavor, /*workload=*/false));
     }
   }
 }
