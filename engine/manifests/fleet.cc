@@ -1,5 +1,7 @@
 #include "engine/manifests/fleet.h"
 
+#include <algorithm>
+#include <optional>
 #include <set>
 #include <unordered_map>
 #include <utility>
