@@ -192,6 +192,12 @@ ValidateOutcome ValidateFile(const std::string& file, const HostFacts* facts);
 // module order. `desired` may be null.
 std::vector<CheckResult> CheckHost(const DesiredState* desired, const HostFacts& facts);
 
+// discover's output: the host-level keys (formatVersion, root, kernel) and
+// every registered module's rendering of its facts, in module order
+// (Module::RenderFactsJson, Module::RenderFactsTable).
+nlohmann::json FactsToJson(const HostFacts& facts);
+std::string RenderFactsTable(const HostFacts& facts);
+
 // snapshot: discovery through a recording host layer, then exactly what it
 // read copied into `output_dir` (missing, or an empty directory).
 StatusOr<SnapshotStats> SnapshotHost(const std::string& root, const std::string& output_dir);

@@ -11,6 +11,8 @@
 #include "engine/core/session.h"
 #include "engine/model/topology.h"
 #include "engine/module/registry.h"
+#include "engine/output/facts_output.h"
+#include "engine/output/render.h"
 
 namespace provisioner {
 namespace {
@@ -81,6 +83,23 @@ std::vector<CheckResult> CheckHost(const DesiredState* desired, const HostFacts&
     return Rank(a.verdict) > Rank(b.verdict);
   });
   return results;
+}
+
+nlohmann::json FactsToJson(const HostFacts& facts) {
+  nlohmann::json doc;
+  doc["formatVersion"] = kFormatVersion;
+  doc["root"] = facts.root;
+  doc["kernel"] = {{"release", facts.kernel.release}};
+  FactsJson out(&doc);
+  for (const auto& m : ModuleRegistry::CreateAll()) m->RenderFactsJson(facts, out);
+  return doc;
+}
+
+std::string RenderFactsTable(const HostFacts& facts) {
+  std::string out = "Kernel: " + (facts.kernel.release.empty() ? "(unknown)" : facts.kernel.release) +
+                    "    RDMA netns mode: " + facts.rdma_netns_mode.value_or("(unknown)") + "\n\n";
+  for (const auto& m : ModuleRegistry::CreateAll()) out += m->RenderFactsTable(facts);
+  return out;
 }
 
 StatusOr<SnapshotStats> SnapshotHost(const std::string& root, const std::string& output_dir) {

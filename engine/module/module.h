@@ -20,6 +20,8 @@
 
 namespace provisioner {
 
+class FactsJson;  // engine/output/facts_output.h
+
 // Shows a user that a long step is alive (a line at a time; a TTY may redraw).
 class Progress {
  public:
@@ -71,6 +73,19 @@ class Module {
     (void)desired;
     (void)facts;
     (void)sink;
+  }
+
+  // This module's part of `discover`'s output, from its own facts. JSON:
+  // its top-level keys of the document, and its fields of each NIC
+  // (FactsJson::Nic). Table: its sections ("" for none). Both run in module
+  // order over complete facts; modules without output keep these defaults.
+  virtual void RenderFactsJson(const HostFacts& facts, FactsJson& out) const {
+    (void)facts;
+    (void)out;
+  }
+  virtual std::string RenderFactsTable(const HostFacts& facts) const {
+    (void)facts;
+    return "";
   }
 };
 

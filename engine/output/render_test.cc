@@ -56,63 +56,6 @@ TEST(RenderTest, PlanTableReadable) {
   EXPECT_EQ(RenderPlanTable(Plan(), false), "No changes. The host matches the desired state.\n");
 }
 
-TEST(RenderTest, FactsJsonListsNicsAndGpus) {
-  HostFacts h;
-  PciFunction pf;
-  pf.pci_address = "0000:af:00.0";
-  pf.vendor = "15b3";
-  pf.device_id = "1017";
-  pf.class_code = 0x020000;
-  pf.driver = "mlx5_core";
-  pf.numa_node = 1;
-  pf.netdevs = {"ens6f0np0"};
-  pf.rdma_devices = {"mlx5_0"};
-  VfInfo vf;
-  vf.pci_address = "0000:af:00.2";
-  vf.driver = "mlx5_core";
-  vf.netdevs = {"ens6f0v0"};
-  vf.rdma_devices = {"mlx5_2"};
-  SriovInfo sriov;
-  sriov.total_vfs = 127;
-  sriov.num_vfs = 1;
-  sriov.offset = 2;
-  sriov.stride = 1;
-  sriov.vf_device = "1018";
-  sriov.drivers_autoprobe = true;
-  sriov.vfs = {vf};
-  pf.sriov = sriov;
-  h.pci.push_back(pf);
-  PciFunction eth;  // plain NIC: not listed
-  eth.pci_address = "0000:03:00.0";
-  eth.class_code = 0x020000;
-  h.pci.push_back(eth);
-  PciFunction gpu;
-  gpu.pci_address = "0000:18:00.0";
-  gpu.vendor = "10de";
-  gpu.device_id = "2330";
-  gpu.class_code = 0x030200;
-  gpu.numa_node = 0;
-  h.pci.push_back(gpu);
-  auto j = FactsToJson(h);
-  ASSERT_EQ(j["nics"].size(), 1u);
-  EXPECT_EQ(j["nics"][0]["sriov"]["totalVfs"], 127);
-  EXPECT_EQ(j["nics"][0]["sriov"]["vfs"][0]["pciAddress"], "0000:af:00.2");
-  EXPECT_EQ(j["nics"][0]["sriov"]["vfs"][0]["rdmaDevices"][0], "mlx5_2");
-  EXPECT_EQ(j["nics"][0]["rdmaDevices"][0], "mlx5_0");
-  ASSERT_EQ(j["rdmaDevices"].size(), 1u);
-  EXPECT_EQ(j["rdmaDevices"][0]["name"], "mlx5_0");
-  EXPECT_EQ(j["rdmaDevices"][0]["pciAddress"], "0000:af:00.0");
-  ASSERT_EQ(j["gpus"].size(), 1u);
-  EXPECT_EQ(j["gpus"][0]["deviceID"], "2330");
-  std::string table = RenderFactsTable(h);
-  EXPECT_NE(table.find("0000:af:00.0"), std::string::npos);
-  EXPECT_NE(table.find("1/127"), std::string::npos);
-  EXPECT_EQ(table.find("0000:03:00.0"), std::string::npos);
-  YAML::Node y = YAML::Load(JsonToYaml(j));
-  EXPECT_EQ(y["nics"][0]["pciAddress"].as<std::string>(), "0000:af:00.0");
-  EXPECT_EQ(y["nics"][0]["sriov"]["totalVfs"].as<int>(), 127);
-}
-
 // Multi-line strings become literal blocks and read back byte for byte;
 // strings a block would not keep exactly stay double-quoted.
 TEST(RenderTest, YamlMultiLineStringsRoundTrip) {

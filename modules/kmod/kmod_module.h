@@ -18,6 +18,8 @@ class KmodModule final : public Module {
   void Plan(const DesiredState& desired, const HostFacts& facts, PlanSink& sink) const override;
   Status Apply(const Change& change, HostContext& ctx) override;
   Status Verify(const Change& change, HostContext& ctx) override;
+  // discover output: kmod_render.cc
+  void RenderFactsJson(const HostFacts& facts, FactsJson& out) const override;
 };
 
 }  // namespace provisioner

@@ -23,6 +23,9 @@ class PciModule final : public Module {
   void Plan(const DesiredState& desired, const HostFacts& facts, PlanSink& sink) const override;
   Status Apply(const Change& change, HostContext& ctx) override;
   Status Verify(const Change& change, HostContext& ctx) override;
+  // discover output: pci_render.cc
+  void RenderFactsJson(const HostFacts& facts, FactsJson& out) const override;
+  std::string RenderFactsTable(const HostFacts& facts) const override;
 };
 
 }  // namespace provisioner

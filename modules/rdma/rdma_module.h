@@ -34,6 +34,9 @@ class RdmaModule : public Module {
   void Plan(const DesiredState& desired, const HostFacts& facts, PlanSink& sink) const override;
   Status Apply(const Change& change, HostContext& ctx) override;
   Status Verify(const Change& change, HostContext& ctx) override;
+  // discover output: rdma_render.cc
+  void RenderFactsJson(const HostFacts& facts, FactsJson& out) const override;
+  std::string RenderFactsTable(const HostFacts& facts) const override;
   void Check(const DesiredState* desired, const HostFacts& facts, CheckSink& sink) const override;
 
  private:

@@ -23,6 +23,9 @@ class TopologyModule final : public Module {
   // Never called: this module plans no change.
   Status Apply(const Change& change, HostContext& ctx) override;
   Status Verify(const Change& change, HostContext& ctx) override;
+  // discover output: topology_render.cc
+  void RenderFactsJson(const HostFacts& facts, FactsJson& out) const override;
+  std::string RenderFactsTable(const HostFacts& facts) const override;
 };
 
 }  // namespace provisioner

@@ -36,6 +36,8 @@ class VfModule final : public Module {
   void Plan(const DesiredState& desired, const HostFacts& facts, PlanSink& sink) const override;
   Status Apply(const Change& change, HostContext& ctx) override;
   Status Verify(const Change& change, HostContext& ctx) override;
+  // discover output: vf_render.cc
+  void RenderFactsJson(const HostFacts& facts, FactsJson& out) const override;
 
  private:
   VfHostOptions HostOptions() const;

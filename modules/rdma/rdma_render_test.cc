@@ -1,12 +1,20 @@
-#include "engine/output/render_rdma.h"
+#include "engine/output/facts_output.h"
+#include "modules/rdma/rdma_module.h"
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-namespace provisioner {
+namespace provisioner::rdma {
 namespace {
 
-using ::testing::HasSubstr;
+// The rdma module's part of the discover document.
+nlohmann::json Doc(const HostFacts& f) {
+  nlohmann::json doc;
+  FactsJson out(&doc);
+  RdmaModule().RenderFactsJson(f, out);
+  return doc;
+}
+std::string Table(const HostFacts& f) { return RdmaModule().RenderFactsTable(f); }
 
 TEST(RenderRdma, BeforeTheRdmaModuleRanOnlyNamesFromPci) {
   HostFacts f;
@@ -14,11 +22,11 @@ TEST(RenderRdma, BeforeTheRdmaModuleRanOnlyNamesFromPci) {
   pf.pci_address = "0000:af:00.0";
   pf.rdma_devices = {"mlx5_0"};
   f.pci = {pf};
-  nlohmann::json j = RdmaDevicesToJson(f);
+  nlohmann::json j = Doc(f)["rdmaDevices"];
   ASSERT_EQ(j.size(), 1u);
   EXPECT_EQ(j[0], nlohmann::json({{"name", "mlx5_0"}, {"pciAddress", "0000:af:00.0"}}));
-  EXPECT_EQ(RenderRdmaTable(f), "");
-  EXPECT_EQ(RdmaSystemToJson(f), nlohmann::json({{"netnsMode", nullptr}}));
+  EXPECT_EQ(Table(f), "");
+  EXPECT_EQ(Doc(f)["rdma"], nlohmann::json({{"netnsMode", nullptr}}));
 }
 
 TEST(RenderRdma, DevicesPortsGidsAndAddresses) {
@@ -49,7 +57,7 @@ TEST(RenderRdma, DevicesPortsGidsAndAddresses) {
   e.ports = {q};
   f.rdma.devices = {d, e};
 
-  nlohmann::json j = RdmaDevicesToJson(f);
+  nlohmann::json j = Doc(f)["rdmaDevices"];
   ASSERT_EQ(j.size(), 2u);
   EXPECT_EQ(j[0]["function"], "VF");
   EXPECT_EQ(j[0]["ports"][0]["lid"], 26);
@@ -63,12 +71,12 @@ TEST(RenderRdma, DevicesPortsGidsAndAddresses) {
       j[1]["ports"][0]["roceV2GidIndex"][0],
       nlohmann::json(
           {{"netdev", "eth0"}, {"address", "10.0.0.1"}, {"family", "ipv4"}, {"gidIndex", 1}}));
-  nlohmann::json sys = RdmaSystemToJson(f);
+  nlohmann::json sys = Doc(f)["rdma"];
   EXPECT_EQ(sys["netnsMode"], "exclusive");
   EXPECT_EQ(sys["persistentNetnsModeSource"], "/etc/modprobe.d/ib_core.conf");
   EXPECT_EQ(sys["devFiles"], nullptr);
 
-  std::string t = RenderRdmaTable(f);
+  std::string t = Table(f);
   EXPECT_THAT(
       t, ::testing::ContainsRegex("mlx5_2 +0000:af:00.2 +VF +1 +InfiniBand +ACTIVE +0x1a +0x1"));
   EXPECT_THAT(t,
@@ -77,4 +85,4 @@ TEST(RenderRdma, DevicesPortsGidsAndAddresses) {
 }
 
 }  // namespace
-}  // namespace provisioner
+}  // namespace provisioner::rdma

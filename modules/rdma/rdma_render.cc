@@ -1,11 +1,16 @@
-#include "engine/output/render_rdma.h"
-
+// discover output of the rdma module: `rdma` (the netns mode and where it
+// comes from), `rdmaDevices` (every device with its ports and GIDs) and the
+// "RDMA devices:" / GID tables.
 #include <algorithm>
+#include <cstdio>
 #include <sstream>
 #include <utility>
 #include <vector>
 
-namespace provisioner {
+#include "engine/output/facts_output.h"
+#include "modules/rdma/rdma_module.h"
+
+namespace provisioner::rdma {
 namespace {
 
 using nlohmann::json;
@@ -20,29 +25,9 @@ std::string Hex(const std::optional<int>& v) {
   return buf;
 }
 
-std::string Pad(std::string s, size_t w) {
-  if (s.size() < w) s.append(w - s.size(), ' ');
-  return s;
-}
-
-std::string Table(const std::vector<std::vector<std::string>>& rows) {
-  std::vector<size_t> w(rows[0].size(), 0);
-  for (const auto& r : rows) {
-    for (size_t i = 0; i < r.size() && i < w.size(); ++i) w[i] = std::max(w[i], r[i].size());
-  }
-  std::string out;
-  for (const auto& r : rows) {
-    std::string line = "  ";
-    for (size_t i = 0; i < r.size(); ++i) line += (i + 1 < r.size() ? Pad(r[i], w[i] + 2) : r[i]);
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    out += line + "\n";
-  }
-  return out;
-}
-
-}  // namespace
-
-json RdmaDevicesToJson(const HostFacts& facts) {
+// Contract "rdmaDevices". Before the rdma module ran (facts.rdma.discovered
+// false), the devices PCI discovery saw, by name and PCI address only.
+json RdmaDevicesJson(const HostFacts& facts) {
   json out = json::array();
   if (!facts.rdma.discovered) {
     std::vector<std::pair<std::string, std::string>> rdma;
@@ -97,7 +82,8 @@ json RdmaDevicesToJson(const HostFacts& facts) {
   return out;
 }
 
-json RdmaSystemToJson(const HostFacts& facts) {
+// Contract "rdma": { netnsMode, ... }.
+json RdmaSystemJson(const HostFacts& facts) {
   json r;
   r["netnsMode"] = OptStr(facts.rdma_netns_mode);
   if (!facts.rdma.discovered) return r;
@@ -119,7 +105,9 @@ json RdmaSystemToJson(const HostFacts& facts) {
   return r;
 }
 
-std::string RenderRdmaTable(const HostFacts& facts) {
+}  // namespace
+
+std::string RdmaModule::RenderFactsTable(const HostFacts& facts) const {
   if (!facts.rdma.discovered || facts.rdma.devices.empty()) return "";
   std::ostringstream out;
   std::vector<std::vector<std::string>> rows = {{"DEVICE", "PCI", "FN", "PORT", "LINK", "STATE",
@@ -159,10 +147,15 @@ std::string RenderRdmaTable(const HostFacts& facts) {
       }
     }
   }
-  out << "\nRDMA devices:\n" << Table(rows);
+  out << "\nRDMA devices:\n" << TextTable(rows, "  ");
   if (gids.size() > 1)
-    out << "\nGIDs (NCCL_IB_GID_INDEX = the RoCE v2 index of the address):\n" << Table(gids);
+    out << "\nGIDs (NCCL_IB_GID_INDEX = the RoCE v2 index of the address):\n" << TextTable(gids, "  ");
   return out.str();
 }
 
-}  // namespace provisioner
+void RdmaModule::RenderFactsJson(const HostFacts& facts, FactsJson& out) const {
+  out.doc()["rdma"] = RdmaSystemJson(facts);
+  out.doc()["rdmaDevices"] = RdmaDevicesJson(facts);
+}
+
+}  // namespace provisioner::rdma

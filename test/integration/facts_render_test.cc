@@ -1,0 +1,141 @@
+// discover's output through the session API: every registered module's
+// rendering of its facts (Module::RenderFactsJson / RenderFactsTable).
+#include "engine/core/session.h"
+#include "engine/output/render.h"
+#include "gtest/gtest.h"
+#include "yaml-cpp/yaml.h"
+
+namespace provisioner {
+namespace {
+
+TEST(FactsRenderTest, JsonListsNicsAndGpus) {
+  HostFacts h;
+  PciFunction pf;
+  pf.pci_address = "0000:af:00.0";
+  pf.vendor = "15b3";
+  pf.device_id = "1017";
+  pf.class_code = 0x020000;
+  pf.driver = "mlx5_core";
+  pf.numa_node = 1;
+  pf.netdevs = {"ens6f0np0"};
+  pf.rdma_devices = {"mlx5_0"};
+  VfInfo vf;
+  vf.pci_address = "0000:af:00.2";
+  vf.driver = "mlx5_core";
+  vf.netdevs = {"ens6f0v0"};
+  vf.rdma_devices = {"mlx5_2"};
+  SriovInfo sriov;
+  sriov.total_vfs = 127;
+  sriov.num_vfs = 1;
+  sriov.offset = 2;
+  sriov.stride = 1;
+  sriov.vf_device = "1018";
+  sriov.drivers_autoprobe = true;
+  sriov.vfs = {vf};
+  pf.sriov = sriov;
+  h.pci.push_back(pf);
+  PciFunction eth;  // plain NIC: not listed
+  eth.pci_address = "0000:03:00.0";
+  eth.class_code = 0x020000;
+  h.pci.push_back(eth);
+  PciFunction gpu;
+  gpu.pci_address = "0000:18:00.0";
+  gpu.vendor = "10de";
+  gpu.device_id = "2330";
+  gpu.class_code = 0x030200;
+  gpu.numa_node = 0;
+  h.pci.push_back(gpu);
+  auto j = FactsToJson(h);
+  ASSERT_EQ(j["nics"].size(), 1u);
+  EXPECT_EQ(j["nics"][0]["sriov"]["totalVfs"], 127);
+  EXPECT_EQ(j["nics"][0]["sriov"]["vfs"][0]["pciAddress"], "0000:af:00.2");
+  EXPECT_EQ(j["nics"][0]["sriov"]["vfs"][0]["rdmaDevices"][0], "mlx5_2");
+  EXPECT_EQ(j["nics"][0]["rdmaDevices"][0], "mlx5_0");
+  ASSERT_EQ(j["rdmaDevices"].size(), 1u);
+  EXPECT_EQ(j["rdmaDevices"][0]["name"], "mlx5_0");
+  EXPECT_EQ(j["rdmaDevices"][0]["pciAddress"], "0000:af:00.0");
+  ASSERT_EQ(j["gpus"].size(), 1u);
+  EXPECT_EQ(j["gpus"][0]["deviceID"], "2330");
+  std::string table = RenderFactsTable(h);
+  EXPECT_NE(table.find("0000:af:00.0"), std::string::npos);
+  EXPECT_NE(table.find("1/127"), std::string::npos);
+  EXPECT_EQ(table.find("0000:03:00.0"), std::string::npos);
+  YAML::Node y = YAML::Load(JsonToYaml(j));
+  EXPECT_EQ(y["nics"][0]["pciAddress"].as<std::string>(), "0000:af:00.0");
+  EXPECT_EQ(y["nics"][0]["sriov"]["totalVfs"].as<int>(), 127);
+}
+
+
+// Each module's fields land in the document: a module whose rendering is
+// lost fails here (the JSON keys are the contract's).
+TEST(FactsRenderTest, EveryModuleRendersItsFacts) {
+  HostFacts h;
+  h.root = "/tree";
+  h.kernel.release = "6.1.0";
+  h.rdma_netns_mode = "exclusive";
+  PciFunction pf;
+  pf.pci_address = "0000:af:00.0";
+  pf.vendor = "15b3";
+  pf.device_id = "1017";
+  pf.class_code = 0x020000;
+  pf.netdevs = {"ens6f0np0"};
+  pf.rdma_devices = {"mlx5_0"};
+  VfInfo vf;
+  vf.pci_address = "0000:af:00.2";
+  vf.trust = true;
+  vf.ib_node_guid = "02:00:00:00:00:00:00:01";
+  SriovInfo sriov;
+  sriov.total_vfs = 8;
+  sriov.num_vfs = 1;
+  sriov.vfs = {vf};
+  pf.sriov = sriov;
+  h.pci.push_back(pf);
+  PciFunction gpu;
+  gpu.pci_address = "0000:18:00.0";
+  gpu.vendor = "10de";
+  gpu.device_id = "2330";
+  gpu.class_code = 0x030200;
+  h.pci.push_back(gpu);
+  h.links["ens6f0np0"] = LinkFacts{"ens6f0np0", 9000, std::nullopt, 9978, true, "up"};
+  FirmwareFacts fw;
+  fw.source = "mstconfig";
+  fw.params["LINK_TYPE_P1"].next_boot = "ETH(2)";
+  h.firmware[FirmwareDevice(pf.pci_address)] = fw;
+  h.loaded_modules = {"mlx5_core"};
+  h.topology.gpus = {{"0000:18:00.0", "10de", "2330", 0}};
+  h.topology.links = {{"0000:18:00.0", "0000:af:00.0", PcieLevel::kPix}};
+
+  const nlohmann::json j = FactsToJson(h);
+  EXPECT_EQ(j["formatVersion"], 1);
+  EXPECT_EQ(j["root"], "/tree");
+  EXPECT_EQ(j["kernel"]["release"], "6.1.0");
+  const nlohmann::json& nic = j["nics"][0];
+  EXPECT_EQ(nic["class"], "020000");                                     // pci
+  EXPECT_EQ(nic["sriov"]["totalVfs"], 8);                                // sriov
+  EXPECT_EQ(nic["sriov"]["vfs"][0]["trust"], true);                      // vf
+  EXPECT_EQ(nic["sriov"]["vfs"][0]["nodeGuid"], "02:00:00:00:00:00:00:01");
+  EXPECT_EQ(nic["links"][0]["mtu"], 9000);                               // link
+  EXPECT_EQ(nic["links"][0]["maxMtu"], 9978);
+  EXPECT_FALSE(nic["links"][0].contains("minMtu"));
+  EXPECT_EQ(nic["firmware"]["parameters"]["LINK_TYPE_P1"]["nextBoot"], "ETH(2)");  // firmware
+  EXPECT_EQ(j["kernelModules"]["loaded"][0], "mlx5_core");               // kmod
+  EXPECT_FALSE(j["kernelModules"].contains("modprobe"));                 // kmod not discovered
+  EXPECT_EQ(j["rdma"]["netnsMode"], "exclusive");                        // rdma
+  EXPECT_EQ(j["rdmaDevices"][0]["name"], "mlx5_0");
+  EXPECT_EQ(j["gpus"][0]["pciAddress"], "0000:18:00.0");                 // pci
+  EXPECT_EQ(j["topology"][0]["level"], "PIX");                           // topology
+
+  // The table: the host line, then the modules' sections in module order.
+  const std::string t = RenderFactsTable(h);
+  EXPECT_EQ(t.rfind("Kernel: 6.1.0    RDMA netns mode: exclusive\n\nNICs (", 0), 0u) << t;
+  const size_t nics = t.find("NICs ("), gpus = t.find("\nGPUs:\n"),
+               topo = t.find("GPU x NIC PCIe topology");
+  EXPECT_NE(gpus, std::string::npos) << t;
+  EXPECT_NE(topo, std::string::npos) << t;
+  EXPECT_LT(nics, gpus);
+  EXPECT_LT(gpus, topo);
+  EXPECT_NE(t.find("NIC0: 0000:af:00.0 (15b3:1017 ens6f0np0,mlx5_0)"), std::string::npos) << t;
+}
+
+}  // namespace
+}  // namespace provisioner
