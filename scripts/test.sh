@@ -66,7 +66,7 @@ count() {  # label testlogs: adds the test.xml counts under testlogs to the tota
 
 # Every test, sanitized. --symlink_prefix=/: the workspace's bazel-bin and
 # bazel-testlogs links stay the default (gcc) output base's.
-san_flags=(--config=san --symlink_prefix=/ "${DISK_CACHE[@]}")
+san_flags=(--config=san-clang --symlink_prefix=/ "${DISK_CACHE[@]}")
 step_begin
 "${CLANG_BAZEL[@]}" test --keep_going "${san_flags[@]}" "${TARGETS[@]}" "$@"
 code=$?

@@ -51,7 +51,8 @@ struct PciFn {
 jmp_buf g_pci_jump;
 char g_pci_error[512];
 
-[[noreturn]] void PciError(char* msg, ...) {
+// GNU noreturn: part of the function type for clang, as libpci's `error` wants.
+__attribute__((noreturn)) void PciError(char* msg, ...) {
   va_list ap;
   va_start(ap, msg);
   vsnprintf(g_pci_error, sizeof g_pci_error, msg, ap);
