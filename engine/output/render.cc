@@ -55,14 +55,10 @@ void EmitYaml(YAML::Emitter& e, const json& v) {
 }  // namespace
 
 json ChangeToJson(const Change& c) {
-  return {{"id", c.id},
-          {"module", c.module},
-          {"target", c.target},
-          {"attribute", c.attribute},
-          {"before", c.before},
-          {"after", c.after},
-          {"disruption", DisruptionName(c.disruption)},
-          {"reason", c.reason}};
+  // The contract's keys: the saved record's, without what only apply uses.
+  json j = ChangeToRecord(c);
+  for (const char* key : {"phase", "fieldPath", "detail"}) j.erase(key);
+  return j;
 }
 
 json PlanToJson(const Plan& plan, const std::string& root) {

@@ -20,7 +20,7 @@ using provisioner::testing::ReadFile;
 // tree's own capture, when it has one).
 std::string IbTree(const std::string& capture) {
   std::string dir = testing::MakeTempDir("fw");
-  Status s = testing::ExtractTtar(testing::RunfilePath("test/hosts/cx5-ib.ttar"), dir);
+  Status s = testing::ExtractTtar(testing::HostTreePath("cx5-ib"), dir);
   EXPECT_TRUE(s.ok()) << s.message();
   auto fs = NewLocalHostFs(dir);
   EXPECT_TRUE(fs->WriteFileAtomic("/run/provisioner/mstconfig/0000:86:00.0.query",
@@ -189,7 +189,7 @@ TEST(FirmwareModule, NoToolMeansAnErrorNotASilentSkip) {
 
 TEST(FirmwareModule, UncapturedTreeSaysWhereTheCaptureGoes) {
   std::string dir = testing::MakeTempDir("fw-none");
-  ASSERT_TRUE(testing::ExtractTtar(testing::RunfilePath("test/hosts/cx5-ib.ttar"), dir).ok());
+  ASSERT_TRUE(testing::ExtractTtar(testing::HostTreePath("cx5-ib"), dir).ok());
   auto fs = NewLocalHostFs(dir);
   ASSERT_TRUE(fs->RemoveFile("/run/provisioner/mstconfig/0000:86:00.0.query").ok() ||
               !fs->Exists("/run/provisioner/mstconfig/0000:86:00.0.query"));

@@ -18,7 +18,7 @@ namespace {
 
 std::string Tree(const std::string& name) {
   std::string dir = testing::MakeTempDir(name);
-  Status s = testing::ExtractTtar(testing::RunfilePath("test/hosts/" + name + ".ttar"), dir);
+  Status s = testing::ExtractTtar(testing::HostTreePath(name), dir);
   EXPECT_TRUE(s.ok()) << s.message();
   return dir;
 }

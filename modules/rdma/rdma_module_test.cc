@@ -24,7 +24,7 @@ using ::testing::HasSubstr;
 std::string Tree(const std::string& name) {
   std::string dir = provisioner::testing::MakeTempDir(name);
   Status s = provisioner::testing::ExtractTtar(
-      provisioner::testing::RunfilePath("test/hosts/" + name + ".ttar"), dir);
+      provisioner::testing::HostTreePath(name), dir);
   EXPECT_TRUE(s.ok()) << s.message();
   return dir;
 }

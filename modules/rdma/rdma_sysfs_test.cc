@@ -12,12 +12,12 @@ namespace {
 
 using ::provisioner::testing::ExtractTtar;
 using ::provisioner::testing::MakeTempDir;
-using ::provisioner::testing::RunfilePath;
+using ::provisioner::testing::HostTreePath;
 using ::testing::ElementsAre;
 
 std::string Tree(const std::string& name) {
   std::string dir = MakeTempDir(name);
-  Status s = ExtractTtar(RunfilePath("test/hosts/" + name + ".ttar"), dir);
+  Status s = ExtractTtar(HostTreePath(name), dir);
   EXPECT_TRUE(s.ok()) << s.message();
   return dir;
 }

@@ -77,7 +77,7 @@ TEST(Verbs, RdmaCoreAgreesWithSysfsOnHostTree) {
   for (const std::string tree : {"cx5-roce", "cx5-roce-vfs", "cx5-ib"}) {
     std::string root = provisioner::testing::MakeTempDir(tree);
     ASSERT_TRUE(provisioner::testing::ExtractTtar(
-                    provisioner::testing::RunfilePath("test/hosts/" + tree + ".ttar"), root)
+                    provisioner::testing::HostTreePath(tree), root)
                     .ok());
     auto fs = NewLocalHostFs(root);
     auto sysfs = ReadRdmaDevices(*fs);

@@ -17,7 +17,7 @@ constexpr char kPf[] = "0000:af:00.0";
 // The checked-in trees (test/hosts) discover as their generators describe.
 StatusOr<HostFacts> DiscoverTree(const std::string& name) {
   std::string root = testing::MakeTempDir(name);
-  RETURN_IF_ERROR(testing::ExtractTtar(testing::RunfilePath("test/hosts/" + name + ".ttar"), root));
+  RETURN_IF_ERROR(testing::ExtractTtar(testing::HostTreePath(name), root));
   auto fs = NewLocalHostFs(root);
   HostContext ctx;
   ctx.fs = fs.get();

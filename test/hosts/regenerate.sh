@@ -18,13 +18,12 @@ TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 
 # Generated trees (test/support/host_presets.cc + the kernel simulator).
-"$MAKE_TREE" --preset cx5-roce --out test/hosts/cx5-roce.ttar
-"$MAKE_TREE" --preset cx5-ib --out test/hosts/cx5-ib.ttar
+# The example trees are kept only in examples/hosts (HostTreePath finds them).
+"$MAKE_TREE" --preset cx5-roce --out examples/hosts/cx5-roce.ttar
+"$MAKE_TREE" --preset cx5-ib --out examples/hosts/cx5-ib.ttar
 "$MAKE_TREE" --preset cx5-roce --vfs 0000:af:00.0=4 --out test/hosts/cx5-roce-vfs.ttar
 "$MAKE_TREE" --preset hgx-h100 --out examples/hosts/hgx-h100.ttar  # kept only there
 "$MAKE_TREE" --preset gpu-shared-switch --out test/hosts/gpu-shared-switch.ttar
-cp test/hosts/cx5-roce.ttar examples/hosts/cx5-roce.ttar
-cp test/hosts/cx5-ib.ttar examples/hosts/cx5-ib.ttar
 
 # Adds an empty `resource` (mode 444) to every PCI function that lacks one:
 # libpci's sysfs backend treats it as mandatory.

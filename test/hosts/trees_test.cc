@@ -133,15 +133,6 @@ TEST(TreesTest, GeneratedTreesAreUpToDate) {
   }
 }
 
-// hgx-h100 is kept only in examples/hosts (HostTreePath finds it there).
-TEST(TreesTest, ExamplesAreCopiesOfTestTrees) {
-  for (const char* name : {"cx5-roce", "cx5-ib"}) {
-    EXPECT_TRUE(ReadFile(RunfilePath(std::string("examples/hosts/") + name + ".ttar")) ==
-                ReadFile(RunfilePath(std::string("test/hosts/") + name + ".ttar")))
-        << name;
-  }
-}
-
 TEST(TreesTest, LibpciScansEveryTree) {
   for (const char* name : kAllTrees) {
     SCOPED_TRACE(name);

@@ -61,7 +61,7 @@ class FaultMatrixTest : public ::testing::Test {
   // apply lock file (run/provisioner/lock) that apply creates and keeps.
   std::string FreshTree() {
     std::string dir = MakeTempDir("fault");
-    Status s = ExtractTtar(RunfilePath("test/hosts/cx5-roce.ttar"), dir);
+    Status s = ExtractTtar(HostTreePath("cx5-roce"), dir);
     EXPECT_TRUE(s.ok()) << s.message();
     auto fs = NewLocalHostFs(dir);
     EXPECT_TRUE(AcquireHostLock(*fs, kApplyLockPath, std::chrono::milliseconds(0)).ok());

@@ -62,7 +62,7 @@ TEST(SessionTest, PlansAnExampleOnItsTree) {
 }
 
 TEST(SessionTest, AppliesOverTheSimulatedKernelAndConverges) {
-  const std::string root = Tree("test/hosts/cx5-roce.ttar");
+  const std::string root = Tree("examples/hosts/cx5-roce.ttar");
   const std::string file = MakeTempDir("session-yaml") + "/host.yaml";
   { std::ofstream(file) << kHostYaml; }
   PlanRequest request = SimulatedRequest(file, root);
