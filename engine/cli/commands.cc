@@ -9,6 +9,7 @@
 #include <iomanip>
 #include <iostream>
 #include <memory>
+#include <set>
 #include <sstream>
 #include <vector>
 
@@ -63,6 +64,29 @@ void ReportPlanProblems(const std::string& file, const PlanOutcome& p) {
     std::fprintf(stderr, "provisioner: %s: %d error%s (spec.rails with count: allGpus, %zu GPUs)\n",
                  file.c_str(), n, n == 1 ? "" : "s", last.gpus);
   }
+}
+
+// The plan's warnings that ReportPlanProblems has not printed already (as
+// located diagnostics on stderr): the table shows each warning once.
+Plan WithUnreportedWarnings(const PlanOutcome& p) {
+  std::multiset<std::string> reported;
+  for (const auto& batch : p.diagnostics) {
+    if (batch.stage != FileDiagnostics::Stage::kPlan) continue;
+    for (const auto& d : batch.items) {
+      if (d.severity == Severity::kWarning) reported.insert(PlanWarningText(d));
+    }
+  }
+  Plan plan = p.plan;
+  plan.warnings.clear();
+  for (const auto& w : p.plan.warnings) {
+    auto it = reported.find(w);
+    if (it != reported.end()) {
+      reported.erase(it);
+    } else {
+      plan.warnings.push_back(w);
+    }
+  }
+  return plan;
 }
 
 json ChangeOutcomeToJson(const ChangeOutcome& c) {
@@ -173,7 +197,7 @@ int RunPlan(const CommonOptions& opt) {
   if (opt.output == "json") {
     std::cout << PlanToJson(plan, opt.root).dump(2) << "\n";
   } else {
-    std::cout << RenderPlanTable(plan, opt.color);
+    std::cout << RenderPlanTable(WithUnreportedWarnings(p), opt.color);
   }
   if (opt.detailed_exitcode && !plan.changes.empty()) return kExitChangesPending;
   return kExitOk;
@@ -211,7 +235,9 @@ int RunApply(const CommonOptions& opt) {
     UseRollbackPlan(&p);
   }
   const Plan& plan = p.plan;
-  for (const auto& w : plan.warnings) spdlog::warn("{}", w);
+  // Those not already printed as diagnostics (an interrupted apply).
+  const Plan table_plan = WithUnreportedWarnings(p);
+  for (const auto& w : table_plan.warnings) spdlog::warn("{}", w);
   ApplyOutcome out = ApplyPlanned(p, ApplyRequest{.dry_run = opt.dry_run, .rollback = opt.rollback});
   progress->Finish();  // results start on a clean line
   if (!out.journal_status.ok()) PrintError(out.journal_status.message());
@@ -227,7 +253,10 @@ int RunApply(const CommonOptions& opt) {
       std::cout << doc.dump(2) << "\n";
     } else {
       if (opt.dry_run && !plan.changes.empty()) std::cout << "Dry run: nothing was changed.\n";
-      std::cout << RenderPlanTable(plan, opt.color);
+      // The warnings went to stderr above.
+      Plan quiet = table_plan;
+      quiet.warnings.clear();
+      std::cout << RenderPlanTable(quiet, opt.color);
     }
     return kExitOk;
   }

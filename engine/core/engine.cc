@@ -42,6 +42,10 @@ StatusOr<HostFacts> Discover(const std::vector<std::unique_ptr<Module>>& modules
   return facts;
 }
 
+std::string PlanWarningText(const Diagnostic& d) {
+  return d.path.empty() ? d.message : d.path + ": " + d.message;
+}
+
 PlanResult BuildPlan(const std::vector<std::unique_ptr<Module>>& modules,
                      const DesiredState& desired, const HostFacts& facts) {
   PlanResult result;
@@ -54,7 +58,7 @@ PlanResult BuildPlan(const std::vector<std::unique_ptr<Module>>& modules,
   result.plan.changes = std::move(changes);
   for (const auto& d : result.diagnostics) {
     if (d.severity == Severity::kWarning) {
-      result.plan.warnings.push_back(d.path.empty() ? d.message : d.path + ": " + d.message);
+      result.plan.warnings.push_back(PlanWarningText(d));
     }
   }
   return result;

@@ -30,6 +30,9 @@ struct PlanResult {
   std::vector<Diagnostic> diagnostics;  // errors block apply
 };
 
+// A warning diagnostic as the plan's `warnings` list holds it ("path: message").
+std::string PlanWarningText(const Diagnostic& d);
+
 // Pure: every module's Plan, then the changes in apply order (phase, then the
 // order modules produced them).
 PlanResult BuildPlan(const std::vector<std::unique_ptr<Module>>& modules,

@@ -310,5 +310,29 @@ spec:
   EXPECT_EQ(p.exit_code, 0) << p.out << p.err;
 }
 
+// A plan warning is printed once: as a located diagnostic on stderr; the
+// table does not repeat it (JSON keeps it in "warnings", the contract's).
+TEST(TopologyCliTest, PlanWarningPrintedOnceInTableMode) {
+  const std::string root = ExtractHost("hgx-h100");
+  const std::string warning = "kernel module nvidia_peermem is not loaded";
+  auto count = [&](const std::string& text) {
+    size_t n = 0;
+    for (size_t at = text.find(warning); at != std::string::npos; at = text.find(warning, at + 1)) ++n;
+    return n;
+  };
+  for (const char* command : {"plan", "apply"}) {
+    SCOPED_TRACE(command);
+    std::vector<std::string> args = {command, Example("rails-8gpu.yaml"), "--root", root};
+    if (std::string(command) == "apply") args.push_back("--dry-run");
+    RunResult t = Provisioner(args);
+    ASSERT_EQ(t.exit_code, 0) << t.err;
+    EXPECT_EQ(count(t.out) + count(t.err), 1u) << t.out << t.err;
+    EXPECT_THAT(t.err, HasSubstr("rails-8gpu.yaml:18:7: warning: spec.kernelModules[2]: " + warning));
+  }
+  RunResult j = Provisioner({"plan", Example("rails-8gpu.yaml"), "--root", root, "-o", "json"});
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  EXPECT_EQ(count(json::parse(j.out)["warnings"].dump()), 1u) << j.out;
+}
+
 }  // namespace
 }  // namespace provisioner::testing
