@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <map>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -106,6 +107,25 @@ StatusOr<PciFunction> ReadFunction(const HostFs& fs, const PciIdent& id) {
   return f;
 }
 
+// The running kernel's release: /proc/sys/kernel/osrelease, else the third
+// word of /proc/version ("Linux version 3.10.0-1160.15.2.el7.x86_64
+// (mockbuild@...) ..."), which captures without /proc/sys (hwloc's) keep.
+// "" when neither says.
+std::string KernelRelease(const HostFs& fs) {
+  if (auto release = fs.ReadAttr("/proc/sys/kernel/osrelease"); release.ok() && !release->empty()) {
+    return *release;
+  }
+  auto version = fs.ReadAttr("/proc/version");
+  if (!version.ok()) return "";
+  std::istringstream words(*version);
+  std::string linux_word, version_word, release;
+  if (words >> linux_word >> version_word >> release && linux_word == "Linux" &&
+      version_word == "version") {
+    return release;
+  }
+  return "";
+}
+
 }  // namespace
 
 Status PciModule::Discover(HostContext& ctx, HostFacts& facts) {
@@ -171,8 +191,7 @@ Status PciModule::Discover(HostContext& ctx, HostFacts& facts) {
   }
   facts.pci = std::move(functions);
 
-  auto release = fs.ReadAttr("/proc/sys/kernel/osrelease");
-  facts.kernel.release = release.ok() ? *release : "";
+  facts.kernel.release = KernelRelease(fs);
   return OkStatus();
 }
 

@@ -171,6 +171,26 @@ TEST_F(PciDiscoverTest, OptionalFactsMissing) {
   EXPECT_EQ(facts->kernel.release, "");  // no /proc/sys/kernel/osrelease: not an error
 }
 
+// Captures without /proc/sys keep /proc/version: the release is its third
+// word. The line is hwloc's 32intel64-2p8co2t+8ve capture's, verbatim
+// (../shared/hostdata/hwloc), a CentOS 7 host.
+TEST_F(PciDiscoverTest, KernelReleaseFromProcVersionWithoutOsrelease) {
+  tree_->AddFunction(FunctionSpec::At("0000:03:00.0"));
+  tree_->WriteFile("/proc/version",
+                   "Linux version 3.10.0-1160.15.2.el7.x86_64 (mockbuild@kbuilder.bsys.centos.org) "
+                   "(gcc version 4.8.5 20150623 (Red Hat 4.8.5-44) (GCC) ) #1 SMP Wed Feb 3 "
+                   "15:06:38 UTC 2021\n");
+  auto facts = Discover();
+  ASSERT_TRUE(facts.ok()) << facts.status().message();
+  EXPECT_EQ(facts->kernel.release, "3.10.0-1160.15.2.el7.x86_64");
+  // osrelease, when there, wins; text that is not a version line is no release.
+  tree_->WriteFile("/proc/sys/kernel/osrelease", "6.1.0-27-amd64\n");
+  EXPECT_EQ(Discover()->kernel.release, "6.1.0-27-amd64");
+  tree_->WriteFile("/proc/sys/kernel/osrelease", "");
+  tree_->WriteFile("/proc/version", "garbage\n");
+  EXPECT_EQ(Discover()->kernel.release, "");
+}
+
 TEST_F(PciDiscoverTest, MissingVendorFileIsAStatusNotAnExit) {
   BuildHost();
   tree_->Remove(tree_->DevicePath("0000:af:00.1") + "/vendor");
