@@ -55,6 +55,14 @@ void PlanLinks(const DesiredState& desired, const HostFacts& facts, PlanSink& si
       continue;
     }
     for (const PciFunction* pf : pfs) {
+      if (nic.mtu && pf->netdevs.empty()) {
+        // Nothing to set or check it on: never "converged".
+        sink.Error(path + ".mtu",
+                   pf->pci_address + " has no network interface (no net/ in its sysfs directory" +
+                       (pf->driver.empty() ? ", no driver bound: load its driver first"
+                                           : ", driver " + pf->driver) +
+                       "); its mtu cannot be set or checked");
+      }
       for (const std::string& ifname : pf->netdevs) {
         auto it = facts.links.find(ifname);
         if (it == facts.links.end()) {

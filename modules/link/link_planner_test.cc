@@ -90,6 +90,34 @@ TEST(LinkPlanner, MtuOutsideTheNetdevRangeIsAnError) {
   EXPECT_NE(diags[0].message.find("minimum"), std::string::npos);
 }
 
+// A ConnectX-4 without net/ (a capture, or a driver that made no netdev):
+// an mtu there is an error, not an empty plan that reads as converged.
+TEST(LinkPlanner, MtuOnAPfWithoutNetdevIsAnError) {
+  HostFacts f;
+  PciFunction pf = Pf("0000:03:00.0", "");
+  pf.netdevs.clear();
+  pf.device_id = "1013";
+  pf.driver = "mlx5_core";
+  f.pci = {pf};
+  DesiredState d;
+  d.nics = {Nic("")};
+  d.nics[0].selector.pf_names.clear();
+  d.nics[0].selector.root_devices = {"0000:03:00.0"};
+  d.nics[0].mtu = 4092;
+  std::vector<Diagnostic> diags;
+  EXPECT_TRUE(Changes(d, f, &diags).empty());
+  ASSERT_EQ(diags.size(), 1u);
+  EXPECT_EQ(diags[0].severity, Severity::kError);
+  EXPECT_EQ(diags[0].path, "spec.nics[0].mtu");
+  EXPECT_EQ(diags[0].message,
+            "0000:03:00.0 has no network interface (no net/ in its sysfs directory, driver "
+            "mlx5_core); its mtu cannot be set or checked");
+  f.pci[0].driver.clear();
+  Changes(d, f, &diags);
+  ASSERT_EQ(diags.size(), 1u);
+  EXPECT_NE(diags[0].message.find("no driver bound: load its driver first"), std::string::npos);
+}
+
 TEST(LinkPlanner, NetdeviceVfsUpPlannedFromDesiredAndFacts) {
   HostFacts f;
   PciFunction pf = Pf("0000:af:00.0", "ens6f0np0");
