@@ -5,6 +5,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,11 @@ struct KmodFacts {
   std::string modules_dir;  // "/lib/modules/6.1.0"; "" without a kernel release
   bool modules_dep_found = false;
   std::map<std::string, std::vector<std::string>> available;
+  // Built into the kernel (normalized names): <modules_dir>/modules.builtin,
+  // and /sys/module/<m> without `initstate`, as libkmod's
+  // kmod_module_get_initstate tells KMOD_MODULE_BUILTIN. Always loaded; no
+  // modules-load.d line; never unloaded.
+  std::set<std::string> builtin;
   // modprobe.d configuration under the root (libkmod's config iterators).
   std::vector<ModprobeEntry> options;
   std::vector<std::string> blacklist;

@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <map>
 #include <memory>
+#include <set>
+#include <sstream>
 #include <tuple>
 
 #include "modules/kmod/kmod_parse.h"
@@ -168,6 +170,35 @@ std::vector<ModprobeFileOptions> ModprobeOptionsByFile(const HostFs& fs) {
   return out;
 }
 
+// KmodFacts::builtin. modules.builtin lists one module a line by its path
+// in the kernel tree ("kernel/drivers/net/virtio_net.ko"); a /sys/module
+// entry that is not a loaded module and has no `initstate` is built in (the
+// kernel makes those for built-ins with parameters or a version).
+static Status ReadBuiltin(const HostFs& fs, KmodFacts* k) {
+  if (!k->modules_dir.empty()) {
+    const std::string path = k->modules_dir + "/modules.builtin";
+    auto text = fs.ReadFile(path);
+    if (text.ok()) {
+      std::istringstream lines(*text);
+      for (std::string line; std::getline(lines, line);) {
+        std::string name = line.substr(line.rfind('/') + 1);
+        if (const size_t ko = name.find(".ko"); ko != std::string::npos) name.resize(ko);
+        if (!name.empty()) k->builtin.insert(NormalizeModuleName(name));
+      }
+    } else if (text.status().err() != ENOENT) {
+      return text.status();
+    }
+  }
+  std::set<std::string> loaded;
+  for (const LoadedModule& m : k->loaded) loaded.insert(NormalizeModuleName(m.name));
+  for (const std::string& m : ListDirIfPresent(fs, "/sys/module")) {
+    const std::string name = NormalizeModuleName(m);
+    if (loaded.count(name) || fs.Exists("/sys/module/" + m + "/initstate")) continue;
+    k->builtin.insert(name);
+  }
+  return OkStatus();
+}
+
 StatusOr<KmodFacts> DiscoverKmod(const HostFs& fs, KmodBackend& backend,
                                  const std::string& release) {
   KmodFacts k;
@@ -203,6 +234,7 @@ StatusOr<KmodFacts> DiscoverKmod(const HostFs& fs, KmodBackend& backend,
       return dep.status();
     }
   }
+  RETURN_IF_ERROR(ReadBuiltin(fs, &k));
   RETURN_IF_ERROR(ReadModprobeConfig(fs, release, &k));
   auto conf = fs.ReadFile(kModulesLoadConf);
   if (conf.ok()) {

@@ -84,6 +84,23 @@ TEST_F(KmodTree, NoProcModulesMeansNothingLoaded) {
   EXPECT_FALSE(k->modules_dep_found);
 }
 
+// Built-ins: modules.builtin's paths, and /sys/module entries that are not
+// loaded and have no initstate; a loaded module's entry is not one.
+TEST_F(KmodTree, BuiltinFromModulesBuiltinAndSysModule) {
+  W("/lib/modules/6.1.0/modules.builtin",
+    "kernel/drivers/net/virtio_net.ko\nkernel/drivers/block/virtio_blk.ko\n");
+  W("/sys/module/8250/parameters/nr_uarts", "4\n");
+  W("/sys/module/mlx5_ib/initstate", "live\n");
+  W("/sys/module/nvme_core/initstate", "coming\n");  // loading, not built in
+  auto k = DiscoverKmod(*fs_, *NewTreeKmodBackend(*fs_), "6.1.0");
+  ASSERT_TRUE(k.ok()) << k.status().message();
+  EXPECT_THAT(k->builtin, UnorderedElementsAre("virtio_net", "virtio_blk", "8250"));
+  // Without a release there is no modules.builtin to read; /sys/module still says.
+  auto no_release = DiscoverKmod(*fs_, *NewTreeKmodBackend(*fs_), "");
+  ASSERT_TRUE(no_release.ok());
+  EXPECT_THAT(no_release->builtin, UnorderedElementsAre("8250"));
+}
+
 TEST_F(KmodTree, MalformedProcModulesNamesTheFile) {
   W("/proc/modules", "garbage\n");
   auto k = DiscoverKmod(*fs_, *NewTreeKmodBackend(*fs_), "6.1.0");

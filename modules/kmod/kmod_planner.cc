@@ -26,6 +26,7 @@ void PlanKernelModules(const DesiredState& desired, const HostFacts& facts, Plan
     const std::string path = "spec.kernelModules[" + std::to_string(i) + "]";
     const std::string key = NormalizeModuleName(spec.name);
     if (spec.name.empty()) continue;  // the schema reported it
+    if (k.builtin.count(key)) continue;  // built in: loaded, nothing to load at boot
     const bool loaded = IsModuleLoaded(k, key);
     auto avail = k.available.find(key);
     if (!loaded && avail == k.available.end()) {

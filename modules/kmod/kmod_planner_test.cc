@@ -64,6 +64,23 @@ TEST(KmodPlanner, MissingRequiredIsAnErrorOptionalAWarning) {
   EXPECT_THAT(sink.changes(), IsEmpty());  // the missing ones are not persisted either
 }
 
+// A built-in module is loaded: nothing to load, no modules-load.d line
+// (the live root of a VM lists virtio_net under /sys/module, not in
+// /proc/modules nor in modules.dep).
+TEST(KmodPlanner, BuiltinIsLoadedAndNeedsNoBootLine) {
+  HostFacts f = Facts();
+  f.kmod.builtin = {"virtio_net"};
+  PlanSink sink;
+  PlanKernelModules(Want({{"virtio-net", true}}), f, sink);
+  EXPECT_THAT(sink.diagnostics(), IsEmpty());
+  EXPECT_THAT(sink.changes(), IsEmpty());
+  // With a loadable one, only that one is persisted.
+  PlanSink both;
+  PlanKernelModules(Want({{"virtio_net", true}, {"mlx5_ib", true}}), f, both);
+  ASSERT_EQ(both.changes().size(), 1u);
+  EXPECT_EQ(both.changes()[0].after, nlohmann::json({"mlx5_ib"}));
+}
+
 TEST(KmodPlanner, UnspecifiedIsUnmanaged) {
   HostFacts f = Facts();
   f.kmod.persisted = std::vector<std::string>{"old"};
