@@ -12,19 +12,13 @@
 #include <set>
 #include <sstream>
 
+#include "engine/base/strings.h"
 #include "engine/host/parallel_reads.h"
 #include "modules/kmod/kmod_host.h"
 #include "spdlog/spdlog.h"
 
 namespace provisioner::rdma {
 namespace {
-
-std::string Trim(std::string_view s) {
-  size_t b = 0, e = s.size();
-  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
-  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
-  return std::string(s.substr(b, e - b));
-}
 
 std::vector<std::string> Lines(std::string_view text) {
   std::vector<std::string> out;
