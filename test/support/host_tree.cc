@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "engine/base/fd_io.h"
 #include "engine/host/host_fs.h"
 
 namespace provisioner::testing {
@@ -194,16 +195,9 @@ Status TreeWriter::WriteFile(std::string_view path, std::string_view content, in
     fd = ::open(fs.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
   }
   if (fd < 0) return ErrnoToStatus(errno, "create " + fs);
-  size_t off = 0;
-  while (off < content.size()) {
-    ssize_t n = ::write(fd, content.data() + off, content.size() - off);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      int e = errno;
-      ::close(fd);
-      return ErrnoToStatus(e, "write " + fs);
-    }
-    off += static_cast<size_t>(n);
+  if (int e = WriteAll(fd, content); e != 0) {
+    ::close(fd);
+    return ErrnoToStatus(e, "write " + fs);
   }
   if (::fchmod(fd, static_cast<mode_t>(mode)) != 0) {
     int e = errno;
