@@ -37,7 +37,9 @@ struct ScanState {
 
 thread_local ScanState* current_scan = nullptr;
 
-[[noreturn]] void OnPciError(char* msg, ...) {
+// GNU noreturn, not [[noreturn]]: libpci's `error` pointer has the attribute in its
+// type, and clang only accepts a function whose type has it too.
+__attribute__((noreturn)) void OnPciError(char* msg, ...) {
   if (current_scan == nullptr) {
     // libpci reported a fatal error outside ScanPci: nowhere to return to.
     spdlog::critical("libpci: fatal error outside a scan: {}", msg);

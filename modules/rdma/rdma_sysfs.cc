@@ -260,7 +260,7 @@ std::optional<std::string> NetnsModeFromModprobe(std::string_view text) {
     std::vector<std::string> f = Fields(line);
     if (f.size() < 3 || f[0] != "options" || f[1] != "ib_core") continue;
     for (size_t i = 2; i < f.size(); ++i) {
-      if (f[i].rfind("#", 0) == 0) break;
+      if (f[i].rfind('#', 0) == 0) break;
       if (f[i].rfind("netns_mode=", 0) != 0) continue;
       std::string v = f[i].substr(11);
       if (v == "0" || v == "N" || v == "n") mode = "exclusive";
@@ -280,7 +280,7 @@ std::string EditModprobeNetnsMode(std::string_view text, const std::string& mode
     // Options end where a '#' token starts a comment (as NetnsModeFromModprobe reads them).
     size_t end = f.size();
     for (size_t i = 2; ours && i < f.size(); ++i) {
-      if (f[i].rfind("#", 0) == 0) {
+      if (f[i].rfind('#', 0) == 0) {
         end = i;
         break;
       }

@@ -21,7 +21,7 @@ using std::chrono::milliseconds;
 constexpr char kDevices[] = "/sys/bus/pci/devices/";
 constexpr char kDrivers[] = "/sys/bus/pci/drivers/";
 
-std::string ReadOr(const HostFs& fs, const std::string& path, std::string fallback = "") {
+std::string ReadOr(const HostFs& fs, const std::string& path, const std::string& fallback = "") {
   auto v = fs.ReadAttr(path);
   return v.ok() ? *v : fallback;
 }
