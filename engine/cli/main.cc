@@ -48,7 +48,7 @@ int main(int argc, char** argv) {
     root_options.back()
         ->capture_default_str();
   };
-  auto add_output = [&](CLI::App* sub, std::vector<std::string> formats) {
+  auto add_output = [&](CLI::App* sub, const std::vector<std::string>& formats) {
     sub->add_option("-o,--output", opt.output, "Output format")
         ->check(CLI::IsMember(formats))
         ->capture_default_str();

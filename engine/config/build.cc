@@ -1,11 +1,12 @@
 #include "engine/config/build.h"
 
-#include <algorithm>
 #include <cctype>
 #include <climits>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "engine/model/selector.h"
 
 namespace provisioner::config {
 namespace {
@@ -58,13 +59,6 @@ std::string Lower(std::string s) {
   return s;
 }
 
-// "AF:00.0" -> "0000:af:00.0"
-std::string FullPciAddress(const std::string& a) {
-  std::string l = Lower(a);
-  if (std::count(l.begin(), l.end(), ':') == 1) l = "0000:" + l;
-  return l;
-}
-
 NicSpec BuildNic(const json& j) {
   NicSpec nic;
   nic.name = String(j, "name").value_or("");
@@ -72,7 +66,7 @@ NicSpec BuildNic(const json& j) {
     if (auto v = String(*sel, "vendor")) nic.selector.vendor = Lower(*v);
     if (auto v = String(*sel, "deviceID")) nic.selector.device_id = Lower(*v);
     for (const auto& r : Strings(*sel, "rootDevices")) {
-      nic.selector.root_devices.push_back(FullPciAddress(r));
+      nic.selector.root_devices.push_back(CanonicalPciAddress(r));  // "AF:00.0" -> "0000:af:00.0"
     }
     nic.selector.pf_names = Strings(*sel, "pfNames");
     nic.selector.near_gpu = Int(*sel, "nearGpu");

@@ -9,6 +9,7 @@
 #include <set>
 #include <utility>
 
+#include "engine/base/fd_io.h"
 #include "engine/base/status.h"
 #include "engine/config/build.h"
 #include "engine/config/checks.h"
@@ -120,21 +121,10 @@ LoadResult LoadDesiredStateFromFile(const std::string& path, const LoadOptions& 
     return fail(EFBIG, "cannot read");
   }
   std::string text;
-  char buf[64 * 1024];
-  while (true) {
-    ssize_t n = ::read(fd, buf, sizeof(buf));
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      int err = errno;
-      ::close(fd);
-      return fail(err, "cannot read");
-    }
-    if (n == 0) break;
-    text.append(buf, static_cast<size_t>(n));
-    if (text.size() > static_cast<size_t>(kMaxFileBytes)) {
-      ::close(fd);
-      return fail(EFBIG, "cannot read");
-    }
+  // EFBIG past the limit too: a pipe or /dev/zero has no size to check first.
+  if (int err = ReadAll(fd, &text, static_cast<size_t>(kMaxFileBytes)); err != 0) {
+    ::close(fd);
+    return fail(err, "cannot read");
   }
   ::close(fd);
   return LoadDesiredStateFromString(text, path, options);

@@ -168,6 +168,12 @@ TEST(LoaderTest, FileErrorsNameThePathAndErrno) {
   LoadResult dir = LoadDesiredStateFromFile(TempPath(""));
   ASSERT_EQ(dir.diagnostics.size(), 1u);
   EXPECT_THAT(dir.diagnostics[0].message, HasSubstr("EISDIR"));
+
+  // No size to check before reading: the read stops at the limit (4 MiB).
+  LoadResult endless = LoadDesiredStateFromFile("/dev/zero");
+  ASSERT_EQ(endless.diagnostics.size(), 1u);
+  EXPECT_THAT(endless.diagnostics[0].message, HasSubstr("cannot read /dev/zero: "));
+  EXPECT_THAT(endless.diagnostics[0].message, HasSubstr("File too large"));  // EFBIG
 }
 
 TEST(LoaderTest, LoadsFromAFile) {

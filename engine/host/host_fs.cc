@@ -16,6 +16,8 @@
 #include <utility>
 #include <vector>
 
+#include "engine/base/fd_io.h"
+
 namespace provisioner {
 
 std::vector<std::string> ListDirIfPresent(const HostFs& fs, const std::string& path) {
@@ -237,18 +239,10 @@ class LocalHostFs final : public HostFs {
   // Reads `fd` to the end and closes it.
   StatusOr<std::string> ReadAndClose(int fd, std::string_view path) const {
     std::string out;
-    char buf[4096];
-    for (;;) {
-      ssize_t n = ::read(fd, buf, sizeof buf);
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        int e = errno;
-        ::close(fd);
-        Count(kFailedOpens);  // sysfs answers EINVAL here (unused GID slot attrs)
-        return ErrnoToStatus(e, "read " + std::string(path));
-      }
-      if (n == 0) break;
-      out.append(buf, static_cast<size_t>(n));
+    if (int e = ReadAll(fd, &out); e != 0) {
+      ::close(fd);
+      Count(kFailedOpens);  // sysfs answers EINVAL here (unused GID slot attrs)
+      return ErrnoToStatus(e, "read " + std::string(path));
     }
     ::close(fd);
     Count(kFilesRead);
@@ -346,17 +340,10 @@ class LocalHostFs final : public HostFs {
     int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
     if (fd < 0) return ErrnoToStatus(errno, "write " + std::string(path) + " (temp file)");
     Count(kFilesOpenedForWrite);
-    size_t off = 0;
-    while (off < content.size()) {
-      ssize_t n = ::write(fd, content.data() + off, content.size() - off);
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        int e = errno;
-        ::close(fd);
-        ::unlink(tmp.c_str());
-        return ErrnoToStatus(e, "write " + std::string(path));
-      }
-      off += static_cast<size_t>(n);
+    if (int e = WriteAll(fd, content); e != 0) {
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      return ErrnoToStatus(e, "write " + std::string(path));
     }
     if (::fsync(fd) != 0 || ::close(fd) != 0) {
       int e = errno;

@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include "engine/base/fd_io.h"
+
 namespace provisioner {
 namespace {
 
@@ -237,16 +239,9 @@ class Copier {
     std::string p = Out(host_path);
     int fd = ::open(p.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | extra_flags, 0644);
     if (fd < 0) return ErrnoToStatus(errno, "snapshot: write " + p);
-    size_t off = 0;
-    while (off < content.size()) {
-      ssize_t n = ::write(fd, content.data() + off, content.size() - off);
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        int e = errno;
-        ::close(fd);
-        return ErrnoToStatus(e, "snapshot: write " + p);
-      }
-      off += static_cast<size_t>(n);
+    if (int e = WriteAll(fd, content); e != 0) {
+      ::close(fd);
+      return ErrnoToStatus(e, "snapshot: write " + p);
     }
     if (::close(fd) != 0) return ErrnoToStatus(errno, "snapshot: write " + p);
     return OkStatus();

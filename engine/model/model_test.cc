@@ -57,6 +57,15 @@ TEST(SelectorTest, RootDevicesAcceptShortAddress) {
   ASSERT_EQ(SelectPfs(nic, h).size(), 1u);
 }
 
+TEST(SelectorTest, CanonicalPciAddressIsFullAndLowerCase) {
+  EXPECT_EQ(CanonicalPciAddress("AF:00.0"), "0000:af:00.0");
+  EXPECT_EQ(CanonicalPciAddress("0000:Af:00.1"), "0000:af:00.1");
+  EXPECT_EQ(CanonicalPciAddress("10000:E1:00.0"), "10000:e1:00.0");  // VMD domain
+  // No address: the text as it is (it then matches no PF).
+  EXPECT_EQ(CanonicalPciAddress("AF:00.8"), "AF:00.8");
+  EXPECT_EQ(CanonicalPciAddress(""), "");
+}
+
 TEST(HostModelTest, NicsAreNetworkPfsWithSriovOrRdma) {
   HostFacts h = TwoPortHost();
   h.pci[1].sriov.reset();

@@ -6,6 +6,7 @@
 #include <set>
 #include <string>
 
+#include "engine/model/pci_address.h"
 #include "engine/model/topology.h"
 
 namespace provisioner {
@@ -17,23 +18,23 @@ std::string Lower(std::string s) {
   return s;
 }
 
-std::string FullAddress(const std::string& a) {
-  std::string l = Lower(a);
-  // "af:00.0" -> "0000:af:00.0"
-  if (std::count(l.begin(), l.end(), ':') == 1) l = "0000:" + l;
-  return l;
-}
-
 }  // namespace
 
-std::string CanonicalPciAddress(const std::string& address) { return FullAddress(address); }
+std::string CanonicalPciAddress(const std::string& address) {
+  auto a = PciAddress::Parse(address);
+  // A PF in a VMD domain, as discovery and the operator's files name it.
+  if (!a) a = PciAddress::ParseSysfsName(address);
+  return a ? a->ToString() : address;
+}
 
 bool SelectorMatches(const NicSelector& sel, const PciFunction& pf) {
   if (sel.vendor && Lower(*sel.vendor) != Lower(pf.vendor)) return false;
   if (sel.device_id && Lower(*sel.device_id) != Lower(pf.device_id)) return false;
   if (!sel.root_devices.empty()) {
     bool any = false;
-    for (const auto& r : sel.root_devices) any = any || FullAddress(r) == Lower(pf.pci_address);
+    for (const auto& r : sel.root_devices) {
+      any = any || CanonicalPciAddress(r) == Lower(pf.pci_address);
+    }
     if (!any) return false;
   }
   if (!sel.pf_names.empty()) {

@@ -11,8 +11,9 @@
 
 namespace provisioner {
 
-// "AF:00.0", "0xaf:00.0" style inputs -> "0000:af:00.0" (lower case, with
-// the domain), as selectors compare PCI addresses.
+// "AF:00.0" -> "0000:af:00.0" (lower case, with the domain), as selectors
+// compare PCI addresses: the ToString of PciAddress::Parse, or of
+// ParseSysfsName (a VMD domain); the text itself when it is no address.
 std::string CanonicalPciAddress(const std::string& address);
 
 // True when every field given in `sel` matches `pf` (a PF, not a VF).

@@ -1,30 +1,14 @@
 #include "engine/model/topology.h"
 
 #include <algorithm>
-#include <cctype>
 #include <map>
 #include <utility>
 
+#include "engine/model/pci_address.h"
 #include "engine/model/selector.h"
 
 namespace provisioner {
 namespace {
-
-// "0000:af:00.0" (domain of 4 or more hex digits, as VMD domains 10000+).
-bool IsBdf(const std::string& s) {
-  size_t c1 = s.find(':');
-  if (c1 == std::string::npos || c1 < 4) return false;
-  if (s.size() != c1 + 8) return false;  // ":bb:dd.f"
-  auto hex = [&](size_t from, size_t to) {
-    for (size_t i = from; i < to; ++i) {
-      if (!std::isxdigit(static_cast<unsigned char>(s[i]))) return false;
-    }
-    return true;
-  };
-  return hex(0, c1) && s[c1 + 3] == ':' && s[c1 + 6] == '.' && hex(c1 + 1, c1 + 3) &&
-         hex(c1 + 4, c1 + 6) && std::isdigit(static_cast<unsigned char>(s[c1 + 7])) &&
-         s[c1 + 7] <= '7';
-}
 
 // A device's place: the host bridge directory and the BDF components below
 // it, root port first, the device itself last.
@@ -42,8 +26,10 @@ std::optional<PciChain> ParseChain(const std::string& path) {
     if (end > start) parts.push_back(path.substr(start, end - start));
     start = end + 1;
   }
+  // Devices are the trailing components named by address ("0000:af:00.0",
+  // "10000:e1:00.0" in a VMD domain); the one above them is the host bridge.
   size_t first_bdf = parts.size();
-  while (first_bdf > 0 && IsBdf(parts[first_bdf - 1])) --first_bdf;
+  while (first_bdf > 0 && PciAddress::ParseSysfsName(parts[first_bdf - 1])) --first_bdf;
   if (first_bdf == parts.size() || first_bdf == 0) return std::nullopt;
   PciChain c;
   for (size_t i = 0; i < first_bdf; ++i) c.host_bridge += "/" + parts[i];

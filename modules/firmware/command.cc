@@ -44,7 +44,7 @@ std::string FindInPath(const std::string& name) {
 StatusOr<CommandResult> RunCommand(const std::vector<std::string>& argv,
                                    std::chrono::milliseconds timeout) {
   if (argv.empty()) return InvalidArgumentError("RunCommand: empty argv");
-  const std::string what = argv[0];
+  const std::string& what = argv[0];
   const std::string exe = FindInPath(argv[0]);
   if (exe.empty()) {
     return Status(StatusCode::kNotFound, what + ": ENOENT: not found in PATH", ENOENT);
@@ -61,6 +61,7 @@ StatusOr<CommandResult> RunCommand(const std::vector<std::string>& argv,
   posix_spawn_file_actions_adddup2(&fa, out_w.fd, 1);
   posix_spawn_file_actions_adddup2(&fa, err_w.fd, 2);
   std::vector<char*> args;
+  args.reserve(argv.size() + 1);
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   pid_t pid = -1;

@@ -4,6 +4,7 @@
 #include <map>
 #include <string>
 
+#include "engine/model/pci_address.h"
 #include "engine/module/registry.h"
 #include "modules/firmware/firmware_planner.h"
 #include "modules/firmware/mstconfig_query.h"
@@ -11,16 +12,6 @@
 
 namespace provisioner {
 namespace {
-
-// "0000:af:00.0": safe as an argv element and in a file name.
-bool IsBdf(const std::string& s) {
-  if (s.size() != 12 || s[4] != ':' || s[7] != ':' || s[10] != '.') return false;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (i == 4 || i == 7 || i == 10) continue;
-    if (!std::isxdigit(static_cast<unsigned char>(s[i]))) return false;
-  }
-  return true;
-}
 
 bool IsParam(const std::string& s) {
   if (s.empty()) return false;
@@ -33,8 +24,10 @@ bool IsParam(const std::string& s) {
   return true;
 }
 
+// The target goes into mstconfig's argv and a file name as it is: a PCI
+// address in the full form only.
 Status CheckChange(const Change& c) {
-  if (c.module != kFirmwareModule || !IsBdf(c.target) || !IsParam(c.attribute)) {
+  if (c.module != kFirmwareModule || !PciAddress::ParseFull(c.target) || !IsParam(c.attribute)) {
     return InvalidArgumentError("module firmware cannot apply " + c.id);
   }
   return OkStatus();
@@ -54,7 +47,7 @@ Status FirmwareModule::Discover(HostContext& ctx, HostFacts& facts) {
     // ConnectX PFs only: mstconfig configures the card through function .0.
     if (f.IsVf() || !f.IsNetwork() || f.vendor != "15b3") continue;
     const std::string dev = FirmwareDevice(f.pci_address);
-    if (!IsBdf(dev)) continue;
+    if (!PciAddress::ParseFull(dev)) continue;  // goes into argv and a file name, as in CheckChange
     if (!f.netdevs.empty()) {
       auto type = ctx.fs->ReadAttr("/sys/bus/pci/devices/" + f.pci_address + "/net/" +
                                    f.netdevs.front() + "/type");

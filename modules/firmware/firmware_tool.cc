@@ -4,6 +4,7 @@
 #include <utility>
 #include <vector>
 
+#include "engine/base/strings.h"
 #include "engine/model/link_facts.h"
 #include "modules/firmware/command.h"
 #include "modules/firmware/mstconfig_query.h"
@@ -11,10 +12,8 @@
 namespace provisioner {
 namespace {
 
-std::string Trim(std::string s) {
-  while (!s.empty() && (s.back() == '\n' || s.back() == ' ' || s.back() == '\r')) s.pop_back();
-  return s;
-}
+// What Said() trims off the end of mstconfig's output: line ends and spaces.
+constexpr std::string_view kLineEnd = " \r\n";
 
 // What mstconfig said, for an error message: its "-E-" lines, else the tail.
 std::string Said(const CommandResult& r) {
@@ -25,12 +24,12 @@ std::string Said(const CommandResult& r) {
       size_t nl = s->find('\n', start);
       if (nl == std::string::npos) nl = s->size();
       std::string line = s->substr(start, nl - start);
-      if (line.rfind("-E-", 0) == 0) said += (said.empty() ? "" : "; ") + Trim(line);
+      if (line.rfind("-E-", 0) == 0) said += (said.empty() ? "" : "; ") + TrimRight(line, kLineEnd);
       start = nl + 1;
     }
   }
   if (!said.empty()) return said;
-  std::string all = Trim(r.out + r.err);
+  std::string all = TrimRight(r.out + r.err, kLineEnd);
   if (all.size() > 400) all = "..." + all.substr(all.size() - 400);
   return all.empty() ? "no output" : all;
 }

@@ -6,6 +6,8 @@
 #include <sstream>
 #include <vector>
 
+#include "engine/base/strings.h"
+
 namespace provisioner {
 namespace {
 
@@ -28,13 +30,6 @@ std::vector<std::string> Tokens(const std::string& line) {
   std::istringstream in(line);
   for (std::string t; in >> t;) out.push_back(t);
   return out;
-}
-
-std::string Trim(std::string s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
-  size_t i = 0;
-  while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
-  return s.substr(i);
 }
 
 bool IsParamName(const std::string& t) {

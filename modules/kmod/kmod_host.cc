@@ -99,6 +99,7 @@ Status ReadModprobeConfig(const HostFs& fs, const std::string& release, KmodFact
     }
   }
   std::vector<const char*> cpaths;
+  cpaths.reserve(paths.size() + 1);
   for (const auto& p : paths) cpaths.push_back(p.c_str());
   cpaths.push_back(nullptr);
   std::string moddir = fs.FsPath(ReleaseDir(release.empty() ? "none" : release));
@@ -252,6 +253,7 @@ StatusOr<std::vector<std::string>> LibkmodDependencies(const HostFs& fs, const s
   std::vector<std::string> paths;
   for (const char* dir : kConfigDirs) paths.push_back(fs.FsPath(dir));
   std::vector<const char*> cpaths;
+  cpaths.reserve(paths.size() + 1);
   for (const auto& p : paths) cpaths.push_back(p.c_str());
   cpaths.push_back(nullptr);
   Ctx ctx = NewCtx(moddir.c_str(), cpaths.data());

@@ -1,26 +1,16 @@
 #include "modules/link/link_module.h"
 
-#include <cctype>
 #include <cerrno>
 #include <string>
 #include <vector>
 
+#include "engine/model/pci_address.h"
 #include "engine/module/registry.h"
 #include "modules/link/link_planner.h"
 #include "spdlog/spdlog.h"
 
 namespace provisioner {
 namespace {
-
-bool IsBdf(const std::string& s) {
-  if (s.size() != 12 || s[4] != ':' || s[7] != ':' || s[10] != '.') return false;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (i != 4 && i != 7 && i != 10 && !std::isxdigit(static_cast<unsigned char>(s[i]))) {
-      return false;
-    }
-  }
-  return true;
-}
 
 // The VF netdevs of a PF now: /sys/bus/pci/devices/<pf>/virtfnN/net/*.
 StatusOr<std::vector<std::string>> VfNetdevs(const HostFs& fs, const std::string& pf) {
@@ -52,7 +42,8 @@ Status CheckChange(const Change& c) {
     return OkStatus();
   }
   if (c.attribute == kVfsUpAttribute) {
-    if (!IsBdf(c.target)) return InvalidArgumentError(c.id + ": bad PCI address");
+    // A path component as it is (/sys/bus/pci/devices/<target>): full form only.
+    if (!PciAddress::ParseFull(c.target)) return InvalidArgumentError(c.id + ": bad PCI address");
     if (!c.after.is_boolean() && !c.after.is_null()) {
       return InvalidArgumentError(c.id + ": vfsUp must be true, false or null");
     }

@@ -12,19 +12,13 @@
 #include <set>
 #include <sstream>
 
+#include "engine/base/strings.h"
 #include "engine/host/parallel_reads.h"
 #include "modules/kmod/kmod_host.h"
 #include "spdlog/spdlog.h"
 
 namespace provisioner::rdma {
 namespace {
-
-std::string Trim(std::string_view s) {
-  size_t b = 0, e = s.size();
-  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
-  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
-  return std::string(s.substr(b, e - b));
-}
 
 std::vector<std::string> Lines(std::string_view text) {
   std::vector<std::string> out;
@@ -266,7 +260,7 @@ std::optional<std::string> NetnsModeFromModprobe(std::string_view text) {
     std::vector<std::string> f = Fields(line);
     if (f.size() < 3 || f[0] != "options" || f[1] != "ib_core") continue;
     for (size_t i = 2; i < f.size(); ++i) {
-      if (f[i].rfind("#", 0) == 0) break;
+      if (f[i].rfind('#', 0) == 0) break;
       if (f[i].rfind("netns_mode=", 0) != 0) continue;
       std::string v = f[i].substr(11);
       if (v == "0" || v == "N" || v == "n") mode = "exclusive";
@@ -286,7 +280,7 @@ std::string EditModprobeNetnsMode(std::string_view text, const std::string& mode
     // Options end where a '#' token starts a comment (as NetnsModeFromModprobe reads them).
     size_t end = f.size();
     for (size_t i = 2; ours && i < f.size(); ++i) {
-      if (f[i].rfind("#", 0) == 0) {
+      if (f[i].rfind('#', 0) == 0) {
         end = i;
         break;
       }

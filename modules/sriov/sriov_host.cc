@@ -1,12 +1,13 @@
 #include "modules/sriov/sriov_host.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cstdlib>
 #include <future>
 #include <memory>
 #include <thread>
 #include <utility>
+
+#include "engine/model/pci_address.h"
 
 namespace provisioner {
 namespace {
@@ -153,15 +154,6 @@ Status WaitSettled(const std::string& bdf, int target, HostContext& ctx,
 
 std::string PciDevicePath(const std::string& bdf) { return "/sys/bus/pci/devices/" + bdf; }
 
-bool IsPciAddress(const std::string& s) {
-  // dddd:bb:dd.f
-  if (s.size() != 12 || s[4] != ':' || s[7] != ':' || s[10] != '.') return false;
-  for (size_t i : {0, 1, 2, 3, 5, 6, 8, 9}) {
-    if (!std::isxdigit(static_cast<unsigned char>(s[i]))) return false;
-  }
-  return s[11] >= '0' && s[11] <= '7';
-}
-
 int NumVfsState::Ready() const {
   int n = 0;
   for (const VfState& vf : vfs) n += (!vf.needs_netdev || vf.has_netdev) ? 1 : 0;
@@ -225,7 +217,7 @@ StatusOr<NumVfsState> ReadNumVfsState(const HostFs& fs, const std::string& bdf) 
 Status ApplyNumVfs(const std::string& bdf, int target, HostContext& ctx,
                    const NumVfsApplyOptions& options) {
   const std::string context = "apply " + bdf + " numVfs";
-  if (!IsPciAddress(bdf)) return InvalidArgumentError(context + " <- not a PCI address");
+  if (!PciAddress::ParseFull(bdf)) return InvalidArgumentError(context + " <- not a PCI address");
   if (target < 0)
     return InvalidArgumentError(context + " <- negative count " + std::to_string(target));
   const std::string path = PciDevicePath(bdf) + "/sriov_numvfs";
@@ -251,7 +243,9 @@ Status ApplyNumVfs(const std::string& bdf, int target, HostContext& ctx,
 
 Status VerifyNumVfs(const std::string& bdf, int target, const std::string& label,
                     const HostFs& fs) {
-  if (!IsPciAddress(bdf)) return InvalidArgumentError("verify " + bdf + ": not a PCI address");
+  if (!PciAddress::ParseFull(bdf)) {
+    return InvalidArgumentError("verify " + bdf + ": not a PCI address");
+  }
   auto state = ReadNumVfsState(fs, bdf);
   if (!state.ok()) return state.status().WithContext("verify " + label);
   const int present = static_cast<int>(state->vfs.size());

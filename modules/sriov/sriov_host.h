@@ -19,9 +19,6 @@ namespace provisioner {
 // "/sys/bus/pci/devices/<bdf>"
 std::string PciDevicePath(const std::string& bdf);
 
-// True for "0000:af:00.0" (lower- or upper-case hex): safe to put in a path.
-bool IsPciAddress(const std::string& s);
-
 // The SR-IOV facts of a function: nullopt when it has no sriov_totalvfs.
 // VFs come from the virtfnN links; their driver, netdevs and RDMA devices
 // from `facts.pci` when PCI discovery saw them, else from the tree.
@@ -54,12 +51,14 @@ struct NumVfsApplyOptions {
 // non-zero counts (re-reading the current count, not trusting the plan),
 // then waits until the count reads `target`, as many virtfn links exist and
 // every VF bound to a network driver has its netdev(s); bounded by
-// ctx.settle_timeout. Errors keep the errno of the write.
+// ctx.settle_timeout. Errors keep the errno of the write. `bdf` goes into a
+// path as it is: only the full form "0000:af:00.0" (PciAddress::ParseFull).
 Status ApplyNumVfs(const std::string& bdf, int target, HostContext& ctx,
                    const NumVfsApplyOptions& options = {});
 
 // Re-reads sriov_numvfs and counts virtfn links. `label` names the desired
 // value in the message ("nics[gpu1-nic].numVfs: desired 12, current 8").
+// `bdf` as for ApplyNumVfs.
 Status VerifyNumVfs(const std::string& bdf, int target, const std::string& label, const HostFs& fs);
 
 }  // namespace provisioner

@@ -1,7 +1,6 @@
 #include "modules/vf/vf_host.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <functional>
@@ -9,20 +8,12 @@
 #include <optional>
 #include <utility>
 
+#include "engine/model/pci_address.h"
 #include "modules/vf/vf_planner.h"
 #include "spdlog/spdlog.h"
 
 namespace provisioner {
 namespace {
-
-// "0000:af:00.0": safe to put in a path.
-bool IsPciAddressText(const std::string& s) {
-  if (s.size() != 12 || s[4] != ':' || s[7] != ':' || s[10] != '.') return false;
-  for (size_t i : {0, 1, 2, 3, 5, 6, 8, 9}) {
-    if (!std::isxdigit(static_cast<unsigned char>(s[i]))) return false;
-  }
-  return s[11] >= '0' && s[11] <= '7';
-}
 
 using nlohmann::json;
 using std::chrono::milliseconds;
@@ -30,7 +21,7 @@ using std::chrono::milliseconds;
 constexpr char kDevices[] = "/sys/bus/pci/devices/";
 constexpr char kDrivers[] = "/sys/bus/pci/drivers/";
 
-std::string ReadOr(const HostFs& fs, const std::string& path, std::string fallback = "") {
+std::string ReadOr(const HostFs& fs, const std::string& path, const std::string& fallback = "") {
   auto v = fs.ReadAttr(path);
   return v.ok() ? *v : fallback;
 }
@@ -119,7 +110,8 @@ std::string Label(const Change& c) {
 // list as long as the planned count) needs exactly the planned count; an
 // inverse one (rollback: the prior per-VF values) takes the VFs there are.
 StatusOr<std::vector<std::string>> ChangeVfs(const Change& c, const HostFs& fs) {
-  if (!IsPciAddressText(c.target)) return InvalidArgumentError(c.id + ": not a PCI address");
+  // The target goes into paths as it is: full form only.
+  if (!PciAddress::ParseFull(c.target)) return InvalidArgumentError(c.id + ": not a PCI address");
   ASSIGN_OR_RETURN(std::vector<std::string> vfs, ResolveVfs(fs, c.target));
   if (c.detail.is_object() && c.detail.contains("count") && c.detail["count"].is_number_integer()) {
     const size_t want = static_cast<size_t>(c.detail["count"].get<long long>());

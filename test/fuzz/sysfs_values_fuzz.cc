@@ -2,14 +2,16 @@
 // text the rdma module edits: GIDs, LIDs, port states, PCI addresses, GUIDs,
 // the ib_core netns_mode parameter, kernel releases. None may crash, hang
 // or read out of bounds; the modprobe.d editor must keep its promise (the
-// edited text sets the mode asked, and editing twice changes nothing more).
+// edited text sets the mode asked, and editing twice changes nothing more),
+// and so must PciAddress (what parses is safe in a path and reads back as
+// the same address; the full form is a case of the others).
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
 
+#include "engine/model/pci_address.h"
 #include "modules/rdma/rdma_sysfs.h"
-#include "modules/sriov/sriov_host.h"
 #include "modules/vf/vf_planner.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -26,7 +28,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)rdma::KernelVersion(text);
   (void)rdma::OfedVersionFrom(text);
   (void)ParseGuid(text);
-  if (IsPciAddress(text) && text.find('/') != std::string::npos) __builtin_trap();  // goes in paths
+  const auto any = PciAddress::Parse(text);
+  const auto full = PciAddress::ParseFull(text);
+  const auto sysfs = PciAddress::ParseSysfsName(text);
+  for (const auto& a : {any, full, sysfs}) {
+    if (!a) continue;
+    if (text.find('/') != std::string::npos) __builtin_trap();  // goes in paths
+    if (PciAddress::ParseSysfsName(a->ToString()) != a) __builtin_trap();
+  }
+  if (any && PciAddress::ParseFull(any->ToString()) != any) __builtin_trap();
+  if (full && (any != full || sysfs != full)) __builtin_trap();
   for (const std::string mode : {"exclusive", "shared"}) {
     std::string edited = rdma::EditModprobeNetnsMode(text, mode);
     auto now = rdma::NetnsModeFromModprobe(edited);

@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "engine/base/strings.h"
+
 namespace provisioner::testing {
 namespace {
 
@@ -49,10 +51,8 @@ std::string NormalizeGuid(const std::string& text) {
   return hex.substr(0, 4) + ":" + hex.substr(4, 4) + ":" + hex.substr(8, 4) + ":" + hex.substr(12);
 }
 
-std::string Trim(std::string_view v) {
-  while (!v.empty() && (v.back() == '\n' || v.back() == ' ')) v.remove_suffix(1);
-  return std::string(v);
-}
+// The end of a value as `echo` writes it: spaces and the newline (not tabs).
+constexpr std::string_view kEchoEnd = " \n";
 
 // The GUID a VF comes up with before anyone sets one: the PF's with the last
 // 16 bits replaced by 0xc000 + VF index.
@@ -497,7 +497,7 @@ Status SriovSim::RemoveVfioNode(const std::string& group) {
 }
 
 std::string SriovSim::DeviceDir(std::string_view bdf) const {
-  const std::string name = Trim(bdf);
+  const std::string name = TrimRight(bdf, kEchoEnd);
   if (!ParseBdf(name)) return "";
   auto real = w_.RealPath("/sys/bus/pci/devices/" + name);
   return real.ok() && w_.Exists(*real + "/vendor") ? *real : "";
@@ -549,7 +549,7 @@ int SriovSim::WriteDriverOverride(const std::string& dev, std::string_view value
   last_error_.clear();
   auto real = w_.RealPath(dev);
   if (!real.ok() || !w_.Exists(*real + "/vendor")) return Fail(ENODEV, "no such device: " + dev);
-  std::string v = Trim(value);
+  std::string v = TrimRight(value, kEchoEnd);
   // Like driver_set_override(): a lone newline (or nothing) clears it.
   Status s = w_.WriteFile(*real + "/driver_override", (v.empty() ? "(null)" : v) + "\n", 0644);
   return s.ok() ? 0 : Fail(EIO, s.message());
@@ -559,7 +559,7 @@ int SriovSim::Unbind(const std::string& driver, std::string_view bdf) {
   last_error_.clear();
   if (!w_.Exists("/sys/bus/pci/drivers/" + driver)) return Fail(ENOENT, "no driver " + driver);
   const std::string dev_dir = DeviceDir(bdf);
-  if (dev_dir.empty()) return Fail(ENODEV, "no such device: " + Trim(bdf));
+  if (dev_dir.empty()) return Fail(ENODEV, "no such device: " + TrimRight(bdf, kEchoEnd));
   const std::string name(Basename(dev_dir));
   if (std::string(Basename(w_.ReadLink(dev_dir + "/driver"))) != driver) {
     return Fail(ENODEV, name + " is not bound to " + driver);
@@ -623,14 +623,14 @@ int SriovSim::Bind(const std::string& driver, std::string_view bdf) {
   last_error_.clear();
   if (!w_.Exists("/sys/bus/pci/drivers/" + driver)) return Fail(ENOENT, "no driver " + driver);
   const std::string dev_dir = DeviceDir(bdf);
-  if (dev_dir.empty()) return Fail(ENODEV, "no such device: " + Trim(bdf));
+  if (dev_dir.empty()) return Fail(ENODEV, "no such device: " + TrimRight(bdf, kEchoEnd));
   return BindDevice(driver, dev_dir);
 }
 
 int SriovSim::DriversProbe(std::string_view bdf) {
   last_error_.clear();
   const std::string dev_dir = DeviceDir(bdf);
-  if (dev_dir.empty()) return Fail(ENODEV, "no such device: " + Trim(bdf));
+  if (dev_dir.empty()) return Fail(ENODEV, "no such device: " + TrimRight(bdf, kEchoEnd));
   if (!w_.ReadLink(dev_dir + "/driver").empty()) return 0;
   std::string driver = w_.ReadAttr(dev_dir + "/driver_override").value_or("(null)");
   if (driver == "(null)" || driver.empty()) driver = NativeDriver(dev_dir);

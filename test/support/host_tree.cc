@@ -19,7 +19,9 @@
 #include <utility>
 #include <vector>
 
+#include "engine/base/fd_io.h"
 #include "engine/host/host_fs.h"
+#include "engine/model/pci_address.h"
 
 namespace provisioner::testing {
 namespace {
@@ -120,31 +122,13 @@ std::optional<PciBdf> PciBdf::FromRoutingId(int domain, int rid) {
 std::string PciBdf::ToString() const { return Fmt("%04x:%02x:%02x.%d", domain, bus, dev, fn); }
 
 std::optional<PciBdf> ParseBdf(std::string_view s) {
-  // dddd:bb:dd.f
-  if (s.size() != 12 || s[4] != ':' || s[7] != ':' || s[10] != '.') return std::nullopt;
-  auto hex = [](std::string_view h, int* out) {
-    int v = 0;
-    for (char c : h) {
-      int d;
-      if (c >= '0' && c <= '9')
-        d = c - '0';
-      else if (c >= 'a' && c <= 'f')
-        d = c - 'a' + 10;
-      else if (c >= 'A' && c <= 'F')
-        d = c - 'A' + 10;
-      else
-        return false;
-      v = v * 16 + d;
-    }
-    *out = v;
-    return true;
-  };
+  auto a = PciAddress::ParseFull(s);
+  if (!a) return std::nullopt;
   PciBdf b;
-  if (!hex(s.substr(0, 4), &b.domain) || !hex(s.substr(5, 2), &b.bus) ||
-      !hex(s.substr(8, 2), &b.dev) || !hex(s.substr(11, 1), &b.fn)) {
-    return std::nullopt;
-  }
-  if (b.dev > 0x1f || b.fn > 7) return std::nullopt;
+  b.domain = static_cast<int>(a->domain());  // four hex digits: fits
+  b.bus = a->bus();
+  b.dev = a->device();
+  b.fn = a->function();
   return b;
 }
 
@@ -194,16 +178,9 @@ Status TreeWriter::WriteFile(std::string_view path, std::string_view content, in
     fd = ::open(fs.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
   }
   if (fd < 0) return ErrnoToStatus(errno, "create " + fs);
-  size_t off = 0;
-  while (off < content.size()) {
-    ssize_t n = ::write(fd, content.data() + off, content.size() - off);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      int e = errno;
-      ::close(fd);
-      return ErrnoToStatus(e, "write " + fs);
-    }
-    off += static_cast<size_t>(n);
+  if (int e = WriteAll(fd, content); e != 0) {
+    ::close(fd);
+    return ErrnoToStatus(e, "write " + fs);
   }
   if (::fchmod(fd, static_cast<mode_t>(mode)) != 0) {
     int e = errno;

@@ -36,7 +36,8 @@ struct PciBdf {
   std::string ToString() const;
 };
 
-// Parses "0000:af:00.0" (domain mandatory, lowercase or uppercase hex).
+// Parses "0000:af:00.0" (domain mandatory, lowercase or uppercase hex), as
+// PciAddress::ParseFull.
 std::optional<PciBdf> ParseBdf(std::string_view s);
 
 // The BDF of VF `vf_index` (0-based) of the PF, as pci_iov_virtfn_bus/devfn

@@ -15,6 +15,8 @@
 #include <utility>
 #include <vector>
 
+#include "engine/base/fd_io.h"
+
 namespace provisioner::testing {
 namespace {
 
@@ -25,17 +27,9 @@ StatusOr<std::string> ReadWholeFile(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return ErrnoToStatus(errno, "open " + path);
   std::string out;
-  char buf[65536];
-  for (;;) {
-    ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      int e = errno;
-      ::close(fd);
-      return ErrnoToStatus(e, "read " + path);
-    }
-    if (n == 0) break;
-    out.append(buf, static_cast<size_t>(n));
+  if (int e = ReadAll(fd, &out); e != 0) {
+    ::close(fd);
+    return ErrnoToStatus(e, "read " + path);
   }
   ::close(fd);
   return out;
@@ -44,16 +38,9 @@ StatusOr<std::string> ReadWholeFile(const std::string& path) {
 Status WriteWholeFile(const std::string& path, std::string_view content, mode_t mode) {
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
   if (fd < 0) return ErrnoToStatus(errno, "create " + path);
-  size_t off = 0;
-  while (off < content.size()) {
-    ssize_t n = ::write(fd, content.data() + off, content.size() - off);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      int e = errno;
-      ::close(fd);
-      return ErrnoToStatus(e, "write " + path);
-    }
-    off += static_cast<size_t>(n);
+  if (int e = WriteAll(fd, content); e != 0) {
+    ::close(fd);
+    return ErrnoToStatus(e, "write " + path);
   }
   if (::close(fd) != 0) return ErrnoToStatus(errno, "close " + path);
   return OkStatus();

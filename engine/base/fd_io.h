@@ -1,0 +1,30 @@
+// Whole reads and writes on a file descriptor: read(2) and write(2) may
+// return less than asked, or fail with EINTR when a signal arrives, and
+// every caller would otherwise loop on that itself. Errors come back as the
+// errno, so that each caller words its own message (and closes, unlinks or
+// counts what it must) as before.
+#ifndef PROVISIONER_ENGINE_BASE_FD_IO_H_
+#define PROVISIONER_ENGINE_BASE_FD_IO_H_
+
+#include <cstddef>
+#include <limits>
+#include <string>
+#include <string_view>
+
+namespace provisioner {
+
+// Reads `fd` from its offset to end of file, appending to `*out`; retries a
+// read interrupted by a signal. Returns 0, or the errno of the read that
+// failed (`*out` then has what came before it), or EFBIG as soon as more
+// than `max_bytes` were read (a bound for files a user names). Does not
+// close `fd`.
+int ReadAll(int fd, std::string* out, size_t max_bytes = std::numeric_limits<size_t>::max());
+
+// Writes all of `data` to `fd`, however many write(2) calls that takes;
+// retries a write interrupted by a signal. Returns 0 or the errno of the
+// write that failed. Does not close `fd`.
+int WriteAll(int fd, std::string_view data);
+
+}  // namespace provisioner
+
+#endif  // PROVISIONER_ENGINE_BASE_FD_IO_H_
