@@ -80,6 +80,23 @@ NicSpec BuildNic(const json& j) {
   nic.resource_name = String(j, "resourceName");
   nic.vf_trust = Bool(j, "vfTrust");
   nic.vf_spoof_chk = Bool(j, "vfSpoofChk");
+  if (const json* fw = Field(j, "firmware"); fw != nullptr && fw->is_object()) {
+    for (const auto& [name, v] : fw->items()) {
+      FirmwareSetting f;
+      if (v.is_boolean()) {
+        f.kind = FirmwareSetting::Kind::kBool;
+        f.text = v.get<bool>() ? "true" : "false";
+      } else if (v.is_number_integer()) {
+        f.kind = FirmwareSetting::Kind::kInt;
+        f.text = v.dump();
+      } else if (v.is_string()) {
+        f.text = v.get<std::string>();
+      } else {
+        continue;  // the schema reports it
+      }
+      nic.firmware[name] = std::move(f);
+    }
+  }
   return nic;
 }
 

@@ -102,7 +102,25 @@ class Checker {
         Error(path + ".isRdma",
               "isRdma needs deviceType netdevice: VFs bound to vfio-pci have no RDMA device");
       }
+      // The schema cannot report keys (valijson's propertyNames fails
+      // without an error): firmware parameter names are checked here.
+      for (const auto& [name, setting] : nic.firmware) {
+        if (!IsFirmwareParamName(name)) {
+          Error(JoinField(JoinField(path, "firmware"), name),
+                Quote(name) +
+                    " is not an mstconfig parameter name (upper-case letters, digits and '_', "
+                    "as `mstconfig query` prints it: ATS_ENABLED, LINK_TYPE_P1)");
+        }
+      }
     }
+  }
+
+  static bool IsFirmwareParamName(const std::string& s) {
+    if (s.empty() || s[0] < 'A' || s[0] > 'Z') return false;
+    for (char c : s) {
+      if (!((c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_')) return false;
+    }
+    return true;
   }
 
   // -- names ----------------------------------------------------------------

@@ -53,7 +53,7 @@ TEST(SchemaTest, EveryUnknownFieldIsReported) {
                           "host.yaml:11:7: spec.nics[0].mtuu: unknown field \"mtuu\" (did you "
                           "mean \"mtu\"?)",
                           "host.yaml:12:7: spec.nics[0].foo: unknown field \"foo\"; expected one "
-                          "of: deviceType, isRdma, linkType, mtu, name, nicSelector, numVfs, "
+                          "of: deviceType, firmware, isRdma, linkType, mtu, name, nicSelector, numVfs, "
                           "resourceName, vfSpoofChk, vfTrust"));
 }
 
@@ -218,4 +218,13 @@ TEST(SchemaTest, LengthBeatsPatternOnTheSameField) {
 }
 
 }  // namespace
+TEST(SchemaTest, FirmwareTakesBoolsIntsAndValueNames) {
+  EXPECT_THAT(Diagnose(NicWith("firmware: { ATS_ENABLED: true, NUM_OF_VFS: 16, LINK_TYPE_P1: ETH }")),
+              IsEmpty());
+  EXPECT_THAT(Diagnose(NicWith("firmware: { ATS_ENABLED: \"on; reboot\" }")),
+              ElementsAre("host.yaml:10:32: spec.nics[0].firmware.ATS_ENABLED: \"on; reboot\" is "
+                          "not true/false, a number, or mstconfig's name of a value (ETH, IB, "
+                          "...)"));
+}
+
 }  // namespace provisioner::config

@@ -35,6 +35,16 @@ struct NicSelector {
   bool allow_remote = false;              // allowRemote
 };
 
+// spec.nics[].firmware: { ATS_ENABLED: true, NUM_OF_VFS: 16, LINK_TYPE_P1: ETH }:
+// one mstconfig parameter, as NVIDIA nic-configuration-operator's rawNvConfig.
+// `text` is what mstconfig is given and compared with: "true"/"false" for a
+// YAML bool, the decimal for an int, the string as written.
+struct FirmwareSetting {
+  enum class Kind { kBool, kInt, kString };
+  Kind kind = Kind::kString;
+  std::string text;
+};
+
 // spec.nics[]
 struct NicSpec {
   std::string name;
@@ -47,6 +57,8 @@ struct NicSpec {
   std::optional<std::string> resource_name;  // resourceName
   std::optional<bool> vf_trust;            // vfTrust
   std::optional<bool> vf_spoof_chk;        // vfSpoofChk
+  // firmware: { PARAM: value }, by parameter name (mstconfig's spelling).
+  std::map<std::string, FirmwareSetting> firmware;
 };
 
 // spec.ipPools[]

@@ -101,23 +101,22 @@ void FirmwareModule::Plan(const DesiredState& desired, const HostFacts& facts,
 
 Status FirmwareModule::Apply(const Change& change, HostContext& ctx) {
   RETURN_IF_ERROR(CheckChange(change));
-  ASSIGN_OR_RETURN(long value, FirmwareValue(change));
+  ASSIGN_OR_RETURN(std::string value, FirmwareSetText(change));
   std::unique_ptr<FirmwareTool> tool = Tool(*ctx.fs);
   if (!tool->Available()) return FailedPreconditionError(MstconfigInstallHint());
+  const std::string set = change.attribute + "=" + value;
   if (ctx.progress) {
-    const std::string set = change.attribute + "=" + std::to_string(value);
     ctx.progress->Step(!tool->FromCapture()
                            ? "mstconfig -d " + change.target + " -y set " + set
                            : "next boot " + set + " in " + tool->Source(change.target));
   }
   return tool->Set(change.target, {{change.attribute, value}})
-      .WithContext("set firmware " + change.attribute + "=" + std::to_string(value) + " on " +
-                   change.target);
+      .WithContext("set firmware " + set + " on " + change.target);
 }
 
 Status FirmwareModule::Verify(const Change& change, HostContext& ctx) {
   RETURN_IF_ERROR(CheckChange(change));
-  ASSIGN_OR_RETURN(long value, FirmwareValue(change));
+  ASSIGN_OR_RETURN(std::string value, FirmwareSetText(change));
   std::unique_ptr<FirmwareTool> tool = Tool(*ctx.fs);
   ASSIGN_OR_RETURN(std::string text, tool->Query(change.target));
   ASSIGN_OR_RETURN(MstconfigQuery q, ParseMstconfigQuery(text));
@@ -126,11 +125,10 @@ Status FirmwareModule::Verify(const Change& change, HostContext& ctx) {
     return FailedPreconditionError(change.target + ": " + change.attribute +
                                    " missing from the query after the set");
   }
-  auto next = MstconfigValueNumber(it->second.next_boot);
-  if (next != std::optional<long>(value)) {
+  if (!MstconfigValueMatches(it->second.next_boot, value)) {
     return FailedPreconditionError((change.field_path.empty() ? change.id : change.field_path) +
                                    ": " + change.target + " " + change.attribute +
-                                   " next boot: desired " + std::to_string(value) + ", current " +
+                                   " next boot: desired " + value + ", current " +
                                    it->second.next_boot);
   }
   return OkStatus();

@@ -53,7 +53,7 @@ class RecordedTool : public FirmwareTool {
   StatusOr<std::string> Query(const std::string&) override {
     return ReadFile("modules/firmware/testdata/cx5-vpi-ib.query");
   }
-  Status Set(const std::string&, const std::map<std::string, long>&) override {
+  Status Set(const std::string&, const std::map<std::string, std::string>&) override {
     return UnimplementedError("read only");
   }
 };
@@ -63,7 +63,7 @@ class NoTool : public FirmwareTool {
   std::string Source(const std::string&) const override { return "mstconfig"; }
   bool Available() const override { return false; }
   StatusOr<std::string> Query(const std::string&) override { return NotFoundError("absent"); }
-  Status Set(const std::string&, const std::map<std::string, long>&) override {
+  Status Set(const std::string&, const std::map<std::string, std::string>&) override {
     return NotFoundError("absent");
   }
 };
@@ -241,7 +241,7 @@ TEST(FirmwareModule, RealMstconfigOnAMissingDevice) {
   ASSERT_FALSE(q.ok());
   EXPECT_NE(q.status().message().find("exited 3"), std::string::npos) << q.status().message();
   EXPECT_NE(q.status().message().find("-E-"), std::string::npos) << q.status().message();
-  Status s = tool->Set("0000:ff:1f.7", {{"LINK_TYPE_P1", 2}});
+  Status s = tool->Set("0000:ff:1f.7", {{"LINK_TYPE_P1", "2"}});
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.message().find("LINK_TYPE_P1=2"), std::string::npos) << s.message();
 }

@@ -1,5 +1,8 @@
 #include "modules/firmware/firmware_planner.h"
 
+#include <cctype>
+#include <functional>
+#include <map>
 #include <set>
 #include <utility>
 
@@ -61,12 +64,87 @@ Change FirmwareChange(const std::string& dev, const std::string& param, nlohmann
   return c;
 }
 
+// What one nic asks of one parameter of one card. linkType and
+// firmware: { PARAM: value } both come here; they differ in how values
+// read (linkType shows "ib"/"eth", raw parameters as written) and in their
+// messages.
+struct Want {
+  std::string param;   // "LINK_TYPE_P1", "ATS_ENABLED"
+  std::string text;    // compared with the printed value: "2", "true", "ETH"
+  nlohmann::json after;
+  std::string field;   // "spec.nics[0].linkType", "spec.nics[0].firmware.ATS_ENABLED"
+  std::string reason;
+  // The plan's `before` from the printed next-boot value, and how a printed
+  // value reads in a warning.
+  std::function<nlohmann::json(const std::string&)> before;
+  std::function<std::string(const std::string&)> show;
+  // The error when the card's query has no such parameter.
+  std::string missing;
+};
+
+struct Asked {
+  std::string text;
+  std::string field;
+  std::string nic;
+  std::string printed;  // next boot when asked, for comparing two asks
+};
+
 struct Planned {
   std::set<std::string> ids;
+  // Per change id, the first nic that asked for its value.
+  std::map<std::string, Asked> asked;
   void Add(PlanSink& sink, Change c) {
     if (ids.insert(c.id).second) sink.AddChange(std::move(c));
   }
 };
+
+// Whether two asks of one parameter mean the same value.
+bool SameValue(const std::string& param, const std::string& printed, const std::string& a,
+               const std::string& b) {
+  auto na = ResolveMstconfigValue(param, printed, a);
+  auto nb = ResolveMstconfigValue(param, printed, b);
+  if (na && nb) return *na == *nb;
+  return MstconfigValueMatches(a, b);
+}
+
+// One parameter of `fw` (card `dev`) as `w` wants it for the next boot: no
+// change when the Next Boot column already reads it (a warning when Current
+// does not: the reboot is pending), else a reboot change. Two nics on one
+// card asking different values is an error naming both.
+void PlanParam(const FirmwareFacts& fw, const std::string& dev, const Want& w,
+               const NicSpec& nic, const std::string& pf, Planned& planned, PlanSink& sink) {
+  auto it = fw.params.find(w.param);
+  if (it == fw.params.end()) {
+    sink.Error(w.field, w.missing);
+    return;
+  }
+  const FirmwareParam& p = it->second;
+  const std::string id = std::string(kFirmwareModule) + "/" + dev + "/" + w.param;
+  auto [first, inserted] = planned.asked.emplace(id, Asked{w.text, w.field, nic.name, p.next_boot});
+  if (!inserted) {
+    const Asked& a = first->second;
+    if (!SameValue(w.param, a.printed, a.text, w.text)) {
+      sink.Error(w.field, "nic " + nic.name + " wants " + w.param + "=" + w.text + " on card " +
+                              dev + ", but nic " + a.nic + " (" + a.field + ") wants " +
+                              w.param + "=" + a.text + ": one card has one value");
+    }
+    return;
+  }
+  if (MstconfigValueMatches(p.next_boot, w.text)) {
+    if (p.current && !MstconfigValueMatches(*p.current, w.text)) {
+      sink.Warning(w.field, dev + " " + w.param + " is " + w.show(p.next_boot) +
+                                " for the next boot, " + w.show(*p.current) +
+                                " now: reboot (or mstfwreset) to apply it");
+    }
+    return;
+  }
+  planned.Add(sink, FirmwareChange(dev, w.param, w.before(p.next_boot), w.after, w.reason, w.field,
+                                   nic, pf));
+}
+
+std::string DeviceType(const FirmwareFacts& fw) {
+  return fw.device_type.empty() ? "unknown type" : fw.device_type;
+}
 
 void PlanLinkType(const NicSpec& nic, const std::string& path, const HostFacts& facts,
                   Planned& planned, PlanSink& sink) {
@@ -89,32 +167,76 @@ void PlanLinkType(const NicSpec& nic, const std::string& path, const HostFacts& 
     const std::string dev = FirmwareDevice(pf->pci_address);
     const std::string param = "LINK_TYPE_P" + std::to_string(FirmwarePort(pf->pci_address));
     auto it = fw->params.find(param);
-    if (it == fw->params.end()) {
-      sink.Error(field, "the firmware of " + dev + " (" +
-                            (fw->device_type.empty() ? "unknown type" : fw->device_type) +
-                            ") has no " + param + ": its port type is fixed (not a VPI card)");
-      continue;
-    }
-    auto next = MstconfigValueNumber(it->second.next_boot);
-    if (!next) {
+    if (it != fw->params.end() && !MstconfigValueNumber(it->second.next_boot)) {
       sink.Error(field,
                  dev + " " + param + " reads \"" + it->second.next_boot + "\", not a number");
       continue;
     }
-    if (*next == *want) {
-      auto cur = it->second.current ? MstconfigValueNumber(*it->second.current) : std::nullopt;
-      if (cur && *cur != *want) {
-        sink.Warning(field, dev + " " + param + " is " + LinkTypeName(*want) +
-                                " for the next boot, " + LinkTypeName(*cur) +
-                                " now: reboot (or mstfwreset) to apply it");
+    Want w;
+    w.param = param;
+    w.text = std::to_string(*want);
+    w.after = *nic.link_type;
+    w.field = field;
+    w.reason = "nic " + nic.name + " wants linkType " + *nic.link_type + " (port " +
+               param.substr(11) + " of " + dev + "; takes effect after a reboot)";
+    w.before = [](const std::string& printed) -> nlohmann::json {
+      return LinkTypeName(MstconfigValueNumber(printed).value_or(0));
+    };
+    w.show = [](const std::string& printed) {
+      auto n = MstconfigValueNumber(printed);
+      return n ? LinkTypeName(*n) : printed;
+    };
+    w.missing = "the firmware of " + dev + " (" + DeviceType(*fw) + ") has no " + param +
+                ": its port type is fixed (not a VPI card)";
+    PlanParam(*fw, dev, w, nic, pf->pci_address, planned, sink);
+  }
+}
+
+// spec.nics[].firmware: every parameter on the card of each selected PF,
+// compared with the Next Boot column as mstconfig reads a set.
+void PlanRawFirmware(const NicSpec& nic, const std::string& path, const HostFacts& facts,
+                     Planned& planned, PlanSink& sink) {
+  const std::string fw_path = path + ".firmware";
+  std::vector<const PciFunction*> pfs = SelectPfs(nic, facts);
+  if (pfs.empty() && !nic.num_vfs && !nic.link_type && !nic.selector.near_gpu) {
+    sink.Error(path + ".nicSelector", "selects no PCI function on this host");
+  }
+  for (const PciFunction* pf : pfs) {
+    const FirmwareFacts* fw = Lookup(facts, *pf, fw_path, "configuration", sink);
+    if (fw == nullptr) continue;
+    const std::string dev = FirmwareDevice(pf->pci_address);
+    for (const auto& [param, setting] : nic.firmware) {
+      Want w;
+      w.param = param;
+      w.text = setting.text;
+      w.field = fw_path + "." + param;
+      const FirmwareSetting::Kind kind = setting.kind;
+      switch (kind) {
+        case FirmwareSetting::Kind::kBool:
+          w.after = setting.text == "true";
+          break;
+        case FirmwareSetting::Kind::kInt:
+          w.after = std::stoll(setting.text);
+          break;
+        case FirmwareSetting::Kind::kString:
+          w.after = setting.text;
+          break;
       }
-      continue;
+      w.reason = "nic " + nic.name + " wants firmware " + param + "=" + setting.text + " (" +
+                 dev + "; takes effect after a reboot)";
+      // Shown in the user's terms when the printed value allows it.
+      w.before = [kind](const std::string& printed) -> nlohmann::json {
+        auto n = MstconfigValueNumber(printed);
+        if (kind == FirmwareSetting::Kind::kBool && n && (*n == 0 || *n == 1)) return *n == 1;
+        if (kind == FirmwareSetting::Kind::kInt && n) return *n;
+        return printed;
+      };
+      w.show = [](const std::string& printed) { return printed; };
+      w.missing = "the firmware of " + dev + " (" + DeviceType(*fw) + ") has no parameter " +
+                  param + " (not in its mstconfig query: see `provisioner discover -o json` or " +
+                  "`mstconfig -d " + dev + " query`)";
+      PlanParam(*fw, dev, w, nic, pf->pci_address, planned, sink);
     }
-    planned.Add(
-        sink, FirmwareChange(dev, param, LinkTypeName(*next), *nic.link_type,
-                             "nic " + nic.name + " wants linkType " + *nic.link_type + " (port " +
-                                 param.substr(11) + " of " + dev + "; takes effect after a reboot)",
-                             field, nic, pf->pci_address));
   }
 }
 
@@ -164,6 +286,7 @@ void PlanFirmware(const DesiredState& desired, const HostFacts& facts, PlanSink&
     // A selector matching nothing is reported by the modules that need PFs
     // (sriov); the firmware planner has nothing to add then.
     if (nic.link_type) PlanLinkType(nic, path, facts, planned, sink);
+    if (!nic.firmware.empty()) PlanRawFirmware(nic, path, facts, planned, sink);
     if (nic.num_vfs && *nic.num_vfs > 0) PlanVfLimit(nic, path, facts, planned, sink);
   }
 }
@@ -174,14 +297,32 @@ StatusOr<long> FirmwareValue(const Change& change) {
     const std::string s = a.get<std::string>();
     if (auto v = LinkTypeValue(s)) return *v;
     if (s == "vpi") return 3;
-  } else if (change.attribute == "SRIOV_EN" && a.is_boolean()) {
+  } else if (change.attribute == "NUM_OF_VFS") {
+    if (a.is_number_integer() && a.get<long long>() >= 0 && a.get<long long>() <= 65535) {
+      return static_cast<long>(a.get<long long>());
+    }
+  } else if (a.is_boolean()) {
     return a.get<bool>() ? 1 : 0;
-  } else if (change.attribute == "NUM_OF_VFS" && a.is_number_integer() && a.get<long long>() >= 0 &&
-             a.get<long long>() <= 65535) {
+  } else if (a.is_number_integer() && a.get<long long>() >= 0 &&
+             a.get<long long>() <= 0xffffffffLL) {
     return static_cast<long>(a.get<long long>());
   }
   return InvalidArgumentError(change.id + ": firmware parameter " + change.attribute +
                               " cannot be set to " + a.dump());
+}
+
+StatusOr<std::string> FirmwareSetText(const Change& change) {
+  auto n = FirmwareValue(change);
+  if (n.ok()) return std::to_string(*n);
+  const nlohmann::json& a = change.after;
+  if (!a.is_string() || change.attribute.rfind("LINK_TYPE_P", 0) == 0) return n.status();
+  const std::string s = a.get<std::string>();
+  bool word = !s.empty();
+  for (char c : s) {
+    word = word && (std::isalnum(static_cast<unsigned char>(c)) || c == '_');
+  }
+  if (!word) return n.status();
+  return s;  // a value's name ("ETH", "DISABLED"): mstconfig resolves it
 }
 
 }  // namespace provisioner

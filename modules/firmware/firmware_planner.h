@@ -1,10 +1,12 @@
-// The firmware planner: spec.nics[].linkType (LINK_TYPE_P<n>) and, for numVfs
-// above what the firmware enables, SRIOV_EN / NUM_OF_VFS. Pure: a function of
+// The firmware planner: spec.nics[].linkType (LINK_TYPE_P<n>), the raw
+// parameters of spec.nics[].firmware and, for numVfs above what the firmware
+// enables, SRIOV_EN / NUM_OF_VFS. Pure: a function of
 // the desired state and the facts (HostFacts::firmware).
 //
 //   firmware/<card BDF>/LINK_TYPE_P1  before "ib"  after "eth"   (disruption reboot)
 //   firmware/<card BDF>/SRIOV_EN      before false after true
 //   firmware/<card BDF>/NUM_OF_VFS    before 8     after 16
+//   firmware/<card BDF>/ATS_ENABLED   before false after true    (firmware: { ATS_ENABLED: true })
 //
 // Values compare against the firmware's Next Boot column: a value already
 // set for the next boot is no new change; when the running (Current) value
@@ -30,6 +32,11 @@ void PlanFirmware(const DesiredState& desired, const HostFacts& facts, PlanSink&
 // The number mstconfig takes for a change's `after` ("eth" -> 2, true -> 1,
 // 16 -> 16), checked: plans may come from a file.
 StatusOr<long> FirmwareValue(const Change& change);
+
+// The VALUE of `mstconfig set NAME=VALUE` for a change: FirmwareValue's
+// number, or a raw parameter's value name as written ("ETH"; letters, digits
+// and '_' only).
+StatusOr<std::string> FirmwareSetText(const Change& change);
 
 }  // namespace provisioner
 

@@ -194,5 +194,137 @@ TEST(FirmwarePlanner, ValuesFromSavedPlansAreChecked) {
   EXPECT_EQ(FirmwareValue(c).value(), 0);
 }
 
+DesiredState WantFirmware(const std::string& pf, std::map<std::string, FirmwareSetting> fw,
+                          const std::string& name = "ib0") {
+  DesiredState d;
+  NicSpec n;
+  n.name = name;
+  n.selector.root_devices = {pf};
+  n.firmware = std::move(fw);
+  d.nics.push_back(n);
+  return d;
+}
+
+FirmwareSetting Bool(bool b) { return {FirmwareSetting::Kind::kBool, b ? "true" : "false"}; }
+FirmwareSetting Int(long n) { return {FirmwareSetting::Kind::kInt, std::to_string(n)}; }
+FirmwareSetting Str(std::string s) { return {FirmwareSetting::Kind::kString, std::move(s)}; }
+
+TEST(FirmwarePlanner, RawBoolParameterIsARebootChange) {
+  HostFacts f;
+  f.pci = {Pf("0000:5e:00.0", "ens1f0")};
+  f.firmware["0000:5e:00.0"] = FromTestdata("cx6lx-eth.query");
+  Planned p = RunPlan(WantFirmware("0000:5e:00.0", {{"IP_OVER_VXLAN_EN", Bool(true)}}), f);
+  ASSERT_EQ(p.changes.size(), 1u) << p.Messages();
+  const Change& c = p.changes[0];
+  EXPECT_EQ(c.id, "firmware/0000:5e:00.0/IP_OVER_VXLAN_EN");
+  EXPECT_EQ(c.before, false);
+  EXPECT_EQ(c.after, true);
+  EXPECT_EQ(c.disruption, Disruption::kReboot);
+  EXPECT_EQ(c.field_path, "spec.nics[0].firmware.IP_OVER_VXLAN_EN");
+  EXPECT_EQ(FirmwareSetText(c).value(), "1");
+  EXPECT_TRUE(p.diags.empty()) << p.Messages();
+}
+
+// True(1) is true, 1, "True" and "TRUE"; _256KB(1) is "_256KB" and 1; 8 is 8 and 0x8.
+TEST(FirmwarePlanner, ValuesEqualToNextBootInAnySpellingAreNoChange) {
+  HostFacts f;
+  f.pci = {Pf("0000:5e:00.0", "ens1f0")};
+  f.firmware["0000:5e:00.0"] = FromTestdata("cx6lx-eth.query");
+  Planned p = RunPlan(WantFirmware("0000:5e:00.0", {{"SRIOV_EN", Bool(true)},
+                                                     {"FPP_EN", Int(1)},
+                                                     {"UCTX_EN", Str("TRUE")},
+                                                     {"MEMIC_SIZE_LIMIT", Str("_256kb")},
+                                                     {"NUM_OF_VFS", Str("0x8")},
+                                                     {"CQE_COMPRESSION", Str("BALANCED")}}),
+                      f);
+  EXPECT_TRUE(p.changes.empty()) << p.changes[0].id;
+  EXPECT_TRUE(p.diags.empty()) << p.Messages();
+  // A different value by name: a change whose after is the name as written.
+  Planned q = RunPlan(WantFirmware("0000:5e:00.0", {{"CQE_COMPRESSION", Str("AGGRESSIVE")},
+                                                     {"NUM_OF_VFS", Int(16)}}),
+                      f);
+  ASSERT_EQ(q.changes.size(), 2u) << q.Messages();
+  EXPECT_EQ(q.changes[0].id, "firmware/0000:5e:00.0/CQE_COMPRESSION");
+  EXPECT_EQ(q.changes[0].before, "BALANCED(0)");
+  EXPECT_EQ(q.changes[0].after, "AGGRESSIVE");
+  EXPECT_EQ(FirmwareSetText(q.changes[0]).value(), "AGGRESSIVE");
+  EXPECT_EQ(q.changes[1].before, 8);
+  EXPECT_EQ(q.changes[1].after, 16);
+}
+
+TEST(FirmwarePlanner, UnknownParameterIsAnErrorNamingTheField) {
+  HostFacts f;
+  f.pci = {Pf("0000:5e:00.0", "ens1f0")};
+  f.firmware["0000:5e:00.0"] = FromTestdata("cx6lx-eth.query");
+  Planned p = RunPlan(WantFirmware("0000:5e:00.0", {{"ATS_ENABLED", Bool(true)}}), f);
+  EXPECT_TRUE(p.changes.empty());
+  ASSERT_EQ(p.diags.size(), 1u) << p.Messages();
+  EXPECT_EQ(p.diags[0].severity, Severity::kError);
+  EXPECT_EQ(p.diags[0].path, "spec.nics[0].firmware.ATS_ENABLED");
+  EXPECT_NE(p.diags[0].message.find("has no parameter ATS_ENABLED"), std::string::npos)
+      << p.Messages();
+  EXPECT_NE(p.diags[0].message.find("ConnectX6LX"), std::string::npos) << p.Messages();
+}
+
+TEST(FirmwarePlanner, TwoNicsOnOneCardAskingDifferentValuesIsAnErrorNamingBoth) {
+  HostFacts f;
+  f.pci = {Pf("0000:86:00.0", "ibs5f0"), Pf("0000:86:00.1", "ibs5f1")};
+  f.firmware["0000:86:00.0"] = FromTestdata("cx5-vpi-ib.query");
+  DesiredState d = WantFirmware("0000:86:00.0", {{"NUM_OF_VFS", Int(32)}}, "port1");
+  d.nics.push_back(WantFirmware("0000:86:00.1", {{"NUM_OF_VFS", Int(64)}}, "port2").nics[0]);
+  Planned p = RunPlan(d, f);
+  ASSERT_EQ(p.diags.size(), 1u) << p.Messages();
+  EXPECT_EQ(p.diags[0].path, "spec.nics[1].firmware.NUM_OF_VFS");
+  EXPECT_NE(p.diags[0].message.find("nic port2 wants NUM_OF_VFS=64"), std::string::npos)
+      << p.Messages();
+  EXPECT_NE(p.diags[0].message.find("nic port1 (spec.nics[0].firmware.NUM_OF_VFS) wants "
+                                    "NUM_OF_VFS=32"),
+            std::string::npos)
+      << p.Messages();
+  // The same value in two spellings is one change, no error.
+  d.nics[1].firmware["NUM_OF_VFS"] = Str("0x20");
+  Planned same = RunPlan(d, f);
+  EXPECT_TRUE(same.diags.empty()) << same.Messages();
+  ASSERT_EQ(same.changes.size(), 1u);
+  EXPECT_EQ(same.changes[0].after, 32);
+  // linkType is one case of it: LINK_TYPE_P1 raw against linkType.
+  d.nics[1].firmware = {{"LINK_TYPE_P1", Str("IB")}};
+  d.nics[0].firmware.clear();
+  d.nics[0].link_type = "eth";
+  Planned link = RunPlan(d, f);
+  ASSERT_EQ(link.diags.size(), 1u) << link.Messages();
+  EXPECT_NE(link.diags[0].message.find("spec.nics[0].linkType"), std::string::npos)
+      << link.Messages();
+}
+
+TEST(FirmwarePlanner, RawValuePendingForTheNextBootWarns) {
+  HostFacts f;
+  f.pci = {Pf("0000:86:00.0", "ibs5f0")};
+  f.firmware["0000:86:00.0"] = FromTestdata("cx5-vpi-pending-eth.query");
+  Planned p = RunPlan(WantFirmware("0000:86:00.0", {{"LINK_TYPE_P1", Str("eth")}}), f);
+  EXPECT_TRUE(p.changes.empty());
+  ASSERT_EQ(p.diags.size(), 1u) << p.Messages();
+  EXPECT_EQ(p.diags[0].severity, Severity::kWarning);
+  EXPECT_NE(p.diags[0].message.find("ETH(2) for the next boot, IB(1) now"), std::string::npos)
+      << p.Messages();
+}
+
+TEST(FirmwareSetText, NamesAndNumbersFromSavedPlans) {
+  Change c;
+  c.id = "firmware/0000:86:00.0/CQE_COMPRESSION";
+  c.attribute = "CQE_COMPRESSION";
+  c.after = "AGGRESSIVE";
+  EXPECT_EQ(FirmwareSetText(c).value(), "AGGRESSIVE");
+  c.after = "x; reboot";
+  EXPECT_FALSE(FirmwareSetText(c).ok());
+  c.after = 7;
+  EXPECT_EQ(FirmwareSetText(c).value(), "7");
+  c.after = false;
+  EXPECT_EQ(FirmwareSetText(c).value(), "0");
+  c.attribute = "LINK_TYPE_P1";
+  c.after = "eth";
+  EXPECT_EQ(FirmwareSetText(c).value(), "2");
+}
+
 }  // namespace
 }  // namespace provisioner

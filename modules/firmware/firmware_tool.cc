@@ -44,9 +44,10 @@ class Mstconfig : public FirmwareTool {
     return Run({o_.binary, "-e", "-d", device, "query"}, "query " + device);
   }
 
-  Status Set(const std::string& device, const std::map<std::string, long>& params) override {
+  Status Set(const std::string& device,
+             const std::map<std::string, std::string>& params) override {
     std::vector<std::string> argv = {o_.binary, "-d", device, "-y", "set"};
-    for (const auto& [name, value] : params) argv.push_back(name + "=" + std::to_string(value));
+    for (const auto& [name, value] : params) argv.push_back(name + "=" + value);
     return Run(argv, "set " + device).status();
   }
 
@@ -87,9 +88,27 @@ class Captured : public FirmwareTool {
     return text;
   }
 
-  Status Set(const std::string& device, const std::map<std::string, long>& params) override {
+  // The card stores numbers; a value's name resolves as mstconfig would,
+  // from the name alone or the value printed now ("ETH" with "ETH(2)").
+  Status Set(const std::string& device,
+             const std::map<std::string, std::string>& params) override {
     ASSIGN_OR_RETURN(std::string text, Query(device));
-    auto updated = SetNextBootValues(text, params);
+    ASSIGN_OR_RETURN(MstconfigQuery q, ParseMstconfigQuery(text));
+    std::map<std::string, long> numbers;
+    for (const auto& [name, value] : params) {
+      auto p = q.params.find(name);
+      if (p == q.params.end()) {
+        return NotFoundError(Source(device) + " has no parameter " + name);
+      }
+      auto n = ResolveMstconfigValue(name, p->second.next_boot, value);
+      if (!n) {
+        return InvalidArgumentError(Source(device) + ": " + name + "=" + value +
+                                    ": the number of that name is known to the card only (" +
+                                    name + " reads " + p->second.next_boot + "); give the number");
+      }
+      numbers[name] = *n;
+    }
+    auto updated = SetNextBootValues(text, numbers);
     if (!updated.ok()) return updated.status().WithContext(Source(device));
     return fs_.WriteFileAtomic(Source(device), *updated, 0644)
         .WithContext("write " + Source(device));

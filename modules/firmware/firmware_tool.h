@@ -25,8 +25,10 @@ class FirmwareTool {
   virtual bool Available() const = 0;
   // The text of `mstconfig -e -d <device> query`.
   virtual StatusOr<std::string> Query(const std::string& device) = 0;
-  // `mstconfig -d <device> -y set NAME=VALUE ...`: next-boot values.
-  virtual Status Set(const std::string& device, const std::map<std::string, long>& params) = 0;
+  // `mstconfig -d <device> -y set NAME=VALUE ...`: next-boot values, each a
+  // number or the name of a value ("2", "ETH", "true").
+  virtual Status Set(const std::string& device,
+                     const std::map<std::string, std::string>& params) = 0;
   // True when the answers are capture files (the tree's stand-in), false
   // when a command asks the card: discovery then names a missing capture
   // instead of querying, shows no progress step for reading a file, and

@@ -81,6 +81,52 @@ std::optional<long> MstconfigValueNumber(std::string_view value) {
   return n;
 }
 
+namespace {
+
+std::string LowerCase(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// "ETH(2)" -> "eth"; "8" -> "8".
+std::string PrintedName(std::string_view printed) {
+  size_t open = printed.rfind('(');
+  if (open != std::string_view::npos && !printed.empty() && printed.back() == ')') {
+    return LowerCase(printed.substr(0, open));
+  }
+  return LowerCase(printed);
+}
+
+std::optional<long> WordNumber(std::string_view wanted) {
+  const std::string w = LowerCase(wanted);
+  if (w == "true") return 1;
+  if (w == "false") return 0;
+  return MstconfigValueNumber(wanted);  // "8", "0x8"; nullopt for a name
+}
+
+}  // namespace
+
+bool MstconfigValueMatches(std::string_view printed, std::string_view wanted) {
+  if (wanted.empty()) return false;
+  if (PrintedName(printed) == LowerCase(wanted)) return true;
+  auto want = WordNumber(wanted);
+  auto have = MstconfigValueNumber(printed);
+  return want && have && *want == *have;
+}
+
+std::optional<long> ResolveMstconfigValue(std::string_view name, std::string_view printed,
+                                          std::string_view wanted) {
+  if (auto n = WordNumber(wanted)) return n;
+  if (PrintedName(printed) == LowerCase(wanted)) return MstconfigValueNumber(printed);
+  if (name.rfind("LINK_TYPE_P", 0) == 0) {
+    const std::string w = LowerCase(wanted);
+    if (w == "vpi") return 3;
+    if (auto v = LinkTypeValue(w)) return *v;
+  }
+  return std::nullopt;
+}
+
 std::optional<int> LinkTypeValue(std::string_view link_type) {
   if (link_type == "ib") return 1;
   if (link_type == "eth") return 2;

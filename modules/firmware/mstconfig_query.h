@@ -37,6 +37,19 @@ StatusOr<MstconfigQuery> ParseMstconfigQuery(std::string_view text);
 // The number in "ETH(2)" / "True(1)" / "8"; nullopt for "N/A", "Array[..]".
 std::optional<long> MstconfigValueNumber(std::string_view value);
 
+// Whether a printed value ("True(1)", "ETH(2)", "8") is `wanted` as host.yaml
+// gives it ("true", "1", "ETH", "eth", "8", "0x8"), the way mstconfig itself
+// reads a set (and nic-configuration-operator compares): the name before the
+// parentheses, case-insensitively, or the number (true = 1, false = 0).
+bool MstconfigValueMatches(std::string_view printed, std::string_view wanted);
+
+// The number mstconfig would store for `wanted` in parameter `name`, known
+// from the text alone or from the value printed now: "8" -> 8, "true" -> 1,
+// "ETH" -> 2 when `printed` is "ETH(2)" or `name` is LINK_TYPE_P<n>;
+// nullopt for another value's name (only the card knows it).
+std::optional<long> ResolveMstconfigValue(std::string_view name, std::string_view printed,
+                                          std::string_view wanted);
+
 // Link types as host.yaml spells them and LINK_TYPE_P<n> values (ConnectX-4
 // and later: 1 IB, 2 ETH; 3 VPI on older cards).
 std::optional<int> LinkTypeValue(std::string_view link_type);  // "ib" -> 1, "eth" -> 2

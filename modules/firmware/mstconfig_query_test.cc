@@ -140,5 +140,29 @@ TEST(MstconfigQuery, SetNextBootRewritesOnlyThatColumn) {
   EXPECT_FALSE(SetNextBootValues(before, {{"LINK_TYPE_P1", 7}}).ok());
 }
 
+TEST(MstconfigValue, MatchesAsMstconfigReadsASet) {
+  EXPECT_TRUE(MstconfigValueMatches("True(1)", "true"));
+  EXPECT_TRUE(MstconfigValueMatches("True(1)", "TRUE"));
+  EXPECT_TRUE(MstconfigValueMatches("True(1)", "1"));
+  EXPECT_FALSE(MstconfigValueMatches("True(1)", "false"));
+  EXPECT_FALSE(MstconfigValueMatches("False(0)", "true"));
+  EXPECT_TRUE(MstconfigValueMatches("ETH(2)", "eth"));
+  EXPECT_TRUE(MstconfigValueMatches("ETH(2)", "2"));
+  EXPECT_FALSE(MstconfigValueMatches("ETH(2)", "IB"));
+  EXPECT_TRUE(MstconfigValueMatches("8", "8"));
+  EXPECT_TRUE(MstconfigValueMatches("8", "0x8"));
+  EXPECT_FALSE(MstconfigValueMatches("8", "16"));
+  EXPECT_FALSE(MstconfigValueMatches("N/A", "0"));
+  EXPECT_FALSE(MstconfigValueMatches("8", ""));
+}
+
+TEST(MstconfigValue, ResolvesWhatTheTextOrThePrintedValueTells) {
+  EXPECT_EQ(ResolveMstconfigValue("ATS_ENABLED", "False(0)", "true"), 1);
+  EXPECT_EQ(ResolveMstconfigValue("NUM_OF_VFS", "8", "0x10"), 16);
+  EXPECT_EQ(ResolveMstconfigValue("CQE_COMPRESSION", "BALANCED(0)", "balanced"), 0);
+  EXPECT_EQ(ResolveMstconfigValue("LINK_TYPE_P1", "IB(1)", "ETH"), 2);
+  EXPECT_FALSE(ResolveMstconfigValue("CQE_COMPRESSION", "BALANCED(0)", "AGGRESSIVE"));
+}
+
 }  // namespace
 }  // namespace provisioner

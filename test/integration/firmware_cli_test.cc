@@ -108,5 +108,65 @@ TEST(FirmwareCliTest, UnreadableCaptureIsAnErrorNamingIt) {
   EXPECT_NE(plan.err.find("Failed to open the device"), std::string::npos) << plan.err;
 }
 
+// firmware: { ATS_ENABLED: true }: the raw parameter through the same path as
+// linkType (the tree's capture reads ATS_ENABLED False(0) in every column).
+TEST(FirmwareCliTest, RawAtsEnabledPlansARebootAndApplyExits3) {
+  std::string root = ExtractHost("cx5-ib");
+  std::string yaml = WriteTempFile("host-ats.yaml",
+                                   "apiVersion: provisioner/v1alpha1\nkind: HostConfig\n"
+                                   "metadata:\n  name: ib-worker1\nspec:\n  nics:\n"
+                                   "    - name: ib0\n      nicSelector:\n        pfNames: [ibs5f0]\n"
+                                   "      firmware: { ATS_ENABLED: true }\n");
+  RunResult plan = Provisioner({"plan", yaml, "--root", root, "-o", "json"});
+  ASSERT_EQ(plan.exit_code, 0) << plan.err;
+  json j = json::parse(plan.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << plan.out;
+  ASSERT_EQ(j["changes"].size(), 1u) << j.dump(2);
+  const json& c = j["changes"][0];
+  EXPECT_EQ(c["id"], "firmware/0000:86:00.0/ATS_ENABLED");
+  EXPECT_EQ(c["before"], false);
+  EXPECT_EQ(c["after"], true);
+  EXPECT_EQ(c["disruption"], "reboot");
+  EXPECT_EQ(j["summary"]["rebootRequired"], true);
+
+  RunResult apply = Provisioner({"apply", yaml, "--root", root});
+  EXPECT_EQ(apply.exit_code, 3) << apply.out << apply.err;
+  EXPECT_TRUE(Exists(root + "/run/reboot-required"));
+  std::string capture = ReadFile(root + kCapture);
+  EXPECT_NE(
+      capture.find(
+          "*        ATS_ENABLED                         False(0)        False(0)        True(1)"),
+      std::string::npos)
+      << capture;
+
+  // Set for the next boot: no new change, the reboot pending (as linkType).
+  RunResult again = Provisioner({"plan", yaml, "--root", root, "-o", "json"});
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  json k = json::parse(again.out, nullptr, false);
+  EXPECT_TRUE(k["changes"].empty()) << k.dump(2);
+  ASSERT_EQ(k["warnings"].size(), 1u) << k.dump(2);
+  EXPECT_NE(k["warnings"][0].get<std::string>().find("True(1) for the next boot, False(0) now"),
+            std::string::npos)
+      << k.dump(2);
+  RunResult second = Provisioner({"apply", yaml, "--root", root});
+  EXPECT_EQ(second.exit_code, 0) << second.err;
+  EXPECT_EQ(ReadFile(root + kCapture), capture);
+}
+
+TEST(FirmwareCliTest, UnknownRawParameterIsAnErrorAtItsLine) {
+  std::string root = ExtractHost("cx5-ib");
+  std::string yaml = WriteTempFile("host-unknown.yaml",
+                                   "apiVersion: provisioner/v1alpha1\nkind: HostConfig\n"
+                                   "metadata:\n  name: ib-worker1\nspec:\n  nics:\n"
+                                   "    - name: ib0\n      nicSelector:\n        pfNames: [ibs5f0]\n"
+                                   "      firmware:\n        NO_SUCH_PARAM: 1\n");
+  RunResult plan = Provisioner({"plan", yaml, "--root", root});
+  EXPECT_EQ(plan.exit_code, 1);
+  EXPECT_NE(plan.err.find(":11:24: spec.nics[0].firmware.NO_SUCH_PARAM: the firmware of "
+                          "0000:86:00.0 (ConnectX5) has no parameter NO_SUCH_PARAM"),
+            std::string::npos)
+      << plan.err;
+}
+
 }  // namespace
 }  // namespace provisioner::testing

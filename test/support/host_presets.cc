@@ -347,6 +347,7 @@ Configurations:                              Default         Current         Nex
          SRIOV_EN                            True(1)         True(1)         True(1)         
          PF_LOG_BAR_SIZE                     5               5               5               
          VF_LOG_BAR_SIZE                     1               1               1               
+         ATS_ENABLED                         False(0)        False(0)        False(0)        
          PCI_ATOMIC_MODE                     PCI_ATOMIC_DISABLED_EXT_ATOMIC_ENABLED(0) PCI_ATOMIC_DISABLED_EXT_ATOMIC_ENABLED(0) PCI_ATOMIC_DISABLED_EXT_ATOMIC_ENABLED(0)
          LINK_TYPE_P1                        IB(1)           IB(1)           IB(1)           
          KEEP_ETH_LINK_UP_P1                 True(1)         True(1)         True(1)         
