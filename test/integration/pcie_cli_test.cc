@@ -4,6 +4,7 @@
 // per downstream port between each GPU and its rail NIC and none elsewhere,
 // apply writes exactly those config bytes, the next plan is empty; doctor
 // explains the state before and after.
+#include <filesystem>
 #include <map>
 #include <set>
 #include <string>
@@ -159,11 +160,17 @@ TEST(PcieCliTest, DoctorExplainsAcsMaxReadRequestAndIommu) {
     EXPECT_NE(c["summary"].get<std::string>().find("512"), std::string::npos);
   }
   const json& iommu = before["pcie.iommu-passthrough"]["IOMMU"];
-  EXPECT_EQ(iommu["verdict"], "fail");  // intel_iommu=on without iommu=pt
+  EXPECT_EQ(iommu["verdict"], "fail");  // groups of type DMA: translated
+  EXPECT_NE(iommu.dump().find("/sys/kernel/iommu_groups/4/type"), std::string::npos) << iommu;
   EXPECT_NE(iommu["fix"].get<std::string>().find("iommu=pt"), std::string::npos);
 
   ASSERT_EQ(Provisioner({"apply", yaml, "--root", root}).exit_code, 0);
+  // Booted with iommu=pt: the kernel's default domain of every group is
+  // identity (the generator's groups say DMA, translated).
   KernelWrite(root + "/proc/cmdline", "BOOT_IMAGE=/boot/vmlinuz ro intel_iommu=on iommu=pt\n");
+  for (const auto& e : std::filesystem::directory_iterator(root + "/sys/kernel/iommu_groups")) {
+    KernelWrite(e.path().string() + "/type", "identity\n");
+  }
   auto after = checks(yaml);
   for (const auto& [target, c] : after["pcie.acs-gpu-nic-path"]) {
     EXPECT_EQ(c["verdict"], "ok") << target;
