@@ -97,6 +97,11 @@ NicSpec BuildNic(const json& j) {
       nic.firmware[name] = std::move(f);
     }
   }
+  if (const json* pcie = Field(j, "pcie"); pcie != nullptr && pcie->is_object()) {
+    NicPcieSpec p;
+    p.max_read_request = Int(*pcie, "maxReadRequest");
+    nic.pcie = p;
+  }
   return nic;
 }
 
@@ -152,6 +157,12 @@ DesiredState BuildDesiredState(const json& root) {
     r.netns_mode = String(*rdma, "netnsMode");
     r.persist = Bool(*rdma, "persist").value_or(true);
     s.rdma = r;
+  }
+
+  if (const json* pcie = Field(*spec, "pcie"); pcie != nullptr && pcie->is_object()) {
+    PcieSpec p;
+    p.disable_acs = String(*pcie, "disableAcs");
+    s.pcie = p;
   }
 
   s.kernel_modules = BuildList<KernelModuleSpec>(*spec, "kernelModules", [](const json& item) {

@@ -39,7 +39,7 @@ TEST(SchemaTest, UnknownFieldNamesItAtTheKey) {
                           "mean \"numVfs\"?)"));
   EXPECT_THAT(Diagnose(WithHeader("spec:\n  bogus: 1\n")),
               ElementsAre("host.yaml:6:3: spec.bogus: unknown field \"bogus\"; expected one of: "
-                          "ipPools, kernelModules, kubernetes, multusConfigs, nics, rails, rdma"));
+                          "ipPools, kernelModules, kubernetes, multusConfigs, nics, pcie, rails, rdma"));
   EXPECT_THAT(Diagnose(WithHeader("spec: {}\nstatus: {}\n")),
               ElementsAre("host.yaml:6:1: status: unknown field \"status\"; expected one of: "
                           "apiVersion, kind, metadata, spec"));
@@ -53,8 +53,24 @@ TEST(SchemaTest, EveryUnknownFieldIsReported) {
                           "host.yaml:11:7: spec.nics[0].mtuu: unknown field \"mtuu\" (did you "
                           "mean \"mtu\"?)",
                           "host.yaml:12:7: spec.nics[0].foo: unknown field \"foo\"; expected one "
-                          "of: deviceType, firmware, isRdma, linkType, mtu, name, nicSelector, numVfs, "
-                          "resourceName, vfSpoofChk, vfTrust"));
+                          "of: deviceType, firmware, isRdma, linkType, mtu, name, nicSelector, "
+                          "numVfs, pcie, resourceName, vfSpoofChk, vfTrust"));
+}
+
+TEST(SchemaTest, PcieFieldsAreCheckedWithTheirPosition) {
+  EXPECT_THAT(Diagnose(NicWith("pcie: { maxReadRequest: 4096 }")), ::testing::IsEmpty());
+  // Not a power of two in 128..4096.
+  EXPECT_THAT(Diagnose(NicWith("pcie: { maxReadRequest: 300 }")),
+              ElementsAre(::testing::AllOf(
+                  ::testing::StartsWith("host.yaml:10:31: spec.nics[0].pcie.maxReadRequest: "),
+                  ::testing::HasSubstr("4096"))));
+  EXPECT_THAT(Diagnose(WithHeader("spec:\n  pcie:\n    disableAcs: some\n")),
+              ElementsAre(::testing::AllOf(
+                  ::testing::StartsWith("host.yaml:7:17: spec.pcie.disableAcs: "),
+                  ::testing::HasSubstr("gpuNicPaths"))));
+  EXPECT_THAT(Diagnose(WithHeader("spec:\n  pcie:\n    disableACS: all\n")),
+              ElementsAre(::testing::StartsWith(
+                  "host.yaml:7:5: spec.pcie.disableACS: unknown field \"disableACS\"")));
 }
 
 TEST(SchemaTest, WrongTypes) {

@@ -34,6 +34,9 @@ class ForwardingHostFs : public HostFs {
   Status WriteAttr(std::string_view p, std::string_view v) override {
     return inner_->WriteAttr(p, v);
   }
+  Status WriteAt(std::string_view p, uint64_t offset, std::string_view b) override {
+    return inner_->WriteAt(p, offset, b);
+  }
   Status WriteFileAtomic(std::string_view p, std::string_view c, int mode) override {
     return inner_->WriteFileAtomic(p, c, mode);
   }

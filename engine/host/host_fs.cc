@@ -331,6 +331,21 @@ class LocalHostFs final : public HostFs {
     return OkStatus();
   }
 
+  Status WriteAt(std::string_view path, uint64_t offset, std::string_view bytes) override {
+    ASSIGN_OR_RETURN(int fd, OpenInRoot(path, O_WRONLY, "write"));
+    Count(kFilesOpenedForWrite);
+    const std::string what = "write " + std::string(path) + " at offset " + std::to_string(offset);
+    ssize_t n = ::pwrite(fd, bytes.data(), bytes.size(), static_cast<off_t>(offset));
+    int e = errno;
+    if (n < 0) {
+      ::close(fd);
+      return ErrnoToStatus(e, what);
+    }
+    if (::close(fd) != 0) return ErrnoToStatus(errno, what);
+    if (static_cast<size_t>(n) != bytes.size()) return ErrnoToStatus(EIO, what + " (short write)");
+    return OkStatus();
+  }
+
   Status WriteFileAtomic(std::string_view path, std::string_view content, int mode) override {
     std::string parent(Dirname(path));
     RETURN_IF_ERROR(MakeDirs(parent));

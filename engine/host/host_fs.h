@@ -64,6 +64,12 @@ class HostFs {
   // A sysfs-style write: open for writing, write `value` in one write(2),
   // report the errno the kernel returns. No temp file, no rename.
   virtual Status WriteAttr(std::string_view path, std::string_view value) = 0;
+  // A positioned write into an existing file: one pwrite(2) of `bytes` at
+  // `offset`, the rest of the file untouched (no truncation, no temp file).
+  // For sysfs binary attributes: PCI `config` space, written as setpci and
+  // libpci's sysfs method write it (the kernel's pci_write_config on the
+  // live root; the captured file under a tree root).
+  virtual Status WriteAt(std::string_view path, uint64_t offset, std::string_view bytes) = 0;
   // A config file write: temp file in the same directory + fsync + rename,
   // creating missing parent directories.
   virtual Status WriteFileAtomic(std::string_view path, std::string_view content,

@@ -72,6 +72,9 @@ class RecordingHostFs final : public HostFs {
   Status WriteFileAtomic(std::string_view path, std::string_view, int) override {
     return Refuse(path);
   }
+  Status WriteAt(std::string_view path, uint64_t, std::string_view) override {
+    return Refuse(path);
+  }
   Status RemoveFile(std::string_view path) override { return Refuse(path); }
   std::string FsPath(std::string_view path) const override { return inner_->FsPath(path); }
   const HostFsStats& stats() const override { return inner_->stats(); }

@@ -19,6 +19,17 @@ struct RdmaSpec {
   bool persist = true;
 };
 
+// spec.pcie: { disableAcs: gpuNicPaths }
+struct PcieSpec {
+  // none (default: ACS left as it is) | gpuNicPaths | all
+  std::optional<std::string> disable_acs;
+};
+
+// spec.nics[].pcie: { maxReadRequest: 4096 }
+struct NicPcieSpec {
+  std::optional<int> max_read_request;  // bytes: 128..4096, a power of two
+};
+
 // spec.kernelModules[]: "mlx5_ib" or { name: nvidia_peermem, required: false }
 struct KernelModuleSpec {
   std::string name;
@@ -59,6 +70,7 @@ struct NicSpec {
   std::optional<bool> vf_spoof_chk;        // vfSpoofChk
   // firmware: { PARAM: value }, by parameter name (mstconfig's spelling).
   std::map<std::string, FirmwareSetting> firmware;
+  std::optional<NicPcieSpec> pcie;         // pcie
 };
 
 // spec.ipPools[]
@@ -126,6 +138,7 @@ struct DesiredState {
   std::string name;  // metadata.name
 
   std::optional<RdmaSpec> rdma;
+  std::optional<PcieSpec> pcie;
   std::vector<KernelModuleSpec> kernel_modules;
   std::vector<NicSpec> nics;
   std::vector<IpPoolSpec> ip_pools;

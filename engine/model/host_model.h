@@ -11,6 +11,7 @@
 
 #include "engine/model/kmod_facts.h"
 #include "engine/model/link_facts.h"
+#include "engine/model/pcie_facts.h"
 #include "engine/model/rdma_facts.h"
 #include "engine/model/topology_facts.h"
 
@@ -94,6 +95,8 @@ struct HostFacts {
   std::map<std::string, FirmwareFacts> firmware;
   // GPUs and GPU x NIC PCIe levels (topology module).
   TopologyFacts topology;
+  // PCIe capabilities (ACS, Device Control) and IOMMU evidence (pcie module).
+  PcieFacts pcie;
   // The sriov-network-operator's IB VF GUID pool on this host,
   // /etc/sriov-operator/infiniband/guids, as read (sriov-operator module):
   // nullopt when absent.

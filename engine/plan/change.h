@@ -37,8 +37,11 @@ Disruption DisruptionFromName(const std::string& name);
 //     and are lost if numVfs runs after them.
 //  7. VF driver binding (vfio-pci or back to the PF's VF driver): after the
 //     settings, which need the netdev the network driver provides.
-//  8. links (PF mtu and up, VF netdevs up): last, on the netdevs that the
+//  8. links (PF mtu and up, VF netdevs up): on the netdevs that the
 //     steps before created or rebound (a rebind makes a new netdev).
+//  9. PCIe config space (ACS Control of switch ports, PF Max_Read_Request_Size):
+//     live register writes that none of the steps above needs; last, so a
+//     failed earlier step leaves them untouched.
 enum ApplyPhase : int {
   kPhaseFirmware = 10,
   kPhaseKernelModules = 20,
@@ -48,6 +51,7 @@ enum ApplyPhase : int {
   kPhaseVfSettings = 60,
   kPhaseVfBinding = 70,
   kPhaseLinks = 80,
+  kPhasePcie = 90,
 };
 
 struct Change {

@@ -20,6 +20,8 @@
 #include "engine/module/registry.h"
 #include "gtest/gtest.h"
 #include "test/sim/sim_host_fs.h"
+#include "test/support/host_presets.h"
+#include "test/support/host_tree.h"
 #include "test/support/tree_diff.h"
 #include "test/support/ttar.h"
 
@@ -71,9 +73,22 @@ class FaultMatrixTest : public ::testing::Test {
     return dir;
   }
 
+  // The generated HGX H100 tree with PCIe config files (ACS on, MaxReadReq 512).
+  std::string FreshPcieTree() {
+    HostSpec spec;
+    EXPECT_TRUE(PresetByName("hgx-h100-pcie", &spec));
+    std::string dir = MakeTempDir("fault-pcie");
+    Status s = BuildHostTree(spec, dir);
+    EXPECT_TRUE(s.ok()) << s.message();
+    auto fs = NewLocalHostFs(dir);
+    EXPECT_TRUE(AcquireHostLock(*fs, kApplyLockPath, std::chrono::milliseconds(0)).ok());
+    return dir;
+  }
+
   // Plans against `root` and applies with `faults`, as `provisioner apply` does.
-  Outcome Apply(const std::string& root, std::vector<WriteFault> faults) {
-    LoadResult loaded = LoadDesiredStateFromString(kHostYaml, "host.yaml");
+  Outcome Apply(const std::string& root, std::vector<WriteFault> faults,
+                const char* host_yaml = kHostYaml) {
+    LoadResult loaded = LoadDesiredStateFromString(host_yaml, "host.yaml");
     EXPECT_TRUE(loaded.state.has_value());
     SimOptions options;
     options.settle_reads = 1;
@@ -132,6 +147,45 @@ TEST_F(FaultMatrixTest, EveryWriteFailingLeavesTheTreeAsItWas) {
     EXPECT_NE(msg.find(std::strerror(err)), std::string::npos) << msg;
     EXPECT_NE(msg.find('/'), std::string::npos) << msg;
     // Rolled back exactly.
+    EXPECT_EQ(DiffTreesText(pristine, root), "") << msg;
+  }
+}
+
+// ACS Control of the 16 downstream ports between each GPU and its rail NIC
+// and MaxReadReq of the 8 rail NICs: 24 config-space writes, each failing once.
+constexpr const char* kPcieHostYaml = R"(apiVersion: provisioner/v1alpha1
+kind: HostConfig
+metadata:
+  name: hgx
+spec:
+  pcie:
+    disableAcs: gpuNicPaths
+  nics:
+    - name: rails
+      nicSelector: { vendor: "15b3", deviceID: "1021" }
+      pcie: { maxReadRequest: 4096 }
+)";
+
+TEST_F(FaultMatrixTest, EveryPcieConfigWriteFailingLeavesTheTreeAsItWas) {
+  const std::string pristine = FreshPcieTree();
+  std::string clean = FreshPcieTree();
+  Outcome ok = Apply(clean, {}, kPcieHostYaml);
+  ASSERT_TRUE(ok.status.ok()) << ok.status.message();
+  EXPECT_EQ(ok.modules, std::set<std::string>{"pcie"});
+  ASSERT_GE(ok.writes, 24);  // and the journal's
+  ASSERT_FALSE(DiffTrees(pristine, clean).empty());
+
+  const int errs[] = {EBUSY, ENOMEM, EIO, EPERM};
+  for (int k = 1; k <= ok.writes; ++k) {
+    SCOPED_TRACE("write " + std::to_string(k) + " of " + std::to_string(ok.writes));
+    const int err = errs[k % 4];
+    std::string root = FreshPcieTree();
+    Outcome failed = Apply(root, {WriteFault{.nth_write = k, .path_substring = "", .err = err, .times = 1}},
+                           kPcieHostYaml);
+    ASSERT_FALSE(failed.status.ok()) << "write " << k << " failed but apply succeeded";
+    const std::string& msg = failed.status.message();
+    EXPECT_NE(msg.find(std::strerror(err)), std::string::npos) << msg;
+    EXPECT_NE(msg.find('/'), std::string::npos) << msg;
     EXPECT_EQ(DiffTreesText(pristine, root), "") << msg;
   }
 }

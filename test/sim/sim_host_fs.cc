@@ -167,6 +167,14 @@ Status SimulatedHostFs::WriteFileAtomic(std::string_view path, std::string_view 
   return s;
 }
 
+Status SimulatedHostFs::WriteAt(std::string_view path, uint64_t offset, std::string_view bytes) {
+  ++writes_;
+  if (int err = MatchFault(path); err != 0) {
+    return ErrnoToStatus(err, "write " + std::string(path) + " at offset " + std::to_string(offset));
+  }
+  return inner_->WriteAt(path, offset, bytes);
+}
+
 Status SimulatedHostFs::RemoveFile(std::string_view path) { return inner_->RemoveFile(path); }
 
 const HostFsStats& SimulatedHostFs::stats() const {

@@ -21,7 +21,7 @@
 
 namespace provisioner::testing {
 
-// A write that fails with `err` and has no effect. Writes are WriteAttr and
+// A write that fails with `err` and has no effect. Writes are WriteAttr, WriteAt and
 // WriteFileAtomic calls, counted from 1 across the whole HostFs.
 struct WriteFault {
   int nth_write = 0;           // fail the Nth write; 0 = not by number
@@ -57,6 +57,8 @@ class SimulatedHostFs final : public HostFs {
   bool IsSymlink(std::string_view path) const override;
   Status WriteAttr(std::string_view path, std::string_view value) override;
   Status WriteFileAtomic(std::string_view path, std::string_view content, int mode) override;
+  // PCI config space: a plain positioned write (faults apply, as to every write).
+  Status WriteAt(std::string_view path, uint64_t offset, std::string_view bytes) override;
   Status RemoveFile(std::string_view path) override;
   std::string FsPath(std::string_view path) const override { return inner_->FsPath(path); }
   const HostFsStats& stats() const override;

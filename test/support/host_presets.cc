@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -540,8 +541,37 @@ HostSpec GpuSharedSwitchHost() {
   return h;
 }
 
+HostSpec HgxH100PcieHost() {
+  HostSpec h = HgxH100Host();
+  h.hostname = "hgx-h100-pcie";
+  h.cmdline = "BOOT_IMAGE=/boot/vmlinuz-" + h.kernel_release +
+              " root=UUID=6f1c0a43-2b7e-4d3c-9f5e-1a2b3c4d5e6f ro quiet intel_iommu=on";
+  std::map<std::string, int> port_type;
+  for (PciFunctionSpec& f : h.pci) {
+    PcieConfigSpec c;
+    if ((f.class_code >> 8) == 0x0604) {
+      auto parent = port_type.find(f.parent);
+      if (f.parent.empty()) {
+        c.port_type = 4;  // root port
+      } else if (parent != port_type.end() && parent->second == 4) {
+        c.port_type = 5;  // switch upstream port
+      } else {
+        c.port_type = 6;  // switch downstream port
+      }
+      if (c.port_type != 5) {
+        c.acs_capability = 0x005f;
+        c.acs_control = 0x001d;
+      }
+    }
+    port_type[f.bdf] = c.port_type;
+    f.config = c;
+  }
+  return h;
+}
+
 std::vector<std::string> PresetNames() {
-  return {"cx5-roce", "cx5-ib", "hgx-h100", "gpu-shared-switch", "scaled-<P>", "bench-<P>"};
+  return {"cx5-roce", "cx5-ib", "hgx-h100", "hgx-h100-pcie", "gpu-shared-switch", "scaled-<P>",
+          "bench-<P>"};
 }
 
 bool PresetByName(const std::string& name, HostSpec* out) {
@@ -555,6 +585,10 @@ bool PresetByName(const std::string& name, HostSpec* out) {
   }
   if (name == "hgx-h100") {
     *out = HgxH100Host();
+    return true;
+  }
+  if (name == "hgx-h100-pcie") {
+    *out = HgxH100PcieHost();
     return true;
   }
   if (name == "gpu-shared-switch") {

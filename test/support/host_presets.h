@@ -57,6 +57,14 @@ HostSpec HgxH100Host();
 // GPU is impossible here (rails/nearGpu must say so).
 HostSpec GpuSharedSwitchHost();
 
+// HgxH100Host with a 4096-byte PCIe `config` in every function: root ports
+// (type 4) and the PEX switches' downstream ports (type 6) with an ACS
+// capability (0x005f) whose control has the bits Linux enables with an
+// IOMMU (SV|RR|CR|UF = 0x001d), upstream ports (type 5) without ACS, GPUs
+// and NICs as endpoints with MaxReadReq 512; booted with intel_iommu=on.
+// Generated at test time (not checked in: ttar spells each NUL byte out).
+HostSpec HgxH100PcieHost();
+
 // Names accepted by PresetByName: "cx5-roce", "cx5-ib", "hgx-h100", "gpu-shared-switch", "scaled-<P>",
 // "bench-<P>" (BenchHost(P, min(P, 8))).
 std::vector<std::string> PresetNames();

@@ -326,12 +326,85 @@ std::string NextFreeRdmaName(const TreeWriter& w, const std::string& prefix) {
 
 // ---------------------------------------------------------- object writers
 
+namespace {
+
+void Put8(std::string& c, size_t off, unsigned v) { c[off] = static_cast<char>(v & 0xff); }
+void Put16(std::string& c, size_t off, unsigned v) {
+  Put8(c, off, v);
+  Put8(c, off + 1, v >> 8);
+}
+void Put32(std::string& c, size_t off, uint32_t v) {
+  Put16(c, off, v & 0xffff);
+  Put16(c, off + 2, v >> 16);
+}
+
+}  // namespace
+
+std::string PcieConfigBytes(const PciFunctionSpec& f) {
+  const PcieConfigSpec spec = f.config.value_or(PcieConfigSpec());
+  const bool bridge = (f.class_code >> 8) == 0x0604;
+  std::string c(4096, '\0');
+  // Header (PCI Local Bus 3.0 §6.1): IDs, Command (memory space + bus
+  // master), Status bit 4 = Capabilities List, revision and class code.
+  Put16(c, 0x00, f.vendor);
+  Put16(c, 0x02, f.device);
+  Put16(c, 0x04, 0x0006);
+  Put16(c, 0x06, 0x0010);
+  Put8(c, 0x08, f.revision);
+  Put8(c, 0x09, f.class_code & 0xff);
+  Put16(c, 0x0a, f.class_code >> 8);
+  Put8(c, 0x0e, bridge ? 0x01 : 0x00);  // header type 1 = PCI-to-PCI bridge
+  if (bridge) {
+    // Type 1: primary, secondary, subordinate bus numbers at 0x18..0x1a.
+    std::optional<PciBdf> b = ParseBdf(f.bdf);
+    Put8(c, 0x18, b ? b->bus : 0);
+    Put8(c, 0x19, f.secondary_bus < 0 ? 0 : f.secondary_bus);
+    Put8(c, 0x1a, f.subordinate_bus < 0 ? 0 : f.subordinate_bus);
+  } else {
+    Put16(c, 0x2c, f.subsystem_vendor);
+    Put16(c, 0x2e, f.subsystem_device);
+  }
+  Put8(c, 0x34, 0x40);  // Capabilities Pointer
+  Put8(c, 0x3c, f.irq & 0xff);
+  // 0x40 Power Management (ID 0x01), next 0x60; PMC version 3, PMCSR D0.
+  Put8(c, 0x40, 0x01);
+  Put8(c, 0x41, 0x60);
+  Put16(c, 0x42, 0x0003);
+  // 0x60 PCI Express (ID 0x10), last standard capability (PCIe Base 5.0 §7.5.3):
+  //   +0x02 PCI Express Capabilities: version 2, Device/Port Type bits 7:4,
+  //         Slot Implemented (bit 8) on root and downstream ports
+  //   +0x04 Device Capabilities: Max_Payload_Size Supported 512 (code 2)
+  //   +0x08 Device Control: Relaxed Ordering (bit 4), MPS 256 (bits 7:5 = 1),
+  //         No Snoop (bit 11), Max_Read_Request_Size (bits 14:12: 128 << code)
+  Put8(c, 0x60, 0x10);
+  Put8(c, 0x61, 0x00);
+  const bool slot = spec.port_type == 4 || spec.port_type == 6;
+  Put16(c, 0x62, 0x0002 | (spec.port_type << 4) | (slot ? 0x0100 : 0));
+  Put32(c, 0x64, 0x00000002);
+  int code = 0;
+  while (code < 5 && (128 << code) < spec.max_read_request) ++code;
+  Put16(c, 0x68, 0x0010 | (1 << 5) | 0x0800 | (code << 12));
+  // Extended capabilities from 0x100 (PCIe Base 5.0 §7.6): header dword =
+  // ID (15:0) | version (19:16) | next offset (31:20).
+  // 0x100 AER (ID 0x0001, version 2), next ACS at 0x148 or none.
+  Put32(c, 0x100, 0x0001u | (2u << 16) | (spec.acs_capability ? 0x148u << 20 : 0u));
+  if (spec.acs_capability) {
+    // 0x148 ACS (ID 0x000D, version 1, last; PCIe Base 5.0 §7.7.8):
+    //   +0x04 ACS Capability, +0x06 ACS Control.
+    Put32(c, 0x148, 0x000du | (1u << 16));
+    Put16(c, 0x148 + 4, *spec.acs_capability);
+    Put16(c, 0x148 + 6, spec.acs_control);
+  }
+  return c;
+}
+
 Status AddPciFunction(TreeWriter& w, const PciFunctionSpec& f, const std::string& dev_dir) {
   std::optional<PciBdf> bdf = ParseBdf(f.bdf);
   if (!bdf) return InvalidArgumentError("bad BDF " + f.bdf);
   const bool bridge = (f.class_code >> 8) == 0x0604;
   const std::string d = dev_dir + "/";
   RETURN_IF_ERROR(w.MakeDir(dev_dir));
+  if (f.config) RETURN_IF_ERROR(w.WriteFile(d + "config", PcieConfigBytes(f), 0644));
   RETURN_IF_ERROR(w.WriteFile(d + "vendor", Fmt("0x%04x\n", f.vendor)));
   RETURN_IF_ERROR(w.WriteFile(d + "device", Fmt("0x%04x\n", f.device)));
   RETURN_IF_ERROR(w.WriteFile(d + "subsystem_vendor", Fmt("0x%04x\n", f.subsystem_vendor)));

@@ -98,6 +98,24 @@ struct SriovSpec {
   uint64_t vf_bar_size = 0x100000;  // per-VF BAR0 size (IOV resource line)
 };
 
+// What a function's PCIe config space holds beyond its IDs and class.
+struct PcieConfigSpec {
+  // PCI Express Capabilities Device/Port Type: 0 endpoint, 4 root port,
+  // 5 switch upstream port, 6 switch downstream port.
+  int port_type = 0;
+  int max_read_request = 512;  // Device Control bits 14:12 (bytes)
+  // ACS extended capability (ID 0x000D): nullopt = none.
+  std::optional<uint16_t> acs_capability;
+  uint16_t acs_control = 0;
+};
+
+struct PciFunctionSpec;
+// The 4096 bytes of a PCIe function's config space, as the kernel's sysfs
+// `config` gives them to root (PCI Local Bus 3.0 §6.1; PCIe Base 5.0 §7.5):
+// type 0/1 header, Power Management (0x40) -> PCI Express (0x60) capability,
+// extended capabilities AER (0x100) -> ACS (0x148) when it has one.
+std::string PcieConfigBytes(const PciFunctionSpec& f);
+
 struct PciFunctionSpec {
   std::string bdf;     // "0000:af:00.0"
   std::string parent;  // upstream bridge BDF; "" = on the host bridge pci<dom>:<bus>
@@ -120,6 +138,9 @@ struct PciFunctionSpec {
   // Bridges (class 0x0604xx) also get secondary/subordinate bus numbers.
   int secondary_bus = -1;
   int subordinate_bus = -1;
+  // A 4096-byte `config` file (PCIe config space, see PcieConfigBytes); none
+  // when unset (libpci then reads the IDs from the other files).
+  std::optional<PcieConfigSpec> config;
 };
 
 struct GidSpec {

@@ -1,0 +1,107 @@
+// Config-space parsing against the byte layouts of the PCI and PCIe specs
+// (the generator's bytes and hand-made malformed lists).
+#include "modules/pcie/pcie_config.h"
+
+#include <string>
+
+#include "gtest/gtest.h"
+#include "test/support/host_tree.h"
+
+namespace provisioner {
+namespace {
+
+using testing::PciFunctionSpec;
+using testing::PcieConfigBytes;
+using testing::PcieConfigSpec;
+
+std::string Port(int type, std::optional<uint16_t> acs_cap, uint16_t acs_ctrl, int mrrs = 512) {
+  PciFunctionSpec f;
+  f.bdf = "0000:17:01.0";
+  f.parent = "0000:16:00.0";
+  f.vendor = 0x1000;
+  f.device = 0xc030;
+  f.class_code = 0x060400;
+  PcieConfigSpec c;
+  c.port_type = type;
+  c.acs_capability = acs_cap;
+  c.acs_control = acs_ctrl;
+  c.max_read_request = mrrs;
+  f.config = c;
+  return PcieConfigBytes(f);
+}
+
+TEST(PcieConfigTest, DownstreamPortWithAcs) {
+  auto f = ParsePcieConfig(Port(6, 0x005f, 0x001d));
+  ASSERT_TRUE(f.ok()) << f.status().message();
+  EXPECT_EQ(f->express_offset, 0x60);
+  EXPECT_EQ(f->port_type, kPciExpTypeDownstream);
+  EXPECT_TRUE(f->IsDownstreamPort());
+  EXPECT_EQ(f->acs_offset, 0x148);  // after AER at 0x100
+  EXPECT_EQ(f->acs_capability, 0x005f);
+  EXPECT_EQ(f->acs_control, 0x001d);
+  EXPECT_EQ(f->MaxReadRequest(), 512);
+}
+
+TEST(PcieConfigTest, UpstreamPortWithoutAcsAndEveryReadRequestSize) {
+  for (int mrrs : {128, 256, 512, 1024, 2048, 4096}) {
+    auto f = ParsePcieConfig(Port(5, std::nullopt, 0, mrrs));
+    ASSERT_TRUE(f.ok());
+    EXPECT_EQ(f->port_type, kPciExpTypeUpstream);
+    EXPECT_FALSE(f->IsDownstreamPort());
+    EXPECT_FALSE(f->acs_offset);
+    EXPECT_EQ(f->MaxReadRequest(), mrrs);
+  }
+}
+
+TEST(PcieConfigTest, UnprivilegedReadHasNoExtendedCapabilities) {
+  // sysfs gives 64 bytes to non-root: the header, no capability beyond it.
+  auto f = ParsePcieConfig(Port(6, 0x005f, 0x001d).substr(0, 64));
+  ASSERT_TRUE(f.ok());
+  EXPECT_FALSE(f->express_offset);
+  EXPECT_FALSE(f->acs_offset);
+  // 256 bytes (conventional space): the PCIe capability, no ACS.
+  f = ParsePcieConfig(Port(6, 0x005f, 0x001d).substr(0, 256));
+  ASSERT_TRUE(f.ok());
+  EXPECT_EQ(f->express_offset, 0x60);
+  EXPECT_FALSE(f->acs_offset);
+  EXPECT_FALSE(ParsePcieConfig(std::string(63, '\0')).ok());
+}
+
+TEST(PcieConfigTest, MalformedListsEndTheWalk) {
+  std::string c = Port(6, 0x005f, 0x001d);
+  c[0x41] = 0x40;  // PM capability points at itself: a loop
+  auto f = ParsePcieConfig(c);
+  ASSERT_TRUE(f.ok());
+  EXPECT_FALSE(f->express_offset);
+  c = Port(6, 0x005f, 0x001d);
+  c[0x34] = 0x10;  // into the header
+  EXPECT_FALSE(ParsePcieConfig(c)->express_offset);
+  c = Port(6, 0x005f, 0x001d);
+  // AER's next offset points back at 0x100: a loop in the extended list.
+  c[0x102] = 0x02;
+  c[0x103] = 0x10;
+  f = ParsePcieConfig(c);
+  ASSERT_TRUE(f.ok());
+  EXPECT_EQ(f->express_offset, 0x60);
+  EXPECT_FALSE(f->acs_offset);
+  c = Port(6, 0x005f, 0x001d);
+  c[0x06] = 0;  // no Capabilities List bit: nothing is walked
+  EXPECT_FALSE(ParsePcieConfig(c)->express_offset);
+}
+
+TEST(PcieConfigTest, ReadRequestEncodingKeepsOtherBits) {
+  EXPECT_EQ(WithMaxReadRequest(0x2830, 4096), 0x5830);
+  EXPECT_EQ(WithMaxReadRequest(0x5830, 128), 0x0830);
+  EXPECT_FALSE(WithMaxReadRequest(0x2830, 8192));
+  EXPECT_FALSE(WithMaxReadRequest(0x2830, 300));
+  EXPECT_EQ(Le16(0x5830), std::string("\x30\x58", 2));
+  EXPECT_EQ(Hex16(0x1d), "0x001d");
+  EXPECT_EQ(ParseHex16("0x001d"), 0x1d);
+  EXPECT_EQ(ParseHex16("FFFF"), 0xffff);
+  EXPECT_FALSE(ParseHex16("0x12345"));
+  EXPECT_FALSE(ParseHex16("0xg"));
+  EXPECT_FALSE(ParseHex16(""));
+}
+
+}  // namespace
+}  // namespace provisioner

@@ -1,0 +1,183 @@
+#include "modules/pcie/pcie_module.h"
+
+#include <cerrno>
+#include <string>
+
+#include "engine/model/topology.h"
+#include "engine/module/registry.h"
+#include "engine/output/facts_output.h"
+#include "modules/pcie/pcie_checks.h"
+#include "modules/pcie/pcie_config.h"
+#include "modules/pcie/pcie_planner.h"
+
+namespace provisioner {
+namespace {
+
+std::string ConfigPath(const std::string& bdf) {
+  return "/sys/bus/pci/devices/" + bdf + "/config";
+}
+
+bool WantsPcie(const DesiredState& d) {
+  if (d.pcie && d.pcie->disable_acs.value_or("none") != "none") return true;
+  for (const NicSpec& n : d.nics) {
+    if (n.pcie && n.pcie->max_read_request) return true;
+  }
+  return false;
+}
+
+bool IsBdf(const std::string& s) {
+  if (s.size() != 12 || s[4] != ':' || s[7] != ':' || s[10] != '.') return false;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (i != 4 && i != 7 && i != 10 && !std::isxdigit(static_cast<unsigned char>(s[i]))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+Status CheckChange(const Change& c) {
+  if (c.module != kPcieModule) return InvalidArgumentError("module pcie cannot apply " + c.id);
+  if (!IsBdf(c.target)) return InvalidArgumentError(c.id + ": bad PCI address " + c.target);
+  if (c.attribute == kAcsControlAttribute) {
+    if (!c.after.is_string() || !ParseHex16(c.after.get<std::string>())) {
+      return InvalidArgumentError(c.id + ": ACS Control must be a hex string, not " +
+                                  c.after.dump());
+    }
+    return OkStatus();
+  }
+  if (c.attribute == kMaxReadRequestAttribute) {
+    if (!c.after.is_number_integer() ||
+        !WithMaxReadRequest(0, static_cast<int>(c.after.get<long long>()))) {
+      return InvalidArgumentError(c.id + ": maxReadRequest must be 128..4096, a power of two, not " +
+                                  c.after.dump());
+    }
+    return OkStatus();
+  }
+  return InvalidArgumentError("module pcie has no attribute " + c.attribute + " (" + c.id + ")");
+}
+
+// The function's config space now, parsed.
+StatusOr<PcieFunctionFacts> ReadConfig(const HostFs& fs, const std::string& bdf) {
+  ASSIGN_OR_RETURN(std::string bytes, fs.ReadFile(ConfigPath(bdf)));
+  auto parsed = ParsePcieConfig(bytes);
+  if (!parsed.ok()) return parsed.status().WithContext(ConfigPath(bdf));
+  parsed->config_size = bytes.size();
+  return parsed;
+}
+
+// The register a change writes and its value now.
+struct Register {
+  uint16_t offset = 0;
+  uint16_t value = 0;
+};
+
+StatusOr<Register> CurrentRegister(const HostFs& fs, const Change& c) {
+  ASSIGN_OR_RETURN(PcieFunctionFacts f, ReadConfig(fs, c.target));
+  if (c.attribute == kAcsControlAttribute) {
+    if (!f.acs_offset) {
+      return FailedPreconditionError(ConfigPath(c.target) + ": no ACS extended capability");
+    }
+    return Register{static_cast<uint16_t>(*f.acs_offset + kPciAcsControl), f.acs_control};
+  }
+  if (!f.express_offset) {
+    return FailedPreconditionError(ConfigPath(c.target) + ": no PCI Express capability");
+  }
+  return Register{static_cast<uint16_t>(*f.express_offset + kPciExpDeviceControl),
+                  f.device_control};
+}
+
+// The register value `c.after` asks for, given its value now.
+uint16_t Wanted(const Change& c, uint16_t now) {
+  if (c.attribute == kAcsControlAttribute) return *ParseHex16(c.after.get<std::string>());
+  return *WithMaxReadRequest(now, static_cast<int>(c.after.get<long long>()));
+}
+
+}  // namespace
+
+Status PcieModule::Discover(HostContext& ctx, HostFacts& facts) {
+  facts.pcie = PcieFacts();
+  facts.pcie.discovered = true;
+  if (ctx.plan_for != nullptr && !WantsPcie(*ctx.plan_for)) return OkStatus();
+  const HostFs& fs = *ctx.fs;
+  for (const PciFunction& f : facts.pci) {
+    const bool bridge = (f.class_code >> 8) == 0x0604;
+    if (f.IsVf() || (!bridge && !f.IsNetwork())) continue;
+    auto read = ReadConfig(fs, f.pci_address);
+    if (read.ok()) {
+      facts.pcie.functions[f.pci_address] = *read;
+    } else if (read.status().err() == ENOENT) {
+      facts.pcie.unreadable[f.pci_address] = "not captured (no " + ConfigPath(f.pci_address) + ")";
+    } else {
+      facts.pcie.unreadable[f.pci_address] = read.status().message();
+    }
+  }
+  if (ctx.plan_for != nullptr) return OkStatus();  // the rest is doctor's evidence
+  if (fs.IsDir("/sys/kernel/iommu_groups")) {
+    auto groups = fs.ListDir("/sys/kernel/iommu_groups");
+    if (groups.ok()) facts.pcie.iommu_groups = static_cast<int>(groups->size());
+  }
+  for (const PciFunction& f : facts.pci) {
+    if (f.IsVf() || f.iommu_group.empty() || (!IsGpuFunction(f) && !f.IsNetwork())) continue;
+    auto type = fs.ReadAttr("/sys/kernel/iommu_groups/" + f.iommu_group + "/type");
+    if (type.ok()) facts.pcie.iommu_group_types[f.iommu_group] = *type;
+  }
+  auto cmdline = fs.ReadAttr("/proc/cmdline");
+  if (cmdline.ok()) facts.pcie.cmdline = *cmdline;
+  return OkStatus();
+}
+
+void PcieModule::Plan(const DesiredState& desired, const HostFacts& facts, PlanSink& sink) const {
+  PlanPcie(desired, facts, sink);
+}
+
+Status PcieModule::Apply(const Change& change, HostContext& ctx) {
+  RETURN_IF_ERROR(CheckChange(change));
+  ASSIGN_OR_RETURN(Register now, CurrentRegister(*ctx.fs, change));
+  const uint16_t want = Wanted(change, now.value);
+  if (now.value == want) return OkStatus();  // a re-run, or a rollback of a refused write
+  if (ctx.progress) {
+    ctx.progress->Step(change.target + " config+" + Hex16(now.offset) + " <- " + Hex16(want));
+  }
+  return ctx.fs->WriteAt(ConfigPath(change.target), now.offset, Le16(want));
+}
+
+Status PcieModule::Verify(const Change& change, HostContext& ctx) {
+  RETURN_IF_ERROR(CheckChange(change));
+  ASSIGN_OR_RETURN(Register now, CurrentRegister(*ctx.fs, change));
+  const uint16_t want = Wanted(change, now.value);
+  if (now.value == want) return OkStatus();
+  const std::string label = change.field_path.empty() ? change.id : change.field_path;
+  if (change.attribute == kAcsControlAttribute) {
+    return FailedPreconditionError(label + " (" + change.target + "): desired ACS Control " +
+                                   Hex16(want) + ", current " + Hex16(now.value));
+  }
+  return FailedPreconditionError(label + " (" + change.target + "): desired " +
+                                 change.after.dump() + ", current " +
+                                 std::to_string(128 << ((now.value >> 12) & 0x7)));
+}
+
+void PcieModule::Check(const DesiredState* desired, const HostFacts& facts,
+                       CheckSink& sink) const {
+  CheckPcie(desired, facts, sink);
+}
+
+// discover -o json: "pcie": {bdf: {portType, acsControl, maxReadRequest}}
+// for the functions whose config space was read, plus what could not be.
+void PcieModule::RenderFactsJson(const HostFacts& facts, FactsJson& out) const {
+  if (!facts.pcie.discovered) return;
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& [bdf, f] : facts.pcie.functions) {
+    nlohmann::json e = nlohmann::json::object();
+    e["portType"] = f.port_type;
+    if (f.acs_offset) e["acsControl"] = Hex16(f.acs_control);
+    if (f.express_offset) e["maxReadRequest"] = f.MaxReadRequest();
+    j["functions"][bdf] = e;
+  }
+  for (const auto& [bdf, why] : facts.pcie.unreadable) j["unreadable"][bdf] = why;
+  out.doc()["pcie"] = j;
+}
+
+// After topology: GPU and NIC facts (pci, sriov, rdma) are complete.
+PROVISIONER_REGISTER_MODULE("pcie", PcieModule, "pci", "topology")
+
+}  // namespace provisioner
