@@ -20,6 +20,24 @@ Disruption DisruptionFromName(const std::string& name) {
   return Disruption::kLive;
 }
 
+Change MakeChange(std::string_view module, const std::string& target, const std::string& attribute,
+                  nlohmann::json before, nlohmann::json after, Disruption disruption, int phase,
+                  std::string reason, std::string field_path) {
+  Change c;
+  c.module = std::string(module);
+  c.target = target;
+  c.attribute = attribute;
+  c.id = c.module + "/" + target + "/" + attribute;
+  c.before = std::move(before);
+  c.after = std::move(after);
+  c.disruption = disruption;
+  c.reason = std::move(reason);
+  c.phase = phase;
+  c.field_path = std::move(field_path);
+  c.detail = nlohmann::json::object();
+  return c;
+}
+
 nlohmann::json ChangeToRecord(const Change& c) {
   return {{"id", c.id},
           {"module", c.module},

@@ -68,6 +68,12 @@ struct Change {
   nlohmann::json detail;  // module-private data apply needs (paths, ...)
 };
 
+// A change with the id every change has, "<module>/<target>/<attribute>",
+// and an empty `detail` object for the module to fill.
+Change MakeChange(std::string_view module, const std::string& target, const std::string& attribute,
+                  nlohmann::json before, nlohmann::json after, Disruption disruption, int phase,
+                  std::string reason, std::string field_path);
+
 // Every field, for the journal and saved plan files (not the user-facing
 // shape, which is engine/output's ChangeToJson).
 nlohmann::json ChangeToRecord(const Change& c);

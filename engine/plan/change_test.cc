@@ -25,6 +25,23 @@ Change Sample() {
   return c;
 }
 
+TEST(MakeChangeTest, IdIsModuleTargetAttribute) {
+  Change c = MakeChange("link", "ens6f0np0", "mtu", 1500, 9000, Disruption::kLive, 7,
+                        "nic rail0 wants mtu 9000", "spec.nics[0].mtu");
+  EXPECT_EQ(c.id, "link/ens6f0np0/mtu");
+  EXPECT_EQ(c.module, "link");
+  EXPECT_EQ(c.target, "ens6f0np0");
+  EXPECT_EQ(c.attribute, "mtu");
+  EXPECT_EQ(c.before, 1500);
+  EXPECT_EQ(c.after, 9000);
+  EXPECT_EQ(c.disruption, Disruption::kLive);
+  EXPECT_EQ(c.phase, 7);
+  EXPECT_EQ(c.reason, "nic rail0 wants mtu 9000");
+  EXPECT_EQ(c.field_path, "spec.nics[0].mtu");
+  EXPECT_TRUE(c.detail.is_object());
+  EXPECT_TRUE(c.detail.empty());
+}
+
 TEST(ChangeRecordTest, RoundTrips) {
   auto back = ParseChangeRecord(ChangeToRecord(Sample()));
   ASSERT_TRUE(back.ok()) << back.status().message();

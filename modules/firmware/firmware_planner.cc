@@ -47,18 +47,9 @@ bool RunningMatches(const HostFacts& facts, const PciFunction& pf, const std::st
 Change FirmwareChange(const std::string& dev, const std::string& param, nlohmann::json before,
                       nlohmann::json after, std::string reason, const std::string& field,
                       const NicSpec& nic, const std::string& pf) {
-  Change c;
-  c.id = std::string(kFirmwareModule) + "/" + dev + "/" + param;
-  c.module = kFirmwareModule;
-  c.target = dev;
-  c.attribute = param;
-  c.before = std::move(before);
-  c.after = std::move(after);
-  c.disruption = Disruption::kReboot;  // firmware reads its NVconfig at boot
-  c.reason = std::move(reason);
-  c.phase = kPhaseFirmware;
-  c.field_path = field;
-  c.detail = nlohmann::json::object();
+  // Reboot: the firmware reads its NVconfig at boot.
+  Change c = MakeChange(kFirmwareModule, dev, param, std::move(before), std::move(after),
+                        Disruption::kReboot, kPhaseFirmware, std::move(reason), field);
   c.detail["nic"] = nic.name;
   c.detail["pf"] = pf;
   return c;

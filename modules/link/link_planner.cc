@@ -11,18 +11,8 @@ namespace {
 
 Change LinkChange(const std::string& target, const std::string& attribute, nlohmann::json before,
                   nlohmann::json after, std::string reason, std::string field, const NicSpec& nic) {
-  Change c;
-  c.id = std::string(kLinkModule) + "/" + target + "/" + attribute;
-  c.module = kLinkModule;
-  c.target = target;
-  c.attribute = attribute;
-  c.before = std::move(before);
-  c.after = std::move(after);
-  c.disruption = Disruption::kLive;
-  c.reason = std::move(reason);
-  c.phase = kPhaseLinks;
-  c.field_path = std::move(field);
-  c.detail = nlohmann::json::object();
+  Change c = MakeChange(kLinkModule, target, attribute, std::move(before), std::move(after),
+                        Disruption::kLive, kPhaseLinks, std::move(reason), std::move(field));
   c.detail["nic"] = nic.name;
   return c;
 }

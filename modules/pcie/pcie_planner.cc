@@ -41,19 +41,8 @@ std::vector<std::string> BdfChain(const std::string& sysfs_path) {
 
 Change PcieChange(const std::string& target, const char* attribute, nlohmann::json before,
                   nlohmann::json after, std::string reason, std::string field) {
-  Change c;
-  c.id = std::string(kPcieModule) + "/" + target + "/" + attribute;
-  c.module = kPcieModule;
-  c.target = target;
-  c.attribute = attribute;
-  c.before = std::move(before);
-  c.after = std::move(after);
-  c.disruption = Disruption::kLive;
-  c.reason = std::move(reason);
-  c.phase = kPhasePcie;
-  c.field_path = std::move(field);
-  c.detail = nlohmann::json::object();
-  return c;
+  return MakeChange(kPcieModule, target, attribute, std::move(before), std::move(after),
+                    Disruption::kLive, kPhasePcie, std::move(reason), std::move(field));
 }
 
 // The config facts of `bdf`, or an error message naming why there are none.
