@@ -38,8 +38,23 @@ StatusOr<HostFacts> Discover(const std::vector<std::unique_ptr<Module>>& modules
   const DesiredState* outer = ctx.plan_for;
   ctx.plan_for = &desired;
   auto facts = Discover(modules, ctx);
+  Status s = facts.ok() ? DiscoverForPlan(modules, ctx, desired, *facts) : OkStatus();
   ctx.plan_for = outer;
+  if (!s.ok()) return s;
   return facts;
+}
+
+Status DiscoverForPlan(const std::vector<std::unique_ptr<Module>>& modules, HostContext& ctx,
+                       const DesiredState& desired, HostFacts& facts) {
+  for (const auto& m : modules) {
+    auto start = std::chrono::steady_clock::now();
+    Status s = m->DiscoverForPlan(desired, ctx, facts);
+    if (!s.ok()) return s.WithContext("discover " + std::string(m->name()) + " for the plan");
+    spdlog::debug("discover for the plan: module {} took {:.1f} ms", m->name(),
+                  std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                      .count());
+  }
+  return OkStatus();
 }
 
 std::string PlanWarningText(const Diagnostic& d) {

@@ -21,9 +21,14 @@ namespace provisioner {
 StatusOr<HostFacts> Discover(const std::vector<std::unique_ptr<Module>>& modules,
                              HostContext& ctx);
 // The same, for planning `desired`: HostContext::plan_for is set meanwhile,
-// so modules may leave out facts no Plan reads for it.
+// so modules may leave out facts no Plan reads for it; then DiscoverForPlan.
 StatusOr<HostFacts> Discover(const std::vector<std::unique_ptr<Module>>& modules,
                              HostContext& ctx, const DesiredState& desired);
+// Every module's DiscoverForPlan in registry order: the facts a Plan of
+// `desired` reads that Discover left out. Again after spec.rails count:
+// allGpus is expanded (the expanded nics may ask for more).
+Status DiscoverForPlan(const std::vector<std::unique_ptr<Module>>& modules, HostContext& ctx,
+                       const DesiredState& desired, HostFacts& facts);
 
 struct PlanResult {
   Plan plan;

@@ -148,6 +148,12 @@ PlanOutcome PlanFile(const PlanRequest& request) {
       StopInvalid(request.file, &p);
       return p;
     }
+    // The rails' nics may ask for facts the unexpanded state did not.
+    Status more = DiscoverForPlan(p.host->modules, p.host->ctx, p.desired, *facts);
+    if (!more.ok()) {
+      p.status = more;
+      return p;
+    }
   }
   PlanResult result = BuildPlan(p.host->modules, p.desired, *facts);
   p.plan = std::move(result.plan);

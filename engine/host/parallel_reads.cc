@@ -32,17 +32,8 @@ size_t UsableCpus() {
   return hw == 0 ? 1 : hw;
 }
 
-}  // namespace
-
-size_t ReadThreads(const HostFs& fs, size_t n, size_t min_per_thread) {
-  if (!fs.ConcurrentReadsSafe()) return 1;
-  size_t by_work = n / std::max<size_t>(min_per_thread, 1);
-  return std::max<size_t>(1, std::min({UsableCpus(), kMaxReadThreads, by_work}));
-}
-
-void ForEachIndex(const HostFs& fs, size_t n, size_t min_per_thread,
-                  const std::function<void(size_t)>& fn) {
-  size_t threads = ReadThreads(fs, n, min_per_thread);
+// fn(i) for every i in [0, n) on `threads` threads, the caller's among them.
+void RunOnThreads(size_t n, size_t threads, const std::function<void(size_t)>& fn) {
   if (threads <= 1) {
     for (size_t i = 0; i < n; ++i) fn(i);
     return;
@@ -78,6 +69,23 @@ void ForEachIndex(const HostFs& fs, size_t n, size_t min_per_thread,
   work();
   for (auto& th : pool) th.join();
   if (first_error) std::rethrow_exception(first_error);
+}
+
+}  // namespace
+
+size_t ReadThreads(const HostFs& fs, size_t n, size_t min_per_thread) {
+  if (!fs.ConcurrentReadsSafe()) return 1;
+  size_t by_work = n / std::max<size_t>(min_per_thread, 1);
+  return std::max<size_t>(1, std::min({UsableCpus(), kMaxReadThreads, by_work}));
+}
+
+void ForEachIndex(const HostFs& fs, size_t n, size_t min_per_thread,
+                  const std::function<void(size_t)>& fn) {
+  RunOnThreads(n, ReadThreads(fs, n, min_per_thread), fn);
+}
+
+void ForEachIndexWaiting(size_t n, size_t max_threads, const std::function<void(size_t)>& fn) {
+  RunOnThreads(n, std::min(n, std::max<size_t>(max_threads, 1)), fn);
 }
 
 }  // namespace provisioner

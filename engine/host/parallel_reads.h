@@ -31,6 +31,13 @@ size_t ReadThreads(const HostFs& fs, size_t n, size_t min_per_thread);
 void ForEachIndex(const HostFs& fs, size_t n, size_t min_per_thread,
                   const std::function<void(size_t)>& fn);
 
+// Calls fn(i) once for every i in [0, n) on min(n, max_threads) threads (the
+// caller's among them), whatever the CPU count: for items that wait rather
+// than compute (an external command per device, e.g. `mstconfig query`,
+// about a second each), so that n waits overlap. Same contract as
+// ForEachIndex otherwise.
+void ForEachIndexWaiting(size_t n, size_t max_threads, const std::function<void(size_t)>& fn);
+
 // read_one(i) -> StatusOr<T> for every i in [0, n) through ForEachIndex: the
 // n values in index order, or the error of the lowest failing index (the one
 // a serial loop would have stopped at).

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
@@ -101,6 +102,36 @@ TEST_F(ParallelReadsTest, SerialFsRunsOnTheCallersThreadInOrder) {
   ASSERT_EQ(order.size(), static_cast<size_t>(kDirs));
   for (size_t i = 0; i < order.size(); ++i) EXPECT_EQ(order[i], i);
   EXPECT_TRUE(all_mine);
+}
+
+// Waiting items (an external command each) overlap whatever the CPU count:
+// ten items that each wait until all ten have started can only finish on
+// ten threads (PROVISIONER_READ_THREADS=4 does not apply).
+TEST_F(ParallelReadsTest, WaitingItemsRunOnAThreadEach) {
+  constexpr size_t kItems = 10;
+  std::mutex mu;
+  std::condition_variable cv;
+  size_t started = 0;
+  std::set<std::thread::id> threads;
+  std::vector<int> calls(kItems, 0);
+  ForEachIndexWaiting(kItems, 32, [&](size_t i) {
+    std::unique_lock<std::mutex> lock(mu);
+    ++calls[i];
+    threads.insert(std::this_thread::get_id());
+    ++started;
+    cv.notify_all();
+    // Bounded: a serial run fails the count below instead of hanging.
+    cv.wait_for(lock, std::chrono::seconds(2), [&] { return started == kItems; });
+  });
+  EXPECT_EQ(threads.size(), kItems);
+  for (size_t i = 0; i < kItems; ++i) EXPECT_EQ(calls[i], 1) << i;
+  // Capped at max_threads: two threads share eight items.
+  std::set<std::thread::id> capped;
+  ForEachIndexWaiting(8, 2, [&](size_t) {
+    std::lock_guard<std::mutex> lock(mu);
+    capped.insert(std::this_thread::get_id());
+  });
+  EXPECT_LE(capped.size(), 2u);
 }
 
 TEST_F(ParallelReadsTest, AnExceptionComesBackToTheCaller) {

@@ -42,6 +42,11 @@ struct FirmwareFacts {
   // change needs the firmware.
   std::string error;
   bool tool_missing = false;  // mstconfig not installed (live root)
+  // True when the configuration was left unread: discover and doctor read
+  // every card, plan and apply only the cards whose nics ask something of
+  // the firmware (FirmwareCardsToRead): `mstconfig query` takes about a
+  // second per card, on the boot path.
+  bool unread = false;
   // The port types running now, from the PFs' netdev `type` (1 Ethernet ->
   // "eth", 32 InfiniBand -> "ib"), by port number: what plan trusts when the
   // firmware cannot be read and nothing needs changing.

@@ -57,6 +57,21 @@ class Module {
   // a missing fact, not an error; errors are for a host that cannot be read.
   virtual Status Discover(HostContext& ctx, HostFacts& facts) = 0;
 
+  // For planning (plan, apply): runs after every module's Discover, with the
+  // facts of them all and the desired state as it is planned (spec.rails
+  // expanded; it may run again after that expansion). A module whose facts
+  // are costly to read for parts of the host no plan touches reads only those
+  // that a Plan of `desired` reads here (the firmware module: `mstconfig
+  // query` of the cards whose nics ask something of the firmware). Discover
+  // leaves them out while HostContext::plan_for is set. Default: nothing.
+  virtual Status DiscoverForPlan(const DesiredState& desired, HostContext& ctx,
+                                 HostFacts& facts) {
+    (void)desired;
+    (void)ctx;
+    (void)facts;
+    return OkStatus();
+  }
+
   // Pure: no host access. Adds changes and diagnostics (field paths).
   virtual void Plan(const DesiredState& desired, const HostFacts& facts,
                     PlanSink& sink) const = 0;

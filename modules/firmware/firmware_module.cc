@@ -2,8 +2,12 @@
 
 #include <cctype>
 #include <map>
+#include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
+#include "engine/host/parallel_reads.h"
 #include "engine/model/pci_address.h"
 #include "engine/module/registry.h"
 #include "modules/firmware/firmware_planner.h"
@@ -12,6 +16,9 @@
 
 namespace provisioner {
 namespace {
+
+// mstconfig queries run at once: one per card (hosts have up to 16 or so).
+constexpr size_t kMaxParallelQueries = 32;
 
 bool IsParam(const std::string& s) {
   if (s.empty()) return false;
@@ -42,7 +49,7 @@ std::unique_ptr<FirmwareTool> FirmwareModule::Tool(HostFs& fs) const {
 
 Status FirmwareModule::Discover(HostContext& ctx, HostFacts& facts) {
   std::unique_ptr<FirmwareTool> tool = Tool(*ctx.fs);
-  const bool live = !tool->FromCapture();
+  std::vector<std::string> cards;
   for (const PciFunction& f : facts.pci) {
     // ConnectX PFs only: mstconfig configures the card through function .0.
     if (f.IsVf() || !f.IsNetwork() || f.vendor != "15b3") continue;
@@ -57,41 +64,88 @@ Status FirmwareModule::Discover(HostContext& ctx, HostFacts& facts) {
       }
     }
     FirmwareFacts& fw = facts.firmware[dev];
-    if (!fw.source.empty()) continue;  // card already queried (its other port)
+    if (!fw.source.empty()) continue;  // card already listed (its other port)
     fw.source = tool->Source(dev);
-    if (!tool->Available()) {
+    fw.unread = true;  // until ReadCards
+    cards.push_back(dev);
+  }
+  // For a plan, DiscoverForPlan reads the cards its nics ask about, once the
+  // facts it selects them by (sriov, topology) are there.
+  if (ctx.plan_for == nullptr) ReadCards(*tool, cards, ctx, facts);
+  return OkStatus();
+}
+
+Status FirmwareModule::DiscoverForPlan(const DesiredState& desired, HostContext& ctx,
+                                       HostFacts& facts) {
+  std::vector<std::string> cards;
+  for (const std::string& dev : FirmwareCardsToRead(desired, facts)) {
+    auto it = facts.firmware.find(dev);
+    // Not a ConnectX card: the planner says so.
+    if (it != facts.firmware.end() && it->second.unread) cards.push_back(dev);
+  }
+  if (!cards.empty()) ReadCards(*Tool(*ctx.fs), cards, ctx, facts);
+  return OkStatus();
+}
+
+void FirmwareModule::ReadCards(FirmwareTool& tool, const std::vector<std::string>& cards,
+                               HostContext& ctx, HostFacts& facts) {
+  const bool live = !tool.FromCapture();
+  std::vector<std::string> ask;  // cards whose answer is not known yet
+  for (const std::string& dev : cards) {
+    FirmwareFacts& fw = facts.firmware[dev];
+    fw.unread = false;
+    if (!tool.Available()) {
       fw.tool_missing = true;
       fw.error = MstconfigInstallHint();
-      continue;
-    }
-    if (!live && !ctx.fs->Exists(fw.source)) {
+    } else if (!live && !ctx.fs->Exists(fw.source)) {
       // No root in the message: facts of a snapshot equal the original's.
-      fw.error = "no captured query " + fw.source +
-                 " in the tree (capture it with: " + "mstconfig -e -d " + dev + " query > <root>" +
-                 fw.source + ")";
-      continue;
+      fw.error = "no captured query " + fw.source + " in the tree (capture it with: " +
+                 "mstconfig -e -d " + dev + " query > <root>" + fw.source + ")";
+    } else if (!live || answers_.count(dev) == 0) {
+      ask.push_back(dev);
     }
-    if (ctx.progress && live) ctx.progress->Step("mstconfig query " + dev);
-    auto text = tool->Query(dev);
+  }
+  // mstconfig takes about a second per card: every card at once, each on its
+  // own thread (the commands wait, they do not compute). A tree's captured
+  // files are read one after the other, as any file.
+  std::vector<std::optional<StatusOr<std::string>>> got(ask.size());
+  auto query = [&](size_t i) { got[i].emplace(tool.Query(ask[i])); };
+  if (live) {
+    if (ctx.progress && !ask.empty()) {
+      std::string list;
+      for (const std::string& dev : ask) list += (list.empty() ? "" : ", ") + dev;
+      ctx.progress->Step("mstconfig query " + list);
+    }
+    ForEachIndexWaiting(ask.size(), kMaxParallelQueries, query);
+  } else {
+    for (size_t i = 0; i < ask.size(); ++i) query(i);
+  }
+  std::map<std::string, StatusOr<std::string>> read;  // a tree's, for this discovery only
+  for (size_t i = 0; i < ask.size(); ++i) {
+    (live ? answers_ : read).insert_or_assign(ask[i], std::move(*got[i]));
+  }
+  for (const std::string& dev : cards) {
+    FirmwareFacts& fw = facts.firmware[dev];
+    if (!fw.error.empty()) continue;
+    const StatusOr<std::string>& text = live ? answers_.at(dev) : read.at(dev);
     if (!text.ok()) {
       // A missing fact, not a discovery failure: plan reports it where a
       // change needs the firmware.
       fw.error = text.status().message();
       spdlog::debug("firmware {}: {}", dev, fw.error);
+      continue;
+    }
+    // `snapshot` writes it where a tree root's discovery reads it.
+    if (live) ctx.fs->NoteCapture(std::string(kMstconfigCapturePrefix) + dev + ".query", *text);
+    fw.raw_query = *text;
+    auto q = ParseMstconfigQuery(*text);
+    if (!q.ok()) {
+      fw.error = q.status().WithContext(fw.source).message();
     } else {
-      // `snapshot` writes it where a tree root's discovery reads it.
-      if (live) ctx.fs->NoteCapture(std::string(kMstconfigCapturePrefix) + dev + ".query", *text);
-      fw.raw_query = *text;
-      auto q = ParseMstconfigQuery(*text);
-      if (!q.ok()) {
-        fw.error = q.status().WithContext(fw.source).message();
-      } else {
-        fw.device_type = q->device_type;
-        fw.params = std::move(q->params);
-      }
+      fw.device_type = q->device_type;
+      fw.params = std::move(q->params);
     }
   }
-  return OkStatus();
 }
 
 void FirmwareModule::Plan(const DesiredState& desired, const HostFacts& facts,
@@ -110,6 +164,8 @@ Status FirmwareModule::Apply(const Change& change, HostContext& ctx) {
                            ? "mstconfig -d " + change.target + " -y set " + set
                            : "next boot " + set + " in " + tool->Source(change.target));
   }
+  // The card changes (or may have): its next query asks it again.
+  answers_.erase(change.target);
   return tool->Set(change.target, {{change.attribute, value}})
       .WithContext("set firmware " + set + " on " + change.target);
 }
@@ -118,7 +174,10 @@ Status FirmwareModule::Verify(const Change& change, HostContext& ctx) {
   RETURN_IF_ERROR(CheckChange(change));
   ASSIGN_OR_RETURN(std::string value, FirmwareSetText(change));
   std::unique_ptr<FirmwareTool> tool = Tool(*ctx.fs);
-  ASSIGN_OR_RETURN(std::string text, tool->Query(change.target));
+  auto answer = tool->Query(change.target);
+  // The card's answer after the set: what the re-discovery after apply reads.
+  if (!tool->FromCapture()) answers_.insert_or_assign(change.target, answer);
+  ASSIGN_OR_RETURN(std::string text, std::move(answer));
   ASSIGN_OR_RETURN(MstconfigQuery q, ParseMstconfigQuery(text));
   auto it = q.params.find(change.attribute);
   if (it == q.params.end()) {

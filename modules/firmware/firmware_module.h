@@ -7,8 +7,11 @@
 #define PROVISIONER_MODULES_FIRMWARE_FIRMWARE_MODULE_H_
 
 #include <functional>
+#include <map>
 #include <memory>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "engine/module/module.h"
 #include "modules/firmware/firmware_tool.h"
@@ -27,7 +30,12 @@ class FirmwareModule final : public Module {
   explicit FirmwareModule(FirmwareModuleOptions options) : options_(std::move(options)) {}
 
   std::string_view name() const override { return "firmware"; }
+  // discover, doctor: every ConnectX card's configuration. For a plan
+  // (HostContext::plan_for) only the card list and the running port types;
+  // DiscoverForPlan then queries the cards FirmwareCardsToRead names.
   Status Discover(HostContext& ctx, HostFacts& facts) override;
+  Status DiscoverForPlan(const DesiredState& desired, HostContext& ctx,
+                         HostFacts& facts) override;
   void Plan(const DesiredState& desired, const HostFacts& facts, PlanSink& sink) const override;
   Status Apply(const Change& change, HostContext& ctx) override;
   Status Verify(const Change& change, HostContext& ctx) override;
@@ -38,7 +46,15 @@ class FirmwareModule final : public Module {
 
  private:
   std::unique_ptr<FirmwareTool> Tool(HostFs& fs) const;
+  // Reads the configuration of `cards` (listed in facts.firmware by Discover).
+  void ReadCards(FirmwareTool& tool, const std::vector<std::string>& cards, HostContext& ctx,
+                 HostFacts& facts);
   FirmwareModuleOptions options_;
+  // mstconfig's answer per card, kept for the life of the module (one
+  // command: the process): a card is queried once however often discovery
+  // runs (apply re-discovers); Apply's set forgets the card, Verify's query
+  // is its new answer. Not for a tree's captured files: read as any file.
+  std::map<std::string, StatusOr<std::string>> answers_;
 };
 
 }  // namespace provisioner

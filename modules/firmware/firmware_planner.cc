@@ -24,6 +24,12 @@ const FirmwareFacts* Lookup(const HostFacts& facts, const PciFunction& pf, const
     return nullptr;
   }
   const FirmwareFacts& fw = it->second;
+  if (fw.unread) {
+    // FirmwareCardsToRead and this planner disagree: a bug, said as one.
+    sink.Error(field, "internal error: the firmware configuration of " + dev +
+                          " was not read for this plan (FirmwareCardsToRead)");
+    return nullptr;
+  }
   if (fw.tool_missing) {
     sink.Error(field, "cannot read or set the firmware " + what + " of " + dev + ": " + fw.error);
     return nullptr;
@@ -280,6 +286,21 @@ void PlanFirmware(const DesiredState& desired, const HostFacts& facts, PlanSink&
     if (!nic.firmware.empty()) PlanRawFirmware(nic, path, facts, planned, sink);
     if (nic.num_vfs && *nic.num_vfs > 0) PlanVfLimit(nic, path, facts, planned, sink);
   }
+}
+
+std::set<std::string> FirmwareCardsToRead(const DesiredState& desired, const HostFacts& facts) {
+  std::set<std::string> cards;
+  for (const NicSpec& nic : desired.nics) {
+    const bool asks = nic.link_type || !nic.firmware.empty();
+    const int vfs = nic.num_vfs.value_or(0);
+    if (!asks && vfs <= 0) continue;
+    for (const PciFunction* pf : SelectPfs(nic, facts)) {
+      // As PlanVfLimit and the sriov planner's FirmwareRaisesLimit read it.
+      const bool above_kernel = vfs > 0 && (!pf->sriov || vfs > pf->sriov->total_vfs);
+      if (asks || above_kernel) cards.insert(FirmwareDevice(pf->pci_address));
+    }
+  }
+  return cards;
 }
 
 StatusOr<long> FirmwareValue(const Change& change) {

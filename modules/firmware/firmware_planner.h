@@ -16,6 +16,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "engine/model/desired.h"
@@ -28,6 +29,15 @@ namespace provisioner {
 inline constexpr char kFirmwareModule[] = "firmware";
 
 void PlanFirmware(const DesiredState& desired, const HostFacts& facts, PlanSink& sink);
+
+// The cards (BDF of function .0) whose configuration a plan of `desired`
+// reads, and so the only ones `plan`/`apply` query: those of the PFs that
+// nics with linkType or firmware parameters select, and of the PFs whose
+// numVfs is above what the kernel offers now (sriov_totalvfs, or no SR-IOV
+// at all: the firmware may raise it, the sriov planner asks). numVfs within
+// sriov_totalvfs reads no firmware: a next-boot SRIOV_EN/NUM_OF_VFS below it
+// is then left alone. Pure; `facts` need pci, sriov and topology (nearGpu).
+std::set<std::string> FirmwareCardsToRead(const DesiredState& desired, const HostFacts& facts);
 
 // The number mstconfig takes for a change's `after` ("eth" -> 2, true -> 1,
 // 16 -> 16), checked: plans may come from a file.
