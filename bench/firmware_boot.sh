@@ -1,0 +1,180 @@
+#!/bin/bash
+# bazel run -c opt //bench:firmware_boot [-- RUNS]
+# Firmware queries on the boot path (issue 17), live-style: the real binary on
+# root "/" (so the firmware module runs mstconfig, as on a node) in a private
+# mount and network namespace (`unshare -m -n`, needs root) whose /sys is a
+# generated 10-card host (make_tree --preset bench-10: ten single-port
+# ConnectX-5 cards, sriov_totalvfs 127). `mstconfig` is a stand-in first on
+# PATH that sleeps 1 s per call and answers like the real tool for a
+# ConnectX-5 (modules/firmware/testdata/cx5-vpi-ib.query, ports Ethernet),
+# logging when each call starts and ends.
+#
+# Measured (median of RUNS, default 3): wall time of
+#   plan, a host.yaml of 10 nics with numVfs and no firmware field
+#   plan, the same with linkType: eth on all 10 nics
+#   discover -o json (no host.yaml)
+# and, from the stand-in's log, the calls made and the time from the first
+# call's start to the last one's end ("firmware time").
+#
+# Then the boot path: the systemd unit's ExecStart
+# (dist/systemd/provisioner-apply.service) on the rail host (make_tree
+# --preset hgx-h100 + examples/rails.yaml: 8 rails, linkType and 12 VFs each)
+# with the kernel simulator (test/sim/kernel_sim), as test/fleet/boot_test.sh
+# runs it: first boot (creates 8 x 12 VFs) and a converged boot (no change),
+# each with --root appended (captured firmware, no mstconfig) and live-style
+# in the namespaces (mstconfig stand-in, 8 cards). No systemd runs here (a
+# container without systemd as PID 1): the figure is the ExecStart command
+# line, from its start to its exit.
+set -euo pipefail
+here="${RUNFILES_DIR:-$0.runfiles}/provisioner"
+[ -f "$here/bench/firmware_boot.sh" ] || here="$PWD"
+bin="$here/engine/cli/provisioner"
+make_tree="$here/test/tools/make_tree"
+kernel_sim="$here/test/sim/kernel_sim"
+unit="$here/dist/systemd/provisioner-apply.service"
+answer_src="$here/modules/firmware/testdata/cx5-vpi-ib.query"
+runs=${1:-3}
+[ "$(id -u)" = 0 ] || { echo "needs root (unshare -m -n, mount --bind)"; exit 1; }
+work=$(mktemp -d /dev/shm/fw-bench.XXXXXX 2>/dev/null || mktemp -d)
+sim_pid=""
+cleanup() {
+  [ -z "$sim_pid" ] || kill "$sim_pid" 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+# The stand-in mstconfig: `mstconfig -e -d <BDF> query` answers after 1 s;
+# `set` is accepted (apply) after 1 s too.
+mkdir -p "$work/bin"
+sed -e 's/^Device:.*/Device:         @DEV@/' \
+  -e '/LINK_TYPE_P/s/IB(1)/ETH(2)/g' "$answer_src" >"$work/answer.query"
+cat >"$work/bin/mstconfig" <<EOF
+#!/bin/sh
+# stand-in for mstflint's mstconfig (bench/firmware_boot.sh)
+dev=""
+while [ \$# -gt 0 ]; do
+  case "\$1" in
+    -d) dev=\$2; shift ;;
+    query|set) op=\$1 ;;
+  esac
+  shift
+done
+echo "start \$op \$dev \$(date +%s%N)" >>"$work/calls.log"
+sleep 1
+if [ "\$op" = query ]; then sed "s/@DEV@/\$dev/" "$work/answer.query"; fi
+echo "end \$op \$dev \$(date +%s%N)" >>"$work/calls.log"
+EOF
+chmod 0755 "$work/bin/mstconfig"
+
+# live TREE CMD...: CMD with / as the root and TREE/sys as /sys.
+live() {
+  local tree=$1
+  shift
+  unshare -m -n -- /bin/sh -c 'mount --bind "$0/sys" /sys && exec "$@"' "$tree" \
+    env PATH="$work/bin:$PATH" "$@"
+}
+
+# timed OUT CMD...: runs CMD (stdout to OUT), prints "<seconds> <exit>".
+timed() {
+  local out=$1
+  shift
+  local t0 t1 rc=0
+  t0=$(date +%s%N)
+  "$@" >"$out" 2>"$out.err" || rc=$?
+  t1=$(date +%s%N)
+  echo "$(( (t1 - t0) / 1000000 )) $rc"
+}
+
+# calls: "<calls> <firmware ms>" of the stand-in's log.
+calls() {
+  [ -s "$work/calls.log" ] || { echo "0 0"; return; }
+  python3 - "$work/calls.log" <<'PY'
+import sys
+starts, ends = [], []
+for line in open(sys.argv[1]):
+    what, op, dev, ns = line.split()
+    (starts if what == "start" else ends).append(int(ns))
+span = (max(ends) - min(starts)) / 1e6 if ends else 0
+print(len(starts), int(span))
+PY
+}
+
+median() { tr ' ' '\n' | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+
+# bench NAME WANT_EXIT CMD...: RUNS runs; prints a table row.
+bench() {
+  local name=$1 want=$2
+  shift 2
+  local times=() n=0 span=0 r
+  for ((i = 0; i < runs; i++)); do
+    rm -f "$work/calls.log"
+    r=$(timed "$work/out" "$@")
+    if [ "${r#* }" != "$want" ]; then
+      echo "$name: exit ${r#* }, want $want"; cat "$work/out.err"; exit 1
+    fi
+    times+=("${r% *}")
+    read -r n span < <(calls)
+  done
+  printf '| %s | %s | %s | %s |\n' "$name" "$(echo "${times[*]}" | median)" "$n" "$span"
+}
+
+echo "## 10-card host, live-style, stand-in mstconfig sleeping 1 s per call ($runs runs)"
+tree="$work/bench-10"
+"$make_tree" --preset bench-10 --dir "$tree" >/dev/null
+pfs=$(for d in "$tree"/sys/bus/pci/devices/*; do
+  [ "$(cat "$d/vendor")" = 0x15b3 ] && basename "$d"
+done)
+[ "$(echo "$pfs" | wc -l)" = 10 ] || { echo "expected 10 ConnectX PFs: $pfs"; exit 1; }
+# host.yaml: one nic per card, numVfs 8 (within sriov_totalvfs 127); $1 = extra field.
+host_yaml() {
+  printf 'apiVersion: provisioner/v1alpha1\nkind: HostConfig\nmetadata:\n  name: bench\nspec:\n  nics:\n'
+  local i=0
+  for pf in $pfs; do
+    printf '    - name: nic%d\n      nicSelector: { rootDevices: ["%s"] }\n      numVfs: 8\n' "$i" "$pf"
+    [ -z "$1" ] || printf '      %s\n' "$1"
+    i=$((i + 1))
+  done
+}
+host_yaml "" >"$work/no-firmware.yaml"
+host_yaml "linkType: eth" >"$work/link-type.yaml"
+echo
+echo "| benchmark | median ms | mstconfig calls | firmware ms |"
+echo "|---|---:|---:|---:|"
+bench "plan, no firmware field" 0 live "$tree" "$bin" plan "$work/no-firmware.yaml" -o json
+bench "plan, linkType on all 10" 0 live "$tree" "$bin" plan "$work/link-type.yaml" -o json
+bench "discover (no host.yaml)" 0 live "$tree" "$bin" discover -o json
+grep -q '"LINK_TYPE_P1"' "$work/out" || { echo "discover shows no firmware"; exit 1; }
+
+echo
+echo "## Boot path: ExecStart of provisioner-apply.service on the rail host (hgx-h100, examples/rails.yaml), kernel simulator"
+exec_start=$(sed -n 's/^ExecStart=//p' "$unit" | tail -1)
+read -r -a argv <<<"$exec_start"
+echo "ExecStart=$exec_start"
+echo
+echo "| run | ms | exit | mstconfig calls | firmware ms |"
+echo "|---|---:|---:|---:|---:|"
+for mode in tree live; do
+  rail="$work/rail-$mode"
+  "$make_tree" --preset hgx-h100 --dir "$rail" >/dev/null
+  mkdir -p "$rail$(dirname "${argv[2]}")"
+  cp "$here/examples/rails.yaml" "$rail${argv[2]}"
+  "$kernel_sim" --root "$rail" --ready-file "$work/sim-ready-$mode" >"$work/sim-$mode.log" 2>&1 &
+  sim_pid=$!
+  for ((i = 0; i < 500 && ! -e "$work/sim-ready-$mode"; i++)); do sleep 0.01; done
+  for boot in first converged; do
+    rm -f "$work/calls.log"
+    if [ "$mode" = tree ]; then
+      r=$(timed "$work/out" "$bin" "${argv[1]}" "$rail${argv[2]}" "${argv[@]:3}" --root "$rail")
+    else
+      r=$(timed "$work/out" live "$rail" "$bin" "${argv[1]}" "$rail${argv[2]}" "${argv[@]:3}")
+    fi
+    rc=${r#* }
+    case "$rc" in 0 | 3) ;; *) echo "$mode $boot: exit $rc"; cat "$work/out" "$work/out.err"; exit 1 ;; esac
+    read -r n span < <(calls)
+    printf '| %s, %s boot | %s | %s | %s | %s |\n' \
+      "$([ "$mode" = tree ] && echo "--root tree" || echo "live-style")" "$boot" "${r% *}" "$rc" "$n" "$span"
+  done
+  kill "$sim_pid"
+  wait "$sim_pid" 2>/dev/null || true
+  sim_pid=""
+done
