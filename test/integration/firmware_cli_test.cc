@@ -3,13 +3,18 @@
 // port 1 is InfiniBand.
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "test/integration/harness.h"
+#include "test/support/ttar.h"
 
 namespace provisioner::testing {
 namespace {
@@ -166,6 +171,123 @@ TEST(FirmwareCliTest, UnknownRawParameterIsAnErrorAtItsLine) {
                           "0000:86:00.0 (ConnectX5) has no parameter NO_SUCH_PARAM"),
             std::string::npos)
       << plan.err;
+}
+
+// On the live root the firmware module runs mstconfig. The real binary on
+// root "/" in a private mount and network namespace (unshare -m -n, as root):
+// /sys is the hgx-h100 tree (8 ConnectX-7 cards each near its GPU, 2
+// ConnectX-6 Dx), the tree's netdev names are veths (the live link backend
+// reads rtnetlink), and `mstconfig` is a stand-in first on PATH that answers
+// for a ConnectX card after 0.5 s, logging "start <device> <ns>" and "end
+// <device> <ns>".
+class LiveFirmwareTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = ExtractHost("hgx-h100");
+    bin_ = MakeTempDir("fw-bin");
+    log_ = bin_ + "/calls.log";
+    std::string answer = ReadFile(RunfilePath("modules/firmware/testdata/cx7-ib-wide.query"));
+    std::ofstream(bin_ + "/answer.query") << answer;
+    std::ofstream(bin_ + "/mstconfig")
+        << "#!/bin/sh\n"
+           "# mstconfig -e -d <device> query\n"
+           "echo \"start $3 $(date +%s%N)\" >> " << log_ << "\n"
+           "sleep 0.5\n"
+           "cat " << bin_ << "/answer.query\n"
+           "echo \"end $3 $(date +%s%N)\" >> " << log_ << "\n";
+    ASSERT_EQ(::chmod((bin_ + "/mstconfig").c_str(), 0755), 0);
+  }
+
+  // provisioner ARGS on the live root of the namespace.
+  RunResult Live(const std::vector<std::string>& args) {
+    std::vector<std::string> argv = {
+        "/usr/bin/unshare", "-m", "-n", "--", "/bin/sh", "-c",
+        "root=$0 bin=$1 i=0\n"
+        "shift\n"
+        "for n in $(ls \"$root/sys/class/net\"); do\n"
+        "  [ \"$n\" = lo ] && continue\n"
+        "  ip link add \"$n\" type veth peer name \"peer$i\" || exit 97\n"
+        "  ip link set \"$n\" up || exit 97\n"
+        "  i=$((i + 1))\n"
+        "done\n"
+        "mount --bind \"$root/sys\" /sys || exit 98\n"
+        "exec env PATH=\"$bin:$PATH\" \"$@\"",
+        root_, bin_, ProvisionerBinary()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return testing::Run(argv);
+  }
+
+  // The stand-in's calls: device -> (start ns, end ns) of each.
+  std::map<std::string, std::vector<std::pair<long long, long long>>> Calls() {
+    std::map<std::string, std::vector<std::pair<long long, long long>>> out;
+    std::istringstream in(ReadFile(log_));
+    std::string what, dev;
+    long long ns = 0;
+    while (in >> what >> dev >> ns) {
+      if (what == "start") out[dev].emplace_back(ns, 0);
+      if (what == "end" && !out[dev].empty()) out[dev].back().second = ns;
+    }
+    return out;
+  }
+
+  // Every card called once, all calls at once (each started before any ended).
+  void ExpectOnceEachAtOnce(size_t cards) {
+    auto calls = Calls();
+    ASSERT_EQ(calls.size(), cards) << ReadFile(log_);
+    long long last_start = 0, first_end = -1;
+    for (const auto& [dev, runs] : calls) {
+      ASSERT_EQ(runs.size(), 1u) << dev << " queried more than once:\n" << ReadFile(log_);
+      last_start = std::max(last_start, runs[0].first);
+      first_end = first_end < 0 ? runs[0].second : std::min(first_end, runs[0].second);
+    }
+    EXPECT_LT(last_start, first_end) << "queries ran one after the other:\n" << ReadFile(log_);
+  }
+
+  std::string Rails(const std::string& extra) {
+    return WriteTempFile("rails.yaml",
+                         "apiVersion: provisioner/v1alpha1\nkind: HostConfig\n"
+                         "metadata:\n  name: gpu-worker1\nspec:\n  rails:\n"
+                         "    count: allGpus\n    nic:\n      name: \"gpu{n}-nic\"\n"
+                         "      nicSelector: { vendor: \"15b3\", deviceID: \"1021\" }\n"
+                         "      numVfs: 12\n" +
+                             extra);
+  }
+
+  std::string root_, bin_, log_;
+};
+
+// spec.rails count: allGpus with numVfs within sriov_totalvfs: no field asks
+// the firmware, no query.
+TEST_F(LiveFirmwareTest, PlanWithoutFirmwareFieldsRunsNoQuery) {
+  RunResult plan = Live({"plan", Rails(""), "-o", "json"});
+  ASSERT_EQ(plan.exit_code, 0) << plan.out << plan.err;
+  EXPECT_FALSE(Exists(log_)) << ReadFile(log_);
+}
+
+// linkType on the rails: expanded after discovery (count: allGpus), each
+// rail's card (nearGpu) queried once, all 8 at once; the ConnectX-6 Dx cards,
+// which no rail selects, not at all.
+TEST_F(LiveFirmwareTest, LinkTypeOnRailsQueriesTheirCardsOnceAtOnce) {
+  RunResult plan = Live({"plan", Rails("      linkType: ib\n"), "-o", "json"});
+  ASSERT_EQ(plan.exit_code, 0) << plan.out << plan.err;
+  ExpectOnceEachAtOnce(8);
+  EXPECT_EQ(Calls().count("0000:1b:00.0"), 0u);
+  EXPECT_EQ(Calls().count("0000:9d:00.0"), 0u);
+  json j = json::parse(plan.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << plan.out;
+  EXPECT_EQ(j["changes"].size(), 8u) << j.dump(2);  // numVfs 0 -> 12 on each rail
+  for (const json& c : j["changes"]) {
+    EXPECT_NE(c["module"], "firmware") << c.dump();  // the stand-in's cards read IB already
+  }
+}
+
+// discover without host.yaml reports every card's firmware: all 10 queried,
+// once each, at once.
+TEST_F(LiveFirmwareTest, DiscoverQueriesEveryCardOnceAtOnce) {
+  RunResult d = Live({"discover", "-o", "json"});
+  ASSERT_EQ(d.exit_code, 0) << d.err;
+  ExpectOnceEachAtOnce(10);
+  EXPECT_NE(d.out.find("\"LINK_TYPE_P1\""), std::string::npos);
 }
 
 }  // namespace
