@@ -106,6 +106,51 @@ class EngineTest : public ::testing::Test {
   FakeModule* vfs_;
 };
 
+// A module that reads some facts only for the plan (as the firmware module's
+// mstconfig queries): what DiscoverForPlan saw.
+class ForPlanModule : public Module {
+ public:
+  std::string_view name() const override { return "for-plan"; }
+  Status Discover(HostContext& ctx, HostFacts& facts) override {
+    discovered_for_plan = ctx.plan_for != nullptr;
+    facts.loaded_modules.push_back("for-plan");
+    return OkStatus();
+  }
+  Status DiscoverForPlan(const DesiredState& desired, HostContext& ctx,
+                         HostFacts& facts) override {
+    calls.push_back(std::to_string(desired.nics.size()) + " nics, plan_for " +
+                    (ctx.plan_for == &desired ? "set" : "unset") + ", modules discovered " +
+                    std::to_string(facts.loaded_modules.size()));
+    return OkStatus();
+  }
+  void Plan(const DesiredState&, const HostFacts&, PlanSink&) const override {}
+  Status Apply(const Change&, HostContext&) override { return OkStatus(); }
+  Status Verify(const Change&, HostContext&) override { return OkStatus(); }
+  bool discovered_for_plan = false;
+  std::vector<std::string> calls;
+};
+
+// Discovery for a plan: every module's Discover (plan_for set), then every
+// DiscoverForPlan with the facts of all of them; plain discovery never calls
+// it; apply's re-discovery does again.
+TEST_F(EngineTest, DiscoverForPlanRunsAfterEveryDiscoverOnlyForAPlan) {
+  auto owned = std::make_unique<ForPlanModule>();
+  ForPlanModule* m = owned.get();
+  modules_.insert(modules_.begin(), std::move(owned));  // first: the others come later
+  ASSERT_TRUE(Discover(modules_, ctx_).ok());
+  EXPECT_FALSE(m->discovered_for_plan);
+  EXPECT_TRUE(m->calls.empty());
+  DesiredState d = Want({{"vfs/b", 2}});
+  auto facts = Discover(modules_, ctx_, d);
+  ASSERT_TRUE(facts.ok());
+  EXPECT_TRUE(m->discovered_for_plan);
+  EXPECT_EQ(ctx_.plan_for, nullptr);  // restored
+  ASSERT_EQ(m->calls, (std::vector<std::string>{"1 nics, plan_for set, modules discovered 3"}));
+  ApplyReport r = ApplyPlan(modules_, BuildPlan(modules_, d, *facts).plan, d, ctx_);
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  EXPECT_EQ(m->calls.size(), 2u);  // the re-discovery after apply
+}
+
 TEST_F(EngineTest, PlanOrdersByPhaseNotRegistration) {
   DesiredState d = Want({{"links/a", 1}, {"vfs/b", 2}});
   Plan p = PlanFor(d);
