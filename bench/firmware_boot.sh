@@ -1,30 +1,32 @@
 #!/bin/bash
-# bazel run -c opt //bench:firmware_boot [-- RUNS]
+# bazel run //bench:firmware_boot [-- RUNS]      (as root; results: docs/BENCHMARKS.md)
 # Firmware queries on the boot path (issue 17), live-style: the real binary on
 # root "/" (so the firmware module runs mstconfig, as on a node) in a private
-# mount and network namespace (`unshare -m -n`, needs root) whose /sys is a
-# generated 10-card host (make_tree --preset bench-10: ten single-port
-# ConnectX-5 cards, sriov_totalvfs 127). `mstconfig` is a stand-in first on
-# PATH that sleeps 1 s per call and answers like the real tool for a
-# ConnectX-5 (modules/firmware/testdata/cx5-vpi-ib.query, ports Ethernet),
-# logging when each call starts and ends.
+# mount and network namespace (`unshare -m -n`) whose /sys is a generated
+# 10-card host (make_tree --preset bench-10: ten single-port ConnectX-5
+# cards, sriov_totalvfs 127) and whose links are a veth per netdev of the
+# tree. `mstconfig` is a stand-in first on PATH that sleeps 1 s per call and
+# answers like the real tool for a ConnectX-5
+# (modules/firmware/testdata/cx5-vpi-ib.query, ports Ethernet), logging when
+# each call starts and ends.
 #
-# Measured (median of RUNS, default 3): wall time of
+# Measured (median of RUNS, default 3): wall time, from the exec of
+# provisioner (namespace set-up not counted) to its exit, of
 #   plan, a host.yaml of 10 nics with numVfs and no firmware field
 #   plan, the same with linkType: eth on all 10 nics
 #   discover -o json (no host.yaml)
 # and, from the stand-in's log, the calls made and the time from the first
-# call's start to the last one's end ("firmware time").
+# call's start to the last one's end ("firmware ms").
 #
 # Then the boot path: the systemd unit's ExecStart
 # (dist/systemd/provisioner-apply.service) on the rail host (make_tree
 # --preset hgx-h100 + examples/rails.yaml: 8 rails, linkType and 12 VFs each)
-# with the kernel simulator (test/sim/kernel_sim), as test/fleet/boot_test.sh
-# runs it: first boot (creates 8 x 12 VFs) and a converged boot (no change),
-# each with --root appended (captured firmware, no mstconfig) and live-style
-# in the namespaces (mstconfig stand-in, 8 cards). No systemd runs here (a
-# container without systemd as PID 1): the figure is the ExecStart command
-# line, from its start to its exit.
+# with the kernel simulator (test/sim/kernel_sim), once each: with --root
+# appended as test/fleet/boot_test.sh runs it (a tree: captured firmware, no
+# mstconfig), first boot (creates 8 x 12 VFs) and converged boot; then a
+# converged boot live-style (the rails only: spec.rdma and kernelModules
+# would act on this machine). No systemd runs here (a container without
+# systemd as PID 1): the figure is the ExecStart command line, start to exit.
 set -euo pipefail
 here="${RUNFILES_DIR:-$0.runfiles}/provisioner"
 [ -f "$here/bench/firmware_boot.sh" ] || here="$PWD"
