@@ -61,7 +61,7 @@ def check_glibc(binary, max_glibc):
     print("portable: requires GLIBC %s (for %s)"
           % (newest, ", ".join(sorted(set(needed["GLIBC_" + newest]))[:5])))
     if version_key(newest) > version_key(max_glibc):
-        fail("GLIBC %s is newer than %s (RHEL 9)" % (newest, max_glibc))
+        fail("GLIBC %s is newer than --max-glibc %s" % (newest, max_glibc))
     cxx = sorted(v for v in needed if not v.startswith("GLIBC_"))
     if cxx:
         fail("imports libstdc++ symbols (%s: %s): libstdc++ is not linked in"
