@@ -15,6 +15,7 @@ PACKAGES=(
   mstflint ansible-core iproute2 util-linux
   systemd python3-yaml
   clang-14 libclang-rt-14-dev
+  dpkg-dev lintian binutils man-db python3-apt
 )
 
 missing=()

@@ -2,10 +2,11 @@
 # Setup; every test once under AddressSanitizer + LeakSanitizer +
 # UndefinedBehaviorSanitizer (--config=san, clang-14); each libFuzzer target
 # for a short bounded time (FUZZ_SECONDS, default 30) from its seed corpus,
-# two at a time; and the shipped binary built the way users build it (gcc,
-# no sanitizer, -Werror). Prints the wall time of each step and ends with
-# "N passed, N failed" summed over all of it: test cases counted from Bazel's
-# test.xml results, one case per fuzzer run, one for the gcc build.
+# two at a time; and the shipped artifacts (scripts/test-package.sh: the
+# portable binary, built with gcc, no sanitizer, -Werror, and the Debian
+# package). Prints the wall time of each step and ends with "N passed, N
+# failed" summed over all of it: test cases counted from Bazel's test.xml
+# results, one case per fuzzer run, one per PASS/FAIL line of test-package.sh.
 # Extra arguments go to every `bazel build`/`bazel test` (CI passes --jobs=2).
 #
 # Why once, and why clang: a test that passes under the sanitizers passes
@@ -14,11 +15,12 @@
 # the sanitized build about twice as fast as gcc 12 (measured on this code:
 # docs/BENCHMARKS.md, "CI"), and the fuzzers need it anyway.
 #
-# Bazel state: the workspace's default output base (gcc), and a second one
-# for clang-14 (the sanitizer tests and the fuzzers: another compiler would
-# otherwise re-configure the C++ toolchain of the first and invalidate
-# everything in it). Both use the disk cache .cache/bazel-disk (git- and
-# bazel-ignored), so a second run reuses actions.
+# Bazel state: the workspace's default output base (gcc), a portable one
+# (scripts/build-portable.sh: its own BAZEL_LINKLIBS), and one for clang-14
+# (the sanitizer tests and the fuzzers: another compiler would otherwise
+# re-configure the C++ toolchain of the first and invalidate everything in
+# it). All use the disk cache .cache/bazel-disk (git- and bazel-ignored), so
+# a second run reuses actions.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 WS=$PWD
@@ -83,15 +85,24 @@ if ((code != 0 && code != 3)); then
 fi
 step_end "san build+test (clang-14)"
 
-# The shipped binary as users build it: gcc 12, warnings fatal.
+# The shipped artifacts: the portable binary (gcc 12, -c opt, warnings fatal:
+# it is also the build users make), its GLIBC check and chroot start, the
+# Debian package (lintian, install, unit, man page, removal). One case per
+# PASS/FAIL line of scripts/test-package.sh.
 step_begin
-if bazel build "${DISK_CACHE[@]}" //:provisioner "$@"; then
-  echo "gcc build of //:provisioner: ok"
-  total_passed=$((total_passed + 1))
-else
-  fail "gcc build of //:provisioner: FAILED"
+pkg_log=$(mktemp)
+DISK_CACHE="$WS/.cache/bazel-disk" scripts/test-package.sh "$@" 2>&1 | tee "$pkg_log"
+pkg_code=${PIPESTATUS[0]}
+pkg_passed=$(grep -c '^PASS ' "$pkg_log")
+pkg_failed=$(grep -c '^FAIL ' "$pkg_log")
+total_passed=$((total_passed + pkg_passed))
+total_failed=$((total_failed + pkg_failed))
+if ((pkg_failed > 0)); then rc=1; fi
+if ((pkg_code != 0 && pkg_failed == 0)); then
+  fail "test-package: exited $pkg_code without a FAIL line"
 fi
-step_end "gcc build (binary)"
+rm -f "$pkg_log"
+step_end "package (portable build+deb)"
 
 # Fuzzers: clang-14's libFuzzer, in the clang output base.
 step_begin

@@ -6,13 +6,12 @@
 #include <string>
 #include <vector>
 
+#include "engine/cli/version.h"  // kVersion
 #include "engine/core/session.h"
 #include "engine/model/desired.h"
 #include "engine/model/host_model.h"
 
 namespace provisioner::cli {
-
-inline constexpr const char* kVersion = "0.1.0";
 
 // CONTRACT.md exit codes.
 inline constexpr int kExitOk = 0;

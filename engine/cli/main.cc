@@ -10,6 +10,7 @@
 
 #include "CLI/CLI.hpp"
 #include "engine/cli/commands.h"
+#include "engine/cli/version.h"
 #include "spdlog/sinks/stdout_color_sinks.h"
 #include "spdlog/sinks/stdout_sinks.h"
 #include "spdlog/spdlog.h"
@@ -32,7 +33,7 @@ int main(int argc, char** argv) {
   CLI::App app{"provisioner: declarative provisioning of GPU/RDMA hosts (SR-IOV, RDMA, kernel modules)",
                "provisioner"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", std::string("provisioner ") + provisioner::cli::kVersion);
+  app.set_version_flag("--version", provisioner::cli::VersionLine());
 
   CommonOptions opt;
   std::string log_level = "warn";

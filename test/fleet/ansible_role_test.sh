@@ -1,8 +1,10 @@
 #!/bin/bash
 # The provisioner role with ansible-playbook: installs the binary and host.yaml (NICs
 # overridden per host from host_vars), validates, applies on a host tree; a second run
-# is ok; check mode plans without writing. Then the reboot path: apply exit 3 notifies
-# the reboot handlers (off by default).
+# is ok; check mode plans without writing. The three ways in: the portable binary, the
+# Debian package (built here by scripts/build-deb.sh, installed by apt/dpkg into a
+# root), already installed; both at once is refused. Then the reboot path: apply exit 3
+# notifies the reboot handlers (off by default).
 source "$TEST_SRCDIR/${TEST_WORKSPACE:-provisioner}/test/fleet/fleet_env.sh"
 require ansible-playbook ansible-core
 
@@ -27,6 +29,7 @@ log_has "changed: [localhost]"
 # 2. Real run: binary and host.yaml installed, host_vars' NIC applied, not group_vars'.
 pb role-apply 0 -i "$INV" "$PLAYBOOKS/role.yml" "${vars[@]}" --diff
 recap_has failed=0
+log_has "provisioner: copied binary ($PROVISIONER) at $BIN"
 log_has "TASK [provisioner.host.provisioner : Validate host.yaml]"
 log_has "+numVfs: 8"
 [[ -x "$BIN" ]] && cmp -s "$BIN" "$PROVISIONER" || fail "binary not installed at $BIN"
@@ -62,8 +65,45 @@ log_has ':19:5: spec.nics[0].numVfz: unknown field \"numVfz\" (did you mean \"nu
 pb role-nobinary 2 -i "$INV" "$PLAYBOOKS/role.yml" -e provisioner_binary_src= \
   -e "provisioner_binary_path=$T/none/provisioner" -e "provisioner_config_path=$T/none/host.yaml" \
   -e "provisioner_root=$ROOT"
-log_has "$T/none/provisioner is not an executable file: set provisioner_binary_src"
+log_has "$T/none/provisioner is not an executable file: set provisioner_package_src to the"
 [[ ! -e "$T/none/host.yaml" ]] || fail "host.yaml installed without a binary"
+
+# 4c. Already installed (neither source): the binary at provisioner_binary_path is used.
+pb role-installed 0 -i "$INV" "$PLAYBOOKS/role.yml" -e provisioner_binary_src= "${vars[@]:2}"
+recap_has failed=0
+log_has "provisioner: already installed at $BIN"
+
+# 4d. A package and a binary at once: refused before anything is installed.
+pb role-both 2 -i "$INV" "$PLAYBOOKS/role.yml" -e "provisioner_package_src=$T/x.deb" \
+  -e "provisioner_binary_src=$PROVISIONER" -e "provisioner_binary_path=$T/both/provisioner" \
+  -e "provisioner_config_path=$T/both/host.yaml" -e "provisioner_root=$ROOT"
+log_has "set provisioner_package_src (a .deb) or provisioner_binary_src (a binary), not both"
+[[ ! -e "$T/both" ]] || fail "the refused run installed something"
+
+# 4e. The package: the real scripts/build-deb.sh around this binary; the role copies it
+#     and installs it with apt (dpkg -i) into a root holding an empty dpkg database, then
+#     validates and applies with the packaged /usr/bin/provisioner.
+DEB=$(DEB_OUT_DIR="$T/deb" "$R/scripts/build-deb.sh" --binary "$PROVISIONER" 2>"$T/build-deb.log" | tail -1)
+[[ -f $DEB ]] || { LAST_LOG="$T/build-deb.log"; fail "scripts/build-deb.sh made no package"; }
+PKGROOT="$T/node3/root"
+PROOT="$T/pkg-tree"
+mkdir -p "$PKGROOT/var/lib/dpkg/info" "$PKGROOT/var/lib/dpkg/updates"
+touch "$PKGROOT/var/lib/dpkg/status"
+extract_tree cx5-roce "$PROOT"
+start_kernel_sim "$PROOT"
+pb role-package 0 -i "$INV" "$PLAYBOOKS/role.yml" -e "provisioner_package_src=$DEB" \
+  -e "provisioner_package_dir=$T/node3/cache" -e "provisioner_package_root=$PKGROOT" \
+  -e "provisioner_config_path=$T/node3/etc/host.yaml" -e "provisioner_root=$PROOT"
+recap_has failed=0
+log_has "provisioner: package ($(basename "$DEB")) at $PKGROOT/usr/bin/provisioner"
+cmp -s "$T/node3/cache/$(basename "$DEB")" "$DEB" || fail "the package was not copied to the node"
+[[ $("$PKGROOT/usr/bin/provisioner" --version) == $("$PROVISIONER" --version) ]] ||
+  fail "the package's binary is not installed"
+[[ -f "$PKGROOT/lib/systemd/system/provisioner-apply.service" ]] || fail "the unit is not installed"
+dpkg-query --admindir="$PKGROOT/var/lib/dpkg" -W -f='${Status} ${Version}' provisioner |
+  grep -q "install ok installed $(cat "$R/VERSION")" || fail "dpkg does not list the package as installed"
+[[ $(cat "$PROOT/sys/bus/pci/devices/0000:af:00.1/sriov_numvfs") == 8 ]] ||
+  fail "the packaged binary did not apply host.yaml"
 
 # 5. Reboot path (a stand-in binary whose change needs a reboot, see the stub).
 STUB="$R/test/fleet/reboot_stub_provisioner.py"

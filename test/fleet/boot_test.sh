@@ -2,7 +2,8 @@
 # Boot-time integration: systemd-analyze verify accepts dist/systemd/provisioner-apply.service
 # (and would flag a broken copy); its ExecStart, run against a host tree, converges it with an
 # exit status the unit counts as success; the cloud-init example is a #cloud-config whose
-# host.yaml validates and plans on the bundled tree and whose unit is the shipped one.
+# host.yaml validates and plans on the bundled tree, and that installs the Debian package
+# (which brings the unit, at the binary path the package uses) instead of embedding it.
 source "$TEST_SRCDIR/${TEST_WORKSPACE:-provisioner}/test/fleet/fleet_env.sh"
 require systemd-analyze systemd
 UNIT="$R/dist/systemd/provisioner-apply.service"
@@ -13,6 +14,8 @@ unit_value() { sed -n "s/^$1=//p" "$UNIT" | tail -1; }
 
 # 1. systemd-analyze verify on an image-like root holding the binary at ExecStart's path
 #    (verify checks that the command exists). It exits 0 on warnings too, so any output fails.
+#    --man=no: verify would run the host's `man provisioner` for Documentation=; the
+#    installed package's page is checked that way by scripts/test-package.sh.
 SYSROOT="$T/sysroot"
 exec_start=$(unit_value ExecStart)
 read -r -a exec_argv <<<"$exec_start"
@@ -20,7 +23,7 @@ mkdir -p "$SYSROOT/etc/systemd/system" "$SYSROOT$(dirname "${exec_argv[0]}")"
 install -m 0755 "$PROVISIONER" "$SYSROOT${exec_argv[0]}"
 cp "$UNIT" "$SYSROOT/etc/systemd/system/"
 LAST_LOG="$T/verify.log"
-systemd-analyze verify --root="$SYSROOT" /etc/systemd/system/provisioner-apply.service \
+systemd-analyze verify --man=no --root="$SYSROOT" /etc/systemd/system/provisioner-apply.service \
   >"$LAST_LOG" 2>&1 || fail "systemd-analyze verify failed"
 [[ ! -s "$LAST_LOG" ]] || fail "systemd-analyze verify reported problems"
 # The check has teeth: a bad exit status and a missing binary are both reported.
@@ -28,7 +31,7 @@ sed 's/^SuccessExitStatus=.*/SuccessExitStatus=three/' "$UNIT" \
   >"$SYSROOT/etc/systemd/system/provisioner-apply.service"
 rm "$SYSROOT${exec_argv[0]}"
 LAST_LOG="$T/verify-broken.log"
-systemd-analyze verify --root="$SYSROOT" /etc/systemd/system/provisioner-apply.service \
+systemd-analyze verify --man=no --root="$SYSROOT" /etc/systemd/system/provisioner-apply.service \
   >"$LAST_LOG" 2>&1
 log_has "Failed to parse value, ignoring: three"
 log_has "is not executable: No such file or directory"
@@ -36,6 +39,9 @@ LAST_LOG=""
 
 # 2. What the unit promises: oneshot that stays active, before kubelet and the network,
 #    after the module loader and udev, exit 3 a success.
+[[ ${exec_argv[0]} == /usr/bin/provisioner ]] ||
+  fail "ExecStart runs ${exec_argv[0]}, not the package's /usr/bin/provisioner"
+[[ $(unit_value Documentation) == *"man:provisioner(1)"* ]] || fail "no Documentation=man:provisioner(1)"
 [[ $(unit_value Type) == oneshot && $(unit_value RemainAfterExit) == yes ]] || fail "not a oneshot"
 unit_value Before | grep -qw kubelet.service || fail "not Before=kubelet.service"
 unit_value Before | grep -qw network-pre.target || fail "not Before=network-pre.target"
@@ -59,9 +65,9 @@ rc=$?
 
 # 4. The cloud-config.
 [[ $(head -1 "$CLOUD") == "#cloud-config" ]] || fail "$CLOUD does not start with #cloud-config"
-python3 - "$CLOUD" "$UNIT" "$T/cloud-host.yaml" <<'PY' || fail "cloud-config checks"
+python3 - "$CLOUD" "$T/cloud-host.yaml" <<'PY' || fail "cloud-config checks"
 import sys, yaml
-cloud, unit, host_out = sys.argv[1:]
+cloud, host_out = sys.argv[1:]
 doc = yaml.safe_load(open(cloud))
 def check(ok, what):
     if not ok:
@@ -69,12 +75,20 @@ def check(ok, what):
 check(set(doc) <= {"write_files", "runcmd", "bootcmd", "packages"}, "unexpected keys %s" % sorted(doc))
 files = {f["path"]: f for f in doc["write_files"]}
 check(all(f.get("permissions") == "0644" for f in files.values()), "permissions")
-check(files["/etc/systemd/system/provisioner-apply.service"]["content"] == open(unit).read(),
-      "the embedded unit differs from dist/systemd/provisioner-apply.service")
+check(not any(p.endswith(".service") for p in files),
+      "a unit in write_files: the package installs provisioner-apply.service")
 open(host_out, "w").write(files["/etc/provisioner/host.yaml"]["content"])
 check(all(isinstance(c, list) for c in doc["runcmd"]), "runcmd entries must be argv lists (no shell)")
-check(["systemctl", "enable", "--now", "provisioner-apply.service"] in doc["runcmd"],
+run = doc["runcmd"]
+check(["systemctl", "enable", "--now", "provisioner-apply.service"] in run,
       "runcmd does not enable and start provisioner-apply.service")
+install = [i for i, c in enumerate(run)
+           if c[:3] == ["apt-get", "install", "-y"] and len(c) == 4 and c[3].startswith("/")
+           and c[3].endswith(".deb")]
+check(install, "runcmd does not install the package (apt-get install -y /path/provisioner.deb)")
+check(install[0] < run.index(["systemctl", "daemon-reload"])
+      < run.index(["systemctl", "enable", "--now", "provisioner-apply.service"]),
+      "runcmd order: install the package, daemon-reload, then enable --now")
 PY
 "$PROVISIONER" validate "$T/cloud-host.yaml" >"$T/cloud-validate.out" 2>&1 ||
   fail "cloud-config host.yaml: $(cat "$T/cloud-validate.out")"

@@ -17,6 +17,7 @@
 #include <sstream>
 #include <string>
 
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "yaml-cpp/yaml.h"
@@ -53,9 +54,17 @@ std::string ExtractExclusiveRoceHost() {
 }
 
 TEST(CliTest, VersionAndHelp) {
+  // Three parts: the VERSION file, the commit (hex, or "unknown" when git was not there
+  // at build time) and the UTC build time.
   RunResult v = Provisioner({"--version"});
   EXPECT_EQ(v.exit_code, 0);
-  EXPECT_NE(v.out.find("provisioner 0."), std::string::npos) << v.out;
+  std::ifstream version_file(RunfilePath("VERSION"));
+  std::string version;
+  version_file >> version;
+  ASSERT_FALSE(version.empty());
+  EXPECT_EQ(v.out.rfind("provisioner " + version + " (commit ", 0), 0U) << v.out;
+  EXPECT_THAT(v.out, ::testing::MatchesRegex("provisioner [0-9]+\\.[0-9]+\\.[0-9]+ \\(commit ([0-9a-f]{7,}|unknown), "
+                                  "built [0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z\\)\n"));
   RunResult h = Provisioner({"--help"});
   EXPECT_EQ(h.exit_code, 0);
   for (const char* cmd : {"discover", "validate", "plan", "apply", "manifests", "doctor", "snapshot"}) {

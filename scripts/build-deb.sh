@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Builds dist/out/provisioner_<version>_<arch>.deb with dpkg-deb (no debhelper):
+#   /usr/bin/provisioner                         the portable binary (scripts/build-portable.sh)
+#   /lib/systemd/system/provisioner-apply.service   dist/systemd, not enabled (no maintainer
+#                                                scripts): systemctl enable --now provisioner-apply
+#   /usr/share/provisioner/host.schema.json      for editors (yaml-language-server)
+#   /usr/share/doc/provisioner/                  README, examples, copyright (DEP-5), changelog
+#   /usr/share/man/man1/provisioner.1.gz         scripts/gen_manpage.py, from the binary's --help
+#   /usr/share/bash-completion/completions/provisioner   dist/bash-completion
+#   /usr/share/lintian/overrides/provisioner     dist/debian/lintian-overrides
+# The version is the top-level VERSION file; the binary's --version and
+# dist/debian/changelog must say the same. Depends comes from dpkg-shlibdeps.
+#
+# Usage: scripts/build-deb.sh [--binary PATH] [bazel build flags...]
+#   --binary: package this portable binary instead of building it.
+#   DEB_OUT_DIR: where the .deb goes (default dist/out).
+# Prints the path of the .deb on its last line (stdout).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+WS=$PWD
+
+bin=""
+if [[ ${1-} == --binary ]]; then
+  bin=$(realpath "$2")
+  shift 2
+fi
+[[ -n $bin ]] || bin=$(scripts/build-portable.sh "$@" | tail -1)
+
+die() { echo "build-deb: $*" >&2; exit 1; }
+version=$(tr -d ' \n' <VERSION)
+[[ $("$bin" --version) == "provisioner $version ("* ]] ||
+  die "$bin --version says '$("$bin" --version)', VERSION says $version"
+changelog_version=$(dpkg-parsechangelog -l dist/debian/changelog -S Version)
+[[ $changelog_version == "$version" ]] ||
+  die "dist/debian/changelog is at $changelog_version, VERSION at $version: add an entry"
+arch=$(dpkg --print-architecture)
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+root=$work/root
+doc=$root/usr/share/doc/provisioner
+install -D -m 0755 "$bin" "$root/usr/bin/provisioner"
+# As dh_strip does: the portable build has no symbol table already (-s); the
+# compiler's .comment section goes too (lintian: binary-has-unneeded-section).
+objcopy --remove-section=.comment "$root/usr/bin/provisioner"
+install -D -m 0644 dist/systemd/provisioner-apply.service "$root/lib/systemd/system/provisioner-apply.service"
+install -D -m 0644 schemas/host.schema.json "$root/usr/share/provisioner/host.schema.json"
+install -D -m 0644 -t "$doc/examples" examples/*.yaml
+install -D -m 0644 dist/debian/copyright "$doc/copyright"
+install -D -m 0644 README.md "$doc/README.md"
+gzip -9n "$doc/README.md"
+install -D -m 0644 dist/debian/changelog "$doc/changelog"
+gzip -9n "$doc/changelog"  # a native package: changelog.gz, not changelog.Debian.gz
+install -D -m 0644 dist/bash-completion/provisioner "$root/usr/share/bash-completion/completions/provisioner"
+install -D -m 0644 dist/debian/lintian-overrides "$root/usr/share/lintian/overrides/provisioner"
+mkdir -p "$root/usr/share/man/man1"
+python3 scripts/gen_manpage.py "$root/usr/bin/provisioner" "$root/usr/share/man/man1/provisioner.1.gz" \
+  --file "/etc/provisioner/host.yaml=The desired state; provisioner-apply.service applies it at boot (it does nothing while the file is absent)." \
+  --file "/lib/systemd/system/provisioner-apply.service=The boot unit, installed but not enabled." \
+  --file "/usr/share/provisioner/host.schema.json=JSON schema of host.yaml, for editors." \
+  --file "/usr/share/doc/provisioner/examples/=Example host.yaml files."
+
+# Control file: dpkg-shlibdeps computes Depends from the binary's NEEDED
+# libraries, dpkg-gencontrol fills in the rest (version from the changelog,
+# architecture, Installed-Size). Both want a debian/ directory: a stub in $work.
+mkdir -p "$work/debian" "$root/DEBIAN"
+cp dist/debian/control dist/debian/changelog "$work/debian/"
+(
+  cd "$work"
+  dpkg-shlibdeps -Tdebian/substvars root/usr/bin/provisioner
+  dpkg-gencontrol -pprovisioner -Proot -Tdebian/substvars -fdebian/files
+)
+(cd "$root" && find . -path ./DEBIAN -prune -o -type f -printf '%P\0' | LC_ALL=C sort -z |
+  xargs -0 md5sum) >"$root/DEBIAN/md5sums"
+chmod 0644 "$root/DEBIAN/md5sums"
+# Everything owned by root, whoever builds; mtimes from the changelog's date.
+epoch=$(dpkg-parsechangelog -l dist/debian/changelog -S Timestamp)
+find "$root" -exec touch -h -d "@$epoch" {} +
+out_dir=${DEB_OUT_DIR:-$WS/dist/out}
+mkdir -p "$out_dir"
+deb="$(realpath "$out_dir")/provisioner_${version}_${arch}.deb"
+SOURCE_DATE_EPOCH=$epoch dpkg-deb --root-owner-group -Zxz --build "$root" "$deb" >&2
+echo "build-deb: $(dpkg-deb -f "$deb" Package Version Architecture Depends | tr '\n' ' ')" >&2
+echo "$deb"
