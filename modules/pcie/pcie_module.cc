@@ -65,6 +65,18 @@ StatusOr<PcieFunctionFacts> ReadConfig(const HostFs& fs, const std::string& bdf)
   return parsed;
 }
 
+// The negotiated link (lspci's LnkSta) as sysfs gives it, for discover's
+// table and JSON; absent attributes leave it empty.
+void ReadLink(const HostFs& fs, const std::string& bdf, PcieFunctionFacts& f) {
+  const std::string dir = "/sys/bus/pci/devices/" + bdf + "/";
+  if (auto speed = fs.ReadAttr(dir + "current_link_speed"); speed.ok()) f.link_speed = *speed;
+  if (auto width = fs.ReadAttr(dir + "current_link_width"); width.ok()) {
+    char* end = nullptr;
+    const long w = std::strtol(width->c_str(), &end, 10);
+    if (end != width->c_str() && *end == '\0' && w > 0 && w <= 32) f.link_width = static_cast<int>(w);
+  }
+}
+
 // The register a change writes and its value now.
 struct Register {
   uint16_t offset = 0;
@@ -104,18 +116,7 @@ Status PcieModule::Discover(HostContext& ctx, HostFacts& facts) {
     if (f.IsVf() || (!bridge && !f.IsNetwork())) continue;
     auto read = ReadConfig(fs, f.pci_address);
     if (read.ok()) {
-      // The negotiated link, for discover's table and JSON (lspci's LnkSta).
-      const std::string dir = "/sys/bus/pci/devices/" + f.pci_address + "/";
-      if (auto speed = fs.ReadAttr(dir + "current_link_speed"); speed.ok()) {
-        read->link_speed = *speed;
-      }
-      if (auto width = fs.ReadAttr(dir + "current_link_width"); width.ok()) {
-        char* end = nullptr;
-        const long w = std::strtol(width->c_str(), &end, 10);
-        if (end != width->c_str() && *end == '\0' && w > 0 && w <= 32) {
-          read->link_width = static_cast<int>(w);
-        }
-      }
+      if (ctx.plan_for == nullptr) ReadLink(fs, f.pci_address, *read);  // planning needs no link
       facts.pcie.functions[f.pci_address] = *read;
     } else if (read.status().err() == ENOENT) {
       facts.pcie.unreadable[f.pci_address] = "not captured (no " + ConfigPath(f.pci_address) + ")";
