@@ -161,7 +161,8 @@ class Checker {
     if (auto en = nic.firmware.find("SRIOV_EN"); en != nic.firmware.end()) {
       const std::string field = JoinField(fw_path, "SRIOV_EN");
       std::string v = en->second.text;
-      std::transform(v.begin(), v.end(), v.begin(), [](unsigned char c) { return std::tolower(c); });
+      std::transform(v.begin(), v.end(), v.begin(),
+                     [](unsigned char c) { return std::tolower(c); });
       if ((v == "false" || v == "0") && !Tainted(field)) {
         Error(field, "SRIOV_EN " + en->second.text + " (" + At(field) +
                          ") turns SR-IOV off in the firmware of nic " + Quote(nic.name) +
@@ -173,13 +174,17 @@ class Checker {
     if (auto n = nic.firmware.find("NUM_OF_VFS"); n != nic.firmware.end()) {
       const std::string field = JoinField(fw_path, "NUM_OF_VFS");
       const std::string& v = n->second.text;
-      const bool digits = !v.empty() && v.size() <= 9 &&
-                          std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; });
+      const bool digits =
+          !v.empty() && v.size() <= 9 &&
+          std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; });
       if (digits && std::stoi(v) < *nic.num_vfs && !Tainted(field)) {
         Error(field, "NUM_OF_VFS " + v + " (" + At(field) + ") lets the firmware of nic " +
                          Quote(nic.name) + " enable at most " + v + " VFs, but numVfs " + want +
-                         " (" + At(vfs_path) + ") asks for " + want + ": set NUM_OF_VFS to at "
-                         "least " + want + ", or drop it (the plan raises it when the card "
+                         " (" + At(vfs_path) + ") asks for " + want +
+                         ": set NUM_OF_VFS to at "
+                         "least " +
+                         want +
+                         ", or drop it (the plan raises it when the card "
                          "has fewer)");
       }
     }

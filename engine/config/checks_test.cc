@@ -492,16 +492,17 @@ TEST(FirmwareChecksTest, NumOfVfsBelowNumVfsNamesBothFields) {
 }
 
 TEST(FirmwareChecksTest, ParameterNamesFollowMstconfig) {
-  for (const char* good : {"{ ATS_ENABLED: true }", "{ LINK_TYPE_P1: ETH }",
-                           "{ \"HOST_CHAINING_DESCRIPTORS[5]\": 3 }",
-                           "{ \"HOST_CHAINING_DESCRIPTORS[3..7]\": 3 }"}) {
+  for (const char* good :
+       {"{ ATS_ENABLED: true }", "{ LINK_TYPE_P1: ETH }", "{ \"HOST_CHAINING_DESCRIPTORS[5]\": 3 }",
+        "{ \"HOST_CHAINING_DESCRIPTORS[3..7]\": 3 }"}) {
     EXPECT_THAT(Diagnose(FirmwareNic(good)), IsEmpty()) << good;
   }
-  EXPECT_THAT(Diagnose(FirmwareNic("{ ats_enabled: true }")),
-              ElementsAre("host.yaml:11:32: spec.nics[0].firmware.ats_enabled: \"ats_enabled\" is "
-                          "not an mstconfig parameter name (upper-case letters, digits and '_', as "
-                          "`mstconfig query` prints it: ATS_ENABLED, LINK_TYPE_P1; an array element "
-                          "as NAME[5] or NAME[3..7])"));
+  EXPECT_THAT(
+      Diagnose(FirmwareNic("{ ats_enabled: true }")),
+      ElementsAre("host.yaml:11:32: spec.nics[0].firmware.ats_enabled: \"ats_enabled\" is "
+                  "not an mstconfig parameter name (upper-case letters, digits and '_', as "
+                  "`mstconfig query` prints it: ATS_ENABLED, LINK_TYPE_P1; an array element "
+                  "as NAME[5] or NAME[3..7])"));
   for (const char* bad : {"{ ATS-ENABLED: true }", "{ \"NAME[]\": 1 }", "{ \"NAME[7..3]\": 1 }",
                           "{ \"NAME[x]\": 1 }", "{ \"NAME[1]X\": 1 }", "{ \"_X\": 1 }"}) {
     EXPECT_THAT(Diagnose(FirmwareNic(bad)), ::testing::SizeIs(1)) << bad;

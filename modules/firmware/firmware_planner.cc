@@ -228,9 +228,13 @@ void ArrayElementError(const FirmwareFacts& fw, const std::string& dev, const st
     return;
   }
   sink.Error(field, "the mstconfig query of " + dev + " prints " + base + " as " +
-                        it->second.next_boot + ", not its elements' values: provisioner cannot "
-                        "compare " + param + " with the next boot and plans no change for it "
-                        "(set it by hand: `mstconfig -d " + dev + " -y set " + param + "=<value>`)");
+                        it->second.next_boot +
+                        ", not its elements' values: provisioner cannot "
+                        "compare " +
+                        param +
+                        " with the next boot and plans no change for it "
+                        "(set it by hand: `mstconfig -d " +
+                        dev + " -y set " + param + "=<value>`)");
 }
 
 // spec.nics[].firmware: every parameter on the card of each selected PF,

@@ -138,9 +138,8 @@ TEST(PcieConfigTest, RealConfigSpacesDecodeAsLspciDecodesThem) {
   };
   for (const RealDump& d : dumps) {
     SCOPED_TRACE(d.file);
-    const std::string bytes = ::provisioner::testing::ReadFile(
-        ::provisioner::testing::RunfilePath("test/fuzz/corpus/pcie_config/" +
-                                            std::string(d.file) + ".config"));
+    const std::string bytes = ::provisioner::testing::ReadFile(::provisioner::testing::RunfilePath(
+        "test/fuzz/corpus/pcie_config/" + std::string(d.file) + ".config"));
     ASSERT_EQ(bytes.size(), d.size);
     auto f = ParsePcieConfig(bytes);
     ASSERT_TRUE(f.ok()) << f.status().message();

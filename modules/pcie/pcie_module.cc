@@ -73,7 +73,8 @@ void ReadLink(const HostFs& fs, const std::string& bdf, PcieFunctionFacts& f) {
   if (auto width = fs.ReadAttr(dir + "current_link_width"); width.ok()) {
     char* end = nullptr;
     const long w = std::strtol(width->c_str(), &end, 10);
-    if (end != width->c_str() && *end == '\0' && w > 0 && w <= 32) f.link_width = static_cast<int>(w);
+    if (end != width->c_str() && *end == '\0' && w > 0 && w <= 32)
+      f.link_width = static_cast<int>(w);
   }
 }
 

@@ -91,14 +91,16 @@ std::string PcieModule::RenderFactsTable(const HostFacts& facts) const {
     rows.push_back({bdf, kind, acs, f.express_offset ? std::to_string(f.MaxReadRequest()) : "-",
                     Link(f), on == paths.end() ? "-" : JoinNames(on->second)});
   }
-  std::string out = "\nPCIe (config space: ACS Control of root/downstream ports, MaxReadReq of NIC "
-                    "PFs):\n";
+  std::string out =
+      "\nPCIe (config space: ACS Control of root/downstream ports, MaxReadReq of NIC "
+      "PFs):\n";
   if (rows.size() == 1) {
     out += p.unreadable.empty() ? "  (no ports or NIC PFs read)\n" : "";
   } else {
     out += TextTable(rows, "  ");
-    out += "  ACS CTL 0x0000 = peer-to-peer goes straight across; '-' = no ACS capability; '?' = "
-           "extended config space not readable\n";
+    out +=
+        "  ACS CTL 0x0000 = peer-to-peer goes straight across; '-' = no ACS capability; '?' = "
+        "extended config space not readable\n";
   }
   if (!p.unreadable.empty()) {
     // One example: the reason ("not captured") is usually the same for all.

@@ -181,8 +181,8 @@ TEST(FirmwareCliTest, MisspeltParameterAndVfConflictsOnTheHgxTree) {
                          "      nicSelector: { rootDevices: [\"0000:1a:00.0\"] }\n" +
                              nic_fields);
   };
-  RunResult typo = Provisioner({"plan", yaml("      firmware: { ATS_ENABLE: true }\n"), "--root",
-                                root});
+  RunResult typo =
+      Provisioner({"plan", yaml("      firmware: { ATS_ENABLE: true }\n"), "--root", root});
   EXPECT_EQ(typo.exit_code, 1);
   EXPECT_NE(typo.err.find(":9:31: spec.nics[0].firmware.ATS_ENABLE: the firmware of 0000:1a:00.0 "
                           "(ConnectX7) has no parameter ATS_ENABLE"),

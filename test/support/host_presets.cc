@@ -634,8 +634,8 @@ HostSpec HgxH100PcieHost() {
     // The ConnectX-7 rail cards' firmware configuration, as `snapshot`
     // captures it (docs/snapshot.md).
     if (f.vendor == 0x15b3 && f.device == 0x1021) {
-      h.files.push_back({"/run/provisioner/mstconfig/" + f.bdf + ".query",
-                         Cx7EthMstconfigQuery(f.bdf)});
+      h.files.push_back(
+          {"/run/provisioner/mstconfig/" + f.bdf + ".query", Cx7EthMstconfigQuery(f.bdf)});
     }
   }
   return h;
