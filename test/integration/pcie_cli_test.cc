@@ -258,5 +258,30 @@ TEST(PcieCliTest, DiscoverShowsPortsAndNicPfs) {
       << tuned;
 }
 
+// examples/gpudirect-tuned.yaml on its bundled tree: apply writes the ACS and
+// MaxReadReq registers live and ATS_ENABLED for the next boot (exit 3, the
+// reboot flagged); the next plan has no change, only the pending reboot.
+TEST(PcieCliTest, GpudirectExampleAppliesLiveAndForTheNextBoot) {
+  const std::string root = MakeTempDir("gpudirect");
+  ASSERT_TRUE(ExtractTtar(HostTreePath("hgx-h100-pcie"), root).ok());
+  const std::string yaml = RunfilePath("examples/gpudirect-tuned.yaml");
+  RunResult a = Provisioner({"apply", yaml, "--root", root});
+  EXPECT_EQ(a.exit_code, 3) << a.out << a.err;
+  EXPECT_TRUE(Exists(root + "/run/reboot-required"));
+  const std::string port = Config(root, "0000:17:02.0");
+  EXPECT_EQ(port.substr(0x14e, 2), std::string("\0\0", 2));  // ACS Control 0x0000
+  EXPECT_EQ(static_cast<unsigned char>(Config(root, "0000:1a:00.0")[0x69]), 0x58u);  // 4096
+  EXPECT_NE(ReadFile(root + "/run/provisioner/mstconfig/0000:1a:00.0.query")
+                .find("ATS_ENABLED                                 False(0)            "
+                      "False(0)            True(1)"),
+            std::string::npos);
+
+  RunResult p = Provisioner({"plan", yaml, "--root", root, "-o", "json"});
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  const json plan = json::parse(p.out);
+  EXPECT_TRUE(plan["changes"].empty()) << plan.dump(2);
+  EXPECT_EQ(plan["warnings"].size(), 8u) << plan.dump(2);  // one pending reboot per card
+}
+
 }  // namespace
 }  // namespace provisioner::testing
