@@ -75,5 +75,19 @@ TEST(ExamplesTest, RailsHaveOneNicPoolAndConfigPerGpu) {
   EXPECT_FALSE(s.kernel_modules[2].required);
 }
 
+TEST(ExamplesTest, GpudirectTunedSetsAcsMaxReadRequestAndAts) {
+  LoadResult r = LoadDesiredStateFromFile("examples/gpudirect-tuned.yaml");
+  ASSERT_TRUE(r.state.has_value());
+  const DesiredState& s = *r.state;
+  ASSERT_TRUE(s.pcie.has_value());
+  EXPECT_EQ(s.pcie->disable_acs, "gpuNicPaths");
+  ASSERT_EQ(s.nics.size(), 1u);
+  ASSERT_TRUE(s.nics[0].pcie.has_value());
+  EXPECT_EQ(s.nics[0].pcie->max_read_request, 4096);
+  ASSERT_EQ(s.nics[0].firmware.count("ATS_ENABLED"), 1u);
+  EXPECT_EQ(s.nics[0].firmware.at("ATS_ENABLED").text, "true");
+  EXPECT_EQ(s.nics[0].selector.device_id, "1021");  // the ConnectX-7 rail NICs
+}
+
 }  // namespace
 }  // namespace provisioner

@@ -109,18 +109,85 @@ class Checker {
           Error(JoinField(JoinField(path, "firmware"), name),
                 Quote(name) +
                     " is not an mstconfig parameter name (upper-case letters, digits and '_', "
-                    "as `mstconfig query` prints it: ATS_ENABLED, LINK_TYPE_P1)");
+                    "as `mstconfig query` prints it: ATS_ENABLED, LINK_TYPE_P1; an array "
+                    "element as NAME[5] or NAME[3..7])");
         }
       }
+      CheckFirmwareVsNumVfs(nic, path);
     }
   }
 
+  // NAME, NAME[i] or NAME[i..j]: NAME is [A-Z0-9_]+ starting with a letter,
+  // as mstconfig prints names; the index selects elements of an array
+  // parameter (`mstconfig set HOST_CHAINING_DESCRIPTORS[3..7]=3`).
   static bool IsFirmwareParamName(const std::string& s) {
-    if (s.empty() || s[0] < 'A' || s[0] > 'Z') return false;
-    for (char c : s) {
+    const size_t open = s.find('[');
+    const std::string base = s.substr(0, open);
+    if (base.empty() || base[0] < 'A' || base[0] > 'Z') return false;
+    for (char c : base) {
       if (!((c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_')) return false;
     }
-    return true;
+    if (open == std::string::npos) return true;
+    const std::string index = s.substr(open + 1);
+    if (index.size() < 2 || index.back() != ']') return false;
+    const std::string range = index.substr(0, index.size() - 1);
+    const size_t dots = range.find("..");
+    auto number = [](const std::string& n) {
+      return !n.empty() && n.size() <= 5 &&
+             std::all_of(n.begin(), n.end(), [](char c) { return c >= '0' && c <= '9'; });
+    };
+    if (dots == std::string::npos) return number(range);
+    const std::string lo = range.substr(0, dots), hi = range.substr(dots + 2);
+    return number(lo) && number(hi) && std::stoi(lo) <= std::stoi(hi);
+  }
+
+  // "host.yaml:12:15" of `path`, for a message about two fields.
+  std::string At(const std::string& path) const {
+    SourceMark m = s_.marks.Find(path);
+    if (m.line <= 0) return path;
+    return (s_.file.empty() ? std::string("host.yaml") : s_.file) + ":" + std::to_string(m.line) +
+           ":" + std::to_string(m.column);
+  }
+
+  // firmware: { SRIOV_EN: false } or { NUM_OF_VFS: n < numVfs } beside
+  // numVfs on the same nic: the firmware would enable fewer VFs than the nic
+  // asks for after the reboot that applies it (the firmware planner raises
+  // them only when firmware: does not say otherwise).
+  void CheckFirmwareVsNumVfs(const NicSpec& nic, const std::string& path) {
+    const std::string vfs_path = JoinField(path, "numVfs");
+    if (!nic.num_vfs || *nic.num_vfs <= 0 || Tainted(vfs_path)) return;
+    const std::string want = std::to_string(*nic.num_vfs);
+    const std::string fw_path = JoinField(path, "firmware");
+    if (auto en = nic.firmware.find("SRIOV_EN"); en != nic.firmware.end()) {
+      const std::string field = JoinField(fw_path, "SRIOV_EN");
+      std::string v = en->second.text;
+      std::transform(v.begin(), v.end(), v.begin(),
+                     [](unsigned char c) { return std::tolower(c); });
+      if ((v == "false" || v == "0") && !Tainted(field)) {
+        Error(field, "SRIOV_EN " + en->second.text + " (" + At(field) +
+                         ") turns SR-IOV off in the firmware of nic " + Quote(nic.name) +
+                         ", but numVfs " + want + " (" + At(vfs_path) +
+                         ") asks for VFs on it: drop SRIOV_EN (the plan turns it on when the "
+                         "card has it off) or set numVfs: 0");
+      }
+    }
+    if (auto n = nic.firmware.find("NUM_OF_VFS"); n != nic.firmware.end()) {
+      const std::string field = JoinField(fw_path, "NUM_OF_VFS");
+      const std::string& v = n->second.text;
+      const bool digits =
+          !v.empty() && v.size() <= 9 &&
+          std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; });
+      if (digits && std::stoi(v) < *nic.num_vfs && !Tainted(field)) {
+        Error(field, "NUM_OF_VFS " + v + " (" + At(field) + ") lets the firmware of nic " +
+                         Quote(nic.name) + " enable at most " + v + " VFs, but numVfs " + want +
+                         " (" + At(vfs_path) + ") asks for " + want +
+                         ": set NUM_OF_VFS to at "
+                         "least " +
+                         want +
+                         ", or drop it (the plan raises it when the card "
+                         "has fewer)");
+      }
+    }
   }
 
   // -- names ----------------------------------------------------------------

@@ -460,6 +460,55 @@ TEST(ChecksTest, SchemaErrorsDoNotCascade) {
                           "(quote it: \"7\")"));
 }
 
+// One nic with numVfs (line 10) and firmware (line 11).
+std::string FirmwareNic(const std::string& firmware) {
+  return WithHeader(
+      "spec:\n"                              // 5
+      "  nics:\n"                            // 6
+      "    - name: rail0\n"                  // 7
+      "      nicSelector:\n"                 // 8
+      "        vendor: \"15b3\"\n"           // 9
+      "      numVfs: 12\n"                   // 10
+      "      firmware: " + firmware + "\n");  // 11
+}
+
+TEST(FirmwareChecksTest, SriovOffWithVfsNamesBothFields) {
+  EXPECT_THAT(Diagnose(FirmwareNic("{ SRIOV_EN: false }")),
+              ElementsAre("host.yaml:11:29: spec.nics[0].firmware.SRIOV_EN: SRIOV_EN false "
+                          "(host.yaml:11:29) turns SR-IOV off in the firmware of nic \"rail0\", "
+                          "but numVfs 12 (host.yaml:10:15) asks for VFs on it: drop SRIOV_EN (the "
+                          "plan turns it on when the card has it off) or set numVfs: 0"));
+  EXPECT_THAT(Diagnose(FirmwareNic("{ SRIOV_EN: 0 }")), ::testing::SizeIs(1));
+  EXPECT_THAT(Diagnose(FirmwareNic("{ SRIOV_EN: true, NUM_OF_VFS: 12 }")), IsEmpty());
+}
+
+TEST(FirmwareChecksTest, NumOfVfsBelowNumVfsNamesBothFields) {
+  EXPECT_THAT(Diagnose(FirmwareNic("{ NUM_OF_VFS: 8 }")),
+              ElementsAre("host.yaml:11:31: spec.nics[0].firmware.NUM_OF_VFS: NUM_OF_VFS 8 "
+                          "(host.yaml:11:31) lets the firmware of nic \"rail0\" enable at most 8 "
+                          "VFs, but numVfs 12 (host.yaml:10:15) asks for 12: set NUM_OF_VFS to at "
+                          "least 12, or drop it (the plan raises it when the card has fewer)"));
+  EXPECT_THAT(Diagnose(FirmwareNic("{ NUM_OF_VFS: 16 }")), IsEmpty());
+}
+
+TEST(FirmwareChecksTest, ParameterNamesFollowMstconfig) {
+  for (const char* good :
+       {"{ ATS_ENABLED: true }", "{ LINK_TYPE_P1: ETH }", "{ \"HOST_CHAINING_DESCRIPTORS[5]\": 3 }",
+        "{ \"HOST_CHAINING_DESCRIPTORS[3..7]\": 3 }"}) {
+    EXPECT_THAT(Diagnose(FirmwareNic(good)), IsEmpty()) << good;
+  }
+  EXPECT_THAT(
+      Diagnose(FirmwareNic("{ ats_enabled: true }")),
+      ElementsAre("host.yaml:11:32: spec.nics[0].firmware.ats_enabled: \"ats_enabled\" is "
+                  "not an mstconfig parameter name (upper-case letters, digits and '_', as "
+                  "`mstconfig query` prints it: ATS_ENABLED, LINK_TYPE_P1; an array element "
+                  "as NAME[5] or NAME[3..7])"));
+  for (const char* bad : {"{ ATS-ENABLED: true }", "{ \"NAME[]\": 1 }", "{ \"NAME[7..3]\": 1 }",
+                          "{ \"NAME[x]\": 1 }", "{ \"NAME[1]X\": 1 }", "{ \"_X\": 1 }"}) {
+    EXPECT_THAT(Diagnose(FirmwareNic(bad)), ::testing::SizeIs(1)) << bad;
+  }
+}
+
 TEST(InterfaceNameTest, FollowsTheKernel) {
   EXPECT_FALSE(InterfaceNameProblem("ens6f0np0").has_value());
   EXPECT_FALSE(InterfaceNameProblem("a23456789012345").has_value());  // 15 is the limit

@@ -28,6 +28,10 @@ struct PcieFunctionFacts {
   std::optional<uint16_t> acs_offset;
   uint16_t acs_capability = 0;
   uint16_t acs_control = 0;
+  // The link as the kernel reports it (sysfs current_link_speed, e.g.
+  // "32.0 GT/s PCIe", and current_link_width); "" / 0 when not read.
+  std::string link_speed;
+  int link_width = 0;
   // Max_Read_Request_Size in bytes (Device Control bits 14:12); 0 without
   // the PCI Express capability.
   int MaxReadRequest() const {

@@ -1,8 +1,10 @@
 #include "modules/firmware/firmware_planner.h"
 
 #include <cctype>
+#include <cstdio>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <utility>
 
@@ -189,6 +191,58 @@ void PlanLinkType(const NicSpec& nic, const std::string& path, const HostFacts& 
   }
 }
 
+// "Array[0..7]" -> {0, 7}: how mstconfig query prints an array parameter.
+std::optional<std::pair<int, int>> ArrayRange(const std::string& printed) {
+  int lo = 0, hi = 0;
+  char end = 0;
+  if (std::sscanf(printed.c_str(), "Array[%d..%d%c", &lo, &hi, &end) != 3 || end != ']') {
+    return std::nullopt;
+  }
+  return std::make_pair(lo, hi);
+}
+
+// firmware: { NAME[i]: v } or { NAME[i..j]: v } (the loader checked the
+// syntax): mstconfig query prints an array parameter as "Array[0..7]", not
+// its elements' values, so the next-boot value cannot be compared and no
+// change can be planned. The error says which, naming the card.
+void ArrayElementError(const FirmwareFacts& fw, const std::string& dev, const std::string& param,
+                       const std::string& field, PlanSink& sink) {
+  const size_t open = param.find('[');
+  const std::string base = param.substr(0, open);
+  int lo = 0, hi = 0;
+  const std::string index = param.substr(open);
+  if (std::sscanf(index.c_str(), "[%d..%d]", &lo, &hi) != 2) {
+    std::sscanf(index.c_str(), "[%d]", &lo);
+    hi = lo;
+  }
+  auto it = fw.params.find(base);
+  if (it == fw.params.end()) {
+    sink.Error(field, "the firmware of " + dev + " (" + DeviceType(fw) + ") has no parameter " +
+                          base + " (not in its mstconfig query: see `mstconfig -d " + dev +
+                          " query`)");
+    return;
+  }
+  auto range = ArrayRange(it->second.next_boot);
+  if (!range) {
+    sink.Error(field, base + " of " + dev + " is not an array parameter (its query reads \"" +
+                          it->second.next_boot + "\"): set it as " + base + ", without an index");
+    return;
+  }
+  if (lo < range->first || hi > range->second) {
+    sink.Error(field, param + " is outside " + base + "'s elements on " + dev + " (" +
+                          it->second.next_boot + ")");
+    return;
+  }
+  sink.Error(field, "the mstconfig query of " + dev + " prints " + base + " as " +
+                        it->second.next_boot +
+                        ", not its elements' values: provisioner cannot "
+                        "compare " +
+                        param +
+                        " with the next boot and plans no change for it "
+                        "(set it by hand: `mstconfig -d " +
+                        dev + " -y set " + param + "=<value>`)");
+}
+
 // spec.nics[].firmware: every parameter on the card of each selected PF,
 // compared with the Next Boot column as mstconfig reads a set.
 void PlanRawFirmware(const NicSpec& nic, const std::string& path, const HostFacts& facts,
@@ -203,6 +257,10 @@ void PlanRawFirmware(const NicSpec& nic, const std::string& path, const HostFact
     if (fw == nullptr) continue;
     const std::string dev = FirmwareDevice(pf->pci_address);
     for (const auto& [param, setting] : nic.firmware) {
+      if (param.find('[') != std::string::npos) {
+        ArrayElementError(*fw, dev, param, fw_path + "." + param, sink);
+        continue;
+      }
       Want w;
       w.param = param;
       w.text = setting.text;

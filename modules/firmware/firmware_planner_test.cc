@@ -266,6 +266,33 @@ TEST(FirmwarePlanner, UnknownParameterIsAnErrorNamingTheField) {
   EXPECT_NE(p.diags[0].message.find("ConnectX6LX"), std::string::npos) << p.Messages();
 }
 
+// NAME[i]: the query prints arrays as "Array[0..7]", never the elements.
+TEST(FirmwarePlanner, ArrayElementsAreErrorsNamingTheCard) {
+  HostFacts f;
+  f.pci = {Pf("0000:18:00.0", "ibp24s0")};
+  f.firmware["0000:18:00.0"] = FromTestdata("cx7-ib-wide.query");
+  auto message = [&](const std::string& param) {
+    Planned p = RunPlan(WantFirmware("0000:18:00.0", {{param, Int(3)}}), f);
+    EXPECT_TRUE(p.changes.empty()) << param;
+    EXPECT_EQ(p.diags.size(), 1u) << p.Messages();
+    EXPECT_EQ(p.diags.empty() ? "" : p.diags[0].path, "spec.nics[0].firmware." + param);
+    return p.diags.empty() ? "" : p.diags[0].message;
+  };
+  EXPECT_EQ(message("HOST_CHAINING_DESCRIPTORS[5]"),
+            "the mstconfig query of 0000:18:00.0 prints HOST_CHAINING_DESCRIPTORS as "
+            "Array[0..7], not its elements' values: provisioner cannot compare "
+            "HOST_CHAINING_DESCRIPTORS[5] with the next boot and plans no change for it (set it "
+            "by hand: `mstconfig -d 0000:18:00.0 -y set HOST_CHAINING_DESCRIPTORS[5]=<value>`)");
+  EXPECT_EQ(message("HOST_CHAINING_DESCRIPTORS[3..9]"),
+            "HOST_CHAINING_DESCRIPTORS[3..9] is outside HOST_CHAINING_DESCRIPTORS's elements on "
+            "0000:18:00.0 (Array[0..7])");
+  EXPECT_NE(message("MEMIC_BAR_SIZE[1]").find("MEMIC_BAR_SIZE of 0000:18:00.0 is not an array"),
+            std::string::npos);
+  EXPECT_NE(message("NO_SUCH_ARRAY[1]")
+                .find("the firmware of 0000:18:00.0 (ConnectX7) has no parameter NO_SUCH_ARRAY"),
+            std::string::npos);
+}
+
 TEST(FirmwarePlanner, TwoNicsOnOneCardAskingDifferentValuesIsAnErrorNamingBoth) {
   HostFacts f;
   f.pci = {Pf("0000:86:00.0", "ibs5f0"), Pf("0000:86:00.1", "ibs5f1")};

@@ -1,11 +1,15 @@
 // Config-space parsing against the byte layouts of the PCI and PCIe specs
-// (the generator's bytes and hand-made malformed lists).
+// (the generator's bytes and hand-made malformed lists), and real config
+// spaces from pciutils' test-suite (test/fuzz/corpus/pcie_config) against
+// what lspci itself decodes from them.
 #include "modules/pcie/pcie_config.h"
 
 #include <string>
 
 #include "gtest/gtest.h"
+#include "test/support/files.h"
 #include "test/support/host_tree.h"
+#include "test/support/ttar.h"
 
 namespace provisioner {
 namespace {
@@ -101,6 +105,51 @@ TEST(PcieConfigTest, ReadRequestEncodingKeepsOtherBits) {
   EXPECT_FALSE(ParseHex16("0x12345"));
   EXPECT_FALSE(ParseHex16("0xg"));
   EXPECT_FALSE(ParseHex16(""));
+}
+
+struct RealDump {
+  const char* file;
+  size_t size;
+  std::optional<uint16_t> express;
+  int port_type;
+  int mrrs;
+  std::optional<uint16_t> acs;
+  uint16_t acs_capability;
+  uint16_t acs_control;
+};
+
+// The values `lspci -vvv -F <dump>` prints for each (Express (v2) Root Port,
+// MaxReadReq, Access Control Services ACSCap/ACSCtl bits).
+TEST(PcieConfigTest, RealConfigSpacesDecodeAsLspciDecodesThem) {
+  const RealDump dumps[] = {
+      // cap-aer-root 00:02.0: Haswell-E root port, ACSCtl SrcValid+ TransBlk+
+      // ReqRedir+ CmpltRedir+ UpstreamFwd+.
+      {"haswell-e-root-port-acs", 4096, 0x90, kPciExpTypeRootPort, 128, 0x110, 0x001f, 0x001f},
+      // cap-exp-lnkcap2 00:1c.0: Sunrise Point root port, ACS capable, all off.
+      {"sunrise-point-root-port-acs-off", 4096, 0x40, kPciExpTypeRootPort, 128, 0x140, 0x000f,
+       0x0000},
+      {"connectx3-pro-endpoint", 4096, 0x60, kPciExpTypeEndpoint, 512, std::nullopt, 0, 0},
+      {"gp108m-gpu-endpoint", 4096, 0x78, kPciExpTypeEndpoint, 512, std::nullopt, 0, 0},
+      {"thunderbolt-downstream-port", 4096, 0xc0, kPciExpTypeDownstream, 512, std::nullopt, 0, 0},
+      {"nf200-switch-downstream-port", 4096, 0x60, kPciExpTypeDownstream, 128, std::nullopt, 0, 0},
+      {"intel-10c9-sriov-endpoint", 4096, 0xa0, kPciExpTypeEndpoint, 512, std::nullopt, 0, 0},
+      // ICH10 USB: conventional PCI, 256 bytes, no PCI Express capability.
+      {"ich10-usb-conventional-256", 256, std::nullopt, -1, 0, std::nullopt, 0, 0},
+  };
+  for (const RealDump& d : dumps) {
+    SCOPED_TRACE(d.file);
+    const std::string bytes = ::provisioner::testing::ReadFile(::provisioner::testing::RunfilePath(
+        "test/fuzz/corpus/pcie_config/" + std::string(d.file) + ".config"));
+    ASSERT_EQ(bytes.size(), d.size);
+    auto f = ParsePcieConfig(bytes);
+    ASSERT_TRUE(f.ok()) << f.status().message();
+    EXPECT_EQ(f->express_offset, d.express);
+    EXPECT_EQ(f->port_type, d.port_type);
+    EXPECT_EQ(f->MaxReadRequest(), d.mrrs);
+    EXPECT_EQ(f->acs_offset, d.acs);
+    EXPECT_EQ(f->acs_capability, d.acs_capability);
+    EXPECT_EQ(f->acs_control, d.acs_control);
+  }
 }
 
 }  // namespace

@@ -1,11 +1,11 @@
 #include "modules/pcie/pcie_module.h"
 
 #include <cerrno>
+#include <cstdlib>
 #include <string>
 
 #include "engine/model/topology.h"
 #include "engine/module/registry.h"
-#include "engine/output/facts_output.h"
 #include "modules/pcie/pcie_checks.h"
 #include "modules/pcie/pcie_config.h"
 #include "modules/pcie/pcie_planner.h"
@@ -65,6 +65,19 @@ StatusOr<PcieFunctionFacts> ReadConfig(const HostFs& fs, const std::string& bdf)
   return parsed;
 }
 
+// The negotiated link (lspci's LnkSta) as sysfs gives it, for discover's
+// table and JSON; absent attributes leave it empty.
+void ReadLink(const HostFs& fs, const std::string& bdf, PcieFunctionFacts& f) {
+  const std::string dir = "/sys/bus/pci/devices/" + bdf + "/";
+  if (auto speed = fs.ReadAttr(dir + "current_link_speed"); speed.ok()) f.link_speed = *speed;
+  if (auto width = fs.ReadAttr(dir + "current_link_width"); width.ok()) {
+    char* end = nullptr;
+    const long w = std::strtol(width->c_str(), &end, 10);
+    if (end != width->c_str() && *end == '\0' && w > 0 && w <= 32)
+      f.link_width = static_cast<int>(w);
+  }
+}
+
 // The register a change writes and its value now.
 struct Register {
   uint16_t offset = 0;
@@ -104,6 +117,7 @@ Status PcieModule::Discover(HostContext& ctx, HostFacts& facts) {
     if (f.IsVf() || (!bridge && !f.IsNetwork())) continue;
     auto read = ReadConfig(fs, f.pci_address);
     if (read.ok()) {
+      if (ctx.plan_for == nullptr) ReadLink(fs, f.pci_address, *read);  // planning needs no link
       facts.pcie.functions[f.pci_address] = *read;
     } else if (read.status().err() == ENOENT) {
       facts.pcie.unreadable[f.pci_address] = "not captured (no " + ConfigPath(f.pci_address) + ")";
@@ -159,22 +173,6 @@ Status PcieModule::Verify(const Change& change, HostContext& ctx) {
 void PcieModule::Check(const DesiredState* desired, const HostFacts& facts,
                        CheckSink& sink) const {
   CheckPcie(desired, facts, sink);
-}
-
-// discover -o json: "pcie": {bdf: {portType, acsControl, maxReadRequest}}
-// for the functions whose config space was read, plus what could not be.
-void PcieModule::RenderFactsJson(const HostFacts& facts, FactsJson& out) const {
-  if (!facts.pcie.discovered) return;
-  nlohmann::json j = nlohmann::json::object();
-  for (const auto& [bdf, f] : facts.pcie.functions) {
-    nlohmann::json e = nlohmann::json::object();
-    e["portType"] = f.port_type;
-    if (f.acs_offset) e["acsControl"] = Hex16(f.acs_control);
-    if (f.express_offset) e["maxReadRequest"] = f.MaxReadRequest();
-    j["functions"][bdf] = e;
-  }
-  for (const auto& [bdf, why] : facts.pcie.unreadable) j["unreadable"][bdf] = why;
-  out.doc()["pcie"] = j;
 }
 
 // After topology: GPU and NIC facts (pci, sriov, rdma) are complete.

@@ -15,6 +15,7 @@
 #ifndef PROVISIONER_MODULES_PCIE_PCIE_MODULE_H_
 #define PROVISIONER_MODULES_PCIE_PCIE_MODULE_H_
 
+#include <string>
 #include <string_view>
 
 #include "engine/module/module.h"
@@ -33,7 +34,9 @@ class PcieModule final : public Module {
   Status Apply(const Change& change, HostContext& ctx) override;
   Status Verify(const Change& change, HostContext& ctx) override;
   void Check(const DesiredState* desired, const HostFacts& facts, CheckSink& sink) const override;
+  // discover: pcie_render.cc.
   void RenderFactsJson(const HostFacts& facts, FactsJson& out) const override;
+  std::string RenderFactsTable(const HostFacts& facts) const override;
 };
 
 }  // namespace provisioner

@@ -23,6 +23,7 @@ trap 'rm -rf "$TMP"' EXIT
 "$MAKE_TREE" --preset cx5-ib --out examples/hosts/cx5-ib.ttar
 "$MAKE_TREE" --preset cx5-roce --vfs 0000:af:00.0=4 --out test/hosts/cx5-roce-vfs.ttar
 "$MAKE_TREE" --preset hgx-h100 --out examples/hosts/hgx-h100.ttar  # kept only there
+"$MAKE_TREE" --preset hgx-h100-pcie --out examples/hosts/hgx-h100-pcie.ttar  # kept only there
 "$MAKE_TREE" --preset gpu-shared-switch --out test/hosts/gpu-shared-switch.ttar
 
 # Adds an empty `resource` (mode 444) to every PCI function that lacks one:

@@ -111,10 +111,10 @@ std::map<std::string, PciFn> ScanMap(const std::string& root) {
   return m;
 }
 
-const char* const kAllTrees[] = {"cx5-roce",    "cx5-ib",   "cx5-roce-vfs",     "i350-sriov-ghw",
-                                 "e810-procfs", "hgx-h100", "gpu-shared-switch"};
-const char* const kGeneratedTrees[] = {"cx5-roce", "cx5-ib", "cx5-roce-vfs", "hgx-h100",
-                                       "gpu-shared-switch"};
+const char* const kAllTrees[] = {"cx5-roce",    "cx5-ib",   "cx5-roce-vfs",  "i350-sriov-ghw",
+                                 "e810-procfs", "hgx-h100", "hgx-h100-pcie", "gpu-shared-switch"};
+const char* const kGeneratedTrees[] = {"cx5-roce", "cx5-ib",        "cx5-roce-vfs",
+                                       "hgx-h100", "hgx-h100-pcie", "gpu-shared-switch"};
 
 TreeRequest RequestFor(const std::string& name) {
   if (name == "cx5-roce-vfs") return TreeRequest{"cx5-roce", {{"0000:af:00.0", 4}}, 0};
@@ -267,6 +267,30 @@ TEST(TreesTest, Cx5IbContents) {
             "InfiniBand");
   EXPECT_EQ(w.ReadAttr("/sys/class/infiniband/mlx5_0/ports/1/lid").value_or(""), "0x5");
   EXPECT_EQ(w.ReadAttr("/sys/class/infiniband/mlx5_0/ports/1/sm_lid").value_or(""), "0x1");
+}
+
+// hgx-h100-pcie is hgx-h100 plus config space and the ConnectX-7 firmware
+// captures; hgx-h100 itself has neither (the "not captured" case).
+TEST(TreesTest, HgxH100PcieHasConfigSpaceAndFirmwareCaptures) {
+  TreeWriter plain(Extract("hgx-h100"));
+  TreeWriter w(Extract("hgx-h100-pcie"));
+  const std::string port = "/sys/bus/pci/devices/0000:17:01.0/config";
+  EXPECT_FALSE(plain.Exists(port));
+  EXPECT_FALSE(plain.Exists("/run/provisioner/mstconfig/0000:1a:00.0.query"));
+  std::string config = w.ReadFile(port).value_or("");
+  ASSERT_EQ(config.size(), 4096u);
+  // Extended capability at 0x148: ID 0x000d (ACS), version 1; ACS Control 0x001d.
+  EXPECT_EQ(static_cast<unsigned char>(config[0x148]), 0x0du);
+  EXPECT_EQ(static_cast<unsigned char>(config[0x14a]), 0x01u);
+  EXPECT_EQ(static_cast<unsigned char>(config[0x14e]), 0x1du);
+  for (const char* nic : {"1a", "3c", "4d", "5e", "9c", "bc", "cc", "dc"}) {
+    const std::string q =
+        w.ReadAttr("/run/provisioner/mstconfig/0000:" + std::string(nic) + ":00.0.query")
+            .value_or("");
+    EXPECT_NE(q.find("ATS_ENABLED"), std::string::npos) << nic;
+    EXPECT_NE(q.find("ETH(2)"), std::string::npos) << nic;
+  }
+  EXPECT_EQ(plain.List("/sys/bus/pci/devices"), w.List("/sys/bus/pci/devices"));
 }
 
 // The VF tree is the RoCE tree after "echo 4 > sriov_numvfs": writing 0 in

@@ -104,6 +104,15 @@ TEST(FactsRenderTest, EveryModuleRendersItsFacts) {
   h.loaded_modules = {"mlx5_core"};
   h.topology.gpus = {{"0000:18:00.0", "10de", "2330", 0}};
   h.topology.links = {{"0000:18:00.0", "0000:af:00.0", PcieLevel::kPix}};
+  h.pcie.discovered = true;
+  PcieFunctionFacts cfg;
+  cfg.config_size = 4096;
+  cfg.express_offset = 0x60;
+  cfg.port_type = 0;
+  cfg.device_control = 0x5830;  // MaxReadReq 4096
+  cfg.link_speed = "16.0 GT/s PCIe";
+  cfg.link_width = 16;
+  h.pcie.functions[pf.pci_address] = cfg;
 
   const nlohmann::json j = FactsToJson(h);
   EXPECT_EQ(j["formatVersion"], 1);
@@ -124,6 +133,8 @@ TEST(FactsRenderTest, EveryModuleRendersItsFacts) {
   EXPECT_EQ(j["rdmaDevices"][0]["name"], "mlx5_0");
   EXPECT_EQ(j["gpus"][0]["pciAddress"], "0000:18:00.0");                 // pci
   EXPECT_EQ(j["topology"][0]["level"], "PIX");                           // topology
+  EXPECT_EQ(j["pcie"]["functions"]["0000:af:00.0"]["maxReadRequest"], 4096);  // pcie
+  EXPECT_EQ(j["pcie"]["functions"]["0000:af:00.0"]["linkWidth"], 16);
 
   // The table: the host line, then the modules' sections in module order.
   const std::string t = RenderFactsTable(h);
@@ -135,6 +146,11 @@ TEST(FactsRenderTest, EveryModuleRendersItsFacts) {
   EXPECT_LT(nics, gpus);
   EXPECT_LT(gpus, topo);
   EXPECT_NE(t.find("NIC0: 0000:af:00.0 (15b3:1017 ens6f0np0,mlx5_0)"), std::string::npos) << t;
+  const size_t pcie = t.find("\nPCIe (config space:");
+  EXPECT_LT(topo, pcie);
+  EXPECT_NE(t.find("  0000:af:00.0  NIC ens6f0np0  -        4096        16.0 GT/s x16  -\n", pcie),
+            std::string::npos)
+      << t;
 }
 
 }  // namespace

@@ -290,5 +290,44 @@ TEST_F(LiveFirmwareTest, DiscoverQueriesEveryCardOnceAtOnce) {
   EXPECT_NE(d.out.find("\"LINK_TYPE_P1\""), std::string::npos);
 }
 
+// On the bundled HGX H100 tree with the ConnectX-7 captures: a misspelt
+// parameter is a plan error naming each card; SR-IOV off or NUM_OF_VFS below
+// numVfs beside numVfs is a validation error naming both fields' positions.
+TEST(FirmwareCliTest, MisspeltParameterAndVfConflictsOnTheHgxTree) {
+  std::string root = ExtractHost("hgx-h100-pcie");
+  auto yaml = [](const std::string& nic_fields) {
+    return WriteTempFile("host-hgx.yaml",
+                         "apiVersion: provisioner/v1alpha1\nkind: HostConfig\n"
+                         "metadata:\n  name: hgx\nspec:\n  nics:\n"
+                         "    - name: rail0\n"
+                         "      nicSelector: { rootDevices: [\"0000:1a:00.0\"] }\n" +
+                             nic_fields);
+  };
+  RunResult typo =
+      Provisioner({"plan", yaml("      firmware: { ATS_ENABLE: true }\n"), "--root", root});
+  EXPECT_EQ(typo.exit_code, 1);
+  EXPECT_NE(typo.err.find(":9:31: spec.nics[0].firmware.ATS_ENABLE: the firmware of 0000:1a:00.0 "
+                          "(ConnectX7) has no parameter ATS_ENABLE"),
+            std::string::npos)
+      << typo.err;
+
+  RunResult off = Provisioner(
+      {"plan", yaml("      numVfs: 8\n      firmware: { SRIOV_EN: false }\n"), "--root", root});
+  EXPECT_EQ(off.exit_code, 1);
+  EXPECT_NE(off.err.find("host-hgx.yaml:10:29: spec.nics[0].firmware.SRIOV_EN: SRIOV_EN false"),
+            std::string::npos)
+      << off.err;
+  EXPECT_NE(off.err.find("but numVfs 8 ("), std::string::npos) << off.err;
+  EXPECT_NE(off.err.find("host-hgx.yaml:9:15) asks for VFs"), std::string::npos) << off.err;
+
+  RunResult few = Provisioner(
+      {"plan", yaml("      numVfs: 12\n      firmware: { NUM_OF_VFS: 8 }\n"), "--root", root});
+  EXPECT_EQ(few.exit_code, 1);
+  EXPECT_NE(few.err.find(":10:31: spec.nics[0].firmware.NUM_OF_VFS: NUM_OF_VFS 8"),
+            std::string::npos)
+      << few.err;
+  EXPECT_NE(few.err.find("host-hgx.yaml:9:15) asks for 12"), std::string::npos) << few.err;
+}
+
 }  // namespace
 }  // namespace provisioner::testing

@@ -204,6 +204,83 @@ TEST(PcieCliTest, BundledTreeWithoutConfigFilesSaysNotCaptured) {
     }
   }
   EXPECT_TRUE(seen) << d.out;
+  // discover's table says what is missing instead of guessing.
+  RunResult table = Provisioner({"discover", "--root", root});
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_NE(table.out.find("config space not read for 46 function(s), e.g. 0000:15:01.0: not "
+                           "captured (no /sys/bus/pci/devices/0000:15:01.0/config)"),
+            std::string::npos)
+      << table.out;
+}
+
+// discover on the bundled tree with config space: the PCIe section lists each
+// root/downstream port and NIC PF with ACS Control, MaxReadReq and the link,
+// and the GPU<->NIC paths a port lies on; the JSON has the same facts.
+TEST(PcieCliTest, DiscoverShowsPortsAndNicPfs) {
+  const std::string root = MakeTempDir("hgx-pcie");
+  ASSERT_TRUE(ExtractTtar(HostTreePath("hgx-h100-pcie"), root).ok());
+  RunResult t = Provisioner({"discover", "--root", root});
+  ASSERT_EQ(t.exit_code, 0) << t.err;
+  const size_t section = t.out.find("\nPCIe (config space:");
+  ASSERT_NE(section, std::string::npos) << t.out;
+  const std::string pcie = t.out.substr(section);
+  auto row = [&](const std::string& bdf) {
+    const size_t at = pcie.find("\n  " + bdf + " ");
+    if (at == std::string::npos) return std::string();
+    return pcie.substr(at + 3, pcie.find('\n', at + 1) - at - 3);
+  };
+  EXPECT_EQ(row("0000:17:02.0"),
+            "0000:17:02.0  downstream port    0x001d   512         32.0 GT/s x16  "
+            "0000:19:00.0<->0000:1a:00.0");
+  EXPECT_EQ(row("0000:15:01.0"),
+            "0000:15:01.0  root port          0x001d   512         32.0 GT/s x16  -");
+  EXPECT_EQ(row("0000:1a:00.0"),
+            "0000:1a:00.0  NIC enp26s0np0     -        512         32.0 GT/s x16  -");
+  EXPECT_EQ(row("0000:16:00.0"), "") << "upstream ports are not listed";
+  EXPECT_EQ(row("0000:19:00.0"), "") << "GPUs are not listed";
+
+  RunResult j = Provisioner({"discover", "--root", root, "-o", "json"});
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  const json port = json::parse(j.out)["pcie"]["functions"]["0000:17:02.0"];
+  EXPECT_EQ(port["portType"], 6);
+  EXPECT_EQ(port["acsControl"], "0x001d");
+  EXPECT_EQ(port["linkSpeed"], "32.0 GT/s PCIe");
+  EXPECT_EQ(port["linkWidth"], 16);
+
+  // After apply, the table shows what the plan changed.
+  const std::string yaml = WriteTempFile("host.yaml", kHostYaml);
+  ASSERT_EQ(Provisioner({"apply", yaml, "--root", root}).exit_code, 0);
+  RunResult after = Provisioner({"discover", "--root", root});
+  const std::string tuned = after.out.substr(after.out.find("\nPCIe (config space:"));
+  EXPECT_NE(tuned.find("\n  0000:17:02.0  downstream port    0x0000   512 "), std::string::npos)
+      << tuned;
+  EXPECT_NE(tuned.find("\n  0000:1a:00.0  NIC enp26s0np0     -        4096 "), std::string::npos)
+      << tuned;
+}
+
+// examples/gpudirect-tuned.yaml on its bundled tree: apply writes the ACS and
+// MaxReadReq registers live and ATS_ENABLED for the next boot (exit 3, the
+// reboot flagged); the next plan has no change, only the pending reboot.
+TEST(PcieCliTest, GpudirectExampleAppliesLiveAndForTheNextBoot) {
+  const std::string root = MakeTempDir("gpudirect");
+  ASSERT_TRUE(ExtractTtar(HostTreePath("hgx-h100-pcie"), root).ok());
+  const std::string yaml = RunfilePath("examples/gpudirect-tuned.yaml");
+  RunResult a = Provisioner({"apply", yaml, "--root", root});
+  EXPECT_EQ(a.exit_code, 3) << a.out << a.err;
+  EXPECT_TRUE(Exists(root + "/run/reboot-required"));
+  const std::string port = Config(root, "0000:17:02.0");
+  EXPECT_EQ(port.substr(0x14e, 2), std::string("\0\0", 2));  // ACS Control 0x0000
+  EXPECT_EQ(static_cast<unsigned char>(Config(root, "0000:1a:00.0")[0x69]), 0x58u);  // 4096
+  EXPECT_NE(ReadFile(root + "/run/provisioner/mstconfig/0000:1a:00.0.query")
+                .find("ATS_ENABLED                                 False(0)            "
+                      "False(0)            True(1)"),
+            std::string::npos);
+
+  RunResult p = Provisioner({"plan", yaml, "--root", root, "-o", "json"});
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  const json plan = json::parse(p.out);
+  EXPECT_TRUE(plan["changes"].empty()) << plan.dump(2);
+  EXPECT_EQ(plan["warnings"].size(), 8u) << plan.dump(2);  // one pending reboot per card
 }
 
 }  // namespace

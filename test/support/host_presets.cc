@@ -541,6 +541,72 @@ HostSpec GpuSharedSwitchHost() {
   return h;
 }
 
+namespace {
+
+// `mstconfig -e -d <bdf> query` of a ConnectX-7 VPI card (MCX75310AAS-NEAT)
+// whose port runs Ethernet, in the wide columns of the newer mstflint
+// (44/20 characters, as modules/firmware/testdata/cx7-ib-wide.query):
+// SR-IOV on with 16 VFs, ATS off (the factory default), the RoCE congestion
+// parameters nic-configuration-operator's roceOptimized sets, at defaults.
+std::string Cx7EthMstconfigQuery(const std::string& bdf) {
+  struct Row {
+    const char* name;
+    const char* def;
+    const char* current;  // the next-boot value too
+  };
+  static constexpr Row kRows[] = {
+      {"MEMIC_BAR_SIZE", "0", "0"},
+      {"NUM_OF_VFS", "8", "16"},
+      {"NUM_OF_PF", "1", "1"},
+      {"FPP_EN", "True(1)", "True(1)"},
+      {"SRIOV_EN", "True(1)", "True(1)"},
+      {"PF_LOG_BAR_SIZE", "5", "5"},
+      {"VF_LOG_BAR_SIZE", "1", "1"},
+      {"NUM_PF_MSIX", "63", "63"},
+      {"NUM_VF_MSIX", "11", "11"},
+      {"INT_LOG_MAX_PAYLOAD_SIZE", "AUTOMATIC(0)", "AUTOMATIC(0)"},
+      {"PCI_ATOMIC_MODE", "PCI_ATOMIC_DISABLED_EXT_ATOMIC_ENABLED(0)",
+       "PCI_ATOMIC_DISABLED_EXT_ATOMIC_ENABLED(0)"},
+      {"ATS_ENABLED", "False(0)", "False(0)"},
+      {"ADVANCED_PCI_SETTINGS", "False(0)", "False(0)"},
+      {"UCTX_EN", "True(1)", "True(1)"},
+      {"LINK_TYPE_P1", "IB(1)", "ETH(2)"},
+      {"KEEP_ETH_LINK_UP_P1", "True(1)", "True(1)"},
+      {"NUM_OF_TC_P1", "_8_TCs(0)", "_8_TCs(0)"},
+      {"NUM_OF_PFC_P1", "8", "8"},
+      {"ROCE_CC_PRIO_MASK_P1", "255", "255"},
+      {"CNP_DSCP_P1", "48", "48"},
+      {"CNP_802P_PRIO_P1", "6", "6"},
+      {"SAFE_MODE_THRESHOLD", "10", "10"},
+      {"SAFE_MODE_ENABLE", "True(1)", "True(1)"},
+  };
+  // printSingleParam: a '*' when next boot differs from default, 8 spaces,
+  // the name in 44 columns, each value in 20 (one space after a wider one).
+  auto value = [](const std::string& v) {
+    return v.size() < 20 ? v + std::string(20 - v.size(), ' ') : v + " ";
+  };
+  std::string out =
+      "\nDevice #1:\n----------\n\n"
+      "Device type:    ConnectX7       \n"
+      "Name:           MCX75310AAS-NEA_Ax\n"
+      "Description:    NVIDIA ConnectX-7 HHHL adapter card; 400Gb/s NDR IB; single-port OSFP; "
+      "PCIe 5.0 x16; tall bracket\n"
+      "Device:         " +
+      bdf +
+      "    \n\n"
+      "Configurations:                              Default         Current         Next Boot\n";
+  for (const Row& r : kRows) {
+    const std::string name = r.name;
+    out += std::string(std::string(r.def) != r.current ? "*" : " ") + std::string(8, ' ') + name +
+           std::string(name.size() < 44 ? 44 - name.size() : 1, ' ') + value(r.def) +
+           value(r.current) + value(r.current) + "\n";
+  }
+  out += "The '*' shows parameters with next value different from default/current value.\n";
+  return out;
+}
+
+}  // namespace
+
 HostSpec HgxH100PcieHost() {
   HostSpec h = HgxH100Host();
   h.hostname = "hgx-h100-pcie";
@@ -565,6 +631,12 @@ HostSpec HgxH100PcieHost() {
     }
     port_type[f.bdf] = c.port_type;
     f.config = c;
+    // The ConnectX-7 rail cards' firmware configuration, as `snapshot`
+    // captures it (docs/snapshot.md).
+    if (f.vendor == 0x15b3 && f.device == 0x1021) {
+      h.files.push_back(
+          {"/run/provisioner/mstconfig/" + f.bdf + ".query", Cx7EthMstconfigQuery(f.bdf)});
+    }
   }
   return h;
 }

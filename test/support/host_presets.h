@@ -62,7 +62,11 @@ HostSpec GpuSharedSwitchHost();
 // capability (0x005f) whose control has the bits Linux enables with an
 // IOMMU (SV|RR|CR|UF = 0x001d), upstream ports (type 5) without ACS, GPUs
 // and NICs as endpoints with MaxReadReq 512; booted with intel_iommu=on.
-// Generated at test time (not checked in: ttar spells each NUL byte out).
+// The ConnectX-7 cards' `mstconfig -e query` captured under
+// /run/provisioner/mstconfig/ (port ETH, SR-IOV on with 16 VFs, ATS off).
+// Bundled as examples/hosts/hgx-h100-pcie.ttar (2.5 MB: ttar spells each NUL
+// byte of config space out); examples/hosts/hgx-h100.ttar stays the tree
+// without `config` files.
 HostSpec HgxH100PcieHost();
 
 // Names accepted by PresetByName: "cx5-roce", "cx5-ib", "hgx-h100", "gpu-shared-switch", "scaled-<P>",
