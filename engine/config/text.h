@@ -7,16 +7,15 @@
 #include <string>
 #include <string_view>
 
+#include "engine/base/strings.h"
+
 namespace provisioner::config {
 
-bool IsValidUtf8(std::string_view s);
-
-// `s` in double quotes; '"' and '\' escaped, control and invalid bytes as
-// \xNN, cut to about `max_bytes` with "..." appended.
-std::string Quote(std::string_view s, size_t max_bytes = 64);
-
-// `s` with control and invalid bytes as \xNN (for library messages).
-std::string Printable(std::string_view s);
+// The quoting helpers live in engine/base/strings.h (host-side messages use
+// them too); here under their old names.
+using provisioner::IsValidUtf8;
+using provisioner::Printable;
+using provisioner::Quote;
 
 // Levenshtein distance, ASCII case-insensitive (for "did you mean").
 size_t EditDistance(std::string_view a, std::string_view b);

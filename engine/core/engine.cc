@@ -71,6 +71,7 @@ PlanResult BuildPlan(const std::vector<std::unique_ptr<Module>>& modules,
   std::stable_sort(changes.begin(), changes.end(),
                    [](const Change& a, const Change& b) { return a.phase < b.phase; });
   result.plan.changes = std::move(changes);
+  result.plan.warnings = facts.warnings;
   for (const auto& d : result.diagnostics) {
     if (d.severity == Severity::kWarning) {
       result.plan.warnings.push_back(PlanWarningText(d));

@@ -92,6 +92,7 @@ nlohmann::json FactsToJson(const HostFacts& facts) {
   doc["kernel"] = {{"release", facts.kernel.release}};
   FactsJson out(&doc);
   for (const auto& m : ModuleRegistry::CreateAll()) m->RenderFactsJson(facts, out);
+  doc["warnings"] = facts.warnings;
   return doc;
 }
 
@@ -99,6 +100,10 @@ std::string RenderFactsTable(const HostFacts& facts) {
   std::string out = "Kernel: " + (facts.kernel.release.empty() ? "(unknown)" : facts.kernel.release) +
                     "    RDMA netns mode: " + facts.rdma_netns_mode.value_or("(unknown)") + "\n\n";
   for (const auto& m : ModuleRegistry::CreateAll()) out += m->RenderFactsTable(facts);
+  if (!facts.warnings.empty()) {
+    out += "\nWarnings (discovery skipped these):\n";
+    for (const auto& w : facts.warnings) out += "  " + w + "\n";
+  }
   return out;
 }
 

@@ -133,6 +133,26 @@ std::vector<std::string> SplitComponents(std::string_view path) {
   return out;
 }
 
+size_t MaxReadBytes(std::string_view path) {
+  // A sysfs attribute is at most a page (64 KiB on 64K-page kernels; a PCI
+  // function's config is 4 KiB); the other files read (procfs, /etc,
+  // modules.dep and modules.alias, captured tool output) are far below 16 MiB.
+  constexpr std::string_view kSys = "/sys/";
+  return path.substr(0, kSys.size()) == kSys ? HostFs::kMaxSysfsRead : HostFs::kMaxFileRead;
+}
+
+const char* FileTypeName(unsigned mode) {
+  switch (mode & S_IFMT) {
+    case S_IFIFO: return "a FIFO";
+    case S_IFCHR: return "a character device";
+    case S_IFBLK: return "a block device";
+    case S_IFSOCK: return "a socket";
+    case S_IFDIR: return "a directory";
+    case S_IFLNK: return "a symbolic link";
+    default: return "of an unknown type";
+  }
+}
+
 class LocalHostFs final : public HostFs {
  public:
   explicit LocalHostFs(std::string root) : root_(std::move(root)) {
@@ -186,7 +206,9 @@ class LocalHostFs final : public HostFs {
   }
 
   StatusOr<std::string> ReadFile(std::string_view path) const override {
-    auto opened = OpenInRoot(path, O_RDONLY, "read");
+    // Non-blocking: a FIFO in a tree opens at once instead of waiting for a
+    // writer (ReadAndClose then refuses it). Regular files ignore the flag.
+    auto opened = OpenInRoot(path, O_RDONLY | O_NONBLOCK, "read");
     if (!opened.ok()) {
       Count(kFailedOpens);
       return opened.status();
@@ -212,11 +234,11 @@ class LocalHostFs final : public HostFs {
       long fd;
       if (root_fd_ >= 0 && openat2_usable_) {
         struct open_how how {};
-        how.flags = O_RDONLY | O_CLOEXEC;
+        how.flags = O_RDONLY | O_NONBLOCK | O_CLOEXEC;
         how.resolve = RESOLVE_BENEATH;
         fd = ::syscall(SYS_openat2, *opened, n.c_str(), &how, sizeof how);
       } else if (root_ == "/") {
-        fd = ::openat(*opened, n.c_str(), O_RDONLY | O_CLOEXEC);  // live root: the kernel's walk
+        fd = ::openat(*opened, n.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);  // live root: the kernel's walk
       } else {
         fd = -1;
         errno = EXDEV;
@@ -236,15 +258,36 @@ class LocalHostFs final : public HostFs {
     return out;
   }
 
-  // Reads `fd` to the end and closes it.
+  // Reads `fd` to the end and closes it: only a regular file (sysfs, procfs
+  // and configfs attributes are regular files too), and at most
+  // MaxReadBytes(path), so that a FIFO, a device node or an endless file in
+  // a captured tree is refused with its path instead of hanging discovery
+  // or filling memory.
   StatusOr<std::string> ReadAndClose(int fd, std::string_view path) const {
+    FdCloser closer{fd};
+    struct stat st;
+    if (::fstat(fd, &st) != 0) {
+      Count(kFailedOpens);
+      return ErrnoToStatus(errno, "read " + std::string(path));
+    }
+    if (!S_ISREG(st.st_mode)) {
+      Count(kFailedOpens);
+      return FailedPreconditionError("read " + std::string(path) + ": " + FileTypeName(st.st_mode) +
+                           ", not a regular file: refused");
+    }
+    // The descriptor was opened non-blocking for the check above; reads of a
+    // regular file do not block either way, but clear it for NFS-like cases.
+    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    const size_t limit = MaxReadBytes(path);
     std::string out;
-    if (int e = ReadAll(fd, &out); e != 0) {
-      ::close(fd);
+    if (int e = ReadAll(fd, &out, limit); e != 0) {
       Count(kFailedOpens);  // sysfs answers EINVAL here (unused GID slot attrs)
+      if (e == EFBIG) {
+        return FailedPreconditionError("read " + std::string(path) + ": larger than " +
+                             std::to_string(limit) + " bytes, the most such a file holds: refused");
+      }
       return ErrnoToStatus(e, "read " + std::string(path));
     }
-    ::close(fd);
     Count(kFilesRead);
     Count(kBytesRead, out.size());
     return out;

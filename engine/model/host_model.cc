@@ -21,11 +21,25 @@ PciFunction* HostFacts::FindPci(const std::string& address) {
   return nullptr;
 }
 
+bool PciFunction::IsRdmaCapable() const {
+  if (!rdma_devices.empty()) return true;
+  if (!IsNetwork()) return false;
+  const unsigned cls = class_code >> 8;
+  if (cls == 0x0207 || cls == 0x0c06 || vendor == "15b3") return true;
+  // Core drivers whose RDMA half is another module (loaded later, if at all).
+  static const char* const kRdmaCoreDrivers[] = {"mlx4_core", "mlx5_core", "qib", "hfi1",
+                                                 "efa", "bnxt_en", "qede"};
+  for (const char* d : kRdmaCoreDrivers) {
+    if (driver == d) return true;
+  }
+  return false;
+}
+
 std::vector<const PciFunction*> HostFacts::Nics() const {
   std::vector<const PciFunction*> out;
   for (const auto& f : pci) {
     if (!f.IsNetwork() || f.IsVf()) continue;
-    if (f.sriov.has_value() || !f.rdma_devices.empty()) out.push_back(&f);
+    if (f.sriov.has_value() || f.IsRdmaCapable()) out.push_back(&f);
   }
   return out;
 }

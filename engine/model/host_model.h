@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -67,8 +68,22 @@ struct PciFunction {
   std::optional<int> vf_index;     // VFs: index under the PF
   std::string iommu_group;         // basename of the iommu_group link; "" without an IOMMU
 
-  bool IsNetwork() const { return (class_code >> 16) == 0x02; }
+  // A network function for this tool: a network controller (class 0x02xx,
+  // Ethernet and InfiniBand ConnectX alike) or an InfiniBand controller of
+  // the serial-bus class (0x0c06: QLogic/Intel qib and hfi1 HCAs, which
+  // carry IPoIB netdevs and RDMA devices like any NIC).
+  bool IsNetwork() const {
+    return (class_code >> 16) == 0x02 || (class_code >> 8) == 0x0c06;
+  }
   bool IsVf() const { return !physfn.empty(); }
+  // Carries an RDMA device, or will once its RDMA driver is loaded: an
+  // InfiniBand function (class 0x0207 or 0x0c06), a Mellanox/NVIDIA network
+  // function (vendor 15b3), or one bound to a core driver whose RDMA part
+  // loads separately (mlx4_core -> mlx4_ib, mlx5_core -> mlx5_ib, ...). At
+  // boot, before mlx5_ib is loaded, a ConnectX has no infiniband/ yet.
+  bool IsRdmaCapable() const;
+  // IsRdmaCapable() and no RDMA device present (yet).
+  bool RdmaDevicePending() const { return rdma_devices.empty() && IsRdmaCapable(); }
 };
 
 struct KernelInfo {
@@ -77,6 +92,13 @@ struct KernelInfo {
 
 struct HostFacts {
   std::string root = "/";
+  // What discovery skipped and why (a partial capture: a PCI function
+  // without the files libpci needs, ...): shown by discover, and as plan
+  // warnings. On the live root such a read is an error instead.
+  std::vector<std::string> warnings;
+  // Netdevs whose link state a tree does not hold (no /sys/class/net/<if>
+  // or no mtu/flags in it: a partial capture); never on the live root.
+  std::set<std::string> links_not_captured;
   KernelInfo kernel;
   std::vector<PciFunction> pci;  // every function, ordered by address
 

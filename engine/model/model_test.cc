@@ -69,9 +69,28 @@ TEST(SelectorTest, CanonicalPciAddressIsFullAndLowerCase) {
 TEST(HostModelTest, NicsAreNetworkPfsWithSriovOrRdma) {
   HostFacts h = TwoPortHost();
   h.pci[1].sriov.reset();
+  h.pci[1].vendor = "8086";  // a plain Ethernet function: not a NIC here
+  h.pci[1].driver = "igb";
   EXPECT_EQ(h.Nics().size(), 1u);
+  EXPECT_FALSE(h.pci[1].IsRdmaCapable());
   h.pci[1].rdma_devices = {"mlx5_1"};
   EXPECT_EQ(h.Nics().size(), 2u);
+  EXPECT_FALSE(h.pci[1].RdmaDevicePending());
+  // RDMA capable before its RDMA device exists (mlx5_ib not loaded yet): by
+  // vendor, by core driver, by InfiniBand class.
+  h.pci[1].rdma_devices.clear();
+  h.pci[1].vendor = "15b3";
+  EXPECT_TRUE(h.pci[1].RdmaDevicePending());
+  EXPECT_EQ(h.Nics().size(), 2u);
+  h.pci[1].vendor = "8086";
+  h.pci[1].driver = "mlx5_core";
+  EXPECT_TRUE(h.pci[1].IsRdmaCapable());
+  h.pci[1].driver = "ib_qib";
+  h.pci[1].class_code = 0x0c0600;  // InfiniBand controller (serial bus class)
+  EXPECT_TRUE(h.pci[1].IsNetwork());
+  EXPECT_TRUE(h.pci[1].IsRdmaCapable());
+  h.pci[1].class_code = 0x0c0300;  // USB: not a network function
+  EXPECT_FALSE(h.pci[1].IsNetwork());
   EXPECT_NE(h.FindPci("0000:af:00.2"), nullptr);
   EXPECT_EQ(h.FindPci("0000:00:00.0"), nullptr);
 }

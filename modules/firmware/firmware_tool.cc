@@ -102,7 +102,7 @@ class Captured : public FirmwareTool {
       }
       auto n = ResolveMstconfigValue(name, p->second.next_boot, value);
       if (!n) {
-        return InvalidArgumentError(Source(device) + ": " + name + "=" + value +
+        return InvalidArgumentError(Source(device) + ": " + name + "=" + Quote(value) +
                                     ": the number of that name is known to the card only (" +
                                     name + " reads " + p->second.next_boot + "); give the number");
       }

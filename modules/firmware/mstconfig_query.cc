@@ -153,7 +153,7 @@ StatusOr<MstconfigQuery> ParseMstconfigQuery(std::string_view text) {
   // Header block, up to "Configurations:".
   for (; i < lines.size(); ++i) {
     const std::string t = Trim(lines[i]);
-    if (t.rfind("-E-", 0) == 0) return FailedPreconditionError("mstconfig: " + Trim(t.substr(3)));
+    if (t.rfind("-E-", 0) == 0) return FailedPreconditionError("mstconfig: " + Printable(Trim(t.substr(3))));
     if (t.rfind("Configurations:", 0) == 0) break;
     size_t colon = t.find(':');
     if (colon == std::string::npos) continue;
@@ -168,8 +168,7 @@ StatusOr<MstconfigQuery> ParseMstconfigQuery(std::string_view text) {
   }
   const std::string header = lines[i];
   if (header.find("Next Boot") == std::string::npos) {
-    return InvalidArgumentError(LineRef(i) + ": no \"Next Boot\" column in \"" + Trim(header) +
-                                "\"");
+    return InvalidArgumentError(LineRef(i) + ": no \"Next Boot\" column in " + Quote(Trim(header)));
   }
   q.has_default = header.find("Default") != std::string::npos;
   q.has_current = header.find("Current") != std::string::npos;
@@ -179,13 +178,13 @@ StatusOr<MstconfigQuery> ParseMstconfigQuery(std::string_view text) {
     if (Trim(line).empty()) continue;
     if (line[0] != ' ' && line[0] != '*' && line[0] != '\t') {
       const std::string t = Trim(line);
-      if (t.rfind("-E-", 0) == 0) return FailedPreconditionError("mstconfig: " + Trim(t.substr(3)));
+      if (t.rfind("-E-", 0) == 0) return FailedPreconditionError("mstconfig: " + Printable(Trim(t.substr(3))));
       continue;  // footnotes ("The '*' shows ...", "Device Firmware does not support ...")
     }
     std::vector<std::string> tok = Tokens(line[0] == '*' ? line.substr(1) : line);
     if (tok.empty()) continue;
     if (!IsParamName(tok[0])) {
-      return InvalidArgumentError(LineRef(i) + ": \"" + tok[0] + "\" is not a parameter name");
+      return InvalidArgumentError(LineRef(i) + ": " + Quote(tok[0]) + " is not a parameter name");
     }
     if (tok.size() != columns + 1) {
       return InvalidArgumentError(LineRef(i) + ": " + tok[0] + " has " +

@@ -3,6 +3,8 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "engine/base/strings.h"
+
 namespace provisioner {
 namespace {
 
@@ -54,8 +56,8 @@ StatusOr<std::vector<LoadedModule>> ParseProcModules(std::string_view text) {
     // module without unload support.
     if (f.size() < 5 || !ParseInt(f[1], &size) || (!ParseInt(f[2], &ref) && f[2] != "-")) {
       return InvalidArgumentError("line " + std::to_string(n + 1) +
-                                  ": expected \"name size refcount used_by state address\", got \"" +
-                                  std::string(lines[n]) + "\"");
+                                  ": expected \"name size refcount used_by state address\", got " +
+                                  Quote(lines[n]));
     }
     LoadedModule m;
     m.name = f[0];
@@ -107,8 +109,8 @@ StatusOr<std::map<std::string, std::vector<std::string>>> ParseModulesDep(std::s
     if (Fields(line).empty() || line[0] == '#') continue;
     size_t colon = line.find(':');
     if (colon == std::string_view::npos || colon == 0) {
-      return InvalidArgumentError("line " + std::to_string(n + 1) + ": expected \"module.ko: deps\", got \"" +
-                                  std::string(line) + "\"");
+      return InvalidArgumentError("line " + std::to_string(n + 1) + ": expected \"module.ko: deps\", got " +
+                                  Quote(line));
     }
     std::vector<std::string> deps;
     for (const std::string& d : Fields(line.substr(colon + 1))) deps.push_back(ModuleNameOfPath(d));

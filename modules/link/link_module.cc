@@ -72,8 +72,12 @@ Status LinkModule::Discover(HostContext& ctx, HostFacts& facts) {
   for (const std::string& n : names) {
     auto l = backend->Read(n);
     if (!l.ok()) {
-      // A netdev that went away or cannot be read is a missing fact.
+      // A netdev that went away or cannot be read is a missing fact; in a
+      // tree, a missing file is a partial capture (the planner says so).
       spdlog::debug("link {} ({}): {}", n, backend->Name(), l.status().message());
+      if (!ctx.fs->IsLiveRoot() && l.status().code() == StatusCode::kNotFound) {
+        facts.links_not_captured.insert(n);
+      }
       continue;
     }
     facts.links[n] = std::move(*l);

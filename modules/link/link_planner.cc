@@ -55,6 +55,23 @@ void PlanLinks(const DesiredState& desired, const HostFacts& facts, PlanSink& si
       }
       for (const std::string& ifname : pf->netdevs) {
         auto it = facts.links.find(ifname);
+        if (it == facts.links.end() && facts.links_not_captured.count(ifname) != 0) {
+          // A partial capture (ghw's: empty net/<if>/ directories): plan the
+          // link step with an unknown before, and say so. On the live root
+          // the kernel always shows a link's state: an error there.
+          sink.Warning(path, "the link state of " + ifname + " (" + pf->pci_address +
+                                 ") is not in the tree (a partial capture): its mtu and up "
+                                 "steps are planned with an unknown current value");
+          if (nic.mtu) {
+            add(LinkChange(ifname, kMtuAttribute, nullptr, *nic.mtu,
+                           "nic " + nic.name + " wants mtu " + std::to_string(*nic.mtu) + " on " +
+                               ifname,
+                           path + ".mtu", nic));
+          }
+          add(LinkChange(ifname, kUpAttribute, nullptr, true,
+                         "nic " + nic.name + " is configured: " + ifname + " up", path, nic));
+          continue;
+        }
         if (it == facts.links.end()) {
           sink.Error(
               path, "the link state of " + ifname + " (" + pf->pci_address + ") could not be read");

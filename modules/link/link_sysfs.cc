@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "engine/base/strings.h"
 #include "modules/link/link_backend.h"
 
 namespace provisioner {
@@ -18,7 +19,7 @@ StatusOr<long> ReadNumber(HostFs& fs, const std::string& path, int base) {
   errno = 0;
   long v = std::strtol(text.c_str(), &end, base);
   if (end == text.c_str() || *end != '\0' || errno != 0) {
-    return InvalidArgumentError(path + ": \"" + text + "\" is not a number");
+    return InvalidArgumentError(path + ": " + Quote(text) + " is not a number");
   }
   return v;
 }

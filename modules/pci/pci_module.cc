@@ -1,8 +1,11 @@
 #include "modules/pci/pci_module.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <map>
 #include <optional>
 #include <sstream>
@@ -126,6 +129,66 @@ std::string KernelRelease(const HostFs& fs) {
   return "";
 }
 
+// The files of a function that libpci's sysfs scan (pciutils lib/sysfs.c,
+// sysfs_scan) opens as mandatory: one missing aborts the whole scan.
+constexpr const char* kLibpciMandatory[] = {"vendor", "device", "class", "irq", "resource"};
+
+// A directory that libpci scans instead of <root>/sys/bus/pci: devices/
+// holds links to the complete functions only. Removed on destruction.
+class ScanView {
+ public:
+  ScanView() = default;
+  ScanView(const ScanView&) = delete;
+  ScanView& operator=(const ScanView&) = delete;
+  ~ScanView() {
+    std::error_code ec;
+    if (!dir_.empty()) std::filesystem::remove_all(dir_, ec);  // the links, not their targets
+  }
+  // Creates the view; "" on success, else why not.
+  std::string Create(const HostFs& fs, const std::vector<std::string>& complete) {
+    const char* tmp = std::getenv("TMPDIR");
+    std::string pattern = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") +
+                          "/provisioner-pci-XXXXXX";
+    if (::mkdtemp(pattern.data()) == nullptr) return "mkdtemp " + pattern + ": " + std::strerror(errno);
+    dir_ = pattern;
+    std::error_code ec;
+    std::filesystem::create_directory(dir_ + "/devices", ec);
+    for (const std::string& bdf : complete) {
+      if (ec) break;
+      std::filesystem::create_symlink(fs.FsPath(JoinPath(kPciDevicesDir, bdf)),
+                                      dir_ + "/devices/" + bdf, ec);
+    }
+    return ec ? dir_ + ": " + ec.message() : "";
+  }
+  const std::string& dir() const { return dir_; }
+
+ private:
+  std::string dir_;
+};
+
+// Under a tree root, after libpci refused the tree: the functions that lack
+// a file libpci needs (a partial capture, as hwloc's POWER9 one with only
+// `class` and `local_cpus`), each with a warning; the others in `complete`.
+void SplitIncomplete(const HostFs& fs, std::vector<std::string>* complete,
+                     std::vector<std::string>* warnings) {
+  for (const std::string& bdf : ListDirIfPresent(fs, std::string(kPciDevicesDir))) {
+    const std::string dev = JoinPath(kPciDevicesDir, bdf);
+    const char* missing = nullptr;
+    for (const char* f : kLibpciMandatory) {
+      if (!fs.Exists(JoinPath(dev, f))) {
+        missing = f;
+        break;
+      }
+    }
+    if (missing == nullptr) {
+      complete->push_back(bdf);
+    } else {
+      warnings->push_back("PCI function " + bdf + " skipped: " + JoinPath(dev, missing) +
+                          " is missing (a partial capture); libpci cannot scan it");
+    }
+  }
+}
+
 }  // namespace
 
 Status PciModule::Discover(HostContext& ctx, HostFacts& facts) {
@@ -145,6 +208,22 @@ Status PciModule::Discover(HostContext& ctx, HostFacts& facts) {
     options.ids_path = ids;  // the system's (missing: no names)
   }
   auto idents = ScanPci(options);
+  ScanView view;
+  if (!idents.ok() && !fs.IsLiveRoot()) {
+    // A partial capture: scan the complete functions, warn about the rest.
+    // (On the live root the kernel shows every file: an error stays one.)
+    std::vector<std::string> complete, skipped;
+    SplitIncomplete(fs, &complete, &skipped);
+    if (!skipped.empty()) {
+      if (std::string err = view.Create(fs, complete); !err.empty()) {
+        return idents.status().WithContext("a view of the complete PCI functions: " + err);
+      }
+      options.sysfs_path = view.dir();
+      idents = ScanPci(options);
+      if (!idents.ok()) return idents.status();
+      facts.warnings.insert(facts.warnings.end(), skipped.begin(), skipped.end());
+    }
+  }
   if (!idents.ok()) return idents.status();
   // libpci reads sysfs itself, not through HostFs: tell a recording HostFs
   // (snapshot) what it read, so that a snapshot scans the same. The files of

@@ -24,7 +24,8 @@ void PciModule::RenderFactsJson(const HostFacts& facts, FactsJson& out) const {
                                 {"driver", f->driver},
                                 {"numaNode", f->numa_node},
                                 {"netdevs", StringList(f->netdevs)},
-                                {"rdmaDevices", StringList(f->rdma_devices)}});
+                                {"rdmaDevices", StringList(f->rdma_devices)},
+                                {"rdmaDevicePending", f->RdmaDevicePending()}});
   }
   json gpus = json::array();
   for (const auto& f : facts.pci) {
@@ -46,7 +47,8 @@ std::string PciModule::RenderFactsTable(const HostFacts& facts) const {
                                : "-";
     rows.push_back({f->pci_address, f->vendor + ":" + f->device_id,
                     f->driver.empty() ? "-" : f->driver, std::to_string(f->numa_node),
-                    JoinNames(f->netdevs, "-"), vfs, JoinNames(f->rdma_devices, "-"),
+                    JoinNames(f->netdevs, "-"), vfs,
+                    f->RdmaDevicePending() ? "(not yet)" : JoinNames(f->rdma_devices, "-"),
                     f->device_name});
     if (!f->sriov) continue;
     for (const VfInfo& vf : f->sriov->vfs) {
@@ -57,6 +59,11 @@ std::string PciModule::RenderFactsTable(const HostFacts& facts) const {
   }
   std::string out = "NICs (SR-IOV or RDMA capable network functions):\n";
   out += rows.size() == 1 ? "  (none)\n" : TextTable(rows);
+  for (const PciFunction* f : facts.Nics()) {
+    if (!f->RdmaDevicePending()) continue;
+    out += "  " + f->pci_address + ": RDMA capable (" + (f->driver.empty() ? "no driver" : f->driver) +
+           "), no RDMA device yet: its RDMA driver (e.g. mlx5_ib) is not loaded\n";
+  }
   std::vector<std::vector<std::string>> gpus = {{"PCI", "ID", "NUMA"}};
   for (const auto& f : facts.pci) {
     if (IsGpuFunction(f)) {

@@ -106,7 +106,7 @@ StatusOr<RdmaPort> ReadPort(const HostFs& fs, const std::string& dir, int port,
   auto slots = fs.ListDir(dir + "/gids");
   if (slots.ok()) {
     // Whole tables at a time (ReadFilesIn resolves each directory once): a
-    // port has 256 slots, most of them the zero GID.
+    // port has 256 slots, most of them empty.
     std::vector<std::string> names;
     std::vector<int> indexes = NumericEntries(*slots);
     names.reserve(indexes.size());
@@ -120,7 +120,7 @@ StatusOr<RdmaPort> ReadPort(const HostFs& fs, const std::string& dir, int port,
         continue;
       }
       std::string gid = TrimAttr(std::move(*gids[k]));
-      if (IsZeroGid(gid)) continue;
+      if (IsEmptyGidSlot(gid)) continue;
       RdmaGid g;
       g.index = indexes[k];
       g.gid = std::move(gid);
@@ -196,12 +196,12 @@ std::optional<int> ParseHexLid(std::string_view s) {
   return static_cast<int>(v);
 }
 
-bool IsZeroGid(std::string_view gid) {
+bool IsEmptyGidSlot(std::string_view gid) {
   // Fast path for the usual unused slot, without parsing.
   if (gid == "0000:0000:0000:0000:0000:0000:0000:0000") return true;
   auto b = GidBytes(gid);
   if (!b) return false;
-  return std::all_of(b->begin(), b->end(), [](uint8_t x) { return x == 0; });
+  return std::all_of(b->begin() + 8, b->end(), [](uint8_t x) { return x == 0; });
 }
 
 std::optional<std::string> Ipv4FromGid(std::string_view gid) {

@@ -19,8 +19,12 @@ namespace provisioner::rdma {
 std::string StripEnumPrefix(std::string_view s);
 // "0x5" -> 5; nullopt when not a number.
 std::optional<int> ParseHexLid(std::string_view s);
-// True for the all-zero GID of an unused slot.
-bool IsZeroGid(std::string_view gid);
+// True for the GID of an unused slot: its interface ID (the low 64 bits) is
+// zero. That is rdma-core's rule (ibv_devinfo's null_gid); the kernel leaves
+// an IB port's unused slots as the subnet prefix with a zero interface ID
+// (fe80:0000:0000:0000:0000:0000:0000:0000 on mlx4 and qib), a RoCE port's as
+// all zeros, and show_gids skips both.
+bool IsEmptyGidSlot(std::string_view gid);
 // "0000:0000:0000:0000:0000:ffff:ac51:0077" -> "172.81.0.119"; nullopt when
 // the GID is not IPv4-mapped.
 std::optional<std::string> Ipv4FromGid(std::string_view gid);

@@ -37,9 +37,12 @@ TEST(RdmaParse, EnumsLidsAndGids) {
   EXPECT_EQ(ParseHexLid("0x0"), 0);
   EXPECT_EQ(ParseHexLid("junk"), std::nullopt);
   EXPECT_EQ(ParseHexLid(""), std::nullopt);
-  EXPECT_TRUE(IsZeroGid("0000:0000:0000:0000:0000:0000:0000:0000"));
-  EXPECT_FALSE(IsZeroGid("fe80:0000:0000:0000:0e42:a1ff:fe5b:7c2e"));
-  EXPECT_FALSE(IsZeroGid("not a gid"));
+  EXPECT_TRUE(IsEmptyGidSlot("0000:0000:0000:0000:0000:0000:0000:0000"));
+  // An IB port's unused slot (mlx4, qib): the subnet prefix, no interface ID.
+  EXPECT_TRUE(IsEmptyGidSlot("fe80:0000:0000:0000:0000:0000:0000:0000"));
+  EXPECT_FALSE(IsEmptyGidSlot("fe80:0000:0000:0000:0e42:a1ff:fe5b:7c2e"));
+  EXPECT_FALSE(IsEmptyGidSlot("0000:0000:0000:0000:0000:ffff:0a00:0001"));
+  EXPECT_FALSE(IsEmptyGidSlot("not a gid"));
   EXPECT_EQ(Ipv4FromGid("0000:0000:0000:0000:0000:ffff:ac51:0077"), "172.81.0.119");
   EXPECT_EQ(Ipv4FromGid("fe80:0000:0000:0000:0e42:a1ff:fe5b:7c2e"), std::nullopt);
   EXPECT_EQ(Ipv6FromGid("fe80:0000:0000:0000:0e42:a1ff:fe5b:7c2e"), "fe80::e42:a1ff:fe5b:7c2e");

@@ -7,6 +7,7 @@
 #include <thread>
 #include <utility>
 
+#include "engine/base/strings.h"
 #include "engine/model/pci_address.h"
 
 namespace provisioner {
@@ -30,7 +31,7 @@ StatusOr<int> ReadInt(const HostFs& fs, const std::string& path) {
   ASSIGN_OR_RETURN(std::string text, fs.ReadAttr(path));
   if (text.empty()) return UnavailableError("read " + path + ": empty");
   auto v = ParseDecimal(text);
-  if (!v) return FailedPreconditionError("read " + path + ": not a number: \"" + text + "\"");
+  if (!v) return FailedPreconditionError("read " + path + ": not a number: " + Quote(text));
   return static_cast<int>(*v);
 }
 

@@ -2,6 +2,7 @@
 
 #include <set>
 
+#include "engine/base/strings.h"
 #include "engine/model/selector.h"
 #include "modules/vf/vf_planner.h"
 
@@ -42,7 +43,7 @@ StatusOr<json> ParseGuidPool(const std::optional<std::string>& text) {
   }
   for (const auto& e : pool) {
     if (!e.is_object()) {
-      return InvalidArgumentError(std::string(kIbGuidPoolPath) + ": entry " + e.dump() +
+      return InvalidArgumentError(std::string(kIbGuidPoolPath) + ": entry " + Quote(e.dump()) +
                                   " is not an object");
     }
   }

@@ -8,6 +8,7 @@
 #include <optional>
 #include <utility>
 
+#include "engine/base/strings.h"
 #include "engine/model/pci_address.h"
 #include "modules/vf/vf_planner.h"
 #include "spdlog/spdlog.h"
@@ -141,7 +142,7 @@ Status ApplyGuids(const Change& c, HostContext& ctx, VfSettingsBackend& backend,
   for (size_t i = 0; i < vfs.size(); ++i) {
     if (!want[i].is_string()) continue;  // unknown before: nothing to restore
     auto g = ParseGuid(want[i].get<std::string>());
-    if (!g) return InvalidArgumentError(c.id + ": not a GUID: " + want[i].dump());
+    if (!g) return InvalidArgumentError(c.id + ": not a GUID: " + Quote(want[i].dump()));
     const int n = static_cast<int>(i);
     VfGuids now = ReadGuids(fs, c.target, n, vfs[i], std::nullopt);
     if (now.node == FormatGuid(*g) && now.port == FormatGuid(*g)) continue;
@@ -263,7 +264,7 @@ Status ApplyDriver(const Change& c, HostContext& ctx, const VfHostOptions& optio
   for (size_t i = 0; i < vfs.size(); ++i) {
     const std::string target = DriverTarget(want[i]);
     if (!target.empty() && !SafeName(target)) {
-      return InvalidArgumentError(c.id + ": not a driver name: " + want[i].dump());
+      return InvalidArgumentError(c.id + ": not a driver name: " + Quote(want[i].dump()));
     }
     if (ctx.progress != nullptr && DriverOf(*ctx.fs, vfs[i]) != target) {
       ctx.progress->Step(c.target + ": VF " + std::to_string(i) + " (" + vfs[i] + ") -> " +

@@ -19,7 +19,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string text(reinterpret_cast<const char*>(data), size);
   (void)rdma::StripEnumPrefix(text);
   (void)rdma::ParseHexLid(text);
-  bool zero = rdma::IsZeroGid(text);
+  bool zero = rdma::IsEmptyGidSlot(text);
   auto v4 = rdma::Ipv4FromGid(text);
   auto v6 = rdma::Ipv6FromGid(text);
   if (zero && v4) __builtin_trap();  // an empty slot has no address

@@ -60,4 +60,32 @@ add_missing_resource "$TMP/e810"
   "$TTAR" -c "$TMP/e810"
 } > test/hosts/e810-procfs.ttar
 
+# Real captures: hwloc's test topologies (open-mpi/hwloc tests/hwloc/linux,
+# BSD-3-Clause), the part about their InfiniBand HCAs (capture_subset.py:
+# the functions and their bridges, class links, proc/), files verbatim.
+hwloc_subset() {  # out.ttar capture.tar.bz2 what bdf...
+  local out=$1 capture=$2 what=$3
+  shift 3
+  local dir=$TMP/$(basename "$out" .ttar)
+  mkdir -p "$dir/cap" "$dir/tree"
+  tar -xjf "$HOSTDATA/hwloc/$capture" -C "$dir/cap"
+  python3 test/hosts/capture_subset.py "$dir"/cap/*/ "$dir/tree" "$@"
+  {
+    echo "# Real capture: open-mpi/hwloc tests/hwloc/linux/$capture (BSD-3-Clause),"
+    echo "# $what; subset by test/hosts/capture_subset.py $*, files verbatim."
+    echo "# Regenerate with test/hosts/regenerate.sh; see test/hosts/README.md."
+    "$TTAR" -c "$dir/tree"
+  } > "$out"
+}
+hwloc_subset test/hosts/mlx4-ib-hwloc.ttar 32em64t-2n8c+dax+nvme+mic+dimms.tar.bz2 \
+  "ConnectX-3 IB mlx4_0 and its root port" 0000:80:02.2 0000:82:00.0
+hwloc_subset test/hosts/qib-ib-hwloc.ttar 40intel64-2g2n4c+pcilocality.tar.bz2 \
+  "QLogic QLE7340 qib0 (class 0x0c0600) and its root port" 0000:40:03.0 0000:43:00.0
+hwloc_subset test/hosts/cx4-ib-noverbs-hwloc.ttar 32intel64-2p8co2t+8ve.tar.bz2 \
+  "two ConnectX-4 IB (mlx5_core, no infiniband/) behind their PLX switches" \
+  0000:17:00.0 0000:18:00.0 0000:19:04.0 0000:1a:00.0 0000:3a:00.0 0000:3b:00.0 0000:3c:08.0 0000:3e:00.0
+hwloc_subset test/hosts/power9-partial-hwloc.ttar nvidiagpunumanodes.tar.bz2 \
+  "IBM POWER9, 6 NVIDIA GPU functions with only class and local_cpus" \
+  0004:05:00.0 0004:06:00.0 0006:00:00.0 0007:00:00.0 0035:04:00.0 0035:05:00.0
+
 ls -l test/hosts/*.ttar examples/hosts/*.ttar

@@ -1,0 +1,84 @@
+// Partial captures (issue 18, item 5): a tree that lacks files discovery
+// would read still gives a useful discovery and plan, with warnings; the
+// captures are real (ghw's I350 SR-IOV snapshot, hwloc's POWER9 topology).
+#include <string>
+
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "test/integration/harness.h"
+
+namespace provisioner::testing {
+namespace {
+
+using nlohmann::json;
+
+json ParseJson(const RunResult& r) {
+  json j = json::parse(r.out, nullptr, false);
+  EXPECT_FALSE(j.is_discarded()) << r.out << "\n" << r.err;
+  return j;
+}
+
+// ghw's snapshot has empty net/<if>/ directories (no flags, no mtu): the
+// numVfs 4 -> 2 change is planned; the link step is planned with an unknown
+// current value and a warning, instead of failing the plan.
+TEST(PartialCapturesTest, I350WithoutLinkStatePlansNumVfsAndWarnsAboutTheLink) {
+  const std::string yaml = WriteTempFile("i350.yaml",
+                                         "apiVersion: provisioner/v1alpha1\n"
+                                         "kind: HostConfig\n"
+                                         "metadata:\n"
+                                         "  name: r610\n"
+                                         "spec:\n"
+                                         "  nics:\n"
+                                         "    - name: igb\n"
+                                         "      nicSelector: { rootDevices: [\"0000:05:00.0\"] }\n"
+                                         "      numVfs: 2\n");
+  RunResult r = Provisioner({"plan", yaml, "--root", ExtractHost("i350-sriov-ghw"), "-o", "json",
+                             "--detailed-exitcode"});
+  ASSERT_EQ(r.exit_code, 2) << r.out << r.err;
+  json j = ParseJson(r);
+  bool numvfs = false, up = false;
+  for (const json& c : j["changes"]) {
+    if (c["id"] == "sriov/0000:05:00.0/numVfs") {
+      numvfs = true;
+      EXPECT_EQ(c["before"], 4);
+      EXPECT_EQ(c["after"], 2);
+    }
+    if (c["module"] == "link" && c["attribute"] == "up") {
+      up = true;
+      EXPECT_TRUE(c["before"].is_null()) << c.dump();
+    }
+  }
+  EXPECT_TRUE(numvfs) << j.dump(2);
+  EXPECT_TRUE(up) << j.dump(2);
+  ASSERT_FALSE(j["warnings"].empty()) << j.dump(2);
+  EXPECT_NE(j["warnings"].dump().find("is not in the tree (a partial capture)"), std::string::npos)
+      << j["warnings"].dump();
+}
+
+// hwloc's POWER9 capture: each PCI function has only class and local_cpus,
+// and libpci aborted the whole discovery ("Cannot open .../vendor"). Each is
+// now skipped with a warning naming the missing file; discovery goes on.
+TEST(PartialCapturesTest, Power9FunctionsWithoutVendorAreSkippedWithWarnings) {
+  const std::string root = ExtractHost("power9-partial-hwloc");
+  RunResult r = Provisioner({"discover", "--root", root, "-o", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json j = ParseJson(r);
+  ASSERT_EQ(j["warnings"].size(), 6u) << j["warnings"].dump(2);
+  EXPECT_EQ(j["warnings"][0],
+            "PCI function 0004:05:00.0 skipped: /sys/bus/pci/devices/0004:05:00.0/vendor is "
+            "missing (a partial capture); libpci cannot scan it");
+  EXPECT_EQ(j["nics"], json::array());
+  RunResult t = Provisioner({"discover", "--root", root});
+  ASSERT_EQ(t.exit_code, 0) << t.err;
+  EXPECT_NE(t.out.find("Warnings (discovery skipped these):"), std::string::npos) << t.out;
+}
+
+// A complete tree has no discovery warnings (the key is there, empty).
+TEST(PartialCapturesTest, CompleteTreeHasNoDiscoveryWarnings) {
+  RunResult r = Provisioner({"discover", "--root", ExtractHost("cx5-roce"), "-o", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(ParseJson(r)["warnings"], json::array());
+}
+
+}  // namespace
+}  // namespace provisioner::testing
