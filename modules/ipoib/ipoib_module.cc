@@ -321,6 +321,28 @@ void IpoibModule::RenderFactsJson(const HostFacts& facts, FactsJson& out) const 
   out.doc()["ipoib"] = j;
 }
 
+// discover (table): one row per IPoIB netdev, children under their parent.
+std::string IpoibModule::RenderFactsTable(const HostFacts& facts) const {
+  if (!facts.ipoib.discovered || facts.ipoib.interfaces.empty()) return "";
+  std::vector<std::vector<std::string>> rows = {
+      {"NETDEV", "PARENT", "PKEY", "MODE", "MTU", "UP", "ADDRESSES", "PORT P_KEYS"}};
+  for (const auto& [name, x] : facts.ipoib.interfaces) {
+    std::string table = "-";
+    auto p = facts.ipoib.ports.find(name);
+    if (p != facts.ipoib.ports.end() && p->second.pkeys_read) {
+      std::vector<std::string> keys;
+      for (int k : p->second.pkeys) keys.push_back(PkeyText(k));
+      table = p->second.rdma_device + "/" + std::to_string(p->second.port) + ": " +
+              JoinNames(keys, "none");
+    }
+    rows.push_back({name, x.parent.empty() ? "-" : x.parent, x.pkey ? PkeyText(*x.pkey) : "-",
+                    x.mode.empty() ? "-" : x.mode, x.mtu ? std::to_string(*x.mtu) : "-",
+                    x.admin_up ? (*x.admin_up ? "yes" : "no") : "-",
+                    x.addresses ? JoinNames(*x.addresses, "-") : "?", table});
+  }
+  return "\nIPoIB interfaces:\n" + TextTable(rows, "  ");
+}
+
 // After link (and rdma, for the ports): its changes follow the link module's.
 PROVISIONER_REGISTER_MODULE("ipoib", IpoibModule, "link", "rdma")
 

@@ -38,6 +38,7 @@ class IpoibModule final : public Module {
   Status Verify(const Change& change, HostContext& ctx) override;
   void Check(const DesiredState* desired, const HostFacts& facts, CheckSink& sink) const override;
   void RenderFactsJson(const HostFacts& facts, FactsJson& out) const override;
+  std::string RenderFactsTable(const HostFacts& facts) const override;
 
  private:
   std::unique_ptr<IpoibAddressBackend> Addresses(HostFs& fs) const;

@@ -77,6 +77,11 @@ TEST(IpoibCliTest, PlanApplyThenNoChange) {
   EXPECT_EQ(facts["ipoib"]["ibs5f0"]["children"], json::array({"ibs5f0.8001"}));
   EXPECT_EQ(facts["ipoib"]["ibs5f0.8001"]["pkey"], "0x8001");
   EXPECT_EQ(facts["ipoib"]["ibs5f0"]["mode"], "datagram");
+  RunResult table = Provisioner({"discover", "--root", root});
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_NE(table.out.find("ibs5f0.8001  ibs5f0  0x8001  datagram  4092  yes"), std::string::npos)
+      << table.out;
+  EXPECT_NE(table.out.find("172.31.0.10/16"), std::string::npos) << table.out;
 }
 
 // The PF's mtu cannot be read at apply (here: garbage in its mtu file), after
