@@ -43,10 +43,10 @@ std::string PkeyText(int pkey);
 // One IPoIB netdev: a PF's, or a child of it.
 struct IpoibInterface {
   std::string name;
-  std::string parent;                   // "" for the PF's netdev
-  std::string mode;                     // "datagram" | "connected" | "" (no mode file)
-  std::optional<int> pkey;              // the pkey file
-  std::string address;                  // hardware address (20 bytes, IPoIB)
+  std::string parent;       // "" for the PF's netdev
+  std::string mode;         // "datagram" | "connected" | "" (no mode file)
+  std::optional<int> pkey;  // the pkey file
+  std::string address;      // hardware address (20 bytes, IPoIB)
   // Connected mode possible: the RC flag (0x80) of the QPN's first byte in
   // the hardware address (IPOIB_CM_SUPPORTED). mlx5's enhanced IPoIB has
   // none: writing "connected" fails EINVAL.
@@ -55,7 +55,7 @@ struct IpoibInterface {
   std::optional<bool> admin_up;
   // Global addresses (CIDR, canonical); nullopt when they could not be read.
   std::optional<std::vector<std::string>> addresses;
-  std::vector<std::string> children;    // names, for a PF's netdev
+  std::vector<std::string> children;  // names, for a PF's netdev
 };
 
 // The RDMA port behind a PF's IPoIB netdev and its P_Key table (set by the
@@ -63,7 +63,7 @@ struct IpoibInterface {
 struct IpoibPort {
   std::string rdma_device;  // "mlx5_0"
   int port = 1;
-  std::string link_layer;   // "InfiniBand" | "Ethernet"
+  std::string link_layer;  // "InfiniBand" | "Ethernet"
   std::vector<int> pkeys;
   bool pkeys_read = false;
 };

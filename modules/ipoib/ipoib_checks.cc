@@ -18,7 +18,7 @@ std::string Net(const std::string& ifname, const char* attr) {
 
 // The PF IPoIB netdevs doctor looks at, each with the nic asking for it (or null).
 std::vector<std::pair<const IpoibInterface*, const NicSpec*>> Targets(const DesiredState* desired,
-                                                                     const HostFacts& facts) {
+                                                                      const HostFacts& facts) {
   std::vector<std::pair<const IpoibInterface*, const NicSpec*>> out;
   if (desired != nullptr) {
     for (const NicSpec& nic : desired->nics) {
@@ -57,18 +57,22 @@ void CheckModeMtu(const IpoibInterface& x, const NicSpec* nic, CheckSink& sink) 
   const std::optional<int> want_mtu = spec ? spec->mtu : std::nullopt;
   if (mode == "connected" && !x.cm_supported) {
     r.verdict = Verdict::kFail;
-    r.summary = x.name + " is asked for connected mode, which it cannot run: no RC flag in its "
+    r.summary = x.name +
+                " is asked for connected mode, which it cannot run: no RC flag in its "
                 "hardware address (mlx5 enhanced IPoIB); writing \"connected\" fails EINVAL";
-    r.fix = "use mode: datagram (mtu <= 4092), or load ib_ipoib with ipoib_enhanced=0 "
-            "(options ib_ipoib ipoib_enhanced=0 in /etc/modprobe.d) for connected mode";
+    r.fix =
+        "use mode: datagram (mtu <= 4092), or load ib_ipoib with ipoib_enhanced=0 "
+        "(options ib_ipoib ipoib_enhanced=0 in /etc/modprobe.d) for connected mode";
   } else if (x.mode == "datagram" && x.mtu && *x.mtu > kIpoibDatagramMaxMtu) {
     r.verdict = Verdict::kFail;
-    r.summary = "datagram mode with mtu " + mtu_text + ": a UD datagram carries at most the IB "
+    r.summary = "datagram mode with mtu " + mtu_text +
+                ": a UD datagram carries at most the IB "
                 "MTU - 4 (4092)";
     r.fix = "set nics[].ipoib.mtu to 4092 or less, or mode: connected";
   } else if (want_mtu && mode == "datagram" && *want_mtu > kIpoibDatagramMaxMtu) {
     r.verdict = Verdict::kFail;
-    r.summary = "host.yaml asks mtu " + std::to_string(*want_mtu) + " in datagram mode, above "
+    r.summary = "host.yaml asks mtu " + std::to_string(*want_mtu) +
+                " in datagram mode, above "
                 "its largest MTU 4092";
     r.fix = "set nics[].ipoib.mode: connected, or mtu: 4092 or less";
   } else if (want_mtu && x.mode == "datagram" && mode == "datagram" && x.mtu &&
@@ -77,19 +81,21 @@ void CheckModeMtu(const IpoibInterface& x, const NicSpec* nic, CheckSink& sink) 
     r.summary = "mtu reads " + mtu_text + ", below the " + std::to_string(*want_mtu) +
                 " host.yaml asks: in datagram mode the kernel caps it at the broadcast "
                 "group's MTU - 4, which the subnet manager sets";
-    r.fix = "provisioner apply; if it stays lower, raise the IPoIB broadcast group's MTU in the "
-            "subnet manager (opensm partitions.conf: mtu=5 is 4K) or ask for " + mtu_text;
+    r.fix =
+        "provisioner apply; if it stays lower, raise the IPoIB broadcast group's MTU in the "
+        "subnet manager (opensm partitions.conf: mtu=5 is 4K) or ask for " +
+        mtu_text;
   } else {
     r.verdict = Verdict::kOk;
-    r.summary = (x.mode.empty() ? std::string("unknown") : x.mode) + " mode, mtu " + mtu_text +
-                (x.mode == "connected" ? " (connected mode: up to 65520)"
-                                       : " (datagram: up to 4092)");
+    r.summary =
+        (x.mode.empty() ? std::string("unknown") : x.mode) + " mode, mtu " + mtu_text +
+        (x.mode == "connected" ? " (connected mode: up to 65520)" : " (datagram: up to 4092)");
   }
   sink.Add(std::move(r));
 }
 
-void CheckPkey(const IpoibPort* port, const std::string& parent, const std::string& child,
-               int pkey, CheckSink& sink) {
+void CheckPkey(const IpoibPort* port, const std::string& parent, const std::string& child, int pkey,
+               CheckSink& sink) {
   CheckResult r;
   r.module = kModule;
   r.id = "ipoib.pkey";
@@ -113,8 +119,8 @@ void CheckPkey(const IpoibPort* port, const std::string& parent, const std::stri
   r.evidence.push_back({dir + "/*", table.empty() ? "no entries" : table});
   if (found) {
     r.verdict = Verdict::kOk;
-    r.summary = "partition " + PkeyText(pkey & ~kPkeyFullMember) + " is in " +
-                port->rdma_device + " port " + std::to_string(port->port) + "'s P_Key table";
+    r.summary = "partition " + PkeyText(pkey & ~kPkeyFullMember) + " is in " + port->rdma_device +
+                " port " + std::to_string(port->port) + "'s P_Key table";
   } else {
     r.verdict = Verdict::kFail;
     r.summary = "P_Key " + PkeyText(pkey) + " is not in " + port->rdma_device + " port " +

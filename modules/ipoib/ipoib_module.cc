@@ -108,7 +108,9 @@ Status WaitChild(HostContext& ctx, const std::string& child, bool present) {
   return OkStatus();
 }
 
-std::string Show(const nlohmann::json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
+std::string Show(const nlohmann::json& v) {
+  return v.is_string() ? v.get<std::string>() : v.dump();
+}
 
 }  // namespace
 
@@ -209,8 +211,8 @@ Status IpoibModule::Apply(const Change& change, HostContext& ctx) {
     if (fs.Exists(NetDir(target)) == want) return OkStatus();
     const std::string file = NetDir(parent) + (want ? "/create_child" : "/delete_child");
     if (ctx.progress) ctx.progress->Step(file + " <- " + pkey);
-    RETURN_IF_ERROR(fs.WriteAttr(file, pkey + "\n").WithContext(
-        std::string(want ? "create" : "delete") + " child " + target));
+    RETURN_IF_ERROR(fs.WriteAttr(file, pkey + "\n")
+                        .WithContext(std::string(want ? "create" : "delete") + " child " + target));
     return WaitChild(ctx, target, want);
   }
   if (after.is_null()) return OkStatus();  // undoing a change on a child made by the plan

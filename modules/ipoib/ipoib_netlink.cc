@@ -89,8 +89,8 @@ class Netlink : public IpoibAddressBackend {
 
  private:
   Status Change(const std::string& ifname, const std::string& cidr, bool add) {
-    const std::string what = std::string("netlink ") + (add ? "RTM_NEWADDR " : "RTM_DELADDR ") +
-                             cidr + " on " + ifname;
+    const std::string what =
+        std::string("netlink ") + (add ? "RTM_NEWADDR " : "RTM_DELADDR ") + cidr + " on " + ifname;
     ASSIGN_OR_RETURN(int index, Ifindex(ifname));
     if (!CanonicalCidr(cidr)) return InvalidArgumentError(what + ": no address with a prefix");
     nl_addr* parsed = nullptr;
@@ -103,8 +103,8 @@ class Netlink : public IpoibAddressBackend {
     if (int r = rtnl_addr_set_local(a.get(), local.get()); r < 0) return NlError(r, what);
     rtnl_addr_set_prefixlen(a.get(), static_cast<int>(nl_addr_get_prefixlen(local.get())));
     ASSIGN_OR_RETURN(NlSocket sk, ConnectNetlink(NETLINK_ROUTE, "NETLINK_ROUTE"));
-    const int r = add ? rtnl_addr_add(sk.get(), a.get(), NLM_F_EXCL)
-                      : rtnl_addr_delete(sk.get(), a.get(), 0);
+    const int r =
+        add ? rtnl_addr_add(sk.get(), a.get(), NLM_F_EXCL) : rtnl_addr_delete(sk.get(), a.get(), 0);
     if (r < 0) return NlError(r, what);
     return OkStatus();
   }

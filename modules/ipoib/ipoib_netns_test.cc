@@ -85,8 +85,7 @@ TEST_F(IpoibNetnsTest, AddReadAndRemoveAddresses) {
   ASSERT_TRUE(link_->SetUp("veth-a", true).ok());  // IPv6 link-local appears: not ours
   ASSERT_TRUE(addresses_->Add("veth-a", "172.31.0.10/16").ok());
   ASSERT_TRUE(addresses_->Add("veth-a", "fd00:31::10/64").ok());
-  EXPECT_EQ(Addresses("veth-a"),
-            (std::vector<std::string>{"172.31.0.10/16", "fd00:31::10/64"}));
+  EXPECT_EQ(Addresses("veth-a"), (std::vector<std::string>{"172.31.0.10/16", "fd00:31::10/64"}));
   EXPECT_TRUE(Addresses("veth-b").empty());
   Status again = addresses_->Add("veth-a", "172.31.0.10/16");
   EXPECT_EQ(again.err(), EEXIST) << again.message();
@@ -116,8 +115,7 @@ TEST_F(IpoibNetnsTest, ModuleAppliesAndVerifiesOverNetlink) {
     Status v = module.Verify(c, ctx_);
     EXPECT_TRUE(v.ok()) << c.id << ": " << v.message();
   }
-  EXPECT_EQ(Addresses("veth-a"),
-            (std::vector<std::string>{"172.31.0.10/16", "fd00:31::10/64"}));
+  EXPECT_EQ(Addresses("veth-a"), (std::vector<std::string>{"172.31.0.10/16", "fd00:31::10/64"}));
   auto l = link_->Read("veth-a");
   ASSERT_TRUE(l.ok());
   EXPECT_EQ(l->mtu, 4092);
@@ -164,8 +162,8 @@ TEST_F(IpoibNetnsTest, SnapshotCaptureReplaysUnderATree) {
   EXPECT_EQ(record.captures[kIpoibAddressCapture], "veth-a 172.31.0.10/16\n");
 
   auto tree = NewLocalHostFs(testing::MakeTempDir("ipoib-tree"));
-  ASSERT_TRUE(tree->WriteFileAtomic(kIpoibAddressCapture, record.captures[kIpoibAddressCapture])
-                  .ok());
+  ASSERT_TRUE(
+      tree->WriteFileAtomic(kIpoibAddressCapture, record.captures[kIpoibAddressCapture]).ok());
   ASSERT_TRUE(tree->WriteFileAtomic("/sys/class/net/veth-a/mtu", "1500\n").ok());
   auto replay = NewIpoibAddressBackend(*tree);
   ASSERT_EQ(replay->Name(), "tree");

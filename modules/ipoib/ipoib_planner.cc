@@ -35,9 +35,9 @@ std::string WhyNoIpoib(const PciFunction& pf, const HostFacts& facts) {
   for (const std::string& n : pf.netdevs) {
     auto t = facts.ipoib.not_ipoib.find(n);
     list += (list.empty() ? "" : ", ") + n +
-            (t != facts.ipoib.not_ipoib.end() ? " (type " + std::to_string(t->second) +
-                                                    (t->second == 1 ? ", Ethernet)" : ")")
-                                              : "");
+            (t != facts.ipoib.not_ipoib.end()
+                 ? " (type " + std::to_string(t->second) + (t->second == 1 ? ", Ethernet)" : ")")
+                 : "");
   }
   return pf.pci_address + " has no IPoIB netdev (type 32): " + list;
 }
@@ -116,9 +116,9 @@ class Planner {
 
     // 1. mode of the PF's netdev.
     if (ib.mode && parent.mode != *ib.mode) {
-      Add(nic, pname, kIpoibMode, parent.mode.empty() ? nlohmann::json(nullptr) : nlohmann::json(parent.mode),
-          *ib.mode, nic_label + " wants IPoIB " + *ib.mode + " mode on " + pname,
-          ib_path + ".mode");
+      Add(nic, pname, kIpoibMode,
+          parent.mode.empty() ? nlohmann::json(nullptr) : nlohmann::json(parent.mode), *ib.mode,
+          nic_label + " wants IPoIB " + *ib.mode + " mode on " + pname, ib_path + ".mode");
       targets[0].mode_changes = true;
     }
     // 2. one child per pkey.
@@ -133,18 +133,18 @@ class Planner {
           sink_.Error(field, child + " exists but is no child of " + pname + " for P_Key " +
                                  PkeyText(*pkey) + " (parent " +
                                  (it->second.parent.empty() ? "none" : it->second.parent) +
-                                 ", pkey " +
-                                 (it->second.pkey ? PkeyText(*it->second.pkey) : "?") + ")");
+                                 ", pkey " + (it->second.pkey ? PkeyText(*it->second.pkey) : "?") +
+                                 ")");
           continue;
         }
         targets.push_back({child, &it->second});
         continue;
       }
-      Change c = MakeChange(kIpoibModule, child, kIpoibChild, false, true, Disruption::kLive,
-                            kPhaseLinks,
-                            nic_label + " wants P_Key " + PkeyText(*pkey) + ": child " + child +
-                                " of " + pname + " (create_child)",
-                            field);
+      Change c =
+          MakeChange(kIpoibModule, child, kIpoibChild, false, true, Disruption::kLive, kPhaseLinks,
+                     nic_label + " wants P_Key " + PkeyText(*pkey) + ": child " + child + " of " +
+                         pname + " (create_child)",
+                     field);
       c.detail["nic"] = nic.name;
       c.detail["parent"] = pname;
       c.detail["pkey"] = PkeyText(*pkey);
@@ -157,8 +157,7 @@ class Planner {
       if (now != nullptr && now->mode == *ib.mode) continue;
       Add(nic, targets[t].name, kIpoibMode,
           now == nullptr || now->mode.empty() ? nlohmann::json(nullptr) : nlohmann::json(now->mode),
-          *ib.mode,
-          nic_label + " wants IPoIB " + *ib.mode + " mode on " + targets[t].name,
+          *ib.mode, nic_label + " wants IPoIB " + *ib.mode + " mode on " + targets[t].name,
           ib_path + ".mode");
       targets[t].mode_changes = true;
     }
@@ -191,7 +190,8 @@ class Planner {
     for (const Target& t : targets) {
       if (t.now != nullptr && t.now->admin_up == true) continue;
       Add(nic, t.name, kIpoibUp,
-          t.now != nullptr && t.now->admin_up.has_value() ? nlohmann::json(false) : nlohmann::json(nullptr),
+          t.now != nullptr && t.now->admin_up.has_value() ? nlohmann::json(false)
+                                                          : nlohmann::json(nullptr),
           true, nic_label + " configures IPoIB: " + t.name + " up", ib_path);
     }
   }

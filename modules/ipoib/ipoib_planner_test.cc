@@ -96,10 +96,10 @@ TEST(IpoibPlanner, OrderModeChildrenMtuAddressesUp) {
   s.pkeys = {"0x8001"};
   Planned p = Plan(Want(s), f);
   ASSERT_TRUE(p.diagnostics.empty()) << p.diagnostics[0].message;
-  EXPECT_EQ(p.Ids(), (std::vector<std::string>{
-                         "ipoib/ib0/mode", "ipoib/ib0.8001/child", "ipoib/ib0.8001/mode",
-                         "ipoib/ib0/mtu", "ipoib/ib0.8001/mtu", "ipoib/ib0/addresses",
-                         "ipoib/ib0/up", "ipoib/ib0.8001/up"}));
+  EXPECT_EQ(p.Ids(),
+            (std::vector<std::string>{"ipoib/ib0/mode", "ipoib/ib0.8001/child",
+                                      "ipoib/ib0.8001/mode", "ipoib/ib0/mtu", "ipoib/ib0.8001/mtu",
+                                      "ipoib/ib0/addresses", "ipoib/ib0/up", "ipoib/ib0.8001/up"}));
   const Change& child = p.changes[1];
   EXPECT_EQ(child.before, false);
   EXPECT_EQ(child.after, true);
