@@ -109,6 +109,33 @@ TEST(IpoibCliTest, FailureRollsBackTheChild) {
   EXPECT_EQ(sim.Refused(), "");
 }
 
+// A saved plan is refused once the IPoIB state it was made from changed (an
+// address someone added), and applies the recorded children otherwise.
+TEST(IpoibCliTest, SavedPlanIsRefusedWhenTheIpoibStateChanged) {
+  const std::string root = ExtractHost("cx5-ib");
+  KernelSimDaemon sim(root, 50);
+  ASSERT_TRUE(sim.ready());
+  const std::string yaml = WriteTempFile("ipoib.yaml", kHostYaml);
+  const std::string planfile = WriteTempFile("ipoib.plan.json", "");
+  ASSERT_EQ(Provisioner({"plan", yaml, "--root", root, "--out", planfile}).exit_code, 0);
+  {
+    FILE* f = std::fopen((root + "/run/provisioner/ipoib-addresses").c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs("ibs5f0 10.1.0.1/24\n", f);
+    std::fclose(f);
+  }
+  RunResult stale = Provisioner({"apply", planfile});
+  EXPECT_EQ(stale.exit_code, 1);
+  EXPECT_NE(stale.err.find("changed since the plan was made"), std::string::npos) << stale.err;
+  EXPECT_FALSE(Exists(root + "/sys/class/net/ibs5f0.8001"));
+
+  ASSERT_EQ(Provisioner({"plan", yaml, "--root", root, "--out", planfile}).exit_code, 0);
+  RunResult a = Provisioner({"apply", planfile, "--settle-timeout", "10"});
+  ASSERT_EQ(a.exit_code, 0) << a.out << a.err;
+  EXPECT_EQ(ReadFile(root + "/sys/class/net/ibs5f0.8001/pkey"), "0x8001\n");
+  EXPECT_EQ(ReadFile(root + "/run/provisioner/ipoib-addresses"), "ibs5f0 172.31.0.10/16\n");
+}
+
 TEST(IpoibCliTest, ConnectedModeWithoutRcFlagIsAPlanError) {
   const std::string root = ExtractHost("cx5-ib");
   const std::string yaml = WriteTempFile("cm.yaml", R"(apiVersion: provisioner/v1alpha1
