@@ -102,6 +102,14 @@ NicSpec BuildNic(const json& j) {
     p.max_read_request = Int(*pcie, "maxReadRequest");
     nic.pcie = p;
   }
+  if (const json* ib = Field(j, "ipoib"); ib != nullptr && ib->is_object()) {
+    IpoibSpec p;
+    p.mode = String(*ib, "mode");
+    p.mtu = Int(*ib, "mtu");
+    if (Field(*ib, "addresses") != nullptr) p.addresses = Strings(*ib, "addresses");
+    p.pkeys = Strings(*ib, "pkeys");
+    nic.ipoib = p;
+  }
   return nic;
 }
 

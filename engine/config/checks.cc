@@ -8,6 +8,7 @@
 #include "engine/config/field_path.h"
 #include "engine/config/ip.h"
 #include "engine/config/text.h"
+#include "engine/model/ipoib_facts.h"
 #include "engine/model/selector.h"
 
 namespace provisioner::config {
@@ -114,6 +115,75 @@ class Checker {
         }
       }
       CheckFirmwareVsNumVfs(nic, path);
+      if (nic.ipoib) CheckIpoib(nic, path);
+    }
+  }
+
+  // spec.nics[].ipoib: an InfiniBand NIC's IPoIB interface (module ipoib).
+  void CheckIpoib(const NicSpec& nic, const std::string& nic_path) {
+    const IpoibSpec& ib = *nic.ipoib;
+    const std::string path = JoinField(nic_path, "ipoib");
+    if (nic.link_type == "eth" && !Tainted(nic_path + ".linkType") && !Tainted(path)) {
+      Error(path, "ipoib needs an InfiniBand NIC, but nic " + Quote(nic.name) +
+                      " has linkType eth (" + Where(nic_path + ".linkType") +
+                      "): an Ethernet port has no IPoIB interface");
+    }
+    const std::string mtu_path = path + ".mtu";
+    if (ib.mtu && !Tainted(mtu_path)) {
+      if (ib.mode == "datagram" && *ib.mtu > kIpoibDatagramMaxMtu) {
+        Error(mtu_path, std::to_string(*ib.mtu) + " is above datagram mode's largest MTU " +
+                            std::to_string(kIpoibDatagramMaxMtu) +
+                            " (a 4K IB MTU less the 4-byte IPoIB header); use mode connected "
+                            "for up to " + std::to_string(kIpoibConnectedMaxMtu));
+      }
+      if (nic.mtu && !Tainted(nic_path + ".mtu")) {
+        Error(mtu_path, "set the MTU of an IPoIB NIC once, here: the nic's mtu (" +
+                            Where(nic_path + ".mtu") + ") sets the same netdev");
+      }
+    }
+    if (ib.addresses) {
+      std::map<std::string, size_t> seen;
+      for (size_t k = 0; k < ib.addresses->size(); ++k) {
+        const std::string a_path = JoinIndex(path + ".addresses", k);
+        const std::string& text = (*ib.addresses)[k];
+        if (Tainted(a_path)) continue;
+        auto cidr = ParseCidr(text);
+        if (!cidr || text.find('/') == std::string::npos) {
+          Error(a_path, Quote(text) +
+                            " is not an address with its prefix length, like 172.16.0.10/16 or "
+                            "fd00::10/64");
+          continue;
+        }
+        const std::string key = FormatIp(cidr->address) + "/" + std::to_string(cidr->length);
+        auto [it, inserted] = seen.emplace(key, k);
+        if (!inserted) {
+          Error(a_path, Quote(text) + " is listed twice (first at " +
+                            Where(JoinIndex(path + ".addresses", it->second)) + ")");
+        }
+      }
+    }
+    std::map<int, size_t> partitions;
+    for (size_t k = 0; k < ib.pkeys.size(); ++k) {
+      const std::string p_path = JoinIndex(path + ".pkeys", k);
+      if (Tainted(p_path)) continue;
+      auto pkey = ParsePkey(ib.pkeys[k]);
+      if (!pkey) continue;  // the schema reports it
+      const int partition = *pkey & ~kPkeyFullMember;
+      if (!IsChildPkey(*pkey)) {
+        Error(p_path, Quote(ib.pkeys[k]) +
+                          (partition == 0 ? " is no partition (0x0001..0x7fff, with or without "
+                                            "the full-membership bit 0x8000)"
+                                          : " is the default partition, the PF's own interface: "
+                                            "list only the other partitions"));
+        continue;
+      }
+      auto [it, inserted] = partitions.emplace(partition, k);
+      if (!inserted) {
+        Error(p_path, Quote(ib.pkeys[k]) + " is the same partition as " +
+                          Quote(ib.pkeys[it->second]) + " (" +
+                          Where(JoinIndex(path + ".pkeys", it->second)) +
+                          "): one child interface per partition");
+      }
     }
   }
 

@@ -531,5 +531,73 @@ TEST(LabelKeyTest, PrefixAndName) {
   EXPECT_FALSE(IsLabelKey(std::string(64, 'a')));
 }
 
+// An IB NIC with an ipoib block (line 9 on), after `before` at lines 8...
+std::string IpoibNic(const std::string& ipoib, const std::string& before = "") {
+  return WithHeader(
+      "spec:\n"                                   // 5
+      "  nics:\n"                                 // 6
+      "    - name: ib-nic\n"                      // 7
+      "      nicSelector: {pfNames: [ibs5f0]}\n"  // 8
+      + before + "      ipoib:\n" + ipoib);
+}
+
+TEST(ChecksTest, IpoibIsClean) {
+  EXPECT_THAT(Diagnose(IpoibNic("        mode: connected\n"
+                                "        mtu: 65520\n"
+                                "        addresses: [172.16.0.10/16, \"fd00::10/64\"]\n"
+                                "        pkeys: [\"0x8001\", \"0x0002\"]\n",
+                                "      linkType: ib\n")),
+              IsEmpty());
+}
+
+TEST(ChecksTest, IpoibOnAnEthernetNic) {
+  EXPECT_THAT(Diagnose(IpoibNic("        mode: datagram\n", "      linkType: eth\n")),
+              ElementsAre("host.yaml:11:9: spec.nics[0].ipoib: ipoib needs an InfiniBand NIC, "
+                          "but nic \"ib-nic\" has linkType eth (spec.nics[0].linkType, line 9): "
+                          "an Ethernet port has no IPoIB interface"));
+}
+
+TEST(ChecksTest, IpoibDatagramMtuAbove4092) {
+  EXPECT_THAT(Diagnose(IpoibNic("        mode: datagram\n"
+                                "        mtu: 4092\n")),
+              IsEmpty());
+  EXPECT_THAT(Diagnose(IpoibNic("        mode: datagram\n"
+                                "        mtu: 9000\n")),
+              ElementsAre(::testing::StartsWith(
+                  "host.yaml:11:14: spec.nics[0].ipoib.mtu: 9000 is above datagram mode's "
+                  "largest MTU 4092")));
+}
+
+TEST(ChecksTest, IpoibMtuAndNicMtu) {
+  EXPECT_THAT(Diagnose(IpoibNic("        mtu: 2044\n", "      mtu: 2044\n")),
+              ElementsAre("host.yaml:11:14: spec.nics[0].ipoib.mtu: set the MTU of an IPoIB NIC "
+                          "once, here: the nic's mtu (spec.nics[0].mtu, line 9) sets the same "
+                          "netdev"));
+}
+
+TEST(ChecksTest, IpoibAddresses) {
+  EXPECT_THAT(
+      Diagnose(IpoibNic("        addresses: [172.16.0.10, 172.16.0.300/16, 10.0.0.1/8,\n"
+                        "                    10.0.0.1/8]\n")),
+      ElementsAre("host.yaml:10:21: spec.nics[0].ipoib.addresses[0]: \"172.16.0.10\" is not an "
+                  "address with its prefix length, like 172.16.0.10/16 or fd00::10/64",
+                  "host.yaml:10:34: spec.nics[0].ipoib.addresses[1]: \"172.16.0.300/16\" is not "
+                  "an address with its prefix length, like 172.16.0.10/16 or fd00::10/64",
+                  "host.yaml:11:21: spec.nics[0].ipoib.addresses[3]: \"10.0.0.1/8\" is listed "
+                  "twice (first at spec.nics[0].ipoib.addresses[2], line 10)"));
+}
+
+TEST(ChecksTest, IpoibPkeys) {
+  EXPECT_THAT(
+      Diagnose(IpoibNic("        pkeys: [\"0x8000\", \"0xffff\", \"0x8001\", \"0x1\"]\n")),
+      ElementsAre("host.yaml:10:17: spec.nics[0].ipoib.pkeys[0]: \"0x8000\" is no partition "
+                  "(0x0001..0x7fff, with or without the full-membership bit 0x8000)",
+                  "host.yaml:10:27: spec.nics[0].ipoib.pkeys[1]: \"0xffff\" is the default "
+                  "partition, the PF's own interface: list only the other partitions",
+                  "host.yaml:10:47: spec.nics[0].ipoib.pkeys[3]: \"0x1\" is the same partition "
+                  "as \"0x8001\" (spec.nics[0].ipoib.pkeys[2], line 10): one child interface "
+                  "per partition"));
+}
+
 }  // namespace
 }  // namespace provisioner::config

@@ -53,8 +53,8 @@ TEST(SchemaTest, EveryUnknownFieldIsReported) {
                           "host.yaml:11:7: spec.nics[0].mtuu: unknown field \"mtuu\" (did you "
                           "mean \"mtu\"?)",
                           "host.yaml:12:7: spec.nics[0].foo: unknown field \"foo\"; expected one "
-                          "of: deviceType, firmware, isRdma, linkType, mtu, name, nicSelector, "
-                          "numVfs, pcie, resourceName, vfSpoofChk, vfTrust"));
+                          "of: deviceType, firmware, ipoib, isRdma, linkType, mtu, name, "
+                          "nicSelector, numVfs, pcie, resourceName, vfSpoofChk, vfTrust"));
 }
 
 TEST(SchemaTest, PcieFieldsAreCheckedWithTheirPosition) {
@@ -71,6 +71,24 @@ TEST(SchemaTest, PcieFieldsAreCheckedWithTheirPosition) {
   EXPECT_THAT(Diagnose(WithHeader("spec:\n  pcie:\n    disableACS: all\n")),
               ElementsAre(::testing::StartsWith(
                   "host.yaml:7:5: spec.pcie.disableACS: unknown field \"disableACS\"")));
+}
+
+TEST(SchemaTest, IpoibFieldsAreCheckedWithTheirPosition) {
+  EXPECT_THAT(Diagnose(NicWith("ipoib: { mode: datagram, mtu: 2044, pkeys: [\"0x8001\"] }")),
+              ::testing::IsEmpty());
+  EXPECT_THAT(Diagnose(NicWith("ipoib: { mode: ud }")),
+              ElementsAre(::testing::AllOf(
+                  ::testing::StartsWith("host.yaml:10:22: spec.nics[0].ipoib.mode: "),
+                  ::testing::HasSubstr("connected"))));
+  EXPECT_THAT(Diagnose(NicWith("ipoib: { mtu: 70000 }")),
+              ElementsAre(::testing::StartsWith("host.yaml:10:21: spec.nics[0].ipoib.mtu: ")));
+  EXPECT_THAT(Diagnose(NicWith("ipoib: { pkeys: [\"8001\"] }")),
+              ElementsAre(::testing::AllOf(
+                  ::testing::StartsWith("host.yaml:10:24: spec.nics[0].ipoib.pkeys[0]: "),
+                  ::testing::HasSubstr("partition key"))));
+  EXPECT_THAT(Diagnose(NicWith("ipoib: { pkey: [\"0x8001\"] }")),
+              ElementsAre(::testing::StartsWith(
+                  "host.yaml:10:16: spec.nics[0].ipoib.pkey: unknown field \"pkey\"")));
 }
 
 TEST(SchemaTest, WrongTypes) {

@@ -30,6 +30,16 @@ struct NicPcieSpec {
   std::optional<int> max_read_request;  // bytes: 128..4096, a power of two
 };
 
+// spec.nics[].ipoib: { mode: datagram, mtu: 2044, addresses: [172.16.0.10/16],
+//                      pkeys: ["0x8001"] }: the NIC's IPoIB host interface.
+struct IpoibSpec {
+  std::optional<std::string> mode;  // "datagram" | "connected"
+  std::optional<int> mtu;           // of the PF's IPoIB netdev and its pkey children
+  // Global addresses of the PF's IPoIB netdev, CIDR as written; unset: unmanaged.
+  std::optional<std::vector<std::string>> addresses;
+  std::vector<std::string> pkeys;   // "0x8001" as written: one child each
+};
+
 // spec.kernelModules[]: "mlx5_ib" or { name: nvidia_peermem, required: false }
 struct KernelModuleSpec {
   std::string name;
@@ -71,6 +81,7 @@ struct NicSpec {
   // firmware: { PARAM: value }, by parameter name (mstconfig's spelling).
   std::map<std::string, FirmwareSetting> firmware;
   std::optional<NicPcieSpec> pcie;         // pcie
+  std::optional<IpoibSpec> ipoib;          // ipoib
 };
 
 // spec.ipPools[]

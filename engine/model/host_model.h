@@ -12,6 +12,7 @@
 
 #include "engine/model/kmod_facts.h"
 #include "engine/model/link_facts.h"
+#include "engine/model/ipoib_facts.h"
 #include "engine/model/pcie_facts.h"
 #include "engine/model/rdma_facts.h"
 #include "engine/model/topology_facts.h"
@@ -119,6 +120,8 @@ struct HostFacts {
   TopologyFacts topology;
   // PCIe capabilities (ACS, Device Control) and IOMMU evidence (pcie module).
   PcieFacts pcie;
+  // IPoIB netdevs of the NICs, their pkey children and P_Key tables (ipoib module).
+  IpoibFacts ipoib;
   // The sriov-network-operator's IB VF GUID pool on this host,
   // /etc/sriov-operator/infiniband/guids, as read (sriov-operator module):
   // nullopt when absent.

@@ -4,13 +4,18 @@
 // or read out of bounds; the modprobe.d editor must keep its promise (the
 // edited text sets the mode asked, and editing twice changes nothing more),
 // and so must PciAddress (what parses is safe in a path and reads back as
-// the same address; the full form is a case of the others).
+// the same address; the full form is a case of the others), and so must the
+// IPoIB values (a P_Key reads back as itself; a child's name, which goes in
+// paths, is a valid interface name; the address capture re-renders as read).
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
 
+#include "engine/model/ipoib_facts.h"
 #include "engine/model/pci_address.h"
+#include "modules/ipoib/ipoib_backend.h"
+#include "modules/link/link_backend.h"
 #include "modules/rdma/rdma_sysfs.h"
 #include "modules/vf/vf_planner.h"
 
@@ -38,6 +43,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   if (any && PciAddress::ParseFull(any->ToString()) != any) __builtin_trap();
   if (full && (any != full || sysfs != full)) __builtin_trap();
+  if (auto pkey = ParsePkey(text)) {
+    if (*pkey < 0 || *pkey > 0xffff || ParsePkey(PkeyText(*pkey)) != pkey) __builtin_trap();
+    if (IsChildPkey(*pkey) && !IsValidIfname(IpoibChildName("ibs5f0", *pkey))) __builtin_trap();
+  }
+  if (auto cidr = CanonicalCidr(text)) {
+    if (CanonicalCidr(*cidr) != cidr) __builtin_trap();  // canonical is a fixed point
+  }
+  const auto captured = ParseIpoibAddresses(text);
+  if (ParseIpoibAddresses(RenderIpoibAddresses(captured)) != captured) __builtin_trap();
   for (const std::string mode : {"exclusive", "shared"}) {
     std::string edited = rdma::EditModprobeNetnsMode(text, mode);
     auto now = rdma::NetnsModeFromModprobe(edited);

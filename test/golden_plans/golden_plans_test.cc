@@ -31,6 +31,7 @@ const std::map<std::string, std::string>& TreeOf() {
       {"ib-firmware", "cx5-ib"},
       {"ib-sriov", "cx5-ib"},
       {"ipoib", "cx5-ib"},
+      {"ipoib-host", "cx5-ib"},
       {"rails", "hgx-h100"},
       {"rails-8gpu", "hgx-h100"},
       {"roce-shared-macvlan", "cx5-roce"},

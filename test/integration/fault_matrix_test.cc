@@ -85,6 +85,16 @@ class FaultMatrixTest : public ::testing::Test {
     return dir;
   }
 
+  // The cx5-ib tree (IPoIB netdev ibs5f0, datagram, mtu 2044).
+  std::string FreshIbTree() {
+    std::string dir = MakeTempDir("fault-ib");
+    Status s = ExtractTtar(HostTreePath("cx5-ib"), dir);
+    EXPECT_TRUE(s.ok()) << s.message();
+    auto fs = NewLocalHostFs(dir);
+    EXPECT_TRUE(AcquireHostLock(*fs, kApplyLockPath, std::chrono::milliseconds(0)).ok());
+    return dir;
+  }
+
   // Plans against `root` and applies with `faults`, as `provisioner apply` does.
   Outcome Apply(const std::string& root, std::vector<WriteFault> faults,
                 const char* host_yaml = kHostYaml) {
@@ -182,6 +192,47 @@ TEST_F(FaultMatrixTest, EveryPcieConfigWriteFailingLeavesTheTreeAsItWas) {
     std::string root = FreshPcieTree();
     Outcome failed = Apply(root, {WriteFault{.nth_write = k, .path_substring = "", .err = err, .times = 1}},
                            kPcieHostYaml);
+    ASSERT_FALSE(failed.status.ok()) << "write " << k << " failed but apply succeeded";
+    const std::string& msg = failed.status.message();
+    EXPECT_NE(msg.find(std::strerror(err)), std::string::npos) << msg;
+    EXPECT_NE(msg.find('/'), std::string::npos) << msg;
+    EXPECT_EQ(DiffTreesText(pristine, root), "") << msg;
+  }
+}
+
+// An IPoIB child for a P_Key (create_child, made by the simulated ib_ipoib),
+// mtu of the PF's netdev and the child, an address and the child up.
+constexpr const char* kIpoibHostYaml = R"(apiVersion: provisioner/v1alpha1
+kind: HostConfig
+metadata:
+  name: worker1
+spec:
+  nics:
+    - name: ib-nic
+      nicSelector: { pfNames: [ibs5f0] }
+      ipoib:
+        mode: datagram
+        mtu: 4092
+        addresses: ["172.31.0.10/16", "fd00:31::10/64"]
+        pkeys: ["0x8001"]
+)";
+
+TEST_F(FaultMatrixTest, EveryIpoibWriteFailingLeavesTheTreeAsItWas) {
+  const std::string pristine = FreshIbTree();
+  std::string clean = FreshIbTree();
+  Outcome ok = Apply(clean, {}, kIpoibHostYaml);
+  ASSERT_TRUE(ok.status.ok()) << ok.status.message();
+  EXPECT_EQ(ok.modules, std::set<std::string>{"ipoib"});
+  ASSERT_GE(ok.writes, 5);  // create_child, 2 mtus, addresses, flags (and the journal's)
+  ASSERT_FALSE(DiffTrees(pristine, clean).empty());
+
+  const int errs[] = {EBUSY, ENOMEM, EIO, EPERM};
+  for (int k = 1; k <= ok.writes; ++k) {
+    SCOPED_TRACE("write " + std::to_string(k) + " of " + std::to_string(ok.writes));
+    const int err = errs[k % 4];
+    std::string root = FreshIbTree();
+    Outcome failed = Apply(root, {WriteFault{.nth_write = k, .path_substring = "", .err = err, .times = 1}},
+                           kIpoibHostYaml);
     ASSERT_FALSE(failed.status.ok()) << "write " << k << " failed but apply succeeded";
     const std::string& msg = failed.status.message();
     EXPECT_NE(msg.find(std::strerror(err)), std::string::npos) << msg;

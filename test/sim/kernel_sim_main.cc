@@ -43,6 +43,7 @@
 #include <utility>
 #include <vector>
 
+#include "test/sim/ipoib_sim.h"
 #include "test/sim/sriov_sim.h"
 #include "test/support/host_tree.h"
 
@@ -143,6 +144,7 @@ int main(int argc, char** argv) {
   }
   std::map<int, std::string> watches;  // wd -> host dir
   std::map<std::string, int> current;  // PF host dir -> enabled VFs
+  std::map<std::string, std::string> modes;  // IPoIB netdev dir -> its mode
   auto watch = [&](const std::string& dir, uint32_t mask) {
     int wd = inotify_add_watch(ifd, w.Fs(dir).c_str(), mask);
     if (wd < 0) {
@@ -161,6 +163,13 @@ int main(int argc, char** argv) {
       auto dir = w.RealPath("/sys/bus/pci/devices/" + bdf);
       if (!dir.ok() || !w.Exists(*dir + "/vendor")) continue;
       ok = watch(*dir, IN_CLOSE_WRITE) && ok;
+      // IPoIB netdevs (a pkey file): create_child, delete_child, mode.
+      for (const auto& n : w.List(*dir + "/net")) {
+        const std::string nd = *dir + "/net/" + n;
+        if (!w.Exists(nd + "/pkey")) continue;
+        ok = watch(nd, IN_CLOSE_WRITE) && ok;
+        if (!modes.count(nd)) modes[nd] = w.ReadAttr(nd + "/mode").value_or("");
+      }
       if (w.Exists(*dir + "/sriov_numvfs") && !current.count(*dir)) {
         int n = ParseNumVfsWrite(w.ReadFile(*dir + "/sriov_numvfs").value_or("0"));
         current[*dir] = n < 0 ? 0 : n;
@@ -237,6 +246,30 @@ int main(int argc, char** argv) {
     int err = sim.WriteDriverOverride(dir, *content);
     if (err != 0) log_refused(file, err, sim.last_error());
   };
+  // An IPoIB mode write: the file holds what was written; a refusal puts
+  // the mode back, as the kernel never changed it.
+  auto handle_mode = [&](const std::string& dir) {
+    const std::string file = dir + "/mode";
+    auto content = w.ReadFile(file);
+    if (!content.ok() || content->empty()) return;
+    std::string& cur = modes[dir];
+    if (*content == cur + "\n") return;  // our own write, or a no-op
+    int err = EINVAL;
+    bool injected = false;
+    for (const auto& f : faults) injected = injected || file.find(f.substring) != std::string::npos;
+    if (injected) {
+      err = EIO;
+    } else {
+      (void)w.WriteFile(file, cur + "\n", 0644);  // as before the write, for the simulator
+      err = IpoibSetMode(w, dir, *content, cur);
+    }
+    if (err != 0) {
+      (void)w.WriteFile(file, cur + "\n", 0644);
+      return log_refused(file, err, injected ? "injected fault" : "not a mode it can take");
+    }
+    cur = w.ReadAttr(file).value_or(cur);
+    Log(file + " <- " + cur);
+  };
   auto handle = [&](const std::string& dir) {
     const std::string file = dir + "/sriov_numvfs";
     auto content = w.ReadFile(file);
@@ -303,6 +336,14 @@ int main(int argc, char** argv) {
             handle_action(dir + "/" + name, [&](const std::string& v) {
               return name == "bind" ? sim.Bind(driver, v) : sim.Unbind(driver, v);
             });
+          } else if ((name == "create_child" || name == "delete_child") &&
+                     w.Exists(dir + "/pkey")) {
+            handle_action(dir + "/" + name, [&](const std::string& v) {
+              return name == "create_child" ? IpoibCreateChild(w, dir, v)
+                                            : IpoibDeleteChild(w, dir, v);
+            });
+          } else if (name == "mode" && modes.count(dir)) {
+            handle_mode(dir);
           } else if (name == "drivers_probe" && dir == "/sys/bus/pci") {
             handle_action(dir + "/" + name,
                           [&](const std::string& v) { return sim.DriversProbe(v); });

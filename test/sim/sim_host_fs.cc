@@ -5,6 +5,8 @@
 #include <string>
 #include <utility>
 
+#include "test/sim/ipoib_sim.h"
+
 namespace provisioner::testing {
 namespace {
 
@@ -134,6 +136,25 @@ Status SimulatedHostFs::WriteAttr(std::string_view path, std::string_view value)
                             ticks_ + static_cast<uint64_t>(options_.settle_reads));
         }
       }
+      return OkStatus();
+    }
+  }
+  if (resolved.ok() && inner_->Exists(JoinPath(Dirname(*resolved), "pkey"))) {
+    // An IPoIB netdev (ipoib_sim.h): children and mode.
+    const std::string file(Basename(*resolved));
+    const std::string dir(Dirname(*resolved));
+    TreeWriter w(root());
+    int err = -1;
+    if (file == "create_child") {
+      err = IpoibCreateChild(w, dir, value);
+    } else if (file == "delete_child") {
+      err = IpoibDeleteChild(w, dir, value);
+    } else if (file == "mode") {
+      err = IpoibSetMode(w, dir, value, w.ReadAttr(dir + "/mode").value_or(""));
+    }
+    if (err >= 0) {
+      ++extra_writes_;
+      if (err != 0) return ErrnoToStatus(err, "write " + std::string(path));
       return OkStatus();
     }
   }

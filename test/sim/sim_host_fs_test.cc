@@ -131,5 +131,54 @@ TEST(SimHostFsTest, CountsWritesInStats) {
   EXPECT_EQ(fs->root(), root);
 }
 
+// ib_ipoib's sysfs writes (ipoib_sim.h) on the cx5-ib tree's ibs5f0.
+TEST(SimHostFsTest, IpoibChildrenAndModeAsTheKernel) {
+  std::string root = MakeTempDir("ib");
+  ASSERT_TRUE(BuildHostTree(Cx5IbHost(), root).ok());
+  const std::string pristine = MakeTempDir("ib-pristine");
+  ASSERT_TRUE(BuildHostTree(Cx5IbHost(), pristine).ok());
+  auto fs = NewSimulatedHostFs(root);
+  const std::string ib = "/sys/class/net/ibs5f0";
+  EXPECT_EQ(fs->WriteAttr(ib + "/create_child", "0x8000").err(), EINVAL);
+  EXPECT_EQ(fs->WriteAttr(ib + "/create_child", "0").err(), EINVAL);
+  EXPECT_EQ(fs->WriteAttr(ib + "/create_child", "pkey").err(), EINVAL);
+  EXPECT_EQ(fs->WriteAttr(ib + "/create_child", "0xffff").err(), ENOTUNIQ);  // its own
+  ASSERT_TRUE(fs->WriteAttr(ib + "/create_child", "32769\n").ok());  // %i: decimal 0x8001
+  const std::string child = "/sys/class/net/ibs5f0.8001";
+  EXPECT_EQ(fs->ReadAttr(child + "/pkey").value_or(""), "0x8001");
+  EXPECT_EQ(fs->ReadAttr(child + "/parent").value_or(""), "ibs5f0");
+  EXPECT_EQ(fs->ReadAttr(child + "/type").value_or(""), "32");
+  EXPECT_EQ(fs->ReadAttr(child + "/flags").value_or(""), "0x1002");  // down
+  EXPECT_FALSE(fs->Exists(child + "/create_child"));
+  EXPECT_EQ(fs->ReadLink(child + "/device").value_or(""), "../../../0000:86:00.0");
+  EXPECT_EQ(fs->WriteAttr(ib + "/create_child", "0x8001").err(), ENOTUNIQ);
+  // Modes: exactly the kernel's words; no connected mode without the RC flag.
+  EXPECT_EQ(fs->WriteAttr(ib + "/mode", "connected").err(), EINVAL);
+  EXPECT_EQ(fs->WriteAttr(ib + "/mode", "connected\n").err(), EINVAL);
+  EXPECT_EQ(fs->ReadAttr(ib + "/mode").value_or(""), "datagram");
+  ASSERT_TRUE(fs->WriteAttr(ib + "/mode", "datagram\n").ok());
+  EXPECT_EQ(fs->WriteAttr(ib + "/delete_child", "0x8002").err(), ENODEV);
+  ASSERT_TRUE(fs->WriteAttr(ib + "/delete_child", "0x8001").ok());
+  EXPECT_FALSE(fs->Exists(child));
+  // Nothing is left of it: the tree is as generated.
+  EXPECT_EQ(DiffTreesText(pristine, root), "");
+}
+
+TEST(SimHostFsTest, IpoibConnectedModeSetsTheMtu) {
+  std::string root = MakeTempDir("ib-rc");
+  ASSERT_TRUE(BuildHostTree(Cx5IbHost(), root).ok());
+  auto fs = NewSimulatedHostFs(root);
+  const std::string ib = "/sys/class/net/ibs5f0";
+  // An RC-capable QPN (ipoib_enhanced=0): flag 0x80 in the first byte.
+  ASSERT_TRUE(fs->WriteFileAtomic(ib + "/address",
+                                  "80:00:10:87:fe:80:00:00:00:00:00:00:ec:0d:9a:03:00:8a:bc:de\n")
+                  .ok());
+  ASSERT_TRUE(fs->WriteAttr(ib + "/mode", "connected\n").ok());
+  EXPECT_EQ(fs->ReadAttr(ib + "/mode").value_or(""), "connected");
+  EXPECT_EQ(fs->ReadAttr(ib + "/mtu").value_or(""), "65520");
+  ASSERT_TRUE(fs->WriteAttr(ib + "/mode", "datagram\n").ok());
+  EXPECT_EQ(fs->ReadAttr(ib + "/mtu").value_or(""), "4092");
+}
+
 }  // namespace
 }  // namespace provisioner::testing

@@ -547,6 +547,10 @@ Status AddNetdev(TreeWriter& w, const NetdevSpec& n, const std::string& dev_dir)
     RETURN_IF_ERROR(w.WriteFile(d + "mode", "datagram\n", 0644));
     RETURN_IF_ERROR(w.WriteFile(d + "pkey", "0xffff\n"));
     RETURN_IF_ERROR(w.WriteFile(d + "umcast", "0\n", 0644));
+    // Write-only, as ib_ipoib makes them (DEVICE_ATTR_WO): a P_Key written
+    // to create_child makes the child <if>.<pkey>, to delete_child removes it.
+    RETURN_IF_ERROR(w.WriteFile(d + "create_child", "", 0200));
+    RETURN_IF_ERROR(w.WriteFile(d + "delete_child", "", 0200));
   }
   if (!n.phys_port_name.empty()) {
     RETURN_IF_ERROR(w.WriteFile(d + "phys_port_name", n.phys_port_name + "\n"));

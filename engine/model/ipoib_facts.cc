@@ -1,0 +1,47 @@
+#include "engine/model/ipoib_facts.h"
+
+#include <cstdio>
+
+namespace provisioner {
+
+std::optional<int> ParsePkey(std::string_view text) {
+  if (text.size() < 3 || text.size() > 6 || text[0] != '0' || (text[1] != 'x' && text[1] != 'X')) {
+    return std::nullopt;
+  }
+  int v = 0;
+  for (char c : text.substr(2)) {
+    int d = 0;
+    if (c >= '0' && c <= '9') {
+      d = c - '0';
+    } else if (c >= 'a' && c <= 'f') {
+      d = c - 'a' + 10;
+    } else if (c >= 'A' && c <= 'F') {
+      d = c - 'A' + 10;
+    } else {
+      return std::nullopt;
+    }
+    v = v * 16 + d;
+  }
+  return v;
+}
+
+bool IsChildPkey(int pkey) {
+  const int partition = pkey & ~kPkeyFullMember;
+  return pkey > 0 && pkey <= 0xffff && partition != 0 && partition != 0x7fff;
+}
+
+std::string IpoibChildName(const std::string& parent, int pkey) {
+  char suffix[8];
+  std::snprintf(suffix, sizeof suffix, ".%04x", static_cast<unsigned>(pkey) & 0xffffu);
+  std::string name = parent + suffix;
+  if (name.size() > 15) name.resize(15);
+  return name;
+}
+
+std::string PkeyText(int pkey) {
+  char buf[8];
+  std::snprintf(buf, sizeof buf, "0x%04x", static_cast<unsigned>(pkey) & 0xffffu);
+  return buf;
+}
+
+}  // namespace provisioner

@@ -1,0 +1,51 @@
+// Module "ipoib": the IPoIB host interface of an InfiniBand NIC
+// (nics[].ipoib, ipoib_planner.h): mode (sysfs `mode`), one child interface
+// per P_Key (sysfs `create_child` / `delete_child` of the PF's IPoIB netdev),
+// MTU and up (the link module's LinkBackend: rtnetlink, or /sys/class/net
+// under a tree), global addresses (ipoib_backend.h: rtnetlink, or the
+// run/provisioner/ipoib-addresses capture under a tree). Discovers every
+// IPoIB netdev of the NICs, its children and its port's P_Key table; doctor
+// checks in ipoib_checks.h. Registered after link; its changes run in the
+// links phase, after the link module's.
+#ifndef PROVISIONER_MODULES_IPOIB_IPOIB_MODULE_H_
+#define PROVISIONER_MODULES_IPOIB_IPOIB_MODULE_H_
+
+#include <functional>
+#include <memory>
+#include <string_view>
+
+#include "engine/module/module.h"
+#include "modules/ipoib/ipoib_backend.h"
+#include "modules/link/link_backend.h"
+
+namespace provisioner {
+
+struct IpoibModuleOptions {
+  // Backends for a root; the factories' choice unless a test says otherwise.
+  std::function<std::unique_ptr<IpoibAddressBackend>(HostFs&)> addresses;
+  std::function<std::unique_ptr<LinkBackend>(HostFs&)> link;
+};
+
+class IpoibModule final : public Module {
+ public:
+  IpoibModule() = default;
+  explicit IpoibModule(IpoibModuleOptions options) : options_(std::move(options)) {}
+
+  std::string_view name() const override { return "ipoib"; }
+  Status Discover(HostContext& ctx, HostFacts& facts) override;
+  void Plan(const DesiredState& desired, const HostFacts& facts, PlanSink& sink) const override;
+  Status Apply(const Change& change, HostContext& ctx) override;
+  Status Verify(const Change& change, HostContext& ctx) override;
+  void Check(const DesiredState* desired, const HostFacts& facts, CheckSink& sink) const override;
+  void RenderFactsJson(const HostFacts& facts, FactsJson& out) const override;
+  std::string RenderFactsTable(const HostFacts& facts) const override;
+
+ private:
+  std::unique_ptr<IpoibAddressBackend> Addresses(HostFs& fs) const;
+  std::unique_ptr<LinkBackend> Link(HostFs& fs) const;
+  IpoibModuleOptions options_;
+};
+
+}  // namespace provisioner
+
+#endif  // PROVISIONER_MODULES_IPOIB_IPOIB_MODULE_H_
