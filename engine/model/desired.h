@@ -30,6 +30,15 @@ struct NicPcieSpec {
   std::optional<int> max_read_request;  // bytes: 128..4096, a power of two
 };
 
+// spec.nics[].roce: { trust: dscp, pfc: [3], ecn: [3] } (priorities 0..7).
+// A list given is the exact set of enabled priorities; an absent field is
+// left as it is.
+struct NicRoceSpec {
+  std::optional<std::string> trust;     // dscp | pcp
+  std::optional<std::vector<int>> pfc;  // PFC-enabled priorities, ascending
+  std::optional<std::vector<int>> ecn;  // ECN (roce_np and roce_rp) priorities, ascending
+};
+
 // spec.kernelModules[]: "mlx5_ib" or { name: nvidia_peermem, required: false }
 struct KernelModuleSpec {
   std::string name;
@@ -71,6 +80,7 @@ struct NicSpec {
   // firmware: { PARAM: value }, by parameter name (mstconfig's spelling).
   std::map<std::string, FirmwareSetting> firmware;
   std::optional<NicPcieSpec> pcie;         // pcie
+  std::optional<NicRoceSpec> roce;         // roce
 };
 
 // spec.ipPools[]

@@ -13,6 +13,7 @@
 #include "engine/model/link_facts.h"
 #include "engine/model/pcie_facts.h"
 #include "engine/model/rdma_facts.h"
+#include "engine/model/roce_facts.h"
 #include "engine/model/topology_facts.h"
 
 namespace provisioner {
@@ -97,6 +98,8 @@ struct HostFacts {
   TopologyFacts topology;
   // PCIe capabilities (ACS, Device Control) and IOMMU evidence (pcie module).
   PcieFacts pcie;
+  // DCB trust/PFC and ECN of the NIC PF netdevs, NCCL_IB_TC (roce module).
+  RoceFacts roce;
   // The sriov-network-operator's IB VF GUID pool on this host,
   // /etc/sriov-operator/infiniband/guids, as read (sriov-operator module):
   // nullopt when absent.

@@ -1,0 +1,46 @@
+// Pure planning of the roce module: spec.nics[].roce against the facts
+// (HostFacts::roce, filled by the roce module's discovery). One change per
+// attribute that differs, on each selected PF netdev:
+//
+//   roce/<netdev>/trust             before "pcp"   after "dscp"
+//   roce/<netdev>/pfc               before []      after [3]
+//   roce/<netdev>/ecn.roce_np.<p>   before false   after true
+//   roce/<netdev>/ecn.roce_rp.<p>   before false   after true
+//
+// A list is the exact set of enabled priorities (PFC is one bitmap; ECN is
+// planned for all 8 priorities of both points). All live, not persistent.
+#ifndef PROVISIONER_MODULES_ROCE_ROCE_PLANNER_H_
+#define PROVISIONER_MODULES_ROCE_ROCE_PLANNER_H_
+
+#include <optional>
+#include <string>
+
+#include "engine/model/desired.h"
+#include "engine/model/host_model.h"
+#include "engine/plan/change.h"
+
+namespace provisioner {
+
+inline constexpr char kRoceModule[] = "roce";
+inline constexpr char kTrustAttribute[] = "trust";
+inline constexpr char kPfcAttribute[] = "pfc";
+// "ecn.roce_np.3": the point and the priority of one ECN enable file.
+std::string EcnAttribute(const std::string& point, int prio);
+struct EcnTarget {
+  std::string point;  // roce_np | roce_rp
+  int prio = 0;
+};
+std::optional<EcnTarget> ParseEcnAttribute(const std::string& attribute);
+
+// How every change of this module persists.
+inline constexpr char kRoceLiveReason[] = "live; re-applied at every boot by the systemd unit";
+
+// True when some nic asks for RoCE QoS (discovery reads nothing otherwise
+// while planning).
+bool WantsRoce(const DesiredState& desired);
+
+void PlanRoce(const DesiredState& desired, const HostFacts& facts, PlanSink& sink);
+
+}  // namespace provisioner
+
+#endif  // PROVISIONER_MODULES_ROCE_ROCE_PLANNER_H_
