@@ -31,12 +31,12 @@ struct NicPcieSpec {
 };
 
 // spec.nics[].roce: { trust: dscp, pfc: [3], ecn: [3] } (priorities 0..7).
-// A list given is the exact set of enabled priorities; an absent field is
-// left as it is.
+// pfc is the exact set of PFC-enabled priorities; ecn the priorities whose
+// ECN must be on (others left as they are); an absent field is unmanaged.
 struct NicRoceSpec {
   std::optional<std::string> trust;     // dscp | pcp
   std::optional<std::vector<int>> pfc;  // PFC-enabled priorities, ascending
-  std::optional<std::vector<int>> ecn;  // ECN (roce_np and roce_rp) priorities, ascending
+  std::optional<std::vector<int>> ecn;  // ECN on (roce_np and roce_rp), ascending
 };
 
 // spec.kernelModules[]: "mlx5_ib" or { name: nvidia_peermem, required: false }

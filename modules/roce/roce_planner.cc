@@ -20,13 +20,6 @@ std::string Priorities(const std::vector<int>& v) {
   return out + "]";
 }
 
-bool Contains(const std::vector<int>& v, int p) {
-  for (int x : v) {
-    if (x == p) return true;
-  }
-  return false;
-}
-
 // Collects the changes once per id; two nics asking one netdev for different
 // values is an error naming both.
 class Changes {
@@ -94,21 +87,16 @@ void PlanNetdev(const NicSpec& nic, const std::string& path, const std::string& 
   }
   for (const char* point : kPoints) {
     const std::map<int, bool>& now = std::string(point) == "roce_np" ? f.ecn_np : f.ecn_rp;
-    for (int p = 0; p < 8; ++p) {
-      const bool on = Contains(*want.ecn, p);
+    for (int p : *want.ecn) {
       auto it = now.find(p);
       if (it == now.end()) {
-        if (on) {
-          sink.Error(field, ifname + " has no ECN " + point + " enable for priority " +
-                                std::to_string(p) + " (/sys/class/net/" + ifname + "/ecn/" +
-                                point + "/enable/" + std::to_string(p) + ")");
-        }
+        sink.Error(field, ifname + " has no ECN " + point + " enable for priority " +
+                              std::to_string(p) + " (/sys/class/net/" + ifname + "/ecn/" + point +
+                              "/enable/" + std::to_string(p) + ")");
         continue;
       }
-      changes.Add(nic, ifname, EcnAttribute(point, p), it->second, on,
-                  std::string("ECN ") + point + (on ? " on" : " off") + " for priority " +
-                      std::to_string(p),
-                  field);
+      changes.Add(nic, ifname, EcnAttribute(point, p), it->second, true,
+                  std::string("ECN ") + point + " on for priority " + std::to_string(p), field);
     }
   }
 }

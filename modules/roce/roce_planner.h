@@ -7,8 +7,11 @@
 //   roce/<netdev>/ecn.roce_np.<p>   before false   after true
 //   roce/<netdev>/ecn.roce_rp.<p>   before false   after true
 //
-// A list is the exact set of enabled priorities (PFC is one bitmap; ECN is
-// planned for all 8 priorities of both points). All live, not persistent.
+// pfc is the exact set of PFC-enabled priorities (one bitmap, as `mlnx_qos
+// --pfc` sets it). ecn lists the priorities whose ECN must be on (both
+// points); the others are left as they are: DCQCN is on by default on
+// ConnectX, and turning it off where other traffic flows is never what a
+// lossless-RoCE setting means. All live, not persistent.
 #ifndef PROVISIONER_MODULES_ROCE_ROCE_PLANNER_H_
 #define PROVISIONER_MODULES_ROCE_ROCE_PLANNER_H_
 

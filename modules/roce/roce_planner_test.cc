@@ -90,21 +90,28 @@ TEST(RocePlanner, MatchingHostPlansNothing) {
   EXPECT_TRUE(Plan(d, f).empty());
 }
 
-TEST(RocePlanner, ListsAreExactSets) {
+TEST(RocePlanner, PfcIsTheExactSetEcnOnlyTurnsOn) {
   HostFacts f = Host();
   RoceNetdevFacts& n = f.roce.netdevs["ens6f0np0"];
   n.trust = "dscp";
   n.pfc = std::vector<int>{3, 4};
-  for (int p = 0; p < 8; ++p) n.ecn_np[p] = n.ecn_rp[p] = true;  // NCO enables all
+  for (int p = 0; p < 8; ++p) n.ecn_np[p] = n.ecn_rp[p] = true;  // the driver's default
+  n.ecn_rp[3] = false;
   DesiredState d;
   d.nics = {Nic("rail0", "ens6f0np0")};
   std::vector<Change> c = Plan(d, f);
-  // PFC [3,4] -> [3]; ECN off on the 7 other priorities of both points.
-  ASSERT_EQ(c.size(), 1u + 14u);
+  // PFC [3,4] -> [3]; ECN rp on priority 3; ECN elsewhere left on.
+  ASSERT_EQ(c.size(), 2u);
   EXPECT_EQ(c[0].id, "roce/ens6f0np0/pfc");
   EXPECT_EQ(c[0].after, nlohmann::json::array({3}));
-  EXPECT_EQ(c[1].id, "roce/ens6f0np0/ecn.roce_np.0");
-  EXPECT_EQ(c[1].after, false);
+  EXPECT_EQ(c[1].id, "roce/ens6f0np0/ecn.roce_rp.3");
+  EXPECT_EQ(c[1].after, true);
+  // A priority without its enable file: an error naming the file.
+  n.ecn_rp.erase(3);
+  std::vector<Diagnostic> diags;
+  Plan(d, f, &diags);
+  ASSERT_EQ(diags.size(), 1u);
+  EXPECT_THAT(diags[0].message, HasSubstr("/sys/class/net/ens6f0np0/ecn/roce_rp/enable/3"));
 }
 
 TEST(RocePlanner, UnspecifiedFieldsAreUnmanaged) {

@@ -111,9 +111,9 @@ std::map<std::string, PciFn> ScanMap(const std::string& root) {
   return m;
 }
 
-const char* const kAllTrees[] = {"cx5-roce",    "cx5-ib",   "cx5-roce-vfs",     "i350-sriov-ghw",
+const char* const kAllTrees[] = {"cx5-roce",    "cx5-roce-qos", "cx5-ib",   "cx5-roce-vfs",     "i350-sriov-ghw",
                                  "e810-procfs", "hgx-h100", "gpu-shared-switch"};
-const char* const kGeneratedTrees[] = {"cx5-roce", "cx5-ib", "cx5-roce-vfs", "hgx-h100",
+const char* const kGeneratedTrees[] = {"cx5-roce", "cx5-roce-qos", "cx5-ib", "cx5-roce-vfs", "hgx-h100",
                                        "gpu-shared-switch"};
 
 TreeRequest RequestFor(const std::string& name) {
