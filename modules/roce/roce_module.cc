@@ -191,7 +191,8 @@ void RoceModule::Check(const DesiredState* desired, const HostFacts& facts,
   CheckRoce(desired, facts, sink);
 }
 
-// After pci (the PF netdevs) and rdma (which ports are RoCE, for doctor).
-PROVISIONER_REGISTER_MODULE("roce", RoceModule, "pci", "rdma")
+// After pci (the PF netdevs), rdma (which ports are RoCE, for doctor) and
+// link (the netdevs' own settings come first in discover's output too).
+PROVISIONER_REGISTER_MODULE("roce", RoceModule, "pci", "rdma", "link")
 
 }  // namespace provisioner
