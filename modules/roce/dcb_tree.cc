@@ -1,5 +1,4 @@
-// The capture format and the tree backend of roce_backend.h, and the one
-// factory.
+// The capture format and the tree backend of roce_backend.h.
 #include <cerrno>
 
 #include "modules/link/link_backend.h"
@@ -121,10 +120,5 @@ unsigned BitmapOfPriorities(const std::vector<int>& priorities) {
 }
 
 std::unique_ptr<DcbBackend> NewTreeDcbBackend(HostFs& fs) { return std::make_unique<TreeDcb>(fs); }
-
-std::unique_ptr<DcbBackend> NewDcbBackend(HostFs& fs) {
-  if (fs.IsLiveRoot()) return NewNetlinkDcbBackend(&fs);
-  return NewTreeDcbBackend(fs);
-}
 
 }  // namespace provisioner
