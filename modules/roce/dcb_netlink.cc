@@ -164,7 +164,8 @@ Status ParseSet(nlmsghdr* h) {
   if (tb[DCB_ATTR_IEEE] == nullptr || nla_len(tb[DCB_ATTR_IEEE]) < 1) {
     return InvalidArgumentError("dcbnl: RTM_SETDCB reply without its DCB_ATTR_IEEE result");
   }
-  // The driver's return value, a negative errno kept in a u8.
+  // The driver's return value, a negative errno kept in a u8 (an errno
+  // above 255, the kernel-internal ENOTSUPP 524, cannot be told apart).
   const uint8_t v = nla_get_u8(tb[DCB_ATTR_IEEE]);
   if (v == 0) return OkStatus();
   return ErrnoToStatus(256 - v, std::string("dcbnl ") + CmdName(cmd) + ": the driver refused");

@@ -22,25 +22,27 @@ bool Has(const std::vector<int>& v, int p) {
   return false;
 }
 
-// The PF netdevs doctor looks at: those of the PFs host.yaml selects, else
-// every RoCE port's netdev (an RDMA port with link layer Ethernet).
+// The PF netdevs doctor looks at: RoCE ports' netdevs (an RDMA port with
+// link layer Ethernet, not a VF's), those of the PFs host.yaml selects when
+// it selects any (and every netdev of a nic that sets roce:), else all.
 std::set<std::string> Netdevs(const DesiredState* desired, const HostFacts& facts) {
-  std::set<std::string> out;
-  if (desired != nullptr) {
-    for (const NicSpec& nic : desired->nics) {
-      for (const PciFunction* pf : SelectPfs(nic, facts)) {
-        out.insert(pf->netdevs.begin(), pf->netdevs.end());
-      }
-    }
-    if (!out.empty()) return out;
-  }
+  std::set<std::string> roce;
   for (const RdmaDevice& d : facts.rdma.devices) {
     if (d.is_vf) continue;
     for (const RdmaPort& p : d.ports) {
-      if (p.link_layer == "Ethernet" && !p.netdev.empty()) out.insert(p.netdev);
+      if (p.link_layer == "Ethernet" && !p.netdev.empty()) roce.insert(p.netdev);
     }
   }
-  return out;
+  if (desired == nullptr) return roce;
+  std::set<std::string> out;
+  for (const NicSpec& nic : desired->nics) {
+    for (const PciFunction* pf : SelectPfs(nic, facts)) {
+      for (const std::string& nd : pf->netdevs) {
+        if (nic.roce || roce.count(nd) != 0) out.insert(nd);
+      }
+    }
+  }
+  return out.empty() ? roce : out;
 }
 
 }  // namespace

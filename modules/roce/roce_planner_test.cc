@@ -244,5 +244,33 @@ TEST(RoceChecks, OkOnTheConfiguredPriorityOfNcclIbTc) {
   EXPECT_EQ(Doctor(f)[0].verdict, Verdict::kWarn);
 }
 
+TEST(RoceChecks, OnlyRoceNetdevsAreChecked) {
+  HostFacts f = RoceHost();
+  f.pci.push_back(Pf("0000:86:00.0", "ibs5f0"));
+  RoceNetdevFacts ib;
+  ib.dcb_error = "dcbnl DCB_CMD_IEEE_GET ibs5f0: EOPNOTSUPP";
+  f.roce.netdevs["ibs5f0"] = ib;
+  RdmaDevice d;
+  d.name = "mlx5_1";
+  RdmaPort p;
+  p.link_layer = "InfiniBand";
+  p.netdev = "ibs5f0";
+  d.ports = {p};
+  f.rdma.devices.push_back(d);
+  std::vector<CheckResult> r = Doctor(f);
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].target, "ens6f0np0");
+  // host.yaml selecting only the IB NIC: nothing RoCE to check there.
+  DesiredState desired;
+  NicSpec nic;
+  nic.name = "ib";
+  nic.selector.pf_names = {"ibs5f0"};
+  desired.nics = {nic};
+  CheckSink sink;
+  CheckRoce(&desired, f, sink);
+  ASSERT_EQ(sink.results().size(), 1u);  // no selected RoCE netdev: every RoCE netdev
+  EXPECT_EQ(sink.results()[0].target, "ens6f0np0");
+}
+
 }  // namespace
 }  // namespace provisioner
