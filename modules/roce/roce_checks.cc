@@ -1,25 +1,23 @@
 #include "modules/roce/roce_checks.h"
 
+#include <algorithm>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "engine/model/selector.h"
+#include "modules/roce/roce_planner.h"
 
 namespace provisioner {
 namespace {
 
-std::string List(const std::vector<int>& v) {
-  std::string out = "[";
-  for (size_t i = 0; i < v.size(); ++i) out += (i ? "," : "") + std::to_string(v[i]);
-  return out + "]";
-}
+bool Has(const std::vector<int>& v, int p) { return std::find(v.begin(), v.end(), p) != v.end(); }
 
-bool Has(const std::vector<int>& v, int p) {
-  for (int x : v) {
-    if (x == p) return true;
-  }
-  return false;
+// mlnx_qos's --pfc argument with PFC on `prio` only: "0,0,0,1,0,0,0,0".
+std::string MlnxQosPfc(int prio) {
+  std::string out;
+  for (int i = 0; i < 8; ++i) out += std::string(i ? "," : "") + (i == prio ? "1" : "0");
+  return out;
 }
 
 // The PF netdevs doctor looks at: RoCE ports' netdevs (an RDMA port with
@@ -79,7 +77,7 @@ void CheckRoce(const DesiredState* desired, const HostFacts& facts, CheckSink& s
       unknown = true;
     }
     if (f.pfc) {
-      r.evidence.push_back({"dcbnl PFC-enabled priorities (" + ifname + ")", List(*f.pfc)});
+      r.evidence.push_back({"dcbnl PFC-enabled priorities (" + ifname + ")", PriorityList(*f.pfc)});
       if (!Has(*f.pfc, prio)) missing.push_back("PFC");
     }
     for (const auto& [point, map] : {std::make_pair("roce_np", &f.ecn_np),
@@ -97,12 +95,7 @@ void CheckRoce(const DesiredState* desired, const HostFacts& facts, CheckSink& s
     const std::string fix =
         "in host.yaml, the nic of " + ifname + ": roce: { trust: dscp, pfc: [" + p +
         "], ecn: [" + p + "] } (by hand: mlnx_qos -i " + ifname + " --trust dscp --pfc " +
-        [&] {
-          std::string bits;
-          for (int i = 0; i < 8; ++i) bits += std::string(i ? "," : "") + (i == prio ? "1" : "0");
-          return bits;
-        }() +
-        "; echo 1 > /sys/class/net/" + ifname + "/ecn/roce_{np,rp}/enable/" + p +
+        MlnxQosPfc(prio) + "; echo 1 > /sys/class/net/" + ifname + "/ecn/roce_{np,rp}/enable/" + p +
         "), and the switch ports lossless on the same priority";
     if (!missing.empty()) {
       r.verdict = Verdict::kFail;

@@ -79,8 +79,6 @@ std::vector<int> PfcOf(const Change& c) {
   return PrioritiesOfBitmap(BitmapOfPriorities(out));
 }
 
-std::string Show(const std::vector<int>& v) { return nlohmann::json(v).dump(); }
-
 }  // namespace
 
 std::unique_ptr<DcbBackend> RoceModule::Dcb(HostFs& fs) const {
@@ -160,7 +158,7 @@ Status RoceModule::Apply(const Change& change, HostContext& ctx) {
   }
   const std::vector<int> want = PfcOf(change);
   if (now.pfc == want) return OkStatus();
-  if (ctx.progress) ctx.progress->Step(ifname + " PFC " + Show(want));
+  if (ctx.progress) ctx.progress->Step(ifname + " PFC " + PriorityList(want));
   return dcb->SetPfc(ifname, want).WithContext("apply " + change.id);
 }
 
@@ -182,8 +180,8 @@ Status RoceModule::Verify(const Change& change, HostContext& ctx) {
                                    ", current " + now.trust);
   }
   if (now.pfc == PfcOf(change)) return OkStatus();
-  return FailedPreconditionError(label + ": desired " + Show(PfcOf(change)) + ", current " +
-                                 Show(now.pfc));
+  return FailedPreconditionError(label + ": desired " + PriorityList(PfcOf(change)) + ", current " +
+                                 PriorityList(now.pfc));
 }
 
 void RoceModule::Check(const DesiredState* desired, const HostFacts& facts,

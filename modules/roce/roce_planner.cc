@@ -14,12 +14,6 @@ using nlohmann::json;
 
 constexpr const char* kPoints[] = {"roce_np", "roce_rp"};
 
-std::string Priorities(const std::vector<int>& v) {
-  std::string out = "[";
-  for (size_t i = 0; i < v.size(); ++i) out += (i ? "," : "") + std::to_string(v[i]);
-  return out + "]";
-}
-
 // Collects the changes once per id; two nics asking one netdev for different
 // values is an error naming both.
 class Changes {
@@ -71,7 +65,7 @@ void PlanNetdev(const NicSpec& nic, const std::string& path, const std::string& 
                  "the PFC state of " + ifname + " could not be read: " + f.dcb_error);
     } else {
       changes.Add(nic, ifname, kPfcAttribute, *f.pfc, *want.pfc,
-                  "PFC on priorities " + Priorities(*want.pfc), path + ".roce.pfc");
+                  "PFC on priorities " + PriorityList(*want.pfc), path + ".roce.pfc");
     }
   }
   if (!want.ecn) return;
@@ -102,6 +96,10 @@ void PlanNetdev(const NicSpec& nic, const std::string& path, const std::string& 
 }
 
 }  // namespace
+
+std::string PriorityList(const std::vector<int>& priorities) {
+  return nlohmann::json(priorities).dump();
+}
 
 std::string EcnAttribute(const std::string& point, int prio) {
   return "ecn." + point + "." + std::to_string(prio);

@@ -17,6 +17,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "engine/model/desired.h"
 #include "engine/model/host_model.h"
@@ -34,6 +35,9 @@ struct EcnTarget {
   int prio = 0;
 };
 std::optional<EcnTarget> ParseEcnAttribute(const std::string& attribute);
+
+// "[3,4]": a list of priorities as plans, doctor and discover show it.
+std::string PriorityList(const std::vector<int>& priorities);
 
 // How every change of this module persists.
 inline constexpr char kRoceLiveReason[] = "live; re-applied at every boot by the systemd unit";

@@ -6,6 +6,7 @@
 
 #include "engine/output/facts_output.h"
 #include "modules/roce/roce_module.h"
+#include "modules/roce/roce_planner.h"
 
 namespace provisioner {
 namespace {
@@ -18,12 +19,6 @@ std::vector<int> Enabled(const std::map<int, bool>& m) {
     if (on) out.push_back(p);
   }
   return out;
-}
-
-std::string List(const std::vector<int>& v) {
-  std::string out;
-  for (size_t i = 0; i < v.size(); ++i) out += (i ? "," : "") + std::to_string(v[i]);
-  return out.empty() ? "none" : out;
 }
 
 bool AnythingRead(const RoceNetdevFacts& f) { return f.trust.has_value() || f.ecn_dir; }
@@ -62,9 +57,9 @@ std::string RoceModule::RenderFactsTable(const HostFacts& facts) const {
       auto it = facts.roce.netdevs.find(nd);
       if (it == facts.roce.netdevs.end() || !AnythingRead(it->second)) continue;
       const RoceNetdevFacts& r = it->second;
-      rows.push_back({nd, r.trust.value_or("?"), r.pfc ? List(*r.pfc) : "?",
-                      r.ecn_dir ? List(Enabled(r.ecn_np)) : "-",
-                      r.ecn_dir ? List(Enabled(r.ecn_rp)) : "-"});
+      rows.push_back({nd, r.trust.value_or("?"), r.pfc ? PriorityList(*r.pfc) : "?",
+                      r.ecn_dir ? PriorityList(Enabled(r.ecn_np)) : "-",
+                      r.ecn_dir ? PriorityList(Enabled(r.ecn_rp)) : "-"});
     }
   }
   if (rows.size() == 1) return "";
