@@ -21,10 +21,14 @@ namespace {
 
 const char* CmdName(uint8_t cmd) {
   switch (cmd) {
-    case DCB_CMD_IEEE_GET: return "DCB_CMD_IEEE_GET";
-    case DCB_CMD_IEEE_SET: return "DCB_CMD_IEEE_SET";
-    case DCB_CMD_IEEE_DEL: return "DCB_CMD_IEEE_DEL";
-    default: return "DCB_CMD_?";
+    case DCB_CMD_IEEE_GET:
+      return "DCB_CMD_IEEE_GET";
+    case DCB_CMD_IEEE_SET:
+      return "DCB_CMD_IEEE_SET";
+    case DCB_CMD_IEEE_DEL:
+      return "DCB_CMD_IEEE_DEL";
+    default:
+      return "DCB_CMD_?";
   }
 }
 
@@ -230,8 +234,8 @@ class NetlinkDcb final : public DcbBackend {
 
   Status SetPfc(const std::string& ifname, const std::vector<int>& priorities) override {
     ASSIGN_OR_RETURN(IeeeState s, Get(ifname));
-    NlMsg m = NewPfcSet(ifname, s.pfc.value_or(std::vector<uint8_t>()),
-                        BitmapOfPriorities(priorities));
+    NlMsg m =
+        NewPfcSet(ifname, s.pfc.value_or(std::vector<uint8_t>()), BitmapOfPriorities(priorities));
     return Run(m.get(), ifname, "DCB_CMD_IEEE_SET PFC", nullptr);
   }
 

@@ -5,10 +5,10 @@
 #include "modules/roce/dcb_netlink.h"
 
 #include <linux/dcbnl.h>
+#include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 #include <netlink/netlink.h>
 #include <netlink/route/link/veth.h>
-#include <linux/netlink.h>
 #include <sched.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -165,8 +165,8 @@ TEST(DcbMessages, GetReplyGivesTrustAndPfc) {
   EXPECT_EQ(pcp->ToState().trust, "pcp");
   EXPECT_TRUE(pcp->ToState().pfc.empty());
   // An ethertype entry is not DSCP trust; a DSCP entry is.
-  auto dscp = ParseIeeeGetReply(
-      GetReply(0x88, {{IEEE_8021QAZ_APP_SEL_ETHERTYPE, 3, 0x8915}, {IEEE_8021QAZ_APP_SEL_DSCP, 3, 26}}));
+  auto dscp = ParseIeeeGetReply(GetReply(
+      0x88, {{IEEE_8021QAZ_APP_SEL_ETHERTYPE, 3, 0x8915}, {IEEE_8021QAZ_APP_SEL_DSCP, 3, 26}}));
   ASSERT_TRUE(dscp.ok()) << dscp.status().message();
   EXPECT_EQ(dscp->apps.size(), 2u);
   EXPECT_EQ(dscp->ToState().trust, "dscp");
@@ -232,8 +232,8 @@ Status SendRaw(const std::vector<uint8_t>& msg) {
   if (fd < 0) return ErrnoToStatus(errno, "socket");
   sockaddr_nl kernel{};
   kernel.nl_family = AF_NETLINK;
-  if (sendto(fd, msg.data(), msg.size(), 0, reinterpret_cast<sockaddr*>(&kernel),
-             sizeof kernel) < 0) {
+  if (sendto(fd, msg.data(), msg.size(), 0, reinterpret_cast<sockaddr*>(&kernel), sizeof kernel) <
+      0) {
     close(fd);
     return ErrnoToStatus(errno, "sendto");
   }
@@ -274,10 +274,9 @@ TEST(DcbNetlink, RealKernelRefusesDcbOnVeth) {
         // The SET messages themselves: the kernel parses them against its
         // policy (a malformed one is EINVAL) before it looks for dcbnl_ops.
         std::string raw, raw_messages;
-        for (const auto& msg :
-             {BuildPfcSetRequest(1, "veth-a", {}, 0x08),
-              BuildAppRequest(2, "veth-a", true, DefaultDscpMap()),
-              BuildAppRequest(3, "veth-a", false, DefaultDscpMap())}) {
+        for (const auto& msg : {BuildPfcSetRequest(1, "veth-a", {}, 0x08),
+                                BuildAppRequest(2, "veth-a", true, DefaultDscpMap()),
+                                BuildAppRequest(3, "veth-a", false, DefaultDscpMap())}) {
           Status st = SendRaw(msg);
           raw += std::to_string(st.err()) + ",";
           if (!st.ok()) raw_messages += st.message() + "; ";

@@ -23,8 +23,7 @@ class TreeDcb final : public DcbBackend {
         // A host without DCB support answers EOPNOTSUPP live: a tree without
         // the capture says as much, and how to make one.
         return Status(StatusCode::kFailedPrecondition,
-                      DcbCapturePath(ifname) +
-                          ": ENOENT: DCB state of " + ifname +
+                      DcbCapturePath(ifname) + ": ENOENT: DCB state of " + ifname +
                           " not captured (provisioner snapshot writes it from dcbnl)",
                       ENOENT);
       }
@@ -77,7 +76,8 @@ std::string RenderDcbCapture(const DcbState& s) {
 StatusOr<DcbState> ParseDcbCapture(const std::string& text) {
   json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object()) {
-    return InvalidArgumentError("not a DCB capture: expected {\"trust\":\"dscp\"|\"pcp\",\"pfc\":[...]}");
+    return InvalidArgumentError(
+        "not a DCB capture: expected {\"trust\":\"dscp\"|\"pcp\",\"pfc\":[...]}");
   }
   for (const auto& [key, v] : j.items()) {
     (void)v;
@@ -85,8 +85,7 @@ StatusOr<DcbState> ParseDcbCapture(const std::string& text) {
   }
   DcbState s;
   auto trust = j.find("trust");
-  if (trust == j.end() || !trust->is_string() ||
-      (*trust != kTrustDscp && *trust != kTrustPcp)) {
+  if (trust == j.end() || !trust->is_string() || (*trust != kTrustDscp && *trust != kTrustPcp)) {
     return InvalidArgumentError("\"trust\" must be \"dscp\" or \"pcp\"");
   }
   s.trust = trust->get<std::string>();

@@ -48,8 +48,8 @@ class TreeBackendTest : public ::testing::Test {
     ASSERT_TRUE(w.MakeDir("/sys/class/net/ens6f0np0").ok());
     for (const char* point : {"roce_np", "roce_rp"}) {
       for (int p = 0; p < 8; ++p) {
-        ASSERT_TRUE(w.WriteFile("/sys/class/net/ens6f0np0/ecn/" + std::string(point) +
-                                    "/enable/" + std::to_string(p),
+        ASSERT_TRUE(w.WriteFile("/sys/class/net/ens6f0np0/ecn/" + std::string(point) + "/enable/" +
+                                    std::to_string(p),
                                 "0\n", 0644)
                         .ok());
       }
@@ -69,9 +69,9 @@ TEST_F(TreeBackendTest, SetThenReadRoundTrips) {
   EXPECT_EQ(missing.status().err(), ENOENT);
   EXPECT_THAT(missing.status().message(), HasSubstr("/run/provisioner/dcb/ens6f0np0"));
   EXPECT_THAT(missing.status().message(), HasSubstr("snapshot"));
-  ASSERT_TRUE(fs_->WriteFileAtomic(DcbCapturePath("ens6f0np0"),
-                                   RenderDcbCapture(DcbState{"pcp", {}}))
-                  .ok());
+  ASSERT_TRUE(
+      fs_->WriteFileAtomic(DcbCapturePath("ens6f0np0"), RenderDcbCapture(DcbState{"pcp", {}}))
+          .ok());
   ASSERT_TRUE(dcb->SetTrust("ens6f0np0", "dscp").ok());
   ASSERT_TRUE(dcb->SetPfc("ens6f0np0", {3}).ok());
   auto got = dcb->Read("ens6f0np0");

@@ -80,8 +80,8 @@ void CheckRoce(const DesiredState* desired, const HostFacts& facts, CheckSink& s
       r.evidence.push_back({"dcbnl PFC-enabled priorities (" + ifname + ")", PriorityList(*f.pfc)});
       if (!Has(*f.pfc, prio)) missing.push_back("PFC");
     }
-    for (const auto& [point, map] : {std::make_pair("roce_np", &f.ecn_np),
-                                     std::make_pair("roce_rp", &f.ecn_rp)}) {
+    for (const auto& [point, map] :
+         {std::make_pair("roce_np", &f.ecn_np), std::make_pair("roce_rp", &f.ecn_rp)}) {
       const std::string path = "/sys/class/net/" + ifname + "/ecn/" + point + "/enable/" + p;
       auto e = map->find(prio);
       if (e == map->end()) {
@@ -92,11 +92,11 @@ void CheckRoce(const DesiredState* desired, const HostFacts& facts, CheckSink& s
       r.evidence.push_back({path, e->second ? "1" : "0"});
       if (!e->second) missing.push_back(std::string("ECN ") + point);
     }
-    const std::string fix =
-        "in host.yaml, the nic of " + ifname + ": roce: { trust: dscp, pfc: [" + p +
-        "], ecn: [" + p + "] } (by hand: mlnx_qos -i " + ifname + " --trust dscp --pfc " +
-        MlnxQosPfc(prio) + "; echo 1 > /sys/class/net/" + ifname + "/ecn/roce_{np,rp}/enable/" + p +
-        "), and the switch ports lossless on the same priority";
+    const std::string fix = "in host.yaml, the nic of " + ifname + ": roce: { trust: dscp, pfc: [" +
+                            p + "], ecn: [" + p + "] } (by hand: mlnx_qos -i " + ifname +
+                            " --trust dscp --pfc " + MlnxQosPfc(prio) +
+                            "; echo 1 > /sys/class/net/" + ifname + "/ecn/roce_{np,rp}/enable/" +
+                            p + "), and the switch ports lossless on the same priority";
     if (!missing.empty()) {
       r.verdict = Verdict::kFail;
       std::string what;
@@ -105,7 +105,8 @@ void CheckRoce(const DesiredState* desired, const HostFacts& facts, CheckSink& s
       r.fix = fix;
     } else if (f.trust && *f.trust != "dscp") {
       r.verdict = Verdict::kWarn;
-      r.summary = "trust " + *f.trust + ": the DSCP of NCCL_IB_TC does not choose the priority "
+      r.summary = "trust " + *f.trust +
+                  ": the DSCP of NCCL_IB_TC does not choose the priority "
                   "(untagged RoCE lands on priority 0)";
       r.fix = fix;
     } else if (unknown) {

@@ -29,8 +29,7 @@ StatusOr<std::map<int, bool>> ReadEcn(const HostFs& fs, const std::string& ifnam
                                       const std::string& point);
 StatusOr<bool> ReadEcnOne(const HostFs& fs, const std::string& ifname, const std::string& point,
                           int prio);
-Status WriteEcn(HostFs& fs, const std::string& ifname, const std::string& point, int prio,
-                bool on);
+Status WriteEcn(HostFs& fs, const std::string& ifname, const std::string& point, int prio, bool on);
 
 }  // namespace provisioner
 

@@ -184,8 +184,7 @@ Status RoceModule::Verify(const Change& change, HostContext& ctx) {
                                  PriorityList(now.pfc));
 }
 
-void RoceModule::Check(const DesiredState* desired, const HostFacts& facts,
-                       CheckSink& sink) const {
+void RoceModule::Check(const DesiredState* desired, const HostFacts& facts, CheckSink& sink) const {
   CheckRoce(desired, facts, sink);
 }
 

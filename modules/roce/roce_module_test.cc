@@ -95,7 +95,9 @@ class RoceModuleTest : public ::testing::Test {
     want_.nics[0].roce = NicRoceSpec{"dscp", std::vector<int>{3}, std::vector<int>{3}};
   }
 
-  std::string Ecn(const char* point, int p) { return *fs_->ReadFile(EcnPath("ens6f0np0", point, p)); }
+  std::string Ecn(const char* point, int p) {
+    return *fs_->ReadFile(EcnPath("ens6f0np0", point, p));
+  }
 
   std::string root_;
   std::unique_ptr<HostFs> fs_;

@@ -20,8 +20,8 @@ class Changes {
  public:
   explicit Changes(PlanSink& sink) : sink_(sink) {}
 
-  void Add(const NicSpec& nic, const std::string& ifname, const std::string& attribute,
-           json before, json after, const std::string& what, const std::string& field) {
+  void Add(const NicSpec& nic, const std::string& ifname, const std::string& attribute, json before,
+           json after, const std::string& what, const std::string& field) {
     const std::string id = std::string(kRoceModule) + "/" + ifname + "/" + attribute;
     auto [it, fresh] = seen_.emplace(id, std::make_pair(after, nic.name));
     if (!fresh) {
@@ -33,11 +33,10 @@ class Changes {
       return;
     }
     if (before == after) return;
-    Change c = MakeChange(kRoceModule, ifname, attribute, std::move(before), std::move(after),
-                          Disruption::kLive, kPhaseRoce,
-                          "nic " + nic.name + " wants " + what + " on " + ifname + "; " +
-                              kRoceLiveReason,
-                          field);
+    Change c = MakeChange(
+        kRoceModule, ifname, attribute, std::move(before), std::move(after), Disruption::kLive,
+        kPhaseRoce, "nic " + nic.name + " wants " + what + " on " + ifname + "; " + kRoceLiveReason,
+        field);
     c.detail["nic"] = nic.name;
     sink_.AddChange(std::move(c));
   }
@@ -52,8 +51,8 @@ void PlanNetdev(const NicSpec& nic, const std::string& path, const std::string& 
   const NicRoceSpec& want = *nic.roce;
   if (want.trust) {
     if (!f.trust) {
-      sink.Error(path + ".roce.trust", "the DCB trust state of " + ifname + " could not be read: " +
-                                           f.dcb_error);
+      sink.Error(path + ".roce.trust",
+                 "the DCB trust state of " + ifname + " could not be read: " + f.dcb_error);
     } else {
       changes.Add(nic, ifname, kTrustAttribute, *f.trust, *want.trust, "trust " + *want.trust,
                   path + ".roce.trust");
@@ -145,8 +144,8 @@ void PlanRoce(const DesiredState& desired, const HostFacts& facts, PlanSink& sin
       for (const std::string& ifname : pf->netdevs) {
         auto it = facts.roce.netdevs.find(ifname);
         if (it == facts.roce.netdevs.end()) {
-          sink.Error(path + ".roce", "the RoCE QoS state of " + ifname + " (" + pf->pci_address +
-                                         ") was not read");
+          sink.Error(path + ".roce",
+                     "the RoCE QoS state of " + ifname + " (" + pf->pci_address + ") was not read");
           continue;
         }
         PlanNetdev(nic, path, ifname, it->second, changes, sink);

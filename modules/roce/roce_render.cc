@@ -50,8 +50,7 @@ void RoceModule::RenderFactsJson(const HostFacts& facts, FactsJson& out) const {
 }
 
 std::string RoceModule::RenderFactsTable(const HostFacts& facts) const {
-  std::vector<std::vector<std::string>> rows = {
-      {"NETDEV", "TRUST", "PFC", "ECN NP", "ECN RP"}};
+  std::vector<std::vector<std::string>> rows = {{"NETDEV", "TRUST", "PFC", "ECN NP", "ECN RP"}};
   for (const PciFunction* f : facts.Nics()) {
     for (const std::string& nd : f->netdevs) {
       auto it = facts.roce.netdevs.find(nd);

@@ -52,8 +52,8 @@ std::map<std::string, std::string> State(const std::string& root) {
     out[dcb] = ReadFile(root + dcb);
     for (const char* point : {"roce_np", "roce_rp"}) {
       for (int p = 0; p < 8; ++p) {
-        const std::string f = std::string("/sys/class/net/") + nd + "/ecn/" + point + "/enable/" +
-                              std::to_string(p);
+        const std::string f =
+            std::string("/sys/class/net/") + nd + "/ecn/" + point + "/enable/" + std::to_string(p);
         out[f] = ReadFile(root + f);
       }
     }
@@ -73,12 +73,14 @@ TEST(RoceCliTest, PlanApplyPlanOnTheTree) {
   for (const auto& c : plan["changes"]) {
     ids.push_back(c["id"]);
     EXPECT_EQ(c["disruption"], "live");
-    EXPECT_NE(c["reason"].get<std::string>().find("live; re-applied at every boot by the systemd unit"),
-              std::string::npos);
+    EXPECT_NE(
+        c["reason"].get<std::string>().find("live; re-applied at every boot by the systemd unit"),
+        std::string::npos);
   }
-  EXPECT_EQ(ids, (std::vector<std::string>{
-                     "roce/ens6f0np0/trust", "roce/ens6f0np0/pfc", "roce/ens6f0np0/ecn.roce_np.3",
-                     "roce/ens6f0np0/ecn.roce_rp.3", "roce/ens6f1np1/trust", "roce/ens6f1np1/pfc"}));
+  EXPECT_EQ(
+      ids, (std::vector<std::string>{"roce/ens6f0np0/trust", "roce/ens6f0np0/pfc",
+                                     "roce/ens6f0np0/ecn.roce_np.3", "roce/ens6f0np0/ecn.roce_rp.3",
+                                     "roce/ens6f1np1/trust", "roce/ens6f1np1/pfc"}));
 
   RunResult a = Provisioner({"apply", yaml, "--root", root});
   ASSERT_EQ(a.exit_code, 0) << a.err;
@@ -145,7 +147,8 @@ TEST(RoceCliTest, DoctorChecksThePriorityNcclUses) {
   ASSERT_TRUE(TreeWriter(root).WriteFile("/etc/nccl.conf", "NCCL_IB_TC=160\n", 0644).ok());
   auto other = checks();
   EXPECT_EQ(other["ens6f0np0"]["verdict"], "fail");
-  EXPECT_NE(other["ens6f0np0"]["summary"].get<std::string>().find("PFC, ECN roce_np, ECN roce_rp not enabled on priority 5"),
+  EXPECT_NE(other["ens6f0np0"]["summary"].get<std::string>().find(
+                "PFC, ECN roce_np, ECN roce_rp not enabled on priority 5"),
             std::string::npos)
       << other["ens6f0np0"];
   EXPECT_NE(other["ens6f0np0"].dump().find("160 (/etc/nccl.conf)"), std::string::npos);
