@@ -1,5 +1,6 @@
 #include "engine/config/build.h"
 
+#include <algorithm>
 #include <cctype>
 #include <climits>
 #include <optional>
@@ -51,6 +52,23 @@ std::vector<std::string> Strings(const json& obj, const char* key) {
   const json* v = Field(obj, key);
   if (v == nullptr || !v->is_array()) return out;
   for (const auto& e : *v) out.push_back(e.is_string() ? e.get<std::string>() : "");
+  return out;
+}
+
+// A list of priorities 0..7, sorted and once each; nullopt when absent (the
+// schema reports other values).
+std::optional<std::vector<int>> Priorities(const json& obj, const char* key) {
+  const json* v = Field(obj, key);
+  if (v == nullptr || !v->is_array()) return std::nullopt;
+  std::vector<int> out;
+  for (const auto& e : *v) {
+    if (!e.is_number_integer()) continue;
+    const int64_t p = e.get<int64_t>();
+    if (p < 0 || p > 7) continue;
+    out.push_back(static_cast<int>(p));
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
 }
 
@@ -109,6 +127,13 @@ NicSpec BuildNic(const json& j) {
     if (Field(*ib, "addresses") != nullptr) p.addresses = Strings(*ib, "addresses");
     p.pkeys = Strings(*ib, "pkeys");
     nic.ipoib = p;
+  }
+  if (const json* roce = Field(j, "roce"); roce != nullptr && roce->is_object()) {
+    NicRoceSpec r;
+    r.trust = String(*roce, "trust");
+    r.pfc = Priorities(*roce, "pfc");
+    r.ecn = Priorities(*roce, "ecn");
+    nic.roce = r;
   }
   return nic;
 }

@@ -103,6 +103,15 @@ class Checker {
         Error(path + ".isRdma",
               "isRdma needs deviceType netdevice: VFs bound to vfio-pci have no RDMA device");
       }
+      // RoCE QoS (DCB, mlx5's ECN) is Ethernet's: an InfiniBand port has
+      // neither (PFC and ECN are the lossless Ethernet stand-ins for IB's
+      // credit-based flow control).
+      if (nic.roce && nic.link_type == "ib" && !Tainted(path + ".roce") &&
+          !Tainted(path + ".linkType")) {
+        Error(path + ".roce", "roce (DSCP trust, PFC, ECN) is for RoCE, an Ethernet link, but " +
+                                  Quote(nic.name) + " has linkType ib (" +
+                                  Where(path + ".linkType") + ")");
+      }
       // The schema cannot report keys (valijson's propertyNames fails
       // without an error): firmware parameter names are checked here.
       for (const auto& [name, setting] : nic.firmware) {

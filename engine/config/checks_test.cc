@@ -239,6 +239,21 @@ TEST(ChecksTest, PkeyOnlyOnIbSriov) {
                           "ib-sriov, not sriov"));
 }
 
+TEST(ChecksTest, RoceNeedsAnEthernetLink) {
+  const std::string head =
+      "spec:\n"                                                    // 5
+      "  nics:\n"                                                  // 6
+      "    - name: n\n"                                            // 7
+      "      nicSelector: {pfNames: [ens6f0np0]}\n"                // 8
+      "      roce: {trust: dscp, pfc: [3], ecn: [3]}\n";           // 9
+  EXPECT_THAT(Diagnose(WithHeader(head)), IsEmpty());
+  EXPECT_THAT(Diagnose(WithHeader(head + "      linkType: eth\n")), IsEmpty());
+  EXPECT_THAT(Diagnose(WithHeader(head + "      linkType: ib\n")),
+              ElementsAre("host.yaml:9:13: spec.nics[0].roce: roce (DSCP trust, PFC, ECN) is for "
+                          "RoCE, an Ethernet link, but \"n\" has linkType ib "
+                          "(spec.nics[0].linkType, line 10)"));
+}
+
 TEST(ChecksTest, LinkTypeMustFitTheCniType) {
   EXPECT_THAT(Diagnose(Spec("    - {name: a, cniType: sriov, nic: eth-nic}\n"
                             "    - {name: b, cniType: ib-sriov, nic: ib-nic}\n"

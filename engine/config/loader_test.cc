@@ -107,6 +107,25 @@ TEST(LoaderTest, BuildsTheTypedState) {
             "0000:af:00.0");
 }
 
+TEST(LoaderTest, RoceListsAreSortedAndUnsetFieldsUnmanaged) {
+  LoadResult r = LoadDesiredStateFromString(
+      "apiVersion: provisioner/v1alpha1\nkind: HostConfig\nmetadata: {name: w}\nspec:\n"
+      "  nics:\n"
+      "    - {name: a, nicSelector: {pfNames: [eth0]}, roce: {pfc: [4, 3], ecn: []}}\n"
+      "    - {name: b, nicSelector: {pfNames: [eth1]}, roce: {trust: pcp}}\n",
+      "host.yaml");
+  ASSERT_THAT(r.diagnostics, IsEmpty());
+  const NicSpec& a = r.state->nics[0];
+  ASSERT_TRUE(a.roce.has_value());
+  EXPECT_FALSE(a.roce->trust.has_value());
+  EXPECT_EQ(a.roce->pfc, (std::vector<int>{3, 4}));
+  EXPECT_EQ(a.roce->ecn, std::vector<int>{});
+  const NicSpec& b = r.state->nics[1];
+  EXPECT_EQ(b.roce->trust, "pcp");
+  EXPECT_FALSE(b.roce->pfc.has_value());
+  EXPECT_FALSE(b.roce->ecn.has_value());
+}
+
 TEST(LoaderTest, NoStateWhenThereAreErrors) {
   LoadResult r = LoadDesiredStateFromString(WithHeader("spec:\n  nics: 1\n"), "host.yaml");
   EXPECT_FALSE(r.state.has_value());

@@ -54,7 +54,7 @@ TEST(SchemaTest, EveryUnknownFieldIsReported) {
                           "mean \"mtu\"?)",
                           "host.yaml:12:7: spec.nics[0].foo: unknown field \"foo\"; expected one "
                           "of: deviceType, firmware, ipoib, isRdma, linkType, mtu, name, "
-                          "nicSelector, numVfs, pcie, resourceName, vfSpoofChk, vfTrust"));
+                          "nicSelector, numVfs, pcie, resourceName, roce, vfSpoofChk, vfTrust"));
 }
 
 TEST(SchemaTest, PcieFieldsAreCheckedWithTheirPosition) {
@@ -89,6 +89,19 @@ TEST(SchemaTest, IpoibFieldsAreCheckedWithTheirPosition) {
   EXPECT_THAT(Diagnose(NicWith("ipoib: { pkey: [\"0x8001\"] }")),
               ElementsAre(::testing::StartsWith(
                   "host.yaml:10:16: spec.nics[0].ipoib.pkey: unknown field \"pkey\"")));
+}
+
+TEST(SchemaTest, RoceFieldsAreCheckedWithTheirPosition) {
+  EXPECT_THAT(Diagnose(NicWith("roce: { trust: dscp, pfc: [3], ecn: [3, 4] }")),
+              ::testing::IsEmpty());
+  EXPECT_THAT(Diagnose(NicWith("roce: { trust: dscp, pfc: [8] }")),
+              ElementsAre(::testing::StartsWith("host.yaml:10:34: spec.nics[0].roce.pfc[0]: ")));
+  EXPECT_THAT(Diagnose(NicWith("roce: { trust: l2 }")),
+              ElementsAre(::testing::AllOf(
+                  ::testing::StartsWith("host.yaml:10:22: spec.nics[0].roce.trust: "),
+                  ::testing::HasSubstr("dscp"))));
+  EXPECT_THAT(Diagnose(NicWith("roce: { ecn: 3 }")),
+              ElementsAre(::testing::StartsWith("host.yaml:10:20: spec.nics[0].roce.ecn: ")));
 }
 
 TEST(SchemaTest, WrongTypes) {

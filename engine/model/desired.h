@@ -40,6 +40,15 @@ struct IpoibSpec {
   std::vector<std::string> pkeys;   // "0x8001" as written: one child each
 };
 
+// spec.nics[].roce: { trust: dscp, pfc: [3], ecn: [3] } (priorities 0..7).
+// pfc is the exact set of PFC-enabled priorities; ecn the priorities whose
+// ECN must be on (others left as they are); an absent field is unmanaged.
+struct NicRoceSpec {
+  std::optional<std::string> trust;     // dscp | pcp
+  std::optional<std::vector<int>> pfc;  // PFC-enabled priorities, ascending
+  std::optional<std::vector<int>> ecn;  // ECN on (roce_np and roce_rp), ascending
+};
+
 // spec.kernelModules[]: "mlx5_ib" or { name: nvidia_peermem, required: false }
 struct KernelModuleSpec {
   std::string name;
@@ -82,6 +91,7 @@ struct NicSpec {
   std::map<std::string, FirmwareSetting> firmware;
   std::optional<NicPcieSpec> pcie;         // pcie
   std::optional<IpoibSpec> ipoib;          // ipoib
+  std::optional<NicRoceSpec> roce;         // roce
 };
 
 // spec.ipPools[]

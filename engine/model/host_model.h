@@ -15,6 +15,7 @@
 #include "engine/model/ipoib_facts.h"
 #include "engine/model/pcie_facts.h"
 #include "engine/model/rdma_facts.h"
+#include "engine/model/roce_facts.h"
 #include "engine/model/topology_facts.h"
 
 namespace provisioner {
@@ -122,6 +123,8 @@ struct HostFacts {
   PcieFacts pcie;
   // IPoIB netdevs of the NICs, their pkey children and P_Key tables (ipoib module).
   IpoibFacts ipoib;
+  // DCB trust/PFC and ECN of the NIC PF netdevs, NCCL_IB_TC (roce module).
+  RoceFacts roce;
   // The sriov-network-operator's IB VF GUID pool on this host,
   // /etc/sriov-operator/infiniband/guids, as read (sriov-operator module):
   // nullopt when absent.

@@ -39,6 +39,9 @@ Disruption DisruptionFromName(const std::string& name);
 //     settings, which need the netdev the network driver provides.
 //  8. links (PF mtu and up, VF netdevs up): on the netdevs that the
 //     steps before created or rebound (a rebind makes a new netdev).
+//  8b. RoCE QoS (DCB trust and PFC, ECN per priority) of the PF netdevs:
+//     live settings of netdevs that exist by now; before PCIe so the phases
+//     stay in the order of the network stack.
 //  9. PCIe config space (ACS Control of switch ports, PF Max_Read_Request_Size):
 //     live register writes that none of the steps above needs; last, so a
 //     failed earlier step leaves them untouched.
@@ -51,6 +54,7 @@ enum ApplyPhase : int {
   kPhaseVfSettings = 60,
   kPhaseVfBinding = 70,
   kPhaseLinks = 80,
+  kPhaseRoce = 85,
   kPhasePcie = 90,
 };
 

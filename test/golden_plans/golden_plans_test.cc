@@ -34,6 +34,7 @@ const std::map<std::string, std::string>& TreeOf() {
       {"ipoib-host", "cx5-ib"},
       {"rails", "hgx-h100"},
       {"rails-8gpu", "hgx-h100"},
+      {"roce-lossless", "cx5-roce-qos"},
       {"roce-shared-macvlan", "cx5-roce"},
       {"roce-sriov", "cx5-roce"},
   };

@@ -20,6 +20,7 @@ trap 'rm -rf "$TMP"' EXIT
 # Generated trees (test/support/host_presets.cc + the kernel simulator).
 # The example trees are kept only in examples/hosts (HostTreePath finds them).
 "$MAKE_TREE" --preset cx5-roce --out examples/hosts/cx5-roce.ttar
+"$MAKE_TREE" --preset cx5-roce-qos --out examples/hosts/cx5-roce-qos.ttar
 "$MAKE_TREE" --preset cx5-ib --out examples/hosts/cx5-ib.ttar
 "$MAKE_TREE" --preset cx5-roce --vfs 0000:af:00.0=4 --out test/hosts/cx5-roce-vfs.ttar
 "$MAKE_TREE" --preset hgx-h100 --out examples/hosts/hgx-h100.ttar  # kept only there

@@ -111,11 +111,11 @@ std::map<std::string, PciFn> ScanMap(const std::string& root) {
   return m;
 }
 
-const char* const kAllTrees[] = {"cx5-roce",          "cx5-ib",        "cx5-roce-vfs",
+const char* const kAllTrees[] = {"cx5-roce",          "cx5-roce-qos",  "cx5-ib",        "cx5-roce-vfs",
                                  "i350-sriov-ghw",    "e810-procfs",   "hgx-h100",
                                  "hgx-h100-pcie",     "gpu-shared-switch", "mlx4-ib-hwloc",
                                  "qib-ib-hwloc",      "cx4-ib-noverbs-hwloc"};
-const char* const kGeneratedTrees[] = {"cx5-roce", "cx5-ib",        "cx5-roce-vfs",
+const char* const kGeneratedTrees[] = {"cx5-roce", "cx5-roce-qos", "cx5-ib", "cx5-roce-vfs",
                                        "hgx-h100", "hgx-h100-pcie", "gpu-shared-switch"};
 
 TreeRequest RequestFor(const std::string& name) {

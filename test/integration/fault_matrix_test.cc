@@ -95,6 +95,16 @@ class FaultMatrixTest : public ::testing::Test {
     return dir;
   }
 
+  // The bundled cx5-roce-qos tree: mlx5 ECN sysfs, DCB captures.
+  std::string FreshRoceTree() {
+    std::string dir = MakeTempDir("fault-roce");
+    Status s = ExtractTtar(HostTreePath("cx5-roce-qos"), dir);
+    EXPECT_TRUE(s.ok()) << s.message();
+    auto fs = NewLocalHostFs(dir);
+    EXPECT_TRUE(AcquireHostLock(*fs, kApplyLockPath, std::chrono::milliseconds(0)).ok());
+    return dir;
+  }
+
   // Plans against `root` and applies with `faults`, as `provisioner apply` does.
   Outcome Apply(const std::string& root, std::vector<WriteFault> faults,
                 const char* host_yaml = kHostYaml) {
@@ -240,6 +250,64 @@ TEST_F(FaultMatrixTest, EveryIpoibWriteFailingLeavesTheTreeAsItWas) {
     EXPECT_EQ(DiffTreesText(pristine, root), "") << msg;
   }
 }
+
+// Trust and PFC of both ports (their DCB capture files under a tree root) and
+// ECN (roce_np, roce_rp) of priority 3 on port 0: each write failing once.
+constexpr const char* kRoceHostYaml = R"(apiVersion: provisioner/v1alpha1
+kind: HostConfig
+metadata:
+  name: worker1
+spec:
+  nics:
+    - name: rail0
+      nicSelector: { pfNames: ["ens6f0np0"] }
+      roce: { trust: dscp, pfc: [3], ecn: [3] }
+    - name: rail1
+      nicSelector: { pfNames: ["ens6f1np1"] }
+      roce: { trust: dscp, pfc: [3], ecn: [3] }
+)";
+
+TEST_F(FaultMatrixTest, EveryRoceWriteFailingLeavesTheTreeAsItWas) {
+  const std::string pristine = FreshRoceTree();
+  std::string clean = FreshRoceTree();
+  Outcome ok = Apply(clean, {}, kRoceHostYaml);
+  ASSERT_TRUE(ok.status.ok()) << ok.status.message();
+  EXPECT_EQ(ok.modules, std::set<std::string>{"roce"});
+  ASSERT_GE(ok.writes, 6);  // and the journal's
+  ASSERT_FALSE(DiffTrees(pristine, clean).empty());
+
+  const int errs[] = {EBUSY, ENOMEM, EIO, EPERM};
+  for (int k = 1; k <= ok.writes; ++k) {
+    SCOPED_TRACE("write " + std::to_string(k) + " of " + std::to_string(ok.writes));
+    const int err = errs[k % 4];
+    std::string root = FreshRoceTree();
+    Outcome failed = Apply(root, {WriteFault{.nth_write = k, .path_substring = "", .err = err, .times = 1}},
+                           kRoceHostYaml);
+    ASSERT_FALSE(failed.status.ok()) << "write " << k << " failed but apply succeeded";
+    const std::string& msg = failed.status.message();
+    EXPECT_NE(msg.find(std::strerror(err)), std::string::npos) << msg;
+    EXPECT_NE(msg.find('/'), std::string::npos) << msg;
+    EXPECT_EQ(DiffTreesText(pristine, root), "") << msg;
+  }
+}
+
+// The last ECN write (roce_rp of priority 3) refused: the trust, PFC and
+// roce_np changes before it are undone, byte for byte.
+TEST_F(FaultMatrixTest, AFailingEcnWriteRollsBackByteIdentically) {
+  const std::string pristine = FreshRoceTree();
+  std::string root = FreshRoceTree();
+  Outcome failed = Apply(
+      root, {WriteFault{.nth_write = 0, .path_substring = "ecn/roce_rp/enable/3", .err = EIO, .times = 1}},
+      kRoceHostYaml);
+  ASSERT_FALSE(failed.status.ok());
+  EXPECT_NE(failed.status.message().find("roce/ens6f0np0/ecn.roce_rp.3"), std::string::npos)
+      << failed.status.message();
+  EXPECT_NE(failed.status.message().find("ecn/roce_rp/enable/3"), std::string::npos)
+      << failed.status.message();
+  EXPECT_NE(failed.status.message().find(std::strerror(EIO)), std::string::npos);
+  EXPECT_EQ(DiffTreesText(pristine, root), "");
+}
+
 
 }  // namespace
 }  // namespace provisioner::testing

@@ -13,7 +13,7 @@ TEST(ModuleOrderTest, EveryModuleInItsPlace) {
   auto order = ModuleRegistry::Order();
   ASSERT_TRUE(order.ok()) << order.status().message();
   EXPECT_EQ(*order, (std::vector<std::string>{"pci", "firmware", "kmod", "rdma", "sriov", "vf",
-                                              "link", "ipoib", "sriov-operator", "topology",
+                                              "link", "ipoib", "roce", "sriov-operator", "topology",
                                               "pcie"}));
   EXPECT_EQ(ModuleRegistry::Names(), *order);
   auto modules = ModuleRegistry::CreateAll();

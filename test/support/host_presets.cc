@@ -331,6 +331,18 @@ HostSpec Cx5RoceHost() {
   return h;
 }
 
+HostSpec Cx5RoceQosHost() {
+  HostSpec h = Cx5RoceHost();
+  for (NetdevSpec& n : h.netdevs) {
+    if (n.name == "ens6f0np0") n.ecn_enabled = 0x00;  // DCQCN turned off
+    if (n.name == "ens6f1np1") n.ecn_enabled = 0xff;  // the driver's default
+  }
+  for (const char* n : {"ens6f0np0", "ens6f1np1"}) {
+    h.files.push_back({std::string("/run/provisioner/dcb/") + n, "{\"pfc\":[],\"trust\":\"pcp\"}\n"});
+  }
+  return h;
+}
+
 static constexpr char kCx5IbMstconfigQuery[] = R"(
 Device #1:
 ----------
@@ -642,13 +654,17 @@ HostSpec HgxH100PcieHost() {
 }
 
 std::vector<std::string> PresetNames() {
-  return {"cx5-roce", "cx5-ib", "hgx-h100", "hgx-h100-pcie", "gpu-shared-switch", "scaled-<P>",
+  return {"cx5-roce", "cx5-roce-qos", "cx5-ib", "hgx-h100", "hgx-h100-pcie", "gpu-shared-switch", "scaled-<P>",
           "bench-<P>"};
 }
 
 bool PresetByName(const std::string& name, HostSpec* out) {
   if (name == "cx5-roce") {
     *out = Cx5RoceHost();
+    return true;
+  }
+  if (name == "cx5-roce-qos") {
+    *out = Cx5RoceQosHost();
     return true;
   }
   if (name == "cx5-ib") {

@@ -69,7 +69,13 @@ HostSpec GpuSharedSwitchHost();
 // without `config` files.
 HostSpec HgxH100PcieHost();
 
-// Names accepted by PresetByName: "cx5-roce", "cx5-ib", "hgx-h100", "gpu-shared-switch", "scaled-<P>",
+// Cx5RoceHost with mlx5's RoCE QoS state: ECN files on both PF netdevs
+// (ens6f0np0 all off, as after DCQCN was turned off; ens6f1np1 all on, the
+// driver's default) and their DCB state as `snapshot` captures it
+// (run/provisioner/dcb/<if>: trust pcp, no PFC, mlx5's state at boot).
+HostSpec Cx5RoceQosHost();
+
+// Names accepted by PresetByName: "cx5-roce", "cx5-roce-qos", "cx5-ib", "hgx-h100", "gpu-shared-switch", "scaled-<P>",
 // "bench-<P>" (BenchHost(P, min(P, 8))).
 std::vector<std::string> PresetNames();
 bool PresetByName(const std::string& name, HostSpec* out);

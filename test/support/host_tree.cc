@@ -555,6 +555,14 @@ Status AddNetdev(TreeWriter& w, const NetdevSpec& n, const std::string& dev_dir)
   if (!n.phys_port_name.empty()) {
     RETURN_IF_ERROR(w.WriteFile(d + "phys_port_name", n.phys_port_name + "\n"));
   }
+  if (n.ecn_enabled) {
+    for (const char* point : {"roce_np", "roce_rp"}) {
+      for (int p = 0; p < 8; ++p) {
+        RETURN_IF_ERROR(w.WriteFile(d + "ecn/" + point + "/enable/" + std::to_string(p),
+                                    ((*n.ecn_enabled >> p) & 1) ? "1\n" : "0\n", 0644));
+      }
+    }
+  }
   RETURN_IF_ERROR(w.Link(d + "subsystem", "/sys/class/net"));
   if (!dev_dir.empty()) RETURN_IF_ERROR(w.Link(d + "device", dev_dir));
   RETURN_IF_ERROR(w.Link("/sys/class/net/" + n.name, dir));

@@ -190,6 +190,9 @@ struct NetdevSpec {
   int speed = -1;  // Mb/s; -1 = unknown
   int dev_port = 0;
   std::string phys_port_name;  // mlx5 PF "p0"; "" = no file
+  // mlx5 RoCE ECN: ecn/roce_np/enable/<p> and ecn/roce_rp/enable/<p> for
+  // p = 0..7, "1" where bit p is set; nullopt = no ecn/ directory.
+  std::optional<uint8_t> ecn_enabled;
 };
 
 struct ModuleSpec {

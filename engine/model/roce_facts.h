@@ -1,0 +1,43 @@
+// Lossless RoCE QoS facts (module `roce`): per PF netdev, the DCB trust state
+// and PFC-enabled priorities (dcbnl on the live root, the capture file
+// run/provisioner/dcb/<ifname> under a tree root) and mlx5's ECN enables
+// (/sys/class/net/<if>/ecn/roce_{np,rp}/enable/<prio>); plus the NCCL traffic
+// class doctor compares them with.
+#ifndef PROVISIONER_ENGINE_MODEL_ROCE_FACTS_H_
+#define PROVISIONER_ENGINE_MODEL_ROCE_FACTS_H_
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace provisioner {
+
+struct RoceNetdevFacts {
+  // DCB, nullopt when it could not be read (then `dcb_error` says why).
+  std::optional<std::string> trust;     // "dscp" | "pcp"
+  std::optional<std::vector<int>> pfc;  // PFC-enabled priorities, ascending
+  std::string dcb_error;
+  // ECN enable per priority (0..7) of the notification and reaction points;
+  // a priority whose file is absent is absent. `ecn_dir` is false when the
+  // netdev has no ecn/ directory at all (not mlx5, or no such driver sysfs).
+  bool ecn_dir = false;
+  std::map<int, bool> ecn_np;
+  std::map<int, bool> ecn_rp;
+  std::string ecn_error;  // why an ECN file could not be read ("" = none)
+};
+
+struct RoceFacts {
+  bool discovered = false;  // the roce module ran
+  // By PF netdev name.
+  std::map<std::string, RoceNetdevFacts> netdevs;
+  // The NCCL_IB_TC RoCE traffic uses (the IP ToS byte: DSCP << 2): from the
+  // environment of this process, else /etc/nccl.conf under the root;
+  // nullopt when set nowhere. `nccl_ib_tc_source` names where it came from.
+  std::optional<int> nccl_ib_tc;
+  std::string nccl_ib_tc_source;
+};
+
+}  // namespace provisioner
+
+#endif  // PROVISIONER_ENGINE_MODEL_ROCE_FACTS_H_

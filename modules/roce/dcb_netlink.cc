@@ -1,0 +1,354 @@
+// dcbnl over libnl (dcb_netlink.h) and the live DcbBackend.
+#include "modules/roce/dcb_netlink.h"
+
+#include <linux/dcbnl.h>
+#include <linux/rtnetlink.h>
+#include <netlink/attr.h>
+#include <netlink/msg.h>
+#include <netlink/netlink.h>
+#include <netlink/socket.h>
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <cstring>
+#include <utility>
+
+#include "engine/netlink/netlink_socket.h"
+#include "modules/link/link_backend.h"
+
+namespace provisioner::dcb {
+namespace {
+
+const char* CmdName(uint8_t cmd) {
+  switch (cmd) {
+    case DCB_CMD_IEEE_GET:
+      return "DCB_CMD_IEEE_GET";
+    case DCB_CMD_IEEE_SET:
+      return "DCB_CMD_IEEE_SET";
+    case DCB_CMD_IEEE_DEL:
+      return "DCB_CMD_IEEE_DEL";
+    default:
+      return "DCB_CMD_?";
+  }
+}
+
+// nlmsghdr + dcbmsg + DCB_ATTR_IFNAME; null when it cannot be built.
+NlMsg NewRequest(int type, uint8_t cmd, const std::string& ifname, int flags) {
+  NlMsg m(nlmsg_alloc_simple(type, NLM_F_REQUEST | flags));
+  if (!m) return m;
+  dcbmsg d{};
+  d.dcb_family = AF_UNSPEC;
+  d.cmd = cmd;
+  if (nlmsg_append(m.get(), &d, sizeof d, NLMSG_ALIGNTO) < 0 ||
+      nla_put_string(m.get(), DCB_ATTR_IFNAME, ifname.c_str()) < 0) {
+    m.reset();
+  }
+  return m;
+}
+
+NlMsg NewPfcSet(const std::string& ifname, const std::vector<uint8_t>& pfc, unsigned pfc_en) {
+  NlMsg m = NewRequest(RTM_SETDCB, DCB_CMD_IEEE_SET, ifname, NLM_F_ACK);
+  if (!m) return m;
+  ieee_pfc p{};
+  std::memcpy(&p, pfc.data(), std::min(pfc.size(), sizeof p));
+  p.pfc_en = static_cast<uint8_t>(pfc_en);
+  nlattr* ieee = nla_nest_start(m.get(), DCB_ATTR_IEEE);
+  if (ieee == nullptr || nla_put(m.get(), DCB_ATTR_IEEE_PFC, sizeof p, &p) < 0) {
+    m.reset();
+    return m;
+  }
+  nla_nest_end(m.get(), ieee);
+  return m;
+}
+
+NlMsg NewApp(const std::string& ifname, bool add, const std::vector<AppEntry>& apps) {
+  NlMsg m = NewRequest(RTM_SETDCB, add ? DCB_CMD_IEEE_SET : DCB_CMD_IEEE_DEL, ifname, NLM_F_ACK);
+  if (!m) return m;
+  nlattr* ieee = nla_nest_start(m.get(), DCB_ATTR_IEEE);
+  nlattr* table = ieee == nullptr ? nullptr : nla_nest_start(m.get(), DCB_ATTR_IEEE_APP_TABLE);
+  if (table == nullptr) {
+    m.reset();
+    return m;
+  }
+  for (const AppEntry& a : apps) {
+    dcb_app app{};
+    app.selector = a.selector;
+    app.priority = a.priority;
+    app.protocol = a.protocol;
+    if (nla_put(m.get(), DCB_ATTR_IEEE_APP, sizeof app, &app) < 0) {
+      m.reset();
+      return m;
+    }
+  }
+  nla_nest_end(m.get(), table);
+  nla_nest_end(m.get(), ieee);
+  return m;
+}
+
+std::vector<uint8_t> Bytes(nl_msg* m, uint32_t seq) {
+  if (m == nullptr) return {};
+  nlmsghdr* h = nlmsg_hdr(m);
+  h->nlmsg_seq = seq;
+  const auto* p = reinterpret_cast<const uint8_t*>(h);
+  return std::vector<uint8_t>(p, p + h->nlmsg_len);
+}
+
+// The header of `msg` when its length fields are sane.
+StatusOr<nlmsghdr*> Header(const std::vector<uint8_t>& msg) {
+  if (msg.size() < NLMSG_HDRLEN) return InvalidArgumentError("dcbnl: truncated message");
+  auto* h = reinterpret_cast<nlmsghdr*>(const_cast<uint8_t*>(msg.data()));
+  if (h->nlmsg_len < NLMSG_HDRLEN || h->nlmsg_len > msg.size()) {
+    return InvalidArgumentError("dcbnl: message length " + std::to_string(h->nlmsg_len) +
+                                " does not fit its " + std::to_string(msg.size()) + " bytes");
+  }
+  return h;
+}
+
+// OK, or the errno of an NLMSG_ERROR.
+Status ErrorOf(nlmsghdr* h, const std::string& what) {
+  if (h->nlmsg_type != NLMSG_ERROR) return OkStatus();
+  if (nlmsg_datalen(h) < static_cast<int>(sizeof(nlmsgerr))) {
+    return InvalidArgumentError("dcbnl: truncated error message");
+  }
+  const int err = -static_cast<nlmsgerr*>(nlmsg_data(h))->error;
+  return err == 0 ? OkStatus() : ErrnoToStatus(err, "dcbnl " + what);
+}
+
+StatusOr<IeeeState> ParseGet(nlmsghdr* h) {
+  RETURN_IF_ERROR(ErrorOf(h, "DCB_CMD_IEEE_GET"));
+  if (h->nlmsg_type != RTM_GETDCB) {
+    return InvalidArgumentError("dcbnl: reply of type " + std::to_string(h->nlmsg_type) +
+                                ", expected RTM_GETDCB");
+  }
+  nlattr* tb[DCB_ATTR_MAX + 1] = {};
+  if (int r = nlmsg_parse(h, sizeof(dcbmsg), tb, DCB_ATTR_MAX, nullptr); r < 0) {
+    return InvalidArgumentError(std::string("dcbnl: bad attributes: ") + nl_geterror(r));
+  }
+  IeeeState s;
+  if (tb[DCB_ATTR_IEEE] == nullptr) return s;  // a driver with no IEEE DCB
+  nlattr* ieee[DCB_ATTR_IEEE_MAX + 1] = {};
+  if (int r = nla_parse_nested(ieee, DCB_ATTR_IEEE_MAX, tb[DCB_ATTR_IEEE], nullptr); r < 0) {
+    return InvalidArgumentError(std::string("dcbnl: bad DCB_ATTR_IEEE: ") + nl_geterror(r));
+  }
+  if (nlattr* pfc = ieee[DCB_ATTR_IEEE_PFC]; pfc != nullptr) {
+    if (nla_len(pfc) < 2) return InvalidArgumentError("dcbnl: short DCB_ATTR_IEEE_PFC");
+    const auto* p = static_cast<const uint8_t*>(nla_data(pfc));
+    s.pfc = std::vector<uint8_t>(p, p + nla_len(pfc));
+  }
+  if (nlattr* table = ieee[DCB_ATTR_IEEE_APP_TABLE]; table != nullptr) {
+    nlattr* a = nullptr;
+    int rem = 0;
+    nla_for_each_nested(a, table, rem) {
+      if (nla_type(a) != DCB_ATTR_IEEE_APP) continue;
+      if (nla_len(a) < static_cast<int>(sizeof(dcb_app))) {
+        return InvalidArgumentError("dcbnl: short DCB_ATTR_IEEE_APP");
+      }
+      dcb_app app{};
+      std::memcpy(&app, nla_data(a), sizeof app);
+      s.apps.push_back({app.selector, app.priority, app.protocol});
+    }
+  }
+  return s;
+}
+
+Status ParseSet(nlmsghdr* h) {
+  RETURN_IF_ERROR(ErrorOf(h, "DCB_CMD_IEEE_SET"));
+  if (h->nlmsg_type != RTM_SETDCB) {
+    return InvalidArgumentError("dcbnl: reply of type " + std::to_string(h->nlmsg_type) +
+                                ", expected RTM_SETDCB");
+  }
+  if (nlmsg_datalen(h) < static_cast<int>(sizeof(dcbmsg))) {
+    return InvalidArgumentError("dcbnl: truncated RTM_SETDCB reply");
+  }
+  const uint8_t cmd = static_cast<dcbmsg*>(nlmsg_data(h))->cmd;
+  nlattr* tb[DCB_ATTR_MAX + 1] = {};
+  if (int r = nlmsg_parse(h, sizeof(dcbmsg), tb, DCB_ATTR_MAX, nullptr); r < 0) {
+    return InvalidArgumentError(std::string("dcbnl: bad attributes: ") + nl_geterror(r));
+  }
+  if (tb[DCB_ATTR_IEEE] == nullptr || nla_len(tb[DCB_ATTR_IEEE]) < 1) {
+    return InvalidArgumentError("dcbnl: RTM_SETDCB reply without its DCB_ATTR_IEEE result");
+  }
+  // The driver's return value, a negative errno kept in a u8 (an errno
+  // above 255, the kernel-internal ENOTSUPP 524, cannot be told apart).
+  const uint8_t v = nla_get_u8(tb[DCB_ATTR_IEEE]);
+  if (v == 0) return OkStatus();
+  return ErrnoToStatus(256 - v, std::string("dcbnl ") + CmdName(cmd) + ": the driver refused");
+}
+
+// One request and its replies.
+struct Exchange {
+  int kernel_errno = 0;
+  bool acked = false;
+  std::optional<StatusOr<IeeeState>> got;
+  std::optional<Status> set;
+};
+
+int OnValid(nl_msg* msg, void* arg) {
+  auto* ex = static_cast<Exchange*>(arg);
+  nlmsghdr* h = nlmsg_hdr(msg);
+  if (h->nlmsg_type == RTM_GETDCB) ex->got = ParseGet(h);
+  if (h->nlmsg_type == RTM_SETDCB) ex->set = ParseSet(h);
+  return NL_OK;
+}
+
+int OnError(sockaddr_nl*, nlmsgerr* e, void* arg) {
+  static_cast<Exchange*>(arg)->kernel_errno = -e->error;
+  return NL_STOP;
+}
+
+int OnAck(nl_msg*, void* arg) {
+  static_cast<Exchange*>(arg)->acked = true;
+  return NL_STOP;
+}
+
+class NetlinkDcb final : public DcbBackend {
+ public:
+  explicit NetlinkDcb(const HostFs* notes) : notes_(notes) {}
+  std::string Name() const override { return "dcbnl"; }
+
+  StatusOr<DcbState> Read(const std::string& ifname) override {
+    ASSIGN_OR_RETURN(IeeeState s, Get(ifname));
+    DcbState state = s.ToState();
+    // What the tree backend reads under a snapshot of this host.
+    if (notes_ != nullptr) notes_->NoteCapture(DcbCapturePath(ifname), RenderDcbCapture(state));
+    return state;
+  }
+
+  Status SetTrust(const std::string& ifname, const std::string& trust) override {
+    if (trust != kTrustDscp && trust != kTrustPcp) {
+      return InvalidArgumentError("trust must be dscp or pcp, not " + trust);
+    }
+    ASSIGN_OR_RETURN(IeeeState s, Get(ifname));
+    if (trust == kTrustDscp) {
+      NlMsg m = NewApp(ifname, true, DefaultDscpMap());
+      return Run(m.get(), ifname, "DCB_CMD_IEEE_SET APP (64 DSCP entries: trust dscp)", nullptr);
+    }
+    std::vector<AppEntry> dscp;
+    for (const AppEntry& a : s.apps) {
+      if (a.selector == kSelectorDscp) dscp.push_back(a);
+    }
+    if (dscp.empty()) return OkStatus();
+    NlMsg m = NewApp(ifname, false, dscp);
+    return Run(m.get(), ifname, "DCB_CMD_IEEE_DEL APP (the DSCP entries: trust pcp)", nullptr);
+  }
+
+  Status SetPfc(const std::string& ifname, const std::vector<int>& priorities) override {
+    ASSIGN_OR_RETURN(IeeeState s, Get(ifname));
+    NlMsg m =
+        NewPfcSet(ifname, s.pfc.value_or(std::vector<uint8_t>()), BitmapOfPriorities(priorities));
+    return Run(m.get(), ifname, "DCB_CMD_IEEE_SET PFC", nullptr);
+  }
+
+ private:
+  StatusOr<IeeeState> Get(const std::string& ifname) {
+    if (!IsValidIfname(ifname)) return InvalidArgumentError("bad interface name " + ifname);
+    NlMsg m = NewRequest(RTM_GETDCB, DCB_CMD_IEEE_GET, ifname, 0);
+    Exchange ex;
+    RETURN_IF_ERROR(Run(m.get(), ifname, "DCB_CMD_IEEE_GET", &ex));
+    if (!ex.got) return UnavailableError("dcbnl DCB_CMD_IEEE_GET " + ifname + ": no reply");
+    return *ex.got;
+  }
+
+  // Sends `msg`, receives until the reply (a GET) or the ack (a SET).
+  Status Run(nl_msg* msg, const std::string& ifname, const std::string& what, Exchange* out) {
+    if (msg == nullptr) return InternalError("dcbnl " + what + ": cannot build the message");
+    Exchange local;
+    Exchange& ex = out != nullptr ? *out : local;
+    ASSIGN_OR_RETURN(NlSocket sk, ConnectNetlink(NETLINK_ROUTE, "NETLINK_ROUTE"));
+    nl_socket_modify_cb(sk.get(), NL_CB_VALID, NL_CB_CUSTOM, OnValid, &ex);
+    nl_socket_modify_cb(sk.get(), NL_CB_ACK, NL_CB_CUSTOM, OnAck, &ex);
+    nl_socket_modify_err_cb(sk.get(), NL_CB_CUSTOM, OnError, &ex);
+    if (nl_send_auto(sk.get(), msg) < 0) {
+      return ErrnoToStatus(errno != 0 ? errno : EIO, "dcbnl " + what + " " + ifname + ": send");
+    }
+    const bool is_get = nlmsg_hdr(msg)->nlmsg_type == RTM_GETDCB;
+    for (int i = 0; i < 16 && ex.kernel_errno == 0 && !ex.acked && !(is_get && ex.got); ++i) {
+      const int r = nl_recvmsgs_default(sk.get());
+      if (ex.kernel_errno != 0) break;
+      if (r < 0) {
+        return Status(StatusCode::kUnavailable,
+                      "dcbnl " + what + " " + ifname + ": receive: " + nl_geterror(r));
+      }
+    }
+    if (ex.kernel_errno != 0) return Explain(ex.kernel_errno, ifname, what);
+    if (ex.set && !ex.set->ok()) return ex.set->WithContext(ifname);
+    if (!is_get && !ex.acked) {
+      return UnavailableError("dcbnl " + what + " " + ifname + ": no acknowledgement");
+    }
+    return OkStatus();
+  }
+
+  static Status Explain(int err, const std::string& ifname, const std::string& what) {
+    Status s = ErrnoToStatus(err, "dcbnl " + what + " " + ifname);
+    if (err == ENODEV) return Status(StatusCode::kNotFound, s.message() + ": no such netdev", err);
+    if (err == EOPNOTSUPP) {
+      return Status(StatusCode::kFailedPrecondition,
+                    s.message() + ": the driver of " + ifname +
+                        " has no DCB support (dcbnl_ops), so neither trust nor PFC can be set",
+                    err);
+    }
+    return s;
+  }
+
+  const HostFs* notes_;
+};
+
+}  // namespace
+
+unsigned IeeeState::PfcEnabled() const {
+  if (!pfc || pfc->size() < 2) return 0;
+  return (*pfc)[offsetof(ieee_pfc, pfc_en)];
+}
+
+DcbState IeeeState::ToState() const {
+  DcbState s;
+  s.trust = kTrustPcp;
+  for (const AppEntry& a : apps) {
+    if (a.selector == kSelectorDscp) s.trust = kTrustDscp;
+  }
+  s.pfc = PrioritiesOfBitmap(PfcEnabled());
+  return s;
+}
+
+std::vector<AppEntry> DefaultDscpMap() {
+  std::vector<AppEntry> out;
+  for (uint16_t d = 0; d < 64; ++d) out.push_back({kSelectorDscp, static_cast<uint8_t>(d >> 3), d});
+  return out;
+}
+
+std::vector<uint8_t> BuildIeeeGetRequest(uint32_t seq, const std::string& ifname) {
+  NlMsg m = NewRequest(RTM_GETDCB, DCB_CMD_IEEE_GET, ifname, 0);
+  return Bytes(m.get(), seq);
+}
+
+std::vector<uint8_t> BuildPfcSetRequest(uint32_t seq, const std::string& ifname,
+                                        const std::vector<uint8_t>& pfc, unsigned pfc_en) {
+  NlMsg m = NewPfcSet(ifname, pfc, pfc_en);
+  return Bytes(m.get(), seq);
+}
+
+std::vector<uint8_t> BuildAppRequest(uint32_t seq, const std::string& ifname, bool add,
+                                     const std::vector<AppEntry>& apps) {
+  NlMsg m = NewApp(ifname, add, apps);
+  return Bytes(m.get(), seq);
+}
+
+StatusOr<IeeeState> ParseIeeeGetReply(const std::vector<uint8_t>& msg) {
+  ASSIGN_OR_RETURN(nlmsghdr * h, Header(msg));
+  return ParseGet(h);
+}
+
+Status ParseSetReply(const std::vector<uint8_t>& msg) {
+  ASSIGN_OR_RETURN(nlmsghdr * h, Header(msg));
+  return ParseSet(h);
+}
+
+}  // namespace provisioner::dcb
+
+namespace provisioner {
+
+std::unique_ptr<DcbBackend> NewNetlinkDcbBackend(const HostFs* notes) {
+  return std::make_unique<dcb::NetlinkDcb>(notes);
+}
+
+}  // namespace provisioner

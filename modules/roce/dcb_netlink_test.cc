@@ -1,0 +1,320 @@
+// dcbnl messages byte for byte (what the kernel's dcb_doit parses), replies
+// parsed as net/dcb/dcbnl.c builds them, and the real kernel in a private
+// network namespace: a veth has no dcbnl_ops, so the kernel answers
+// EOPNOTSUPP, which the backend must report clearly.
+#include "modules/roce/dcb_netlink.h"
+
+#include <linux/dcbnl.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <netlink/netlink.h>
+#include <netlink/route/link/veth.h>
+#include <sched.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "modules/roce/roce_backend.h"
+
+namespace provisioner::dcb {
+namespace {
+
+using ::testing::HasSubstr;
+
+// A netlink attribute: header, payload, padding to 4.
+void PutAttr(std::vector<uint8_t>& out, uint16_t type, const void* data, size_t len) {
+  nlattr a{};
+  a.nla_len = static_cast<uint16_t>(NLA_HDRLEN + len);
+  a.nla_type = type;
+  const auto* p = reinterpret_cast<const uint8_t*>(&a);
+  out.insert(out.end(), p, p + sizeof a);
+  const auto* d = static_cast<const uint8_t*>(data);
+  out.insert(out.end(), d, d + len);
+  out.resize((out.size() + 3) & ~size_t{3}, 0);
+}
+
+std::vector<uint8_t> Nest(uint16_t type, const std::vector<uint8_t>& inner) {
+  std::vector<uint8_t> out;
+  PutAttr(out, type | NLA_F_NESTED, inner.data(), inner.size());
+  return out;
+}
+
+// A message of `type` with dcbmsg{cmd} and the given attribute bytes.
+std::vector<uint8_t> Message(uint16_t type, uint8_t cmd, const std::vector<uint8_t>& attrs) {
+  std::vector<uint8_t> out(NLMSG_HDRLEN, 0);
+  dcbmsg d{};
+  d.dcb_family = AF_UNSPEC;
+  d.cmd = cmd;
+  const auto* p = reinterpret_cast<const uint8_t*>(&d);
+  out.insert(out.end(), p, p + sizeof d);
+  out.insert(out.end(), attrs.begin(), attrs.end());
+  nlmsghdr h{};
+  h.nlmsg_len = static_cast<uint32_t>(out.size());
+  h.nlmsg_type = type;
+  std::memcpy(out.data(), &h, sizeof h);
+  return out;
+}
+
+const nlmsghdr* Hdr(const std::vector<uint8_t>& m) {
+  return reinterpret_cast<const nlmsghdr*>(m.data());
+}
+const dcbmsg* Dcb(const std::vector<uint8_t>& m) {
+  return reinterpret_cast<const dcbmsg*>(m.data() + NLMSG_HDRLEN);
+}
+// The first attribute after dcbmsg.
+const nlattr* FirstAttr(const std::vector<uint8_t>& m) {
+  return reinterpret_cast<const nlattr*>(m.data() + NLMSG_HDRLEN + NLMSG_ALIGN(sizeof(dcbmsg)));
+}
+const nlattr* NextAttr(const nlattr* a) {
+  return reinterpret_cast<const nlattr*>(reinterpret_cast<const uint8_t*>(a) +
+                                         NLA_ALIGN(a->nla_len));
+}
+const uint8_t* Payload(const nlattr* a) { return reinterpret_cast<const uint8_t*>(a) + NLA_HDRLEN; }
+
+TEST(DcbMessages, IeeeGetRequest) {
+  std::vector<uint8_t> m = BuildIeeeGetRequest(7, "ens6f0np0");
+  ASSERT_GE(m.size(), NLMSG_HDRLEN + 4u + NLA_HDRLEN + 10u);
+  EXPECT_EQ(Hdr(m)->nlmsg_type, RTM_GETDCB);
+  EXPECT_EQ(Hdr(m)->nlmsg_flags, NLM_F_REQUEST);
+  EXPECT_EQ(Hdr(m)->nlmsg_seq, 7u);
+  EXPECT_EQ(Hdr(m)->nlmsg_len, m.size());
+  EXPECT_EQ(Dcb(m)->dcb_family, AF_UNSPEC);
+  EXPECT_EQ(Dcb(m)->cmd, DCB_CMD_IEEE_GET);
+  const nlattr* a = FirstAttr(m);
+  EXPECT_EQ(a->nla_type, DCB_ATTR_IFNAME);
+  EXPECT_STREQ(reinterpret_cast<const char*>(Payload(a)), "ens6f0np0");  // NUL-terminated
+}
+
+TEST(DcbMessages, PfcSetKeepsTheReadStructAndReplacesTheBitmap) {
+  ieee_pfc read{};
+  read.pfc_cap = 8;
+  read.pfc_en = 0x10;
+  read.mbc = 1;
+  read.delay = 0x1234;
+  std::vector<uint8_t> bytes(reinterpret_cast<uint8_t*>(&read),
+                             reinterpret_cast<uint8_t*>(&read) + sizeof read);
+  std::vector<uint8_t> m = BuildPfcSetRequest(9, "eth0", bytes, 0x08);
+  EXPECT_EQ(Hdr(m)->nlmsg_type, RTM_SETDCB);
+  EXPECT_EQ(Hdr(m)->nlmsg_flags, NLM_F_REQUEST | NLM_F_ACK);
+  EXPECT_EQ(Dcb(m)->cmd, DCB_CMD_IEEE_SET);
+  const nlattr* ifname = FirstAttr(m);
+  ASSERT_EQ(ifname->nla_type, DCB_ATTR_IFNAME);
+  const nlattr* ieee = NextAttr(ifname);
+  EXPECT_EQ(ieee->nla_type & NLA_TYPE_MASK, DCB_ATTR_IEEE);
+  const nlattr* pfc = reinterpret_cast<const nlattr*>(Payload(ieee));
+  EXPECT_EQ(pfc->nla_type, DCB_ATTR_IEEE_PFC);
+  ASSERT_EQ(pfc->nla_len, NLA_HDRLEN + sizeof(ieee_pfc));  // the kernel's policy length
+  ieee_pfc sent{};
+  std::memcpy(&sent, Payload(pfc), sizeof sent);
+  EXPECT_EQ(sent.pfc_en, 0x08);
+  EXPECT_EQ(sent.pfc_cap, 8);
+  EXPECT_EQ(sent.mbc, 1);
+  EXPECT_EQ(sent.delay, 0x1234);
+}
+
+TEST(DcbMessages, TrustDscpIsTheDefaultDscpMapInTheAppTable) {
+  std::vector<AppEntry> map = DefaultDscpMap();
+  ASSERT_EQ(map.size(), 64u);
+  EXPECT_EQ(map[26].protocol, 26);
+  EXPECT_EQ(map[26].priority, 3);
+  EXPECT_EQ(map[63].priority, 7);
+  std::vector<uint8_t> m = BuildAppRequest(1, "eth0", true, map);
+  EXPECT_EQ(Dcb(m)->cmd, DCB_CMD_IEEE_SET);
+  const nlattr* ieee = NextAttr(FirstAttr(m));
+  const nlattr* table = reinterpret_cast<const nlattr*>(Payload(ieee));
+  EXPECT_EQ(table->nla_type & NLA_TYPE_MASK, DCB_ATTR_IEEE_APP_TABLE);
+  EXPECT_EQ(table->nla_len, NLA_HDRLEN + 64 * NLA_ALIGN(NLA_HDRLEN + sizeof(dcb_app)));
+  const nlattr* app = reinterpret_cast<const nlattr*>(Payload(table));
+  for (int i = 0; i < 27; ++i, app = NextAttr(app)) {
+    ASSERT_EQ(app->nla_type, DCB_ATTR_IEEE_APP);
+    dcb_app a{};
+    std::memcpy(&a, Payload(app), sizeof a);
+    EXPECT_EQ(a.selector, IEEE_8021QAZ_APP_SEL_DSCP);
+    EXPECT_EQ(a.protocol, i);
+    EXPECT_EQ(a.priority, i >> 3);
+  }
+  EXPECT_EQ(Dcb(BuildAppRequest(1, "eth0", false, map))->cmd, DCB_CMD_IEEE_DEL);
+}
+
+std::vector<uint8_t> GetReply(uint8_t pfc_en, const std::vector<dcb_app>& apps) {
+  std::vector<uint8_t> ieee;
+  ieee_pfc pfc{};
+  pfc.pfc_cap = 8;
+  pfc.pfc_en = pfc_en;
+  PutAttr(ieee, DCB_ATTR_IEEE_PFC, &pfc, sizeof pfc);
+  std::vector<uint8_t> table;
+  for (const dcb_app& a : apps) PutAttr(table, DCB_ATTR_IEEE_APP, &a, sizeof a);
+  std::vector<uint8_t> t = Nest(DCB_ATTR_IEEE_APP_TABLE, table);
+  ieee.insert(ieee.end(), t.begin(), t.end());
+  std::vector<uint8_t> attrs;
+  PutAttr(attrs, DCB_ATTR_IFNAME, "eth0", 5);
+  std::vector<uint8_t> n = Nest(DCB_ATTR_IEEE, ieee);
+  attrs.insert(attrs.end(), n.begin(), n.end());
+  return Message(RTM_GETDCB, DCB_CMD_IEEE_GET, attrs);
+}
+
+TEST(DcbMessages, GetReplyGivesTrustAndPfc) {
+  auto pcp = ParseIeeeGetReply(GetReply(0x00, {}));
+  ASSERT_TRUE(pcp.ok()) << pcp.status().message();
+  EXPECT_EQ(pcp->ToState().trust, "pcp");
+  EXPECT_TRUE(pcp->ToState().pfc.empty());
+  // An ethertype entry is not DSCP trust; a DSCP entry is.
+  auto dscp = ParseIeeeGetReply(GetReply(
+      0x88, {{IEEE_8021QAZ_APP_SEL_ETHERTYPE, 3, 0x8915}, {IEEE_8021QAZ_APP_SEL_DSCP, 3, 26}}));
+  ASSERT_TRUE(dscp.ok()) << dscp.status().message();
+  EXPECT_EQ(dscp->apps.size(), 2u);
+  EXPECT_EQ(dscp->ToState().trust, "dscp");
+  EXPECT_EQ(dscp->ToState().pfc, (std::vector<int>{3, 7}));
+  auto ether = ParseIeeeGetReply(GetReply(0, {{IEEE_8021QAZ_APP_SEL_ETHERTYPE, 3, 0x8915}}));
+  EXPECT_EQ(ether->ToState().trust, "pcp");
+}
+
+TEST(DcbMessages, MalformedRepliesAreErrors) {
+  std::vector<uint8_t> m = GetReply(0x08, {});
+  std::vector<uint8_t> truncated(m.begin(), m.begin() + 10);
+  EXPECT_FALSE(ParseIeeeGetReply(truncated).ok());
+  std::vector<uint8_t> lying = m;
+  lying[0] = 0xff;  // nlmsg_len beyond the buffer
+  EXPECT_FALSE(ParseIeeeGetReply(lying).ok());
+  EXPECT_FALSE(ParseIeeeGetReply(Message(RTM_NEWLINK, 0, {})).ok());
+}
+
+TEST(DcbMessages, SetReplyCarriesTheDriversError) {
+  std::vector<uint8_t> attrs;
+  uint8_t ok = 0;
+  PutAttr(attrs, DCB_ATTR_IEEE, &ok, 1);
+  EXPECT_TRUE(ParseSetReply(Message(RTM_SETDCB, DCB_CMD_IEEE_SET, attrs)).ok());
+  attrs.clear();
+  uint8_t einval = static_cast<uint8_t>(-EINVAL);  // as nla_put_u8(skb, DCB_ATTR_IEEE, err)
+  PutAttr(attrs, DCB_ATTR_IEEE, &einval, 1);
+  Status s = ParseSetReply(Message(RTM_SETDCB, DCB_CMD_IEEE_SET, attrs));
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.err(), EINVAL);
+  EXPECT_THAT(s.message(), HasSubstr("DCB_CMD_IEEE_SET"));
+  EXPECT_FALSE(ParseSetReply(Message(RTM_SETDCB, DCB_CMD_IEEE_SET, {})).ok());
+}
+
+TEST(DcbMessages, ErrorReplyIsTheKernelErrno) {
+  std::vector<uint8_t> m(NLMSG_HDRLEN + sizeof(nlmsgerr), 0);
+  nlmsghdr h{};
+  h.nlmsg_len = static_cast<uint32_t>(m.size());
+  h.nlmsg_type = NLMSG_ERROR;
+  nlmsgerr e{};
+  e.error = -EOPNOTSUPP;
+  std::memcpy(m.data(), &h, sizeof h);
+  std::memcpy(m.data() + NLMSG_HDRLEN, &e, sizeof e);
+  auto r = ParseIeeeGetReply(m);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().err(), EOPNOTSUPP);
+}
+
+// True when this process runs in the initial user namespace (the identity
+// uid map), where root holds CAP_NET_ADMIN as netlink_capable checks it.
+bool InitialUserNamespace() {
+  FILE* f = std::fopen("/proc/self/uid_map", "r");
+  if (f == nullptr) return false;
+  unsigned long inside = 1, outside = 1, count = 0;
+  const int n = std::fscanf(f, "%lu %lu %lu", &inside, &outside, &count);
+  std::fclose(f);
+  return n == 3 && inside == 0 && outside == 0 && count == 4294967295UL;
+}
+
+// Sends one request on a plain NETLINK_ROUTE socket and parses the answer
+// as a SET reply.
+Status SendRaw(const std::vector<uint8_t>& msg) {
+  int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+  if (fd < 0) return ErrnoToStatus(errno, "socket");
+  sockaddr_nl kernel{};
+  kernel.nl_family = AF_NETLINK;
+  if (sendto(fd, msg.data(), msg.size(), 0, reinterpret_cast<sockaddr*>(&kernel), sizeof kernel) <
+      0) {
+    close(fd);
+    return ErrnoToStatus(errno, "sendto");
+  }
+  std::vector<uint8_t> buf(8192);
+  const ssize_t n = recv(fd, buf.data(), buf.size(), 0);
+  close(fd);
+  if (n < 0) return ErrnoToStatus(errno, "recv");
+  buf.resize(static_cast<size_t>(n));
+  return ParseSetReply(buf);
+}
+
+// The real kernel in a fresh network namespace with a veth pair: dcb_doit
+// finds the netdev but no dcbnl_ops and answers EOPNOTSUPP; a missing netdev
+// is ENODEV. Run in a child so the test process keeps its namespace.
+TEST(DcbNetlink, RealKernelRefusesDcbOnVeth) {
+  int pipefd[2];
+  ASSERT_EQ(pipe(pipefd), 0);
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    close(pipefd[0]);
+    std::string out;
+    if (unshare(CLONE_NEWNET) != 0) {
+      out = "SKIP unshare(CLONE_NEWNET): " + std::string(strerror(errno));
+    } else {
+      nl_sock* sk = nl_socket_alloc();
+      nl_connect(sk, NETLINK_ROUTE);
+      const int r = rtnl_link_veth_add(sk, "veth-a", "veth-b", getpid());
+      nl_socket_free(sk);
+      if (r < 0) {
+        out = "SKIP veth: " + std::string(nl_geterror(r));
+      } else {
+        auto dcb = NewNetlinkDcbBackend();
+        auto got = dcb->Read("veth-a");
+        Status pfc = dcb->SetPfc("veth-a", {3});
+        Status trust = dcb->SetTrust("veth-a", "dscp");
+        auto none = dcb->Read("nosuch0");
+        // The SET messages themselves: the kernel parses them against its
+        // policy (a malformed one is EINVAL) before it looks for dcbnl_ops.
+        std::string raw, raw_messages;
+        for (const auto& msg : {BuildPfcSetRequest(1, "veth-a", {}, 0x08),
+                                BuildAppRequest(2, "veth-a", true, DefaultDscpMap()),
+                                BuildAppRequest(3, "veth-a", false, DefaultDscpMap())}) {
+          Status st = SendRaw(msg);
+          raw += std::to_string(st.err()) + ",";
+          if (!st.ok()) raw_messages += st.message() + "; ";
+        }
+        out = "READ " + std::to_string(got.ok() ? 0 : got.status().err()) + " " +
+              (got.ok() ? "" : got.status().message()) + "\nPFC " + std::to_string(pfc.err()) +
+              " " + pfc.message() + "\nTRUST " + std::to_string(trust.err()) + "\nNONE " +
+              std::to_string(none.ok() ? 0 : none.status().err()) + " " +
+              (none.ok() ? "" : none.status().message()) + "\nRAW " + raw + "\n" + raw_messages;
+      }
+    }
+    (void)!write(pipefd[1], out.data(), out.size());
+    _exit(0);
+  }
+  close(pipefd[1]);
+  std::string out;
+  char buf[1024];
+  ssize_t n;
+  while ((n = read(pipefd[0], buf, sizeof buf)) > 0) out.append(buf, static_cast<size_t>(n));
+  close(pipefd[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  if (out.rfind("SKIP", 0) == 0) GTEST_SKIP() << out;
+  const std::string eop = std::to_string(EOPNOTSUPP);
+  EXPECT_THAT(out, HasSubstr("READ " + eop + " dcbnl DCB_CMD_IEEE_GET veth-a"));
+  EXPECT_THAT(out, HasSubstr("has no DCB support"));
+  EXPECT_THAT(out, HasSubstr("PFC " + eop));  // the GET before the SET already fails
+  EXPECT_THAT(out, HasSubstr("TRUST " + eop));
+  EXPECT_THAT(out, HasSubstr("NONE " + std::to_string(ENODEV) + " "));
+  EXPECT_THAT(out, HasSubstr("no such netdev"));
+  // RTM_SETDCB needs CAP_NET_ADMIN in the initial user namespace
+  // (netlink_capable), checked before anything else: in a sandbox's user
+  // namespace the kernel says EPERM; as real root it parses each message
+  // against its policy (malformed: EINVAL) and then finds no dcbnl_ops.
+  const std::string want = InitialUserNamespace() ? eop : std::to_string(EPERM);
+  EXPECT_THAT(out, HasSubstr("RAW " + want + "," + want + "," + want + ","));
+}
+
+}  // namespace
+}  // namespace provisioner::dcb

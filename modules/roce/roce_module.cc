@@ -1,0 +1,195 @@
+#include "modules/roce/roce_module.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "engine/base/strings.h"
+#include "engine/module/registry.h"
+#include "modules/link/link_backend.h"
+#include "modules/roce/roce_checks.h"
+#include "modules/roce/roce_ecn.h"
+#include "modules/roce/roce_planner.h"
+#include "spdlog/spdlog.h"
+
+namespace provisioner {
+namespace {
+
+constexpr char kNcclConf[] = "/etc/nccl.conf";
+
+// A traffic class as NCCL reads it (a decimal 0..255); nullopt otherwise.
+std::optional<int> TrafficClass(std::string_view text) {
+  const std::string t = Trim(text);
+  if (t.empty() || t.size() > 3 || t.find_first_not_of("0123456789") != std::string::npos) {
+    return std::nullopt;
+  }
+  const int v = std::atoi(t.c_str());
+  if (v > 255) return std::nullopt;
+  return v;
+}
+
+// NCCL_IB_TC=<n> of an nccl.conf (KEY=VALUE lines, '#' comments), the last
+// one winning as NCCL's parser does.
+std::optional<std::string> NcclConfValue(const std::string& text, const std::string& key) {
+  std::optional<std::string> out;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    const std::string l = Trim(line);
+    if (l.empty() || l[0] == '#') continue;
+    const size_t eq = l.find('=');
+    if (eq == std::string::npos || Trim(l.substr(0, eq)) != key) continue;
+    out = Trim(l.substr(eq + 1));
+  }
+  return out;
+}
+
+Status CheckChange(const Change& c) {
+  if (c.module != kRoceModule) return InvalidArgumentError("module roce cannot apply " + c.id);
+  if (!IsValidIfname(c.target)) return InvalidArgumentError(c.id + ": bad interface name");
+  if (c.attribute == kTrustAttribute) {
+    if (c.after != kTrustDscp && c.after != kTrustPcp) {
+      return InvalidArgumentError(c.id + ": trust must be \"dscp\" or \"pcp\", not " +
+                                  c.after.dump());
+    }
+    return OkStatus();
+  }
+  if (c.attribute == kPfcAttribute) {
+    bool ok = c.after.is_array();
+    if (ok) {
+      for (const auto& p : c.after) {
+        ok = ok && p.is_number_integer() && p.get<long long>() >= 0 && p.get<long long>() <= 7;
+      }
+    }
+    if (!ok) return InvalidArgumentError(c.id + ": pfc must be a list of priorities 0..7");
+    return OkStatus();
+  }
+  if (ParseEcnAttribute(c.attribute)) {
+    if (!c.after.is_boolean()) return InvalidArgumentError(c.id + ": ECN must be true or false");
+    return OkStatus();
+  }
+  return InvalidArgumentError("module roce has no attribute " + c.attribute + " (" + c.id + ")");
+}
+
+std::vector<int> PfcOf(const Change& c) {
+  std::vector<int> out;
+  for (const auto& p : c.after) out.push_back(p.get<int>());
+  return PrioritiesOfBitmap(BitmapOfPriorities(out));
+}
+
+}  // namespace
+
+std::unique_ptr<DcbBackend> RoceModule::Dcb(HostFs& fs) const {
+  if (options_.dcb) return options_.dcb(fs);
+  return NewDcbBackend(fs);
+}
+
+Status RoceModule::Discover(HostContext& ctx, HostFacts& facts) {
+  facts.roce = RoceFacts();
+  facts.roce.discovered = true;
+  if (ctx.plan_for != nullptr && !WantsRoce(*ctx.plan_for)) return OkStatus();
+  HostFs& fs = *ctx.fs;
+  std::unique_ptr<DcbBackend> dcb = Dcb(fs);
+  for (const PciFunction& f : facts.pci) {
+    if (f.IsVf() || !f.IsNetwork()) continue;
+    for (const std::string& ifname : f.netdevs) {
+      if (!IsValidIfname(ifname)) continue;
+      RoceNetdevFacts n;
+      auto state = dcb->Read(ifname);
+      if (state.ok()) {
+        n.trust = state->trust;
+        n.pfc = state->pfc;
+      } else {
+        n.dcb_error = state.status().message();
+        spdlog::debug("roce {} ({}): {}", ifname, dcb->Name(), n.dcb_error);
+      }
+      n.ecn_dir = HasEcn(fs, ifname);
+      if (n.ecn_dir) {
+        auto np = ReadEcn(fs, ifname, kEcnNp);
+        auto rp = ReadEcn(fs, ifname, kEcnRp);
+        if (np.ok() && rp.ok()) {
+          n.ecn_np = *np;
+          n.ecn_rp = *rp;
+        } else {
+          n.ecn_error = (np.ok() ? rp.status() : np.status()).message();
+        }
+      }
+      facts.roce.netdevs[ifname] = std::move(n);
+    }
+  }
+  if (ctx.plan_for != nullptr) return OkStatus();  // the rest is doctor's evidence
+  const char* env = options_.nccl_ib_tc_env ? options_.nccl_ib_tc_env() : std::getenv("NCCL_IB_TC");
+  if (env != nullptr && TrafficClass(env)) {
+    facts.roce.nccl_ib_tc = TrafficClass(env);
+    facts.roce.nccl_ib_tc_source = "environment";
+  } else if (auto conf = fs.ReadFile(kNcclConf); conf.ok()) {
+    auto v = NcclConfValue(*conf, "NCCL_IB_TC");
+    if (v && TrafficClass(*v)) {
+      facts.roce.nccl_ib_tc = TrafficClass(*v);
+      facts.roce.nccl_ib_tc_source = kNcclConf;
+    }
+  }
+  return OkStatus();
+}
+
+void RoceModule::Plan(const DesiredState& desired, const HostFacts& facts, PlanSink& sink) const {
+  PlanRoce(desired, facts, sink);
+}
+
+Status RoceModule::Apply(const Change& change, HostContext& ctx) {
+  RETURN_IF_ERROR(CheckChange(change));
+  const std::string& ifname = change.target;
+  if (auto ecn = ParseEcnAttribute(change.attribute)) {
+    const bool want = change.after.get<bool>();
+    ASSIGN_OR_RETURN(bool now, ReadEcnOne(*ctx.fs, ifname, ecn->point, ecn->prio));
+    if (now == want) return OkStatus();  // a re-run, or a rollback of a refused write
+    if (ctx.progress) ctx.progress->Step(ifname + " ECN " + change.attribute);
+    return WriteEcn(*ctx.fs, ifname, ecn->point, ecn->prio, want);
+  }
+  std::unique_ptr<DcbBackend> dcb = Dcb(*ctx.fs);
+  ASSIGN_OR_RETURN(DcbState now, dcb->Read(ifname));
+  if (change.attribute == kTrustAttribute) {
+    const std::string want = change.after.get<std::string>();
+    if (now.trust == want) return OkStatus();
+    if (ctx.progress) ctx.progress->Step(ifname + " trust " + want);
+    return dcb->SetTrust(ifname, want).WithContext("apply " + change.id);
+  }
+  const std::vector<int> want = PfcOf(change);
+  if (now.pfc == want) return OkStatus();
+  if (ctx.progress) ctx.progress->Step(ifname + " PFC " + PriorityList(want));
+  return dcb->SetPfc(ifname, want).WithContext("apply " + change.id);
+}
+
+Status RoceModule::Verify(const Change& change, HostContext& ctx) {
+  RETURN_IF_ERROR(CheckChange(change));
+  const std::string& ifname = change.target;
+  const std::string label = (change.field_path.empty() ? change.id : change.field_path) + " (" +
+                            ifname + " " + change.attribute + ")";
+  if (auto ecn = ParseEcnAttribute(change.attribute)) {
+    ASSIGN_OR_RETURN(bool now, ReadEcnOne(*ctx.fs, ifname, ecn->point, ecn->prio));
+    if (now == change.after.get<bool>()) return OkStatus();
+    return FailedPreconditionError(label + ": desired " + change.after.dump() + ", current " +
+                                   (now ? "true" : "false"));
+  }
+  ASSIGN_OR_RETURN(DcbState now, Dcb(*ctx.fs)->Read(ifname));
+  if (change.attribute == kTrustAttribute) {
+    if (now.trust == change.after.get<std::string>()) return OkStatus();
+    return FailedPreconditionError(label + ": desired " + change.after.get<std::string>() +
+                                   ", current " + now.trust);
+  }
+  if (now.pfc == PfcOf(change)) return OkStatus();
+  return FailedPreconditionError(label + ": desired " + PriorityList(PfcOf(change)) + ", current " +
+                                 PriorityList(now.pfc));
+}
+
+void RoceModule::Check(const DesiredState* desired, const HostFacts& facts, CheckSink& sink) const {
+  CheckRoce(desired, facts, sink);
+}
+
+// After pci (the PF netdevs), rdma (which ports are RoCE, for doctor) and
+// link (the netdevs' own settings come first in discover's output too).
+PROVISIONER_REGISTER_MODULE("roce", RoceModule, "pci", "rdma", "link")
+
+}  // namespace provisioner

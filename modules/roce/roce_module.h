@@ -1,0 +1,55 @@
+// Module "roce": lossless RoCE QoS of the NIC PF netdevs (roce_planner.h):
+//   spec.nics[].roce.trust  DCB trust state (dscp | pcp), dcbnl
+//   spec.nics[].roce.pfc    PFC-enabled priorities, dcbnl DCB_ATTR_IEEE_PFC
+//   spec.nics[].roce.ecn    mlx5 ECN per priority, ecn/roce_{np,rp}/enable/<p>
+// Trust and PFC go through a DcbBackend (roce_backend.h: dcbnl on the live
+// root, the capture files under a tree root); ECN through the host layer on
+// both. All live and lost at reboot: the systemd unit's apply at every boot
+// puts them back. Plus the doctor check of roce_checks.h.
+#ifndef PROVISIONER_MODULES_ROCE_ROCE_MODULE_H_
+#define PROVISIONER_MODULES_ROCE_ROCE_MODULE_H_
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "engine/module/module.h"
+#include "modules/roce/roce_backend.h"
+
+namespace provisioner {
+
+struct RoceModuleOptions {
+  // The DCB backend for a root (NewDcbBackend unless a test says otherwise).
+  std::function<std::unique_ptr<DcbBackend>(HostFs&)> dcb;
+  // NCCL_IB_TC of the environment (getenv unless a test says otherwise).
+  std::function<const char*()> nccl_ib_tc_env;
+};
+
+class RoceModule final : public Module {
+ public:
+  RoceModule() = default;
+  explicit RoceModule(RoceModuleOptions options) : options_(std::move(options)) {}
+
+  std::string_view name() const override { return "roce"; }
+  // Reads every NIC PF netdev's DCB and ECN state and NCCL_IB_TC; while
+  // planning a host.yaml without roce settings it reads nothing.
+  Status Discover(HostContext& ctx, HostFacts& facts) override;
+  void Plan(const DesiredState& desired, const HostFacts& facts, PlanSink& sink) const override;
+  // Re-reads and writes only what differs.
+  Status Apply(const Change& change, HostContext& ctx) override;
+  Status Verify(const Change& change, HostContext& ctx) override;
+  void Check(const DesiredState* desired, const HostFacts& facts, CheckSink& sink) const override;
+  // discover output: roce_render.cc
+  void RenderFactsJson(const HostFacts& facts, FactsJson& out) const override;
+  std::string RenderFactsTable(const HostFacts& facts) const override;
+
+ private:
+  std::unique_ptr<DcbBackend> Dcb(HostFs& fs) const;
+  RoceModuleOptions options_;
+};
+
+}  // namespace provisioner
+
+#endif  // PROVISIONER_MODULES_ROCE_ROCE_MODULE_H_

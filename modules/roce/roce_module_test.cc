@@ -1,0 +1,190 @@
+// The roce module through the engine (discover, plan, apply, verify,
+// rollback) with a fake DCB backend standing in for dcbnl (these machines
+// have no DCB-capable NIC) and ECN files in a temporary tree.
+#include "modules/roce/roce_module.h"
+
+#include <cerrno>
+#include <map>
+
+#include "engine/core/engine.h"
+#include "engine/host/host_fs.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "modules/roce/roce_ecn.h"
+#include "test/support/host_tree.h"
+#include "test/support/ttar.h"
+
+namespace provisioner {
+namespace {
+
+using ::testing::HasSubstr;
+
+// DCB state in memory, as a driver keeps it; SetPfc can be made to fail.
+struct FakeDcbState {
+  std::map<std::string, DcbState> netdevs;
+  int pfc_error = 0;  // errno SetPfc fails with (0 = none)
+  int sets = 0;
+};
+
+class FakeDcb final : public DcbBackend {
+ public:
+  explicit FakeDcb(FakeDcbState* s) : s_(s) {}
+  std::string Name() const override { return "fake"; }
+  StatusOr<DcbState> Read(const std::string& ifname) override {
+    auto it = s_->netdevs.find(ifname);
+    if (it == s_->netdevs.end()) return ErrnoToStatus(EOPNOTSUPP, "fake dcbnl " + ifname);
+    return it->second;
+  }
+  Status SetTrust(const std::string& ifname, const std::string& trust) override {
+    ++s_->sets;
+    s_->netdevs[ifname].trust = trust;
+    return OkStatus();
+  }
+  Status SetPfc(const std::string& ifname, const std::vector<int>& priorities) override {
+    ++s_->sets;
+    if (s_->pfc_error != 0) return ErrnoToStatus(s_->pfc_error, "fake dcbnl set PFC " + ifname);
+    s_->netdevs[ifname].pfc = priorities;
+    return OkStatus();
+  }
+
+ private:
+  FakeDcbState* s_;
+};
+
+// One ConnectX PF with netdev ens6f0np0 (test double of the pci module).
+class FakePciModule final : public Module {
+ public:
+  std::string_view name() const override { return "pci"; }
+  Status Discover(HostContext&, HostFacts& facts) override {
+    PciFunction f;
+    f.pci_address = "0000:af:00.0";
+    f.vendor = "15b3";
+    f.device_id = "1017";
+    f.class_code = 0x020000;
+    f.netdevs = {"ens6f0np0"};
+    facts.pci.push_back(f);
+    return OkStatus();
+  }
+  void Plan(const DesiredState&, const HostFacts&, PlanSink&) const override {}
+  Status Apply(const Change&, HostContext&) override { return InternalError("no changes"); }
+  Status Verify(const Change&, HostContext&) override { return OkStatus(); }
+};
+
+class RoceModuleTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = testing::MakeTempDir("roce-module");
+    testing::TreeWriter w(root_);
+    for (const char* point : {kEcnNp, kEcnRp}) {
+      for (int p = 0; p < 8; ++p) {
+        ASSERT_TRUE(w.WriteFile(EcnPath("ens6f0np0", point, p), "0\n", 0644).ok());
+      }
+    }
+    ASSERT_TRUE(w.WriteFile("/etc/nccl.conf", "# site\nNCCL_IB_TC=106\n", 0644).ok());
+    fs_ = NewLocalHostFs(root_);
+    ctx_.fs = fs_.get();
+    dcb_.netdevs["ens6f0np0"] = DcbState{"pcp", {}};
+    modules_.push_back(std::make_unique<FakePciModule>());
+    RoceModuleOptions options;
+    options.dcb = [this](HostFs&) { return std::make_unique<FakeDcb>(&dcb_); };
+    options.nccl_ib_tc_env = []() -> const char* { return nullptr; };
+    modules_.push_back(std::make_unique<RoceModule>(options));
+    want_.nics.push_back(NicSpec());
+    want_.nics[0].name = "rail0";
+    want_.nics[0].selector.pf_names = {"ens6f0np0"};
+    want_.nics[0].roce = NicRoceSpec{"dscp", std::vector<int>{3}, std::vector<int>{3}};
+  }
+
+  std::string Ecn(const char* point, int p) {
+    return *fs_->ReadFile(EcnPath("ens6f0np0", point, p));
+  }
+
+  std::string root_;
+  std::unique_ptr<HostFs> fs_;
+  HostContext ctx_;
+  FakeDcbState dcb_;
+  std::vector<std::unique_ptr<Module>> modules_;
+  DesiredState want_;
+};
+
+TEST_F(RoceModuleTest, DiscoverReadsDcbEcnAndNcclConf) {
+  auto facts = Discover(modules_, ctx_);
+  ASSERT_TRUE(facts.ok()) << facts.status().message();
+  const RoceNetdevFacts& n = facts->roce.netdevs.at("ens6f0np0");
+  EXPECT_EQ(n.trust, std::optional<std::string>("pcp"));
+  EXPECT_TRUE(n.ecn_dir);
+  EXPECT_EQ(n.ecn_np.size(), 8u);
+  EXPECT_EQ(facts->roce.nccl_ib_tc, std::optional<int>(106));
+  EXPECT_EQ(facts->roce.nccl_ib_tc_source, "/etc/nccl.conf");
+}
+
+TEST_F(RoceModuleTest, PlanApplyVerifyThenNothingLeft) {
+  auto facts = Discover(modules_, ctx_, want_);
+  ASSERT_TRUE(facts.ok());
+  PlanResult plan = BuildPlan(modules_, want_, *facts);
+  ASSERT_TRUE(plan.diagnostics.empty()) << plan.diagnostics[0].message;
+  ASSERT_EQ(plan.plan.changes.size(), 4u);
+  ApplyReport report = ApplyPlan(modules_, plan.plan, want_, ctx_);
+  ASSERT_TRUE(report.status.ok()) << report.status.message();
+  EXPECT_EQ(dcb_.netdevs["ens6f0np0"].trust, "dscp");
+  EXPECT_EQ(dcb_.netdevs["ens6f0np0"].pfc, (std::vector<int>{3}));
+  EXPECT_EQ(Ecn(kEcnNp, 3), "1\n");
+  EXPECT_EQ(Ecn(kEcnRp, 3), "1\n");
+  EXPECT_EQ(Ecn(kEcnRp, 4), "0\n");
+  auto again = Discover(modules_, ctx_, want_);
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(BuildPlan(modules_, want_, *again).plan.changes.empty());
+  // A second apply of the same plan writes nothing.
+  const int sets = dcb_.sets;
+  ApplyReport second = ApplyPlan(modules_, plan.plan, want_, ctx_);
+  ASSERT_TRUE(second.status.ok()) << second.status.message();
+  EXPECT_EQ(dcb_.sets, sets);
+}
+
+TEST_F(RoceModuleTest, ARefusedPfcRollsTheTrustBack) {
+  dcb_.pfc_error = EINVAL;
+  auto facts = Discover(modules_, ctx_, want_);
+  ASSERT_TRUE(facts.ok());
+  PlanResult plan = BuildPlan(modules_, want_, *facts);
+  ApplyReport report = ApplyPlan(modules_, plan.plan, want_, ctx_);
+  ASSERT_FALSE(report.status.ok());
+  EXPECT_THAT(report.status.message(), HasSubstr("roce/ens6f0np0/pfc"));
+  EXPECT_THAT(report.status.message(), HasSubstr("EINVAL"));
+  // In reverse order, the refused change first (it may have half happened).
+  ASSERT_EQ(report.rolled_back.size(), 2u);
+  EXPECT_EQ(report.rolled_back[0].change.id, "roce/ens6f0np0/pfc");
+  EXPECT_EQ(report.rolled_back[1].change.id, "roce/ens6f0np0/trust");
+  EXPECT_TRUE(report.rolled_back[1].status.ok());
+  EXPECT_EQ(dcb_.netdevs["ens6f0np0"].trust, "pcp");
+  EXPECT_EQ(Ecn(kEcnNp, 3), "0\n");  // never reached
+}
+
+TEST_F(RoceModuleTest, VerifyNamesTheFieldAndBothValues) {
+  auto facts = Discover(modules_, ctx_, want_);
+  ASSERT_TRUE(facts.ok());
+  PlanResult plan = BuildPlan(modules_, want_, *facts);
+  ASSERT_FALSE(plan.plan.changes.empty());
+  RoceModule& roce = static_cast<RoceModule&>(*modules_[1]);
+  Status s = roce.Verify(plan.plan.changes[0], ctx_);
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.message(),
+              HasSubstr("spec.nics[0].roce.trust (ens6f0np0 trust): desired dscp, current pcp"));
+  Change bad = plan.plan.changes[0];
+  bad.after = "l2";
+  EXPECT_THAT(roce.Apply(bad, ctx_).message(), HasSubstr("trust must be"));
+  bad.attribute = "ecn.roce_np.9";
+  EXPECT_THAT(roce.Apply(bad, ctx_).message(), HasSubstr("no attribute ecn.roce_np.9"));
+}
+
+TEST_F(RoceModuleTest, PlanningWithoutRoceReadsNothing) {
+  DesiredState none;
+  none.nics = want_.nics;
+  none.nics[0].roce.reset();
+  auto facts = Discover(modules_, ctx_, none);
+  ASSERT_TRUE(facts.ok());
+  EXPECT_TRUE(facts->roce.discovered);
+  EXPECT_TRUE(facts->roce.netdevs.empty());
+}
+
+}  // namespace
+}  // namespace provisioner

@@ -1,0 +1,53 @@
+// Pure planning of the roce module: spec.nics[].roce against the facts
+// (HostFacts::roce, filled by the roce module's discovery). One change per
+// attribute that differs, on each selected PF netdev:
+//
+//   roce/<netdev>/trust             before "pcp"   after "dscp"
+//   roce/<netdev>/pfc               before []      after [3]
+//   roce/<netdev>/ecn.roce_np.<p>   before false   after true
+//   roce/<netdev>/ecn.roce_rp.<p>   before false   after true
+//
+// pfc is the exact set of PFC-enabled priorities (one bitmap, as `mlnx_qos
+// --pfc` sets it). ecn lists the priorities whose ECN must be on (both
+// points); the others are left as they are: DCQCN is on by default on
+// ConnectX, and turning it off where other traffic flows is never what a
+// lossless-RoCE setting means. All live, not persistent.
+#ifndef PROVISIONER_MODULES_ROCE_ROCE_PLANNER_H_
+#define PROVISIONER_MODULES_ROCE_ROCE_PLANNER_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/model/desired.h"
+#include "engine/model/host_model.h"
+#include "engine/plan/change.h"
+
+namespace provisioner {
+
+inline constexpr char kRoceModule[] = "roce";
+inline constexpr char kTrustAttribute[] = "trust";
+inline constexpr char kPfcAttribute[] = "pfc";
+// "ecn.roce_np.3": the point and the priority of one ECN enable file.
+std::string EcnAttribute(const std::string& point, int prio);
+struct EcnTarget {
+  std::string point;  // roce_np | roce_rp
+  int prio = 0;
+};
+std::optional<EcnTarget> ParseEcnAttribute(const std::string& attribute);
+
+// "[3,4]": a list of priorities as plans, doctor and discover show it.
+std::string PriorityList(const std::vector<int>& priorities);
+
+// How every change of this module persists.
+inline constexpr char kRoceLiveReason[] = "live; re-applied at every boot by the systemd unit";
+
+// True when some nic asks for RoCE QoS (discovery reads nothing otherwise
+// while planning).
+bool WantsRoce(const DesiredState& desired);
+
+void PlanRoce(const DesiredState& desired, const HostFacts& facts, PlanSink& sink);
+
+}  // namespace provisioner
+
+#endif  // PROVISIONER_MODULES_ROCE_ROCE_PLANNER_H_

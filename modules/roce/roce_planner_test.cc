@@ -1,0 +1,276 @@
+#include "modules/roce/roce_planner.h"
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "modules/roce/roce_checks.h"
+
+namespace provisioner {
+namespace {
+
+using ::testing::HasSubstr;
+
+PciFunction Pf(const std::string& bdf, const std::string& netdev) {
+  PciFunction f;
+  f.pci_address = bdf;
+  f.vendor = "15b3";
+  f.device_id = "1017";
+  f.class_code = 0x020000;
+  if (!netdev.empty()) f.netdevs = {netdev};
+  return f;
+}
+
+// A ConnectX netdev as mlx5 starts: trust pcp, no PFC, ECN on nowhere.
+RoceNetdevFacts Fresh() {
+  RoceNetdevFacts n;
+  n.trust = "pcp";
+  n.pfc = std::vector<int>{};
+  n.ecn_dir = true;
+  for (int p = 0; p < 8; ++p) n.ecn_np[p] = n.ecn_rp[p] = false;
+  return n;
+}
+
+NicSpec Nic(const std::string& name, const std::string& pf_name) {
+  NicSpec n;
+  n.name = name;
+  n.selector.pf_names = {pf_name};
+  n.roce = NicRoceSpec{"dscp", std::vector<int>{3}, std::vector<int>{3}};
+  return n;
+}
+
+HostFacts Host() {
+  HostFacts f;
+  f.pci = {Pf("0000:af:00.0", "ens6f0np0")};
+  f.roce.discovered = true;
+  f.roce.netdevs["ens6f0np0"] = Fresh();
+  return f;
+}
+
+std::vector<Change> Plan(const DesiredState& d, const HostFacts& f,
+                         std::vector<Diagnostic>* diags = nullptr) {
+  PlanSink sink;
+  PlanRoce(d, f, sink);
+  if (diags) *diags = sink.diagnostics();
+  return sink.changes();
+}
+
+TEST(RocePlanner, OneChangePerAttributeThatDiffers) {
+  DesiredState d;
+  d.nics = {Nic("rail0", "ens6f0np0")};
+  std::vector<Diagnostic> diags;
+  std::vector<Change> c = Plan(d, Host(), &diags);
+  EXPECT_TRUE(diags.empty());
+  ASSERT_EQ(c.size(), 4u);
+  EXPECT_EQ(c[0].id, "roce/ens6f0np0/trust");
+  EXPECT_EQ(c[0].before, "pcp");
+  EXPECT_EQ(c[0].after, "dscp");
+  EXPECT_EQ(c[0].field_path, "spec.nics[0].roce.trust");
+  EXPECT_EQ(c[1].id, "roce/ens6f0np0/pfc");
+  EXPECT_EQ(c[1].before, nlohmann::json::array());
+  EXPECT_EQ(c[1].after, nlohmann::json::array({3}));
+  EXPECT_EQ(c[2].id, "roce/ens6f0np0/ecn.roce_np.3");
+  EXPECT_EQ(c[2].before, false);
+  EXPECT_EQ(c[2].after, true);
+  EXPECT_EQ(c[3].id, "roce/ens6f0np0/ecn.roce_rp.3");
+  for (const Change& x : c) {
+    EXPECT_EQ(x.disruption, Disruption::kLive);
+    EXPECT_EQ(x.phase, kPhaseRoce);
+    EXPECT_THAT(x.reason, HasSubstr("live; re-applied at every boot by the systemd unit"));
+    EXPECT_THAT(x.reason, HasSubstr("nic rail0"));
+  }
+}
+
+TEST(RocePlanner, MatchingHostPlansNothing) {
+  HostFacts f = Host();
+  RoceNetdevFacts& n = f.roce.netdevs["ens6f0np0"];
+  n.trust = "dscp";
+  n.pfc = std::vector<int>{3};
+  n.ecn_np[3] = n.ecn_rp[3] = true;
+  DesiredState d;
+  d.nics = {Nic("rail0", "ens6f0np0")};
+  EXPECT_TRUE(Plan(d, f).empty());
+}
+
+TEST(RocePlanner, PfcIsTheExactSetEcnOnlyTurnsOn) {
+  HostFacts f = Host();
+  RoceNetdevFacts& n = f.roce.netdevs["ens6f0np0"];
+  n.trust = "dscp";
+  n.pfc = std::vector<int>{3, 4};
+  for (int p = 0; p < 8; ++p) n.ecn_np[p] = n.ecn_rp[p] = true;  // the driver's default
+  n.ecn_rp[3] = false;
+  DesiredState d;
+  d.nics = {Nic("rail0", "ens6f0np0")};
+  std::vector<Change> c = Plan(d, f);
+  // PFC [3,4] -> [3]; ECN rp on priority 3; ECN elsewhere left on.
+  ASSERT_EQ(c.size(), 2u);
+  EXPECT_EQ(c[0].id, "roce/ens6f0np0/pfc");
+  EXPECT_EQ(c[0].after, nlohmann::json::array({3}));
+  EXPECT_EQ(c[1].id, "roce/ens6f0np0/ecn.roce_rp.3");
+  EXPECT_EQ(c[1].after, true);
+  // A priority without its enable file: an error naming the file.
+  n.ecn_rp.erase(3);
+  std::vector<Diagnostic> diags;
+  Plan(d, f, &diags);
+  ASSERT_EQ(diags.size(), 1u);
+  EXPECT_THAT(diags[0].message, HasSubstr("/sys/class/net/ens6f0np0/ecn/roce_rp/enable/3"));
+}
+
+TEST(RocePlanner, UnspecifiedFieldsAreUnmanaged) {
+  DesiredState d;
+  d.nics = {Nic("rail0", "ens6f0np0")};
+  d.nics[0].roce = NicRoceSpec{std::nullopt, std::vector<int>{3}, std::nullopt};
+  std::vector<Change> c = Plan(d, Host());
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_EQ(c[0].attribute, "pfc");
+  d.nics[0].roce.reset();
+  EXPECT_TRUE(Plan(d, Host()).empty());
+  EXPECT_FALSE(WantsRoce(d));
+}
+
+TEST(RocePlanner, UnreadableStateIsAnErrorNamingTheField) {
+  HostFacts f = Host();
+  RoceNetdevFacts& n = f.roce.netdevs["ens6f0np0"];
+  n.trust.reset();
+  n.pfc.reset();
+  n.dcb_error = "dcbnl DCB_CMD_IEEE_GET ens6f0np0: EOPNOTSUPP";
+  n.ecn_dir = false;
+  n.ecn_np.clear();
+  n.ecn_rp.clear();
+  DesiredState d;
+  d.nics = {Nic("rail0", "ens6f0np0")};
+  std::vector<Diagnostic> diags;
+  EXPECT_TRUE(Plan(d, f, &diags).empty());
+  ASSERT_EQ(diags.size(), 3u);
+  EXPECT_EQ(diags[0].path, "spec.nics[0].roce.trust");
+  EXPECT_THAT(diags[0].message, HasSubstr("EOPNOTSUPP"));
+  EXPECT_EQ(diags[1].path, "spec.nics[0].roce.pfc");
+  EXPECT_EQ(diags[2].path, "spec.nics[0].roce.ecn");
+  EXPECT_THAT(diags[2].message, HasSubstr("/sys/class/net/ens6f0np0/ecn"));
+}
+
+TEST(RocePlanner, SelectorMatchingNothingOrNoNetdev) {
+  DesiredState d;
+  d.nics = {Nic("rail0", "nope0")};
+  std::vector<Diagnostic> diags;
+  Plan(d, Host(), &diags);
+  ASSERT_EQ(diags.size(), 1u);
+  EXPECT_EQ(diags[0].path, "spec.nics[0].nicSelector");
+  HostFacts f = Host();
+  f.pci = {Pf("0000:af:00.0", "")};
+  d.nics[0].selector.pf_names.clear();
+  d.nics[0].selector.root_devices = {"0000:af:00.0"};
+  Plan(d, f, &diags);
+  ASSERT_EQ(diags.size(), 1u);
+  EXPECT_EQ(diags[0].path, "spec.nics[0].roce");
+  EXPECT_THAT(diags[0].message, HasSubstr("no network interface"));
+}
+
+TEST(RocePlanner, TwoNicsAskingOneNetdevDifferentValuesIsAnError) {
+  DesiredState d;
+  d.nics = {Nic("a", "ens6f0np0"), Nic("b", "ens6f0np0")};
+  d.nics[1].roce->pfc = std::vector<int>{4};
+  std::vector<Diagnostic> diags;
+  std::vector<Change> c = Plan(d, Host(), &diags);
+  ASSERT_EQ(diags.size(), 1u);
+  EXPECT_EQ(diags[0].path, "spec.nics[1].roce.pfc");
+  EXPECT_THAT(diags[0].message, HasSubstr("nic a wants [3]"));
+  EXPECT_EQ(c.size(), 4u);  // each id once
+}
+
+TEST(RocePlanner, EcnAttributeRoundTrip) {
+  EXPECT_EQ(EcnAttribute("roce_rp", 5), "ecn.roce_rp.5");
+  auto t = ParseEcnAttribute("ecn.roce_rp.5");
+  ASSERT_TRUE(t);
+  EXPECT_EQ(t->point, "roce_rp");
+  EXPECT_EQ(t->prio, 5);
+  EXPECT_FALSE(ParseEcnAttribute("ecn.roce_rp.8"));
+  EXPECT_FALSE(ParseEcnAttribute("ecn.roce_xp.1"));
+  EXPECT_FALSE(ParseEcnAttribute("ecn.roce_np.12"));
+}
+
+// Doctor: the priority of NCCL_IB_TC.
+std::vector<CheckResult> Doctor(const HostFacts& f) {
+  CheckSink sink;
+  CheckRoce(nullptr, f, sink);
+  return sink.results();
+}
+
+HostFacts RoceHost() {
+  HostFacts f = Host();
+  RdmaDevice d;
+  d.name = "mlx5_0";
+  RdmaPort p;
+  p.link_layer = "Ethernet";
+  p.netdev = "ens6f0np0";
+  d.ports = {p};
+  f.rdma.devices = {d};
+  return f;
+}
+
+TEST(RoceChecks, PriorityOfTrafficClass) {
+  EXPECT_EQ(PriorityOfTrafficClass(106), 3);  // DSCP 26
+  EXPECT_EQ(PriorityOfTrafficClass(0), 0);
+  EXPECT_EQ(PriorityOfTrafficClass(160), 5);  // DSCP 40
+}
+
+TEST(RoceChecks, FailsWithoutPfcAndEcnOnTheGuidePriority) {
+  std::vector<CheckResult> r = Doctor(RoceHost());
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].id, "roce.nccl-priority");
+  EXPECT_EQ(r[0].verdict, Verdict::kFail);
+  EXPECT_THAT(r[0].summary, HasSubstr("PFC, ECN roce_np, ECN roce_rp not enabled on priority 3"));
+  EXPECT_THAT(r[0].evidence[0].second, HasSubstr("assumed"));
+  EXPECT_THAT(r[0].fix, HasSubstr("roce: { trust: dscp, pfc: [3], ecn: [3] }"));
+  EXPECT_THAT(r[0].fix, HasSubstr("--pfc 0,0,0,1,0,0,0,0"));
+}
+
+TEST(RoceChecks, OkOnTheConfiguredPriorityOfNcclIbTc) {
+  HostFacts f = RoceHost();
+  RoceNetdevFacts& n = f.roce.netdevs["ens6f0np0"];
+  n.trust = "dscp";
+  n.pfc = std::vector<int>{5};
+  n.ecn_np[5] = n.ecn_rp[5] = true;
+  f.roce.nccl_ib_tc = 160;
+  f.roce.nccl_ib_tc_source = "/etc/nccl.conf";
+  std::vector<CheckResult> r = Doctor(f);
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].verdict, Verdict::kOk) << r[0].summary;
+  EXPECT_EQ(r[0].evidence[0].second, "160 (/etc/nccl.conf)");
+  // The same host with the guides' traffic class: priority 3 is not lossless.
+  f.roce.nccl_ib_tc = 106;
+  EXPECT_EQ(Doctor(f)[0].verdict, Verdict::kFail);
+  // PCP trust: warn even with PFC and ECN on the priority.
+  f.roce.nccl_ib_tc = 160;
+  n.trust = "pcp";
+  EXPECT_EQ(Doctor(f)[0].verdict, Verdict::kWarn);
+}
+
+TEST(RoceChecks, OnlyRoceNetdevsAreChecked) {
+  HostFacts f = RoceHost();
+  f.pci.push_back(Pf("0000:86:00.0", "ibs5f0"));
+  RoceNetdevFacts ib;
+  ib.dcb_error = "dcbnl DCB_CMD_IEEE_GET ibs5f0: EOPNOTSUPP";
+  f.roce.netdevs["ibs5f0"] = ib;
+  RdmaDevice d;
+  d.name = "mlx5_1";
+  RdmaPort p;
+  p.link_layer = "InfiniBand";
+  p.netdev = "ibs5f0";
+  d.ports = {p};
+  f.rdma.devices.push_back(d);
+  std::vector<CheckResult> r = Doctor(f);
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].target, "ens6f0np0");
+  // host.yaml selecting only the IB NIC: nothing RoCE to check there.
+  DesiredState desired;
+  NicSpec nic;
+  nic.name = "ib";
+  nic.selector.pf_names = {"ibs5f0"};
+  desired.nics = {nic};
+  CheckSink sink;
+  CheckRoce(&desired, f, sink);
+  ASSERT_EQ(sink.results().size(), 1u);  // no selected RoCE netdev: every RoCE netdev
+  EXPECT_EQ(sink.results()[0].target, "ens6f0np0");
+}
+
+}  // namespace
+}  // namespace provisioner

@@ -1,0 +1,195 @@
+// The roce module end to end with the real binary, on trees of the
+// generated cx5-roce-qos host (mlx5 ECN sysfs on both PF netdevs, their DCB
+// state in the capture files run/provisioner/dcb/<if>): plan lists one change
+// per attribute that differs, apply under --root writes exactly those files,
+// the next plan is empty; discover, doctor and snapshot show the state.
+#include <filesystem>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "test/integration/harness.h"
+#include "test/support/host_presets.h"
+#include "test/support/host_tree.h"
+#include "test/support/ttar.h"
+
+namespace provisioner::testing {
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kHostYaml = R"(apiVersion: provisioner/v1alpha1
+kind: HostConfig
+metadata:
+  name: worker1
+spec:
+  nics:
+    - name: rail0
+      nicSelector: { vendor: "15b3", pfNames: ["ens6f0np0"] }
+      roce: { trust: dscp, pfc: [3], ecn: [3] }
+    - name: rail1
+      nicSelector: { vendor: "15b3", pfNames: ["ens6f1np1"] }
+      roce: { trust: dscp, pfc: [3], ecn: [3] }
+)";
+
+std::string BuildTree() {
+  HostSpec spec;
+  EXPECT_TRUE(PresetByName("cx5-roce-qos", &spec));
+  std::string dir = MakeTempDir("roce");
+  Status s = BuildHostTree(spec, dir);
+  EXPECT_TRUE(s.ok()) << s.message();
+  return dir;
+}
+
+// Every file apply may touch: both netdevs' ECN enables and DCB captures.
+std::map<std::string, std::string> State(const std::string& root) {
+  std::map<std::string, std::string> out;
+  for (const char* nd : {"ens6f0np0", "ens6f1np1"}) {
+    const std::string dcb = std::string("/run/provisioner/dcb/") + nd;
+    out[dcb] = ReadFile(root + dcb);
+    for (const char* point : {"roce_np", "roce_rp"}) {
+      for (int p = 0; p < 8; ++p) {
+        const std::string f =
+            std::string("/sys/class/net/") + nd + "/ecn/" + point + "/enable/" + std::to_string(p);
+        out[f] = ReadFile(root + f);
+      }
+    }
+  }
+  return out;
+}
+
+TEST(RoceCliTest, PlanApplyPlanOnTheTree) {
+  const std::string root = BuildTree();
+  const std::string yaml = WriteTempFile("host.yaml", kHostYaml);
+  const auto before = State(root);
+
+  RunResult p = Provisioner({"plan", yaml, "--root", root, "-o", "json"});
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  std::vector<std::string> ids;
+  const json plan = json::parse(p.out);  // alive while iterated
+  for (const auto& c : plan["changes"]) {
+    ids.push_back(c["id"]);
+    EXPECT_EQ(c["disruption"], "live");
+    EXPECT_NE(
+        c["reason"].get<std::string>().find("live; re-applied at every boot by the systemd unit"),
+        std::string::npos);
+  }
+  EXPECT_EQ(
+      ids, (std::vector<std::string>{"roce/ens6f0np0/trust", "roce/ens6f0np0/pfc",
+                                     "roce/ens6f0np0/ecn.roce_np.3", "roce/ens6f0np0/ecn.roce_rp.3",
+                                     "roce/ens6f1np1/trust", "roce/ens6f1np1/pfc"}));
+
+  RunResult a = Provisioner({"apply", yaml, "--root", root});
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  auto expect = before;
+  expect["/run/provisioner/dcb/ens6f0np0"] = "{\"pfc\":[3],\"trust\":\"dscp\"}\n";
+  expect["/run/provisioner/dcb/ens6f1np1"] = "{\"pfc\":[3],\"trust\":\"dscp\"}\n";
+  expect["/sys/class/net/ens6f0np0/ecn/roce_np/enable/3"] = "1\n";
+  expect["/sys/class/net/ens6f0np0/ecn/roce_rp/enable/3"] = "1\n";
+  EXPECT_EQ(State(root), expect);
+
+  RunResult again = Provisioner({"plan", yaml, "--root", root, "--detailed-exitcode"});
+  EXPECT_EQ(again.exit_code, 0) << again.out << again.err;
+}
+
+TEST(RoceCliTest, DiscoverShowsTrustPfcAndEcn) {
+  const std::string root = BuildTree();
+  RunResult d = Provisioner({"discover", "--root", root, "-o", "json"});
+  ASSERT_EQ(d.exit_code, 0) << d.err;
+  std::map<std::string, json> roce;
+  const json doc = json::parse(d.out);  // alive while iterated
+  for (const auto& nic : doc["nics"]) {
+    if (!nic.contains("roce")) continue;
+    for (const auto& r : nic["roce"]) roce[r["netdev"]] = r;
+  }
+  ASSERT_EQ(roce.size(), 2u) << d.out;
+  EXPECT_EQ(roce["ens6f0np0"]["trust"], "pcp");
+  EXPECT_EQ(roce["ens6f0np0"]["pfc"], json::array());
+  EXPECT_EQ(roce["ens6f0np0"]["ecn"]["roceNp"], json::array());
+  EXPECT_EQ(roce["ens6f1np1"]["ecn"]["roceRp"], json::parse("[0,1,2,3,4,5,6,7]"));
+  RunResult t = Provisioner({"discover", "--root", root});
+  ASSERT_EQ(t.exit_code, 0) << t.err;
+  EXPECT_NE(t.out.find("RoCE QoS"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("ens6f1np1  pcp    []   [0,1,2,3,4,5,6,7]"), std::string::npos) << t.out;
+}
+
+TEST(RoceCliTest, DoctorChecksThePriorityNcclUses) {
+  const std::string root = BuildTree();
+  const std::string yaml = WriteTempFile("host.yaml", kHostYaml);
+  auto checks = [&]() {
+    RunResult d = Provisioner({"doctor", "--root", root, "-o", "json"});
+    EXPECT_NE(d.exit_code, -1) << d.err;
+    std::map<std::string, json> out;
+    const json doc = json::parse(d.out);  // alive while iterated
+    for (const auto& c : doc["checks"]) {
+      if (c["id"] == "roce.nccl-priority") out[c["target"]] = c;
+    }
+    return out;
+  };
+  auto before = checks();
+  ASSERT_EQ(before.size(), 2u);
+  EXPECT_EQ(before["ens6f0np0"]["verdict"], "fail");
+  EXPECT_NE(before["ens6f0np0"]["summary"].get<std::string>().find("priority 3"),
+            std::string::npos);
+  EXPECT_NE(before["ens6f0np0"].dump().find("/sys/class/net/ens6f0np0/ecn/roce_np/enable/3"),
+            std::string::npos);
+  EXPECT_NE(before["ens6f0np0"]["fix"].get<std::string>().find("pfc: [3]"), std::string::npos);
+
+  ASSERT_EQ(Provisioner({"apply", yaml, "--root", root}).exit_code, 0);
+  auto after = checks();
+  EXPECT_EQ(after["ens6f0np0"]["verdict"], "ok") << after["ens6f0np0"];
+  EXPECT_EQ(after["ens6f1np1"]["verdict"], "ok") << after["ens6f1np1"];
+
+  // NCCL configured for another traffic class: 160 is DSCP 40, priority 5.
+  ASSERT_TRUE(TreeWriter(root).WriteFile("/etc/nccl.conf", "NCCL_IB_TC=160\n", 0644).ok());
+  auto other = checks();
+  EXPECT_EQ(other["ens6f0np0"]["verdict"], "fail");
+  EXPECT_NE(other["ens6f0np0"]["summary"].get<std::string>().find(
+                "PFC, ECN roce_np, ECN roce_rp not enabled on priority 5"),
+            std::string::npos)
+      << other["ens6f0np0"];
+  EXPECT_NE(other["ens6f0np0"].dump().find("160 (/etc/nccl.conf)"), std::string::npos);
+}
+
+TEST(RoceCliTest, SnapshotKeepsTheDcbCaptureAndEcn) {
+  const std::string root = BuildTree();
+  const std::string out = MakeTempDir("roce-snap") + "/snap";
+  RunResult s = Provisioner({"snapshot", "--output", out, "--root", root});
+  ASSERT_EQ(s.exit_code, 0) << s.err;
+  EXPECT_EQ(ReadFile(out + "/run/provisioner/dcb/ens6f0np0"), "{\"pfc\":[],\"trust\":\"pcp\"}\n");
+  const std::string yaml = WriteTempFile("host.yaml", kHostYaml);
+  RunResult a = Provisioner({"plan", yaml, "--root", root, "-o", "json"});
+  RunResult b = Provisioner({"plan", yaml, "--root", out, "-o", "json"});
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  EXPECT_EQ(json::parse(a.out)["changes"], json::parse(b.out)["changes"]);
+}
+
+TEST(RoceCliTest, ErrorsNameTheFieldAndWhy) {
+  // The plain cx5-roce tree: no ECN sysfs, no DCB capture.
+  const std::string root = MakeTempDir("cx5");
+  ASSERT_TRUE(ExtractTtar(HostTreePath("cx5-roce"), root).ok());
+  const std::string yaml = WriteTempFile("host.yaml", kHostYaml);
+  RunResult p = Provisioner({"plan", yaml, "--root", root});
+  EXPECT_EQ(p.exit_code, 1);
+  EXPECT_NE(p.err.find("host.yaml:9:22: spec.nics[0].roce.trust: the DCB trust state of "
+                       "ens6f0np0 could not be read"),
+            std::string::npos)
+      << p.err;
+  EXPECT_NE(p.err.find("/run/provisioner/dcb/ens6f0np0: ENOENT"), std::string::npos) << p.err;
+  EXPECT_NE(p.err.find("spec.nics[0].roce.ecn: ens6f0np0 has no ECN settings"), std::string::npos)
+      << p.err;
+  // A priority out of range: the schema, with line and column.
+  std::string bad = kHostYaml;
+  bad.replace(bad.find("pfc: [3]"), 8, "pfc: [9]");
+  RunResult v = Provisioner({"plan", WriteTempFile("bad.yaml", bad), "--root", root});
+  EXPECT_EQ(v.exit_code, 1);
+  EXPECT_NE(v.err.find("bad.yaml:9:34: spec.nics[0].roce.pfc[0]: 9 exceeds the maximum 7"),
+            std::string::npos)
+      << v.err;
+}
+
+}  // namespace
+}  // namespace provisioner::testing
