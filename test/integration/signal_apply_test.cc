@@ -31,7 +31,7 @@ spec:
       numVfs: 4
       mtu: 9000
 )");
-  RunResult r = Run({"/usr/bin/timeout", "--preserve-status", "-s", "TERM", "0.5",
+  RunResult r = provisioner::testing::Run({"/usr/bin/timeout", "--preserve-status", "-s", "TERM", "0.5",
                      ProvisionerBinary(), "apply", yaml, "--root", root, "--settle-timeout", "20"});
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_NE(r.err.find("apply interrupted by SIGTERM"), std::string::npos) << r.err;
