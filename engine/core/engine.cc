@@ -4,6 +4,7 @@
 #include <chrono>
 #include <map>
 
+#include "engine/base/interrupt.h"
 #include "spdlog/spdlog.h"
 
 namespace provisioner {
@@ -100,8 +101,40 @@ ApplyReport ApplyPlan(const std::vector<std::unique_ptr<Module>>& modules, const
     return journal->Mark(i, step);
   };
   std::vector<const Change*> done;
+  // Undoes `done`, newest first; the journal is settled when all came back.
+  auto roll_back = [&]() {
+    for (auto it = done.rbegin(); it != done.rend(); ++it) {
+      Change inv = InverseChange(**it);
+      Module* im = FindModule(modules, inv.module);
+      Status rs = im->Apply(inv, ctx);
+      if (rs.ok()) rs = im->Verify(inv, ctx);
+      report.rolled_back.push_back({inv, rs});
+      if (!rs.ok()) spdlog::error("rollback of {} failed: {}", (*it)->id, rs.message());
+    }
+    bool restored = true;
+    for (const auto& r : report.rolled_back) restored = restored && r.status.ok();
+    // A host that could not be restored keeps its journal for the next run.
+    if (journal != nullptr && restored) {
+      Status js = journal->Finish();
+      if (!js.ok()) spdlog::warn("{}", js.message());
+    }
+  };
+  // A signal (systemd stopping the unit, Ctrl-C): the change in progress
+  // completes, then everything made is undone as for a failure.
+  auto interrupted = [&](const std::string& where) -> bool {
+    const int sig = options.interrupt != nullptr ? options.interrupt->load() : 0;
+    if (sig == 0) return false;
+    report.status = Status(StatusCode::kFailedPrecondition,
+                           "apply interrupted by " + SignalName(sig) + " " + where + ": " +
+                               std::to_string(done.size()) +
+                               " applied change(s) rolled back, as for a failure");
+    spdlog::error("{}", report.status.message());
+    roll_back();
+    return true;
+  };
   for (size_t index = 0; index < plan.changes.size(); ++index) {
     const Change& c = plan.changes[index];
+    if (interrupted("before " + c.id)) return report;
     Status s = mark(index, JournalStep::kApplying);
     const bool attempted = s.ok();
     Module* m = FindModule(modules, c.module);
@@ -127,25 +160,15 @@ ApplyReport ApplyPlan(const std::vector<std::unique_ptr<Module>>& modules, const
       // The failed change may be half-made (e.g. 0 written before N): undo
       // it too, then the earlier ones, newest first.
       if (attempted && m != nullptr) done.push_back(&c);
-      for (auto it = done.rbegin(); it != done.rend(); ++it) {
-        Change inv = InverseChange(**it);
-        Module* im = FindModule(modules, inv.module);
-        Status rs = im->Apply(inv, ctx);
-        if (rs.ok()) rs = im->Verify(inv, ctx);
-        report.rolled_back.push_back({inv, rs});
-        if (!rs.ok()) spdlog::error("rollback of {} failed: {}", (*it)->id, rs.message());
-      }
-      bool restored = true;
-      for (const auto& r : report.rolled_back) restored = restored && r.status.ok();
-      // A host that could not be restored keeps its journal for the next run.
-      if (journal != nullptr && restored) {
-        Status js = journal->Finish();
-        if (!js.ok()) spdlog::warn("{}", js.message());
-      }
+      roll_back();
       return report;
     }
     done.push_back(&c);
     if (c.disruption != Disruption::kLive) report.reboot_required = true;
+  }
+  if (interrupted("after the last change")) {
+    report.reboot_required = false;
+    return report;
   }
   if (journal != nullptr) {
     Status js = journal->Finish();

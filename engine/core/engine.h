@@ -3,6 +3,7 @@
 #ifndef PROVISIONER_ENGINE_CORE_ENGINE_H_
 #define PROVISIONER_ENGINE_CORE_ENGINE_H_
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <utility>
@@ -65,6 +66,10 @@ struct ApplyReport {
 struct ApplyOptions {
   JournalWriter* journal = nullptr;  // records progress when set
   bool check_converged = true;       // off for --rollback (it moves away from desired)
+  // A signal number set asynchronously (InterruptGuard::signal()): checked
+  // before each change and after the last; when set, what was applied is
+  // rolled back as for a failed change and the status says which signal.
+  const std::atomic<int>* interrupt = nullptr;
 };
 
 ApplyReport ApplyPlan(const std::vector<std::unique_ptr<Module>>& modules, const Plan& plan,

@@ -1,5 +1,7 @@
 #include "engine/core/engine.h"
 
+#include <atomic>
+#include <csignal>
 #include <cstdlib>
 #include <map>
 
@@ -46,6 +48,7 @@ class FakeModule : public Module {
       if (j.ok() && *j) journal_seen.push_back((*j)->Describe());
     }
     if (fail_on == c.id + "=" + c.after.dump()) return UnavailableError("EBUSY");
+    if (signal_on == c.id + "=" + c.after.dump() && signal_ != nullptr) *signal_ = SIGTERM;
     (*host_)[c.id] = c.after.get<int>();
     if (lossy_ == c.id) (*host_)[c.id] = 1;  // kernel enabled fewer
     return OkStatus();
@@ -58,6 +61,8 @@ class FakeModule : public Module {
     return OkStatus();
   }
   std::string fail_on;
+  std::string signal_on;                  // "id=value": a SIGTERM arrives while it is applied
+  std::atomic<int>* signal_ = nullptr;
   std::string lossy_;
   std::vector<std::string> journal_seen;
 
@@ -185,6 +190,40 @@ TEST_F(EngineTest, FailureRollsBackInReverseOrder) {
   EXPECT_EQ(r.rolled_back[1].change.id, "links/a");
   EXPECT_EQ(r.rolled_back[2].change.id, "vfs/b");
   EXPECT_EQ(r.rolled_back[2].change.detail.value("resetFirst", false), true);
+}
+
+// A signal while a change is applied: that change completes and verifies,
+// then it and the earlier ones are undone, newest first, as for a failure;
+// the later ones never start.
+TEST_F(EngineTest, SignalDuringApplyRollsBackAsForAFailure) {
+  host_["vfs/b"] = 3;
+  DesiredState d = Want({{"vfs/b", 5}, {"links/a", 7}, {"links/c", 9}});
+  std::atomic<int> sig{0};
+  links_->signal_on = "links/a=7";
+  links_->signal_ = &sig;
+  ApplyOptions o;
+  o.interrupt = &sig;
+  Plan p = PlanFor(d);
+  ApplyReport r = ApplyPlan(modules_, p, d, ctx_, o);
+  ASSERT_FALSE(r.status.ok());
+  EXPECT_EQ(r.status.message(),
+            "apply interrupted by SIGTERM before links/c: 2 applied change(s) rolled back, as for "
+            "a failure");
+  EXPECT_EQ(host_["vfs/b"], 3);
+  EXPECT_EQ(host_["links/a"], 0);
+  EXPECT_EQ(host_.count("links/c"), 0u);  // never applied
+  ASSERT_EQ(r.rolled_back.size(), 2u);
+  EXPECT_EQ(r.rolled_back[0].change.id, "links/a");
+  EXPECT_EQ(r.rolled_back[1].change.id, "vfs/b");
+  // A signal during the last change: all of it is undone.
+  sig = 0;
+  links_->signal_on = "links/c=9";
+  ApplyReport last = ApplyPlan(modules_, PlanFor(d), d, ctx_, o);
+  EXPECT_NE(last.status.message().find("interrupted by SIGTERM after the last change: 3 applied"),
+            std::string::npos)
+      << last.status.message();
+  EXPECT_EQ(host_["vfs/b"], 3);
+  EXPECT_EQ(host_["links/c"], 0);
 }
 
 TEST_F(EngineTest, VerifyMismatchFailsAndRollsBack) {

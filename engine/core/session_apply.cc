@@ -2,6 +2,7 @@
 #include <string>
 #include <utility>
 
+#include "engine/base/interrupt.h"
 #include "engine/core/session.h"
 
 namespace provisioner {
@@ -93,8 +94,10 @@ ApplyOutcome ApplyPlanned(PlanOutcome& planned, const ApplyRequest& request) {
     for (const auto& c : plan.changes) out.changes.push_back({c, ChangeStatus::kPlanned, "", ""});
     return out;
   }
+  InterruptGuard guard;  // SIGTERM/SIGINT/SIGHUP: roll back, do not die half-applied
   ApplyOptions options;
   options.journal = &journal;
+  options.interrupt = &InterruptGuard::signal();
   options.check_converged = !request.rollback;  // a rollback moves away from host.yaml
   out = OutcomeOf(ApplyPlan(host.modules, plan, planned.desired, host.ctx, options));
   if (out.status.ok() && out.reboot_required) out.reboot_marker_status = WriteRebootMarker(*host.fs);

@@ -1,0 +1,53 @@
+// SIGTERM in the middle of an apply (issue 18, item 9): systemd stopping the
+// unit, a Ctrl-C, a closed ssh session. The change in progress completes,
+// then everything applied is rolled back as for a failure, the journal is
+// settled, the exit code is 1 and the message names the signal.
+#include <sys/stat.h>
+
+#include <string>
+
+#include "gtest/gtest.h"
+#include "test/integration/harness.h"
+
+namespace provisioner::testing {
+namespace {
+
+const char kPf0[] = "/sys/bus/pci/devices/0000:af:00.0";
+
+TEST(SignalApplyTest, SigtermDuringNumVfsRollsBackAndSaysSo) {
+  std::string root = ExtractHost("cx5-roce");
+  // The simulated kernel makes the VF netdevs appear 1.5 s after the write:
+  // the numVfs change is still waiting for them when SIGTERM comes.
+  KernelSimDaemon sim(root, /*netdev_delay_ms=*/1500);
+  ASSERT_TRUE(sim.ready());
+  std::string yaml = WriteTempFile("host.yaml", R"(apiVersion: provisioner/v1alpha1
+kind: HostConfig
+metadata:
+  name: worker1
+spec:
+  nics:
+    - name: pf0
+      nicSelector: { rootDevices: ["0000:af:00.0"] }
+      numVfs: 4
+      mtu: 9000
+)");
+  RunResult r = provisioner::testing::Run({"/usr/bin/timeout", "--preserve-status", "-s", "TERM", "0.5",
+                     ProvisionerBinary(), "apply", yaml, "--root", root, "--settle-timeout", "20"});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.err.find("apply interrupted by SIGTERM"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("rolled back, as for a failure"), std::string::npos) << r.err;
+  // Back as it was: no VFs, mtu 1500, and no journal left to recover.
+  EXPECT_EQ(ReadFile(root + kPf0 + "/sriov_numvfs"), "0\n");
+  struct stat st;
+  EXPECT_NE(::stat((root + kPf0 + "/virtfn0").c_str(), &st), 0);
+  EXPECT_EQ(ReadFile(root + "/sys/class/net/ens6f0np0/mtu"), "1500\n");
+  EXPECT_FALSE(Exists(root + "/run/provisioner/journal.json")) << "journal left behind";
+  EXPECT_EQ(sim.Refused(), "");
+  // The next plan is the same as before the interrupted apply.
+  RunResult plan = Provisioner({"plan", yaml, "--root", root, "--detailed-exitcode"});
+  EXPECT_EQ(plan.exit_code, 2) << plan.out << plan.err;
+  EXPECT_NE(plan.out.find("numVfs: 0 -> 4"), std::string::npos) << plan.out;
+}
+
+}  // namespace
+}  // namespace provisioner::testing
