@@ -86,6 +86,18 @@ ApplyReport ApplyPlan(const std::vector<std::unique_ptr<Module>>& modules, const
                       const ApplyOptions& options) {
   ApplyReport report;
   JournalWriter* journal = plan.changes.empty() ? nullptr : options.journal;
+  // Changes come from files too (a saved plan; the journal that a rollback
+  // inverts): every change must be one its module could make, before any is.
+  for (size_t i = 0; i < plan.changes.size(); ++i) {
+    const Change& c = plan.changes[i];
+    Module* m = FindModule(modules, c.module);
+    Status s = m == nullptr ? InvalidArgumentError("no module " + c.module) : m->CheckChange(c);
+    if (!s.ok()) {
+      report.status = s.WithContext("change " + std::to_string(i + 1) + " of the plan (" + c.id +
+                                    ") refused, nothing applied");
+      return report;
+    }
+  }
   if (journal != nullptr) {
     Status js = journal->Begin(plan.changes);
     if (!js.ok()) {

@@ -4,11 +4,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <fstream>
 #include <sstream>
 #include <utility>
 
+#include "engine/base/strings.h"
 #include "engine/config/loader.h"
 #include "engine/config/rails.h"
 #include "engine/module/registry.h"
@@ -213,6 +215,23 @@ PlanOutcome PlanSavedFile(const SavedPlan& saved, const std::string& plan_file,
                                          ", which this provisioner does not have");
       return p;
     }
+  }
+  // The digests say the host.yaml and the host are those the plan was made
+  // from, so planning again gives the same changes. A saved change that is
+  // not one of them was edited (a target leaving the root, another value):
+  // refused before anything is applied, as terraform refuses a changed plan.
+  const size_t n = std::max(saved.changes.size(), p.plan.changes.size());
+  for (size_t i = 0; i < n; ++i) {
+    const json got = i < saved.changes.size() ? ChangeToRecord(saved.changes[i]) : json();
+    const json want = i < p.plan.changes.size() ? ChangeToRecord(p.plan.changes[i]) : json();
+    if (got == want) continue;
+    p.status = FailedPreconditionError(
+        "refusing saved plan " + plan_file + ": change " + std::to_string(i + 1) + " (" +
+        Quote(got.is_object() ? got.value("id", std::string()) : std::string("(none)")) +
+        ") is not what " + request.file + " plans for this host (" +
+        Quote(want.is_object() ? want.value("id", std::string()) : std::string("(none)")) +
+        "): the plan file was edited; run plan again");
+    return p;
   }
   p.plan.changes = saved.changes;
   return p;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <filesystem>
 #include <string>
 #include <utility>
 
@@ -111,7 +112,23 @@ StatusOr<SnapshotStats> SnapshotHost(const std::string& root, const std::string&
   struct stat st;
   int root_err = ::stat(root.c_str(), &st) != 0 ? errno : S_ISDIR(st.st_mode) ? 0 : ENOTDIR;
   if (root_err != 0) return ErrnoToStatus(root_err, "--root " + root);
+  struct stat out_st;
+  const bool existed = ::stat(output_dir.c_str(), &out_st) == 0;
   RETURN_IF_ERROR(PrepareOutput(output_dir));
+  // Never a partial snapshot: on failure, what was written goes (the
+  // directory too when this call made it), so that a retry starts clean and
+  // nobody mistakes half a tree for a capture.
+  auto discard = [&](Status s) -> Status {
+    std::error_code ec;
+    if (!existed) {
+      std::filesystem::remove_all(output_dir, ec);
+    } else {
+      for (const auto& e : std::filesystem::directory_iterator(output_dir, ec)) {
+        std::filesystem::remove_all(e.path(), ec);
+      }
+    }
+    return s;
+  };
   std::unique_ptr<HostFs> host = NewLocalHostFs(root);
   HostFsRecord record;
   std::unique_ptr<HostFs> recording = NewRecordingHostFs(host.get(), &record);
@@ -122,9 +139,11 @@ StatusOr<SnapshotStats> SnapshotHost(const std::string& root, const std::string&
   auto facts = Discover(modules, ctx);
   if (!facts.ok()) {
     const Status& s = facts.status();
-    return Status(s.code(), "snapshot: " + s.message(), s.err());
+    return discard(Status(s.code(), "snapshot: " + s.message(), s.err()));
   }
-  return WriteSnapshot(*host, record, output_dir);
+  auto stats = WriteSnapshot(*host, record, output_dir);
+  if (!stats.ok()) return discard(stats.status());
+  return stats;
 }
 
 }  // namespace provisioner

@@ -29,9 +29,13 @@ struct ModprobeEntry {
 // etc/modules-load.d/provisioner.conf, the file the kmod module owns.
 inline constexpr char kModulesLoadConf[] = "/etc/modules-load.d/provisioner.conf";
 
+inline constexpr const char* kInferredLoadedSource =
+    "inferred from the tree (no /proc/modules)";
+
 struct KmodFacts {
   bool discovered = false;
-  // Where the loaded list came from: "libkmod" (live root) or "/proc/modules" (a tree).
+  // Where the loaded list came from: "libkmod" (live root), "/proc/modules"
+  // (a tree) or kInferredLoadedSource (a tree without /proc/modules).
   std::string loaded_source;
   std::vector<LoadedModule> loaded;  // /proc/modules order (newest first)
   // /sys/module/<m>/parameters/<p> of the loaded modules (unreadable ones left out).
@@ -53,6 +57,9 @@ struct KmodFacts {
   std::vector<ModprobeEntry> remove;
   std::vector<ModprobeEntry> softdeps;
   std::vector<ModprobeEntry> aliases;  // alias pattern (module) -> module (value)
+  // modprobe.d files of a tree that were not read (a link leaving the root,
+  // a dangling link, not a regular file), each with why.
+  std::vector<std::string> config_warnings;
   // Modules listed in kModulesLoadConf; nullopt when the file is absent.
   std::optional<std::vector<std::string>> persisted;
 };

@@ -39,6 +39,7 @@ struct RdmaPort {
   std::string rate;                  // "100 Gb/sec (4X EDR)"
   std::string netdev;                // the port's netdev in this namespace ("" = none)
   std::vector<RdmaGid> gids;         // used slots only, by index
+  bool gids_captured = true;         // false: a tree without ports/N/gids/ (a partial capture)
   std::vector<RoceAddress> roce_v2;  // by netdev, family, address
 };
 
@@ -50,6 +51,7 @@ struct RdmaDevice {
   std::string fw_ver;
   std::string hca_type;
   std::vector<RdmaPort> ports;
+  bool device_captured = true;  // false: a tree without the `device` link (a partial capture)
 };
 
 // Netdev addresses in the namespace provisioner runs in (live root: the

@@ -82,6 +82,13 @@ class Module {
   // Re-reads the host and checks the change's `after` holds.
   virtual Status Verify(const Change& change, HostContext& ctx) = 0;
 
+  // Whether this module could apply `change` at all (a target of the right
+  // shape, values of the right type), without touching the host. Changes
+  // come from files too (a saved plan, the journal a rollback reads): apply
+  // checks every change and its inverse first and applies nothing when one
+  // is refused. Modules without such checks keep this default.
+  virtual Status CheckChange(const Change& change) const { return OkStatus(); }
+
   // Pure doctor checks over the facts (and host.yaml when given: `desired`
   // may be null). Modules without checks keep this default.
   virtual void Check(const DesiredState* desired, const HostFacts& facts, CheckSink& sink) const {

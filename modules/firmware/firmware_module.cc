@@ -170,6 +170,10 @@ Status FirmwareModule::Apply(const Change& change, HostContext& ctx) {
       .WithContext("set firmware " + set + " on " + change.target);
 }
 
+Status FirmwareModule::CheckChange(const Change& change) const {
+  return provisioner::CheckChange(change);
+}
+
 Status FirmwareModule::Verify(const Change& change, HostContext& ctx) {
   RETURN_IF_ERROR(CheckChange(change));
   ASSIGN_OR_RETURN(std::string value, FirmwareSetText(change));

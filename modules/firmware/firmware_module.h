@@ -39,6 +39,7 @@ class FirmwareModule final : public Module {
   void Plan(const DesiredState& desired, const HostFacts& facts, PlanSink& sink) const override;
   Status Apply(const Change& change, HostContext& ctx) override;
   Status Verify(const Change& change, HostContext& ctx) override;
+  Status CheckChange(const Change& change) const override;
   // doctor: firmware_doctor.cc ("ATS off with GPUDirect")
   void Check(const DesiredState* desired, const HostFacts& facts, CheckSink& sink) const override;
   // discover output: firmware_render.cc

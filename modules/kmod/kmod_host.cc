@@ -6,6 +6,10 @@
 #include <cerrno>
 #include <cstdarg>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <set>
@@ -53,6 +57,84 @@ const char* const kConfigDirs[] = {"/etc/modprobe.d", "/run/modprobe.d",
 
 std::string ReleaseDir(const std::string& release) { return "/lib/modules/" + release; }
 
+bool IsConfName(const std::string& n) {
+  return n.size() > 5 && n.compare(n.size() - 5, 5, ".conf") == 0;
+}
+
+// libkmod opens the config paths it is given itself, following any link
+// (an absolute one in a tree leads to this machine's /etc). Under a tree
+// root it gets confined copies instead: each *.conf read through the host
+// layer (a link leaving the root, a dangling one, a FIFO: skipped, with a
+// warning), one directory per config directory, in libkmod's order. On the
+// live root libkmod reads the real directories, as modprobe does.
+class ConfigView {
+ public:
+  ConfigView(const HostFs& fs, std::vector<std::string>* warnings) {
+    if (fs.IsLiveRoot()) {
+      for (const char* dir : kConfigDirs) paths_.push_back(dir);
+      return;
+    }
+    const char* tmp = std::getenv("TMPDIR");
+    std::string pattern = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") +
+                          "/provisioner-modprobe-XXXXXX";
+    if (::mkdtemp(pattern.data()) == nullptr) {
+      warnings->push_back("modprobe.d of the tree not read: mkdtemp " + pattern + ": " +
+                          std::strerror(errno));
+      return;
+    }
+    dir_ = pattern;
+    for (size_t i = 0; i < sizeof kConfigDirs / sizeof kConfigDirs[0]; ++i) {
+      const std::string copy = dir_ + "/" + std::to_string(i);
+      std::filesystem::create_directory(copy);
+      paths_.push_back(copy);
+      for (const std::string& n : ListDirIfPresent(fs, kConfigDirs[i])) {
+        if (!IsConfName(n)) continue;
+        const std::string path = JoinPath(kConfigDirs[i], n);
+        auto text = fs.ReadFile(path);
+        if (!text.ok()) {
+          warnings->push_back(path + " not read: " + text.status().message());
+          continue;
+        }
+        std::ofstream(copy + "/" + n, std::ios::binary) << *text;
+        origin_[copy + "/" + n] = path;
+      }
+    }
+  }
+  ~ConfigView() {
+    std::error_code ec;
+    if (!dir_.empty()) std::filesystem::remove_all(dir_, ec);
+  }
+  ConfigView(const ConfigView&) = delete;
+  ConfigView& operator=(const ConfigView&) = delete;
+
+  // The directories to give libkmod, in its order.
+  const std::vector<std::string>& paths() const { return paths_; }
+  // The files to read one at a time (name -> path given to libkmod and host
+  // path), first directory wins, as libkmod merges them.
+  std::map<std::string, std::pair<std::string, std::string>> Files(const HostFs& fs) const {
+    std::map<std::string, std::pair<std::string, std::string>> out;
+    for (size_t i = 0; i < paths_.size(); ++i) {
+      const std::string host_dir = kConfigDirs[i];
+      if (dir_.empty()) {  // the live root
+        for (const std::string& n : ListDirIfPresent(fs, host_dir)) {
+          if (IsConfName(n)) out.emplace(n, std::make_pair(JoinPath(host_dir, n), JoinPath(host_dir, n)));
+        }
+        continue;
+      }
+      for (const auto& [copy, host] : origin_) {
+        if (copy.compare(0, paths_[i].size() + 1, paths_[i] + "/") != 0) continue;
+        out.emplace(std::string(Basename(host)), std::make_pair(copy, host));
+      }
+    }
+    return out;
+  }
+
+ private:
+  std::string dir_;
+  std::vector<std::string> paths_;
+  std::map<std::string, std::string> origin_;  // copy -> host path
+};
+
 using Entry = std::tuple<int, std::string, std::string>;  // kind, key, value
 
 enum Kind { kOptions, kBlacklist, kInstall, kRemove, kSoftdep, kAlias };
@@ -88,19 +170,16 @@ std::string StateOf(kmod_module* mod) {
 }  // namespace
 
 Status ReadModprobeConfig(const HostFs& fs, const std::string& release, KmodFacts* facts) {
-  std::vector<std::string> paths;
+  ConfigView view(fs, &facts->config_warnings);
   for (const char* dir : kConfigDirs) {
-    paths.push_back(fs.FsPath(dir));
-    // For the snapshot: libkmod reads these itself.
-    auto names = fs.ListDir(dir);
-    if (!names.ok()) continue;
-    for (const auto& n : *names) {
-      if (n.size() > 5 && n.compare(n.size() - 5, 5, ".conf") == 0) fs.NoteExternalRead(JoinPath(dir, n));
+    // For the snapshot: libkmod reads these itself on the live root.
+    for (const std::string& n : ListDirIfPresent(fs, dir)) {
+      if (IsConfName(n)) fs.NoteExternalRead(JoinPath(dir, n));
     }
   }
   std::vector<const char*> cpaths;
-  cpaths.reserve(paths.size() + 1);
-  for (const auto& p : paths) cpaths.push_back(p.c_str());
+  cpaths.reserve(view.paths().size() + 1);
+  for (const auto& p : view.paths()) cpaths.push_back(p.c_str());
   cpaths.push_back(nullptr);
   std::string moddir = fs.FsPath(ReleaseDir(release.empty() ? "none" : release));
   Ctx ctx = NewCtx(moddir.c_str(), cpaths.data());
@@ -130,16 +209,9 @@ Status ReadModprobeConfig(const HostFs& fs, const std::string& release, KmodFact
 }
 
 std::vector<ModprobeFileOptions> ModprobeOptionsByFile(const HostFs& fs) {
-  std::map<std::string, std::string> files;  // name -> host path; first dir wins
-  for (const char* dir : kConfigDirs) {
-    auto names = fs.ListDir(dir);
-    if (!names.ok()) continue;
-    for (const auto& n : *names) {
-      if (n.size() > 5 && n.compare(n.size() - 5, 5, ".conf") == 0) {
-        files.emplace(n, JoinPath(dir, n));
-      }
-    }
-  }
+  std::vector<std::string> ignored;  // ReadModprobeConfig reports the same files
+  ConfigView view(fs, &ignored);
+  const auto files = view.Files(fs);  // name -> (path for libkmod, host path)
   std::vector<ModprobeFileOptions> out;
   if (files.empty()) return out;
   const std::string moddir = fs.FsPath("/lib/modules/none");
@@ -149,8 +221,9 @@ std::vector<ModprobeFileOptions> ModprobeOptionsByFile(const HostFs& fs) {
   Ctx cmdline_only = NewCtx(moddir.c_str(), no_paths);
   if (!cmdline_only) return out;
   const std::vector<Entry> cmdline = ConfigEntries(cmdline_only.get());
-  for (const auto& [name, path] : files) {
-    const std::string file = fs.FsPath(path);
+  for (const auto& [name, where] : files) {
+    const auto& [given, path] = where;
+    const std::string file = fs.IsLiveRoot() ? fs.FsPath(given) : given;
     const char* paths[] = {file.c_str(), nullptr};
     Ctx ctx = NewCtx(moddir.c_str(), paths);
     if (!ctx) continue;

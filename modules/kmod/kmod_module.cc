@@ -1,5 +1,9 @@
 #include "modules/kmod/kmod_module.h"
 
+#include <set>
+#include <string>
+#include <vector>
+
 #include "engine/module/registry.h"
 #include "modules/kmod/kmod_backend.h"
 #include "modules/kmod/kmod_host.h"
@@ -7,10 +11,53 @@
 #include "modules/kmod/kmod_planner.h"
 
 namespace provisioner {
+namespace {
+
+// A tree without proc/modules (hwloc's and ghw's captures) says nothing of
+// what is loaded; "nothing" would be wrong (its mlx4_0 needs mlx4_ib and
+// ib_core). What the tree shows instead: each bound driver is loaded, an
+// RDMA device means ib_core and its driver's RDMA half, an IPoIB netdev
+// ib_ipoib, a /sys/module/<m>/initstate a loadable module that is live.
+std::vector<std::string> LoadedByEvidence(const HostFs& fs, const HostFacts& facts) {
+  std::set<std::string> names;
+  bool rdma = false;
+  for (const PciFunction& f : facts.pci) {
+    if (!f.driver.empty()) names.insert(NormalizeModuleName(f.driver));
+    if (f.rdma_devices.empty()) continue;
+    rdma = true;
+    if (f.driver == "mlx5_core") names.insert("mlx5_ib");
+    if (f.driver == "mlx4_core") names.insert("mlx4_ib");
+  }
+  if (rdma || !ListDirIfPresent(fs, "/sys/class/infiniband").empty()) names.insert("ib_core");
+  if (!ListDirIfPresent(fs, "/sys/class/infiniband_verbs").empty()) names.insert("ib_uverbs");
+  for (const std::string& n : ListDirIfPresent(fs, "/sys/class/net")) {
+    if (n.rfind("ib", 0) == 0 && fs.Exists("/sys/class/net/" + n + "/pkey")) names.insert("ib_ipoib");
+  }
+  for (const std::string& m : ListDirIfPresent(fs, "/sys/module")) {
+    if (fs.Exists("/sys/module/" + m + "/initstate")) names.insert(NormalizeModuleName(m));
+  }
+  return {names.begin(), names.end()};
+}
+
+}  // namespace
 
 Status KmodModule::Discover(HostContext& ctx, HostFacts& facts) {
   std::unique_ptr<KmodBackend> backend = NewKmodBackend(*ctx.fs);
   ASSIGN_OR_RETURN(KmodFacts k, DiscoverKmod(*ctx.fs, *backend, facts.kernel.release));
+  facts.warnings.insert(facts.warnings.end(), k.config_warnings.begin(), k.config_warnings.end());
+  if (k.loaded_source.empty() && !ctx.fs->IsLiveRoot()) {
+    for (std::string& n : LoadedByEvidence(*ctx.fs, facts)) {
+      LoadedModule m;
+      m.name = std::move(n);
+      m.state = "Live";
+      k.loaded.push_back(std::move(m));
+    }
+    k.loaded_source = kInferredLoadedSource;
+    facts.warnings.push_back(
+        "/proc/modules is not in the tree: the loaded kernel modules are inferred from bound "
+        "drivers, RDMA and IPoIB devices and /sys/module (" +
+        std::to_string(k.loaded.size()) + " found)");
+  }
   facts.loaded_modules.clear();
   for (const LoadedModule& m : k.loaded) facts.loaded_modules.push_back(m.name);
   facts.kmod = std::move(k);

@@ -11,6 +11,7 @@ void KmodModule::RenderFactsJson(const HostFacts& facts, FactsJson& out) const {
   json km = {{"loaded", StringList(facts.loaded_modules)}};
   if (facts.kmod.discovered) {
     km["parameters"] = facts.kmod.parameters;
+    km["loadedSource"] = facts.kmod.loaded_source.empty() ? json() : json(facts.kmod.loaded_source);
     auto entries = [](const std::vector<ModprobeEntry>& v) {
       json a = json::array();
       for (const auto& e : v) a.push_back({{"module", e.module}, {"value", e.value}});

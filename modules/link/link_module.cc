@@ -117,6 +117,10 @@ Status LinkModule::Apply(const Change& change, HostContext& ctx) {
   return OkStatus();
 }
 
+Status LinkModule::CheckChange(const Change& change) const {
+  return provisioner::CheckChange(change);
+}
+
 Status LinkModule::Verify(const Change& change, HostContext& ctx) {
   RETURN_IF_ERROR(CheckChange(change));
   std::unique_ptr<LinkBackend> backend = Backend(*ctx.fs);

@@ -207,6 +207,14 @@ Status PciModule::Discover(HostContext& ctx, HostFacts& facts) {
   } else {
     options.ids_path = ids;  // the system's (missing: no names)
   }
+  if (!fs.IsLiveRoot() && !fs.IsDir(kPciDevicesDir)) {
+    // A capture without PCI (an RDMA- or procfs-only one): the other
+    // modules still discover what the tree holds.
+    facts.warnings.push_back(std::string(kPciDevicesDir) +
+                             " is not in the tree: no PCI functions discovered");
+    facts.kernel.release = KernelRelease(fs);
+    return OkStatus();
+  }
   auto idents = ScanPci(options);
   ScanView view;
   if (!idents.ok() && !fs.IsLiveRoot()) {

@@ -155,6 +155,10 @@ Status PcieModule::Apply(const Change& change, HostContext& ctx) {
   return ctx.fs->WriteAt(ConfigPath(change.target), now.offset, Le16(want));
 }
 
+Status PcieModule::CheckChange(const Change& change) const {
+  return provisioner::CheckChange(change);
+}
+
 Status PcieModule::Verify(const Change& change, HostContext& ctx) {
   RETURN_IF_ERROR(CheckChange(change));
   ASSIGN_OR_RETURN(Register now, CurrentRegister(*ctx.fs, change));

@@ -33,6 +33,7 @@ class PcieModule final : public Module {
   // Re-reads the register and writes it only when it differs.
   Status Apply(const Change& change, HostContext& ctx) override;
   Status Verify(const Change& change, HostContext& ctx) override;
+  Status CheckChange(const Change& change) const override;
   void Check(const DesiredState* desired, const HostFacts& facts, CheckSink& sink) const override;
   // discover: pcie_render.cc.
   void RenderFactsJson(const HostFacts& facts, FactsJson& out) const override;

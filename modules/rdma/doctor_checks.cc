@@ -62,6 +62,18 @@ void CheckPortNetdevs(const HostFacts& facts, CheckSink& sink) {
   for (const auto& d : facts.rdma.devices) {
     for (const auto& p : d.ports) {
       if (p.link_layer != "Ethernet") continue;
+      if (!p.gids_captured || !d.device_captured) {
+        // A partial capture (gpud's copy of /sys/class/infiniband): the
+        // evidence is missing, which is not the host's fault.
+        const std::string missing = !d.device_captured ? Dev(d) + "/device" : PortDir(d, p) + "/gids";
+        CheckResult r = Result("rdma.port-netdev", PortName(d, p), Verdict::kWarn,
+                               "not captured: " + missing + " is not in this tree; " +
+                                   PortName(d, p) + "'s netdev and GIDs not checked");
+        r.evidence = {{missing, "(not captured)"}};
+        r.fix = "capture the whole /sys/class/infiniband tree (links and gids/) to check it";
+        sink.Add(std::move(r));
+        continue;
+      }
       std::vector<std::string> gid_netdevs;
       for (const auto& g : p.gids) {
         if (!g.netdev.empty()) gid_netdevs.push_back(std::to_string(g.index) + "=" + g.netdev);
@@ -102,7 +114,7 @@ void CheckPortNetdevs(const HostFacts& facts, CheckSink& sink) {
 void CheckRoceV2Gids(const HostFacts& facts, CheckSink& sink) {
   for (const auto& d : facts.rdma.devices) {
     for (const auto& p : d.ports) {
-      if (p.link_layer != "Ethernet" || p.netdev.empty()) continue;
+      if (p.link_layer != "Ethernet" || p.netdev.empty() || !p.gids_captured) continue;
       std::vector<std::string> v4;
       auto it = facts.rdma.addresses.find(p.netdev);
       const bool known = facts.rdma.addresses_known;
@@ -211,8 +223,9 @@ void CheckDevFiles(const HostFacts& facts, CheckSink& sink) {
   }
   if (!facts.rdma.dev_files && !facts.rdma.dev_captured) {
     CheckResult r = Result("rdma.dev-files", "/dev/infiniband", Verdict::kWarn,
-                           "this host tree has no /dev: rdma-core device files not checked");
-    r.evidence = {{"/dev", "(not in the tree)"}};
+                           "not captured: this host tree has no device files (/dev/infiniband, "
+                           "/dev/null): rdma-core device files not checked");
+    r.evidence = {{"/dev", "(not captured)"}};
     r.fix = "capture /dev/infiniband with the tree to check it";
     sink.Add(std::move(r));
     return;

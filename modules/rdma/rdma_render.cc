@@ -17,6 +17,9 @@ using nlohmann::json;
 
 json OptInt(const std::optional<int>& v) { return v ? json(*v) : json(); }
 json OptStr(const std::optional<std::string>& v) { return v ? json(*v) : json(); }
+// A string attribute that was missing or unreadable: null, as a missing
+// number is (not "").
+json StrOrNull(const std::string& v) { return v.empty() ? json() : json(v); }
 
 std::string Hex(const std::optional<int>& v) {
   if (!v) return "-";
@@ -43,19 +46,19 @@ json RdmaDevicesJson(const HostFacts& facts) {
     dev["name"] = d.name;
     dev["pciAddress"] = d.pci_address.empty() ? json() : json(d.pci_address);
     dev["function"] = d.pci_address.empty() ? "none" : (d.is_vf ? "VF" : "PF");
-    dev["nodeGuid"] = d.node_guid;
-    dev["fwVer"] = d.fw_ver;
-    dev["hcaType"] = d.hca_type;
+    dev["nodeGuid"] = StrOrNull(d.node_guid);
+    dev["fwVer"] = StrOrNull(d.fw_ver);
+    dev["hcaType"] = StrOrNull(d.hca_type);
     json ports = json::array();
     for (const RdmaPort& p : d.ports) {
       json port;
       port["port"] = p.port;
-      port["linkLayer"] = p.link_layer;
-      port["state"] = p.state;
-      port["physState"] = p.phys_state;
+      port["linkLayer"] = StrOrNull(p.link_layer);
+      port["state"] = StrOrNull(p.state);
+      port["physState"] = StrOrNull(p.phys_state);
       port["lid"] = OptInt(p.lid);
       port["smLid"] = OptInt(p.sm_lid);
-      port["rate"] = p.rate;
+      port["rate"] = StrOrNull(p.rate);
       port["netdev"] = p.netdev.empty() ? json() : json(p.netdev);
       json gids = json::array();
       for (const RdmaGid& g : p.gids) {

@@ -1,6 +1,7 @@
 #include "modules/sriov/sriov_host.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 #include <future>
 #include <memory>
@@ -162,13 +163,37 @@ int NumVfsState::Ready() const {
 }
 
 StatusOr<std::optional<SriovInfo>> ReadSriovInfo(const HostFs& fs, const std::string& bdf,
-                                                 const HostFacts& facts) {
+                                                 const HostFacts& facts,
+                                                 std::vector<std::string>* warnings) {
   const std::string dev = PciDevicePath(bdf);
   const std::string total_path = dev + "/sriov_totalvfs";
   if (!fs.Exists(total_path)) return std::optional<SriovInfo>();
   SriovInfo s;
-  ASSIGN_OR_RETURN(s.total_vfs, ReadInt(fs, total_path));
-  ASSIGN_OR_RETURN(s.num_vfs, ReadInt(fs, dev + "/sriov_numvfs"));
+  // Values the kernel cannot show (TotalVFs is a 16-bit register, NumVFs
+  // at most TotalVFs) or that do not parse: a warning on this function, its
+  // SR-IOV facts left out, the rest of the host still discovered.
+  auto in_range = [&](const std::string& path, long lo, long hi) -> std::optional<int> {
+    auto text = fs.ReadAttr(path);
+    if (!text.ok()) {
+      warnings->push_back(bdf + ": SR-IOV left out: " + text.status().message());
+      return std::nullopt;
+    }
+    errno = 0;
+    auto v = ParseDecimal(*text);
+    if (!v || errno == ERANGE || *v < lo || *v > hi) {
+      warnings->push_back(bdf + ": SR-IOV left out: " + path + " reads " + Quote(*text) +
+                          ", not a number in the kernel's range " + std::to_string(lo) + ".." +
+                          std::to_string(hi));
+      return std::nullopt;
+    }
+    return static_cast<int>(*v);
+  };
+  auto total = in_range(total_path, 0, 65535);
+  if (!total) return std::optional<SriovInfo>();
+  s.total_vfs = *total;
+  auto num = in_range(dev + "/sriov_numvfs", 0, s.total_vfs);
+  if (!num) return std::optional<SriovInfo>();
+  s.num_vfs = *num;
   s.offset = ReadOptionalInt(fs, dev + "/sriov_offset");
   s.stride = ReadOptionalInt(fs, dev + "/sriov_stride");
   if (auto vf_device = fs.ReadAttr(dev + "/sriov_vf_device"); vf_device.ok()) {
@@ -184,6 +209,15 @@ StatusOr<std::optional<SriovInfo>> ReadSriovInfo(const HostFs& fs, const std::st
     vf.vf_index = index;
     vf.pci_address = LinkBasenameIfPresent(fs, link);
     if (vf.pci_address.empty()) continue;
+    // A VF is another PCI function of this tree: a link to the PF itself or
+    // to something that is no PCI function (a link leaving the tree) is not.
+    if (!PciAddress::ParseFull(vf.pci_address) || vf.pci_address == bdf) {
+      warnings->push_back(bdf + ": " + link + " -> " + Quote(vf.pci_address) +
+                          " is not a VF of it (" +
+                          (vf.pci_address == bdf ? "the PF itself" : "not a PCI function") +
+                          "): skipped");
+      continue;
+    }
     if (const PciFunction* f = facts.FindPci(vf.pci_address)) {
       vf.driver = f->driver;
       vf.netdevs = f->netdevs;

@@ -21,9 +21,13 @@ std::string PciDevicePath(const std::string& bdf);
 
 // The SR-IOV facts of a function: nullopt when it has no sriov_totalvfs.
 // VFs come from the virtfnN links; their driver, netdevs and RDMA devices
-// from `facts.pci` when PCI discovery saw them, else from the tree.
+// from `facts.pci` when PCI discovery saw them, else from the tree. A count
+// outside the kernel's range, or a virtfnN link that is no VF (the PF
+// itself, a link leaving the tree), is a warning appended to `warnings`
+// (the function's SR-IOV facts, or that VF, left out), not an error.
 StatusOr<std::optional<SriovInfo>> ReadSriovInfo(const HostFs& fs, const std::string& bdf,
-                                                 const HostFacts& facts);
+                                                 const HostFacts& facts,
+                                                 std::vector<std::string>* warnings);
 
 // What one poll of a PF shows while VFs come and go.
 struct VfState {

@@ -3,6 +3,8 @@
 #include <string>
 #include <utility>
 
+#include "engine/base/strings.h"
+#include "engine/model/pci_address.h"
 #include "engine/module/registry.h"
 #include "modules/sriov/planner.h"
 
@@ -37,7 +39,7 @@ std::string Label(const Change& change) {
 Status SriovModule::Discover(HostContext& ctx, HostFacts& facts) {
   for (PciFunction& f : facts.pci) {
     if (f.IsVf()) continue;
-    auto info = ReadSriovInfo(*ctx.fs, f.pci_address, facts);
+    auto info = ReadSriovInfo(*ctx.fs, f.pci_address, facts, &facts.warnings);
     if (!info.ok()) return info.status().WithContext("read SR-IOV of " + f.pci_address);
     f.sriov = std::move(*info);
   }
@@ -51,6 +53,14 @@ void SriovModule::Plan(const DesiredState& desired, const HostFacts& facts, Plan
 Status SriovModule::Apply(const Change& change, HostContext& ctx) {
   ASSIGN_OR_RETURN(int target, TargetCount(change));
   return ApplyNumVfs(change.target, target, ctx, options_);
+}
+
+Status SriovModule::CheckChange(const Change& change) const {
+  RETURN_IF_ERROR(TargetCount(change).status());
+  if (!PciAddress::ParseFull(change.target)) {
+    return InvalidArgumentError(change.id + ": " + Quote(change.target) + " is not a PCI address");
+  }
+  return OkStatus();
 }
 
 Status SriovModule::Verify(const Change& change, HostContext& ctx) {

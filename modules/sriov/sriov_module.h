@@ -20,6 +20,7 @@ class SriovModule final : public Module {
   void Plan(const DesiredState& desired, const HostFacts& facts, PlanSink& sink) const override;
   Status Apply(const Change& change, HostContext& ctx) override;
   Status Verify(const Change& change, HostContext& ctx) override;
+  Status CheckChange(const Change& change) const override;
   // discover output: sriov_render.cc
   void RenderFactsJson(const HostFacts& facts, FactsJson& out) const override;
 
