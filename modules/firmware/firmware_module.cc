@@ -33,7 +33,7 @@ bool IsParam(const std::string& s) {
 
 // The target goes into mstconfig's argv and a file name as it is: a PCI
 // address in the full form only.
-Status CheckChange(const Change& c) {
+Status CheckChangeShape(const Change& c) {
   if (c.module != kFirmwareModule || !PciAddress::ParseFull(c.target) || !IsParam(c.attribute)) {
     return InvalidArgumentError("module firmware cannot apply " + c.id);
   }
@@ -171,7 +171,7 @@ Status FirmwareModule::Apply(const Change& change, HostContext& ctx) {
 }
 
 Status FirmwareModule::CheckChange(const Change& change) const {
-  return provisioner::CheckChange(change);
+  return CheckChangeShape(change);
 }
 
 Status FirmwareModule::Verify(const Change& change, HostContext& ctx) {

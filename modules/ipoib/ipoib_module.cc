@@ -41,7 +41,7 @@ bool CmSupported(const std::string& address) {
   }
 }
 
-Status CheckChange(const Change& c) {
+Status CheckChangeShape(const Change& c) {
   if (c.module != kIpoibModule) return InvalidArgumentError("module ipoib cannot apply " + c.id);
   if (!IsValidIfname(c.target)) return InvalidArgumentError(c.id + ": bad interface name");
   const nlohmann::json& a = c.after;
@@ -248,6 +248,10 @@ Status IpoibModule::Apply(const Change& change, HostContext& ctx) {
   }
   if (now.admin_up == after.get<bool>()) return OkStatus();
   return link->SetUp(target, after.get<bool>());
+}
+
+Status IpoibModule::CheckChange(const Change& change) const {
+  return CheckChangeShape(change);
 }
 
 Status IpoibModule::Verify(const Change& change, HostContext& ctx) {

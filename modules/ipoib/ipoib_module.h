@@ -36,6 +36,7 @@ class IpoibModule final : public Module {
   void Plan(const DesiredState& desired, const HostFacts& facts, PlanSink& sink) const override;
   Status Apply(const Change& change, HostContext& ctx) override;
   Status Verify(const Change& change, HostContext& ctx) override;
+  Status CheckChange(const Change& change) const override;
   void Check(const DesiredState* desired, const HostFacts& facts, CheckSink& sink) const override;
   void RenderFactsJson(const HostFacts& facts, FactsJson& out) const override;
   std::string RenderFactsTable(const HostFacts& facts) const override;

@@ -26,7 +26,7 @@ StatusOr<std::vector<std::string>> VfNetdevs(const HostFs& fs, const std::string
   return out;
 }
 
-Status CheckChange(const Change& c) {
+Status CheckChangeShape(const Change& c) {
   if (c.module != kLinkModule) return InvalidArgumentError("module link cannot apply " + c.id);
   if (c.attribute == kMtuAttribute) {
     if (!IsValidIfname(c.target)) return InvalidArgumentError(c.id + ": bad interface name");
@@ -118,7 +118,7 @@ Status LinkModule::Apply(const Change& change, HostContext& ctx) {
 }
 
 Status LinkModule::CheckChange(const Change& change) const {
-  return provisioner::CheckChange(change);
+  return CheckChangeShape(change);
 }
 
 Status LinkModule::Verify(const Change& change, HostContext& ctx) {

@@ -35,7 +35,7 @@ bool IsBdf(const std::string& s) {
   return true;
 }
 
-Status CheckChange(const Change& c) {
+Status CheckChangeShape(const Change& c) {
   if (c.module != kPcieModule) return InvalidArgumentError("module pcie cannot apply " + c.id);
   if (!IsBdf(c.target)) return InvalidArgumentError(c.id + ": bad PCI address " + c.target);
   if (c.attribute == kAcsControlAttribute) {
@@ -156,7 +156,7 @@ Status PcieModule::Apply(const Change& change, HostContext& ctx) {
 }
 
 Status PcieModule::CheckChange(const Change& change) const {
-  return provisioner::CheckChange(change);
+  return CheckChangeShape(change);
 }
 
 Status PcieModule::Verify(const Change& change, HostContext& ctx) {

@@ -46,7 +46,7 @@ std::optional<std::string> NcclConfValue(const std::string& text, const std::str
   return out;
 }
 
-Status CheckChange(const Change& c) {
+Status CheckChangeShape(const Change& c) {
   if (c.module != kRoceModule) return InvalidArgumentError("module roce cannot apply " + c.id);
   if (!IsValidIfname(c.target)) return InvalidArgumentError(c.id + ": bad interface name");
   if (c.attribute == kTrustAttribute) {
@@ -160,6 +160,10 @@ Status RoceModule::Apply(const Change& change, HostContext& ctx) {
   if (now.pfc == want) return OkStatus();
   if (ctx.progress) ctx.progress->Step(ifname + " PFC " + PriorityList(want));
   return dcb->SetPfc(ifname, want).WithContext("apply " + change.id);
+}
+
+Status RoceModule::CheckChange(const Change& change) const {
+  return CheckChangeShape(change);
 }
 
 Status RoceModule::Verify(const Change& change, HostContext& ctx) {

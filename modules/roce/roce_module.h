@@ -40,6 +40,7 @@ class RoceModule final : public Module {
   // Re-reads and writes only what differs.
   Status Apply(const Change& change, HostContext& ctx) override;
   Status Verify(const Change& change, HostContext& ctx) override;
+  Status CheckChange(const Change& change) const override;
   void Check(const DesiredState* desired, const HostFacts& facts, CheckSink& sink) const override;
   // discover output: roce_render.cc
   void RenderFactsJson(const HostFacts& facts, FactsJson& out) const override;
