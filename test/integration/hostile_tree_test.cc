@@ -146,5 +146,99 @@ TEST(HostileTreeTest, ErrorsQuoteAShortExcerptOfABadSysfsNumber) {
   EXPECT_NE((r.err + r.out).find("\\x1b[2Jxxxx"), std::string::npos) << r.err.substr(0, 2000);
 }
 
+// ---------------------------------------------------------------- host.yaml
+// The rest of the matrix (issue 18, item 9): each attack on the input ends
+// with exit 1 and a message naming the file, in bounded time and memory.
+
+RunResult Bounded(const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {"/usr/bin/timeout", "-s", "KILL", std::to_string(kTimeoutSeconds),
+                                   "/usr/bin/prlimit", "--as=2147483648", ProvisionerBinary()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return Run(argv);
+}
+
+const char kHead[] = "apiVersion: provisioner/v1alpha1\nkind: HostConfig\nmetadata:\n";
+
+struct YamlAttack {
+  const char* name;
+  std::string text;
+  const char* expect;  // in stderr
+};
+
+std::vector<YamlAttack> YamlAttacks() {
+  std::vector<YamlAttack> out;
+  // Billion laughs: 9^12 nics through aliases.
+  std::string bomb = std::string(kHead) + "  name: w1\nx0: &a0 [l, l, l, l, l, l, l, l, l]\n";
+  for (int i = 1; i <= 12; ++i) {
+    bomb += "x" + std::to_string(i) + ": &a" + std::to_string(i) + " [";
+    for (int k = 0; k < 9; ++k) bomb += std::string(k ? ", " : "") + "*a" + std::to_string(i - 1);
+    bomb += "]\n";
+  }
+  bomb += "spec:\n  nics: *a12\n";
+  out.push_back({"alias bomb", bomb, "host.yaml"});
+  out.push_back({"deep nesting", std::string(kHead) + "  name: w1\nspec: " + std::string(200000, '[') +
+                                     std::string(200000, ']') + "\n",
+                 "host.yaml"});
+  std::string big = std::string(kHead) + "  name: w1\nspec:\n  kernelModules:\n";
+  while (big.size() < (20u << 20)) big += "    - mlx5_ib_with_a_rather_long_name_to_fill_the_file\n";
+  out.push_back({"20 MiB host.yaml", big, "host.yaml"});
+  out.push_back({"NUL byte", std::string(kHead) + "  name: w" + std::string(1, '\0') + "1\nspec: {}\n",
+                 "host.yaml"});
+  out.push_back({"invalid UTF-8", std::string(kHead) + "  name: w\xff\xfe1\nspec: {}\n", "host.yaml"});
+  out.push_back({"not a Kubernetes name",
+                 std::string(kHead) + "  name: Worker_1!\nspec:\n  ipPools:\n    - name: POOL_A\n"
+                                      "      subnet: 10.0.0.0/24\n",
+                 "is not a DNS-1123"});
+  return out;
+}
+
+TEST(HostileInputTest, HostYamlAttacksAreExit1InBoundedTimeAndMemory) {
+  const std::string root = ExtractHost("cx5-roce");
+  for (const YamlAttack& a : YamlAttacks()) {
+    SCOPED_TRACE(a.name);
+    const std::string file = WriteTempFile("host.yaml", a.text);
+    for (const char* cmd : {"validate", "plan", "manifests"}) {
+      std::vector<std::string> args = {cmd, file};
+      if (std::string(cmd) != "manifests") args.insert(args.end(), {"--root", root});
+      RunResult r = Bounded(args);
+      EXPECT_EQ(r.exit_code, 1) << cmd << "\n" << r.err.substr(0, 1000);
+      EXPECT_NE(r.err.find(a.expect), std::string::npos) << cmd << "\n" << r.err.substr(0, 1000);
+      EXPECT_LT(r.err.size(), 64u * 1024) << cmd;
+    }
+  }
+}
+
+// ------------------------------------------------------------ links in trees
+
+TEST(HostileInputTest, SymlinkLoopInSysfsIsBounded) {
+  const std::string root = ExtractHost("cx5-roce");
+  ASSERT_EQ(::symlink("loop2", (root + "/sys/class/net/loop1").c_str()), 0);
+  ASSERT_EQ(::symlink("loop1", (root + "/sys/class/net/loop2").c_str()), 0);
+  const std::string pf = FindSysfsFile(root, "sriov_totalvfs");
+  const std::string dir = pf.substr(0, pf.rfind('/'));
+  ASSERT_EQ(::symlink("infiniband", (dir + "/infiniband_loop").c_str()), 0);
+  ASSERT_EQ(::symlink("../" + dir.substr(dir.rfind('/') + 1) + "/self", (dir + "/self").c_str()), 0);
+  RunResult r = BoundedDiscover(root);
+  EXPECT_EQ(r.exit_code, 0) << r.err.substr(0, 2000);
+}
+
+// A captured tool output in run/provisioner that is a link leaving the root:
+// never read (the firmware shown is not the outside file's).
+TEST(HostileInputTest, RunProvisionerLinkLeavingTheRootIsNotRead) {
+  const std::string root = ExtractHost("cx5-ib");
+  const std::string q = root + "/run/provisioner/mstconfig/0000:86:00.0.query";
+  std::string text = ReadFile(q);
+  const std::string marker = "OUTSIDE_THE_ROOT_MARKER";
+  const size_t at = text.find("ConnectX5");
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, 9, marker);
+  const std::string outside = WriteTempFile("outside.query", text);
+  ASSERT_EQ(::unlink(q.c_str()), 0);
+  ASSERT_EQ(::symlink(outside.c_str(), q.c_str()), 0);
+  RunResult r = BoundedDiscover(root);
+  EXPECT_NE(r.exit_code, -1);
+  EXPECT_EQ((r.out + r.err).find(marker), std::string::npos) << "read outside the root";
+}
+
 }  // namespace
 }  // namespace provisioner::testing
