@@ -175,7 +175,15 @@ TEST(DoctorChecks, DevFiles) {
   ASSERT_EQ(all.size(), 1u);
   EXPECT_EQ(all[0].verdict, Verdict::kOk);
 
-  Sh("rm -rf '" + root + "/dev/infiniband'");
+  // A /dev with only other entries (hwloc's captures: dev/cpuset) is not a
+  // capture of the device files: "not captured", a warning.
+  Sh("rm -rf '" + root + "/dev/infiniband' && mkdir -p '" + root + "/dev/cpuset'");
+  CheckSink cpuset_only;
+  CheckDevFiles(Facts(root), cpuset_only);
+  EXPECT_EQ(Results(cpuset_only, "rdma.dev-files")[0].verdict, Verdict::kWarn);
+  EXPECT_THAT(Results(cpuset_only, "rdma.dev-files")[0].summary, HasSubstr("not captured"));
+  // The device nodes every host has, without /dev/infiniband: a failure.
+  Sh("touch '" + root + "/dev/null'");
   CheckSink gone;
   CheckDevFiles(Facts(root), gone);
   EXPECT_EQ(Results(gone, "rdma.dev-files")[0].verdict, Verdict::kFail);
