@@ -40,6 +40,10 @@ struct RdmaPort {
   std::string netdev;                // the port's netdev in this namespace ("" = none)
   std::vector<RdmaGid> gids;         // used slots only, by index
   bool gids_captured = true;         // false: a tree without ports/N/gids/ (a partial capture)
+  // InfiniBand ports: the P_Key table the subnet manager set (ports/N/pkeys/*,
+  // entries of a zero partition left out), as "0xffff"; nullopt when the
+  // table is not there (not captured, or not an InfiniBand port).
+  std::optional<std::vector<std::string>> pkeys;
   std::vector<RoceAddress> roce_v2;  // by netdev, family, address
 };
 

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/model/ipoib_facts.h"
 #include "engine/model/selector.h"
 #include "modules/rdma/netns_plan.h"
 
@@ -472,6 +473,54 @@ void CheckGpuDirect(const HostFacts& facts, CheckSink& sink) {
   }
 }
 
+void CheckMultusPkeys(const DesiredState& desired, const HostFacts& facts, CheckSink& sink) {
+  for (const MultusConfigSpec& mc : desired.multus_configs) {
+    if (!mc.pkey) continue;
+    auto want = ParsePkey(*mc.pkey);
+    if (!want) continue;  // validation reports it
+    const NicSpec* nic = nullptr;
+    for (const NicSpec& n : desired.nics) nic = n.name == mc.nic ? &n : nic;
+    if (nic == nullptr) continue;
+    for (const PciFunction* pf : SelectPfs(*nic, facts)) {
+      for (const RdmaDevice* d : DevicesOn(facts, pf->pci_address)) {
+        for (const RdmaPort& p : d->ports) {
+          if (p.link_layer != "InfiniBand") continue;
+          const std::string target = "multusConfig " + mc.name + " pkey " + *mc.pkey + " on " +
+                                     PortName(*d, p);
+          if (!p.pkeys) {
+            CheckResult r = Result("rdma.multus-pkey", target, Verdict::kWarn,
+                                   "not captured: " + PortDir(*d, p) +
+                                       "/pkeys is not there; the P_Key table was not checked");
+            r.evidence = {{PortDir(*d, p) + "/pkeys", "(not captured)"}};
+            sink.Add(std::move(r));
+            continue;
+          }
+          // A partition is one P_Key with or without the full-membership bit.
+          const bool in_table =
+              std::any_of(p.pkeys->begin(), p.pkeys->end(), [&](const std::string& k) {
+                auto have = ParsePkey(k);
+                return have && (*have & ~kPkeyFullMember) == (*want & ~kPkeyFullMember);
+              });
+          CheckResult r = Result(
+              "rdma.multus-pkey", target, in_table ? Verdict::kOk : Verdict::kFail,
+              in_table ? PortName(*d, p) + " is in partition " + *mc.pkey
+                       : "partition " + *mc.pkey + " of multusConfig " + mc.name +
+                             " is not in the P_Key table of " + PortName(*d, p) +
+                             ": the subnet manager has not put the port in it, so pods of " +
+                             mc.name + " get VFs that cannot reach the partition");
+          r.evidence = {{PortDir(*d, p) + "/pkeys", Join(*p.pkeys, " ")}};
+          if (!in_table) {
+            r.fix = "add the port's GUID to partition " + *mc.pkey +
+                    " in the subnet manager (opensm partitions.conf, or UFM), or use a pkey "
+                    "the port has";
+          }
+          sink.Add(std::move(r));
+        }
+      }
+    }
+  }
+}
+
 void RunRdmaChecks(const DesiredState* desired, const HostFacts& facts, CheckSink& sink) {
   CheckPortNetdevs(facts, sink);
   CheckRoceV2Gids(facts, sink);
@@ -482,6 +531,7 @@ void RunRdmaChecks(const DesiredState* desired, const HostFacts& facts, CheckSin
     CheckDevicePluginSelectors(*desired, facts, sink);
     CheckLinkLayer(*desired, facts, sink);
     CheckVfRdma(*desired, facts, sink);
+    CheckMultusPkeys(*desired, facts, sink);
   }
   CheckGpuDirect(facts, sink);
 }

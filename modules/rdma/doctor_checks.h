@@ -32,6 +32,9 @@ void CheckVfRdma(const DesiredState& desired, const HostFacts& facts, CheckSink&
 // NVIDIA GPUs present: nvidia_peermem (GPUDirect RDMA) and gdrdrv (GDRCopy) loaded.
 void CheckGpuDirect(const HostFacts& facts, CheckSink& sink);
 
+// Each multusConfig's pkey (ib-sriov) against the P_Key table of the ports
+// of its nic's PFs: a partition the SM has not configured fails the pods.
+void CheckMultusPkeys(const DesiredState& desired, const HostFacts& facts, CheckSink& sink);
 // All of the above (host.yaml checks only when `desired` is given).
 void RunRdmaChecks(const DesiredState* desired, const HostFacts& facts, CheckSink& sink);
 

@@ -250,6 +250,44 @@ TEST(DoctorChecks, DevicePluginSelectorsMatchingNothing) {
   EXPECT_THAT(Results(with_vfs, "rdma.device-plugin")[0].summary, HasSubstr("4 VFs"));
 }
 
+// On the real ConnectX-3 capture (hwloc): the port's P_Key table is 0xffff
+// only. A multusConfig in partition 0x8001 fails with the SM fix; the
+// default partition (0x7fff, limited membership) is in the table.
+TEST(DoctorChecks, MultusPkeyAgainstThePortsPkeyTable) {
+  HostFacts facts = Facts(Tree("mlx4-ib-hwloc"));
+  ASSERT_EQ(facts.rdma.devices.size(), 1u);
+  ASSERT_TRUE(facts.rdma.devices[0].ports[0].pkeys.has_value());
+  EXPECT_EQ(*facts.rdma.devices[0].ports[0].pkeys, std::vector<std::string>{"0xffff"});
+  DesiredState d;
+  NicSpec ib = Nic("ib");
+  ib.selector.device_id = "1003";
+  ib.selector.root_devices = {"0000:82:00.0"};
+  d.nics = {ib};
+  MultusConfigSpec mc;
+  mc.name = "ib-tenant";
+  mc.cni_type = "ib-sriov";
+  mc.nic = "ib";
+  mc.pkey = "0x8001";
+  MultusConfigSpec def = mc;
+  def.name = "ib-default";
+  def.pkey = "0x7fff";
+  d.multus_configs = {mc, def};
+  CheckSink sink;
+  CheckMultusPkeys(d, facts, sink);
+  auto r = Results(sink, "rdma.multus-pkey");
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_EQ(r[0].verdict, Verdict::kFail);
+  EXPECT_THAT(r[0].summary, HasSubstr("partition 0x8001 of multusConfig ib-tenant is not in the "
+                                      "P_Key table of mlx4_0 port 1"));
+  EXPECT_THAT(r[0].fix, HasSubstr("subnet manager"));
+  EXPECT_EQ(r[1].verdict, Verdict::kOk);
+  // Without the table (not captured): a warning, not a failure.
+  facts.rdma.devices[0].ports[0].pkeys.reset();
+  CheckSink none;
+  CheckMultusPkeys(d, facts, none);
+  EXPECT_EQ(Results(none, "rdma.multus-pkey")[0].verdict, Verdict::kWarn);
+}
+
 TEST(DoctorChecks, LinkLayerAgainstLinkType) {
   DesiredState d;
   NicSpec n = Nic("n");

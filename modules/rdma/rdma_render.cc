@@ -58,6 +58,7 @@ json RdmaDevicesJson(const HostFacts& facts) {
       port["physState"] = StrOrNull(p.phys_state);
       port["lid"] = OptInt(p.lid);
       port["smLid"] = OptInt(p.sm_lid);
+      port["pkeys"] = p.pkeys ? json(*p.pkeys) : json();
       port["rate"] = StrOrNull(p.rate);
       port["netdev"] = p.netdev.empty() ? json() : json(p.netdev);
       json gids = json::array();

@@ -14,6 +14,7 @@
 
 #include "engine/base/strings.h"
 #include "engine/host/parallel_reads.h"
+#include "engine/model/ipoib_facts.h"
 #include "modules/kmod/kmod_host.h"
 #include "spdlog/spdlog.h"
 
@@ -134,6 +135,19 @@ StatusOr<RdmaPort> ReadPort(const HostFs& fs, const std::string& dir, int port,
     for (size_t k = 0; k < used.size(); ++k) {
       if (types[k].ok()) p.gids[k].type = TrimAttr(std::move(*types[k]));
       if (ndevs[k].ok()) p.gids[k].netdev = TrimAttr(std::move(*ndevs[k]));
+    }
+  }
+  if (p.link_layer == "InfiniBand") {
+    if (auto slots = fs.ListDir(dir + "/pkeys"); slots.ok()) {
+      std::vector<std::string> names;
+      for (int i : NumericEntries(*slots)) names.push_back(std::to_string(i));
+      std::vector<std::string> keys;
+      for (auto& v : fs.ReadFilesIn(dir + "/pkeys", names)) {
+        if (!v.ok()) continue;
+        auto pkey = ParsePkey(TrimAttr(std::move(*v)));
+        if (pkey && (*pkey & ~kPkeyFullMember) != 0) keys.push_back(PkeyText(*pkey));
+      }
+      p.pkeys = std::move(keys);
     }
   }
   // The port's netdev in this namespace. The GID table names the netdevs

@@ -47,6 +47,17 @@ TEST(RealIbCapturesTest, ConnectX3IbPortHasOneGidNotOneHundredTwentyEight) {
   ExpectOneGid("mlx4-ib-hwloc", "mlx4_0", "fe80:0000:0000:0000:0002:c903:00f9:bfa1");
 }
 
+// Item 4: the P_Key table (128 slots, 0xffff then zeros) is reported.
+TEST(RealIbCapturesTest, PkeysOfIbPortsAreReported) {
+  for (const auto& [tree, dev] : {std::pair<std::string, std::string>{"mlx4-ib-hwloc", "mlx4_0"},
+                                  {"qib-ib-hwloc", "qib0"}}) {
+    json j = Discover(tree);
+    const json* d = FindByKey(j["rdmaDevices"], "name", dev);
+    ASSERT_NE(d, nullptr) << tree;
+    EXPECT_EQ((*d)["ports"][0]["pkeys"], json::array({"0xffff"})) << tree;
+  }
+}
+
 TEST(RealIbCapturesTest, QlogicQibPortHasOneGid) {
   ExpectOneGid("qib-ib-hwloc", "qib0", "fe80:0000:0000:0000:0011:7500:0077:cfc8");
 }
