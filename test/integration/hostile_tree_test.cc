@@ -5,7 +5,7 @@
 // error message must quote at most a short, escaped excerpt of the input.
 //
 // Each case runs the real binary under timeout(1) and prlimit(1) (address
-// space 2 GiB): before the fix, a FIFO blocked discovery forever and a
+// space 2 GiB; ASan's hard_rss_limit_mb in a sanitizer build): before the fix, a FIFO blocked discovery forever and a
 // character device at sriov_numvfs grew its memory without end.
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -29,10 +30,27 @@ namespace fs = std::filesystem;
 
 constexpr int kTimeoutSeconds = 30;
 
-// discover --root `root` under a time and an address-space limit.
+// The memory limit of a case: 2 GiB of address space (prlimit), or, for a
+// sanitizer build (which reserves terabytes of shadow address space), ASan's
+// own limit on the resident size.
+std::vector<std::string> MemoryLimit() {
+  if (const char* asan = std::getenv("ASAN_OPTIONS")) {
+    return {"/usr/bin/env", std::string("ASAN_OPTIONS=") + asan + ":hard_rss_limit_mb=2048"};
+  }
+  return {"/usr/bin/prlimit", "--as=2147483648"};
+}
+
+// provisioner `args` under a time and a memory limit.
+RunResult Bounded(const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {"/usr/bin/timeout", "-s", "KILL", std::to_string(kTimeoutSeconds)};
+  for (const std::string& a : MemoryLimit()) argv.push_back(a);
+  argv.push_back(ProvisionerBinary());
+  argv.insert(argv.end(), args.begin(), args.end());
+  return Run(argv);
+}
+
 RunResult BoundedDiscover(const std::string& root) {
-  return Run({"/usr/bin/timeout", "-s", "KILL", std::to_string(kTimeoutSeconds), "/usr/bin/prlimit",
-              "--as=2147483648", ProvisionerBinary(), "discover", "--root", root, "-o", "json"});
+  return Bounded({"discover", "--root", root, "-o", "json"});
 }
 
 // The first file named `name` under root/sys/devices (a PF's attribute).
@@ -58,15 +76,22 @@ void ExpectRefused(const RunResult& r, const std::string& what) {
                             << r.err.substr(0, 2000);
 }
 
+// An SR-IOV count refused that way is a warning on its function (issue 19,
+// item 7: the rest of the host is still discovered): exit 0, the refusal in
+// the JSON warnings, naming the path.
+void ExpectWarned(const RunResult& r, const std::string& what, const std::string& text) {
+  EXPECT_EQ(r.exit_code, 0) << what << "\nstderr:\n" << r.err.substr(0, 2000);
+  EXPECT_NE(r.out.find(text), std::string::npos) << what << "\n" << r.out.substr(0, 2000);
+  EXPECT_LT(r.out.size() + r.err.size(), 1u << 20) << "the input is echoed";
+}
+
 TEST(HostileTreeTest, FifoAtSriovTotalVfsIsRefusedNotWaitedOn) {
   const std::string root = ExtractHost("cx5-roce");
   const std::string attr = FindSysfsFile(root, "sriov_totalvfs");
   ASSERT_FALSE(attr.empty());
   ReplaceWithFifo(attr);
   RunResult r = BoundedDiscover(root);
-  ExpectRefused(r, "FIFO at sriov_totalvfs");
-  EXPECT_NE(r.err.find("sriov_totalvfs: a FIFO, not a regular file: refused"), std::string::npos)
-      << r.err;
+  ExpectWarned(r, "FIFO at sriov_totalvfs", "sriov_totalvfs: a FIFO, not a regular file: refused");
 }
 
 TEST(HostileTreeTest, FifoAtProcModulesIsRefusedNotWaitedOn) {
@@ -87,10 +112,8 @@ TEST(HostileTreeTest, CharacterDeviceAtSriovNumVfsIsRefusedNotReadForever) {
     GTEST_SKIP() << "mknod: " << std::strerror(errno) << " (no CAP_MKNOD here)";
   }
   RunResult r = BoundedDiscover(root);
-  ExpectRefused(r, "/dev/zero at sriov_numvfs");
-  EXPECT_NE(r.err.find("sriov_numvfs: a character device, not a regular file: refused"),
-            std::string::npos)
-      << r.err;
+  ExpectWarned(r, "/dev/zero at sriov_numvfs",
+               "sriov_numvfs: a character device, not a regular file: refused");
 }
 
 TEST(HostileTreeTest, OversizedSysfsAttributeIsRefusedWithItsSize) {
@@ -99,9 +122,8 @@ TEST(HostileTreeTest, OversizedSysfsAttributeIsRefusedWithItsSize) {
   ASSERT_FALSE(attr.empty());
   WriteBytes(attr, std::string(100 * 1024, '7'));  // a sysfs attribute is at most a page
   RunResult r = BoundedDiscover(root);
-  ExpectRefused(r, "100 KiB sriov_totalvfs");
-  EXPECT_NE(r.err.find("sriov_totalvfs: larger than 65536 bytes"), std::string::npos) << r.err;
-  EXPECT_LT(r.err.size(), 4096u) << "the 100 KiB value is echoed";
+  ExpectWarned(r, "100 KiB sriov_totalvfs", "sriov_totalvfs: larger than 65536 bytes");
+  EXPECT_EQ(r.out.find(std::string(1000, '7')), std::string::npos) << "the 100 KiB value is echoed";
 }
 
 TEST(HostileTreeTest, OversizedProcFileIsRefusedWithItsSize) {
@@ -150,13 +172,6 @@ TEST(HostileTreeTest, ErrorsQuoteAShortExcerptOfABadSysfsNumber) {
 // The rest of the matrix (issue 18, item 9): each attack on the input ends
 // with exit 1 and a message naming the file, in bounded time and memory.
 
-RunResult Bounded(const std::vector<std::string>& args) {
-  std::vector<std::string> argv = {"/usr/bin/timeout", "-s", "KILL", std::to_string(kTimeoutSeconds),
-                                   "/usr/bin/prlimit", "--as=2147483648", ProvisionerBinary()};
-  argv.insert(argv.end(), args.begin(), args.end());
-  return Run(argv);
-}
-
 const char kHead[] = "apiVersion: provisioner/v1alpha1\nkind: HostConfig\nmetadata:\n";
 
 struct YamlAttack {
@@ -184,7 +199,7 @@ std::vector<YamlAttack> YamlAttacks() {
   out.push_back({"20 MiB host.yaml", big, "host.yaml"});
   out.push_back({"NUL byte", std::string(kHead) + "  name: w" + std::string(1, '\0') + "1\nspec: {}\n",
                  "host.yaml"});
-  out.push_back({"invalid UTF-8", std::string(kHead) + "  name: w\xff\xfe1\nspec: {}\n", "host.yaml"});
+  out.push_back({"invalid UTF-8", std::string(kHead) + "  name: w\xff\xfe" "1\nspec: {}\n", "host.yaml"});
   out.push_back({"not a Kubernetes name",
                  std::string(kHead) + "  name: Worker_1!\nspec:\n  ipPools:\n    - name: POOL_A\n"
                                       "      subnet: 10.0.0.0/24\n",
@@ -199,7 +214,10 @@ TEST(HostileInputTest, HostYamlAttacksAreExit1InBoundedTimeAndMemory) {
     const std::string file = WriteTempFile("host.yaml", a.text);
     for (const char* cmd : {"validate", "plan", "manifests"}) {
       std::vector<std::string> args = {cmd, file};
-      if (std::string(cmd) != "manifests") args.insert(args.end(), {"--root", root});
+      if (std::string(cmd) != "manifests") {
+        args.push_back("--root");
+        args.push_back(root);
+      }
       RunResult r = Bounded(args);
       EXPECT_EQ(r.exit_code, 1) << cmd << "\n" << r.err.substr(0, 1000);
       EXPECT_NE(r.err.find(a.expect), std::string::npos) << cmd << "\n" << r.err.substr(0, 1000);
@@ -217,7 +235,8 @@ TEST(HostileInputTest, SymlinkLoopInSysfsIsBounded) {
   const std::string pf = FindSysfsFile(root, "sriov_totalvfs");
   const std::string dir = pf.substr(0, pf.rfind('/'));
   ASSERT_EQ(::symlink("infiniband", (dir + "/infiniband_loop").c_str()), 0);
-  ASSERT_EQ(::symlink("../" + dir.substr(dir.rfind('/') + 1) + "/self", (dir + "/self").c_str()), 0);
+  const std::string self = "../" + dir.substr(dir.rfind('/') + 1) + "/self";
+  ASSERT_EQ(::symlink(self.c_str(), (dir + "/self").c_str()), 0);
   RunResult r = BoundedDiscover(root);
   EXPECT_EQ(r.exit_code, 0) << r.err.substr(0, 2000);
 }

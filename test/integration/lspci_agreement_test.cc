@@ -72,8 +72,12 @@ void ExpectAgreement(const std::string& root, const std::vector<std::string>& ls
   for (const auto& [bdf, f] : listed) {
     auto it = lspci.find(bdf);
     ASSERT_NE(it, lspci.end()) << bdf << " is listed by discover, not by lspci";
-    if (f.contains("vendor")) EXPECT_EQ(f["vendor"], it->second.vendor) << bdf;
-    if (f.contains("deviceID")) EXPECT_EQ(f["deviceID"], it->second.device) << bdf;
+    if (f.contains("vendor")) {
+      EXPECT_EQ(f["vendor"], it->second.vendor) << bdf;
+    }
+    if (f.contains("deviceID")) {
+      EXPECT_EQ(f["deviceID"], it->second.device) << bdf;
+    }
     if (f.contains("class")) {
       EXPECT_EQ(f["class"].get<std::string>().substr(0, 4), it->second.cls) << bdf;
     }
@@ -108,7 +112,7 @@ TEST(LspciAgreementTest, EveryBundledTree) {
     ExpectAgreement(root, {"-A", "linux-sysfs", "-O", "sysfs.path=" + root + "/sys/bus/pci"},
                     &compared);
   }
-  EXPECT_GT(compared, 100u);
+  EXPECT_GT(compared, 50u);  // 75 functions in the trees of this commit
 }
 
 TEST(LspciAgreementTest, LiveRoot) {

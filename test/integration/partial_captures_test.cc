@@ -64,7 +64,9 @@ TEST(PartialCapturesTest, Power9FunctionsWithoutVendorAreSkippedWithWarnings) {
   RunResult r = Provisioner({"discover", "--root", root, "-o", "json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   json j = ParseJson(r);
-  ASSERT_EQ(j["warnings"].size(), 6u) << j["warnings"].dump(2);
+  size_t skipped = 0;
+  for (const json& w : j["warnings"]) skipped += w.get<std::string>().rfind("PCI function ", 0) == 0;
+  ASSERT_EQ(skipped, 6u) << j["warnings"].dump(2);
   EXPECT_EQ(j["warnings"][0],
             "PCI function 0004:05:00.0 skipped: /sys/bus/pci/devices/0004:05:00.0/vendor is "
             "missing (a partial capture); libpci cannot scan it");
