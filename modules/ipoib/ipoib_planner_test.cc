@@ -256,7 +256,8 @@ TEST(IpoibChecks, ModeAndMtu) {
   DesiredState d = Want(s);
   f.ipoib.interfaces["ib0"].address = kUdAddress;  // enhanced IPoIB: no connected mode
   f.ipoib.interfaces["ib0"].cm_supported = false;
-  const CheckResult& r = Checks(&d, f)["ipoib.mode-mtu ib0"];
+  auto checks = Checks(&d, f);
+  const CheckResult& r = checks["ipoib.mode-mtu ib0"];
   EXPECT_EQ(r.verdict, Verdict::kFail);
   EXPECT_NE(r.fix.find("ipoib_enhanced=0"), std::string::npos);
 }

@@ -22,31 +22,13 @@
 #include "gtest/gtest.h"
 #include "modules/link/link_backend.h"
 #include "modules/link/link_module.h"
+#include "test/support/netns.h"
 
 namespace provisioner {
 namespace {
 
-class NetnsEnvironment : public ::testing::Environment {
- public:
-  void SetUp() override {
-    ASSERT_EQ(::unshare(CLONE_NEWNET), 0)
-        << "unshare(CLONE_NEWNET): " << std::strerror(errno) << " (run as root)";
-    nl_sock* sk = nl_socket_alloc();
-    ASSERT_NE(sk, nullptr);
-    ASSERT_EQ(nl_connect(sk, NETLINK_ROUTE), 0);
-    int r = rtnl_link_veth_add(sk, "veth-a", "veth-b", ::getpid());
-    ASSERT_EQ(r, 0) << "veth: " << nl_geterror(r);
-    rtnl_link* mv = rtnl_link_macvlan_alloc();
-    rtnl_link_set_name(mv, "mv0");
-    rtnl_link_set_link(mv, static_cast<int>(::if_nametoindex("veth-a")));
-    r = rtnl_link_add(sk, mv, NLM_F_CREATE | NLM_F_EXCL);
-    rtnl_link_put(mv);
-    nl_socket_free(sk);
-    ASSERT_EQ(r, 0) << "macvlan: " << nl_geterror(r);
-  }
-};
 [[maybe_unused]] ::testing::Environment* const kNetns =
-    ::testing::AddGlobalTestEnvironment(new NetnsEnvironment);
+    ::testing::AddGlobalTestEnvironment(new testing::NetnsEnvironment(/*with_macvlan=*/true));
 
 // Reports veth-a, veth-b and mv0 (a macvlan on veth-a) as network PFs (test double of the pci
 // module).

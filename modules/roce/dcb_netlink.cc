@@ -50,7 +50,9 @@ NlMsg NewPfcSet(const std::string& ifname, const std::vector<uint8_t>& pfc, unsi
   NlMsg m = NewRequest(RTM_SETDCB, DCB_CMD_IEEE_SET, ifname, NLM_F_ACK);
   if (!m) return m;
   ieee_pfc p{};
-  std::memcpy(&p, pfc.data(), std::min(pfc.size(), sizeof p));
+  // The fields the read gave (delay, counters), when there was one; an empty
+  // vector has no data() to copy from.
+  if (!pfc.empty()) std::memcpy(&p, pfc.data(), std::min(pfc.size(), sizeof p));
   p.pfc_en = static_cast<uint8_t>(pfc_en);
   nlattr* ieee = nla_nest_start(m.get(), DCB_ATTR_IEEE);
   if (ieee == nullptr || nla_put(m.get(), DCB_ATTR_IEEE_PFC, sizeof p, &p) < 0) {

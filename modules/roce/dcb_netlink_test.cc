@@ -21,6 +21,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "modules/roce/roce_backend.h"
+#include "test/support/netns.h"
 
 namespace provisioner::dcb {
 namespace {
@@ -256,15 +257,9 @@ TEST(DcbNetlink, RealKernelRefusesDcbOnVeth) {
   if (pid == 0) {
     close(pipefd[0]);
     std::string out;
-    if (unshare(CLONE_NEWNET) != 0) {
-      out = "SKIP unshare(CLONE_NEWNET): " + std::string(strerror(errno));
-    } else {
-      nl_sock* sk = nl_socket_alloc();
-      nl_connect(sk, NETLINK_ROUTE);
-      const int r = rtnl_link_veth_add(sk, "veth-a", "veth-b", getpid());
-      nl_socket_free(sk);
-      if (r < 0) {
-        out = "SKIP veth: " + std::string(nl_geterror(r));
+    {
+      if (std::string why = testing::EnterTestNetns(/*with_macvlan=*/false); !why.empty()) {
+        out = "SKIP " + why;
       } else {
         auto dcb = NewNetlinkDcbBackend();
         auto got = dcb->Read("veth-a");

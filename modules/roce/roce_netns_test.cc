@@ -16,27 +16,15 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "modules/roce/roce_module.h"
+#include "test/support/netns.h"
 
 namespace provisioner {
 namespace {
 
 using ::testing::HasSubstr;
 
-class NetnsEnvironment : public ::testing::Environment {
- public:
-  void SetUp() override {
-    ASSERT_EQ(::unshare(CLONE_NEWNET), 0)
-        << "unshare(CLONE_NEWNET): " << std::strerror(errno) << " (run as root)";
-    nl_sock* sk = nl_socket_alloc();
-    ASSERT_NE(sk, nullptr);
-    ASSERT_EQ(nl_connect(sk, NETLINK_ROUTE), 0);
-    const int r = rtnl_link_veth_add(sk, "veth-a", "veth-b", ::getpid());
-    nl_socket_free(sk);
-    ASSERT_EQ(r, 0) << "veth: " << nl_geterror(r);
-  }
-};
 [[maybe_unused]] ::testing::Environment* const kNetns =
-    ::testing::AddGlobalTestEnvironment(new NetnsEnvironment);
+    ::testing::AddGlobalTestEnvironment(new testing::NetnsEnvironment(/*with_macvlan=*/false));
 
 // Reports veth-a as a network PF (test double of the pci module).
 class FakePciModule final : public Module {

@@ -102,7 +102,8 @@ TEST(PartialCapturesTest, TreeWithoutProcModulesInfersLoadedModulesFromEvidence)
   RunResult p = Provisioner({"plan", yaml, "--root", root, "-o", "json"});
   ASSERT_EQ(p.exit_code, 0) << p.out << p.err;
   EXPECT_EQ(p.err.find("is not loaded"), std::string::npos) << p.err;
-  for (const json& c : ParseJson(p)["changes"]) {
+  const json plan = ParseJson(p);
+  for (const json& c : plan["changes"]) {
     EXPECT_NE(c["attribute"], "loaded") << c.dump();  // only the modules-load.d line
   }
 }
