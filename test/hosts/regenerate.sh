@@ -50,6 +50,22 @@ add_missing_resource "$TMP/i350"
   "$TTAR" -c "$TMP/i350"
 } > test/hosts/i350-sriov-ghw.ttar
 
+# The other ghw snapshots (PR #230's siblings, same license): whole, files
+# verbatim, plus the empty `resource` libpci needs; discover and lspci must
+# agree on every function (//test/integration:lspci_agreement_test).
+for snap in linux-amd64-accel-nvidia linux-amd64-amd-ryzen-1600 linux-amd64-xeon-L5640-main \
+            linux-arm64-aws-graviton-neoverse-n1; do
+  mkdir "$TMP/$snap"
+  tar -xzf "$HOSTDATA/ghw-snapshots/$snap.tar.gz" -C "$TMP/$snap"
+  add_missing_resource "$TMP/$snap"
+  {
+    echo "# Real capture: jaypipes/ghw snapshot $snap.tar.gz"
+    echo "# (Apache-2.0), files verbatim; added: an empty 'resource' (444) per PCI function."
+    echo "# Regenerate with test/hosts/regenerate.sh; see test/hosts/README.md."
+    "$TTAR" -c "$TMP/$snap"
+  } > "test/hosts/ghw-${snap#linux-}.ttar"
+done
+
 # Real-host-derived fixture: prometheus/procfs (E810, mlx4/mlx5 class entries).
 mkdir "$TMP/e810"
 "$TTAR" -x "$HOSTDATA/procfs/fixtures-sys-subset.ttar" -C "$TMP/e810" --strip 1
