@@ -43,8 +43,8 @@ class HostFs {
   // socket where a file is expected is refused, naming the path), and at
   // most kMaxSysfsRead bytes under /sys/, kMaxFileRead elsewhere.
   virtual StatusOr<std::string> ReadFile(std::string_view path) const = 0;
-  static constexpr size_t kMaxSysfsRead = 64 * 1024;
-  static constexpr size_t kMaxFileRead = 16 * 1024 * 1024;
+  static constexpr size_t kMaxSysfsRead = size_t{64} * 1024;
+  static constexpr size_t kMaxFileRead = size_t{16} * 1024 * 1024;
   // A sysfs attribute: contents with trailing whitespace/newline removed.
   StatusOr<std::string> ReadAttr(std::string_view path) const;
   // The files `names` (single path components) of the directory `dir`, each

@@ -386,7 +386,7 @@ StatusOr<std::string> FirmwareSetText(const Change& change) {
   if (n.ok()) return std::to_string(*n);
   const nlohmann::json& a = change.after;
   if (!a.is_string() || change.attribute.rfind("LINK_TYPE_P", 0) == 0) return n.status();
-  const std::string s = a.get<std::string>();
+  std::string s = a.get<std::string>();
   bool word = !s.empty();
   for (char c : s) {
     word = word && (std::isalnum(static_cast<unsigned char>(c)) || c == '_');
