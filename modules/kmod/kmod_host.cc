@@ -6,8 +6,6 @@
 #include <cerrno>
 #include <cstdarg>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -16,6 +14,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "engine/base/temp_dir.h"
 #include "modules/kmod/kmod_parse.h"
 #include "spdlog/spdlog.h"
 
@@ -74,17 +73,12 @@ class ConfigView {
       for (const char* dir : kConfigDirs) paths_.push_back(dir);
       return;
     }
-    const char* tmp = std::getenv("TMPDIR");
-    std::string pattern = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") +
-                          "/provisioner-modprobe-XXXXXX";
-    if (::mkdtemp(pattern.data()) == nullptr) {
-      warnings->push_back("modprobe.d of the tree not read: mkdtemp " + pattern + ": " +
-                          std::strerror(errno));
+    if (std::string err = dir_.Create("provisioner-modprobe"); !err.empty()) {
+      warnings->push_back("modprobe.d of the tree not read: " + err);
       return;
     }
-    dir_ = pattern;
     for (size_t i = 0; i < sizeof kConfigDirs / sizeof kConfigDirs[0]; ++i) {
-      const std::string copy = dir_ + "/" + std::to_string(i);
+      const std::string copy = dir_.path() + "/" + std::to_string(i);
       std::filesystem::create_directory(copy);
       paths_.push_back(copy);
       for (const std::string& n : ListDirIfPresent(fs, kConfigDirs[i])) {
@@ -100,12 +94,6 @@ class ConfigView {
       }
     }
   }
-  ~ConfigView() {
-    std::error_code ec;
-    if (!dir_.empty()) std::filesystem::remove_all(dir_, ec);
-  }
-  ConfigView(const ConfigView&) = delete;
-  ConfigView& operator=(const ConfigView&) = delete;
 
   // The directories to give libkmod, in its order.
   const std::vector<std::string>& paths() const { return paths_; }
@@ -115,7 +103,7 @@ class ConfigView {
     std::map<std::string, std::pair<std::string, std::string>> out;
     for (size_t i = 0; i < paths_.size(); ++i) {
       const std::string host_dir = kConfigDirs[i];
-      if (dir_.empty()) {  // the live root
+      if (dir_.path().empty()) {  // the live root
         for (const std::string& n : ListDirIfPresent(fs, host_dir)) {
           if (IsConfName(n)) out.emplace(n, std::make_pair(JoinPath(host_dir, n), JoinPath(host_dir, n)));
         }
@@ -130,7 +118,7 @@ class ConfigView {
   }
 
  private:
-  std::string dir_;
+  ScopedTempDir dir_;
   std::vector<std::string> paths_;
   std::map<std::string, std::string> origin_;  // copy -> host path
 };

@@ -1,10 +1,8 @@
 #include "modules/pci/pci_module.h"
 
 #include <algorithm>
-#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -13,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "engine/base/temp_dir.h"
 #include "engine/host/parallel_reads.h"
 #include "engine/model/selector.h"
 #include "engine/module/registry.h"
@@ -137,33 +136,22 @@ constexpr const char* kLibpciMandatory[] = {"vendor", "device", "class", "irq", 
 // holds links to the complete functions only. Removed on destruction.
 class ScanView {
  public:
-  ScanView() = default;
-  ScanView(const ScanView&) = delete;
-  ScanView& operator=(const ScanView&) = delete;
-  ~ScanView() {
-    std::error_code ec;
-    if (!dir_.empty()) std::filesystem::remove_all(dir_, ec);  // the links, not their targets
-  }
   // Creates the view; "" on success, else why not.
   std::string Create(const HostFs& fs, const std::vector<std::string>& complete) {
-    const char* tmp = std::getenv("TMPDIR");
-    std::string pattern = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") +
-                          "/provisioner-pci-XXXXXX";
-    if (::mkdtemp(pattern.data()) == nullptr) return "mkdtemp " + pattern + ": " + std::strerror(errno);
-    dir_ = pattern;
+    if (std::string err = dir_.Create("provisioner-pci"); !err.empty()) return err;
     std::error_code ec;
-    std::filesystem::create_directory(dir_ + "/devices", ec);
+    std::filesystem::create_directory(dir() + "/devices", ec);
     for (const std::string& bdf : complete) {
       if (ec) break;
       std::filesystem::create_symlink(fs.FsPath(JoinPath(kPciDevicesDir, bdf)),
-                                      dir_ + "/devices/" + bdf, ec);
+                                      dir() + "/devices/" + bdf, ec);
     }
-    return ec ? dir_ + ": " + ec.message() : "";
+    return ec ? dir() + ": " + ec.message() : "";
   }
-  const std::string& dir() const { return dir_; }
+  const std::string& dir() const { return dir_.path(); }
 
  private:
-  std::string dir_;
+  ScopedTempDir dir_;
 };
 
 // Under a tree root, after libpci refused the tree: the functions that lack
