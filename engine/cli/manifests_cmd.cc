@@ -153,9 +153,7 @@ int RunManifests(const CommonOptions& opt) {
       return kExitError;
     }
     std::ofstream f(opt.helm_values_out, std::ios::trunc);
-    f << "# Spiderpool chart values implied by host.yaml (provisioner manifests):\n"
-      << "#   helm upgrade --install spiderpool spiderpool/spiderpool -n <namespace> "
-         "--reuse-values -f " << opt.helm_values_out << "\n";
+    f << manifests::HelmValuesHeader(*merged, opt.helm_values_out);
     f << (merged->helm_values.empty() ? std::string("{}\n") : JsonToYaml(merged->helm_values));
     f.close();
     if (!f) {

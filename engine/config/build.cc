@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "engine/config/pkey.h"
+#include "engine/model/ipoib_facts.h"
 #include "engine/model/selector.h"
 
 namespace provisioner::config {
@@ -126,6 +128,10 @@ NicSpec BuildNic(const json& j) {
     p.mtu = Int(*ib, "mtu");
     if (Field(*ib, "addresses") != nullptr) p.addresses = Strings(*ib, "addresses");
     p.pkeys = Strings(*ib, "pkeys");
+    for (auto& k : p.pkeys) {  // "8001" -> "0x8001"; "0x1" stays as written
+      if (ParsePkey(k)) continue;
+      if (auto v = ParsePkeySpelling(k)) k = PkeyText(*v);
+    }
     nic.ipoib = p;
   }
   if (const json* roce = Field(j, "roce"); roce != nullptr && roce->is_object()) {
@@ -160,6 +166,11 @@ MultusConfigSpec BuildMultus(const json& j) {
     m.ippools.ipv6 = Strings(*refs, "ipv6");
   }
   m.pkey = String(j, "pkey");
+  // As ib-kubernetes needs it ("0x" and hex); the loader turned an integer
+  // into its source text and the checks refuse what does not parse.
+  if (m.pkey) {
+    if (auto v = ParsePkeySpelling(*m.pkey)) m.pkey = PkeyText(*v);
+  }
   m.rdma_resource_inject = String(j, "rdmaResourceInject");
   m.vlan = Int(j, "vlan");
   return m;
@@ -228,6 +239,10 @@ DesiredState BuildDesiredState(const json& root) {
       if (auto m = Int(*dp, "rdmaHcaMax")) d.rdma_hca_max = *m;
       k.rdma_shared_device_plugin = d;
     }
+    if (const json* sp = Field(*k8s, "spiderpool"); sp != nullptr && sp->is_object()) {
+      k.spiderpool_version = String(*sp, "version");
+    }
+    k.workload_namespaces = Strings(*k8s, "workloadNamespaces");
     s.kubernetes = k;
   }
   return s;

@@ -7,6 +7,7 @@
 
 #include "engine/config/field_path.h"
 #include "engine/config/ip.h"
+#include "engine/config/pkey.h"
 #include "engine/config/text.h"
 #include "engine/model/ipoib_facts.h"
 #include "engine/model/selector.h"
@@ -445,6 +446,24 @@ class Checker {
     return out.empty() ? "none defined" : "defined: " + out;
   }
 
+  // As ib-kubernetes takes it (pkg/utils ParsePKey, the UFM plugin's
+  // IsPKeyValid): a 15-bit partition; it adds the pod's GUID as a full member
+  // itself, and refuses the full-membership bit. The value is normalized
+  // ("0x1000") by the time it gets here.
+  void CheckMultusPkey(const std::string& path, const std::string& text) {
+    auto v = ParsePkeySpelling(text);
+    if (!v) return;  // the schema reports it
+    const int partition = *v & ~kPkeyFullMember;
+    if (partition == 0) {
+      Error(path, Quote(text) + " is no partition (the partition bits 0x7fff are 0)");
+    } else if (*v & kPkeyFullMember) {
+      Error(path, Quote(text) +
+                      " has the full-membership bit 0x8000, which ib-kubernetes "
+                      "refuses (it makes the pod's GUID a full member itself): write " +
+                      Quote(PkeyText(partition)));
+    }
+  }
+
   void CheckMultusConfigs() {
     std::vector<std::string> nic_names, pool_names;
     for (const auto& n : s_.nics) nic_names.push_back(n.name);
@@ -466,6 +485,7 @@ class Checker {
       if (m.pkey && cni_clean && cni != "ib-sriov" && !Tainted(path + ".pkey")) {
         Error(path + ".pkey", "pkey is only for cniType ib-sriov, not " + cni);
       }
+      if (m.pkey && !Tainted(path + ".pkey")) CheckMultusPkey(path + ".pkey", *m.pkey);
       if (m.vlan && cni_clean && (cni == "ib-sriov" || cni == "ipoib") &&
           !Tainted(path + ".vlan")) {
         Error(path + ".vlan", "vlan is Ethernet only; cniType " + cni + " has no VLANs (use pkey)");

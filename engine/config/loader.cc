@@ -14,6 +14,7 @@
 #include "engine/config/build.h"
 #include "engine/config/checks.h"
 #include "engine/config/field_path.h"
+#include "engine/config/pkey.h"
 #include "engine/config/rails.h"
 #include "engine/config/schema_check.h"
 #include "engine/config/yaml_document.h"
@@ -53,6 +54,8 @@ LoadResult LoadDesiredStateFromString(std::string_view yaml, const std::string& 
   std::vector<Diagnostic> diags = std::move(doc.diagnostics);
   // spec.rails becomes ordinary items first, so they get every check below.
   config::RailsExpansion rails = config::ExpandRails(&doc, options.gpu_count, &diags);
+  // `pkey: 1000` is a P_Key's hex digits, not the integer one thousand.
+  config::PkeyScalarsAsText(&doc);
   if (rails.deferred) {
     // count: allGpus without a host: check the templates on one rail.
     LoadResult probe = LoadDesiredStateFromString(yaml, file_name, LoadOptions{1});

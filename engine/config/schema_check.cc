@@ -4,6 +4,7 @@
 #include <exception>
 #include <map>
 #include <memory>
+#include <regex>
 #include <string_view>
 #include <utility>
 
@@ -435,10 +436,30 @@ class SchemaChecker {
       got = Shown(v, path);
     }
     std::string message = "expected " + expected + ", got " + got;
-    if (wants_string && (v.is_boolean() || v.is_number())) {
+    // Quoting is the fix only when the quoted text is itself accepted: never
+    // suggest what the next run refuses (deviceID: 10170, pkey: true).
+    if (wants_string && (v.is_boolean() || v.is_number()) && QuotedPasses(Shown(v, path), s)) {
       message += " (quote it: " + Quote(Shown(v, path)) + ")";
     }
     return message;
+  }
+
+  // `text` as a string against the schema's pattern and length limits.
+  static bool QuotedPasses(const std::string& text, const json* s) {
+    if (s == nullptr) return true;
+    if (s->contains("maxLength") && static_cast<int64_t>(text.size()) > Limit(s, "maxLength")) {
+      return false;
+    }
+    if (s->contains("minLength") && static_cast<int64_t>(text.size()) < Limit(s, "minLength")) {
+      return false;
+    }
+    auto p = s->find("pattern");
+    if (p == s->end() || !p->is_string()) return true;
+    try {
+      return std::regex_search(text, std::regex(p->get<std::string>()));
+    } catch (const std::regex_error&) {
+      return false;
+    }
   }
 
   static std::string RangeMessage(const json& v, const std::string& shown, const json* s) {

@@ -83,8 +83,8 @@ std::string FirstDifference(const json& a, const json& b) { return Diff(a, b, ""
 StatusOr<HostManifests> MergeHosts(std::vector<HostRender> hosts) {
   HostManifests merged;
   struct Seen {
-    size_t index;     // in merged.manifests
-    size_t host;      // first host that emitted it
+    size_t index;  // in merged.manifests
+    size_t host;   // first host that emitted it
   };
   std::unordered_map<std::string, Seen> seen;
   std::set<std::string> warnings;
@@ -111,13 +111,19 @@ StatusOr<HostManifests> MergeHosts(std::vector<HostRender> hosts) {
     if (!out.helm_values.empty()) {
       if (!have_values) {
         merged.helm_values = out.helm_values;
+        merged.release_namespace = out.release_namespace;
         values_host = h;
         have_values = true;
       } else if (merged.helm_values != out.helm_values) {
+        return InvalidArgumentError("the Spiderpool chart values differ between hosts " +
+                                    hosts[values_host].host + " and " + hosts[h].host + " at " +
+                                    FirstDifference(merged.helm_values, out.helm_values) +
+                                    ": one release serves the whole cluster");
+      } else if (merged.release_namespace != out.release_namespace) {
         return InvalidArgumentError(
-            "the Spiderpool chart values differ between hosts " + hosts[values_host].host +
-            " and " + hosts[h].host + " at " + FirstDifference(merged.helm_values, out.helm_values) +
-            ": one release serves the whole cluster");
+            "spec.kubernetes.sriovOperatorNamespace differs between hosts " +
+            hosts[values_host].host + " (" + merged.release_namespace + ") and " + hosts[h].host +
+            " (" + out.release_namespace + "): one Spiderpool release serves the whole cluster");
       }
     }
     for (auto& w : out.warnings) {

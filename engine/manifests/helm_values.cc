@@ -109,7 +109,15 @@ StatusOr<json> SpiderpoolHelmValues(HostView& view) {
                           {"rdmaHcaMax", p.rdma_hca_max},
                           {"vendors", vendor},
                           {"deviceIDs", device}};
-    if (!if_names.empty()) device_config["ifNames"] = if_names;
+    if (!if_names.empty() && view.SpiderpoolV09()) {
+      // The v0.9 chart has no deviceConfig.ifNames: its plugin publishes
+      // every port of the vendor/device.
+      view.Warn("rdma.rdmaSharedDevicePlugin.deviceConfig.ifNames is not in the Spiderpool " +
+                view.SpiderpoolVersion() + " chart: the shared device plugin publishes every " +
+                vendor + ":" + device + " port, not only " + if_names.dump());
+    } else if (!if_names.empty()) {
+      device_config["ifNames"] = if_names;
+    }
     values["rdma"]["rdmaSharedDevicePlugin"] = {{"install", true}, {"deviceConfig", device_config}};
   }
   bool vfs = false;
@@ -125,7 +133,10 @@ StatusOr<json> SpiderpoolHelmValues(HostView& view) {
     inject = inject || mc.rdma_resource_inject.has_value();
     cni_plugins = cni_plugins || mc.cni_type == "macvlan" || mc.cni_type == "ipvlan";
   }
-  if (inject) values["spiderpoolController"]["podResourceInject"] = {{"enabled", true}};
+  // podResourceInject came with v1.0 (the multus configs' warning says so).
+  if (inject && !view.SpiderpoolV09()) {
+    values["spiderpoolController"]["podResourceInject"] = {{"enabled", true}};
+  }
   // macvlan/ipvlan come from the CNI reference plugins, which the chart
   // installs only when asked (sriov, ib-sriov, ipoib and rdma are in its own
   // plugins image, on by default).

@@ -145,6 +145,16 @@ const KubernetesSpec& HostView::Kubernetes() const {
   return d_.kubernetes ? *d_.kubernetes : DefaultKubernetes();
 }
 
+std::string HostView::SpiderpoolVersion() const {
+  return Kubernetes().spiderpool_version.value_or(kSpiderpoolDefault);
+}
+
+bool HostView::SpiderpoolV09() const {
+  const std::string v = SpiderpoolVersion();
+  const size_t start = !v.empty() && v[0] == 'v' ? 1 : 0;
+  return v.compare(start, 3, "0.9") == 0;
+}
+
 std::string HostView::ResourcePrefix() const { return Kubernetes().resource_prefix; }
 
 StatusOr<std::string> HostView::SriovResource(const NicRef& ref) const {

@@ -67,6 +67,13 @@ class HostView {
   StatusOr<std::string> SriovResource(const NicRef& ref) const;
   const KubernetesSpec& Kubernetes() const;
 
+  // spec.kubernetes.spiderpool.version, else kSpiderpoolDefault.
+  std::string SpiderpoolVersion() const;
+  // The v0.9 line: sriov.enableRdma (no rdmaIsolation), no
+  // macvlan/ipvlan rdmaResourceName, no podResourceInject, no
+  // deviceConfig.ifNames in the chart.
+  bool SpiderpoolV09() const;
+
   // spec.kubernetes.nodeSelector set: objects are per pool.
   bool IsPool() const { return !Kubernetes().node_selector.empty(); }
   // A pool's name (poolName, else from the nodeSelector's values) or the
@@ -97,6 +104,11 @@ StatusOr<nlohmann::json> SpiderpoolHelmValues(HostView& view);
 // nccl-env-<node or pool> ConfigMaps, one per namespace of the multus
 // configs that carry RDMA (nccl_env.cc); empty when there are none.
 StatusOr<std::vector<Manifest>> NcclEnvConfigMaps(HostView& view);
+// --with-test-workload: the DaemonSet and its headless Service, in `ns`
+// (test_workload.cc).
+StatusOr<std::vector<Manifest>> TestWorkloadManifests(HostView& view, bool with_nccl_env,
+                                                      const std::string& ns);
+
 // Its name, for the test workload's envFrom.
 std::string NcclEnvName(const HostView& view);
 

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <fstream>
 #include <map>
+#include <set>
 
 #include "engine/config/checks.h"
 #include "engine/manifests/host_view.h"
@@ -58,7 +59,9 @@ StatusOr<Manifest> SpiderMultusConfig(HostView& view, const MultusConfigSpec& mc
     json c = {{"master", master}};
     if (!pools.empty()) c["ippools"] = pools;
     if (mc.vlan) c["vlanID"] = *mc.vlan;
-    if (d.kubernetes && d.kubernetes->rdma_shared_device_plugin) {
+    // v0.9 has no rdmaResourceName: its pods ask for the shared device
+    // plugin's resource themselves (the test workload does).
+    if (d.kubernetes && d.kubernetes->rdma_shared_device_plugin && !view.SpiderpoolV09()) {
       c["rdmaResourceName"] =
           view.ResourcePrefix() + "/" + d.kubernetes->rdma_shared_device_plugin->resource_name;
     }
@@ -70,7 +73,11 @@ StatusOr<Manifest> SpiderMultusConfig(HostView& view, const MultusConfigSpec& mc
     // Always explicit: the CRD defaults differ (sriov false, ib-sriov true)
     // and true needs the host in exclusive mode (the RDMA CNI refuses
     // shared mode, and pods fail to start).
-    c["rdmaIsolation"] = view.RdmaIsolation(ref);
+    // Spiderpool v0.9 spells the sriov one enableRdma (v1.0 renamed it; an
+    // unknown field is pruned, and the default false leaves exclusive-mode
+    // pods without their RDMA device); ibsriov has rdmaIsolation in both.
+    const bool v09_sriov = view.SpiderpoolV09() && mc.cni_type == "sriov";
+    c[v09_sriov ? "enableRdma" : "rdmaIsolation"] = view.RdmaIsolation(ref);
     if (!pools.empty()) c["ippools"] = pools;
     if (mc.cni_type == "sriov" && mc.vlan) c["vlanID"] = *mc.vlan;
     spec[mc.cni_type == "sriov" ? "sriov" : "ibsriov"] = c;
@@ -84,12 +91,18 @@ StatusOr<Manifest> SpiderMultusConfig(HostView& view, const MultusConfigSpec& mc
                                 " is not supported");
   }
   json doc = Object(kSpiderpoolApi, "SpiderMultusConfig", mc.name, mc.namespace_name);
+  if (mc.rdma_resource_inject && view.SpiderpoolV09()) {
+    view.Warn("multusConfigs " + mc.name + ": rdmaResourceInject needs Spiderpool v1.0 or later " +
+              "(podResourceInject); on " + view.SpiderpoolVersion() +
+              " pods must ask for the RDMA resources themselves");
+  }
   if (mc.rdma_resource_inject) {
     // The docs put the key on the config as an annotation; spiderpool's
     // webhook code lists configs by label: both.
     doc["metadata"]["annotations"] = {
         {"cni.spidernet.io/rdma-resource-inject", *mc.rdma_resource_inject}};
-    doc["metadata"]["labels"] = {{"cni.spidernet.io/rdma-resource-inject", *mc.rdma_resource_inject}};
+    doc["metadata"]["labels"] = {
+        {"cni.spidernet.io/rdma-resource-inject", *mc.rdma_resource_inject}};
   }
   doc["spec"] = spec;
   return Manifest{"SpiderMultusConfig", mc.name, doc};
@@ -121,8 +134,46 @@ json WhereaboutsIpam(const DesiredState& d, const MultusConfigSpec& mc) {
   return ipam;
 }
 
+// --flavor multus says what it changes from the guides' Spiderpool objects:
+// one warning per field it cannot carry.
+void MultusFlavorWarnings(HostView& view, const MultusConfigSpec& mc) {
+  const DesiredState& d = view.desired();
+  const size_t i = static_cast<size_t>(&mc - d.multus_configs.data());
+  const std::string path = "spec.multusConfigs[" + std::to_string(i) + "]";
+  if (mc.vlan && (mc.cni_type == "macvlan" || mc.cni_type == "ipvlan")) {
+    view.Warn(path + ".vlan: --flavor multus drops it: the " + mc.cni_type +
+              " plugin has no VLAN (Spiderpool makes the VLAN interface on the master); "
+              "create <master>." +
+              std::to_string(*mc.vlan) + " on the host, or use Spiderpool");
+  }
+  const size_t pools = mc.ippools.ipv4.size() + mc.ippools.ipv6.size();
+  if (pools > 1) {
+    view.Warn(path +
+              ".ippools: --flavor multus uses whereabouts IPAM with the first pool only "
+              "(one address family, one range); Spiderpool's IPAM takes every pool");
+  }
+  for (const auto& name : mc.ippools.ipv4.empty() ? mc.ippools.ipv6 : mc.ippools.ipv4) {
+    const IpPoolSpec* p = FindPool(d, name);
+    if (p == nullptr) break;
+    const size_t k = static_cast<size_t>(p - d.ip_pools.data());
+    const std::string pool_path = "spec.ipPools[" + std::to_string(k) + "]";
+    if (p->ips.size() > 1) {
+      view.Warn(pool_path + ".ips: --flavor multus (whereabouts) takes the first range only (" +
+                p->ips.front() + ")");
+    }
+    if (p->gateway) {
+      view.Warn(pool_path + ".gateway: --flavor multus cannot express the pod's routes through " +
+                *p->gateway +
+                " (Spiderpool's coordinator adds them and keeps the default "
+                "route on eth0); whereabouts only reports the gateway");
+    }
+    break;
+  }
+}
+
 StatusOr<Manifest> NetworkAttachmentDefinition(HostView& view, const MultusConfigSpec& mc) {
   const DesiredState& d = view.desired();
+  MultusFlavorWarnings(view, mc);
   ASSIGN_OR_RETURN(NicRef ref, view.FindNic(mc.nic));
   json doc = Object(kNadApi, "NetworkAttachmentDefinition", mc.name, mc.namespace_name);
   json plugin = {{"type", mc.cni_type}, {"ipam", WhereaboutsIpam(d, mc)}};
@@ -175,13 +226,18 @@ StatusOr<Manifest> SriovPolicy(HostView& view, size_t i) {
                {"nicSelector", sel},
                {"numVfs", *nic.num_vfs},
                {"resourceName", res},
-               {"priority", 99}};
+               // The operator applies the policies of a PF from priority 99
+               // (the lowest) to 0 and the last one sets the PF's
+               // externallyManaged and numVfs: at 0 ours is the last, so no
+               // policy without externallyManaged can make the Mellanox
+               // plugin write NUM_OF_VFS on a card provisioner manages.
+               {"priority", 0}};
   if (nic.link_type) spec["linkType"] = *nic.link_type == "ib" ? "ib" : "eth";
   if (nic.device_type) spec["deviceType"] = *nic.device_type;
   if (nic.is_rdma) spec["isRdma"] = *nic.is_rdma;
   if (nic.mtu) spec["mtu"] = *nic.mtu;
-  json doc = Object(kSriovApi, "SriovNetworkNodePolicy", name,
-                    view.Kubernetes().sriov_operator_namespace);
+  json doc =
+      Object(kSriovApi, "SriovNetworkNodePolicy", name, view.Kubernetes().sriov_operator_namespace);
   doc["spec"] = spec;
   return Manifest{"SriovNetworkNodePolicy", name, doc};
 }
@@ -286,53 +342,52 @@ bool HasSriovResource(const DesiredState& d) {
   return false;
 }
 
-// --with-test-workload: the guides' RDMA test DaemonSet. One pod per
-// selected node, every multus config attached, each device resource asked
-// for once, IPC_LOCK for memory registration, the NCCL environment of
-// nccl-env-<node or pool>; `kubectl exec` into two pods and run ib_write_bw
-// (or nccl-tests) between them.
-StatusOr<Manifest> TestWorkload(HostView& view, bool with_nccl_env) {
+// What the operator needs before these policies work, said where it matters.
+void OperatorWarnings(HostView& view) {
   const DesiredState& d = view.desired();
-  if (d.multus_configs.empty()) {
-    return InvalidArgumentError("--with-test-workload: host.yaml has no spec.multusConfigs to attach");
-  }
-  json networks = json::array();
-  json limits = json::object();
+  bool vfs = false, inject = false;
+  for (const auto& nic : d.nics) vfs = vfs || nic.num_vfs.value_or(0) > 0;
+  std::string other_ns;
   for (const auto& mc : d.multus_configs) {
-    networks.push_back(mc.namespace_name + "/" + mc.name);
-    ASSIGN_OR_RETURN(NicRef ref, view.FindNic(mc.nic));
-    if (IsVfCni(mc.cni_type)) {
-      ASSIGN_OR_RETURN(std::string res, view.SriovResource(ref));
-      limits[view.ResourcePrefix() + "/" + res] = 1;
-    } else if (d.kubernetes && d.kubernetes->rdma_shared_device_plugin) {
-      limits[view.ResourcePrefix() + "/" + d.kubernetes->rdma_shared_device_plugin->resource_name] =
-          1;
+    inject = inject || mc.rdma_resource_inject.has_value();
+    if (mc.namespace_name != view.Kubernetes().sriov_operator_namespace)
+      other_ns = mc.namespace_name;
+  }
+  // The operator's Mellanox plugin treats a card as one (NUM_OF_VFS is the
+  // larger of both ports' policies): a port of a card we give VFs to, left
+  // to another policy, brings that policy's rules to our card.
+  if (view.facts() != nullptr) {
+    std::set<std::string> ours;
+    for (size_t i = 0; i < d.nics.size(); ++i) {
+      if (d.nics[i].num_vfs.value_or(0) <= 0) continue;
+      for (const PciFunction* pf : SelectPfs(d.nics[i], *view.facts()))
+        ours.insert(pf->pci_address);
+    }
+    std::set<std::string> said;
+    for (const std::string& a : ours) {
+      const std::string card = a.substr(0, a.rfind('.') + 1);
+      for (const PciFunction& f : view.facts()->pci) {
+        if (f.pci_address.rfind(card, 0) != 0 || !f.sriov || ours.count(f.pci_address) > 0 ||
+            !said.insert(f.pci_address).second || f.vendor != "15b3") {
+          continue;
+        }
+        view.Warn("PF " + f.pci_address + " shares a card with " + a +
+                  ", which host.yaml gives VFs, but no nic with numVfs selects it: the "
+                  "sriov-network-operator's Mellanox plugin sets the card's NUM_OF_VFS from "
+                  "both ports' policies, so a policy without externallyManaged on " +
+                  f.pci_address + " rewrites it; give that port a nic with numVfs here too");
+      }
     }
   }
-  std::string joined;
-  for (const auto& n : networks) joined += (joined.empty() ? "" : ",") + n.get<std::string>();
-  const std::string name = "rdma-test";
-  json labels = {{"app", name}};
-  json container = {{"name", "rdma-tools"},
-                    {"image", "ghcr.io/spidernet-io/rdma-tools:latest"},
-                    {"imagePullPolicy", "IfNotPresent"},
-                    {"command", json::array({"/bin/sh", "-c", "sleep infinity"})},
-                    {"securityContext", {{"capabilities", {{"add", json::array({"IPC_LOCK"})}}}}}};
-  if (with_nccl_env) {
-    container["envFrom"] = json::array({{{"configMapRef", {{"name", NcclEnvName(view)}}}}});
+  if (vfs && inject && view.Kubernetes().sriov_operator_namespace == "kube-system" &&
+      !other_ns.empty()) {
+    view.Warn(
+        "spec.kubernetes.sriovOperatorNamespace: the SriovNetworkNodePolicies go to "
+        "kube-system (the default) while the multus configs are in " +
+        other_ns +
+        "; the operator reads policies only in Spiderpool's release namespace (the AI "
+        "guide installs everything in spiderpool): set it to that namespace");
   }
-  if (!limits.empty()) container["resources"] = {{"limits", limits}};
-  json pod_spec = {{"containers", json::array({container})}};
-  if (d.kubernetes && !d.kubernetes->node_selector.empty()) {
-    pod_spec["nodeSelector"] = d.kubernetes->node_selector;
-  }
-  json doc = Object("apps/v1", "DaemonSet", name, d.multus_configs.front().namespace_name);
-  doc["spec"] = {
-      {"selector", {{"matchLabels", labels}}},
-      {"template",
-       {{"metadata", {{"labels", labels}, {"annotations", {{"k8s.v1.cni.cncf.io/networks", joined}}}}},
-        {"spec", pod_spec}}}};
-  return Manifest{"DaemonSet", name, doc};
 }
 
 // Every object's name and namespace as the API server checks them.
@@ -401,16 +456,23 @@ StatusOr<HostManifests> BuildHostManifests(const DesiredState& desired,
     }
   }
   ASSIGN_OR_RETURN(std::vector<Manifest> nccl, NcclEnvConfigMaps(view));
-  const bool nccl_env_in_workload_ns =
-      !desired.multus_configs.empty() &&
-      std::any_of(nccl.begin(), nccl.end(), [&](const Manifest& m) {
-        return m.Namespace() == desired.multus_configs.front().namespace_name;
-      });
+  // The test workload runs where workloads run: the first of
+  // spec.kubernetes.workloadNamespaces, else beside the first multus config.
+  const std::vector<std::string>& workload_ns = view.Kubernetes().workload_namespaces;
+  const std::string test_ns = !workload_ns.empty() ? workload_ns.front()
+                              : desired.multus_configs.empty()
+                                  ? std::string()
+                                  : desired.multus_configs.front().namespace_name;
+  const bool nccl_env_in_test_ns = std::any_of(
+      nccl.begin(), nccl.end(), [&](const Manifest& m) { return m.Namespace() == test_ns; });
   for (auto& m : nccl) out.push_back(std::move(m));
   if (options.with_test_workload) {
-    ASSIGN_OR_RETURN(Manifest m, TestWorkload(view, nccl_env_in_workload_ns));
-    out.push_back(std::move(m));
+    ASSIGN_OR_RETURN(std::vector<Manifest> w,
+                     TestWorkloadManifests(view, nccl_env_in_test_ns, test_ns));
+    for (auto& m : w) out.push_back(std::move(m));
   }
+  OperatorWarnings(view);
+  result.release_namespace = view.Kubernetes().sriov_operator_namespace;
   RETURN_IF_ERROR(CheckNames(out));
   return result;
 }
@@ -421,10 +483,39 @@ StatusOr<std::vector<Manifest>> BuildManifests(const DesiredState& desired,
   return std::move(m.manifests);
 }
 
+std::string Preamble(const Manifest& m) {
+  if (m.kind != "SriovNetworkNodePolicy") return "";
+  return "# sriov-network-operator, externallyManaged: true. Before creating this policy:\n"
+         "# - provision the host (provisioner apply, and the reboot it asks for): the\n"
+         "#   operator only checks the VFs and fails the sync while the firmware's\n"
+         "#   NUM_OF_VFS or link type differs from the policy;\n"
+         "# - its config daemon runs only on nodes matching the SriovOperatorConfig's\n"
+         "#   configDaemonNodeSelector (by default node-role.kubernetes.io/worker):\n"
+         "#   kubectl label node <node> node-role.kubernetes.io/worker=\n"
+         "# - InfiniBand VF GUIDs are kept from sriov-network-operator v1.4.0 on\n"
+         "#   (/etc/sriov-operator/infiniband/guids); v1.3 replaces them (docs/kubernetes.md).\n";
+}
+
 std::string RenderManifests(const std::vector<Manifest>& manifests) {
   std::string s;
-  for (const auto& m : manifests) s += "---\n" + JsonToYaml(m.doc);
+  bool said = false;
+  for (const auto& m : manifests) {
+    std::string pre = said ? "" : Preamble(m);
+    said = said || !pre.empty();
+    s += "---\n" + pre + JsonToYaml(m.doc);
+  }
   return s;
+}
+
+std::string HelmValuesHeader(const HostManifests& m, const std::string& file) {
+  const std::string ns = m.release_namespace.empty() ? "kube-system" : m.release_namespace;
+  return "# Spiderpool chart values implied by host.yaml (provisioner manifests), for the\n"
+         "# release in namespace " +
+         ns +
+         " (where the sriov-network-operator reads its\n"
+         "# policies: spec.kubernetes.sriovOperatorNamespace):\n"
+         "#   helm upgrade --install spiderpool spiderpool/spiderpool -n " +
+         ns + " --reuse-values -f " + file + "\n";
 }
 
 std::string ManifestFileName(const Manifest& m) {
@@ -462,7 +553,7 @@ Status WriteManifests(const std::vector<Manifest>& manifests, const std::string&
   for (size_t i = 0; i < manifests.size(); ++i) {
     std::string path = output_dir + "/" + names[i];
     std::ofstream f(path, std::ios::trunc);
-    f << JsonToYaml(manifests[i].doc);
+    f << Preamble(manifests[i]) << JsonToYaml(manifests[i].doc);
     f.close();
     if (!f) return ErrnoToStatus(errno, "write " + path);
     out << path << "\n";

@@ -47,6 +47,8 @@ struct HostManifests {
   nlohmann::json helm_values = nlohmann::json::object();
   // Said on stderr: choices made for a field host.yaml left open.
   std::vector<std::string> warnings;
+  // The Spiderpool release's namespace (its operator reads policies there).
+  std::string release_namespace;
 };
 
 StatusOr<HostManifests> BuildHostManifests(const DesiredState& desired,
@@ -56,7 +58,16 @@ StatusOr<HostManifests> BuildHostManifests(const DesiredState& desired,
 StatusOr<std::vector<Manifest>> BuildManifests(const DesiredState& desired,
                                                const ManifestOptions& options);
 
-// Multi-document YAML ("---" before each document).
+// The comment before a manifest ("" for most): a SriovNetworkNodePolicy's
+// says what the operator needs before it works.
+std::string Preamble(const Manifest& m);
+
+// The comment header of the --helm-values file: the helm command, with the
+// release's namespace.
+std::string HelmValuesHeader(const HostManifests& m, const std::string& file);
+
+// Multi-document YAML ("---" before each document; the first policy's
+// Preamble once).
 std::string RenderManifests(const std::vector<Manifest>& manifests);
 
 // "<kind-lowercase>-<name>.yaml"; two objects of one kind and name in two

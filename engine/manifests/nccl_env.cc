@@ -21,6 +21,8 @@
 // wrong in the pod.
 #include <algorithm>
 #include <cctype>
+#include <map>
+#include <optional>
 #include <set>
 
 #include "engine/manifests/host_view.h"
@@ -82,8 +84,73 @@ std::vector<std::string> PfHcaPorts(const HostView& view, const NicRef& ref) {
   return out;
 }
 
+// The RoCE priority with PFC that host.yaml gives a nic (nics[].roce): its
+// only PFC priority, or of several the only one with ECN too; nullopt when
+// host.yaml says none or it is ambiguous.
+std::optional<int> LosslessPriority(const NicSpec& nic) {
+  if (!nic.roce || !nic.roce->pfc || nic.roce->pfc->empty()) return std::nullopt;
+  const std::vector<int>& pfc = *nic.roce->pfc;
+  if (pfc.size() == 1) return pfc.front();
+  std::optional<int> found;
+  for (int p : pfc) {
+    const bool ecn = nic.roce->ecn && std::find(nic.roce->ecn->begin(), nic.roce->ecn->end(), p) !=
+                                          nic.roce->ecn->end();
+    if (!ecn) continue;
+    if (found) return std::nullopt;
+    found = p;
+  }
+  return found;
+}
+
+bool EcnOn(const NicSpec& nic, int priority) {
+  return nic.roce && nic.roce->ecn &&
+         std::find(nic.roce->ecn->begin(), nic.roce->ecn->end(), priority) != nic.roce->ecn->end();
+}
+
 bool OnlyIpv6(const MultusConfigSpec& mc) {
   return mc.ippools.ipv4.empty() && !mc.ippools.ipv6.empty();
+}
+
+// NCCL_IB_TC (RoCE, DSCP trust) from the lossless priority of host.yaml's
+// nics[].roce: the traffic class is DSCP << 2 (the low two bits are ECN), and
+// mlx5's default DSCP map puts DSCP d in priority d >> 3, so priority p is
+// reached with DSCP 8p+2 (26, AF31, for 3): TC 104, or 106 with ECN on that
+// priority (ECT(0) in the ECN bits). With PCP trust the priority is the
+// packet's VLAN PCP, which RoCE takes from the service level: NCCL_IB_SL.
+void RoceQosEnv(HostView& view, const std::string& name,
+                const std::map<std::string, std::vector<std::string>>& qos, nlohmann::json* data) {
+  if (qos.empty()) return;
+  if (qos.size() > 1) {
+    std::string why;
+    for (const auto& [key, nics] : qos) {
+      std::string list;
+      for (const auto& n : nics) list += (list.empty() ? "" : ", ") + n;
+      why += (why.empty() ? "" : "; ") + list + ": " +
+             (key == "none" ? std::string("no single PFC priority in nics[].roce")
+                            : "priority " + key);
+    }
+    view.Warn(name +
+              ": NCCL_IB_TC not set: the RoCE nics of these configs differ in their lossless "
+              "priority (" +
+              why + ")");
+    return;
+  }
+  const std::string& key = qos.begin()->first;
+  if (key == "none") return;
+  const int priority = std::stoi(key);
+  const bool ecn = key.find("/ecn/") != std::string::npos;
+  const std::string trust = key.substr(key.rfind('/') + 1);
+  if (trust == "pcp") {
+    (*data)["NCCL_IB_SL"] = std::to_string(priority);
+    return;
+  }
+  const int dscp = priority * 8 + 2;
+  (*data)["NCCL_IB_TC"] = std::to_string((dscp << 2) | (ecn ? 2 : 0));
+  if (trust.empty()) {
+    view.Warn(name +
+              ": NCCL_IB_TC assumes DSCP trust (nics[].roce.trust is not set): with PCP "
+              "trust the traffic class does not select the priority");
+  }
 }
 
 }  // namespace
@@ -95,6 +162,9 @@ StatusOr<std::vector<Manifest>> NcclEnvConfigMaps(HostView& view) {
   const bool shared_plugin = d.kubernetes && d.kubernetes->rdma_shared_device_plugin;
   std::set<std::string> namespaces;
   std::set<std::string> exclusive_prefixes;
+  // The RoCE QoS of the nics behind the RDMA configs: "<priority>/<ecn>/<trust>".
+  std::map<std::string, std::vector<std::string>> qos;
+  bool ib = false;
   std::vector<std::string> shared_hcas;
   bool vf_shared_mode = false, unknown = false, all_ipv6 = true;
   for (const auto& mc : d.multus_configs) {
@@ -120,6 +190,20 @@ StatusOr<std::vector<Manifest>> NcclEnvConfigMaps(HostView& view) {
     }
     namespaces.insert(mc.namespace_name);
     all_ipv6 = all_ipv6 && OnlyIpv6(mc);
+    if (ref.nic->link_type && *ref.nic->link_type == "ib") {
+      ib = true;
+      continue;
+    }
+    const std::optional<int> prio = LosslessPriority(*ref.nic);
+    std::string key = "none";
+    if (prio) {
+      key = std::to_string(*prio) + "/" + (EcnOn(*ref.nic, *prio) ? "ecn" : "-") + "/" +
+            ref.nic->roce->trust.value_or("");
+    }
+    auto& nics = qos[key];
+    if (std::find(nics.begin(), nics.end(), ref.nic->name) == nics.end()) {
+      nics.push_back(ref.nic->name);
+    }
   }
   std::vector<Manifest> out;
   if (namespaces.empty()) return out;
@@ -144,6 +228,19 @@ StatusOr<std::vector<Manifest>> NcclEnvConfigMaps(HostView& view) {
     data["NCCL_IB_HCA"] = v;
   }
   if (all_ipv6) data["NCCL_IB_ADDR_FAMILY"] = "AF_INET6";
+  RoceQosEnv(view, name, qos, &data);
+  (void)ib;  // InfiniBand: host.yaml sets no SL, the subnet manager's applies
+  const std::vector<std::string>& workload = view.Kubernetes().workload_namespaces;
+  if (!workload.empty()) {
+    namespaces = std::set<std::string>(workload.begin(), workload.end());
+  } else {
+    std::string list;
+    for (const auto& ns : namespaces) list += (list.empty() ? "" : ", ") + ns;
+    view.Warn(name + " is written into " + list +
+              ", the namespace of the multus configs; a pod reads ConfigMaps of its own "
+              "namespace only (and Spiderpool's injection webhook skips kube-system and "
+              "spiderpool): set spec.kubernetes.workloadNamespaces to where the workloads run");
+  }
   for (const auto& ns : namespaces) {
     json doc = Object("v1", "ConfigMap", name, ns);
     doc["data"] = data;

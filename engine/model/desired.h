@@ -143,7 +143,18 @@ struct KubernetesSpec {
   // derived from the nodeSelector's values (docs/kubernetes.md).
   std::optional<std::string> pool_name;
   std::optional<RdmaSharedDevicePluginSpec> rdma_shared_device_plugin;
+  // spiderpool.version: the Spiderpool release the cluster runs ("v0.9.10",
+  // "1.0"); each object and chart value is written as that release reads it
+  // (docs/kubernetes.md). Unset: the latest line pinned (kSpiderpoolDefault).
+  std::optional<std::string> spiderpool_version;
+  // workloadNamespaces: where the pods that use these networks run; the
+  // pods' NCCL environment (nccl-env-*) is written into each.
+  std::vector<std::string> workload_namespaces;
 };
+
+// The Spiderpool release line written when spec.kubernetes.spiderpool.version
+// is unset.
+inline constexpr const char* kSpiderpoolDefault = "v1.0";
 
 // An item that spec.rails expanded into (engine/config/rails.h).
 struct RailOrigin {

@@ -30,6 +30,40 @@ bool EntryIs(const json& e, const std::string& pci_address, const std::string& p
   return false;
 }
 
+std::string Str(const json& e, const char* key) {
+  auto it = e.find(key);
+  return it != e.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+// What the operator's daemon (v1.4.0 and later, ib_guid_config.go) refuses in
+// one entry: not exactly one of pciAddress/pfGuid, not exactly one of a
+// non-empty guids list and guidsRange {start, end}, a GUID net.ParseMAC does
+// not read, a range that ends before it starts. "" when it takes the entry.
+std::string EntryProblem(const json& e) {
+  const bool pci = !Str(e, "pciAddress").empty(), pf = !Str(e, "pfGuid").empty();
+  if (pci == pf) return "give either pciAddress or pfGuid";
+  if (e.contains("rangeStart") || e.contains("rangeEnd")) {
+    return "rangeStart/rangeEnd are not read; a range is \"guidsRange\": {\"start\": ..., "
+           "\"end\": ...}";
+  }
+  const bool list = e.contains("guids") && e["guids"].is_array() && !e["guids"].empty();
+  const bool range = e.contains("guidsRange") && e["guidsRange"].is_object();
+  if (list == range) return "give either a non-empty guids list or guidsRange {start, end}";
+  if (list) {
+    for (const auto& g : e["guids"]) {
+      if (!g.is_string() || !ParseGuid(g.get<std::string>())) {
+        return "guid " + Quote(g.dump()) + " is not a GUID";
+      }
+    }
+    return "";
+  }
+  auto start = ParseGuid(Str(e["guidsRange"], "start"));
+  auto end = ParseGuid(Str(e["guidsRange"], "end"));
+  if (!start || !end) return "guidsRange needs a start and an end GUID";
+  if (*end < *start) return "guidsRange ends before it starts";
+  return "";
+}
+
 }  // namespace
 
 StatusOr<json> ParseGuidPool(const std::optional<std::string>& text) {
@@ -37,14 +71,23 @@ StatusOr<json> ParseGuidPool(const std::optional<std::string>& text) {
   json pool = json::parse(*text, nullptr, /*allow_exceptions=*/false);
   if (pool.is_discarded() || !pool.is_array()) {
     return InvalidArgumentError(std::string(kIbGuidPoolPath) +
-                                ": not a JSON array of {pciAddress|pfGuid, guids|rangeStart+"
-                                "rangeEnd} entries (the sriov-network-operator's config daemon "
+                                ": not a JSON array of {pciAddress|pfGuid, guids|guidsRange: "
+                                "{start, end}} entries (the sriov-network-operator's config daemon "
                                 "refuses it too); fix or remove it");
   }
-  for (const auto& e : pool) {
+  for (size_t i = 0; i < pool.size(); ++i) {
+    const json& e = pool[i];
     if (!e.is_object()) {
       return InvalidArgumentError(std::string(kIbGuidPoolPath) + ": entry " + Quote(e.dump()) +
                                   " is not an object");
+    }
+    // The config daemon refuses the whole file for one bad entry
+    // (ib_guid_config.go getIbGUIDConfig): say which, before it does.
+    if (std::string why = EntryProblem(e); !why.empty()) {
+      return InvalidArgumentError(std::string(kIbGuidPoolPath) + ": entry " + std::to_string(i) +
+                                  " " + Quote(e.dump()) + ": " + why +
+                                  " (the sriov-network-operator's config daemon refuses the "
+                                  "file for it); fix or remove it");
     }
   }
   return pool;

@@ -7,7 +7,8 @@
 // GUIDs the vf module derives (DeriveVfGuid): both set the same ones.
 //
 // The file is a JSON array of {"pciAddress" | "pfGuid", "guids" |
-// "rangeStart" + "rangeEnd"} (the operator's ib_guid_config.go); VF i gets
+// "guidsRange": {"start", "end"}} (the operator's ib_guid_config.go, read
+// from sriov-network-operator v1.4.0 on; v1.3 sets random GUIDs); VF i gets
 // guids[i]. Entries for other PFs are kept as they are; newer daemons fail
 // on an IB PF that the file does not list, so every IB PF with VFs is listed.
 //

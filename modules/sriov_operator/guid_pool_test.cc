@@ -105,10 +105,12 @@ TEST(GuidPoolTest, SameGuidsInAnotherSpellingAreConverged) {
 }
 
 TEST(GuidPoolTest, OtherPfsEntriesStayAndOursIsReplacedInPlace) {
-  json pool = json::array({{{"pciAddress", "0000:3b:00.0"}, {"guids", {"00:01:02:03:04:05:06:07"}}},
-                           {{"pfGuid", "0c:42:a1:03:00:5b:7c:2e"}, {"rangeStart", "00:00:00:00:00:00:00:01"},
-                            {"rangeEnd", "00:00:00:00:00:00:00:09"}},
-                           {{"pfGuid", "aa:aa:aa:aa:aa:aa:aa:aa"}, {"guids", json::array()}}});
+  json pool = json::array(
+      {{{"pciAddress", "0000:3b:00.0"}, {"guids", {"00:01:02:03:04:05:06:07"}}},
+       {{"pfGuid", "0c:42:a1:03:00:5b:7c:2e"},
+        {"guidsRange", {{"start", "00:00:00:00:00:00:00:01"}, {"end", "00:00:00:00:00:00:00:09"}}}},
+       {{"pfGuid", "aa:aa:aa:aa:aa:aa:aa:aa"}, {"guids", {"00:00:00:00:00:00:00:0a"}}}});
+  ASSERT_TRUE(ParseGuidPool(pool.dump()).ok()) << ParseGuidPool(pool.dump()).status().message();
   // Our PF is listed by its GUID with a range: that entry is ours to replace.
   json got = SetPoolEntry(pool, kPf, "0c:42:a1:03:00:5b:7c:2e", Derived(2));
   ASSERT_EQ(got.size(), 3u);
@@ -121,6 +123,38 @@ TEST(GuidPoolTest, OtherPfsEntriesStayAndOursIsReplacedInPlace) {
   EXPECT_EQ(removed[0], pool[0]);
   EXPECT_EQ(removed[1], pool[2]);
   EXPECT_EQ(RenderGuidPool(json::array()), "[]\n");
+}
+
+// The operator (v1.4.0 and later) reads a range as guidsRange: {start, end}
+// and refuses the whole file for one entry it cannot read: such an entry,
+// kept as another PF's, would make the daemon drop our GUIDs too.
+TEST(GuidPoolTest, EntriesTheOperatorRefusesAreErrorsNamingThem) {
+  const std::string range = R"([{"pfGuid": "aa:aa:aa:aa:aa:aa:aa:aa",
+      "guidsRange": {"start": "00:00:00:00:00:00:00:01", "end": "00:00:00:00:00:00:00:09"}}])";
+  EXPECT_TRUE(ParseGuidPool(range).ok()) << ParseGuidPool(range).status().message();
+  struct Bad {
+    const char* text;
+    const char* says;
+  };
+  for (const Bad& b : {
+           Bad{R"([{"pfGuid": "aa:aa:aa:aa:aa:aa:aa:aa", "rangeStart": "00:00:00:00:00:00:00:01",
+                    "rangeEnd": "00:00:00:00:00:00:00:09"}])",
+               "a range is \"guidsRange\""},
+           Bad{R"([{"pciAddress": "0000:3b:00.0", "guids": []}])", "non-empty guids list"},
+           Bad{R"([{"guids": ["00:00:00:00:00:00:00:01"]}])", "either pciAddress or pfGuid"},
+           Bad{R"([{"pciAddress": "0000:3b:00.0", "pfGuid": "aa:aa:aa:aa:aa:aa:aa:aa",
+                    "guids": ["00:00:00:00:00:00:00:01"]}])",
+               "either pciAddress or pfGuid"},
+           Bad{R"([{"pciAddress": "0000:3b:00.0", "guids": ["nope"]}])", "is not a GUID"},
+           Bad{R"([{"pciAddress": "0000:3b:00.0", "guidsRange": {"start": "00:00:00:00:00:00:00:09",
+                    "end": "00:00:00:00:00:00:00:01"}}])",
+               "ends before it starts"},
+       }) {
+    auto got = ParseGuidPool(std::string(b.text));
+    ASSERT_FALSE(got.ok()) << b.text;
+    EXPECT_NE(got.status().message().find(b.says), std::string::npos) << got.status().message();
+    EXPECT_NE(got.status().message().find("entry 0"), std::string::npos) << got.status().message();
+  }
 }
 
 TEST(GuidPoolTest, EthernetPfsAndPfsWithoutVfsGetNoEntry) {

@@ -92,6 +92,30 @@ TEST(ManifestsDiscoveryTest, MacvlanMasterFromRootDevices) {
   EXPECT_EQ(c["configList"][0]["selectors"]["ifNames"], json({"ens6f0np0", "ens6f1np1"}));
 }
 
+// The operator's Mellanox plugin sets a dual-port card's NUM_OF_VFS from
+// both ports' policies: a port left out of host.yaml is said.
+TEST(ManifestsDiscoveryTest, TheOtherPortOfACardWithVfsIsNamed) {
+  LoadResult r = LoadDesiredStateFromFile("examples/roce-sriov.yaml");
+  ASSERT_TRUE(r.state);
+  HostFacts facts = DiscoverTree("examples/hosts/cx5-roce.ttar", "cx5-roce-ports");
+  ManifestOptions opt;
+  opt.facts = &facts;
+  auto hm = BuildHostManifests(*r.state, opt);
+  ASSERT_TRUE(hm.ok()) << hm.status().message();
+  std::string all;
+  for (const auto& w : hm->warnings) all += w + "\n";
+  EXPECT_NE(all.find("PF 0000:af:00.1 shares a card with 0000:af:00.0"), std::string::npos) << all;
+  // Both ports in host.yaml: nothing to say.
+  DesiredState both = *r.state;
+  NicSpec second = both.nics[0];
+  second.name = "roce-sriov-nic2";
+  second.selector.root_devices = {"0000:af:00.1"};
+  both.nics.push_back(second);
+  hm = BuildHostManifests(both, opt);
+  ASSERT_TRUE(hm.ok()) << hm.status().message();
+  for (const auto& w : hm->warnings) EXPECT_EQ(w.find("shares a card"), std::string::npos) << w;
+}
+
 // A vendor/deviceID selector means every such NIC on every node of the pool:
 // discovery does not narrow it to this host's PCI addresses (that would make
 // the pool's policy differ from node to node).

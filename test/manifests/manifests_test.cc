@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -33,6 +34,19 @@ DesiredState Load(const std::string& example) {
   return r.state ? *r.state : DesiredState();
 }
 
+// The Spiderpool release lines with a golden per guide: the default (v1.x,
+// CRDs in test/manifests/crds/) and v0.9 (crds/v0.9/, the guides' release).
+const char* const kV09 = "v0.9.10";
+
+void CollectLeaves(const json& j, const std::string& path, std::map<std::string, json>* out);
+
+DesiredState AtRelease(DesiredState d, const std::string& version) {
+  if (version.empty()) return d;
+  if (!d.kubernetes) d.kubernetes = KubernetesSpec();
+  d.kubernetes->spiderpool_version = version;
+  return d;
+}
+
 std::vector<Manifest> Build(const DesiredState& d, const std::string& flavor = "spiderpool") {
   ManifestOptions opt;
   opt.flavor = flavor;
@@ -41,20 +55,27 @@ std::vector<Manifest> Build(const DesiredState& d, const std::string& flavor = "
   return m.ok() ? *m : std::vector<Manifest>();
 }
 
-const CrdChecker& Checker() {
-  static CrdChecker* checker = [] {
-    auto* c = new CrdChecker();
-    for (const char* f : {"spiderpool.spidernet.io_spiderippools.yaml",
-                          "spiderpool.spidernet.io_spidermultusconfigs.yaml",
-                          "sriovnetwork.openshift.io_sriovnetworknodepolicies.yaml",
-                          "k8s.cni.cncf.io_networkattachmentdefinitions.network-attachment-"
-                          "definition-client.yaml"}) {
-      std::string error;
-      EXPECT_TRUE(c->AddCrdFile(std::string("test/manifests/crds/") + f, &error)) << error;
-    }
-    return c;
-  }();
-  return *checker;
+CrdChecker* NewChecker(const std::string& spiderpool_dir) {
+  auto* c = new CrdChecker();
+  for (const char* f : {"spiderpool.spidernet.io_spiderippools.yaml",
+                        "spiderpool.spidernet.io_spidermultusconfigs.yaml"}) {
+    std::string error;
+    EXPECT_TRUE(c->AddCrdFile(spiderpool_dir + f, &error)) << error;
+  }
+  for (const char* f : {"sriovnetwork.openshift.io_sriovnetworknodepolicies.yaml",
+                        "k8s.cni.cncf.io_networkattachmentdefinitions.network-attachment-"
+                        "definition-client.yaml"}) {
+    std::string error;
+    EXPECT_TRUE(c->AddCrdFile(std::string("test/manifests/crds/") + f, &error)) << error;
+  }
+  return c;
+}
+
+// The strict check of the release a manifest targets ("" the default line).
+const CrdChecker& Checker(const std::string& version = "") {
+  static CrdChecker* v1 = NewChecker("test/manifests/crds/");
+  static CrdChecker* v09 = NewChecker("test/manifests/crds/v0.9/");
+  return version.empty() ? *v1 : *v09;
 }
 
 const Manifest* Find(const std::vector<Manifest>& ms, const std::string& kind,
@@ -65,7 +86,8 @@ const Manifest* Find(const std::vector<Manifest>& ms, const std::string& kind,
   return nullptr;
 }
 
-void ExpectValid(const std::string& label, const std::vector<Manifest>& ms) {
+void ExpectValid(const std::string& label, const std::vector<Manifest>& ms,
+                 const std::string& version = "") {
   ASSERT_FALSE(ms.empty()) << label;
   for (const auto& m : ms) {
     if (m.kind == "ConfigMap" && m.name == "rdma-devices") {
@@ -117,7 +139,12 @@ void ExpectValid(const std::string& label, const std::vector<Manifest>& ms) {
                 m.doc["spec"]["template"]["metadata"]["labels"]);
       continue;
     }
-    std::vector<std::string> errors = Checker().Check(m.doc);
+    if (m.kind == "Service") {
+      EXPECT_EQ(m.doc["apiVersion"], "v1");
+      EXPECT_EQ(m.doc["spec"]["clusterIP"], "None") << label;
+      continue;
+    }
+    std::vector<std::string> errors = Checker(version).Check(m.doc);
     std::string all;
     for (const auto& e : errors) all += "\n  " + e;
     EXPECT_TRUE(errors.empty()) << label << " " << m.kind << "/" << m.name << ":" << all;
@@ -134,7 +161,71 @@ TEST(ManifestsTest, EveryExampleValidatesAgainstTheCrds) {
     auto w = BuildManifests(d, opt);
     ASSERT_TRUE(w.ok()) << e << ": " << w.status().message();
     ExpectValid(std::string(e) + " with workload", *w);
+    // The same guide on Spiderpool v0.9, against v0.9.10's CRDs.
+    auto v09 = BuildManifests(AtRelease(d, kV09), opt);
+    ASSERT_TRUE(v09.ok()) << e << ": " << v09.status().message();
+    ExpectValid(std::string(e) + " v0.9", *v09, kV09);
   }
+}
+
+// Spiderpool v0.9 (the guides' release) spells the sriov switch enableRdma;
+// v1.0 renamed it rdmaIsolation. Each release's CRD prunes the other's
+// spelling, and a pruned enableRdma defaults to false: exclusive-mode pods
+// without their RDMA device.
+TEST(ManifestsTest, EachSpiderpoolReleaseGetsItsOwnSpelling) {
+  for (const char* example : {"roce-sriov", "rails-8gpu"}) {
+    DesiredState d = Load(example);
+    const Manifest* v1 = nullptr;
+    auto ms1 = Build(d);
+    for (const auto& m : ms1) {
+      if (m.kind == "SpiderMultusConfig") v1 = &m;
+    }
+    ASSERT_NE(v1, nullptr) << example;
+    EXPECT_EQ(v1->doc["spec"]["sriov"]["rdmaIsolation"], true) << example;
+    EXPECT_FALSE(v1->doc["spec"]["sriov"].contains("enableRdma")) << example;
+    // The v1 object against v0.9's CRD: rdmaIsolation is unknown there.
+    std::vector<std::string> errors = Checker(kV09).Check(v1->doc);
+    ASSERT_EQ(errors.size(), 1u) << example;
+    EXPECT_EQ(errors[0], "spec.sriov.rdmaIsolation: unknown field") << example;
+
+    auto ms09 = Build(AtRelease(d, kV09));
+    for (const auto& m : ms09) {
+      if (m.kind != "SpiderMultusConfig") continue;
+      EXPECT_EQ(m.doc["spec"]["sriov"]["enableRdma"], true) << example << " " << m.name;
+      EXPECT_FALSE(m.doc["spec"]["sriov"].contains("rdmaIsolation")) << example;
+      EXPECT_TRUE(Checker(kV09).Check(m.doc).empty()) << example;
+      errors = Checker().Check(m.doc);
+      ASSERT_EQ(errors.size(), 1u) << example;
+      EXPECT_EQ(errors[0], "spec.sriov.enableRdma: unknown field") << example;
+    }
+  }
+  // "0.9", "v0.9.13" are the same line; "1.2" the default one.
+  for (const char* v : {"0.9", "v0.9.13"}) {
+    auto ms = Build(AtRelease(Load("roce-sriov"), v));
+    EXPECT_EQ(Find(ms, "SpiderMultusConfig", "roce-sriov")->doc["spec"]["sriov"]["enableRdma"],
+              true)
+        << v;
+  }
+  auto v12 = Build(AtRelease(Load("roce-sriov"), "1.2"));
+  EXPECT_EQ(Find(v12, "SpiderMultusConfig", "roce-sriov")->doc["spec"]["sriov"]["rdmaIsolation"],
+            true);
+  // ibsriov has rdmaIsolation in both; macvlan has no rdmaResourceName in
+  // v0.9 (its pods ask for the shared plugin's resource themselves).
+  auto ib = Build(AtRelease(Load("ib-sriov"), kV09));
+  EXPECT_EQ(Find(ib, "SpiderMultusConfig", "ib-sriov")->doc["spec"]["ibsriov"]["rdmaIsolation"],
+            true);
+  auto mac = Build(AtRelease(Load("roce-shared-macvlan"), kV09));
+  EXPECT_FALSE(Find(mac, "SpiderMultusConfig", "macvlan-ens6f0np0")
+                   ->doc["spec"]["macvlan"]
+                   .contains("rdmaResourceName"));
+  // rdmaResourceInject needs podResourceInject (v1.0): a warning, no value.
+  auto hm = BuildHostManifests(AtRelease(Load("roce-sriov"), kV09), ManifestOptions());
+  ASSERT_TRUE(hm.ok());
+  EXPECT_FALSE(hm->helm_values.contains("spiderpoolController"));
+  std::string all;
+  for (const auto& w : hm->warnings) all += w + "\n";
+  EXPECT_NE(all.find("rdmaResourceInject needs Spiderpool v1.0 or later"), std::string::npos)
+      << all;
 }
 
 TEST(ManifestsTest, CheckerRejectsUnknownFieldsTypesEnumsAndRequired) {
@@ -343,29 +434,62 @@ TEST(ManifestsTest, MultusFlavorNetworkAttachmentDefinitions) {
 // <example>[.<flavor>].yaml. Regenerate after an intended change with
 //   UPDATE_GOLDEN=1 bazel run //test/manifests:manifests_test -- --gtest_filter='*Golden*'
 // (bazel run sets BUILD_WORKSPACE_DIRECTORY: the files are written there).
-std::string Render(const std::string& example, const std::string& flavor, bool workload) {
+std::string Render(const std::string& example, const std::string& flavor, bool workload,
+                   const std::string& version = "") {
   std::ostringstream got;
   ManifestOptions opt;
   opt.flavor = flavor;
   opt.with_test_workload = workload;
-  Status s = WriteManifests(Load(example), opt, "", got);
+  Status s = WriteManifests(AtRelease(Load(example), version), opt, "", got);
   EXPECT_TRUE(s.ok()) << example << ": " << s.message();
   return got.str();
 }
 
 // The chart values (--helm-values) of a scenario, as the CLI writes them.
-std::string RenderValues(const std::string& example) {
-  auto hm = BuildHostManifests(Load(example), ManifestOptions());
+std::string RenderValues(const std::string& example, const std::string& version = "") {
+  auto hm = BuildHostManifests(AtRelease(Load(example), version), ManifestOptions());
   EXPECT_TRUE(hm.ok()) << example << ": " << hm.status().message();
   return hm.ok() ? JsonToYaml(hm->helm_values) : "";
 }
-
 
 TEST(ManifestsTest, GoldenHelmValuesEveryScenario) {
   for (const char* example : kExamples) {
     ExpectGolden(std::string("test/manifests/golden/") + example + ".values.yaml",
                  RenderValues(example));
+    ExpectGolden(std::string("test/manifests/golden/") + example + ".v0.9.values.yaml",
+                 RenderValues(example, kV09));
   }
+}
+
+// Every value written for v0.9 is a documented parameter of the v0.9.10
+// chart (its values.yaml, verbatim in test/manifests/helm/v0.9/).
+TEST(ManifestsTest, V09HelmValuesAreParametersOfTheV09Chart) {
+  std::set<std::string> params;
+  std::ifstream in("test/manifests/helm/v0.9/values-v0.9.10.yaml");
+  ASSERT_TRUE(in);
+  std::string line;
+  while (std::getline(in, line)) {
+    const size_t at = line.find("## @param ");
+    if (at == std::string::npos) continue;
+    std::istringstream ls(line.substr(at + 10));
+    std::string key;
+    ls >> key;
+    params.insert(key);
+  }
+  ASSERT_GT(params.size(), 100u);
+  EXPECT_EQ(params.count("rdma.rdmaSharedDevicePlugin.deviceConfig.ifNames"), 0u);
+  size_t checked = 0;
+  for (const char* example : kExamples) {
+    auto hm = BuildHostManifests(AtRelease(Load(example), kV09), ManifestOptions());
+    ASSERT_TRUE(hm.ok()) << example;
+    std::map<std::string, json> leaves;
+    CollectLeaves(hm->helm_values, "", &leaves);
+    for (const auto& [path, v] : leaves) {
+      EXPECT_EQ(params.count(path), 1u) << example << ": " << path << " is not a v0.9.10 parameter";
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 5u);
 }
 
 // Every value --helm-values sets is a documented parameter of the pinned
@@ -466,7 +590,13 @@ TEST(ManifestsTest, GoldenStdoutEveryScenario) {
                          (flavor == "spiderpool" ? "" : "." + flavor) + ".yaml";
       ExpectGolden(file, Render(example, flavor, /*workload=*/false));
     }
+    // Per guide, on the guides' release too.
+    ExpectGolden(std::string("test/manifests/golden/") + example + ".v0.9.yaml",
+                 Render(example, "spiderpool", /*workload=*/false, kV09));
   }
+  // The test workload, once (the same script in every scenario).
+  ExpectGolden("test/manifests/golden/rails-8gpu.workload.yaml",
+               Render("rails-8gpu", "spiderpool", /*workload=*/true));
 }
 
 // Same input, same bytes: key order and document order do not depend on
@@ -567,6 +697,186 @@ TEST(ManifestsTest, TestWorkloadOnlyWhenAsked) {
   ASSERT_NE(ds, nullptr);
   EXPECT_EQ(ds->doc["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"],
             json({{"spidernet.io/hca_shared_devices", 1}}));
+}
+
+// nccl-env-* goes where the workloads run (a pod reads ConfigMaps of its own
+// namespace only); without workloadNamespaces, a warning says where it is.
+TEST(ManifestsTest, NcclEnvLandsInEveryWorkloadNamespace) {
+  DesiredState d = Load("rails-8gpu");
+  d.kubernetes->workload_namespaces = {"team-a", "team-b"};
+  auto hm = BuildHostManifests(d, ManifestOptions());
+  ASSERT_TRUE(hm.ok()) << hm.status().message();
+  std::vector<std::string> where;
+  for (const auto& m : hm->manifests) {
+    if (m.kind == "ConfigMap" && m.name == "nccl-env-linux") where.push_back(m.Namespace());
+  }
+  EXPECT_EQ(where, (std::vector<std::string>{"team-a", "team-b"}));
+  for (const auto& w : hm->warnings)
+    EXPECT_EQ(w.find("workloadNamespaces"), std::string::npos) << w;
+
+  d.kubernetes->workload_namespaces.clear();
+  hm = BuildHostManifests(d, ManifestOptions());
+  ASSERT_TRUE(hm.ok());
+  EXPECT_EQ(Find(hm->manifests, "ConfigMap", "nccl-env-linux")->Namespace(), "spiderpool");
+  std::string all;
+  for (const auto& w : hm->warnings) all += w + "\n";
+  EXPECT_NE(all.find("nccl-env-linux is written into spiderpool"), std::string::npos) << all;
+  EXPECT_NE(all.find("spec.kubernetes.workloadNamespaces"), std::string::npos) << all;
+  // The test workload runs in the first workload namespace, with the env.
+  d.kubernetes->workload_namespaces = {"team-a"};
+  ManifestOptions opt;
+  opt.with_test_workload = true;
+  auto w = BuildManifests(d, opt);
+  ASSERT_TRUE(w.ok());
+  const Manifest* ds = Find(*w, "DaemonSet", "rdma-test");
+  ASSERT_NE(ds, nullptr);
+  EXPECT_EQ(ds->Namespace(), "team-a");
+  EXPECT_EQ(
+      ds->doc["spec"]["template"]["spec"]["containers"][0]["envFrom"][0]["configMapRef"]["name"],
+      "nccl-env-linux");
+}
+
+// NCCL_IB_TC from host.yaml's RoCE QoS: traffic class = DSCP << 2; priority
+// p is DSCP 8p+2 under mlx5's default map (26 for 3): 104, 106 with ECN.
+TEST(ManifestsTest, NcclIbTcFromTheHostsRoceQos) {
+  auto env = [](const DesiredState& d) {
+    auto hm = BuildHostManifests(d, ManifestOptions());
+    EXPECT_TRUE(hm.ok()) << hm.status().message();
+    for (const auto& m : hm->manifests) {
+      if (m.kind == "ConfigMap" && m.name.rfind("nccl-env-", 0) == 0) return m.doc["data"];
+    }
+    return json();
+  };
+  DesiredState d = Load("roce-shared-macvlan");
+  EXPECT_FALSE(env(d).contains("NCCL_IB_TC"));  // no roce QoS in host.yaml: NCCL's default
+  for (auto& nic : d.nics) nic.roce = NicRoceSpec{"dscp", std::vector<int>{3}, std::vector<int>{3}};
+  EXPECT_EQ(env(d)["NCCL_IB_TC"], "106");
+  for (auto& nic : d.nics) nic.roce->ecn.reset();
+  EXPECT_EQ(env(d)["NCCL_IB_TC"], "104");
+  for (auto& nic : d.nics) nic.roce->pfc = std::vector<int>{5};
+  EXPECT_EQ(env(d)["NCCL_IB_TC"], std::to_string((5 * 8 + 2) << 2));
+  // Several PFC priorities: the one with ECN.
+  for (auto& nic : d.nics) {
+    nic.roce->pfc = std::vector<int>{3, 4};
+    nic.roce->ecn = std::vector<int>{3};
+  }
+  EXPECT_EQ(env(d)["NCCL_IB_TC"], "106");
+  // PCP trust: the priority is the VLAN PCP, from the service level.
+  for (auto& nic : d.nics) nic.roce->trust = "pcp";
+  EXPECT_EQ(env(d)["NCCL_IB_SL"], "3");
+  EXPECT_FALSE(env(d).contains("NCCL_IB_TC"));
+  // Rails that disagree: no value, a warning naming them.
+  for (auto& nic : d.nics) nic.roce->trust = "dscp";
+  d.nics[1].roce->pfc = std::vector<int>{4};
+  d.nics[1].roce->ecn.reset();
+  EXPECT_FALSE(env(d).contains("NCCL_IB_TC"));
+  auto hm = BuildHostManifests(d, ManifestOptions());
+  std::string all;
+  for (const auto& w : hm->warnings) all += w + "\n";
+  EXPECT_NE(all.find("NCCL_IB_TC not set"), std::string::npos) << all;
+}
+
+// The test workload does what the guides end with: per pod, the RDMA devices
+// and GIDs; between two pods on two nodes, ib_write_bw/ib_read_lat per rail,
+// one line each, the control connection on the default network.
+TEST(ManifestsTest, TestWorkloadMeasuresEveryRailBetweenTwoNodes) {
+  ManifestOptions opt;
+  opt.with_test_workload = true;
+  auto w = BuildManifests(Load("rails-8gpu"), opt);
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  const Manifest* ds = Find(*w, "DaemonSet", "rdma-test");
+  const Manifest* svc = Find(*w, "Service", "rdma-test");
+  ASSERT_NE(ds, nullptr);
+  ASSERT_NE(svc, nullptr);
+  EXPECT_EQ(svc->Namespace(), ds->Namespace());
+  EXPECT_EQ(svc->doc["spec"]["selector"], ds->doc["spec"]["template"]["metadata"]["labels"]);
+  EXPECT_EQ(svc->doc["spec"]["publishNotReadyAddresses"], true);
+  const json& ctr = ds->doc["spec"]["template"]["spec"]["containers"][0];
+  ASSERT_EQ(ctr["command"].size(), 3u);
+  const std::string script = ctr["command"][2];
+  for (const char* step : {"rdma link show", "ip -br addr show", "/gids/", "RoCE v2",
+                           "ib_write_bw -d", "ib_read_lat -d", "getent ahostsv4 \"$SERVICE\"",
+                           "echo \"rail $k $n $dev gid $gid -> $second"}) {
+    EXPECT_NE(script.find(step), std::string::npos) << step;
+  }
+  bool service_env = false;
+  for (const auto& e : ctr["env"]) {
+    if (e["name"] == "SERVICE") {
+      service_env = true;
+      EXPECT_EQ(e["value"], "rdma-test." + ds->Namespace() + ".svc");
+    }
+  }
+  EXPECT_TRUE(service_env);
+  // The script parses as POSIX sh (dash -n when present, else sh -n).
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  const std::string path = std::string(tmp != nullptr ? tmp : "/tmp") + "/rdma-test.sh";
+  {
+    std::ofstream f(path);
+    f << script;
+  }
+  const std::string cmd =
+      "if command -v dash >/dev/null; then dash -n " + path + "; else sh -n " + path + "; fi";
+  EXPECT_EQ(std::system(cmd.c_str()), 0) << script;
+}
+
+// What the operator needs before the policies work is said with them; the
+// chart values file names its release namespace.
+TEST(ManifestsTest, OperatorPrerequisitesAndTheReleaseNamespace) {
+  std::string out = Render("rails-8gpu", "spiderpool", false);
+  const size_t policy = out.find("kind: SriovNetworkNodePolicy");
+  const size_t header = out.find("configDaemonNodeSelector");
+  ASSERT_NE(header, std::string::npos) << out;
+  EXPECT_LT(header, policy);
+  EXPECT_NE(out.find("node-role.kubernetes.io/worker"), std::string::npos);
+  EXPECT_NE(out.find("provision the host"), std::string::npos);
+  EXPECT_EQ(Render("roce-shared-macvlan", "spiderpool", false).find("configDaemonNodeSelector"),
+            std::string::npos);  // no operator in that guide
+
+  auto hm = BuildHostManifests(Load("rails-8gpu"), ManifestOptions());
+  ASSERT_TRUE(hm.ok());
+  EXPECT_EQ(hm->release_namespace, "spiderpool");
+  EXPECT_NE(HelmValuesHeader(*hm, "v.yaml").find("-n spiderpool --reuse-values -f v.yaml"),
+            std::string::npos);
+  // rdmaResourceInject with the policies left in kube-system while the
+  // multus configs are elsewhere: the operator never sees them.
+  DesiredState d = Load("rails-8gpu");
+  d.kubernetes->sriov_operator_namespace = "kube-system";
+  hm = BuildHostManifests(d, ManifestOptions());
+  ASSERT_TRUE(hm.ok());
+  std::string all;
+  for (const auto& w : hm->warnings) all += w + "\n";
+  EXPECT_NE(all.find("spec.kubernetes.sriovOperatorNamespace: the SriovNetworkNodePolicies go to "
+                     "kube-system"),
+            std::string::npos)
+      << all;
+}
+
+// --flavor multus says what it changes: each field it cannot carry is a
+// warning naming it.
+TEST(ManifestsTest, MultusFlavorWarnsForEveryFieldItDrops) {
+  DesiredState d = Load("roce-shared-macvlan");
+  d.multus_configs[0].vlan = 81;
+  d.ip_pools[0].ips.push_back("172.81.0.200-172.81.0.210");
+  d.multus_configs[1].ippools.ipv6 = {"v6"};
+  d.ip_pools.push_back(IpPoolSpec{"v6", "fd00:82::/64", {}, std::nullopt, std::nullopt, {}});
+  ManifestOptions opt;
+  opt.flavor = "multus";
+  auto hm = BuildHostManifests(d, opt);
+  ASSERT_TRUE(hm.ok()) << hm.status().message();
+  std::string all;
+  for (const auto& w : hm->warnings) all += w + "\n";
+  for (const char* want :
+       {"spec.multusConfigs[0].vlan: --flavor multus drops it",
+        "spec.ipPools[0].ips: --flavor multus (whereabouts) takes the first range",
+        "spec.multusConfigs[1].ippools: --flavor multus uses whereabouts IPAM "
+        "with the first pool only",
+        "spec.ipPools[0].gateway: --flavor multus cannot express the pod's routes"}) {
+    EXPECT_NE(all.find(want), std::string::npos) << want << "\n" << all;
+  }
+  // The Spiderpool flavor carries all of it: none of these warnings.
+  hm = BuildHostManifests(d, ManifestOptions());
+  ASSERT_TRUE(hm.ok());
+  for (const auto& w : hm->warnings) EXPECT_EQ(w.find("--flavor multus"), std::string::npos) << w;
 }
 
 TEST(ManifestsTest, FileNames) {

@@ -1,0 +1,66 @@
+#include "engine/config/pkey.h"
+
+#include <string>
+
+#include "engine/config/field_path.h"
+
+namespace provisioner::config {
+namespace {
+
+int HexDigit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// An integer at `path` in `value` becomes its source text.
+void AsText(YamlDocument* doc, nlohmann::json* value, const std::string& path) {
+  if (!value->is_number_integer()) return;
+  auto text = doc->scalar_text.find(path);
+  *value = text != doc->scalar_text.end() ? text->second : value->dump();
+  doc->scalar_text.erase(path);
+}
+
+}  // namespace
+
+std::optional<int> ParsePkeySpelling(std::string_view text) {
+  if (text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X')) {
+    text.remove_prefix(2);
+  }
+  if (text.empty() || text.size() > 16) return std::nullopt;
+  int v = 0;
+  for (char c : text) {
+    const int d = HexDigit(c);
+    if (d < 0) return std::nullopt;
+    v = v * 16 + d;
+    if (v > 0xffff) return std::nullopt;
+  }
+  return v;
+}
+
+void PkeyScalarsAsText(YamlDocument* doc) {
+  auto spec = doc->root.find("spec");
+  if (spec == doc->root.end() || !spec->is_object()) return;
+  if (auto mcs = spec->find("multusConfigs"); mcs != spec->end() && mcs->is_array()) {
+    for (size_t i = 0; i < mcs->size(); ++i) {
+      nlohmann::json& mc = (*mcs)[i];
+      if (!mc.is_object() || !mc.contains("pkey")) continue;
+      AsText(doc, &mc["pkey"], JoinField(JoinIndex("spec.multusConfigs", i), "pkey"));
+    }
+  }
+  if (auto nics = spec->find("nics"); nics != spec->end() && nics->is_array()) {
+    for (size_t i = 0; i < nics->size(); ++i) {
+      nlohmann::json& nic = (*nics)[i];
+      if (!nic.is_object() || !nic.contains("ipoib") || !nic["ipoib"].is_object()) continue;
+      nlohmann::json& ib = nic["ipoib"];
+      if (!ib.contains("pkeys") || !ib["pkeys"].is_array()) continue;
+      const std::string base = JoinField(JoinField(JoinIndex("spec.nics", i), "ipoib"), "pkeys");
+      for (size_t k = 0; k < ib["pkeys"].size(); ++k) {
+        AsText(doc, &ib["pkeys"][k], JoinIndex(base, k));
+      }
+    }
+  }
+}
+
+}  // namespace provisioner::config
