@@ -14,9 +14,11 @@ int HexDigit(char c) {
   return -1;
 }
 
-// An integer at `path` in `value` becomes its source text.
-void AsText(YamlDocument* doc, nlohmann::json* value, const std::string& path) {
-  if (!value->is_number_integer()) return;
+// An integer (or, with `floats`, any number) at `path` in `value` becomes
+// its source text.
+void AsText(YamlDocument* doc, nlohmann::json* value, const std::string& path,
+            bool floats = false) {
+  if (!value->is_number_integer() && !(floats && value->is_number())) return;
   auto text = doc->scalar_text.find(path);
   *value = text != doc->scalar_text.end() ? text->second : value->dump();
   doc->scalar_text.erase(path);
@@ -47,6 +49,14 @@ void PkeyScalarsAsText(YamlDocument* doc) {
       nlohmann::json& mc = (*mcs)[i];
       if (!mc.is_object() || !mc.contains("pkey")) continue;
       AsText(doc, &mc["pkey"], JoinField(JoinIndex("spec.multusConfigs", i), "pkey"));
+    }
+  }
+  // spiderpool.version: 0.9 or 1.10 unquoted is a release, not a number.
+  if (auto k8s = spec->find("kubernetes"); k8s != spec->end() && k8s->is_object()) {
+    if (auto sp = k8s->find("spiderpool"); sp != k8s->end() && sp->is_object()) {
+      if (auto v = sp->find("version"); v != sp->end()) {
+        AsText(doc, &*v, "spec.kubernetes.spiderpool.version", /*floats=*/true);
+      }
     }
   }
   if (auto nics = spec->find("nics"); nics != spec->end() && nics->is_array()) {

@@ -24,7 +24,8 @@ std::optional<int> ParsePkeySpelling(std::string_view text);
 
 // The P_Key fields of `doc` that YAML typed as integers (`pkey: 1000`,
 // `pkey: 0x1000` unquoted) become strings of their source text, so that they
-// are read as hex like the quoted spellings.
+// are read as hex like the quoted spellings; so does an unquoted
+// spec.kubernetes.spiderpool.version (0.9, 1.10: releases, not numbers).
 void PkeyScalarsAsText(YamlDocument* doc);
 
 }  // namespace provisioner::config

@@ -3,6 +3,7 @@
 // applied to the file, loads cleanly.
 #include "engine/config/pkey.h"
 
+#include <algorithm>
 #include <regex>
 #include <string>
 
@@ -90,6 +91,22 @@ TEST(PkeyTest, RefusedAsIbKubernetesRefusesThem) {
   EXPECT_THAT(Diagnose(Doc("pkey: \"0x1g\"")),
               ElementsAre("host.yaml:19:13: spec.multusConfigs[0].pkey: \"0x1g\" is not an "
                           "InfiniBand partition key in hex, like \"0x1000\" (0x optional)"));
+}
+
+// spec.kubernetes.spiderpool.version as a release, quoted or not: 1.10 is
+// not 1.1.
+TEST(PkeyTest, SpiderpoolVersionIsReadByItsDigits) {
+  for (const char* v : {"0.9", "\"0.9\"", "v0.9.10", "1.10", "\"v1.0\""}) {
+    std::string doc = Doc("pkey: 1000") + "  kubernetes:\n    spiderpool: {version: " + v + "}\n";
+    LoadResult r = LoadDesiredStateFromString(doc, "host.yaml");
+    ASSERT_TRUE(r.state.has_value()) << v << ": " << (Diagnose(doc).empty() ? "" : Diagnose(doc)[0]);
+    std::string want = v;
+    want.erase(std::remove(want.begin(), want.end(), '"'), want.end());
+    EXPECT_EQ(r.state->kubernetes->spiderpool_version.value_or(""), want) << v;
+  }
+  EXPECT_THAT(Diagnose(Doc("pkey: 1000") + "  kubernetes:\n    spiderpool: {version: 2.0}\n"),
+              ElementsAre(::testing::HasSubstr("spec.kubernetes.spiderpool.version: \"2.0\" is "
+                                               "not a Spiderpool release")));
 }
 
 // Every "did you mean", "quote it" and "write" hint about a P_Key, applied to
