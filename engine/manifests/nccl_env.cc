@@ -14,6 +14,10 @@
 // NCCL_SOCKET_IFNAME is "=eth0": NCCL's bootstrap and socket transport use
 // the pod's cluster-network interface, which every pod can reach; the RDMA
 // interfaces (net1...) are per rail and need not route between rails.
+// NCCL_IB_TC (NCCL_IB_SL with PCP trust) comes from host.yaml's RoCE QoS
+// (RoceQosEnv). The ConfigMap goes into every spec.kubernetes.
+// workloadNamespaces (a pod reads its own namespace's only), else beside the
+// multus configs with a warning.
 // NCCL_IB_GID_INDEX is not set: NCCL (2.21 and later) picks the RoCE v2 GID
 // of the interface's address itself, and in a pod that index is not fixed
 // (shared mode: it grows with every pod on the PF; exclusive: it depends on
@@ -164,7 +168,6 @@ StatusOr<std::vector<Manifest>> NcclEnvConfigMaps(HostView& view) {
   std::set<std::string> exclusive_prefixes;
   // The RoCE QoS of the nics behind the RDMA configs: "<priority>/<ecn>/<trust>".
   std::map<std::string, std::vector<std::string>> qos;
-  bool ib = false;
   std::vector<std::string> shared_hcas;
   bool vf_shared_mode = false, unknown = false, all_ipv6 = true;
   for (const auto& mc : d.multus_configs) {
@@ -190,10 +193,8 @@ StatusOr<std::vector<Manifest>> NcclEnvConfigMaps(HostView& view) {
     }
     namespaces.insert(mc.namespace_name);
     all_ipv6 = all_ipv6 && OnlyIpv6(mc);
-    if (ref.nic->link_type && *ref.nic->link_type == "ib") {
-      ib = true;
-      continue;
-    }
+    // InfiniBand: host.yaml sets no SL (the subnet manager's applies).
+    if (ref.nic->link_type && *ref.nic->link_type == "ib") continue;
     const std::optional<int> prio = LosslessPriority(*ref.nic);
     std::string key = "none";
     if (prio) {
@@ -229,7 +230,6 @@ StatusOr<std::vector<Manifest>> NcclEnvConfigMaps(HostView& view) {
   }
   if (all_ipv6) data["NCCL_IB_ADDR_FAMILY"] = "AF_INET6";
   RoceQosEnv(view, name, qos, &data);
-  (void)ib;  // InfiniBand: host.yaml sets no SL, the subnet manager's applies
   const std::vector<std::string>& workload = view.Kubernetes().workload_namespaces;
   if (!workload.empty()) {
     namespaces = std::set<std::string>(workload.begin(), workload.end());
