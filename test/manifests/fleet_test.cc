@@ -131,6 +131,22 @@ TEST(FleetTest, ConflictingHostsAreAnErrorNamingBothAndTheField) {
                 "rdma.rdmaSharedDevicePlugin.deviceConfig.rdmaHcaMax: 500 vs 100"),
             std::string::npos)
       << merged.status().message();
+
+  // The release namespace (the helm -n): one release, one namespace. Two
+  // node-qualified hosts so that the policies themselves do not collide.
+  DesiredState a = Load("roce-shared-macvlan");
+  DesiredState b = a;
+  b.kubernetes->sriov_operator_namespace = "spiderpool";
+  merged = MergeHosts({Render(a, "worker1"), Render(b, "worker2")});
+  ASSERT_FALSE(merged.ok());
+  EXPECT_NE(merged.status().message().find("spec.kubernetes.sriovOperatorNamespace differs between "
+                                           "hosts worker1 (worker1.yaml) (kube-system) and worker2 "
+                                           "(worker2.yaml) (spiderpool)"),
+            std::string::npos)
+      << merged.status().message();
+  merged = MergeHosts({Render(a, "worker1"), Render(a, "worker2")});
+  ASSERT_TRUE(merged.ok());
+  EXPECT_EQ(merged->release_namespace, "kube-system");
 }
 
 // Golden: two nodes without a pool label (node-qualified policies and
