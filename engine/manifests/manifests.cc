@@ -490,8 +490,11 @@ std::string Preamble(const Manifest& m) {
          "#   operator only checks the VFs and fails the sync while the firmware's\n"
          "#   NUM_OF_VFS or link type differs from the policy;\n"
          "# - its config daemon runs only on nodes matching the SriovOperatorConfig's\n"
-         "#   configDaemonNodeSelector (by default node-role.kubernetes.io/worker):\n"
+         "#   configDaemonNodeSelector: the operator's default (standalone, and under\n"
+         "#   Spiderpool v0.9) is node-role.kubernetes.io/worker= and kubernetes.io/os=linux:\n"
          "#   kubectl label node <node> node-role.kubernetes.io/worker=\n"
+         "#   (Spiderpool v1.x's chart sets kubernetes.io/os: linux instead:\n"
+         "#   sriov.operatorConfig.configDaemonNodeSelector);\n"
          "# - InfiniBand VF GUIDs are kept from sriov-network-operator v1.4.0 on\n"
          "#   (/etc/sriov-operator/infiniband/guids); v1.3 replaces them (docs/kubernetes.md).\n";
 }
