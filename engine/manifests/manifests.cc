@@ -487,8 +487,9 @@ std::string Preamble(const Manifest& m) {
   if (m.kind != "SriovNetworkNodePolicy") return "";
   return "# sriov-network-operator, externallyManaged: true. Before creating this policy:\n"
          "# - provision the host (provisioner apply, and the reboot it asks for): the\n"
-         "#   operator only checks the VFs and fails the sync while the firmware's\n"
-         "#   NUM_OF_VFS or link type differs from the policy;\n"
+         "#   operator's webhook refuses this policy while the PF has fewer VFs, a\n"
+         "#   smaller MTU or another link type, and its daemon fails the sync while the\n"
+         "#   firmware's NUM_OF_VFS or link type differs;\n"
          "# - its config daemon runs only on nodes matching the SriovOperatorConfig's\n"
          "#   configDaemonNodeSelector: the operator's default (standalone, and under\n"
          "#   Spiderpool v0.9) is node-role.kubernetes.io/worker= and kubernetes.io/os=linux:\n"

@@ -122,10 +122,11 @@ TEST(OperatorScenarioTest, OurPolicyWinsOnEveryPfWeProvisionSoNumOfVfsIsNeverRew
       const std::string label = std::string(pci) + " admin priority " +
                                 (admin_priority ? std::to_string(*admin_priority) : "unset");
       if (!admin_priority) {
-        // Unset is 0, ours too: the tie goes by name. Then the operator's
-        // webhook (validateExternallyManage) refuses the admin's policy on
-        // our PFs; without the webhook, docs/kubernetes.md says to give
-        // other policies a priority of 1 or more.
+        // Unset is 0, ours too: the tie goes by name, and the webhook
+        // compares externallyManaged only between pfNames policies.
+        // docs/kubernetes.md says to give other policies a priority of 1 or
+        // more; here the later name wins, as the operator sorts.
+        EXPECT_EQ(o.winner, "zz-all-mellanox") << label;
         continue;
       }
       EXPECT_TRUE(o.externally_managed) << label << ": won by " << o.winner;
