@@ -14,7 +14,7 @@ TEST(ModuleOrderTest, EveryModuleInItsPlace) {
   ASSERT_TRUE(order.ok()) << order.status().message();
   EXPECT_EQ(*order, (std::vector<std::string>{"pci", "firmware", "kmod", "rdma", "sriov", "vf",
                                               "link", "ipoib", "roce", "sriov-operator", "topology",
-                                              "pcie"}));
+                                              "health", "pcie"}));
   EXPECT_EQ(ModuleRegistry::Names(), *order);
   auto modules = ModuleRegistry::CreateAll();
   ASSERT_EQ(modules.size(), order->size());
