@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/model/boot_facts.h"
 #include "engine/model/health_facts.h"
 #include "engine/model/kmod_facts.h"
 #include "engine/model/link_facts.h"
@@ -129,6 +130,9 @@ struct HostFacts {
   // PCIe link attributes of NICs, GPUs and the bridges above them, the
   // NVIDIA driver flavour: doctor's link health gates (health module).
   HealthFacts health;
+  // The running kernel command line and the boot configuration that sets
+  // the next one (kernel module).
+  BootFacts boot;
   // The sriov-network-operator's IB VF GUID pool on this host,
   // /etc/sriov-operator/infiniband/guids, as read (sriov-operator module):
   // nullopt when absent.
