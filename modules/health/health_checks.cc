@@ -1,6 +1,7 @@
 #include "modules/health/health_checks.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <map>

@@ -1,6 +1,7 @@
 #include "modules/kernel/kernel_cmdline.h"
 
 #include <algorithm>
+#include <cctype>
 #include <set>
 #include <string>
 #include <utility>

@@ -54,10 +54,13 @@ class KernelModule final : public Module {
     BootFacts boot;
     boot.discovered = true;
     const HostFs& fs = *ctx.fs;
+    // Unreadable files are an error only for a plan that needs them.
+    const bool needed = ctx.plan_for != nullptr && ctx.plan_for->kernel.has_value();
     if (auto c = fs.ReadAttr("/proc/cmdline"); c.ok()) {
       boot.cmdline = *c;
     } else if (c.status().err() != ENOENT) {
-      return c.status();
+      if (needed) return c.status();
+      facts.warnings.push_back(c.status().message());
     }
     if (auto os = fs.ReadFile("/etc/os-release"); os.ok()) {
       boot.os_release = true;
@@ -76,7 +79,8 @@ class KernelModule final : public Module {
     if (auto d = fs.ReadFile(kDropInPath); d.ok()) {
       boot.dropin = *d;
     } else if (d.status().err() != ENOENT && d.status().err() != ENOTDIR) {
-      return d.status();  // ours and unreadable: never planned over
+      if (needed) return d.status();  // ours and unreadable: never planned over
+      facts.warnings.push_back(d.status().message());
     }
     if (fs.IsDir("/boot/loader/entries")) {
       auto entries = fs.ListDir("/boot/loader/entries");
