@@ -317,4 +317,48 @@ void PlanKernelCmdline(const DesiredState& desired, const HostFacts& facts, Plan
   sink.AddChange(std::move(c));
 }
 
+void CheckKernelCmdline(const DesiredState* desired, const HostFacts& facts, CheckSink& sink) {
+  if (desired == nullptr || !desired->kernel || !facts.boot.discovered) return;
+  std::vector<std::string> args = desired->kernel->cmdline;
+  for (const std::string& r : desired->kernel->cmdline_remove) args.push_back("-" + r);
+  if (args.empty()) return;
+  CheckResult r;
+  r.module = kModuleName;
+  r.id = "kernel.cmdline";
+  r.target = "/proc/cmdline";
+  r.evidence.push_back({"spec.kernel.cmdline", Join(args)});
+  r.evidence.push_back({"/proc/cmdline", facts.boot.cmdline.value_or("(not captured)")});
+  std::optional<std::vector<std::string>> dropin;
+  if (facts.boot.dropin) {
+    dropin = ParseDropIn(*facts.boot.dropin);
+    r.evidence.push_back({kDropInPath, dropin ? Join(*dropin) : std::string("(not ours)")});
+  }
+  for (const std::string& o : facts.boot.bls_options) {
+    r.evidence.push_back({"/boot/loader/entries/*.conf options", o});
+  }
+  const bool booted =
+      facts.boot.cmdline && CmdlineSatisfies(SplitCmdline(*facts.boot.cmdline), args);
+  const bool next_boot =
+      (dropin && *dropin == args) ||
+      (!facts.boot.bls_options.empty() &&
+       std::all_of(facts.boot.bls_options.begin(), facts.boot.bls_options.end(),
+                   [&](const std::string& o) { return CmdlineSatisfies(SplitCmdline(o), args); }));
+  if (booted) {
+    r.verdict = Verdict::kOk;
+    r.summary = "the running kernel has " + Join(args);
+  } else if (next_boot) {
+    r.verdict = Verdict::kWarn;
+    r.summary = facts.boot.cmdline
+                    ? "the next boot has " + Join(args) + ", the running kernel not"
+                    : "the next boot has " + Join(args) + "; /proc/cmdline not captured";
+    r.fix = "reboot";
+  } else {
+    r.verdict = Verdict::kFail;
+    r.summary = "the kernel command line does not have " + Join(args) +
+                " and neither does the boot configuration";
+    r.fix = "provisioner apply (spec.kernel.cmdline), then reboot";
+  }
+  sink.Add(std::move(r));
+}
+
 }  // namespace provisioner::kernel

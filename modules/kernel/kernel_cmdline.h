@@ -29,6 +29,7 @@
 #include "engine/base/status.h"
 #include "engine/model/desired.h"
 #include "engine/model/host_model.h"
+#include "engine/module/check.h"
 #include "engine/plan/change.h"
 
 namespace provisioner::kernel {
@@ -59,6 +60,11 @@ std::vector<std::string> GrubbyArgv(const std::string& grubby,
 Status CheckCmdlineChange(const Change& change);
 
 void PlanKernelCmdline(const DesiredState& desired, const HostFacts& facts, PlanSink& sink);
+
+// Doctor, with host.yaml asking spec.kernel: `kernel.cmdline` ok when
+// /proc/cmdline has it all; warn when the boot configuration has it and a
+// reboot is pending (or /proc/cmdline is not captured); fail otherwise.
+void CheckKernelCmdline(const DesiredState* desired, const HostFacts& facts, CheckSink& sink);
 
 }  // namespace provisioner::kernel
 

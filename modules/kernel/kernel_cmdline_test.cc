@@ -180,6 +180,24 @@ TEST(KernelCmdlinePlanTest, ContradictionsAreErrors) {
   EXPECT_EQ(sink.diagnostics()[1].path, "spec.kernel.cmdlineRemove[0]");
 }
 
+TEST(KernelCmdlineDoctorTest, FailPendingOk) {
+  const DesiredState want = Wants({"iommu=pt"}, {"quiet"});
+  auto verdict = [&](const HostFacts& f) {
+    CheckSink sink;
+    CheckKernelCmdline(&want, f, sink);
+    EXPECT_EQ(sink.results().size(), 1u);
+    return sink.results().empty() ? Verdict::kOk : sink.results()[0].verdict;
+  };
+  HostFacts f = Debian("ro quiet");
+  EXPECT_EQ(verdict(f), Verdict::kFail);
+  f.boot.dropin = RenderDropIn({"iommu=pt", "-quiet"});
+  EXPECT_EQ(verdict(f), Verdict::kWarn);  // reboot pending
+  EXPECT_EQ(verdict(Debian("ro iommu=pt")), Verdict::kOk);
+  CheckSink none;
+  CheckKernelCmdline(nullptr, f, none);  // no host.yaml: nothing to compare
+  EXPECT_TRUE(none.results().empty());
+}
+
 TEST(KernelCmdlinePlanTest, RefusesChangesOfTheWrongShape) {
   Change c = MakeChange(kModuleName, "boot", "cmdline", nullptr, {"iommu=pt"}, Disruption::kReboot,
                         15, "", "");

@@ -113,6 +113,10 @@ class KernelModule final : public Module {
     kernel::PlanKernelCmdline(desired, facts, sink);
   }
 
+  void Check(const DesiredState* desired, const HostFacts& facts, CheckSink& sink) const override {
+    kernel::CheckKernelCmdline(desired, facts, sink);
+  }
+
   Status CheckChange(const Change& change) const override {
     return kernel::CheckCmdlineChange(change);
   }

@@ -108,6 +108,17 @@ TEST(KernelCliTest, DebianDropInAppliesExitsThreeAndConvergesAfterReboot) {
   ASSERT_EQ(stat((root + kDropIn).c_str(), &after_st), 0);
   EXPECT_EQ(before_st.st_ino, after_st.st_ino) << "the drop-in was rewritten";
 
+  // Doctor with host.yaml: the reboot is pending.
+  auto doctor_verdict = [&]() {
+    RunResult d = Provisioner({"doctor", yaml, "--root", root, "-o", "json"});
+    const json doc = json::parse(d.out);
+    for (const auto& c : doc["checks"]) {
+      if (c["id"] == "kernel.cmdline") return c["verdict"].get<std::string>();
+    }
+    return std::string("absent");
+  };
+  EXPECT_EQ(doctor_verdict(), "warn");
+
   // Rebooted: /proc/cmdline has them. Converged, no warning.
   KernelWrite(root + "/proc/cmdline",
               "BOOT_IMAGE=/boot/vmlinuz-6.1.0-18-amd64 root=UUID=6f1c0a43 ro intel_iommu=on "
@@ -117,6 +128,7 @@ TEST(KernelCliTest, DebianDropInAppliesExitsThreeAndConvergesAfterReboot) {
   EXPECT_TRUE(done["warnings"].empty()) << done.dump(2);
   RunResult exit0 = Provisioner({"plan", yaml, "--root", root, "--detailed-exitcode"});
   EXPECT_EQ(exit0.exit_code, 0) << exit0.out;
+  EXPECT_EQ(doctor_verdict(), "ok");
 }
 
 TEST(KernelCliTest, RhelLikeHostPlansGrubbyAndReportsItUnderRoot) {
