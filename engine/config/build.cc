@@ -209,6 +209,13 @@ DesiredState BuildDesiredState(const json& root) {
     s.pcie = p;
   }
 
+  if (const json* kernel = Field(*spec, "kernel"); kernel != nullptr && kernel->is_object()) {
+    KernelSpec k;
+    k.cmdline = Strings(*kernel, "cmdline");
+    k.cmdline_remove = Strings(*kernel, "cmdlineRemove");
+    s.kernel = k;
+  }
+
   s.kernel_modules = BuildList<KernelModuleSpec>(*spec, "kernelModules", [](const json& item) {
     KernelModuleSpec k;
     if (item.is_string()) {

@@ -25,6 +25,15 @@ struct PcieSpec {
   std::optional<std::string> disable_acs;
 };
 
+// spec.kernel: { cmdline: [iommu=pt, intel_iommu=on], cmdlineRemove: [quiet] }:
+// kernel command line arguments every boot entry must have, and those it
+// must not have (a bare key removes every value of it: "iommu" removes
+// "iommu=off"). Module kernel; takes effect at the next boot.
+struct KernelSpec {
+  std::vector<std::string> cmdline;         // "key" or "key=value", as written
+  std::vector<std::string> cmdline_remove;  // cmdlineRemove
+};
+
 // spec.nics[].pcie: { maxReadRequest: 4096 }
 struct NicPcieSpec {
   std::optional<int> max_read_request;  // bytes: 128..4096, a power of two
@@ -171,6 +180,7 @@ struct DesiredState {
 
   std::optional<RdmaSpec> rdma;
   std::optional<PcieSpec> pcie;
+  std::optional<KernelSpec> kernel;
   std::vector<KernelModuleSpec> kernel_modules;
   std::vector<NicSpec> nics;
   std::vector<IpPoolSpec> ip_pools;

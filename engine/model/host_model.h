@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "engine/model/boot_facts.h"
+#include "engine/model/health_facts.h"
 #include "engine/model/kmod_facts.h"
 #include "engine/model/link_facts.h"
 #include "engine/model/ipoib_facts.h"
@@ -125,6 +127,12 @@ struct HostFacts {
   IpoibFacts ipoib;
   // DCB trust/PFC and ECN of the NIC PF netdevs, NCCL_IB_TC (roce module).
   RoceFacts roce;
+  // PCIe link attributes of NICs, GPUs and the bridges above them, the
+  // NVIDIA driver flavour: doctor's link health gates (health module).
+  HealthFacts health;
+  // The running kernel command line and the boot configuration that sets
+  // the next one (kernel module).
+  BootFacts boot;
   // The sriov-network-operator's IB VF GUID pool on this host,
   // /etc/sriov-operator/infiniband/guids, as read (sriov-operator module):
   // nullopt when absent.

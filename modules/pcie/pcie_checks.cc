@@ -157,8 +157,9 @@ void CheckIommu(const HostFacts& facts, CheckSink& sink) {
     if (type != "identity") translated.push_back(group);
   }
   const std::string fix =
-      "boot with iommu=pt (intel_iommu=on iommu=pt / amd_iommu=on iommu=pt) so that GPU and NIC "
-      "DMA is not translated, and disable ACS on the GPU-NIC paths (spec.pcie.disableAcs)";
+      "boot with iommu=pt so that GPU and NIC DMA is not translated: spec.kernel.cmdline: "
+      "[intel_iommu=on, iommu=pt] (AMD: amd_iommu=on, iommu=pt), then reboot; and disable ACS "
+      "on the GPU-NIC paths (spec.pcie.disableAcs)";
   // A warning, not a failure: GPUDirect RDMA can work through a translating
   // IOMMU (with ATS), but NVIDIA's GPUDirect and NCCL guides ask for
   // passthrough, and every GPU host would otherwise fail doctor.

@@ -336,6 +336,19 @@ TEST_F(SriovApplyTest, InjectedEnomemOnTheResetWrite) {
       << s.message();
 }
 
+TEST_F(SriovApplyTest, EnomemEnablingVfsHintsPciRealloc) {
+  MakeKernel();
+  fs_ = std::make_unique<FakeKernelFs>(tree_.get(), KernelOptions{.inject_errno = ENOMEM});
+  ctx_.fs = fs_.get();
+  Status s = module_.Apply(NumVfsChange(0, 4), ctx_);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.err(), ENOMEM);
+  EXPECT_NE(s.message().find("sriov_numvfs: ENOMEM"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("boot with pci=realloc (spec.kernel.cmdline: [pci=realloc])"),
+            std::string::npos)
+      << s.message();
+}
+
 TEST_F(SriovApplyTest, AboveTotalGetsTheKernelsErange) {
   MakeKernel();
   Status s = ApplyNumVfs(kPf, 300, ctx_);

@@ -271,6 +271,15 @@ Status ApplyNumVfs(const std::string& bdf, int target, HostContext& ctx,
       if (!s.ok()) return s.WithContext("reset to 0 first").WithContext(context);
     }
     Status s = TimeBoxedWrite(ctx.fs, path, std::to_string(target) + "\n", options.write_timeout);
+    if (!s.ok() && s.err() == ENOMEM && target > 0) {
+      // The kernel found no bus numbers or MMIO window for the VFs (the BIOS
+      // sized the bridges for the PF alone): the sriov-network-operator then
+      // adds pci=realloc to the kernel command line.
+      s = Status(s.code(),
+                 s.message() + ": no bus numbers or MMIO space for " + std::to_string(target) +
+                     " VFs; boot with pci=realloc (spec.kernel.cmdline: [pci=realloc])",
+                 s.err());
+    }
     if (!s.ok()) return s.WithContext(context);
   }
   return WaitSettled(bdf, target, ctx, options).WithContext(context);

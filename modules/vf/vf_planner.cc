@@ -263,7 +263,8 @@ void PlanVf(const DesiredState& desired, const HostFacts& facts, PlanSink& sink)
           if (!no_group.empty()) {
             sink.Error(type_path, "vfio-pci needs an IOMMU, but " + no_group +
                                       " has no iommu_group (boot with intel_iommu=on or "
-                                      "amd_iommu=on)");
+                                      "amd_iommu=on: spec.kernel.cmdline: [intel_iommu=on, "
+                                      "iommu=pt])");
             continue;
           }
           bool module_known =

@@ -172,6 +172,10 @@ TEST(VfBindingPlanTest, VfioWithoutIommuIsAnError) {
   ASSERT_FALSE(r.diagnostics.empty());
   EXPECT_EQ(r.diagnostics[0].severity, Severity::kError);
   EXPECT_NE(r.diagnostics[0].message.find("iommu_group"), std::string::npos);
+  // The hint the sriov-network-operator acts on, as the field that sets it.
+  EXPECT_NE(r.diagnostics[0].message.find("spec.kernel.cmdline: [intel_iommu=on, iommu=pt]"),
+            std::string::npos)
+      << r.diagnostics[0].message;
 }
 
 TEST(VfFlagPlanTest, TrustAndSpoofCheck) {

@@ -32,6 +32,7 @@ const std::map<std::string, std::string>& TreeOf() {
       {"ib-sriov", "cx5-ib"},
       {"ipoib", "cx5-ib"},
       {"ipoib-host", "cx5-ib"},
+      {"kernel-cmdline", "hgx-h100-pcie"},
       {"rails", "hgx-h100"},
       {"rails-8gpu", "hgx-h100"},
       {"roce-lossless", "cx5-roce-qos"},

@@ -650,6 +650,24 @@ HostSpec HgxH100PcieHost() {
           {"/run/provisioner/mstconfig/" + f.bdf + ".query", Cx7EthMstconfigQuery(f.bdf)});
     }
   }
+  // A Debian 12 boot configuration (spec.kernel.cmdline plans a GRUB
+  // drop-in): /etc/os-release as Debian 12 ships it, /etc/default/grub as
+  // the grub2-common package installs it, with the running intel_iommu=on.
+  h.files.push_back({"/etc/os-release",
+                     "PRETTY_NAME=\"Debian GNU/Linux 12 (bookworm)\"\nNAME=\"Debian GNU/Linux\"\n"
+                     "VERSION_ID=\"12\"\nVERSION=\"12 (bookworm)\"\nVERSION_CODENAME=bookworm\n"
+                     "ID=debian\nHOME_URL=\"https://www.debian.org/\"\n"
+                     "SUPPORT_URL=\"https://www.debian.org/support\"\n"
+                     "BUG_REPORT_URL=\"https://bugs.debian.org/\"\n"});
+  h.files.push_back({"/etc/default/grub",
+                     "# If you change this file, run 'update-grub' afterwards to update\n"
+                     "# /boot/grub/grub.cfg.\n"
+                     "# For full documentation of the options in this file, see:\n"
+                     "#   info -f grub -n 'Simple configuration'\n\n"
+                     "GRUB_DEFAULT=0\nGRUB_TIMEOUT=5\n"
+                     "GRUB_DISTRIBUTOR=`lsb_release -i -s 2> /dev/null || echo Debian`\n"
+                     "GRUB_CMDLINE_LINUX_DEFAULT=\"quiet\"\n"
+                     "GRUB_CMDLINE_LINUX=\"intel_iommu=on\"\n"});
   return h;
 }
 
