@@ -223,12 +223,13 @@ json PlanToJson(const Plan& plan, const std::string& root) {
   return doc;
 }
 
-std::string RenderPlanTable(const Plan& plan, bool color) {
+std::string RenderPlanTable(const Plan& plan, bool color, bool dry_run) {
   std::ostringstream out;
   if (plan.changes.empty()) {
     out << "No changes. The host matches the desired state.\n";
   } else {
-    out << "provisioner will make these changes, in this order:\n\n";
+    out << "provisioner " << (dry_run ? "would" : "will")
+        << " make these changes, in this order:\n\n";
     for (const auto& c : plan.changes) {
       const Action a = ChangeAction(c);
       const char* col = a == Action::kAdd       ? "\033[32m"
@@ -254,7 +255,7 @@ std::string RenderPlanTable(const Plan& plan, bool color) {
       out << "; " << n.reboot << (n.reboot == 1 ? " takes" : " take") << " effect after a reboot";
     out << ".\n";
   }
-  for (const auto& w : plan.warnings) out << "Warning: " << w << "\n";
+  for (const auto& w : plan.warnings) out << "warning: " << w << "\n";
   return out.str();
 }
 

@@ -38,7 +38,8 @@ struct PlanCounts {
   int reboot = 0;  // take effect after a reboot or firmware reset
 };
 PlanCounts CountActions(const std::vector<Change>& changes);
-std::string RenderPlanTable(const Plan& plan, bool color);
+// `dry_run`: "provisioner would make these changes" (apply --dry-run).
+std::string RenderPlanTable(const Plan& plan, bool color, bool dry_run = false);
 // Block-style YAML of a JSON document.
 std::string JsonToYaml(const nlohmann::json& doc);
 

@@ -352,6 +352,13 @@ spec:
   EXPECT_NE(host.err.find("typo.yaml:8:20: spec.nics[0].nicSelector: selects no PCI function"),
             std::string::npos)
       << host.err;
+  // The candidates, and the nearest one to the typo.
+  EXPECT_NE(host.err.find("provisioner: spec.nics[0].nicSelector: NICs here: "), std::string::npos)
+      << host.err;
+  EXPECT_NE(host.err.find("0000:af:00.0 ens6f0np0 15b3:1017, 0000:af:00.1 ens6f1np1 15b3:1017"),
+            std::string::npos)
+      << host.err;
+  EXPECT_NE(host.err.find("; did you mean ens6f0np0?"), std::string::npos) << host.err;
   RunResult hj = Provisioner({"validate", yaml, "--root", root, "-o", "json"});
   EXPECT_EQ(hj.exit_code, 1);
   json hdoc = ParseJson(hj);
@@ -415,6 +422,35 @@ TEST(UxCliTest, DoctorGroupsFiltersAndSaysNoRdma) {
   EXPECT_NE(none.out.find("WARN  host.rdma"), std::string::npos) << none.out;
   EXPECT_NE(none.out.find("no RDMA on this host"), std::string::npos) << none.out;
   EXPECT_EQ(none.out.find("No checks apply"), std::string::npos) << none.out;
+}
+
+// Item 9: plan while an apply holds the lock says it is in progress, not
+// "interrupted"; once that apply is killed, it is interrupted.
+TEST(UxCliTest, PlanDuringARunningApplySaysInProgress) {
+  std::string root = ExtractHost("cx5-roce");
+  KernelSimDaemon sim(root, /*netdev_delay_ms=*/20000);  // VFs come, netdevs do not
+  ASSERT_TRUE(sim.ready());
+  std::string yaml = Example("roce-sriov.yaml");
+  pid_t pid = Spawn({ProvisionerBinary(), "apply", yaml, "--root", root, "--settle-timeout", "60"});
+  ASSERT_GT(pid, 0);
+  std::string journal = root + "/run/provisioner/journal.json";
+  bool applying = false;
+  for (int i = 0; i < 400 && !applying; ++i) {
+    applying = ReadFile(journal).find("\"applying\"") != std::string::npos;
+    if (!applying) ::usleep(25000);
+  }
+  ASSERT_TRUE(applying);
+  RunResult p = Provisioner({"plan", yaml, "--root", root});
+  EXPECT_NE(p.out.find("an apply is in progress (pid " + std::to_string(pid) + ", since "),
+            std::string::npos)
+      << p.out << p.err;
+  EXPECT_EQ((p.out + p.err).find("interrupted"), std::string::npos) << p.out << p.err;
+  ::kill(pid, SIGKILL);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  RunResult after = Provisioner({"plan", yaml, "--root", root});
+  EXPECT_NE((after.out + after.err).find("an earlier apply was interrupted"), std::string::npos)
+      << after.out << after.err;
 }
 
 // help, EXIT STATUS / EXAMPLES / ENVIRONMENT in --help.
