@@ -3,10 +3,13 @@
 // (CONTRACT.md section 2).
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -241,9 +244,26 @@ int main(int argc, char** argv) {
     // Point at the help of the subcommand the error is about.
     std::string help = "provisioner --help";
     for (const CLI::App* sub : app.get_subcommands({})) {
-      if (sub->parsed()) help = "provisioner " + sub->get_name() + " --help";
+      if (sub->parsed() || std::find(args.begin(), args.end(), sub->get_name()) != args.end()) {
+        help = "provisioner " + sub->get_name() + " --help";
+        break;
+      }
     }
-    std::fprintf(stderr, "provisioner: %s\nRun '%s' for usage.\n", e.what(), help.c_str());
+    std::string what = e.what();
+    if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) {
+      // CLI11 lists them from the reversed vector it parsed: in command-line order instead.
+      std::set<std::string> listed;
+      std::istringstream words(
+          what.substr(what.find(": ") == std::string::npos ? 0 : what.find(": ") + 2));
+      for (std::string w; words >> w;) listed.insert(w);
+      std::vector<std::string> extras;
+      for (const std::string& a : args) {
+        if (listed.erase(a) > 0) extras.push_back(a);
+      }
+      what = "unexpected argument" + std::string(extras.size() == 1 ? "" : "s") + ":";
+      for (const std::string& x : extras) what += " " + x;
+    }
+    std::fprintf(stderr, "provisioner: %s\nRun '%s' for usage.\n", what.c_str(), help.c_str());
     return provisioner::cli::kExitError;
   }
 

@@ -291,6 +291,12 @@ TEST(UxCliTest, GlobalFlagsAnywhere) {
   RunResult bad = Provisioner({"plan", yaml, "--bogus"});
   EXPECT_EQ(bad.exit_code, 1);
   EXPECT_NE(bad.err.find("Run 'provisioner plan --help' for usage."), std::string::npos) << bad.err;
+  // Extra arguments in the order they were given (CLI11 lists them reversed).
+  RunResult extra = Provisioner({"plan", yaml, "first", "second"});
+  EXPECT_EQ(extra.exit_code, 1);
+  EXPECT_NE(extra.err.find("unexpected arguments: first second\n"), std::string::npos) << extra.err;
+  EXPECT_NE(extra.err.find("Run 'provisioner plan --help' for usage."), std::string::npos)
+      << extra.err;
 }
 
 // Item 6: -o yaml wherever -o json is; validate -o json.
