@@ -7,7 +7,8 @@ Runs `BINARY --version`, `BINARY --help` and `BINARY SUBCOMMAND --help` for
 each subcommand that --help lists, and turns CLI11's help layout (a title
 line, "Usage: ...", then "Positionals:", "Options:", "Subcommands:" sections
 of "  NAME   text" entries) into roff: NAME, SYNOPSIS, DESCRIPTION, OPTIONS,
-one COMMANDS subsection per subcommand, and FILES from the --file arguments
+one COMMANDS subsection per subcommand, EXIT STATUS, EXAMPLES and
+ENVIRONMENT from the sections of that name in --help's footer, and FILES from the --file arguments
 (the package's paths, which scripts/build-deb.sh knows). The page's date and
 version are the binary's build date and version. OUT ending in .gz is
 compressed (gzip -9n, reproducibly).
@@ -97,6 +98,9 @@ def main():
     prog, ver, _, date = m.groups()
 
     title, usage, sections = parse_help(help_of(a.binary))
+    # The footer's sections are the page's own (.SH), not options.
+    footer = [(name, sections.pop(name)) for name in ("EXIT STATUS", "EXAMPLES", "ENVIRONMENT")
+              if name in sections]
     name_line = title.split(": ", 1)[-1]
     subcommands = sections.get("Subcommands", [])
     if not subcommands:
@@ -121,9 +125,18 @@ def main():
     roff.append(".SH COMMANDS")
     for sub, desc in subcommands:
         sub_title, sub_usage, sub_sections = parse_help(help_of(a.binary, sub))
+        for name, _ in footer:  # each subcommand's --help repeats the footer
+            sub_sections.pop(name, None)
         roff += [".SS %s" % esc(sub), esc(desc or sub_title) + ".", ".PP",
                  "\\fB%s\\fR" % esc(sub_usage)]
         roff += sections_roff(sub_sections)
+    for heading, entries in footer:
+        roff.append(".SH %s" % heading)
+        for name, desc in entries:
+            if heading == "EXAMPLES":
+                roff += [".TP", "\\fB%s\\fR" % esc(name), esc(desc) if desc else ""]
+            else:
+                roff += entry(name, desc)
     if a.file:
         roff.append(".SH FILES")
         for spec in a.file:

@@ -2,9 +2,13 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
@@ -34,9 +38,15 @@ std::chrono::milliseconds Millis(double seconds) {
 }
 
 // On stderr, never stdout (stdout may be JSON); redrawn on a terminal.
-std::unique_ptr<ConsoleProgress> NewProgress() {
-  return std::make_unique<ConsoleProgress>(stderr,
-                                           ProgressOptions{.terminal = ::isatty(STDERR_FILENO) == 1});
+// None with -q or --log-level error.
+std::unique_ptr<ConsoleProgress> NewProgress(const CommonOptions& opt) {
+  if (opt.quiet) return nullptr;
+  return std::make_unique<ConsoleProgress>(
+      stderr, ProgressOptions{.terminal = ::isatty(STDERR_FILENO) == 1});
+}
+
+void FinishProgress(const std::unique_ptr<ConsoleProgress>& progress) {
+  if (progress) progress->Finish();
 }
 
 HostOptions HostOf(const CommonOptions& opt, Progress* progress) {
@@ -47,10 +57,87 @@ HostOptions HostOf(const CommonOptions& opt, Progress* progress) {
   return host;
 }
 
+// Levenshtein distance, ASCII case-insensitive.
+size_t Distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t up = row[j];
+      bool same = std::tolower(static_cast<unsigned char>(a[i - 1])) ==
+                  std::tolower(static_cast<unsigned char>(b[j - 1]));
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (same ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// After "spec.nics[i].nicSelector: selects no PCI function": the NICs this
+// host has, and the nearest name or address to what the selector asked for.
+void PrintSelectorHints(const PlanOutcome& p) {
+  std::set<std::string> done;
+  for (const auto& batch : p.diagnostics) {
+    for (const auto& d : batch.items) {
+      if (d.severity != Severity::kError ||
+          d.message.find("selects no PCI function") == std::string::npos ||
+          !done.insert(d.path).second) {
+        continue;
+      }
+      std::string here;
+      std::vector<std::string> names;
+      for (const auto& n : p.nics_here) {
+        here += std::string(here.empty() ? "" : ", ") + n.pci_address;
+        for (const auto& nd : n.netdevs) here += " " + nd;
+        here += " " + n.id;
+        names.push_back(n.pci_address);
+        names.insert(names.end(), n.netdevs.begin(), n.netdevs.end());
+      }
+      std::string hint =
+          "provisioner: " + d.path + ": NICs here: " + (here.empty() ? "none" : here);
+      // The nics[] entry the path names: "spec.nics[3].nicSelector".
+      size_t open = d.path.find("spec.nics[");
+      if (open == 0) {
+        size_t index = std::strtoul(d.path.c_str() + 10, nullptr, 10);
+        if (index < p.desired.nics.size()) {
+          const NicSelector& sel = p.desired.nics[index].selector;
+          std::vector<std::string> asked = sel.pf_names;
+          asked.insert(asked.end(), sel.root_devices.begin(), sel.root_devices.end());
+          std::set<std::string> guesses;
+          for (const auto& want : asked) {
+            std::string best;
+            size_t best_d = std::max<size_t>(2, want.size() / 3) + 1;
+            for (const auto& have : names) {
+              size_t dist = Distance(want, have);
+              if (dist > 0 && dist < best_d) {
+                best = have;
+                best_d = dist;
+              }
+            }
+            if (!best.empty()) guesses.insert(best);
+          }
+          if (!guesses.empty()) {
+            hint += "; did you mean";
+            bool first = true;
+            for (const auto& g : guesses) {
+              hint += (first ? " " : " or ") + g;
+              first = false;
+            }
+            hint += "?";
+          }
+        }
+      }
+      std::fprintf(stderr, "%s\n", hint.c_str());
+    }
+  }
+}
 
 // Prints a plan's diagnostics and, when there is no plan, why.
 void ReportPlanProblems(const std::string& file, const PlanOutcome& p) {
   for (const auto& batch : p.diagnostics) PrintDiagnostics(file, batch);
+  PrintSelectorHints(p);
   if (p.status.ok()) return;
   if (!p.file_invalid) {
     PrintError(p.status.message());
@@ -99,29 +186,68 @@ json ChangeOutcomeToJson(const ChangeOutcome& c) {
   return j;
 }
 
-void RenderApplyTable(const ApplyOutcome& out) {
+void RenderApplyTable(const ApplyOutcome& out, const std::string& root) {
   for (const auto& c : out.changes) {
     std::cout << "  " << ChangeSymbol(c.change) << " " << c.change.id << ": "
               << c.change.before.dump() << " -> " << c.change.after.dump() << "  "
-              << (c.status == ChangeStatus::kFailed             ? "FAILED"
-                  : c.status == ChangeStatus::kDeferredToReboot ? "done, takes effect at the next reboot"
-                                                                : "done, verified")
+              << (c.status == ChangeStatus::kFailed ? "FAILED"
+                  : c.status == ChangeStatus::kDeferredToReboot
+                      ? "done, takes effect at the next reboot"
+                      : "done, verified")
               << "\n";
     if (!c.note.empty()) std::cout << "      # " << c.note << "\n";
   }
   for (const auto& r : out.rolled_back) {
     std::cout << "  rolled back " << r.change.id << " to " << r.change.after.dump()
-              << (r.status == ChangeStatus::kRolledBack ? "" : "  (ROLLBACK FAILED: " + r.error + ")")
+              << (r.status == ChangeStatus::kRolledBack ? ""
+                                                        : "  (ROLLBACK FAILED: " + r.error + ")")
               << "\n";
   }
   if (out.status.ok()) {
     std::cout << "Apply complete: " << out.applied << " change" << (out.applied == 1 ? "" : "s")
-              << " made and verified.\n";
+              << " made and verified under " << AbsoluteRoot(root) << ".\n";
     if (out.reboot_required) std::cout << "A reboot is required for some changes to take effect.\n";
   }
 }
 
 }  // namespace
+
+std::string AbsoluteRoot(const std::string& root) {
+  std::error_code ec;
+  std::filesystem::path abs = std::filesystem::absolute(root, ec);
+  if (ec) return root;
+  std::string text = abs.lexically_normal().string();
+  while (text.size() > 1 && text.back() == '/') text.pop_back();
+  return text;
+}
+
+bool Interactive() { return ::isatty(STDIN_FILENO) == 1 && ::isatty(STDOUT_FILENO) == 1; }
+
+bool Confirm(std::FILE* out, const std::string& question) {
+  std::fprintf(out, "%s [y/N] ", question.c_str());
+  std::fflush(out);
+  std::string answer;
+  if (!std::getline(std::cin, answer)) {
+    std::fprintf(out, "\n");
+    return false;
+  }
+  while (!answer.empty() && std::isspace(static_cast<unsigned char>(answer.back())))
+    answer.pop_back();
+  size_t start = 0;
+  while (start < answer.size() && std::isspace(static_cast<unsigned char>(answer[start]))) ++start;
+  answer = answer.substr(start);
+  std::transform(answer.begin(), answer.end(), answer.begin(),
+                 [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+  return answer == "y" || answer == "yes";
+}
+
+void PrintDocument(const json& doc, const std::string& format) {
+  if (format == "yaml") {
+    std::cout << JsonToYaml(doc);
+  } else {
+    std::cout << doc.dump(2) << "\n";
+  }
+}
 
 void PrintDiagnostics(const std::string& file, const FileDiagnostics& diagnostics) {
   for (const auto& d : diagnostics.items) {
@@ -141,7 +267,7 @@ std::optional<DesiredState> LoadOrReport(const std::string& file) {
 }
 
 std::optional<HostFacts> DiscoverHost(const CommonOptions& opt) {
-  auto progress = NewProgress();
+  auto progress = NewProgress(opt);
   auto facts = provisioner::DiscoverHost(HostOf(opt, progress.get()));
   if (!facts.ok()) {
     PrintError(facts.status().message());
@@ -165,17 +291,97 @@ int RunDiscover(const CommonOptions& opt) {
   return kExitOk;
 }
 
+namespace {
+
+json DiagnosticsToJson(const std::string& file, const std::vector<FileDiagnostics>& batches) {
+  json out = json::array();
+  for (const auto& batch : batches) {
+    for (const auto& d : batch.items) {
+      out.push_back({{"severity", d.severity == Severity::kError ? "error" : "warning"},
+                     {"path", d.path},
+                     {"message", d.message},
+                     {"text", FormatDiagnostic(file, batch.marks, d)}});
+    }
+  }
+  return out;
+}
+
+json DesiredCounts(const DesiredState& d) {
+  return {{"nics", d.nics.size()},
+          {"ipPools", d.ip_pools.size()},
+          {"multusConfigs", d.multus_configs.size()},
+          {"kernelModules", d.kernel_modules.size()}};
+}
+
+std::string CountsText(const DesiredState& d) {
+  char buf[160];
+  std::snprintf(buf, sizeof(buf), "%zu nics, %zu ipPools, %zu multusConfigs, %zu kernelModules",
+                d.nics.size(), d.ip_pools.size(), d.multus_configs.size(), d.kernel_modules.size());
+  return buf;
+}
+
+}  // namespace
+
+// Offline by default (CI validates host.yaml without the hardware): schema
+// and semantics. With an explicit --root it also plans against that host
+// (without the lock, writing nothing), so every host check plan makes runs.
 int RunValidate(const CommonOptions& opt) {
-  auto desired = LoadOrReport(opt.file);
-  if (!desired) return kExitError;
-  std::printf("%s: valid (%zu nics, %zu ipPools, %zu multusConfigs, %zu kernelModules)\n",
-              opt.file.c_str(), desired->nics.size(), desired->ip_pools.size(),
-              desired->multus_configs.size(), desired->kernel_modules.size());
-  return kExitOk;
+  json doc;
+  doc["formatVersion"] = kFormatVersion;
+  doc["file"] = opt.file;
+  doc["hostChecked"] = opt.root_given;
+  doc["root"] = opt.root_given ? json(AbsoluteRoot(opt.root)) : json();
+  std::optional<DesiredState> desired;
+  std::vector<FileDiagnostics> batches;
+  std::optional<size_t> changes;
+  if (!opt.root_given) {
+    LoadOutcome loaded = LoadFile(opt.file);
+    PrintDiagnostics(opt.file, loaded.diagnostics);
+    if (!loaded.desired) {
+      const int n = loaded.diagnostics.errors();
+      std::fprintf(stderr, "provisioner: %s: %d error%s\n", opt.file.c_str(), n, n == 1 ? "" : "s");
+    }
+    desired = std::move(loaded.desired);
+    batches.push_back(std::move(loaded.diagnostics));
+  } else {
+    auto progress = NewProgress(opt);
+    PlanRequest request;
+    request.file = opt.file;
+    request.host = HostOf(opt, progress.get());
+    request.lock = false;
+    PlanOutcome p = PlanFile(request);
+    FinishProgress(progress);
+    ReportPlanProblems(opt.file, p);
+    if (!p.status.ok() && !p.file_invalid) return kExitError;  // the host itself: no verdict
+    if (p.status.ok()) {
+      desired = std::move(p.desired);
+      changes = p.plan.changes.size();
+    }
+    batches = std::move(p.diagnostics);
+  }
+  doc["valid"] = desired.has_value();
+  doc["diagnostics"] = DiagnosticsToJson(opt.file, batches);
+  if (desired) doc["counts"] = DesiredCounts(*desired);
+  if (changes) doc["changes"] = *changes;
+  if (opt.output != "table") {
+    PrintDocument(doc, opt.output);
+  } else if (desired && !opt.root_given) {
+    std::printf(
+        "%s: valid (%s): schema and semantics; no host checked (--root DIR checks a host, "
+        "--root / this one)\n",
+        opt.file.c_str(), CountsText(*desired).c_str());
+  } else if (desired) {
+    std::printf(
+        "%s: valid (%s) for the host under %s: schema, semantics and host checks; plan has "
+        "%zu change%s\n",
+        opt.file.c_str(), CountsText(*desired).c_str(), AbsoluteRoot(opt.root).c_str(), *changes,
+        *changes == 1 ? "" : "s");
+  }
+  return desired ? kExitOk : kExitError;
 }
 
 int RunPlan(const CommonOptions& opt) {
-  auto progress = NewProgress();
+  auto progress = NewProgress(opt);
   PlanRequest request;
   request.file = opt.file;
   request.host = HostOf(opt, progress.get());
@@ -185,7 +391,7 @@ int RunPlan(const CommonOptions& opt) {
   const Plan& plan = p.plan;
   if (!opt.plan_out.empty()) {
     std::ofstream out(opt.plan_out, std::ios::trunc);
-    out << SavedPlanRecord(p, opt.file, opt.root).dump(2) << "\n";
+    out << SavedPlanRecord(p, opt.file, AbsoluteRoot(opt.root)).dump(2) << "\n";
     out.close();
     if (!out) {
       PrintError(ErrnoToStatus(errno, "write " + opt.plan_out).message());
@@ -194,8 +400,8 @@ int RunPlan(const CommonOptions& opt) {
     std::fprintf(stderr, "provisioner: plan saved to %s; apply it with: provisioner apply %s\n",
                  opt.plan_out.c_str(), opt.plan_out.c_str());
   }
-  if (opt.output == "json") {
-    std::cout << PlanToJson(plan, opt.root).dump(2) << "\n";
+  if (opt.output != "table") {
+    PrintDocument(PlanToJson(plan, opt.root), opt.output);
   } else {
     std::cout << RenderPlanTable(WithUnreportedWarnings(p), opt.color);
   }
@@ -216,18 +422,21 @@ int RunApply(const CommonOptions& opt) {
     }
     saved = std::move(parsed).value();
   }
-  auto progress = NewProgress();
+  auto progress = NewProgress(opt);
   PlanRequest request;
   request.file = opt.file;
   request.host = HostOf(opt, progress.get());
   request.lock = !opt.dry_run;
   request.lock_timeout = Millis(opt.lock_timeout_s);
-  PlanOutcome p = saved ? PlanSavedFile(*saved, opt.file, request, opt.root_given) : PlanFile(request);
+  PlanOutcome p =
+      saved ? PlanSavedFile(*saved, opt.file, request, opt.root_given) : PlanFile(request);
   ReportPlanProblems(saved ? saved->desired_file : opt.file, p);
   if (!p.status.ok()) return kExitError;
+  // The root this apply changes: a saved plan's own unless --root was given.
+  const std::string root = saved && !opt.root_given ? saved->root : opt.root;
   if (opt.rollback) {
     if (!p.interrupted) {
-      std::printf("Nothing to roll back: no interrupted apply under %s.\n", opt.root.c_str());
+      std::printf("Nothing to roll back: no interrupted apply under %s.\n", root.c_str());
       return kExitOk;
     }
     std::fprintf(stderr, "provisioner: rolling back the interrupted apply (%s)\n",
@@ -238,25 +447,45 @@ int RunApply(const CommonOptions& opt) {
   // Those not already printed as diagnostics (an interrupted apply).
   const Plan table_plan = WithUnreportedWarnings(p);
   for (const auto& w : table_plan.warnings) spdlog::warn("{}", w);
-  ApplyOutcome out = ApplyPlanned(p, ApplyRequest{.dry_run = opt.dry_run, .rollback = opt.rollback});
-  progress->Finish();  // results start on a clean line
+  // On a terminal, show the plan and ask (terraform's apply); never without
+  // one (systemd, Ansible, cloud-init, pipes), nor with -y/--auto-approve.
+  if (!opt.dry_run && !opt.auto_approve && !plan.changes.empty() && Interactive()) {
+    FinishProgress(progress);
+    // With -o json/yaml stdout is the document's: the question goes to stderr.
+    std::FILE* ask = opt.output == "table" ? stdout : stderr;
+    Plan shown = table_plan;
+    shown.warnings.clear();
+    std::fputs(RenderPlanTable(shown, opt.color).c_str(), ask);
+    const size_t n = plan.changes.size();
+    std::string question = std::string(opt.rollback ? "\nRoll back " : "\nApply ") +
+                           std::to_string(n) + " change" + (n == 1 ? "" : "s") + " to " +
+                           AbsoluteRoot(root) + "?";
+    if (!Confirm(ask, question)) {
+      std::fprintf(stderr, "provisioner: apply cancelled; nothing was changed under %s\n",
+                   AbsoluteRoot(root).c_str());
+      return kExitError;
+    }
+  }
+  ApplyOutcome out =
+      ApplyPlanned(p, ApplyRequest{.dry_run = opt.dry_run, .rollback = opt.rollback});
+  FinishProgress(progress);  // results start on a clean line
   if (!out.journal_status.ok()) PrintError(out.journal_status.message());
   if (opt.rollback && plan.changes.empty()) {
     std::printf("Nothing to roll back: the interrupted apply had not changed anything.\n");
     return out.journal_status.ok() ? kExitOk : kExitError;
   }
-  json doc = PlanToJson(plan, opt.root);
+  json doc = PlanToJson(plan, root);
   doc["dryRun"] = opt.dry_run;
   if (!out.ran) {
     for (auto& c : doc["changes"]) c["status"] = "planned";
-    if (opt.output == "json") {
-      std::cout << doc.dump(2) << "\n";
+    if (opt.output != "table") {
+      PrintDocument(doc, opt.output);
     } else {
       if (opt.dry_run && !plan.changes.empty()) std::cout << "Dry run: nothing was changed.\n";
       // The warnings went to stderr above.
       Plan quiet = table_plan;
       quiet.warnings.clear();
-      std::cout << RenderPlanTable(quiet, opt.color);
+      std::cout << RenderPlanTable(quiet, opt.color, opt.dry_run);
     }
     return kExitOk;
   }
@@ -272,10 +501,10 @@ int RunApply(const CommonOptions& opt) {
   doc["summary"]["applied"] = out.applied;
   doc["summary"]["rebootRequired"] = out.reboot_required;
   if (!out.status.ok()) doc["error"] = out.status.message();
-  if (opt.output == "json") {
-    std::cout << doc.dump(2) << "\n";
+  if (opt.output != "table") {
+    PrintDocument(doc, opt.output);
   } else {
-    RenderApplyTable(out);
+    RenderApplyTable(out, root);
   }
   if (!out.status.ok()) {
     PrintError(out.status.message());

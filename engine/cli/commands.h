@@ -2,6 +2,7 @@
 #ifndef PROVISIONER_ENGINE_CLI_COMMANDS_H_
 #define PROVISIONER_ENGINE_CLI_COMMANDS_H_
 
+#include <cstdio>
 #include <optional>
 #include <string>
 #include <vector>
@@ -10,6 +11,7 @@
 #include "engine/core/session.h"
 #include "engine/model/desired.h"
 #include "engine/model/host_model.h"
+#include "nlohmann/json.hpp"
 
 namespace provisioner::cli {
 
@@ -33,12 +35,24 @@ struct CommonOptions {
   double lock_timeout_s = 0;  // apply: wait this long for another apply
   bool color = false;
   std::string flavor = "spiderpool";  // manifests: spiderpool | multus
-  bool with_test_workload = false;     // manifests --with-test-workload
-  std::vector<std::string> files;      // manifests FILE|DIR... (a fleet)
-  std::string roots_dir;               // manifests --roots DIR: DIR/<metadata.name> per host
-  std::string helm_values_out;         // manifests --helm-values FILE
-  bool show_expanded = false;          // validate --show-expanded (spec.rails)
+  bool with_test_workload = false;    // manifests --with-test-workload
+  std::vector<std::string> files;     // manifests FILE|DIR... (a fleet)
+  std::string roots_dir;              // manifests --roots DIR: DIR/<metadata.name> per host
+  std::string helm_values_out;        // manifests --helm-values FILE
+  bool show_expanded = false;         // validate --show-expanded (spec.rails)
+  bool auto_approve = false;          // apply -y/--auto-approve: never ask
+  bool quiet = false;                 // -q/--quiet: errors only on stderr
+  std::string only;                   // doctor --only fail|warn|ok
 };
+
+// The root as an absolute, normal path ("." -> "/home/me/tree"): what a
+// saved plan stores and what apply names when it asks.
+std::string AbsoluteRoot(const std::string& root);
+// stdin and stdout are both terminals: someone can answer a question.
+bool Interactive();
+// Asks `question` on `out` and reads one line from stdin: true for "y" or
+// "yes" (any case); false for anything else and at end of input.
+bool Confirm(std::FILE* out, const std::string& question);
 
 int RunDiscover(const CommonOptions& opt);
 int RunValidate(const CommonOptions& opt);
@@ -60,6 +74,8 @@ int RunSnapshot(const CommonOptions& opt);
 std::optional<HostFacts> DiscoverHost(const CommonOptions& opt);
 // Loads host.yaml; prints every diagnostic; nullopt when there are errors.
 std::optional<DesiredState> LoadOrReport(const std::string& file);
+// A JSON document on stdout as JSON (format "json") or YAML ("yaml").
+void PrintDocument(const nlohmann::json& doc, const std::string& format);
 // Each diagnostic on stderr as file:line:column.
 void PrintDiagnostics(const std::string& file, const FileDiagnostics& diagnostics);
 // stats_env.cc: PROVISIONER_STATS=<file> gets the host layer's counters as JSON at exit.

@@ -3,10 +3,15 @@
 // (CONTRACT.md section 2).
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <set>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "CLI/CLI.hpp"
 #include "engine/cli/commands.h"
@@ -19,8 +24,75 @@ namespace {
 
 using provisioner::cli::CommonOptions;
 
+// EXIT STATUS, EXAMPLES and ENVIRONMENT of `provisioner --help` (and of the
+// man page, which scripts/gen_manpage.py writes from it).
+constexpr const char* kFooter = R"(EXIT STATUS:
+  0  success; plan --detailed-exitcode: no changes
+  1  error: bad input, discovery failure, apply failed (rolled back), apply cancelled
+  2  plan --detailed-exitcode: changes pending
+  3  apply converged, but a change takes effect only after a reboot or firmware reset
+
+EXAMPLES:
+  provisioner discover  what this host has (--root DIR: a captured tree)
+  provisioner validate host.yaml  offline schema and semantic checks (--root / checks this host too)
+  provisioner plan host.yaml --out plan.json  the ordered changes, saved for apply
+  provisioner apply plan.json  applies exactly that plan (asks first on a terminal; -y skips)
+  provisioner doctor host.yaml --only fail  what is wrong for RDMA/SR-IOV, and the fix
+
+ENVIRONMENT:
+  NO_COLOR  set and not empty: no ANSI colours (no-color.org); so does TERM=dumb
+  PROVISIONER_STATS  FILE: write the host layer's counters as JSON at exit
+)";
+
+// Rewrites argv before CLI11 sees it: `help [COMMAND]` is `[COMMAND] --help`,
+// and `-o=json` is `-o json` (CLI11 would read the value "=json"). Returns
+// false (after printing why) for terraform's single-dash `-out`.
+bool NormalizeArgs(int argc, char** argv, std::vector<std::string>* args) {
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "-out" || a.rfind("-out=", 0) == 0) {
+      std::fprintf(stderr,
+                   "provisioner: unknown option %s (terraform's); to save a plan for apply: "
+                   "provisioner plan FILE --out PLANFILE\n",
+                   a.c_str());
+      return false;
+    }
+    if (a.size() > 3 && a.rfind("-o=", 0) == 0) {
+      args->push_back("-o");
+      args->push_back(a.substr(3));
+      continue;
+    }
+    args->push_back(a);
+  }
+  // The first word that is not a global option (or its value).
+  for (size_t i = 0; i < args->size(); ++i) {
+    const std::string& a = (*args)[i];
+    if (a == "--log-level") {
+      ++i;
+      continue;
+    }
+    if (!a.empty() && a[0] == '-') continue;
+    if (a == "help") {
+      args->erase(args->begin() + static_cast<std::ptrdiff_t>(i));
+      args->push_back("--help");
+    }
+    break;
+  }
+  return true;
+}
+
+// no-color.org: NO_COLOR set and not empty; TERM=dumb has no colours either.
+bool ColorAllowed(bool no_color_flag) {
+  if (no_color_flag) return false;
+  const char* no_color = std::getenv("NO_COLOR");
+  if (no_color != nullptr && no_color[0] != '\0') return false;
+  const char* term = std::getenv("TERM");
+  return term == nullptr || std::string(term) != "dumb";
+}
+
 void SetUpLogging(const std::string& level, bool color) {
-  auto logger = color ? spdlog::stderr_color_mt("provisioner") : spdlog::stderr_logger_mt("provisioner");
+  auto logger =
+      color ? spdlog::stderr_color_mt("provisioner") : spdlog::stderr_logger_mt("provisioner");
   logger->set_pattern("provisioner: %l: %v");
   spdlog::set_default_logger(logger);
   spdlog::set_level(spdlog::level::from_str(level));
@@ -30,70 +102,102 @@ void SetUpLogging(const std::string& level, bool color) {
 
 int main(int argc, char** argv) {
   provisioner::cli::WriteStatsAtExitIfAsked();
-  CLI::App app{"provisioner: declarative provisioning of GPU/RDMA hosts (SR-IOV, RDMA, kernel modules)",
-               "provisioner"};
+  CLI::App app{
+      "provisioner: declarative provisioning of GPU/RDMA hosts (SR-IOV, RDMA, kernel modules)",
+      "provisioner"};
   app.require_subcommand(1);
   app.set_version_flag("--version", provisioner::cli::VersionLine());
+  app.footer(kFooter);
+  // Global options after the subcommand too (`plan f.yaml --log-level debug`).
+  app.fallthrough();
 
   CommonOptions opt;
   std::string log_level = "warn";
   bool no_color = false;
-  app.add_option("--log-level", log_level, "Log level on stderr")
-      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}))
-      ->capture_default_str();
-  app.add_flag("--no-color", no_color, "No ANSI colours (also NO_COLOR env)");
+  int verbose = 0;
+  CLI::Option* log_level_opt =
+      app.add_option("--log-level", log_level, "Log level on stderr")
+          ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}))
+          ->type_name("LEVEL")
+          ->capture_default_str();
+  app.add_flag("--no-color", no_color,
+               "No ANSI colours (also NO_COLOR set and not empty, TERM=dumb)");
+  app.add_flag("-q,--quiet", opt.quiet, "Errors only on stderr: no progress, no warnings")
+      ->excludes(log_level_opt);
+  app.add_flag("-v,--verbose", verbose, "More on stderr: -v info, -vv debug, -vvv trace")
+      ->excludes(log_level_opt);
 
   std::vector<CLI::Option*> root_options;
   auto add_root = [&](CLI::App* sub) {
-    root_options.push_back(sub->add_option("--root", opt.root, "Host root: resolve /sys, /proc, /etc ... under DIR"));
-    root_options.back()
-        ->capture_default_str();
+    root_options.push_back(
+        sub->add_option("--root", opt.root, "Host root: resolve /sys, /proc, /etc ... under DIR"));
+    root_options.back()->type_name("DIR")->capture_default_str();
   };
   auto add_output = [&](CLI::App* sub, const std::vector<std::string>& formats) {
     sub->add_option("-o,--output", opt.output, "Output format")
         ->check(CLI::IsMember(formats))
+        ->type_name("FORMAT")
         ->capture_default_str();
   };
 
-  CLI::App* discover = app.add_subcommand("discover", "Show what this host has (PCI, SR-IOV, RDMA, modules)");
+  CLI::App* discover =
+      app.add_subcommand("discover", "Show what this host has (PCI, SR-IOV, RDMA, modules)");
   add_root(discover);
   add_output(discover, {"table", "json", "yaml"});
 
-  CLI::App* validate = app.add_subcommand("validate", "Validate a host.yaml (schema and semantic checks)");
+  CLI::App* validate = app.add_subcommand(
+      "validate",
+      "Validate a host.yaml (schema and semantics, offline; with --root also against that host)");
   validate->add_option("FILE", opt.file, "host.yaml")->required();
-  add_root(validate);
+  root_options.push_back(validate->add_option(
+      "--root", opt.root,
+      "Also run plan's host checks against the host under DIR (/ for this host)"));
+  root_options.back()->type_name("DIR");
+  add_output(validate, {"table", "json", "yaml"});
   validate->add_flag("--show-expanded", opt.show_expanded,
                      "Print the spec with spec.rails expanded (YAML); with --root, for that host");
 
   CLI::App* plan = app.add_subcommand("plan", "Show the ordered changes that apply would make");
   plan->add_option("FILE", opt.file, "host.yaml")->required();
   add_root(plan);
-  add_output(plan, {"table", "json"});
-  plan->add_option("--out", opt.plan_out, "Write the plan to PLANFILE for a later apply");
+  add_output(plan, {"table", "json", "yaml"});
+  plan->add_option("--out", opt.plan_out, "Write the plan to PLANFILE for a later apply")
+      ->type_name("PLANFILE");
   plan->add_flag("--detailed-exitcode", opt.detailed_exitcode,
                  "Exit 0 when there is nothing to change, 2 when changes are pending");
 
-  CLI::App* apply = app.add_subcommand("apply", "Make the changes, verify each, roll back on failure");
-  apply->add_option("FILE", opt.file, "host.yaml or a saved PLANFILE")->required();
+  CLI::App* apply =
+      app.add_subcommand("apply", "Make the changes, verify each, roll back on failure");
+  apply->add_option("FILE", opt.file, "host.yaml or a saved PLANFILE")
+      ->required()
+      ->type_name("FILE|PLANFILE");
   add_root(apply);
-  add_output(apply, {"table", "json"});
+  add_output(apply, {"table", "json", "yaml"});
+  apply->add_flag(
+      "-y,--auto-approve", opt.auto_approve,
+      "Do not ask (on a terminal apply shows the plan and asks first; never without one)");
   apply->add_flag("--dry-run", opt.dry_run, "Plan only, in apply's output shape; write nothing");
-  apply->add_option("--settle-timeout", opt.settle_timeout_s,
-                    "Seconds to wait for VFs and their netdevs to appear")
+  apply
+      ->add_option("--settle-timeout", opt.settle_timeout_s,
+                   "Seconds to wait for VFs and their netdevs to appear")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  apply->add_flag("--rollback", opt.rollback,
-                  "Undo the changes of an interrupted apply (from its journal) instead of converging");
-  apply->add_option("--lock-timeout", opt.lock_timeout_s,
-                    "Seconds to wait for another apply on the same root (default: fail at once)")
+  apply->add_flag(
+      "--rollback", opt.rollback,
+      "Undo the changes of an interrupted apply (from its journal) instead of converging");
+  apply
+      ->add_option("--lock-timeout", opt.lock_timeout_s,
+                   "Seconds to wait for another apply on the same root (default: fail at once)")
       ->check(CLI::NonNegativeNumber);
 
   CLI::App* manifests = app.add_subcommand(
       "manifests", "Write the Kubernetes manifests for a host, or for a fleet of hosts (merged)");
-  manifests->add_option("FILE", opt.files,
-                        "host.yaml files (several: a fleet; a directory: its *.yaml files)")
+  manifests
+      ->add_option("FILE", opt.files,
+                   "host.yaml files (several: a fleet; a directory: its *.yaml files)")
       ->required();
-  manifests->add_option("--output-dir", opt.output_dir, "One file per manifest in DIR");
+  manifests->add_option("--output-dir", opt.output_dir, "One file per manifest in DIR")
+      ->type_name("DIR");
   manifests->add_option("--flavor", opt.flavor, "Manifest flavor")
       ->check(CLI::IsMember({"spiderpool", "multus"}))
       ->capture_default_str();
@@ -108,14 +212,28 @@ int main(int argc, char** argv) {
   CLI::App* doctor = app.add_subcommand("doctor", "Check the host for RDMA/SR-IOV problems");
   doctor->add_option("FILE", opt.file, "host.yaml");
   add_root(doctor);
-  add_output(doctor, {"table", "json"});
+  add_output(doctor, {"table", "json", "yaml"});
+  doctor
+      ->add_option("--only", opt.only,
+                   "Only the checks with this verdict (and worse: warn = warn and fail)")
+      ->check(CLI::IsMember({"fail", "warn", "ok"}))
+      ->type_name("VERDICT");
 
-  CLI::App* snapshot = app.add_subcommand("snapshot", "Capture this host as a tree usable as --root");
-  snapshot->add_option("--output", opt.output_dir, "Directory to write")->required();
+  CLI::App* snapshot =
+      app.add_subcommand("snapshot", "Capture this host as a tree usable as --root");
+  std::string snapshot_output_old;
+  snapshot->add_option("--output-dir", opt.output_dir, "Directory to write (missing or empty)")
+      ->type_name("DIR");
+  // The old name, hidden: -o/--output is a format everywhere else.
+  snapshot->add_option("--output", snapshot_output_old, "")->group("")->type_name("DIR");
   add_root(snapshot);
 
+  std::vector<std::string> args;
+  if (!NormalizeArgs(argc, argv, &args)) return provisioner::cli::kExitError;
   try {
-    app.parse(argc, argv);
+    // CLI11 takes a reversed vector (it pops from the back).
+    std::vector<std::string> reversed(args.rbegin(), args.rend());
+    app.parse(reversed);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
@@ -123,18 +241,58 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "provisioner: %s\nRun 'provisioner --help' for usage.\n", e.what());
+    // Point at the help of the subcommand the error is about.
+    std::string help = "provisioner --help";
+    for (const CLI::App* sub : app.get_subcommands({})) {
+      if (sub->parsed() || std::find(args.begin(), args.end(), sub->get_name()) != args.end()) {
+        help = "provisioner " + sub->get_name() + " --help";
+        break;
+      }
+    }
+    std::string what = e.what();
+    if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) {
+      // CLI11 lists them from the reversed vector it parsed: in command-line order instead.
+      std::set<std::string> listed;
+      std::istringstream words(
+          what.substr(what.find(": ") == std::string::npos ? 0 : what.find(": ") + 2));
+      for (std::string w; words >> w;) listed.insert(w);
+      std::vector<std::string> extras;
+      for (const std::string& a : args) {
+        if (listed.erase(a) > 0) extras.push_back(a);
+      }
+      what = "unexpected argument" + std::string(extras.size() == 1 ? "" : "s") + ":";
+      for (const std::string& x : extras) what += " " + x;
+    }
+    std::fprintf(stderr, "provisioner: %s\nRun '%s' for usage.\n", what.c_str(), help.c_str());
     return provisioner::cli::kExitError;
   }
 
   for (CLI::Option* o : root_options) opt.root_given = opt.root_given || o->count() > 0;
-  opt.color = !no_color && std::getenv("NO_COLOR") == nullptr && ::isatty(STDOUT_FILENO);
-  SetUpLogging(log_level, !no_color && std::getenv("NO_COLOR") == nullptr && ::isatty(STDERR_FILENO));
+  if (opt.quiet) log_level = "error";
+  if (verbose > 0) log_level = verbose == 1 ? "info" : verbose == 2 ? "debug" : "trace";
+  // --log-level error (or -q): errors only, no step lines either.
+  opt.quiet = log_level == "error";
+  const bool color_allowed = ColorAllowed(no_color);
+  opt.color = color_allowed && ::isatty(STDOUT_FILENO);
+  SetUpLogging(log_level, color_allowed && ::isatty(STDERR_FILENO));
+  if (*snapshot) {
+    if (!snapshot_output_old.empty()) {
+      spdlog::warn("snapshot --output DIR is now --output-dir DIR (-o/--output is a format)");
+      if (opt.output_dir.empty()) opt.output_dir = snapshot_output_old;
+    }
+    if (opt.output_dir.empty()) {
+      std::fprintf(
+          stderr,
+          "provisioner: snapshot needs --output-dir DIR\nRun 'provisioner snapshot --help' "
+          "for usage.\n");
+      return provisioner::cli::kExitError;
+    }
+  }
 
   if (*discover) return provisioner::cli::RunDiscover(opt);
   if (*validate) {
-    return opt.show_expanded || opt.root_given ? provisioner::cli::RunValidateExpanded(opt)
-                                               : provisioner::cli::RunValidate(opt);
+    return opt.show_expanded ? provisioner::cli::RunValidateExpanded(opt)
+                             : provisioner::cli::RunValidate(opt);
   }
   if (*plan) return provisioner::cli::RunPlan(opt);
   if (*apply) return provisioner::cli::RunApply(opt);

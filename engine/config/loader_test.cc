@@ -16,11 +16,11 @@
 namespace provisioner {
 namespace {
 
+using config::testing::Diagnose;
+using config::testing::WithHeader;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
-using config::testing::Diagnose;
-using config::testing::WithHeader;
 
 const char kGood[] = R"(apiVersion: provisioner/v1alpha1
 kind: HostConfig
@@ -134,16 +134,16 @@ TEST(LoaderTest, NoStateWhenThereAreErrors) {
 
 TEST(LoaderTest, ReportsEverythingInFileOrder) {
   std::string yaml = WithHeader(
-      "spec:\n"                                   // 5
-      "  multusConfigs:\n"                        // 6
-      "    - {name: a, cniType: sriov, nic: x}\n" // 7  dangling nic
-      "  nics:\n"                                 // 8
-      "    - name: x1\n"                          // 9
-      "      nicSelector: {vendor: \"15b3\"}\n"   // 10
-      "      numVF: 2\n"                          // 11 unknown field
-      "  ipPools:\n"                              // 12
+      "spec:\n"                                                   // 5
+      "  multusConfigs:\n"                                        // 6
+      "    - {name: a, cniType: sriov, nic: x}\n"                 // 7  dangling nic
+      "  nics:\n"                                                 // 8
+      "    - name: x1\n"                                          // 9
+      "      nicSelector: {vendor: \"15b3\"}\n"                   // 10
+      "      numVF: 2\n"                                          // 11 unknown field
+      "  ipPools:\n"                                              // 12
       "    - {name: p, subnet: 10.0.0.0/8, gateway: 11.0.0.1}\n"  // 13
-      "  rdma: {netnsMode: both}\n");             // 14
+      "  rdma: {netnsMode: both}\n");                             // 14
   EXPECT_THAT(Diagnose(yaml),
               ElementsAre("host.yaml:7:38: spec.multusConfigs[0].nic: nic \"x\" names no NIC in "
                           "spec.nics (defined: x1)",
@@ -156,15 +156,18 @@ TEST(LoaderTest, ReportsEverythingInFileOrder) {
 }
 
 TEST(LoaderTest, MalformedYamlGivesOneCleanError) {
-  EXPECT_THAT(Diagnose("apiVersion: provisioner/v1alpha1\nkind: HostConfig\nmetadata:\n"
-                       "\tname: worker1\n"),
-              ElementsAre("host.yaml:4:6: invalid YAML: illegal map value (tabs are not allowed "
-                          "in YAML indentation; use spaces)"));
+  EXPECT_THAT(
+      Diagnose("apiVersion: provisioner/v1alpha1\nkind: HostConfig\nmetadata:\n"
+               "\tname: worker1\n"),
+      ElementsAre("host.yaml:4:6: invalid YAML: a \": \" where no key can start here (quote a "
+                  "value that contains \": \", or check the indentation) (tabs are not "
+                  "allowed in YAML indentation; use spaces)"));
   EXPECT_THAT(Diagnose("apiVersion: \"provisioner/v1alpha1\nkind: HostConfig\n"),
               ElementsAre("host.yaml:1:13: apiVersion: unterminated quoted string: no closing "
                           "\""));
   EXPECT_THAT(Diagnose(WithHeader("spec:\n  nics: [\n")),
-              ElementsAre("host.yaml:7:1: invalid YAML: end of sequence flow not found"));
+              ElementsAre("host.yaml:7:1: invalid YAML: a [ list is not closed: a ] is missing "
+                          "before here"));
   EXPECT_THAT(Diagnose(WithHeader("spec: {}\nspec: {}\n")),
               ElementsAre("host.yaml:6:1: spec: duplicate key \"spec\" (first at line 5)"));
   EXPECT_THAT(Diagnose(""), ElementsAre("host.yaml:1:1: the file is empty: expected a HostConfig "
@@ -213,9 +216,10 @@ TEST(LoaderTest, LoadsFromAFile) {
 TEST(LoaderTest, NeverCrashesOnMutatedInput) {
   std::mt19937 rng(20251122);
   const std::string base = kGood;
-  const char* inserts[] = {"\t", "\"", "'", "[", "]", "{", "}", ": ", "- ", "&a ", "*a",
-                           "!!int ", "? ", "#", "\n", "  ", "|", ">", "%", "@", "`", ",",
-                           "\\", "\xff", "0x", "-1", "1e9", "~", "---\n", "<<: *a\n"};
+  const char* inserts[] = {"\t", "\"",  "'",   "[",      "]",     "{",       "}",  ": ",
+                           "- ", "&a ", "*a",  "!!int ", "? ",    "#",       "\n", "  ",
+                           "|",  ">",   "%",   "@",      "`",     ",",       "\\", "\xff",
+                           "0x", "-1",  "1e9", "~",      "---\n", "<<: *a\n"};
   for (int i = 0; i < 1500; ++i) {
     std::string s = base;
     int mutations = 1 + static_cast<int>(rng() % 5);

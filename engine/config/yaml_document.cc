@@ -41,9 +41,7 @@ bool IsDigits(std::string_view s, bool (*ok)(char)) {
 }
 bool IsDec(char c) { return c >= '0' && c <= '9'; }
 bool IsOct(char c) { return c >= '0' && c <= '7'; }
-bool IsHex(char c) {
-  return IsDec(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
-}
+bool IsHex(char c) { return IsDec(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
 
 bool IsNullText(std::string_view s) {
   return s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL";
@@ -103,9 +101,8 @@ IntParse ParseIntText(std::string_view s, int64_t* out) {
   if (r.ec != std::errc() || r.ptr != digits.data() + digits.size()) return IntParse::kOverflow;
   if (negative) {
     if (magnitude > static_cast<uint64_t>(INT64_MAX) + 1) return IntParse::kOverflow;
-    *out = magnitude == static_cast<uint64_t>(INT64_MAX) + 1
-               ? INT64_MIN
-               : -static_cast<int64_t>(magnitude);
+    *out = magnitude == static_cast<uint64_t>(INT64_MAX) + 1 ? INT64_MIN
+                                                             : -static_cast<int64_t>(magnitude);
   } else {
     if (magnitude > static_cast<uint64_t>(INT64_MAX)) return IntParse::kOverflow;
     *out = static_cast<int64_t>(magnitude);
@@ -343,6 +340,89 @@ std::string TabHint(std::string_view text, const YAML::Mark& mark) {
   return "";
 }
 
+// Leading spaces of a line, or -1 for a blank or comment-only line.
+int IndentOf(std::string_view line) {
+  size_t n = line.find_first_not_of(' ');
+  if (n == std::string_view::npos || line[n] == '#' || line[n] == '\r') return -1;
+  return static_cast<int>(n);
+}
+
+std::string Spaces(int n) { return std::to_string(n) + (n == 1 ? " space" : " spaces"); }
+
+// yaml-cpp's parser messages in plain words. For the block-structure ones,
+// which mean "this line is not where its indentation puts it", the line is
+// compared with the lines above it: the enclosing chain (each line above
+// with less indentation than the one after it) gives the indentations the
+// line could have had.
+std::string PlainSyntaxMessage(std::string_view text, const YAML::Mark& mark,
+                               const std::string& msg) {
+  const bool block = msg == "end of map not found" || msg == "end of sequence not found" ||
+                     msg == "illegal map value" ||
+                     msg == "block sequence entries are not allowed in this context";
+  if (block && mark.line >= 0) {
+    std::vector<std::string_view> lines;
+    size_t start = 0;
+    while (start <= text.size()) {
+      size_t end = text.find('\n', start);
+      if (end == std::string_view::npos) end = text.size();
+      lines.push_back(text.substr(start, end - start));
+      start = end + 1;
+    }
+    const int at = mark.line;
+    const int indent =
+        at < static_cast<int>(lines.size()) ? IndentOf(lines[static_cast<size_t>(at)]) : -1;
+    if (indent >= 0) {
+      // (line number, indentation) of the lines enclosing `at`, nearest first.
+      std::vector<std::pair<int, int>> chain;
+      for (int i = at - 1; i >= 0; --i) {
+        int n = IndentOf(lines[static_cast<size_t>(i)]);
+        if (n < 0) continue;
+        if (chain.empty() || n < chain.back().second) chain.emplace_back(i + 1, n);
+      }
+      const std::string here = "line " + std::to_string(at + 1) + " (" + Spaces(indent) + ")";
+      if (!chain.empty() && indent > chain.front().second) {
+        return "the indentation of " + here + " is deeper than line " +
+               std::to_string(chain.front().first) + " (" + Spaces(chain.front().second) +
+               "), which already has its value: indent it like its siblings, or move the value of "
+               "line " +
+               std::to_string(chain.front().first) + " to its own lines";
+      }
+      bool matches = false;
+      for (const auto& c : chain) matches = matches || c.second == indent;
+      if (!chain.empty() && !matches) {
+        const std::pair<int, int>* deeper = nullptr;
+        const std::pair<int, int>* shallower = nullptr;
+        for (const auto& c : chain) {
+          if (c.second > indent) deeper = &c;
+          if (c.second < indent && shallower == nullptr) shallower = &c;
+        }
+        std::string out = "the indentation of " + here + " does not match its siblings";
+        if (deeper != nullptr) {
+          out += " at line " + std::to_string(deeper->first) + " (" + Spaces(deeper->second) + ")";
+        }
+        if (shallower != nullptr) {
+          out += std::string(deeper != nullptr ? " nor" : "") + " its parent at line " +
+                 std::to_string(shallower->first) + " (" + Spaces(shallower->second) + ")";
+        }
+        return out;
+      }
+    }
+  }
+  if (msg == "end of sequence flow not found")
+    return "a [ list is not closed: a ] is missing before here";
+  if (msg == "end of map flow not found")
+    return "a { mapping is not closed: a } is missing before here";
+  if (msg == "illegal map value") {
+    return "a \": \" where no key can start here (quote a value that contains \": \", or check the "
+           "indentation)";
+  }
+  if (msg == "end of map not found")
+    return "this line does not continue the mapping above it (check its indentation)";
+  if (msg == "end of sequence not found")
+    return "this line does not continue the list above it (check its indentation)";
+  return Printable(msg);
+}
+
 void FileLevelError(YamlDocument* doc, SourceMark mark, std::string message) {
   doc->ok = false;
   doc->marks.Set("", mark);
@@ -435,24 +515,28 @@ YamlDocument ParseYamlDocument(std::string_view text) {
     }
     root = YAML::Load(input);
   } catch (const YAML::DeepRecursion& e) {
-    FileLevelError(&doc, ToMark(e.mark),
-                   "invalid YAML: values are nested too deeply (" + std::to_string(e.depth()) +
-                       " levels)");
+    FileLevelError(
+        &doc, ToMark(e.mark),
+        "invalid YAML: values are nested too deeply (" + std::to_string(e.depth()) + " levels)");
     return doc;
   } catch (const YAML::ParserException& e) {
-    FileLevelError(&doc, ToMark(e.mark), "invalid YAML: " + Printable(e.msg) + TabHint(text, e.mark));
+    FileLevelError(
+        &doc, ToMark(e.mark),
+        "invalid YAML: " + PlainSyntaxMessage(text, e.mark, e.msg) + TabHint(text, e.mark));
     return doc;
   } catch (const YAML::Exception& e) {
     FileLevelError(&doc, ToMark(e.mark), "invalid YAML: " + Printable(e.msg));
     return doc;
   } catch (const std::exception& e) {
-    FileLevelError(&doc, SourceMark{1, 1}, std::string("cannot parse YAML: ") + Printable(e.what()));
+    FileLevelError(&doc, SourceMark{1, 1},
+                   std::string("cannot parse YAML: ") + Printable(e.what()));
     return doc;
   }
 
   if (!root.IsDefined() || root.IsNull()) {
-    FileLevelError(&doc, SourceMark{1, 1},
-                   "the file is empty: expected a HostConfig mapping (apiVersion, kind, metadata, spec)");
+    FileLevelError(
+        &doc, SourceMark{1, 1},
+        "the file is empty: expected a HostConfig mapping (apiVersion, kind, metadata, spec)");
     return doc;
   }
   if (!root.IsMap()) {

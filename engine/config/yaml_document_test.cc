@@ -87,12 +87,39 @@ TEST(YamlDocumentTest, MarksValuesAndKeysOneBased) {
 }
 
 TEST(YamlDocumentTest, SyntaxErrorsCarryLineAndColumn) {
-  EXPECT_EQ(OnlyProblem("a:\n\tb: 1\n"),
-            "2:3: invalid YAML: illegal map value (tabs are not allowed in YAML indentation; "
-            "use spaces)");
-  EXPECT_EQ(OnlyProblem("a: [1, 2\n"), "2:1: invalid YAML: end of sequence flow not found");
-  EXPECT_EQ(OnlyProblem("a: {b: 1\n"), "2:1: invalid YAML: end of map flow not found");
-  EXPECT_EQ(OnlyProblem("a: b: c\n"), "1:5: invalid YAML: illegal map value");
+  EXPECT_EQ(
+      OnlyProblem("a:\n\tb: 1\n"),
+      "2:3: invalid YAML: a \": \" where no key can start here (quote a value that contains "
+      "\": \", or check the indentation) (tabs are not allowed in YAML indentation; use spaces)");
+  EXPECT_EQ(OnlyProblem("a: [1, 2\n"),
+            "2:1: invalid YAML: a [ list is not closed: a ] is missing before here");
+  EXPECT_EQ(OnlyProblem("a: {b: 1\n"),
+            "2:1: invalid YAML: a { mapping is not closed: a } is missing before here");
+  EXPECT_EQ(OnlyProblem("a: b: c\n"),
+            "1:5: invalid YAML: a \": \" where no key can start here (quote a value that contains "
+            "\": \", or check the indentation)");
+}
+
+// Indentation mistakes in plain words (issue 31 item 10), not yaml-cpp's
+// "end of sequence not found".
+TEST(YamlDocumentTest, IndentationErrorsInPlainWords) {
+  const std::string head = "spec:\n  nics:\n    - name: pf0\n      numVfs: 8\n";
+  // A list item one space left of its sibling.
+  EXPECT_EQ(
+      OnlyProblem(head + "   - name: pf1\n"),
+      "5:4: invalid YAML: the indentation of line 5 (3 spaces) does not match its siblings at "
+      "line 3 (4 spaces) nor its parent at line 2 (2 spaces)");
+  // A key between the item's keys and the item.
+  EXPECT_EQ(
+      OnlyProblem(head + "     mtu: 9000\n"),
+      "5:6: invalid YAML: the indentation of line 5 (5 spaces) does not match its siblings at "
+      "line 4 (6 spaces) nor its parent at line 3 (4 spaces)");
+  // A key deeper than a sibling that has its value.
+  EXPECT_EQ(
+      OnlyProblem(head + "       mtu: 9000\n"),
+      "5:11: invalid YAML: the indentation of line 5 (7 spaces) is deeper than line 4 (6 "
+      "spaces), which already has its value: indent it like its siblings, or move the value of "
+      "line 4 to its own lines");
 }
 
 TEST(YamlDocumentTest, UnterminatedQuotesAreErrors) {
@@ -146,11 +173,14 @@ TEST(YamlDocumentTest, HostileInputStaysCheap) {
 }
 
 TEST(YamlDocumentTest, BadScalarsAreErrorsButNotFatal) {
-  YamlDocument doc = ParseYamlDocument("big: 99999999999999999999\n"
-                                       "long: " + std::string(2000, 'x') + "\n"
-                                       "bin: \"\\xff\"\n"
-                                       "raw: \xff\xfe\n"
-                                       "tag: !!int abc\n");
+  YamlDocument doc = ParseYamlDocument(
+      "big: 99999999999999999999\n"
+      "long: " +
+      std::string(2000, 'x') +
+      "\n"
+      "bin: \"\\xff\"\n"
+      "raw: \xff\xfe\n"
+      "tag: !!int abc\n");
   EXPECT_TRUE(doc.ok);
   ASSERT_EQ(doc.diagnostics.size(), 4u);
   EXPECT_EQ(doc.diagnostics[0].path, "big");

@@ -157,6 +157,11 @@ PlanOutcome PlanFile(const PlanRequest& request) {
       return p;
     }
   }
+  for (const auto& f : facts->pci) {
+    if (f.IsNetwork() && !f.IsVf()) {
+      p.nics_here.push_back({f.pci_address, f.netdevs, f.vendor + ":" + f.device_id});
+    }
+  }
   PlanResult result = BuildPlan(p.host->modules, p.desired, *facts);
   p.plan = std::move(result.plan);
   p.facts_digest = FactsDigest(*facts);
@@ -167,8 +172,15 @@ PlanOutcome PlanFile(const PlanRequest& request) {
   }
   if (*journal) {
     p.interrupted = std::move(**journal);
-    p.plan.warnings.push_back("an earlier apply was interrupted (" + p.interrupted->Describe() +
-                              "); apply converges from the current state, apply --rollback undoes it");
+    if (!request.lock && HostLockHeld(*p.host->fs, kApplyLockPath)) {
+      // Its journal, but the apply holds the lock: running, not interrupted.
+      p.plan.warnings.push_back("an apply is in progress (pid " + std::to_string(p.interrupted->pid) +
+                                ", since " + p.interrupted->started_at +
+                                "); this plan is of the host mid-apply");
+    } else {
+      p.plan.warnings.push_back("an earlier apply was interrupted (" + p.interrupted->Describe() +
+                                "); apply converges from the current state, apply --rollback undoes it");
+    }
   }
   FileDiagnostics planned;
   planned.stage = FileDiagnostics::Stage::kPlan;

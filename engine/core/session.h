@@ -109,6 +109,14 @@ struct PlanOutcome {
   Plan plan;
   std::string facts_digest;
   std::optional<Journal> interrupted;  // an earlier apply's journal, found under the root
+  // The host's network PFs (address, netdevs, vendor:device): the
+  // candidates a "selects no PCI function" error lists.
+  struct NicHere {
+    std::string pci_address;
+    std::vector<std::string> netdevs;
+    std::string id;  // "15b3:1017"
+  };
+  std::vector<NicHere> nics_here;
 };
 
 // validate + discover + plan.

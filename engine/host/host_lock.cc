@@ -53,15 +53,26 @@ StatusOr<HostLock> AcquireHostLock(HostFs& fs, const std::string& path,
     if (::flock(fd, LOCK_EX | LOCK_NB) == 0) return lock;
     if (errno != EWOULDBLOCK && errno != EINTR) return ErrnoToStatus(errno, "lock " + path);
     if (std::chrono::steady_clock::now() >= deadline) {
-      return Status(StatusCode::kUnavailable,
-                    "another provisioner apply holds " + path + " under root " + fs.root() +
-                        (timeout.count() > 0 ? " (waited " + std::to_string(timeout.count() / 1000) + "s)"
-                                             : "") +
-                        "; wait for it, or pass --lock-timeout SECONDS",
-                    EWOULDBLOCK);
+      return Status(
+          StatusCode::kUnavailable,
+          "another provisioner apply holds " + path + " under root " + fs.root() +
+              (timeout.count() > 0 ? " (waited " + std::to_string(timeout.count() / 1000) + "s)"
+                                   : "") +
+              "; wait for it, or pass --lock-timeout SECONDS",
+          EWOULDBLOCK);
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
+}
+
+bool HostLockHeld(HostFs& fs, const std::string& path) {
+  auto host = fs.Resolve(path);
+  if (!host.ok()) return false;
+  int fd = ::open(fs.FsPath(*host).c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const bool held = ::flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+  ::close(fd);  // drops the shared lock, if taken
+  return held;
 }
 
 }  // namespace provisioner

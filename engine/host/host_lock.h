@@ -35,6 +35,11 @@ class HostLock {
 StatusOr<HostLock> AcquireHostLock(HostFs& fs, const std::string& path,
                                    std::chrono::milliseconds timeout);
 
+// True when another process holds the lock at `path` (a host path) now: an
+// apply is running. Opens the file read-only if it exists (never creates it)
+// and tries a shared lock without waiting.
+bool HostLockHeld(HostFs& fs, const std::string& path);
+
 }  // namespace provisioner
 
 #endif  // PROVISIONER_ENGINE_HOST_HOST_LOCK_H_

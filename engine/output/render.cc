@@ -1,6 +1,7 @@
 #include "engine/output/render.h"
 
 #include <algorithm>
+#include <cctype>
 #include <sstream>
 
 #include "yaml-cpp/yaml.h"
@@ -21,11 +22,79 @@ std::string Show(const json& v) {
   return v.dump();
 }
 
+// True when `s` reads back as this same string in plain style under both
+// YAML 1.1 (PyYAML, Ansible: 0000:17:01.0 is the base-60 float 1021.0, `on`
+// and `y` are booleans, `<<` merges, `=` is a value) and YAML 1.2 core
+// resolvers. Deliberately narrow: a letter or `_` first, then letters,
+// digits and `_-./`, and not a boolean or null word.
+bool PlainIsSafe(const std::string& s) {
+  if (s.empty()) return false;
+  const unsigned char first = static_cast<unsigned char>(s[0]);
+  if (!std::isalpha(first) && first != '_') return false;
+  for (char ch : s) {
+    const unsigned char u = static_cast<unsigned char>(ch);
+    if (!std::isalnum(u) && ch != '_' && ch != '-' && ch != '.' && ch != '/') return false;
+  }
+  std::string lower = s;
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+  for (const char* word : {"y", "n", "yes", "no", "on", "off", "true", "false", "null"}) {
+    if (lower == word) return false;
+  }
+  return true;
+}
+
+// A JSON number as a YAML scalar of the same type: YAML 1.1 floats need a
+// dot ("1e+20" would read back as a string), so one is added.
+std::string NumberText(const json& v) {
+  std::string text = v.dump();
+  if (v.is_number_float() && text.find('.') == std::string::npos) {
+    size_t exp = text.find_first_of("eE");
+    if (exp == std::string::npos) {
+      text += ".0";
+    } else {
+      text.insert(exp, ".0");
+    }
+  }
+  return text;
+}
+
+// Text that a literal block ("|") keeps byte for byte: printable, one final
+// newline, no leading space or tab, no trailing blank line.
+bool FitsLiteralBlock(const std::string& s) {
+  if (s.find('\n') == std::string::npos || s.back() != '\n') return false;
+  if (s.front() == ' ' || (s.size() >= 2 && s[s.size() - 2] == '\n')) return false;
+  for (size_t i = 0; i < s.size(); ++i) {
+    const unsigned char u = static_cast<unsigned char>(s[i]);
+    if (u == '\n') {
+      // A line of only spaces would read back as an empty line: keep any
+      // space before a newline out of the block.
+      if (i > 0 && s[i - 1] == ' ') return false;
+      continue;
+    }
+    if (u < 0x20 || u == 0x7f) return false;
+    // U+0085, U+2028, U+2029 are line breaks to a YAML reader.
+    if (u == 0xc2 && i + 1 < s.size() && static_cast<unsigned char>(s[i + 1]) == 0x85) return false;
+    if (u == 0xe2 && i + 2 < s.size() && static_cast<unsigned char>(s[i + 1]) == 0x80 &&
+        (static_cast<unsigned char>(s[i + 2]) == 0xa8 ||
+         static_cast<unsigned char>(s[i + 2]) == 0xa9)) {
+      return false;
+    }
+  }
+  return true;
+}
+
 void EmitYaml(YAML::Emitter& e, const json& v) {
   if (v.is_object()) {
     e << YAML::BeginMap;
     for (auto it = v.begin(); it != v.end(); ++it) {
-      e << YAML::Key << it.key() << YAML::Value;
+      e << YAML::Key;
+      if (PlainIsSafe(it.key())) {
+        e << it.key();
+      } else {
+        e << YAML::DoubleQuoted << it.key();
+      }
+      e << YAML::Value;
       EmitYaml(e, it.value());
     }
     e << YAML::EndMap;
@@ -37,10 +106,7 @@ void EmitYaml(YAML::Emitter& e, const json& v) {
     const std::string& s = v.get_ref<const std::string&>();
     // Multi-line text ending in one newline (a ConfigMap's config.json) reads
     // best as a literal block; "|" keeps exactly one final newline.
-    bool block = s.find('\n') != std::string::npos && s.back() == '\n' &&
-                 s.find_first_of("\t\r") == std::string::npos &&
-                 (s.size() < 2 || s[s.size() - 2] != '\n') && s.front() != ' ';
-    if (block) {
+    if (FitsLiteralBlock(s)) {
       e << YAML::Literal << s;
     } else {
       e << YAML::DoubleQuoted << s;
@@ -48,7 +114,7 @@ void EmitYaml(YAML::Emitter& e, const json& v) {
   } else if (v.is_null()) {
     e << YAML::Null;
   } else {
-    e << v.dump();
+    e << NumberText(v);
   }
 }
 
@@ -58,7 +124,85 @@ json ChangeToJson(const Change& c) {
   // The contract's keys: the saved record's, without what only apply uses.
   json j = ChangeToRecord(c);
   for (const char* key : {"phase", "fieldPath", "detail"}) j.erase(key);
+  j["action"] = ActionName(ChangeAction(c));
   return j;
+}
+
+Action ChangeAction(const Change& c) {
+  if (c.disruption != Disruption::kLive && c.disruption != Disruption::kReboot) {
+    return Action::kReplace;
+  }
+  if (c.attribute == "numVfs" && c.before.is_number() && c.after.is_number() &&
+      c.before.get<double>() != 0 && c.after.get<double>() != 0 && c.before != c.after) {
+    return Action::kReplace;
+  }
+  // A boolean that flips is a value that changes, not a thing created.
+  if (c.before.is_boolean() && c.after.is_boolean()) return Action::kChange;
+  if (IsOff(c.before) && !IsOff(c.after)) return Action::kAdd;
+  if (!IsOff(c.before) && IsOff(c.after)) return Action::kRemove;
+  return Action::kChange;
+}
+
+const char* ActionName(Action a) {
+  switch (a) {
+    case Action::kAdd:
+      return "add";
+    case Action::kChange:
+      return "change";
+    case Action::kRemove:
+      return "remove";
+    case Action::kReplace:
+      return "replace";
+  }
+  return "change";
+}
+
+const char* ChangeSymbol(const Change& c) {
+  switch (ChangeAction(c)) {
+    case Action::kAdd:
+      return "+";
+    case Action::kRemove:
+      return "-";
+    case Action::kReplace:
+      return "-/+";
+    case Action::kChange:
+      break;
+  }
+  return "~";
+}
+
+std::string ReplacementNote(const Change& c) {
+  if (ChangeAction(c) != Action::kReplace) return "";
+  std::string note;
+  if (c.attribute == "numVfs" && c.before.is_number() && c.after.is_number()) {
+    note = "destroys " + Show(c.before) + " VFs, creates " + Show(c.after);
+  }
+  if (c.disruption != Disruption::kLive) {
+    note += std::string(note.empty() ? "" : "; ") + DisruptionName(c.disruption);
+  }
+  return note;
+}
+
+PlanCounts CountActions(const std::vector<Change>& changes) {
+  PlanCounts n;
+  for (const auto& c : changes) {
+    switch (ChangeAction(c)) {
+      case Action::kAdd:
+        ++n.add;
+        break;
+      case Action::kChange:
+        ++n.change;
+        break;
+      case Action::kRemove:
+        ++n.remove;
+        break;
+      case Action::kReplace:
+        ++n.replace;
+        break;
+    }
+    n.reboot += c.disruption == Disruption::kReboot || c.disruption == Disruption::kFirmwareReset;
+  }
+  return n;
 }
 
 json PlanToJson(const Plan& plan, const std::string& root) {
@@ -68,44 +212,50 @@ json PlanToJson(const Plan& plan, const std::string& root) {
   json changes = json::array();
   for (const auto& c : plan.changes) changes.push_back(ChangeToJson(c));
   doc["changes"] = changes;
-  doc["summary"] = {{"changes", plan.changes.size()}, {"rebootRequired", plan.RebootRequired()}};
+  const PlanCounts n = CountActions(plan.changes);
+  doc["summary"] = {{"changes", plan.changes.size()},
+                    {"rebootRequired", plan.RebootRequired()},
+                    {"add", n.add},
+                    {"change", n.change},
+                    {"remove", n.remove},
+                    {"replace", n.replace}};
   doc["warnings"] = json(plan.warnings);
   return doc;
 }
 
-char ChangeSymbol(const Change& c) {
-  if (IsOff(c.before) && !IsOff(c.after)) return '+';
-  if (!IsOff(c.before) && IsOff(c.after)) return '-';
-  return '~';
-}
-
-std::string RenderPlanTable(const Plan& plan, bool color) {
+std::string RenderPlanTable(const Plan& plan, bool color, bool dry_run) {
   std::ostringstream out;
   if (plan.changes.empty()) {
     out << "No changes. The host matches the desired state.\n";
   } else {
-    out << "provisioner will make these changes, in this order:\n\n";
-    int add = 0, change = 0, remove = 0, reboot = 0;
+    out << "provisioner " << (dry_run ? "would" : "will")
+        << " make these changes, in this order:\n\n";
     for (const auto& c : plan.changes) {
-      char sym = ChangeSymbol(c);
-      add += sym == '+';
-      change += sym == '~';
-      remove += sym == '-';
-      reboot += c.disruption != Disruption::kLive;
-      const char* col = sym == '+' ? "\033[32m" : sym == '-' ? "\033[31m" : "\033[33m";
-      out << "  " << (color ? col : "") << sym << (color ? "\033[0m" : "") << " " << c.module
-          << " " << c.target << " " << c.attribute << ": " << Show(c.before) << " -> "
+      const Action a = ChangeAction(c);
+      const char* col = a == Action::kAdd       ? "\033[32m"
+                        : a == Action::kRemove  ? "\033[31m"
+                        : a == Action::kReplace ? "\033[1;31m"
+                                                : "\033[33m";
+      out << "  " << (color ? col : "") << ChangeSymbol(c) << (color ? "\033[0m" : "") << " "
+          << c.module << " " << c.target << " " << c.attribute << ": " << Show(c.before) << " -> "
           << Show(c.after);
-      if (c.disruption != Disruption::kLive) out << "  (" << DisruptionName(c.disruption) << ")";
+      if (a == Action::kReplace) {
+        out << "  (forces replacement: " << ReplacementNote(c) << ")";
+      } else if (c.disruption != Disruption::kLive) {
+        out << "  (" << DisruptionName(c.disruption) << ")";
+      }
       out << "\n";
       if (!c.reason.empty()) out << "      # " << c.reason << "\n";
     }
-    out << "\nPlan: " << add << " to add, " << change << " to change, " << remove
-        << " to remove";
-    if (reboot) out << "; " << reboot << " take effect after a reboot";
+    const PlanCounts n = CountActions(plan.changes);
+    out << "\nPlan: " << n.add << " to add, " << n.change << " to change, ";
+    if (n.replace) out << n.replace << " to replace, ";
+    out << n.remove << " to remove";
+    if (n.reboot)
+      out << "; " << n.reboot << (n.reboot == 1 ? " takes" : " take") << " effect after a reboot";
     out << ".\n";
   }
-  for (const auto& w : plan.warnings) out << "Warning: " << w << "\n";
+  for (const auto& w : plan.warnings) out << "warning: " << w << "\n";
   return out.str();
 }
 

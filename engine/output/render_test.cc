@@ -35,9 +35,77 @@ TEST(RenderTest, PlanJsonHasContractKeys) {
 }
 
 TEST(RenderTest, SymbolsLikeTerraform) {
-  EXPECT_EQ(ChangeSymbol(NumVfs(0, 12)), '+');
-  EXPECT_EQ(ChangeSymbol(NumVfs(12, 0)), '-');
-  EXPECT_EQ(ChangeSymbol(NumVfs(4, 8)), '~');
+  EXPECT_STREQ(ChangeSymbol(NumVfs(0, 12)), "+");
+  EXPECT_STREQ(ChangeSymbol(NumVfs(12, 0)), "-");
+  // Between two non-zero counts apply writes 0 first: every VF goes away.
+  EXPECT_STREQ(ChangeSymbol(NumVfs(4, 8)), "-/+");
+  EXPECT_EQ(ChangeAction(NumVfs(16, 4)), Action::kReplace);
+  EXPECT_EQ(ReplacementNote(NumVfs(16, 4)), "destroys 16 VFs, creates 4");
+  EXPECT_EQ(ReplacementNote(NumVfs(0, 4)), "");
+  // A flag that flips is a value that changes, not a thing created.
+  Change trust = NumVfs(0, 0);
+  trust.attribute = "trust";
+  trust.before = false;
+  trust.after = true;
+  EXPECT_STREQ(ChangeSymbol(trust), "~");
+  EXPECT_EQ(ChangeAction(trust), Action::kChange);
+  // Any disruption beyond live/reboot (a device reset, a link taken down)
+  // replaces, whatever the attribute.
+  Change fw = trust;
+  fw.disruption = Disruption::kFirmwareReset;
+  EXPECT_EQ(ChangeAction(fw), Action::kReplace);
+  EXPECT_EQ(ReplacementNote(fw), "firmware-reset");
+  Change reboot = trust;
+  reboot.disruption = Disruption::kReboot;
+  EXPECT_EQ(ChangeAction(reboot), Action::kChange);
+}
+
+TEST(RenderTest, ReplacementIsCountedAndMarked) {
+  Plan p;
+  p.changes.push_back(NumVfs(16, 4));
+  p.changes.push_back(NumVfs(0, 4));
+  auto j = PlanToJson(p, "/");
+  EXPECT_EQ(j["changes"][0]["action"], "replace");
+  EXPECT_EQ(j["changes"][1]["action"], "add");
+  EXPECT_EQ(j["summary"]["replace"], 1);
+  EXPECT_EQ(j["summary"]["add"], 1);
+  EXPECT_EQ(j["summary"]["change"], 0);
+  EXPECT_EQ(j["summary"]["remove"], 0);
+  EXPECT_EQ(j["summary"]["changes"], 2);
+  std::string t = RenderPlanTable(p, false);
+  EXPECT_NE(
+      t.find("  -/+ sriov 0000:af:00.0 numVfs: 16 -> 4  (forces replacement: destroys 16 VFs, "
+             "creates 4)\n"),
+      std::string::npos)
+      << t;
+  EXPECT_NE(t.find("Plan: 1 to add, 0 to change, 1 to replace, 0 to remove."), std::string::npos)
+      << t;
+}
+
+// Keys and values that a YAML 1.1 reader (PyYAML, Ansible) would take for
+// another type are quoted; plain words stay plain.
+TEST(RenderTest, YamlQuotesWhatAReaderWouldRetype) {
+  nlohmann::json j = {{"0000:17:01.0", "x"},
+                      {"on", 1},
+                      {"y", 2},
+                      {"12:30", 3},
+                      {"1e3", 4},
+                      {"~", 5},
+                      {"null", 6},
+                      {"<<", 7},
+                      {"=", 8},
+                      {"", 9},
+                      {"numVfs", 1e20},
+                      {"k8s.v1.cni.cncf.io/resourceName", "yes"}};
+  std::string yaml = JsonToYaml(j);
+  for (const char* quoted :
+       {"\"0000:17:01.0\": ", "\"on\": ", "\"y\": ", "\"12:30\": ", "\"1e3\": ", "\"~\": ",
+        "\"null\": ", "\"<<\": ", "\"=\": ", "\"\": "}) {
+    EXPECT_NE(yaml.find(quoted), std::string::npos) << quoted << "\n" << yaml;
+  }
+  EXPECT_NE(yaml.find("\nk8s.v1.cni.cncf.io/resourceName: \"yes\"\n"), std::string::npos) << yaml;
+  // A float keeps its dot (YAML 1.1 reads 1e+20 as a string).
+  EXPECT_NE(yaml.find("numVfs: 1.0e+20\n"), std::string::npos) << yaml;
 }
 
 TEST(RenderTest, PlanTableReadable) {
@@ -49,8 +117,10 @@ TEST(RenderTest, PlanTableReadable) {
   std::string t = RenderPlanTable(p, false);
   EXPECT_NE(t.find("  + sriov 0000:af:00.0 numVfs: 0 -> 12\n"), std::string::npos) << t;
   EXPECT_NE(t.find("      # nic gpu1-nic wants 12 VFs\n"), std::string::npos) << t;
-  EXPECT_NE(t.find("(reboot)"), std::string::npos);
-  EXPECT_NE(t.find("Plan: 1 to add, 1 to change, 0 to remove; 1 take effect after a reboot."),
+  EXPECT_NE(t.find("(forces replacement: destroys 4 VFs, creates 8; reboot)"), std::string::npos)
+      << t;
+  EXPECT_NE(t.find("Plan: 1 to add, 0 to change, 1 to replace, 0 to remove; 1 takes effect after a "
+                   "reboot."),
             std::string::npos)
       << t;
   EXPECT_EQ(RenderPlanTable(Plan(), false), "No changes. The host matches the desired state.\n");
@@ -59,10 +129,10 @@ TEST(RenderTest, PlanTableReadable) {
 // Multi-line strings become literal blocks and read back byte for byte;
 // strings a block would not keep exactly stay double-quoted.
 TEST(RenderTest, YamlMultiLineStringsRoundTrip) {
-  for (const std::string& s : {std::string("{\n  \"a\": [\n    1\n  ]\n}\n"),
-                              std::string("no newline at end\nx"), std::string("two\n\n"),
-                              std::string(" leading\n"), std::string("tab\there\n"),
-                              std::string("plain")}) {
+  for (const std::string& s :
+       {std::string("{\n  \"a\": [\n    1\n  ]\n}\n"), std::string("no newline at end\nx"),
+        std::string("two\n\n"), std::string(" leading\n"), std::string("tab\there\n"),
+        std::string("plain")}) {
     nlohmann::json j = {{"data", {{"config.json", s}}}};
     std::string yaml = JsonToYaml(j);
     YAML::Node y = YAML::Load(yaml);

@@ -79,7 +79,7 @@ pb refused 2 "$PLAYBOOKS/converge.yml" -e "tree_root=$ROOT3" -e "provisioner_bin
   -e "host_config=$HOST_YAML" -e "result_file=$T/refused.json"
 recap_has failed=1
 log_has "provisioner: error: apply sriov/0000:af:00.0/numVfs <- apply 0000:af:00.0 numVfs <- "
-log_has '"rolled_back": [{"after": 0'
+log_has '"rolled_back": [{"action": "remove", "after": 0'
 log_has '"status": "failed"'
 [[ $(cat "$ROOT3/sys/bus/pci/devices/0000:af:00.0/sriov_numvfs") == 0 ]] || fail "refused apply not rolled back"
 

@@ -348,7 +348,7 @@ TEST(CliTest, ApplyOnATerminalRedrawsOneProgressLine) {
   KernelSimDaemon sim(root, /*netdev_delay_ms=*/1500);
   ASSERT_TRUE(sim.ready());
   std::string cmd = ProvisionerBinary() + " apply " + Example("roce-sriov.yaml") + " --root " +
-                    root + " --settle-timeout 20";
+                    root + " --settle-timeout 20 --auto-approve";
   RunResult r = provisioner::testing::Run({"/usr/bin/script", "-qfec", cmd, "/dev/null"});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("\r\033[K"), std::string::npos) << r.out;
