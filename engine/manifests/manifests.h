@@ -6,7 +6,8 @@
 // plugins' ConfigMaps (rdma-devices, sriovdp-config). Both: a
 // SriovNetworkNodePolicy per NIC with numVfs > 0 in the operator's namespace,
 // named for the node pool (or node-qualified without one), the pods' NCCL
-// environment (nccl-env-<node or pool>), optionally a test DaemonSet.
+// environment (nccl-env-<node or pool>), optionally a test DaemonSet; with
+// discovered facts, the node's NodeFeature (node-feature-discovery labels).
 // Pure: no host access (discovered facts come in as options).
 #ifndef PROVISIONER_ENGINE_MANIFESTS_MANIFESTS_H_
 #define PROVISIONER_ENGINE_MANIFESTS_MANIFESTS_H_
