@@ -86,6 +86,12 @@ StatusOr<std::optional<Manifest>> NodeFeatureManifest(HostView& view) {
   if (!link_types.empty()) labels["link-type"] = OneOrMixed(link_types);
   if (facts->rdma_netns_mode) labels["rdma-netns-mode"] = *facts->rdma_netns_mode;
   if (!fw_versions.empty()) labels["fw-version"] = OneOrMixed(fw_versions);
+  // doctor's verdict over the same facts, as `doctor` exits: fail (a FAIL,
+  // exit 1), warn, ok; the number of failed checks beside it.
+  if (const auto& doc = view.options().doctor; doc && doc->checks > 0) {
+    labels["doctor"] = doc->failed > 0 ? "fail" : doc->warnings > 0 ? "warn" : "ok";
+    labels["doctor-failed"] = std::to_string(doc->failed);
+  }
   // The operator's config daemon: NFD cannot set node-role.kubernetes.io/worker
   // (kubernetes.io is always denied), so a label of ours that the
   // SriovOperatorConfig's configDaemonNodeSelector can name.

@@ -334,6 +334,32 @@ TEST(ManifestsDiscoveryTest, NodeFeatureNamesTheConfigDaemonWhereTheOperatorIsUs
   EXPECT_FALSE(labels.contains("provisioner.feature.node.kubernetes.io/rails"));
 }
 
+// doctor's verdict over the facts, as the CLI passes it: the worst verdict
+// and the number of FAILs; not run, no label.
+TEST(ManifestsDiscoveryTest, NodeFeatureCarriesDoctorsVerdict) {
+  HostFacts facts = DiscoverTree("examples/hosts/cx5-roce.ttar", "nf-cx5-doctor");
+  LoadResult r = LoadDesiredStateFromFile("examples/roce-sriov.yaml");
+  ASSERT_TRUE(r.state);
+  const std::string p = "provisioner.feature.node.kubernetes.io/";
+  auto labels_for = [&](std::optional<DoctorSummary> doctor) {
+    ManifestOptions opt;
+    opt.facts = &facts;
+    opt.doctor = doctor;
+    auto ms = BuildManifests(*r.state, opt);
+    EXPECT_TRUE(ms.ok()) << ms.status().message();
+    const Manifest* nf = ms.ok() ? Find(*ms, "NodeFeature", "provisioner-worker1") : nullptr;
+    return nf == nullptr ? json::object() : nf->doc["spec"]["labels"];
+  };
+  json failed = labels_for(DoctorSummary{12, 2, 1});
+  EXPECT_EQ(failed.value(p + "doctor", ""), "fail");
+  EXPECT_EQ(failed.value(p + "doctor-failed", ""), "2");
+  json warned = labels_for(DoctorSummary{12, 0, 1});
+  EXPECT_EQ(warned.value(p + "doctor", ""), "warn");
+  EXPECT_EQ(warned.value(p + "doctor-failed", ""), "0");
+  EXPECT_EQ(labels_for(DoctorSummary{12, 0, 0}).value(p + "doctor", ""), "ok");
+  EXPECT_FALSE(labels_for(std::nullopt).contains(p + "doctor"));
+}
+
 // Without discovered facts there is nothing to say: no NodeFeature, no error.
 TEST(ManifestsDiscoveryTest, NoNodeFeatureWithoutFacts) {
   LoadResult r = LoadDesiredStateFromFile("examples/roce-sriov.yaml");
