@@ -72,15 +72,20 @@ StatusOr<std::optional<Manifest>> NodeFeatureManifest(HostView& view) {
       if (!fw.empty()) fw_versions.insert(fw);
     }
   }
-  // Rails whose nic selects a PF here (spec.rails expanded for the GPUs
-  // discovery counted).
-  std::set<int> rails;
-  for (const RailOrigin& o : d.rail_origins) {
-    for (size_t i = 0; i < d.nics.size(); ++i) {
-      if (DesiredState::NicPath(i) == o.path && !SelectPfs(d.nics[i], *facts).empty()) {
-        rails.insert(o.rail);
+  // Rails: the selected PFs that are some GPU's closest selected NIC, at
+  // PIX/PXB/PHB (one rail per GPU-local NIC, as nvidia-smi topo -m shows
+  // them); the same for spec.rails and a hand-written layout.
+  std::set<std::string> rails;
+  for (const GpuInfo& gpu : facts->topology.gpus) {
+    const GpuNicLink* best = nullptr;
+    for (const GpuNicLink& l : facts->topology.links) {
+      if (l.gpu != gpu.pci_address || seen.count(l.nic) == 0) continue;
+      if (best == nullptr || l.level < best->level ||
+          (l.level == best->level && l.nic < best->nic)) {
+        best = &l;
       }
     }
+    if (best != nullptr && best->level < PcieLevel::kNode) rails.insert(best->nic);
   }
   if (!rails.empty()) labels["rails"] = std::to_string(rails.size());
   if (!link_types.empty()) labels["link-type"] = OneOrMixed(link_types);

@@ -288,6 +288,14 @@ TEST(ManifestsDiscoveryTest, NodeFeatureFromTheFacts) {
   const json& labels = nf->doc["spec"]["labels"];
   const std::string p = "provisioner.feature.node.kubernetes.io/";
   EXPECT_EQ(labels.value(p + "rails", ""), "8") << labels.dump();
+  // The guide's hand-written 8-rail layout is the same 8 rails.
+  LoadResult written = LoadDesiredStateFromFile("examples/rails-8gpu.yaml");
+  ASSERT_TRUE(written.state);
+  auto wm = BuildManifests(*written.state, opt);
+  ASSERT_TRUE(wm.ok()) << wm.status().message();
+  const Manifest* wnf = Find(*wm, "NodeFeature", "provisioner-" + written.state->name);
+  ASSERT_NE(wnf, nullptr);
+  EXPECT_EQ(wnf->doc["spec"]["labels"].value(p + "rails", ""), "8");
   ASSERT_TRUE(facts.rdma_netns_mode.has_value());
   EXPECT_EQ(labels.value(p + "rdma-netns-mode", ""), *facts.rdma_netns_mode);
   EXPECT_EQ(labels.value(p + "sriov-config-daemon", ""), "true") << labels.dump();
