@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "engine/cli/commands.h"
+#include "engine/core/session.h"
 #include "engine/manifests/fleet.h"
 #include "engine/manifests/manifests.h"
 #include "engine/output/render.h"
@@ -102,6 +103,16 @@ std::optional<manifests::HostRender> RenderHost(const CommonOptions& opt, const 
   options.flavor = opt.flavor;
   options.with_test_workload = opt.with_test_workload;
   options.facts = facts ? &*facts : nullptr;
+  if (facts) {
+    // The node's health label: doctor's checks over the same facts.
+    manifests::DoctorSummary doctor;
+    for (const CheckResult& r : CheckHost(&*desired, *facts)) {
+      ++doctor.checks;
+      if (r.verdict == Verdict::kFail) ++doctor.failed;
+      if (r.verdict == Verdict::kWarn) ++doctor.warnings;
+    }
+    options.doctor = doctor;
+  }
   auto out = manifests::BuildHostManifests(*desired, options);
   if (!out.ok()) {
     PrintError(label + ": " + out.status().message());

@@ -20,6 +20,12 @@ namespace provisioner::manifests {
 inline constexpr const char* kSpiderpoolApi = "spiderpool.spidernet.io/v2beta1";
 inline constexpr const char* kSriovApi = "sriovnetwork.openshift.io/v1";
 inline constexpr const char* kNadApi = "k8s.cni.cncf.io/v1";
+inline constexpr const char* kNfdApi = "nfd.k8s-sigs.io/v1alpha1";
+// Where node-feature-discovery's deployment and chart install nfd-master.
+inline constexpr const char* kNfdNamespace = "node-feature-discovery";
+// A sub-namespace of feature.node.kubernetes.io: allowed by nfd-master
+// without -extra-label-ns, and no -deny-label-ns can deny it.
+inline constexpr const char* kNodeFeatureLabelPrefix = "provisioner.feature.node.kubernetes.io/";
 // The standalone device plugins' DaemonSets read their ConfigMaps here.
 inline constexpr const char* kDevicePluginNamespace = "kube-system";
 
@@ -108,6 +114,12 @@ StatusOr<std::vector<Manifest>> NcclEnvConfigMaps(HostView& view);
 // (test_workload.cc).
 StatusOr<std::vector<Manifest>> TestWorkloadManifests(HostView& view, bool with_nccl_env,
                                                       const std::string& ns);
+
+// With discovered facts: the node's NodeFeature (node_feature.cc), labels
+// from the facts only; nullopt without facts or without anything to say.
+StatusOr<std::optional<Manifest>> NodeFeatureManifest(HostView& view);
+// "provisioner-<node>" (nfd-worker's own object is named <node>).
+std::string NodeFeatureName(const std::string& node);
 
 // Its name, for the test workload's envFrom.
 std::string NcclEnvName(const HostView& view);

@@ -471,6 +471,8 @@ StatusOr<HostManifests> BuildHostManifests(const DesiredState& desired,
                      TestWorkloadManifests(view, nccl_env_in_test_ns, test_ns));
     for (auto& m : w) out.push_back(std::move(m));
   }
+  ASSIGN_OR_RETURN(std::optional<Manifest> node_feature, NodeFeatureManifest(view));
+  if (node_feature) out.push_back(std::move(*node_feature));
   OperatorWarnings(view);
   result.release_namespace = view.Kubernetes().sriov_operator_namespace;
   RETURN_IF_ERROR(CheckNames(out));

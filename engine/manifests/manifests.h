@@ -6,11 +6,13 @@
 // plugins' ConfigMaps (rdma-devices, sriovdp-config). Both: a
 // SriovNetworkNodePolicy per NIC with numVfs > 0 in the operator's namespace,
 // named for the node pool (or node-qualified without one), the pods' NCCL
-// environment (nccl-env-<node or pool>), optionally a test DaemonSet.
+// environment (nccl-env-<node or pool>), optionally a test DaemonSet; with
+// discovered facts, the node's NodeFeature (node-feature-discovery labels).
 // Pure: no host access (discovered facts come in as options).
 #ifndef PROVISIONER_ENGINE_MANIFESTS_MANIFESTS_H_
 #define PROVISIONER_ENGINE_MANIFESTS_MANIFESTS_H_
 
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -22,12 +24,22 @@
 
 namespace provisioner::manifests {
 
+// What `provisioner doctor` says about the facts (the CLI runs its checks
+// when it has them): the NodeFeature's health label.
+struct DoctorSummary {
+  int checks = 0;
+  int failed = 0;
+  int warnings = 0;
+};
+
 struct ManifestOptions {
   std::string flavor = "spiderpool";  // spiderpool | multus
   // Discovered facts (--root or a snapshot): the NICs that nearGpu / rails
   // and rootDevices mean, PF netdevs, RDMA device names, the netns mode.
   // nullptr: host.yaml only (nearGpu selectors are then an error).
   const HostFacts* facts = nullptr;
+  // doctor's checks over `facts` (nullopt: not run, no health label).
+  std::optional<DoctorSummary> doctor;
   // --with-test-workload: also the guides' RDMA test DaemonSet.
   bool with_test_workload = false;
 };

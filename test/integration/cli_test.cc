@@ -166,6 +166,28 @@ TEST(CliTest, FleetManifestsMergeHostsAndNameConflicts) {
   }
   RunResult rooted = Provisioner({"manifests", dir, "--roots", roots});
   ASSERT_EQ(rooted.exit_code, 0) << rooted.err;
+  // With facts, each node's NodeFeature for node-feature-discovery: its
+  // node-name label, the operator's config-daemon label, doctor's verdict
+  // over the same tree; without facts (the run above) none.
+  EXPECT_EQ(r.out.find("kind: \"NodeFeature\""), std::string::npos) << r.out;
+  std::vector<std::string> nodes;
+  for (const YAML::Node& doc : YAML::LoadAll(rooted.out)) {
+    if (doc["kind"].as<std::string>() != "NodeFeature") continue;
+    EXPECT_EQ(doc["apiVersion"].as<std::string>(), "nfd.k8s-sigs.io/v1alpha1");
+    EXPECT_EQ(doc["metadata"]["namespace"].as<std::string>(), "node-feature-discovery");
+    const std::string node =
+        doc["metadata"]["labels"]["nfd.node.kubernetes.io/node-name"].as<std::string>();
+    nodes.push_back(node);
+    EXPECT_EQ(doc["metadata"]["name"].as<std::string>(), "provisioner-" + node);
+    const YAML::Node labels = doc["spec"]["labels"];
+    const std::string p = "provisioner.feature.node.kubernetes.io/";
+    EXPECT_EQ(labels[p + "sriov-config-daemon"].as<std::string>(), "true");
+    EXPECT_EQ(labels[p + "link-type"].as<std::string>(), "ethernet");
+    const std::string verdict = labels[p + "doctor"].as<std::string>();
+    EXPECT_TRUE(verdict == "ok" || verdict == "warn" || verdict == "fail") << verdict;
+    EXPECT_EQ(verdict == "fail", labels[p + "doctor-failed"].as<std::string>() != "0");
+  }
+  EXPECT_EQ(nodes, (std::vector<std::string>{"worker1", "worker2"}));
   RunResult missing = Provisioner({"manifests", dir, "--roots", MakeTempDir("empty")});
   EXPECT_EQ(missing.exit_code, 1);
   EXPECT_NE(missing.err.find("worker1 (" + dir + "/worker1.yaml): no discovered tree at"),

@@ -111,24 +111,33 @@ void CheckMetadata(const json& meta, std::vector<std::string>* errors) {
 json YamlFileToJson(const std::string& path) { return NodeToJson(YAML::LoadFile(path)); }
 
 bool CrdChecker::AddCrdFile(const std::string& path, std::string* error) {
-  json crd;
+  // A file may hold several CRDs ("---" between them: NFD's nfd-api-crds.yaml).
+  std::vector<json> docs;
   try {
-    crd = YamlFileToJson(path);
+    for (const YAML::Node& n : YAML::LoadAllFromFile(path)) {
+      if (!n.IsNull()) docs.push_back(NodeToJson(n));
+    }
   } catch (const std::exception& e) {
     *error = path + ": " + e.what();
     return false;
   }
-  if (crd.value("kind", "") != "CustomResourceDefinition") {
-    *error = path + ": not a CustomResourceDefinition";
+  if (docs.empty()) {
+    *error = path + ": no document";
     return false;
   }
-  Crd c;
-  c.group = crd["spec"]["group"];
-  c.kind = crd["spec"]["names"]["kind"];
-  for (const auto& v : crd["spec"]["versions"]) {
-    c.versions.emplace_back(v["name"].get<std::string>(), v["schema"]["openAPIV3Schema"]);
+  for (const json& crd : docs) {
+    if (crd.value("kind", "") != "CustomResourceDefinition") {
+      *error = path + ": not a CustomResourceDefinition";
+      return false;
+    }
+    Crd c;
+    c.group = crd["spec"]["group"];
+    c.kind = crd["spec"]["names"]["kind"];
+    for (const auto& v : crd["spec"]["versions"]) {
+      c.versions.emplace_back(v["name"].get<std::string>(), v["schema"]["openAPIV3Schema"]);
+    }
+    crds_.push_back(std::move(c));
   }
-  crds_.push_back(std::move(c));
   return true;
 }
 

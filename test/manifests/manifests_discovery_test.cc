@@ -7,6 +7,7 @@
 #include <sstream>
 #include <string>
 
+#include "engine/config/checks.h"
 #include "engine/config/loader.h"
 #include "engine/core/engine.h"
 #include "engine/host/host_fs.h"
@@ -184,7 +185,8 @@ void ExpectCrdValid(const std::string& label, const std::vector<Manifest>& ms) {
     auto* c = new provisioner::testing::CrdChecker();
     for (const char* f : {"spiderpool.spidernet.io_spiderippools.yaml",
                           "spiderpool.spidernet.io_spidermultusconfigs.yaml",
-                          "sriovnetwork.openshift.io_sriovnetworknodepolicies.yaml"}) {
+                          "sriovnetwork.openshift.io_sriovnetworknodepolicies.yaml",
+                          "nfd.k8s-sigs.io_nfd-api-crds.yaml"}) {
       std::string error;
       EXPECT_TRUE(c->AddCrdFile(std::string("test/manifests/crds/") + f, &error)) << error;
     }
@@ -193,7 +195,8 @@ void ExpectCrdValid(const std::string& label, const std::vector<Manifest>& ms) {
   int checked = 0;
   for (const auto& m : ms) {
     if (m.kind == "ConfigMap" || m.kind == "DaemonSet") continue;
-    for (const auto& e : checker->Check(m.doc)) ADD_FAILURE() << label << " " << m.kind << "/" << m.name << ": " << e;
+    for (const auto& e : checker->Check(m.doc))
+      ADD_FAILURE() << label << " " << m.kind << "/" << m.name << ": " << e;
     ++checked;
   }
   EXPECT_GT(checked, 0) << label;
@@ -203,7 +206,8 @@ TEST(ManifestsDiscoveryTest, GoldenWithDiscoveredFacts) {
   struct Case {
     const char* example;
     const char* tree;
-  } cases[] = {{"rails", "hgx-h100"}, {"roce-shared-macvlan", "cx5-roce"}};
+  } cases[] = {
+      {"rails", "hgx-h100"}, {"roce-shared-macvlan", "cx5-roce"}, {"roce-sriov", "cx5-roce"}};
   for (const Case& c : cases) {
     HostFacts facts = DiscoverTree(std::string("examples/hosts/") + c.tree + ".ttar",
                                    std::string("golden-") + c.example);
@@ -241,6 +245,211 @@ TEST(ManifestsDiscoveryTest, OverlappingNicsAfterDiscoveryAreAnError) {
                 "(roce-sriov-nic) also selects"),
             std::string::npos)
       << ms.status().message();
+}
+
+// The NodeFeature node-feature-discovery picks up: NFD's namespace, the
+// nfd.node.kubernetes.io/node-name label, a name of its own (nfd-worker's
+// object is named after the node), and labels that nfd-master's validate.Label
+// accepts without -extra-label-ns: valid keys and values, under a
+// sub-namespace of feature.node.kubernetes.io (kubernetes.io is denied).
+void ExpectNfdReadable(const Manifest& m, const std::string& node) {
+  EXPECT_EQ(m.doc["apiVersion"], "nfd.k8s-sigs.io/v1alpha1");
+  EXPECT_EQ(m.Namespace(), "node-feature-discovery");
+  EXPECT_EQ(m.doc["metadata"]["labels"]["nfd.node.kubernetes.io/node-name"], node);
+  EXPECT_NE(m.name, node);
+  ASSERT_TRUE(m.doc["spec"]["labels"].is_object());
+  EXPECT_FALSE(m.doc["spec"]["labels"].empty());
+  const std::string suffix = ".feature.node.kubernetes.io";
+  for (const auto& [key, value] : m.doc["spec"]["labels"].items()) {
+    EXPECT_TRUE(config::IsLabelKey(key)) << key;
+    ASSERT_TRUE(value.is_string()) << key;
+    EXPECT_TRUE(config::IsLabelValue(value.get<std::string>())) << key << "=" << value;
+    const std::string ns = key.substr(0, key.find('/'));
+    EXPECT_TRUE(ns.size() > suffix.size() &&
+                ns.compare(ns.size() - suffix.size(), suffix.size(), suffix) == 0)
+        << key;
+  }
+}
+
+// The 8 rails on the HGX tree: the rail count, the link type and firmware of
+// the rail cards, the netns mode, as discovery read them; the operator's
+// label (the rails have VFs).
+TEST(ManifestsDiscoveryTest, NodeFeatureFromTheFacts) {
+  HostFacts facts = DiscoverTree("examples/hosts/hgx-h100.ttar", "nf-hgx");
+  LoadResult r = LoadDesiredStateFromFile("examples/rails.yaml");
+  ASSERT_TRUE(r.state);
+  ManifestOptions opt;
+  opt.facts = &facts;
+  auto ms = BuildManifests(*r.state, opt);
+  ASSERT_TRUE(ms.ok()) << ms.status().message();
+  const Manifest* nf = Find(*ms, "NodeFeature", "provisioner-" + r.state->name);
+  ASSERT_NE(nf, nullptr);
+  ExpectNfdReadable(*nf, r.state->name);
+  const json& labels = nf->doc["spec"]["labels"];
+  const std::string p = "provisioner.feature.node.kubernetes.io/";
+  EXPECT_EQ(labels.value(p + "rails", ""), "8") << labels.dump();
+  // The guide's hand-written 8-rail layout is the same 8 rails.
+  LoadResult written = LoadDesiredStateFromFile("examples/rails-8gpu.yaml");
+  ASSERT_TRUE(written.state);
+  auto wm = BuildManifests(*written.state, opt);
+  ASSERT_TRUE(wm.ok()) << wm.status().message();
+  const Manifest* wnf = Find(*wm, "NodeFeature", "provisioner-" + written.state->name);
+  ASSERT_NE(wnf, nullptr);
+  EXPECT_EQ(wnf->doc["spec"]["labels"].value(p + "rails", ""), "8");
+  ASSERT_TRUE(facts.rdma_netns_mode.has_value());
+  EXPECT_EQ(labels.value(p + "rdma-netns-mode", ""), *facts.rdma_netns_mode);
+  EXPECT_EQ(labels.value(p + "sriov-config-daemon", ""), "true") << labels.dump();
+  // The same host without VFs: the operator is not used, no such label.
+  DesiredState no_vfs = *r.state;
+  for (NicSpec& nic : no_vfs.nics) nic.num_vfs.reset();
+  auto ms2 = BuildManifests(no_vfs, opt);
+  ASSERT_TRUE(ms2.ok()) << ms2.status().message();
+  const Manifest* nf2 = Find(*ms2, "NodeFeature", "provisioner-" + r.state->name);
+  ASSERT_NE(nf2, nullptr);
+  EXPECT_FALSE(nf2->doc["spec"]["labels"].contains(p + "sriov-config-daemon"));
+  // The firmware label is the rail cards' one version, as the RDMA devices say.
+  std::set<std::string> fw;
+  for (const NicSpec& nic : r.state->nics) {
+    for (const PciFunction* pf : SelectPfs(nic, facts)) {
+      for (const RdmaDevice& dev : facts.rdma.devices) {
+        if (dev.pci_address == pf->pci_address && !dev.fw_ver.empty()) fw.insert(dev.fw_ver);
+      }
+    }
+  }
+  if (fw.size() == 1) {
+    EXPECT_EQ(labels.value(p + "fw-version", ""), *fw.begin());
+  } else {
+    EXPECT_EQ(labels.contains(p + "fw-version"), !fw.empty()) << labels.dump();
+  }
+}
+
+// Where the sriov-network-operator is used (a nic with VFs), the label a
+// configDaemonNodeSelector can name; the link type from the PF's port.
+TEST(ManifestsDiscoveryTest, NodeFeatureNamesTheConfigDaemonWhereTheOperatorIsUsed) {
+  HostFacts facts = DiscoverTree("examples/hosts/cx5-roce.ttar", "nf-cx5");
+  LoadResult r = LoadDesiredStateFromFile("examples/roce-sriov.yaml");
+  ASSERT_TRUE(r.state);
+  ManifestOptions opt;
+  opt.facts = &facts;
+  auto ms = BuildManifests(*r.state, opt);
+  ASSERT_TRUE(ms.ok()) << ms.status().message();
+  const Manifest* nf = Find(*ms, "NodeFeature", "provisioner-worker1");
+  ASSERT_NE(nf, nullptr);
+  ExpectNfdReadable(*nf, "worker1");
+  const json& labels = nf->doc["spec"]["labels"];
+  EXPECT_EQ(labels.value("provisioner.feature.node.kubernetes.io/sriov-config-daemon", ""), "true");
+  EXPECT_EQ(labels.value("provisioner.feature.node.kubernetes.io/link-type", ""), "ethernet");
+  EXPECT_FALSE(labels.contains("provisioner.feature.node.kubernetes.io/rails"));
+}
+
+// doctor's verdict over the facts, as the CLI passes it: the worst verdict
+// and the number of FAILs; not run, no label.
+TEST(ManifestsDiscoveryTest, NodeFeatureCarriesDoctorsVerdict) {
+  HostFacts facts = DiscoverTree("examples/hosts/cx5-roce.ttar", "nf-cx5-doctor");
+  LoadResult r = LoadDesiredStateFromFile("examples/roce-sriov.yaml");
+  ASSERT_TRUE(r.state);
+  const std::string p = "provisioner.feature.node.kubernetes.io/";
+  auto labels_for = [&](std::optional<DoctorSummary> doctor) {
+    ManifestOptions opt;
+    opt.facts = &facts;
+    opt.doctor = doctor;
+    auto ms = BuildManifests(*r.state, opt);
+    EXPECT_TRUE(ms.ok()) << ms.status().message();
+    const Manifest* nf = ms.ok() ? Find(*ms, "NodeFeature", "provisioner-worker1") : nullptr;
+    return nf == nullptr ? json::object() : nf->doc["spec"]["labels"];
+  };
+  json failed = labels_for(DoctorSummary{12, 2, 1});
+  EXPECT_EQ(failed.value(p + "doctor", ""), "fail");
+  EXPECT_EQ(failed.value(p + "doctor-failed", ""), "2");
+  json warned = labels_for(DoctorSummary{12, 0, 1});
+  EXPECT_EQ(warned.value(p + "doctor", ""), "warn");
+  EXPECT_EQ(warned.value(p + "doctor-failed", ""), "0");
+  EXPECT_EQ(labels_for(DoctorSummary{12, 0, 0}).value(p + "doctor", ""), "ok");
+  EXPECT_FALSE(labels_for(std::nullopt).contains(p + "doctor"));
+}
+
+// Without discovered facts there is nothing to say: no NodeFeature, no error.
+TEST(ManifestsDiscoveryTest, NoNodeFeatureWithoutFacts) {
+  LoadResult r = LoadDesiredStateFromFile("examples/roce-sriov.yaml");
+  ASSERT_TRUE(r.state);
+  auto ms = BuildManifests(*r.state, ManifestOptions());
+  ASSERT_TRUE(ms.ok()) << ms.status().message();
+  for (const auto& m : *ms) EXPECT_NE(m.kind, "NodeFeature");
+}
+
+// A fact no label value can carry (a firmware string with a space) is left
+// out with a warning naming the label; a node name longer than a label value
+// may be is an error naming metadata.name.
+TEST(ManifestsDiscoveryTest, NodeFeatureLabelValuesFollowTheKubernetesRules) {
+  HostFacts facts = DiscoverTree("examples/hosts/cx5-roce.ttar", "nf-cx5-bad");
+  for (RdmaDevice& dev : facts.rdma.devices) dev.fw_ver = "16.35.2000 (MT_0000000008)";
+  LoadResult r = LoadDesiredStateFromFile("examples/roce-sriov.yaml");
+  ASSERT_TRUE(r.state);
+  ManifestOptions opt;
+  opt.facts = &facts;
+  auto hm = BuildHostManifests(*r.state, opt);
+  ASSERT_TRUE(hm.ok()) << hm.status().message();
+  const Manifest* nf = Find(hm->manifests, "NodeFeature", "provisioner-worker1");
+  ASSERT_NE(nf, nullptr);
+  ExpectNfdReadable(*nf, "worker1");
+  EXPECT_FALSE(
+      nf->doc["spec"]["labels"].contains("provisioner.feature.node.kubernetes.io/fw-version"));
+  bool warned = false;
+  for (const auto& w : hm->warnings) {
+    warned = warned || (w.find("provisioner.feature.node.kubernetes.io/fw-version left out") !=
+                            std::string::npos &&
+                        w.find("not a valid Kubernetes label value") != std::string::npos);
+  }
+  EXPECT_TRUE(warned);
+
+  DesiredState d = *r.state;
+  d.name = std::string(64, 'n');  // a DNS subdomain, not a label value
+  auto bad = BuildHostManifests(d, opt);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("metadata.name \"" + d.name + "\""), std::string::npos)
+      << bad.status().message();
+  EXPECT_NE(bad.status().message().find("at most 63 characters"), std::string::npos);
+}
+
+// The strict check knows NFD's schema: a NodeFeature with a field the CRD
+// does not have, or a label value that is not a string, fails it.
+TEST(ManifestsDiscoveryTest, NfdCrdIsStrict) {
+  provisioner::testing::CrdChecker c;
+  std::string error;
+  ASSERT_TRUE(c.AddCrdFile("test/manifests/crds/nfd.k8s-sigs.io_nfd-api-crds.yaml", &error))
+      << error;
+  json good = {{"apiVersion", "nfd.k8s-sigs.io/v1alpha1"},
+               {"kind", "NodeFeature"},
+               {"metadata", {{"name", "provisioner-n1"}, {"namespace", "node-feature-discovery"}}},
+               {"spec", {{"labels", {{"provisioner.feature.node.kubernetes.io/rails", "8"}}}}}};
+  EXPECT_TRUE(c.Check(good).empty());
+  json unknown = good;
+  unknown["spec"]["taints"] = json::array();
+  EXPECT_FALSE(c.Check(unknown).empty());
+  json number = good;
+  number["spec"]["labels"]["provisioner.feature.node.kubernetes.io/rails"] = 8;
+  EXPECT_FALSE(c.Check(number).empty());
+  json no_spec = good;
+  no_spec.erase("spec");
+  EXPECT_FALSE(c.Check(no_spec).empty());
+  // The file's other CRDs were loaded too (one file, three documents).
+  json rule = {{"apiVersion", "nfd.k8s-sigs.io/v1alpha1"},
+               {"kind", "NodeFeatureRule"},
+               {"metadata", {{"name", "r"}}},
+               {"spec", {{"rules", json::array()}}}};
+  for (const auto& e : c.Check(rule)) EXPECT_EQ(e.find("no CRD loaded"), std::string::npos) << e;
+}
+
+// The label checks themselves, on the apimachinery rules' edges.
+TEST(ManifestsDiscoveryTest, LabelValueRules) {
+  EXPECT_TRUE(config::IsLabelValue(""));
+  EXPECT_TRUE(config::IsLabelValue("16.35.2000"));
+  EXPECT_TRUE(config::IsLabelValue(std::string(63, 'a')));
+  EXPECT_FALSE(config::IsLabelValue(std::string(64, 'a')));
+  EXPECT_FALSE(config::IsLabelValue("-a"));
+  EXPECT_FALSE(config::IsLabelValue("a."));
+  EXPECT_FALSE(config::IsLabelValue("a b"));
+  EXPECT_FALSE(config::IsLabelValue("a/b"));
 }
 
 }  // namespace
