@@ -137,6 +137,11 @@ void PlanParam(const FirmwareFacts& fw, const std::string& dev, const Want& w,
     }
     return;
   }
+  if (p.read_only) {
+    sink.Error(w.field, dev + " " + w.param + " is read-only (mstconfig marks it RO): it reads " +
+                            w.show(p.next_boot) + " and cannot be set to " + w.text);
+    return;
+  }
   planned.Add(sink, FirmwareChange(dev, w.param, w.before(p.next_boot), w.after, w.reason, w.field,
                                    nic, pf));
 }
@@ -295,6 +300,15 @@ void PlanRawFirmware(const NicSpec& nic, const std::string& path, const HostFact
   }
 }
 
+// True, with the error, when `p` would need a change but is read-only.
+bool ReadOnly(const FirmwareParam& p, const std::string& dev, const std::string& name,
+              const std::string& field, PlanSink& sink) {
+  if (!p.read_only) return false;
+  sink.Error(field, dev + " " + name + " is read-only (mstconfig marks it RO): it reads " +
+                        p.next_boot + " and cannot be raised");
+  return true;
+}
+
 // numVfs above what the firmware enables: SRIOV_EN=1, NUM_OF_VFS >= numVfs.
 // Only for cards whose configuration could be read; otherwise the sriov
 // planner's error about sriov_totalvfs stands.
@@ -309,7 +323,7 @@ void PlanVfLimit(const NicSpec& nic, const std::string& path, const HostFacts& f
     const std::string dev = it->first;
     if (auto en = fw.params.find("SRIOV_EN"); en != fw.params.end()) {
       auto next = MstconfigValueNumber(en->second.next_boot);
-      if (next && *next == 0) {
+      if (next && *next == 0 && !ReadOnly(en->second, dev, "SRIOV_EN", field, sink)) {
         planned.Add(sink, FirmwareChange(dev, "SRIOV_EN", false, true,
                                          "nic " + nic.name + " wants " + std::to_string(want) +
                                              " VFs: the firmware of " + dev +
@@ -319,7 +333,7 @@ void PlanVfLimit(const NicSpec& nic, const std::string& path, const HostFacts& f
     }
     if (auto n = fw.params.find("NUM_OF_VFS"); n != fw.params.end()) {
       auto next = MstconfigValueNumber(n->second.next_boot);
-      if (next && *next < want) {
+      if (next && *next < want && !ReadOnly(n->second, dev, "NUM_OF_VFS", field, sink)) {
         planned.Add(sink,
                     FirmwareChange(dev, "NUM_OF_VFS", *next, want,
                                    "nic " + nic.name + " wants " + std::to_string(want) +

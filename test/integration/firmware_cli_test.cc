@@ -329,5 +329,44 @@ TEST(FirmwareCliTest, MisspeltParameterAndVfConflictsOnTheHgxTree) {
   EXPECT_NE(few.err.find("host-hgx.yaml:9:15) asks for 12"), std::string::npos) << few.err;
 }
 
+// The HGX tree's ConnectX-7 captures are in the layout of mstflint >= 4.26:
+// an "RO" column before the name (NUM_OF_PF read-only). linkType reads the
+// card, plans LINK_TYPE_P1 and applies it; asking to set the read-only
+// parameter is a plan error that says so.
+TEST(FirmwareCliTest, ReadOnlyColumnOnTheHgxTree) {
+  std::string root = ExtractHost("hgx-h100-pcie");
+  const std::string capture = "/run/provisioner/mstconfig/0000:1a:00.0.query";
+  ASSERT_NE(ReadFile(root + capture).find(" RO     NUM_OF_PF"), std::string::npos);
+  auto yaml = [](const std::string& nic_fields) {
+    return WriteTempFile("host-hgx-ro.yaml",
+                         "apiVersion: provisioner/v1alpha1\nkind: HostConfig\n"
+                         "metadata:\n  name: hgx\nspec:\n  nics:\n"
+                         "    - name: rail0\n"
+                         "      nicSelector: { rootDevices: [\"0000:1a:00.0\"] }\n" +
+                             nic_fields);
+  };
+  const std::string ib = yaml("      linkType: ib\n");
+  RunResult plan = Provisioner({"plan", ib, "--root", root, "-o", "json"});
+  ASSERT_EQ(plan.exit_code, 0) << plan.err;
+  json j = json::parse(plan.out, nullptr, false);
+  ASSERT_EQ(j["changes"].size(), 1u) << plan.out;
+  EXPECT_EQ(j["changes"][0]["id"], "firmware/0000:1a:00.0/LINK_TYPE_P1");
+  EXPECT_EQ(j["changes"][0]["before"], "eth");
+  EXPECT_EQ(j["changes"][0]["after"], "ib");
+
+  RunResult apply = Provisioner({"apply", ib, "--root", root});
+  EXPECT_EQ(apply.exit_code, 3) << apply.out << apply.err;
+  const std::string after = ReadFile(root + capture);
+  EXPECT_NE(after.find("*       LINK_TYPE_P1"), std::string::npos) << after;
+  EXPECT_NE(after.find(" RO     NUM_OF_PF"), std::string::npos) << after;
+
+  RunResult ro = Provisioner({"plan", yaml("      firmware: { NUM_OF_PF: 2 }\n"), "--root", root});
+  EXPECT_EQ(ro.exit_code, 1);
+  EXPECT_NE(ro.err.find(":9:30: spec.nics[0].firmware.NUM_OF_PF: 0000:1a:00.0 NUM_OF_PF is "
+                        "read-only (mstconfig marks it RO)"),
+            std::string::npos)
+      << ro.err;
+}
+
 }  // namespace
 }  // namespace provisioner::testing
