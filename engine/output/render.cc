@@ -69,6 +69,8 @@ json PlanToJson(const Plan& plan, const std::string& root) {
   for (const auto& c : plan.changes) changes.push_back(ChangeToJson(c));
   doc["changes"] = changes;
   doc["summary"] = {{"changes", plan.changes.size()}, {"rebootRequired", plan.RebootRequired()}};
+  // Added to the contract's summary only when there are some.
+  if (int flaps = plan.LinkFlaps()) doc["summary"]["linkFlaps"] = flaps;
   doc["warnings"] = json(plan.warnings);
   return doc;
 }
@@ -96,13 +98,15 @@ std::string RenderPlanTable(const Plan& plan, bool color) {
       out << "  " << (color ? col : "") << sym << (color ? "\033[0m" : "") << " " << c.module
           << " " << c.target << " " << c.attribute << ": " << Show(c.before) << " -> "
           << Show(c.after);
-      if (c.disruption != Disruption::kLive) out << "  (" << DisruptionName(c.disruption) << ")";
+      if (c.disruption != Disruption::kLive || c.link_flap)
+        out << "  (" << DisruptionLabel(c) << ")";
       out << "\n";
       if (!c.reason.empty()) out << "      # " << c.reason << "\n";
     }
     out << "\nPlan: " << add << " to add, " << change << " to change, " << remove
         << " to remove";
     if (reboot) out << "; " << reboot << " take effect after a reboot";
+    if (int flaps = plan.LinkFlaps()) out << "; " << flaps << " flap a link (down and up) now";
     out << ".\n";
   }
   for (const auto& w : plan.warnings) out << "Warning: " << w << "\n";

@@ -33,11 +33,17 @@ class Changes {
       return;
     }
     if (before == after) return;
-    Change c = MakeChange(
-        kRoceModule, ifname, attribute, std::move(before), std::move(after), Disruption::kLive,
-        kPhaseRoce, "nic " + nic.name + " wants " + what + " on " + ifname + "; " + kRoceLiveReason,
-        field);
+    const bool pfc = attribute == kPfcAttribute;
+    Change c = MakeChange(kRoceModule, ifname, attribute, std::move(before), std::move(after),
+                          Disruption::kLive, kPhaseRoce,
+                          "nic " + nic.name + " wants " + what + " on " + ifname + "; " +
+                              (pfc ? "the driver takes the link down and up to set it; " : "") +
+                              kRoceLiveReason,
+                          field);
     c.detail["nic"] = nic.name;
+    // mlx5 sets PFC with the port toggled down and up
+    // (mlx5e_dcbnl_ieee_setpfc -> mlx5_toggle_port_link).
+    c.link_flap = pfc;
     sink_.AddChange(std::move(c));
   }
 

@@ -104,8 +104,12 @@ TEST(RocePlanner, PfcIsTheExactSetEcnOnlyTurnsOn) {
   ASSERT_EQ(c.size(), 2u);
   EXPECT_EQ(c[0].id, "roce/ens6f0np0/pfc");
   EXPECT_EQ(c[0].after, nlohmann::json::array({3}));
+  // mlx5 toggles the port to set PFC: a link flap, live (no reboot).
+  EXPECT_EQ(DisruptionLabel(c[0]), "link-flap");
+  EXPECT_EQ(c[0].disruption, Disruption::kLive);
   EXPECT_EQ(c[1].id, "roce/ens6f0np0/ecn.roce_rp.3");
   EXPECT_EQ(c[1].after, true);
+  EXPECT_EQ(DisruptionLabel(c[1]), "live");
   // A priority without its enable file: an error naming the file.
   n.ecn_rp.erase(3);
   std::vector<Diagnostic> diags;
