@@ -300,6 +300,139 @@ void PlanRawFirmware(const NicSpec& nic, const std::string& path, const HostFact
   }
 }
 
+// What a nic's roce settings need of the firmware of one PF: the driver
+// settings that are missing (NVIDIA's out-of-tree mlx5 has ecn/roce_np/...,
+// the upstream driver no ecn/ directory at all). Nothing when the roce facts
+// of its netdev were not read or failed: the roce planner says so.
+struct RoceFirmwareNeeds {
+  std::string ifname;
+  bool ecn = false;       // ROCE_CC_PRIO_MASK_P<n>
+  bool cnp_dscp = false;  // CNP_DSCP_P<n>
+  bool cnp_prio = false;  // CNP_802P_PRIO_P<n>
+  bool Any() const { return ecn || cnp_dscp || cnp_prio; }
+};
+
+RoceFirmwareNeeds RoceNeeds(const NicSpec& nic, const PciFunction& pf, const HostFacts& facts) {
+  RoceFirmwareNeeds n;
+  if (!nic.roce || pf.netdevs.empty()) return n;
+  auto it = facts.roce.netdevs.find(pf.netdevs.front());
+  if (it == facts.roce.netdevs.end() || !it->second.ecn_error.empty()) return n;
+  const RoceNetdevFacts& f = it->second;
+  n.ifname = it->first;
+  n.ecn = nic.roce->ecn && !nic.roce->ecn->empty() && !f.ecn_dir;
+  if (nic.roce->cnp) {
+    n.cnp_dscp = nic.roce->cnp->dscp && !f.cnp_dscp;
+    n.cnp_prio = nic.roce->cnp->priority && !f.cnp_802p_prio;
+  }
+  return n;
+}
+
+// A numeric parameter's Want: before/after numbers.
+Want NumberWant(const std::string& param, long value, const std::string& field, std::string reason,
+                std::string missing) {
+  Want w;
+  w.param = param;
+  w.text = std::to_string(value);
+  w.after = value;
+  w.field = field;
+  w.reason = std::move(reason);
+  w.before = [](const std::string& printed) -> nlohmann::json {
+    auto n = MstconfigValueNumber(printed);
+    if (n) return *n;
+    return printed;
+  };
+  w.show = [](const std::string& printed) { return printed; };
+  w.missing = std::move(missing);
+  return w;
+}
+
+// roce.ecn / roce.cnp where the driver has no runtime setting for them:
+// ROCE_CC_PRIO_MASK_P<n> (a bitmask of the priorities with RoCE congestion
+// control; the wanted ones are added, the others kept, as the runtime ECN
+// is), CNP_DSCP_P<n> (with CNP_DSCP_MODE_P<n> FIXED_VALUE(1) where the card
+// has it: "DSCP is taken from CNP_DSCP") and CNP_802P_PRIO_P<n>. Names and
+// widths from mstflint's mlxconfig_host.db (nv_roce_cc, nv_roce_cc_ecn).
+void PlanRoceFirmware(const NicSpec& nic, const std::string& path, const HostFacts& facts,
+                      Planned& planned, PlanSink& sink) {
+  for (const PciFunction* pf : SelectPfs(nic, facts)) {
+    const RoceFirmwareNeeds need = RoceNeeds(nic, *pf, facts);
+    if (!need.Any()) continue;
+    const std::string field = path + (need.ecn ? ".roce.ecn" : ".roce.cnp");
+    const std::string dev = FirmwareDevice(pf->pci_address);
+    if (auto it = facts.firmware.find(dev); it != facts.firmware.end() && !it->second.unread &&
+                                            !it->second.tool_missing && !it->second.error.empty()) {
+      sink.Error(field, need.ifname + " has no ECN settings in sysfs (/sys/class/net/" +
+                            need.ifname + "/ecn" + (need.ecn ? "" : "/roce_np/cnp_*") +
+                            ": NVIDIA's out-of-tree mlx5 has them, the upstream driver not), " +
+                            "so they are set in the firmware of " + dev +
+                            ", which cannot be read: " + it->second.error);
+      continue;
+    }
+    const FirmwareFacts* fw = Lookup(
+        facts, *pf, field,
+        "RoCE congestion control (" + need.ifname + " has no ecn/ " + "settings in sysfs)", sink);
+    if (fw == nullptr) continue;
+    const std::string port = "_P" + std::to_string(FirmwarePort(pf->pci_address));
+    const std::string why = " (" + need.ifname + " has no /sys/class/net/" + need.ifname + "/ecn" +
+                            (need.ecn ? "" : "/roce_np/cnp_*") +
+                            ", as with the upstream mlx5 driver: set in the firmware of " + dev +
+                            ", takes effect after a reboot)";
+    auto missing = [&](const std::string& param) {
+      return "the firmware of " + dev + " (" + DeviceType(*fw) + ") has no " + param + " and " +
+             need.ifname + " no runtime setting for it" + why;
+    };
+    if (need.ecn) {
+      const std::string param = "ROCE_CC_PRIO_MASK" + port;
+      long mask = 0;
+      for (int p : *nic.roce->ecn) mask |= 1L << p;
+      auto it = fw->params.find(param);
+      if (it != fw->params.end()) {
+        auto now = MstconfigValueNumber(it->second.next_boot);
+        if (!now) {
+          sink.Error(path + ".roce.ecn",
+                     dev + " " + param + " reads \"" + it->second.next_boot + "\", not a number");
+          continue;
+        }
+        mask |= *now;
+      }
+      PlanParam(*fw, dev,
+                NumberWant(param, mask, path + ".roce.ecn",
+                           "nic " + nic.name + " wants ECN on priorities " +
+                               nlohmann::json(*nic.roce->ecn).dump() + why,
+                           missing(param)),
+                nic, pf->pci_address, planned, sink);
+    }
+    if (need.cnp_dscp) {
+      const std::string field_dscp = path + ".roce.cnp.dscp";
+      const std::string mode = "CNP_DSCP_MODE" + port;
+      if (fw->params.count(mode) != 0) {
+        PlanParam(*fw, dev,
+                  NumberWant(mode, 1, field_dscp,
+                             "nic " + nic.name + " sets the CNP DSCP: FIXED_VALUE(1) takes it " +
+                                 "from CNP_DSCP" + port + why,
+                             missing(mode)),
+                  nic, pf->pci_address, planned, sink);
+      }
+      const std::string param = "CNP_DSCP" + port;
+      PlanParam(*fw, dev,
+                NumberWant(param, *nic.roce->cnp->dscp, field_dscp,
+                           "nic " + nic.name + " wants CNP DSCP " +
+                               std::to_string(*nic.roce->cnp->dscp) + why,
+                           missing(param)),
+                nic, pf->pci_address, planned, sink);
+    }
+    if (need.cnp_prio) {
+      const std::string param = "CNP_802P_PRIO" + port;
+      PlanParam(*fw, dev,
+                NumberWant(param, *nic.roce->cnp->priority, path + ".roce.cnp.priority",
+                           "nic " + nic.name + " wants CNP 802.1p priority " +
+                               std::to_string(*nic.roce->cnp->priority) + why,
+                           missing(param)),
+                nic, pf->pci_address, planned, sink);
+    }
+  }
+}
+
 // True, with the error, when `p` would need a change but is read-only.
 bool ReadOnly(const FirmwareParam& p, const std::string& dev, const std::string& name,
               const std::string& field, PlanSink& sink) {
@@ -357,6 +490,7 @@ void PlanFirmware(const DesiredState& desired, const HostFacts& facts, PlanSink&
     if (nic.link_type) PlanLinkType(nic, path, facts, planned, sink);
     if (!nic.firmware.empty()) PlanRawFirmware(nic, path, facts, planned, sink);
     if (nic.num_vfs && *nic.num_vfs > 0) PlanVfLimit(nic, path, facts, planned, sink);
+    if (nic.roce) PlanRoceFirmware(nic, path, facts, planned, sink);
   }
 }
 
@@ -365,11 +499,13 @@ std::set<std::string> FirmwareCardsToRead(const DesiredState& desired, const Hos
   for (const NicSpec& nic : desired.nics) {
     const bool asks = nic.link_type || !nic.firmware.empty();
     const int vfs = nic.num_vfs.value_or(0);
-    if (!asks && vfs <= 0) continue;
+    if (!asks && vfs <= 0 && !nic.roce) continue;
     for (const PciFunction* pf : SelectPfs(nic, facts)) {
       // As PlanVfLimit and the sriov planner's FirmwareRaisesLimit read it.
       const bool above_kernel = vfs > 0 && (!pf->sriov || vfs > pf->sriov->total_vfs);
-      if (asks || above_kernel) cards.insert(FirmwareDevice(pf->pci_address));
+      if (asks || above_kernel || RoceNeeds(nic, *pf, facts).Any()) {
+        cards.insert(FirmwareDevice(pf->pci_address));
+      }
     }
   }
   return cards;

@@ -368,5 +368,47 @@ TEST(FirmwareCliTest, ReadOnlyColumnOnTheHgxTree) {
       << ro.err;
 }
 
+// The upstream mlx5 driver has no /sys/class/net/<if>/ecn (the HGX tree's
+// netdevs have none): roce.ecn and roce.cnp go to the card's firmware,
+// ROCE_CC_PRIO_MASK_P1 (the wanted priorities added to the mask),
+// CNP_DSCP_P1 and CNP_802P_PRIO_P1, for the next boot.
+TEST(FirmwareCliTest, EcnAndCnpWithoutEcnSysfsGoToTheFirmware) {
+  std::string root = ExtractHost("hgx-h100-pcie");
+  const std::string capture = root + "/run/provisioner/mstconfig/0000:1a:00.0.query";
+  ASSERT_FALSE(Exists(root + "/sys/class/net/enp26s0np0/ecn"));
+  // Congestion control on priorities 0 and 1 only, for the next boot.
+  std::string text = ReadFile(capture);
+  const size_t at = text.find("        ROCE_CC_PRIO_MASK_P1");
+  ASSERT_NE(at, std::string::npos) << text;
+  text.replace(at, text.find('\n', at) - at, "*       ROCE_CC_PRIO_MASK_P1    255    3    3");
+  std::ofstream(capture) << text;
+  const std::string yaml =
+      WriteTempFile("host-ecn.yaml",
+                    "apiVersion: provisioner/v1alpha1\nkind: HostConfig\n"
+                    "metadata:\n  name: hgx\nspec:\n  nics:\n"
+                    "    - name: rail0\n"
+                    "      nicSelector: { rootDevices: [\"0000:1a:00.0\"] }\n"
+                    "      roce: { ecn: [3], cnp: { dscp: 26, priority: 3 } }\n");
+  RunResult plan = Provisioner({"plan", yaml, "--root", root, "-o", "json"});
+  ASSERT_EQ(plan.exit_code, 0) << plan.err;
+  json j = json::parse(plan.out, nullptr, false);
+  std::map<std::string, std::pair<json, json>> got;
+  for (const json& c : j["changes"]) {
+    got[c["id"]] = {c["before"], c["after"]};
+    EXPECT_EQ(c["disruption"], "reboot") << c.dump();
+  }
+  EXPECT_EQ(got, (std::map<std::string, std::pair<json, json>>{
+                     {"firmware/0000:1a:00.0/ROCE_CC_PRIO_MASK_P1", {3, 11}},
+                     {"firmware/0000:1a:00.0/CNP_DSCP_P1", {48, 26}},
+                     {"firmware/0000:1a:00.0/CNP_802P_PRIO_P1", {6, 3}}}))
+      << plan.out;
+
+  RunResult apply = Provisioner({"apply", yaml, "--root", root});
+  EXPECT_EQ(apply.exit_code, 3) << apply.out << apply.err;
+  RunResult again = Provisioner({"plan", yaml, "--root", root, "-o", "json"});
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_TRUE(json::parse(again.out)["changes"].empty()) << again.out;
+}
+
 }  // namespace
 }  // namespace provisioner::testing
