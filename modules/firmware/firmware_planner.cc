@@ -1,5 +1,6 @@
 #include "modules/firmware/firmware_planner.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <functional>
@@ -7,6 +8,7 @@
 #include <optional>
 #include <set>
 #include <utility>
+#include <vector>
 
 #include "engine/model/selector.h"
 #include "modules/firmware/mstconfig_query.h"
@@ -248,6 +250,58 @@ void ArrayElementError(const FirmwareFacts& fw, const std::string& dev, const st
                         dev + " -y set " + param + "=<value>`)");
 }
 
+// A parameter the query lists only once ADVANCED_PCI_SETTINGS is 1
+// (MAX_ACC_OUT_READ, ...): planned after ADVANCED_PCI_SETTINGS when the nic
+// asks for that too (the card's Next Boot reads 0 now), its `before` the
+// value the card uses while it is hidden; else an error saying what to add.
+void PlanHiddenPciParam(const FirmwareFacts& fw, const std::string& dev, const std::string& param,
+                        const FirmwareSetting& setting, const NicSpec& nic,
+                        const std::string& fw_path, const std::string& pf, Planned& planned,
+                        PlanSink& sink) {
+  const std::string field = fw_path + "." + param;
+  auto adv = fw.params.find(kAdvancedPciSettings);
+  if (adv == fw.params.end()) {
+    sink.Error(field, "the firmware of " + dev + " (" + DeviceType(fw) + ") has neither " + param +
+                          " nor " + kAdvancedPciSettings + ", which would reveal it");
+    return;
+  }
+  auto asked = nic.firmware.find(kAdvancedPciSettings);
+  const bool enabling =
+      asked != nic.firmware.end() && MstconfigValueMatches("True(1)", asked->second.text);
+  if (!enabling) {
+    sink.Error(field, "the firmware of " + dev + " lists " + param + " only with " +
+                          kAdvancedPciSettings + "=1 (it reads " + adv->second.next_boot +
+                          "): add " + kAdvancedPciSettings + ": true to " + fw_path);
+    return;
+  }
+  if (MstconfigValueMatches(adv->second.next_boot, "1")) {
+    // Enabled for the next boot, and still not listed: the card lacks it.
+    sink.Error(field, "the firmware of " + dev + " (" + DeviceType(fw) + ") has no parameter " +
+                          param + ", not even with " + kAdvancedPciSettings + "=1");
+    return;
+  }
+  const std::string hidden = *HiddenPciParamDefault(param);
+  if (MstconfigValueMatches(hidden, setting.text)) return;  // what it is while hidden
+  nlohmann::json before = hidden;
+  if (auto n = MstconfigValueNumber(hidden)) {
+    before =
+        setting.kind == FirmwareSetting::Kind::kBool ? nlohmann::json(*n == 1) : nlohmann::json(*n);
+  }
+  nlohmann::json after = setting.text;
+  if (setting.kind == FirmwareSetting::Kind::kBool) after = setting.text == "true";
+  if (setting.kind == FirmwareSetting::Kind::kInt) after = std::stoll(setting.text);
+  const std::string id = std::string(kFirmwareModule) + "/" + dev + "/" + param;
+  if (!planned.asked.emplace(id, Asked{setting.text, field, nic.name, hidden}).second) return;
+  Change c =
+      FirmwareChange(dev, param, before, after,
+                     "nic " + nic.name + " wants firmware " + param + "=" + setting.text + " (" +
+                         dev + "; listed by the card only once " + kAdvancedPciSettings +
+                         " is 1: set right after it; takes " + "effect after a reboot)",
+                     field, nic, pf);
+  c.detail["revealedBy"] = kAdvancedPciSettings;
+  planned.Add(sink, std::move(c));
+}
+
 // spec.nics[].firmware: every parameter on the card of each selected PF,
 // compared with the Next Boot column as mstconfig reads a set.
 void PlanRawFirmware(const NicSpec& nic, const std::string& path, const HostFacts& facts,
@@ -261,9 +315,19 @@ void PlanRawFirmware(const NicSpec& nic, const std::string& path, const HostFact
     const FirmwareFacts* fw = Lookup(facts, *pf, fw_path, "configuration", sink);
     if (fw == nullptr) continue;
     const std::string dev = FirmwareDevice(pf->pci_address);
-    for (const auto& [param, setting] : nic.firmware) {
+    // ADVANCED_PCI_SETTINGS first: the parameters it reveals are set after
+    // it in the same apply (set, re-query, set).
+    std::vector<std::pair<std::string, FirmwareSetting>> ordered(nic.firmware.begin(),
+                                                                 nic.firmware.end());
+    std::stable_partition(ordered.begin(), ordered.end(),
+                          [](const auto& p) { return p.first == kAdvancedPciSettings; });
+    for (const auto& [param, setting] : ordered) {
       if (param.find('[') != std::string::npos) {
         ArrayElementError(*fw, dev, param, fw_path + "." + param, sink);
+        continue;
+      }
+      if (fw->params.count(param) == 0 && HiddenPciParamDefault(param)) {
+        PlanHiddenPciParam(*fw, dev, param, setting, nic, fw_path, pf->pci_address, planned, sink);
         continue;
       }
       Want w;

@@ -267,6 +267,12 @@ std::optional<long> ResolveMstconfigValue(std::string_view name, std::string_vie
   return std::nullopt;
 }
 
+std::optional<std::string> HiddenPciParamDefault(std::string_view name) {
+  if (name == "MAX_ACC_OUT_READ") return std::string("0");
+  if (name == "FORCE_ETH_PCI_SUBCLASS" || name == "IBM_CAPI_EN") return std::string("False(0)");
+  return std::nullopt;
+}
+
 std::optional<int> LinkTypeValue(std::string_view link_type) {
   if (link_type == "ib") return 1;
   if (link_type == "eth") return 2;
@@ -424,6 +430,22 @@ StatusOr<std::string> SetNextBootValues(std::string_view text,
       bool differs = (p.current && MstconfigValueNumber(*p.current) != value) ||
                      (p.default_value && MstconfigValueNumber(*p.default_value) != value);
       if (line[0] == ' ' || line[0] == '*') line[0] = differs ? '*' : ' ';
+      if (tok[0] == kAdvancedPciSettings && value == 1) {
+        // The parameters it reveals, in its line's layout, at their value.
+        for (const char* name : {"MAX_ACC_OUT_READ", "FORCE_ETH_PCI_SUBCLASS", "IBM_CAPI_EN"}) {
+          if (q.params.count(name) != 0) continue;
+          std::string revealed = std::string(line.find(tok[0]), ' ') + name;
+          const std::string printed = *HiddenPciParamDefault(name);
+          const size_t columns = 1 + (q.has_default ? 1 : 0) + (q.has_current ? 1 : 0);
+          revealed += std::string(revealed.size() < 52 ? 52 - revealed.size() : 1, ' ');
+          for (size_t c = 0; c < columns; ++c) {
+            std::string v = printed;
+            if (c + 1 < columns && v.size() < 20) v.resize(20, ' ');
+            revealed += (c == 0 ? "" : " ") + v;
+          }
+          line += "\n" + revealed;
+        }
+      }
     }
     out += line;
     if (i + 1 < lines.size()) out += '\n';

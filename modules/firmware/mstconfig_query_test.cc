@@ -171,6 +171,29 @@ TEST(MstconfigQuery, JsonErrorsNameWhere) {
   EXPECT_NE(ro.status().message().find("X.read_only: want true or false"), std::string::npos);
 }
 
+// The stand-in reveals what ADVANCED_PCI_SETTINGS=1 lists (mlxconfig_host.db:
+// MAX_ACC_OUT_READ, FORCE_ETH_PCI_SUBCLASS, IBM_CAPI_EN), in its layout.
+TEST(MstconfigQuery, AdvancedPciSettingsRevealsItsParameters) {
+  const std::string before = Testdata("cx7-eth-ro.query");
+  auto set = SetNextBootValues(before, {{"ADVANCED_PCI_SETTINGS", 1}});
+  ASSERT_TRUE(set.ok()) << set.status().message();
+  auto q = ParseMstconfigQuery(*set);
+  ASSERT_TRUE(q.ok()) << q.status().message() << *set;
+  EXPECT_EQ(q->params.at("ADVANCED_PCI_SETTINGS").next_boot, "True(1)");
+  EXPECT_EQ(q->params.at("MAX_ACC_OUT_READ").next_boot, "0");
+  EXPECT_EQ(q->params.at("MAX_ACC_OUT_READ").default_value, "0");
+  EXPECT_FALSE(q->params.at("MAX_ACC_OUT_READ").read_only);
+  EXPECT_EQ(q->params.at("IBM_CAPI_EN").current, "False(0)");
+  EXPECT_NE(
+      set->find("\n        MAX_ACC_OUT_READ                            0                    0"),
+      std::string::npos)
+      << *set;
+  auto more = SetNextBootValues(*set, {{"MAX_ACC_OUT_READ", 32}});
+  ASSERT_TRUE(more.ok()) << more.status().message();
+  EXPECT_EQ(ParseMstconfigQuery(*more)->params.at("MAX_ACC_OUT_READ").next_boot, "32");
+  EXPECT_EQ(HiddenPciParamDefault("NUM_OF_VFS"), std::nullopt);
+}
+
 TEST(MstconfigQuery, ValueNumbers) {
   EXPECT_EQ(MstconfigValueNumber("ETH(2)"), 2);
   EXPECT_EQ(MstconfigValueNumber("True(1)"), 1);

@@ -410,5 +410,51 @@ TEST(FirmwareCliTest, EcnAndCnpWithoutEcnSysfsGoToTheFirmware) {
   EXPECT_TRUE(json::parse(again.out)["changes"].empty()) << again.out;
 }
 
+// MAX_ACC_OUT_READ is listed only once ADVANCED_PCI_SETTINGS is 1: asked
+// together, both are planned, ADVANCED_PCI_SETTINGS first, and one apply
+// sets both (set, re-query, set), one reboot; asked alone, the error says
+// what to add.
+TEST(FirmwareCliTest, HiddenPciParameterAfterAdvancedPciSettings) {
+  std::string root = ExtractHost("hgx-h100-pcie");
+  const std::string capture = root + "/run/provisioner/mstconfig/0000:1a:00.0.query";
+  ASSERT_EQ(ReadFile(capture).find("MAX_ACC_OUT_READ"), std::string::npos);
+  auto yaml = [](const std::string& firmware) {
+    return WriteTempFile("host-adv.yaml",
+                         "apiVersion: provisioner/v1alpha1\nkind: HostConfig\n"
+                         "metadata:\n  name: hgx\nspec:\n  nics:\n"
+                         "    - name: rail0\n"
+                         "      nicSelector: { rootDevices: [\"0000:1a:00.0\"] }\n"
+                         "      firmware: { " +
+                             firmware + " }\n");
+  };
+  RunResult alone = Provisioner({"plan", yaml("MAX_ACC_OUT_READ: 32"), "--root", root});
+  EXPECT_EQ(alone.exit_code, 1);
+  EXPECT_NE(alone.err.find("spec.nics[0].firmware.MAX_ACC_OUT_READ: the firmware of 0000:1a:00.0 "
+                           "lists MAX_ACC_OUT_READ only with ADVANCED_PCI_SETTINGS=1 (it reads "
+                           "False(0)): add ADVANCED_PCI_SETTINGS: true"),
+            std::string::npos)
+      << alone.err;
+
+  const std::string both = yaml("MAX_ACC_OUT_READ: 32, ADVANCED_PCI_SETTINGS: true");
+  RunResult plan = Provisioner({"plan", both, "--root", root, "-o", "json"});
+  ASSERT_EQ(plan.exit_code, 0) << plan.err;
+  json j = json::parse(plan.out, nullptr, false);
+  ASSERT_EQ(j["changes"].size(), 2u) << plan.out;
+  EXPECT_EQ(j["changes"][0]["id"], "firmware/0000:1a:00.0/ADVANCED_PCI_SETTINGS");
+  EXPECT_EQ(j["changes"][0]["after"], true);
+  EXPECT_EQ(j["changes"][1]["id"], "firmware/0000:1a:00.0/MAX_ACC_OUT_READ");
+  EXPECT_EQ(j["changes"][1]["before"], 0);
+  EXPECT_EQ(j["changes"][1]["after"], 32);
+
+  RunResult apply = Provisioner({"apply", both, "--root", root});
+  EXPECT_EQ(apply.exit_code, 3) << apply.out << apply.err;
+  const std::string after = ReadFile(capture);
+  EXPECT_NE(after.find("*       ADVANCED_PCI_SETTINGS"), std::string::npos) << after;
+  EXPECT_NE(after.find("MAX_ACC_OUT_READ"), std::string::npos) << after;
+  RunResult again = Provisioner({"plan", both, "--root", root, "-o", "json"});
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_TRUE(json::parse(again.out)["changes"].empty()) << again.out;
+}
+
 }  // namespace
 }  // namespace provisioner::testing
