@@ -139,6 +139,9 @@ NicSpec BuildNic(const json& j) {
     r.trust = String(*roce, "trust");
     r.pfc = Priorities(*roce, "pfc");
     r.ecn = Priorities(*roce, "ecn");
+    if (const json* cnp = Field(*roce, "cnp"); cnp != nullptr && cnp->is_object()) {
+      r.cnp = RoceCnpSpec{Int(*cnp, "dscp"), Int(*cnp, "priority")};
+    }
     nic.roce = r;
   }
   return nic;

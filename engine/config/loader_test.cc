@@ -124,6 +124,31 @@ TEST(LoaderTest, RoceListsAreSortedAndUnsetFieldsUnmanaged) {
   EXPECT_EQ(b.roce->trust, "pcp");
   EXPECT_FALSE(b.roce->pfc.has_value());
   EXPECT_FALSE(b.roce->ecn.has_value());
+  EXPECT_FALSE(b.roce->cnp.has_value());
+}
+
+TEST(LoaderTest, RoceCnpAndItsRanges) {
+  LoadResult r = LoadDesiredStateFromString(
+      "apiVersion: provisioner/v1alpha1\nkind: HostConfig\nmetadata: {name: w}\nspec:\n"
+      "  nics:\n"
+      "    - {name: a, nicSelector: {pfNames: [eth0]}, roce: {cnp: {dscp: 26, priority: 3}}}\n"
+      "    - {name: b, nicSelector: {pfNames: [eth1]}, roce: {cnp: {priority: 6}}}\n",
+      "host.yaml");
+  ASSERT_THAT(r.diagnostics, IsEmpty());
+  ASSERT_TRUE(r.state->nics[0].roce->cnp.has_value());
+  EXPECT_EQ(r.state->nics[0].roce->cnp->dscp, 26);
+  EXPECT_EQ(r.state->nics[0].roce->cnp->priority, 3);
+  EXPECT_FALSE(r.state->nics[1].roce->cnp->dscp.has_value());
+  EXPECT_EQ(r.state->nics[1].roce->cnp->priority, 6);
+  LoadResult bad = LoadDesiredStateFromString(
+      "apiVersion: provisioner/v1alpha1\nkind: HostConfig\nmetadata: {name: w}\nspec:\n"
+      "  nics:\n"
+      "    - {name: a, nicSelector: {pfNames: [eth0]}, roce: {cnp: {dscp: 64, prio: 3}}}\n",
+      "host.yaml");
+  std::string all;
+  for (const auto& d : bad.diagnostics) all += d.path + ": " + d.message + "\n";
+  EXPECT_THAT(all, HasSubstr("spec.nics[0].roce.cnp.dscp: "));
+  EXPECT_THAT(all, HasSubstr("prio"));
 }
 
 TEST(LoaderTest, NoStateWhenThereAreErrors) {

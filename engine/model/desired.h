@@ -52,10 +52,17 @@ struct IpoibSpec {
 // spec.nics[].roce: { trust: dscp, pfc: [3], ecn: [3] } (priorities 0..7).
 // pfc is the exact set of PFC-enabled priorities; ecn the priorities whose
 // ECN must be on (others left as they are); an absent field is unmanaged.
+// cnp: the congestion notification packets the notification point sends:
+// their DSCP (0..63) and 802.1p priority (0..7).
+struct RoceCnpSpec {
+  std::optional<int> dscp;
+  std::optional<int> priority;
+};
 struct NicRoceSpec {
   std::optional<std::string> trust;     // dscp | pcp
   std::optional<std::vector<int>> pfc;  // PFC-enabled priorities, ascending
   std::optional<std::vector<int>> ecn;  // ECN on (roce_np and roce_rp), ascending
+  std::optional<RoceCnpSpec> cnp;
 };
 
 // spec.kernelModules[]: "mlx5_ib" or { name: nvidia_peermem, required: false }

@@ -22,10 +22,13 @@ struct LinkFacts {
 
 // One firmware parameter of `mstconfig query`, as printed ("ETH(2)", "True(1)",
 // "8"). `current`/`default_value` only when the query showed those columns.
+// `read_only`: the firmware does not let it be set (mstflint >= 4.25 prints
+// "RO" before the name, `-j` JSON has "read_only": true).
 struct FirmwareParam {
   std::optional<std::string> default_value;
   std::optional<std::string> current;
   std::string next_boot;
+  bool read_only = false;
 };
 
 // The firmware configuration of one card (queried on function .0).

@@ -25,6 +25,10 @@ struct RoceNetdevFacts {
   std::map<int, bool> ecn_np;
   std::map<int, bool> ecn_rp;
   std::string ecn_error;  // why an ECN file could not be read ("" = none)
+  // ecn/roce_np/cnp_dscp and cnp_802p_prio (NVIDIA's out-of-tree mlx5):
+  // nullopt when the file is absent.
+  std::optional<int> cnp_dscp;
+  std::optional<int> cnp_802p_prio;
 };
 
 struct RoceFacts {

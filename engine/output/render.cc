@@ -129,7 +129,8 @@ json ChangeToJson(const Change& c) {
 }
 
 Action ChangeAction(const Change& c) {
-  if (c.disruption != Disruption::kLive && c.disruption != Disruption::kReboot) {
+  // A device reset, or a live change that takes the port's link down and up.
+  if ((c.disruption != Disruption::kLive && c.disruption != Disruption::kReboot) || c.link_flap) {
     return Action::kReplace;
   }
   if (c.attribute == "numVfs" && c.before.is_number() && c.after.is_number() &&
@@ -177,9 +178,10 @@ std::string ReplacementNote(const Change& c) {
   if (c.attribute == "numVfs" && c.before.is_number() && c.after.is_number()) {
     note = "destroys " + Show(c.before) + " VFs, creates " + Show(c.after);
   }
-  if (c.disruption != Disruption::kLive) {
-    note += std::string(note.empty() ? "" : "; ") + DisruptionName(c.disruption);
+  if (c.disruption != Disruption::kLive || c.link_flap) {
+    note += std::string(note.empty() ? "" : "; ") + DisruptionLabel(c);
   }
+  if (c.link_flap) note += " (the port's link goes down and up)";
   return note;
 }
 
@@ -219,6 +221,7 @@ json PlanToJson(const Plan& plan, const std::string& root) {
                     {"change", n.change},
                     {"remove", n.remove},
                     {"replace", n.replace}};
+  if (int flaps = plan.LinkFlaps()) doc["summary"]["linkFlaps"] = flaps;
   doc["warnings"] = json(plan.warnings);
   return doc;
 }
@@ -241,8 +244,8 @@ std::string RenderPlanTable(const Plan& plan, bool color, bool dry_run) {
           << Show(c.after);
       if (a == Action::kReplace) {
         out << "  (forces replacement: " << ReplacementNote(c) << ")";
-      } else if (c.disruption != Disruption::kLive) {
-        out << "  (" << DisruptionName(c.disruption) << ")";
+      } else if (c.disruption != Disruption::kLive || c.link_flap) {
+        out << "  (" << DisruptionLabel(c) << ")";
       }
       out << "\n";
       if (!c.reason.empty()) out << "      # " << c.reason << "\n";
@@ -253,6 +256,7 @@ std::string RenderPlanTable(const Plan& plan, bool color, bool dry_run) {
     out << n.remove << " to remove";
     if (n.reboot)
       out << "; " << n.reboot << (n.reboot == 1 ? " takes" : " take") << " effect after a reboot";
+    if (int flaps = plan.LinkFlaps()) out << "; " << flaps << " flap a link (down and up) now";
     out << ".\n";
   }
   for (const auto& w : plan.warnings) out << "warning: " << w << "\n";

@@ -126,6 +126,32 @@ TEST(RenderTest, PlanTableReadable) {
   EXPECT_EQ(RenderPlanTable(Plan(), false), "No changes. The host matches the desired state.\n");
 }
 
+// A PFC change flaps the link: shown and counted as "link-flap", in the
+// JSON too, and no reboot (the saved record reads back the same).
+TEST(RenderTest, LinkFlapIsShownAndCountedButNeedsNoReboot) {
+  Plan p;
+  Change c = MakeChange("roce", "ens6f0np0", "pfc", nlohmann::json::array(),
+                        nlohmann::json::array({3}), Disruption::kLive, kPhaseRoce, "PFC", "");
+  c.link_flap = true;
+  p.changes.push_back(c);
+  p.changes.push_back(NumVfs(0, 12));
+  auto j = PlanToJson(p, "/");
+  EXPECT_EQ(j["changes"][0]["disruption"], "link-flap");
+  EXPECT_EQ(j["changes"][1]["disruption"], "live");
+  EXPECT_EQ(j["summary"]["linkFlaps"], 1);
+  EXPECT_EQ(j["summary"]["rebootRequired"], false);
+  EXPECT_FALSE(p.RebootRequired());
+  std::string t = RenderPlanTable(p, false);
+  EXPECT_NE(t.find("  ~ roce ens6f0np0 pfc: [] -> [3]  (link-flap)\n"), std::string::npos) << t;
+  EXPECT_NE(t.find("Plan: 1 to add, 1 to change, 0 to remove; 1 flap a link (down and up) now."),
+            std::string::npos)
+      << t;
+  auto back = ParseChangeRecord(ChangeToRecord(c));
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_TRUE(back->link_flap);
+  EXPECT_EQ(back->disruption, Disruption::kLive);
+}
+
 // Multi-line strings become literal blocks and read back byte for byte;
 // strings a block would not keep exactly stay double-quoted.
 TEST(RenderTest, YamlMultiLineStringsRoundTrip) {

@@ -20,6 +20,11 @@ Disruption DisruptionFromName(const std::string& name) {
   return Disruption::kLive;
 }
 
+std::string DisruptionLabel(const Change& c) {
+  if (c.disruption == Disruption::kLive && c.link_flap) return kLinkFlapName;
+  return DisruptionName(c.disruption);
+}
+
 Change MakeChange(std::string_view module, const std::string& target, const std::string& attribute,
                   nlohmann::json before, nlohmann::json after, Disruption disruption, int phase,
                   std::string reason, std::string field_path) {
@@ -45,7 +50,7 @@ nlohmann::json ChangeToRecord(const Change& c) {
           {"attribute", c.attribute},
           {"before", c.before},
           {"after", c.after},
-          {"disruption", DisruptionName(c.disruption)},
+          {"disruption", DisruptionLabel(c)},
           {"reason", c.reason},
           {"phase", c.phase},
           {"fieldPath", c.field_path},
@@ -84,10 +89,13 @@ StatusOr<Change> ParseChangeRecord(const nlohmann::json& j) {
   RETURN_IF_ERROR(Field(j, "phase", &J::is_number_integer, "an integer", &c.phase));
   std::string disruption = "live";
   RETURN_IF_ERROR(Field(j, "disruption", &J::is_string, "a string", &disruption));
-  if (disruption != "live" && disruption != "reboot" && disruption != "firmware-reset") {
-    return InvalidArgumentError("disruption: " + disruption + " is not live, reboot or firmware-reset");
+  if (disruption != "live" && disruption != "reboot" && disruption != "firmware-reset" &&
+      disruption != kLinkFlapName) {
+    return InvalidArgumentError("disruption: " + disruption +
+                                " is not live, link-flap, reboot or firmware-reset");
   }
   c.disruption = DisruptionFromName(disruption);
+  c.link_flap = disruption == kLinkFlapName;
   if (auto it = j.find("before"); it != j.end()) c.before = *it;
   if (auto it = j.find("after"); it != j.end()) c.after = *it;
   c.detail = nlohmann::json::object();
@@ -134,6 +142,12 @@ std::string Digest(const std::string& bytes) {
   char buf[17];
   std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
   return buf;
+}
+
+int Plan::LinkFlaps() const {
+  int n = 0;
+  for (const auto& c : changes) n += DisruptionLabel(c) == kLinkFlapName;
+  return n;
 }
 
 bool Plan::RebootRequired() const {

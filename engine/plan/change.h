@@ -17,6 +17,11 @@ namespace provisioner {
 enum class Disruption { kLive, kReboot, kFirmwareReset };
 const char* DisruptionName(Disruption d);  // "live" | "reboot" | "firmware-reset"
 Disruption DisruptionFromName(const std::string& name);
+// A live change that takes the port's link down and up while it is made
+// (mlx5 toggles the port on every PFC change): shown and counted as its own
+// disruption, "link-flap", so that an operator gating on disruption sees it.
+// It needs no reboot: apply makes it now, verifies it, and exits 0.
+inline constexpr char kLinkFlapName[] = "link-flap";
 
 // The apply order across modules, in one place. BuildPlan sorts changes by
 // phase (stable: within a phase, in module then desired-state order), so a
@@ -66,6 +71,10 @@ struct Change {
   nlohmann::json before;  // current value (null when absent)
   nlohmann::json after;   // desired value (null = remove)
   Disruption disruption = Disruption::kLive;
+  // With kLive only: the change flaps the link (kLinkFlapName). Kept apart
+  // from `disruption`, which says when a change takes effect (now, or after
+  // a reboot), so that everything deciding reboots reads that alone.
+  bool link_flap = false;
   std::string reason;     // "nic gpu1-nic wants 12 VFs"
   int phase = 0;          // ApplyPhase; not shown to users
   std::string field_path;  // desired-state path behind it ("spec.nics[0].numVfs")
@@ -77,6 +86,10 @@ struct Change {
 Change MakeChange(std::string_view module, const std::string& target, const std::string& attribute,
                   nlohmann::json before, nlohmann::json after, Disruption disruption, int phase,
                   std::string reason, std::string field_path);
+
+// The disruption as plans show it: DisruptionName, or "link-flap" for a
+// live change that flaps the link.
+std::string DisruptionLabel(const Change& c);
 
 // Every field, for the journal and saved plan files (not the user-facing
 // shape, which is engine/output's ChangeToJson).
@@ -105,6 +118,7 @@ struct Plan {
   std::vector<Change> changes;
   std::vector<std::string> warnings;
   bool RebootRequired() const;
+  int LinkFlaps() const;  // changes whose DisruptionLabel is "link-flap"
 };
 
 // Collects what modules plan: changes, and problems tied to field paths.

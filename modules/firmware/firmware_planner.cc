@@ -1,5 +1,6 @@
 #include "modules/firmware/firmware_planner.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <functional>
@@ -7,6 +8,7 @@
 #include <optional>
 #include <set>
 #include <utility>
+#include <vector>
 
 #include "engine/model/selector.h"
 #include "modules/firmware/mstconfig_query.h"
@@ -137,6 +139,11 @@ void PlanParam(const FirmwareFacts& fw, const std::string& dev, const Want& w,
     }
     return;
   }
+  if (p.read_only) {
+    sink.Error(w.field, dev + " " + w.param + " is read-only (mstconfig marks it RO): it reads " +
+                            w.show(p.next_boot) + " and cannot be set to " + w.text);
+    return;
+  }
   planned.Add(sink, FirmwareChange(dev, w.param, w.before(p.next_boot), w.after, w.reason, w.field,
                                    nic, pf));
 }
@@ -243,6 +250,58 @@ void ArrayElementError(const FirmwareFacts& fw, const std::string& dev, const st
                         dev + " -y set " + param + "=<value>`)");
 }
 
+// A parameter the query lists only once ADVANCED_PCI_SETTINGS is 1
+// (MAX_ACC_OUT_READ, ...): planned after ADVANCED_PCI_SETTINGS when the nic
+// asks for that too (the card's Next Boot reads 0 now), its `before` the
+// value the card uses while it is hidden; else an error saying what to add.
+void PlanHiddenPciParam(const FirmwareFacts& fw, const std::string& dev, const std::string& param,
+                        const FirmwareSetting& setting, const NicSpec& nic,
+                        const std::string& fw_path, const std::string& pf, Planned& planned,
+                        PlanSink& sink) {
+  const std::string field = fw_path + "." + param;
+  auto adv = fw.params.find(kAdvancedPciSettings);
+  if (adv == fw.params.end()) {
+    sink.Error(field, "the firmware of " + dev + " (" + DeviceType(fw) + ") has neither " + param +
+                          " nor " + kAdvancedPciSettings + ", which would reveal it");
+    return;
+  }
+  auto asked = nic.firmware.find(kAdvancedPciSettings);
+  const bool enabling =
+      asked != nic.firmware.end() && MstconfigValueMatches("True(1)", asked->second.text);
+  if (!enabling) {
+    sink.Error(field, "the firmware of " + dev + " lists " + param + " only with " +
+                          kAdvancedPciSettings + "=1 (it reads " + adv->second.next_boot +
+                          "): add " + kAdvancedPciSettings + ": true to " + fw_path);
+    return;
+  }
+  if (MstconfigValueMatches(adv->second.next_boot, "1")) {
+    // Enabled for the next boot, and still not listed: the card lacks it.
+    sink.Error(field, "the firmware of " + dev + " (" + DeviceType(fw) + ") has no parameter " +
+                          param + ", not even with " + kAdvancedPciSettings + "=1");
+    return;
+  }
+  const std::string hidden = *HiddenPciParamDefault(param);
+  if (MstconfigValueMatches(hidden, setting.text)) return;  // what it is while hidden
+  nlohmann::json before = hidden;
+  if (auto n = MstconfigValueNumber(hidden)) {
+    before =
+        setting.kind == FirmwareSetting::Kind::kBool ? nlohmann::json(*n == 1) : nlohmann::json(*n);
+  }
+  nlohmann::json after = setting.text;
+  if (setting.kind == FirmwareSetting::Kind::kBool) after = setting.text == "true";
+  if (setting.kind == FirmwareSetting::Kind::kInt) after = std::stoll(setting.text);
+  const std::string id = std::string(kFirmwareModule) + "/" + dev + "/" + param;
+  if (!planned.asked.emplace(id, Asked{setting.text, field, nic.name, hidden}).second) return;
+  Change c =
+      FirmwareChange(dev, param, before, after,
+                     "nic " + nic.name + " wants firmware " + param + "=" + setting.text + " (" +
+                         dev + "; listed by the card only once " + kAdvancedPciSettings +
+                         " is 1: set right after it; takes " + "effect after a reboot)",
+                     field, nic, pf);
+  c.detail["revealedBy"] = kAdvancedPciSettings;
+  planned.Add(sink, std::move(c));
+}
+
 // spec.nics[].firmware: every parameter on the card of each selected PF,
 // compared with the Next Boot column as mstconfig reads a set.
 void PlanRawFirmware(const NicSpec& nic, const std::string& path, const HostFacts& facts,
@@ -256,9 +315,19 @@ void PlanRawFirmware(const NicSpec& nic, const std::string& path, const HostFact
     const FirmwareFacts* fw = Lookup(facts, *pf, fw_path, "configuration", sink);
     if (fw == nullptr) continue;
     const std::string dev = FirmwareDevice(pf->pci_address);
-    for (const auto& [param, setting] : nic.firmware) {
+    // ADVANCED_PCI_SETTINGS first: the parameters it reveals are set after
+    // it in the same apply (set, re-query, set).
+    std::vector<std::pair<std::string, FirmwareSetting>> ordered(nic.firmware.begin(),
+                                                                 nic.firmware.end());
+    std::stable_partition(ordered.begin(), ordered.end(),
+                          [](const auto& p) { return p.first == kAdvancedPciSettings; });
+    for (const auto& [param, setting] : ordered) {
       if (param.find('[') != std::string::npos) {
         ArrayElementError(*fw, dev, param, fw_path + "." + param, sink);
+        continue;
+      }
+      if (fw->params.count(param) == 0 && HiddenPciParamDefault(param)) {
+        PlanHiddenPciParam(*fw, dev, param, setting, nic, fw_path, pf->pci_address, planned, sink);
         continue;
       }
       Want w;
@@ -295,6 +364,148 @@ void PlanRawFirmware(const NicSpec& nic, const std::string& path, const HostFact
   }
 }
 
+// What a nic's roce settings need of the firmware of one PF: the driver
+// settings that are missing (NVIDIA's out-of-tree mlx5 has ecn/roce_np/...,
+// the upstream driver no ecn/ directory at all). Nothing when the roce facts
+// of its netdev were not read or failed: the roce planner says so.
+struct RoceFirmwareNeeds {
+  std::string ifname;
+  bool ecn = false;       // ROCE_CC_PRIO_MASK_P<n>
+  bool cnp_dscp = false;  // CNP_DSCP_P<n>
+  bool cnp_prio = false;  // CNP_802P_PRIO_P<n>
+  bool Any() const { return ecn || cnp_dscp || cnp_prio; }
+};
+
+RoceFirmwareNeeds RoceNeeds(const NicSpec& nic, const PciFunction& pf, const HostFacts& facts) {
+  RoceFirmwareNeeds n;
+  if (!nic.roce || pf.netdevs.empty()) return n;
+  auto it = facts.roce.netdevs.find(pf.netdevs.front());
+  if (it == facts.roce.netdevs.end() || !it->second.ecn_error.empty()) return n;
+  const RoceNetdevFacts& f = it->second;
+  n.ifname = it->first;
+  n.ecn = nic.roce->ecn && !nic.roce->ecn->empty() && !f.ecn_dir;
+  if (nic.roce->cnp) {
+    n.cnp_dscp = nic.roce->cnp->dscp && !f.cnp_dscp;
+    n.cnp_prio = nic.roce->cnp->priority && !f.cnp_802p_prio;
+  }
+  return n;
+}
+
+// A numeric parameter's Want: before/after numbers.
+Want NumberWant(const std::string& param, long value, const std::string& field, std::string reason,
+                std::string missing) {
+  Want w;
+  w.param = param;
+  w.text = std::to_string(value);
+  w.after = value;
+  w.field = field;
+  w.reason = std::move(reason);
+  w.before = [](const std::string& printed) -> nlohmann::json {
+    auto n = MstconfigValueNumber(printed);
+    if (n) return *n;
+    return printed;
+  };
+  w.show = [](const std::string& printed) { return printed; };
+  w.missing = std::move(missing);
+  return w;
+}
+
+// roce.ecn / roce.cnp where the driver has no runtime setting for them:
+// ROCE_CC_PRIO_MASK_P<n> (a bitmask of the priorities with RoCE congestion
+// control; the wanted ones are added, the others kept, as the runtime ECN
+// is), CNP_DSCP_P<n> (with CNP_DSCP_MODE_P<n> FIXED_VALUE(1) where the card
+// has it: "DSCP is taken from CNP_DSCP") and CNP_802P_PRIO_P<n>. Names and
+// widths from mstflint's mlxconfig_host.db (nv_roce_cc, nv_roce_cc_ecn).
+void PlanRoceFirmware(const NicSpec& nic, const std::string& path, const HostFacts& facts,
+                      Planned& planned, PlanSink& sink) {
+  for (const PciFunction* pf : SelectPfs(nic, facts)) {
+    const RoceFirmwareNeeds need = RoceNeeds(nic, *pf, facts);
+    if (!need.Any()) continue;
+    const std::string field = path + (need.ecn ? ".roce.ecn" : ".roce.cnp");
+    const std::string dev = FirmwareDevice(pf->pci_address);
+    if (auto it = facts.firmware.find(dev); it != facts.firmware.end() && !it->second.unread &&
+                                            !it->second.tool_missing && !it->second.error.empty()) {
+      sink.Error(field, need.ifname + " has no ECN settings in sysfs (/sys/class/net/" +
+                            need.ifname + "/ecn" + (need.ecn ? "" : "/roce_np/cnp_*") +
+                            ": NVIDIA's out-of-tree mlx5 has them, the upstream driver not), " +
+                            "so they are set in the firmware of " + dev +
+                            ", which cannot be read: " + it->second.error);
+      continue;
+    }
+    const FirmwareFacts* fw = Lookup(
+        facts, *pf, field,
+        "RoCE congestion control (" + need.ifname + " has no ecn/ " + "settings in sysfs)", sink);
+    if (fw == nullptr) continue;
+    const std::string port = "_P" + std::to_string(FirmwarePort(pf->pci_address));
+    const std::string why = " (" + need.ifname + " has no /sys/class/net/" + need.ifname + "/ecn" +
+                            (need.ecn ? "" : "/roce_np/cnp_*") +
+                            ", as with the upstream mlx5 driver: set in the firmware of " + dev +
+                            ", takes effect after a reboot)";
+    auto missing = [&](const std::string& param) {
+      return "the firmware of " + dev + " (" + DeviceType(*fw) + ") has no " + param + " and " +
+             need.ifname + " no runtime setting for it" + why;
+    };
+    if (need.ecn) {
+      const std::string param = "ROCE_CC_PRIO_MASK" + port;
+      long mask = 0;
+      for (int p : *nic.roce->ecn) mask |= 1L << p;
+      auto it = fw->params.find(param);
+      if (it != fw->params.end()) {
+        auto now = MstconfigValueNumber(it->second.next_boot);
+        if (!now) {
+          sink.Error(path + ".roce.ecn",
+                     dev + " " + param + " reads \"" + it->second.next_boot + "\", not a number");
+          continue;
+        }
+        mask |= *now;
+      }
+      PlanParam(*fw, dev,
+                NumberWant(param, mask, path + ".roce.ecn",
+                           "nic " + nic.name + " wants ECN on priorities " +
+                               nlohmann::json(*nic.roce->ecn).dump() + why,
+                           missing(param)),
+                nic, pf->pci_address, planned, sink);
+    }
+    if (need.cnp_dscp) {
+      const std::string field_dscp = path + ".roce.cnp.dscp";
+      const std::string mode = "CNP_DSCP_MODE" + port;
+      if (fw->params.count(mode) != 0) {
+        PlanParam(*fw, dev,
+                  NumberWant(mode, 1, field_dscp,
+                             "nic " + nic.name + " sets the CNP DSCP: FIXED_VALUE(1) takes it " +
+                                 "from CNP_DSCP" + port + why,
+                             missing(mode)),
+                  nic, pf->pci_address, planned, sink);
+      }
+      const std::string param = "CNP_DSCP" + port;
+      PlanParam(*fw, dev,
+                NumberWant(param, *nic.roce->cnp->dscp, field_dscp,
+                           "nic " + nic.name + " wants CNP DSCP " +
+                               std::to_string(*nic.roce->cnp->dscp) + why,
+                           missing(param)),
+                nic, pf->pci_address, planned, sink);
+    }
+    if (need.cnp_prio) {
+      const std::string param = "CNP_802P_PRIO" + port;
+      PlanParam(*fw, dev,
+                NumberWant(param, *nic.roce->cnp->priority, path + ".roce.cnp.priority",
+                           "nic " + nic.name + " wants CNP 802.1p priority " +
+                               std::to_string(*nic.roce->cnp->priority) + why,
+                           missing(param)),
+                nic, pf->pci_address, planned, sink);
+    }
+  }
+}
+
+// True, with the error, when `p` would need a change but is read-only.
+bool ReadOnly(const FirmwareParam& p, const std::string& dev, const std::string& name,
+              const std::string& field, PlanSink& sink) {
+  if (!p.read_only) return false;
+  sink.Error(field, dev + " " + name + " is read-only (mstconfig marks it RO): it reads " +
+                        p.next_boot + " and cannot be raised");
+  return true;
+}
+
 // numVfs above what the firmware enables: SRIOV_EN=1, NUM_OF_VFS >= numVfs.
 // Only for cards whose configuration could be read; otherwise the sriov
 // planner's error about sriov_totalvfs stands.
@@ -309,7 +520,7 @@ void PlanVfLimit(const NicSpec& nic, const std::string& path, const HostFacts& f
     const std::string dev = it->first;
     if (auto en = fw.params.find("SRIOV_EN"); en != fw.params.end()) {
       auto next = MstconfigValueNumber(en->second.next_boot);
-      if (next && *next == 0) {
+      if (next && *next == 0 && !ReadOnly(en->second, dev, "SRIOV_EN", field, sink)) {
         planned.Add(sink, FirmwareChange(dev, "SRIOV_EN", false, true,
                                          "nic " + nic.name + " wants " + std::to_string(want) +
                                              " VFs: the firmware of " + dev +
@@ -319,7 +530,7 @@ void PlanVfLimit(const NicSpec& nic, const std::string& path, const HostFacts& f
     }
     if (auto n = fw.params.find("NUM_OF_VFS"); n != fw.params.end()) {
       auto next = MstconfigValueNumber(n->second.next_boot);
-      if (next && *next < want) {
+      if (next && *next < want && !ReadOnly(n->second, dev, "NUM_OF_VFS", field, sink)) {
         planned.Add(sink,
                     FirmwareChange(dev, "NUM_OF_VFS", *next, want,
                                    "nic " + nic.name + " wants " + std::to_string(want) +
@@ -343,6 +554,7 @@ void PlanFirmware(const DesiredState& desired, const HostFacts& facts, PlanSink&
     if (nic.link_type) PlanLinkType(nic, path, facts, planned, sink);
     if (!nic.firmware.empty()) PlanRawFirmware(nic, path, facts, planned, sink);
     if (nic.num_vfs && *nic.num_vfs > 0) PlanVfLimit(nic, path, facts, planned, sink);
+    if (nic.roce) PlanRoceFirmware(nic, path, facts, planned, sink);
   }
 }
 
@@ -351,11 +563,13 @@ std::set<std::string> FirmwareCardsToRead(const DesiredState& desired, const Hos
   for (const NicSpec& nic : desired.nics) {
     const bool asks = nic.link_type || !nic.firmware.empty();
     const int vfs = nic.num_vfs.value_or(0);
-    if (!asks && vfs <= 0) continue;
+    if (!asks && vfs <= 0 && !nic.roce) continue;
     for (const PciFunction* pf : SelectPfs(nic, facts)) {
       // As PlanVfLimit and the sriov planner's FirmwareRaisesLimit read it.
       const bool above_kernel = vfs > 0 && (!pf->sriov || vfs > pf->sriov->total_vfs);
-      if (asks || above_kernel) cards.insert(FirmwareDevice(pf->pci_address));
+      if (asks || above_kernel || RoceNeeds(nic, *pf, facts).Any()) {
+        cards.insert(FirmwareDevice(pf->pci_address));
+      }
     }
   }
   return cards;

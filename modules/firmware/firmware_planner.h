@@ -7,6 +7,8 @@
 //   firmware/<card BDF>/SRIOV_EN      before false after true
 //   firmware/<card BDF>/NUM_OF_VFS    before 8     after 16
 //   firmware/<card BDF>/ATS_ENABLED   before false after true    (firmware: { ATS_ENABLED: true })
+//   firmware/<card BDF>/ROCE_CC_PRIO_MASK_P1  before 3  after 11  (roce.ecn [3], no ecn/ in sysfs)
+//   firmware/<card BDF>/CNP_DSCP_P1   before 48    after 26      (roce.cnp.dscp, no cnp_dscp)
 //
 // Values compare against the firmware's Next Boot column: a value already
 // set for the next boot is no new change; when the running (Current) value
@@ -32,7 +34,8 @@ void PlanFirmware(const DesiredState& desired, const HostFacts& facts, PlanSink&
 
 // The cards (BDF of function .0) whose configuration a plan of `desired`
 // reads, and so the only ones `plan`/`apply` query: those of the PFs that
-// nics with linkType or firmware parameters select, and of the PFs whose
+// nics with linkType or firmware parameters select, of the PFs whose netdev
+// lacks the ECN/CNP sysfs a nic's roce asks for (facts.roce), and of the PFs whose
 // numVfs is above what the kernel offers now (sriov_totalvfs, or no SR-IOV
 // at all: the firmware may raise it, the sriov planner asks). numVfs within
 // sriov_totalvfs reads no firmware: a next-boot SRIOV_EN/NUM_OF_VFS below it

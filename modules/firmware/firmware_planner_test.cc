@@ -353,5 +353,41 @@ TEST(FirmwareSetText, NamesAndNumbersFromSavedPlans) {
   EXPECT_EQ(FirmwareSetText(c).value(), "2");
 }
 
+// roce.ecn where the netdev has no ecn/ (upstream mlx5): the card's
+// ROCE_CC_PRIO_MASK_P<n> gains the priority; a card that is no ConnectX
+// is an error naming the field; with ecn/ the firmware is left alone.
+TEST(FirmwarePlanner, EcnWithoutSysfsGoesToRoceCcPrioMask) {
+  HostFacts f;
+  f.pci = {Pf("0000:18:00.0", "enp24s0np0")};
+  f.firmware["0000:18:00.0"] = FromTestdata("cx7-eth-ro.query");
+  f.firmware["0000:18:00.0"].params["ROCE_CC_PRIO_MASK_P1"].next_boot = "1";
+  f.roce.netdevs["enp24s0np0"] = RoceNetdevFacts();  // no ecn/
+  DesiredState d = Want("0000:18:00.0", std::nullopt);
+  d.nics[0].roce = NicRoceSpec{std::nullopt, std::nullopt, std::vector<int>{3, 4}, std::nullopt};
+  EXPECT_EQ(FirmwareCardsToRead(d, f), std::set<std::string>{"0000:18:00.0"});
+  Planned p = RunPlan(d, f);
+  ASSERT_EQ(p.changes.size(), 1u) << p.Messages();
+  EXPECT_EQ(p.changes[0].id, "firmware/0000:18:00.0/ROCE_CC_PRIO_MASK_P1");
+  EXPECT_EQ(p.changes[0].before, 1);
+  EXPECT_EQ(p.changes[0].after, 0x19);
+  EXPECT_EQ(p.changes[0].field_path, "spec.nics[0].roce.ecn");
+  EXPECT_EQ(p.changes[0].disruption, Disruption::kReboot);
+  EXPECT_EQ(FirmwareSetText(p.changes[0]).value(), "25");
+
+  f.roce.netdevs["enp24s0np0"].ecn_dir = true;  // NVIDIA's driver: the roce module's
+  EXPECT_TRUE(RunPlan(d, f).changes.empty());
+  EXPECT_TRUE(FirmwareCardsToRead(d, f).empty());
+
+  f.roce.netdevs["enp24s0np0"].ecn_dir = false;
+  f.pci[0].vendor = "8086";
+  f.firmware.clear();
+  p = RunPlan(d, f);
+  EXPECT_TRUE(p.changes.empty());
+  ASSERT_EQ(p.diags.size(), 1u);
+  EXPECT_EQ(p.diags[0].path, "spec.nics[0].roce.ecn");
+  EXPECT_NE(p.diags[0].message.find("is not an NVIDIA/Mellanox ConnectX"), std::string::npos)
+      << p.Messages();
+}
+
 }  // namespace
 }  // namespace provisioner

@@ -100,6 +100,10 @@ class Captured : public FirmwareTool {
       if (p == q.params.end()) {
         return NotFoundError(Source(device) + " has no parameter " + name);
       }
+      if (p->second.read_only) {  // as mstconfig refuses it
+        return FailedPreconditionError(Source(device) + ": " + name +
+                                       ": Operation is not supported (Read only TLV)");
+      }
       auto n = ResolveMstconfigValue(name, p->second.next_boot, value);
       if (!n) {
         return InvalidArgumentError(Source(device) + ": " + name + "=" + Quote(value) +

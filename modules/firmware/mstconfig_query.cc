@@ -4,9 +4,11 @@
 #include <cerrno>
 #include <cstdlib>
 #include <sstream>
+#include <utility>
 #include <vector>
 
 #include "engine/base/strings.h"
+#include "nlohmann/json.hpp"
 
 namespace provisioner {
 namespace {
@@ -63,6 +65,144 @@ std::optional<std::string> FormatValue(const std::string& name, const std::strin
     if (value == 1) return std::string("True(1)");
   }
   return std::nullopt;
+}
+
+// " RO     NUM_OF_PF ..." / "*RO     ...": the read-only column of
+// mstflint >= 4.25, columns 1-2 after the diff mark.
+bool IsReadOnlyMark(const std::string& line) {
+  return line.size() > 3 && (line[0] == ' ' || line[0] == '*') && line.compare(1, 2, "RO") == 0 &&
+         (line[3] == ' ' || line[3] == '\t');
+}
+
+// `mstconfig -j FILE query` (mstflint >= 4.31) writes JSON; the text output
+// never starts with '{'.
+bool IsJsonQuery(std::string_view text) {
+  size_t i = text.find_first_not_of(" \t\r\n");
+  return i != std::string_view::npos && text[i] == '{';
+}
+
+// "line L column C" of byte offset `at` (0-based) in `text`.
+std::string TextPosition(std::string_view text, size_t at) {
+  size_t line = 1, column = 1;
+  for (size_t i = 0; i < at && i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      column = 1;
+    } else {
+      ++column;
+    }
+  }
+  return "line " + std::to_string(line) + " column " + std::to_string(column);
+}
+
+// The one device of a JSON query: {"Device #1": {...}}.
+StatusOr<std::pair<std::string, nlohmann::json*>> JsonDevice(nlohmann::json& doc) {
+  if (!doc.is_object() || doc.size() != 1 || !doc.begin()->is_object()) {
+    return InvalidArgumentError(
+        "mstconfig JSON query: want one object {\"Device #1\": {...}} for the one device queried");
+  }
+  return std::make_pair(doc.begin().key(), &doc.begin().value());
+}
+
+// A value as the text output prints it: 8 -> "8"; strings ("ETH(2)", "N/A",
+// "Array[0..7]") as they are.
+std::optional<std::string> JsonPrinted(const nlohmann::json& v) {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_number_unsigned()) return std::to_string(v.get<unsigned long long>());
+  if (v.is_number_integer()) return std::to_string(v.get<long long>());
+  return std::nullopt;
+}
+
+// Finds where JSON stops parsing, without exceptions: a SAX pass that
+// accepts every event and keeps the byte position of the error.
+struct ErrorPosition : nlohmann::json_sax<nlohmann::json> {
+  size_t at = 0;
+  bool null() override { return true; }
+  bool boolean(bool) override { return true; }
+  bool number_integer(number_integer_t) override { return true; }
+  bool number_unsigned(number_unsigned_t) override { return true; }
+  bool number_float(number_float_t, const string_t&) override { return true; }
+  bool string(string_t&) override { return true; }
+  bool binary(binary_t&) override { return true; }
+  bool start_object(std::size_t) override { return true; }
+  bool key(string_t&) override { return true; }
+  bool end_object() override { return true; }
+  bool start_array(std::size_t) override { return true; }
+  bool end_array() override { return true; }
+  bool parse_error(std::size_t position, const std::string&,
+                   const nlohmann::detail::exception&) override {
+    at = position;
+    return false;
+  }
+};
+
+StatusOr<nlohmann::json> ParseJsonDoc(std::string_view text) {
+  nlohmann::json doc = nlohmann::json::parse(text.begin(), text.end(), nullptr, false);
+  if (doc.is_discarded()) {
+    ErrorPosition where;
+    nlohmann::json::sax_parse(text.begin(), text.end(), &where);
+    return InvalidArgumentError("mstconfig JSON query: not JSON at " +
+                                TextPosition(text, where.at == 0 ? 0 : where.at - 1));
+  }
+  return doc;
+}
+
+StatusOr<MstconfigQuery> ParseJsonQuery(std::string_view text) {
+  ASSIGN_OR_RETURN(nlohmann::json doc, ParseJsonDoc(text));
+  ASSIGN_OR_RETURN(auto device, JsonDevice(doc));
+  const std::string where = "mstconfig JSON query: \"" + Printable(device.first) + "\"";
+  const nlohmann::json& d = *device.second;
+  MstconfigQuery q;
+  auto text_of = [&d](const char* key) {
+    auto it = d.find(key);
+    return it != d.end() && it->is_string() ? it->get<std::string>() : std::string();
+  };
+  q.device_type = text_of("device_type");
+  q.name = text_of("name");
+  q.device = text_of("device");
+  if (q.name == "N/A") q.name.clear();
+  auto tlvs = d.find("tlv_configuration");
+  if (tlvs == d.end() || !tlvs->is_object()) {
+    return InvalidArgumentError(where + " has no \"tlv_configuration\" object");
+  }
+  bool first = true;
+  for (auto it = tlvs->begin(); it != tlvs->end(); ++it) {
+    const std::string at = where + ".tlv_configuration." + Printable(it.key());
+    if (!IsParamName(it.key())) {
+      return InvalidArgumentError(at + ": " + Quote(it.key()) + " is not a parameter name");
+    }
+    if (!it->is_object()) return InvalidArgumentError(at + ": want an object");
+    FirmwareParam p;
+    auto next = it->find("next_value");
+    std::optional<std::string> printed;
+    if (next != it->end()) printed = JsonPrinted(*next);
+    if (!printed) return InvalidArgumentError(at + ".next_value: want a number or a string");
+    p.next_boot = *printed;
+    if (auto ro = it->find("read_only"); ro != it->end()) {
+      if (!ro->is_boolean()) return InvalidArgumentError(at + ".read_only: want true or false");
+      p.read_only = ro->get<bool>();
+    }
+    // mstconfig writes default_value/current_value for every parameter or
+    // for none (-e, and what the firmware supports).
+    auto column = [&](const char* key, std::optional<std::string>& out, bool& has) -> Status {
+      auto v = it->find(key);
+      if (first) has = v != it->end();
+      if ((v != it->end()) != has) {
+        return InvalidArgumentError(at + ": " + key + (has ? " missing" : " given") +
+                                    ", unlike the first parameter");
+      }
+      if (v == it->end()) return OkStatus();
+      out = JsonPrinted(*v);
+      if (!out) return InvalidArgumentError(at + "." + key + ": want a number or a string");
+      return OkStatus();
+    };
+    RETURN_IF_ERROR(column("default_value", p.default_value, q.has_default));
+    RETURN_IF_ERROR(column("current_value", p.current, q.has_current));
+    first = false;
+    q.params[it.key()] = std::move(p);
+  }
+  if (q.params.empty()) return InvalidArgumentError(where + " lists no parameter");
+  return q;
 }
 
 }  // namespace
@@ -127,6 +267,12 @@ std::optional<long> ResolveMstconfigValue(std::string_view name, std::string_vie
   return std::nullopt;
 }
 
+std::optional<std::string> HiddenPciParamDefault(std::string_view name) {
+  if (name == "MAX_ACC_OUT_READ") return std::string("0");
+  if (name == "FORCE_ETH_PCI_SUBCLASS" || name == "IBM_CAPI_EN") return std::string("False(0)");
+  return std::nullopt;
+}
+
 std::optional<int> LinkTypeValue(std::string_view link_type) {
   if (link_type == "ib") return 1;
   if (link_type == "eth") return 2;
@@ -147,6 +293,7 @@ std::string LinkTypeName(long value) {
 }
 
 StatusOr<MstconfigQuery> ParseMstconfigQuery(std::string_view text) {
+  if (IsJsonQuery(text)) return ParseJsonQuery(text);
   MstconfigQuery q;
   std::vector<std::string> lines = Lines(text);
   size_t i = 0;
@@ -181,7 +328,12 @@ StatusOr<MstconfigQuery> ParseMstconfigQuery(std::string_view text) {
       if (t.rfind("-E-", 0) == 0) return FailedPreconditionError("mstconfig: " + Printable(Trim(t.substr(3))));
       continue;  // footnotes ("The '*' shows ...", "Device Firmware does not support ...")
     }
-    std::vector<std::string> tok = Tokens(line[0] == '*' ? line.substr(1) : line);
+    // mstflint >= 4.25 prints "%s%s     %-44s": the '*' (or a space), then
+    // "RO" (or two spaces) for a read-only parameter, then the name.
+    const bool read_only = IsReadOnlyMark(line);
+    std::vector<std::string> tok = Tokens(read_only        ? line.substr(3)
+                                          : line[0] == '*' ? line.substr(1)
+                                                           : line);
     if (tok.empty()) continue;
     if (!IsParamName(tok[0])) {
       return InvalidArgumentError(LineRef(i) + ": " + Quote(tok[0]) + " is not a parameter name");
@@ -195,6 +347,7 @@ StatusOr<MstconfigQuery> ParseMstconfigQuery(std::string_view text) {
       return InvalidArgumentError(LineRef(i) + ": " + tok[0] + " is listed twice");
     }
     FirmwareParam p;
+    p.read_only = read_only;
     size_t k = 1;
     if (q.has_default) p.default_value = tok[k++];
     if (q.has_current) p.current = tok[k++];
@@ -205,8 +358,46 @@ StatusOr<MstconfigQuery> ParseMstconfigQuery(std::string_view text) {
   return q;
 }
 
+namespace {
+
+// SetNextBootValues of a JSON query: next_value as the value was written
+// before (a number stays a number, "ETH(2)" a worded value), "modified" as
+// mstconfig computes it.
+StatusOr<std::string> SetJsonNextBootValues(std::string_view text,
+                                            const std::map<std::string, long>& params) {
+  ASSIGN_OR_RETURN(MstconfigQuery q, ParseJsonQuery(text));
+  ASSIGN_OR_RETURN(nlohmann::json doc, ParseJsonDoc(text));
+  ASSIGN_OR_RETURN(auto device, JsonDevice(doc));
+  nlohmann::json& tlvs = (*device.second)["tlv_configuration"];
+  for (const auto& [name, value] : params) {
+    auto p = q.params.find(name);
+    if (p == q.params.end())
+      return NotFoundError("mstconfig query output has no parameter " + name);
+    nlohmann::json& t = tlvs[name];
+    if (t["next_value"].is_number()) {
+      t["next_value"] = value;
+    } else {
+      auto word = FormatValue(name, p->second.next_boot, value);
+      if (!word) {
+        return InvalidArgumentError("cannot write " + std::to_string(value) + " to " + name +
+                                    " (printed as " + p->second.next_boot + ")");
+      }
+      t["next_value"] = *word;
+    }
+    if (t.contains("modified")) {
+      t["modified"] =
+          (p->second.current && MstconfigValueNumber(*p->second.current) != value) ||
+          (p->second.default_value && MstconfigValueNumber(*p->second.default_value) != value);
+    }
+  }
+  return doc.dump(1, '\t') + "\n";
+}
+
+}  // namespace
+
 StatusOr<std::string> SetNextBootValues(std::string_view text,
                                         const std::map<std::string, long>& params) {
+  if (IsJsonQuery(text)) return SetJsonNextBootValues(text, params);
   ASSIGN_OR_RETURN(MstconfigQuery q, ParseMstconfigQuery(text));
   for (const auto& [name, value] : params) {
     if (!q.params.count(name)) {
@@ -219,7 +410,9 @@ StatusOr<std::string> SetNextBootValues(std::string_view text,
   for (size_t i = 0; i < lines.size(); ++i) {
     std::string line = lines[i];
     if (Trim(line).rfind("Configurations:", 0) == 0) in_table = true;
-    std::vector<std::string> tok = Tokens(!line.empty() && line[0] == '*' ? line.substr(1) : line);
+    std::vector<std::string> tok = Tokens(IsReadOnlyMark(line)              ? line.substr(3)
+                                          : !line.empty() && line[0] == '*' ? line.substr(1)
+                                                                            : line);
     // The same parameter lines the parser reads (indented by space or tab, or '*').
     if (in_table && !tok.empty() && (line[0] == ' ' || line[0] == '*' || line[0] == '\t') &&
         params.count(tok[0])) {
@@ -237,6 +430,22 @@ StatusOr<std::string> SetNextBootValues(std::string_view text,
       bool differs = (p.current && MstconfigValueNumber(*p.current) != value) ||
                      (p.default_value && MstconfigValueNumber(*p.default_value) != value);
       if (line[0] == ' ' || line[0] == '*') line[0] = differs ? '*' : ' ';
+      if (tok[0] == kAdvancedPciSettings && value == 1) {
+        // The parameters it reveals, in its line's layout, at their value.
+        for (const char* name : {"MAX_ACC_OUT_READ", "FORCE_ETH_PCI_SUBCLASS", "IBM_CAPI_EN"}) {
+          if (q.params.count(name) != 0) continue;
+          std::string revealed = std::string(line.find(tok[0]), ' ') + name;
+          const std::string printed = *HiddenPciParamDefault(name);
+          const size_t columns = 1 + (q.has_default ? 1 : 0) + (q.has_current ? 1 : 0);
+          revealed += std::string(revealed.size() < 52 ? 52 - revealed.size() : 1, ' ');
+          for (size_t c = 0; c < columns; ++c) {
+            std::string v = printed;
+            if (c + 1 < columns && v.size() < 20) v.resize(20, ' ');
+            revealed += (c == 0 ? "" : " ") + v;
+          }
+          line += "\n" + revealed;
+        }
+      }
     }
     out += line;
     if (i + 1 < lines.size()) out += '\n';

@@ -50,6 +50,15 @@ bool MstconfigValueMatches(std::string_view printed, std::string_view wanted);
 std::optional<long> ResolveMstconfigValue(std::string_view name, std::string_view printed,
                                           std::string_view wanted);
 
+// Parameters mstconfig lists only once ADVANCED_PCI_SETTINGS is 1 (their
+// dependency in mstflint's mlxconfig_dbs/mlxconfig_host.db names
+// nv_pci_conf.advanced_pci_settings), with the value the card uses while
+// they are hidden, as query prints it: MAX_ACC_OUT_READ "0" (device
+// default), FORCE_ETH_PCI_SUBCLASS and IBM_CAPI_EN "False(0)". nullopt for
+// any other name.
+inline constexpr char kAdvancedPciSettings[] = "ADVANCED_PCI_SETTINGS";
+std::optional<std::string> HiddenPciParamDefault(std::string_view name);
+
 // Link types as host.yaml spells them and LINK_TYPE_P<n> values (ConnectX-4
 // and later: 1 IB, 2 ETH; 3 VPI on older cards).
 std::optional<int> LinkTypeValue(std::string_view link_type);  // "ib" -> 1, "eth" -> 2
@@ -59,6 +68,9 @@ std::string LinkTypeName(long value);                          // 1 -> "ib", 2 -
 // output, keeping its layout, marking changed lines with '*', the way the
 // card reports a set that is pending until reboot. For the tree-root
 // stand-in of `mstconfig set`. A parameter missing from `text` is an error.
+// Setting ADVANCED_PCI_SETTINGS to 1 in a text query adds the parameters it
+// reveals (HiddenPciParamDefault) after its line, as the card's next query
+// lists them.
 StatusOr<std::string> SetNextBootValues(std::string_view text,
                                         const std::map<std::string, long>& params);
 

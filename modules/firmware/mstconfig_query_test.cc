@@ -95,6 +95,105 @@ TEST(MstconfigQuery, Errors) {
       << twice.status().message();
 }
 
+// mstflint >= 4.25 (4.26 on without --read_only) prints "RO" between the
+// diff mark and the name; the text and the -j JSON (>= 4.31) of one card
+// read the same.
+TEST(MstconfigQuery, ReadOnlyColumnAndJsonOfOneCard) {
+  auto text = ParseMstconfigQuery(Testdata("cx7-eth-ro.query"));
+  ASSERT_TRUE(text.ok()) << text.status().message();
+  auto js = ParseMstconfigQuery(Testdata("cx7-eth-ro.json.query"));
+  ASSERT_TRUE(js.ok()) << js.status().message();
+  for (const MstconfigQuery* q : {&*text, &*js}) {
+    EXPECT_EQ(q->device_type, "ConnectX7");
+    EXPECT_EQ(q->device, "0000:18:00.0");
+    EXPECT_TRUE(q->has_default);
+    EXPECT_TRUE(q->has_current);
+    const FirmwareParam& pf = q->params.at("NUM_OF_PF");
+    EXPECT_TRUE(pf.read_only);
+    EXPECT_EQ(pf.next_boot, "1");
+    EXPECT_TRUE(q->params.at("NUM_OF_VL_P1").read_only);
+    EXPECT_EQ(q->params.at("NUM_OF_VL_P1").next_boot, "_4_VLs(3)");
+    EXPECT_FALSE(q->params.at("LINK_TYPE_P1").read_only);
+    EXPECT_EQ(q->params.at("LINK_TYPE_P1").next_boot, "ETH(2)");
+    EXPECT_EQ(q->params.at("LINK_TYPE_P1").default_value, "IB(1)");
+    EXPECT_EQ(q->params.at("NUM_OF_VFS").current, "16");
+    EXPECT_EQ(q->params.at("ROCE_CC_PRIO_MASK_P1").next_boot, "255");
+  }
+  ASSERT_EQ(text->params.size(), js->params.size());
+  for (const auto& [name, p] : text->params) {
+    const FirmwareParam& o = js->params.at(name);
+    EXPECT_EQ(p.next_boot, o.next_boot) << name;
+    EXPECT_EQ(p.current, o.current) << name;
+    EXPECT_EQ(p.default_value, o.default_value) << name;
+    EXPECT_EQ(p.read_only, o.read_only) << name;
+  }
+  // With the diff mark, too.
+  auto marked =
+      ParseMstconfigQuery("Configurations:   Current   Next Boot\n*RO     NUM_OF_PF    1    2\n");
+  ASSERT_TRUE(marked.ok()) << marked.status().message();
+  EXPECT_TRUE(marked->params.at("NUM_OF_PF").read_only);
+  EXPECT_EQ(marked->params.at("NUM_OF_PF").next_boot, "2");
+}
+
+TEST(MstconfigQuery, SetNextBootKeepsTheReadOnlyColumnAndJson) {
+  auto text = SetNextBootValues(Testdata("cx7-eth-ro.query"), {{"LINK_TYPE_P1", 1}});
+  ASSERT_TRUE(text.ok()) << text.status().message();
+  EXPECT_NE(text->find("*       LINK_TYPE_P1"), std::string::npos) << *text;
+  EXPECT_NE(text->find(" RO     NUM_OF_PF"), std::string::npos);
+  auto js = SetNextBootValues(Testdata("cx7-eth-ro.json.query"),
+                              {{"LINK_TYPE_P1", 1}, {"NUM_OF_VFS", 8}});
+  ASSERT_TRUE(js.ok()) << js.status().message();
+  auto q = ParseMstconfigQuery(*js);
+  ASSERT_TRUE(q.ok()) << q.status().message();
+  EXPECT_EQ(q->params.at("LINK_TYPE_P1").next_boot, "IB(1)");
+  EXPECT_EQ(q->params.at("NUM_OF_VFS").next_boot, "8");
+  EXPECT_TRUE(q->params.at("NUM_OF_PF").read_only);
+}
+
+TEST(MstconfigQuery, JsonErrorsNameWhere) {
+  auto bad = ParseMstconfigQuery("{\n  \"Device #1\": {\n    \"device\": 0000\n");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("not JSON at line 3 column"), std::string::npos)
+      << bad.status().message();
+  auto two = ParseMstconfigQuery(R"({"Device #1": {}, "Device #2": {}})");
+  ASSERT_FALSE(two.ok());
+  EXPECT_NE(two.status().message().find("one device"), std::string::npos);
+  auto value = ParseMstconfigQuery(
+      R"({"Device #1": {"tlv_configuration": {"SRIOV_EN": {"next_value": true}}}})");
+  ASSERT_FALSE(value.ok());
+  EXPECT_NE(value.status().message().find(
+                "\"Device #1\".tlv_configuration.SRIOV_EN.next_value: want a number or a string"),
+            std::string::npos)
+      << value.status().message();
+  auto ro = ParseMstconfigQuery(
+      R"({"Device #1": {"tlv_configuration": {"X": {"next_value": 1, "read_only": 1}}}})");
+  ASSERT_FALSE(ro.ok());
+  EXPECT_NE(ro.status().message().find("X.read_only: want true or false"), std::string::npos);
+}
+
+// The stand-in reveals what ADVANCED_PCI_SETTINGS=1 lists (mlxconfig_host.db:
+// MAX_ACC_OUT_READ, FORCE_ETH_PCI_SUBCLASS, IBM_CAPI_EN), in its layout.
+TEST(MstconfigQuery, AdvancedPciSettingsRevealsItsParameters) {
+  const std::string before = Testdata("cx7-eth-ro.query");
+  auto set = SetNextBootValues(before, {{"ADVANCED_PCI_SETTINGS", 1}});
+  ASSERT_TRUE(set.ok()) << set.status().message();
+  auto q = ParseMstconfigQuery(*set);
+  ASSERT_TRUE(q.ok()) << q.status().message() << *set;
+  EXPECT_EQ(q->params.at("ADVANCED_PCI_SETTINGS").next_boot, "True(1)");
+  EXPECT_EQ(q->params.at("MAX_ACC_OUT_READ").next_boot, "0");
+  EXPECT_EQ(q->params.at("MAX_ACC_OUT_READ").default_value, "0");
+  EXPECT_FALSE(q->params.at("MAX_ACC_OUT_READ").read_only);
+  EXPECT_EQ(q->params.at("IBM_CAPI_EN").current, "False(0)");
+  EXPECT_NE(
+      set->find("\n        MAX_ACC_OUT_READ                            0                    0"),
+      std::string::npos)
+      << *set;
+  auto more = SetNextBootValues(*set, {{"MAX_ACC_OUT_READ", 32}});
+  ASSERT_TRUE(more.ok()) << more.status().message();
+  EXPECT_EQ(ParseMstconfigQuery(*more)->params.at("MAX_ACC_OUT_READ").next_boot, "32");
+  EXPECT_EQ(HiddenPciParamDefault("NUM_OF_VFS"), std::nullopt);
+}
+
 TEST(MstconfigQuery, ValueNumbers) {
   EXPECT_EQ(MstconfigValueNumber("ETH(2)"), 2);
   EXPECT_EQ(MstconfigValueNumber("True(1)"), 1);

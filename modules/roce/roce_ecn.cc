@@ -29,6 +29,28 @@ StatusOr<std::map<int, bool>> ReadEcn(const HostFs& fs, const std::string& ifnam
   return out;
 }
 
+std::string CnpPath(const std::string& ifname, const std::string& file) {
+  return "/sys/class/net/" + ifname + "/ecn/" + kEcnNp + "/" + file;
+}
+
+StatusOr<std::optional<int>> ReadCnp(const HostFs& fs, const std::string& ifname,
+                                     const std::string& file) {
+  const std::string path = CnpPath(ifname, file);
+  if (!fs.Exists(path)) return std::optional<int>();
+  ASSIGN_OR_RETURN(std::string v, fs.ReadAttr(path));
+  const int max = file == kCnpDscp ? 63 : 7;
+  if (v.empty() || v.size() > 2 || v.find_first_not_of("0123456789") != std::string::npos ||
+      std::stoi(v) > max) {
+    return InvalidArgumentError(path + ": \"" + v + "\" is not a number 0.." + std::to_string(max));
+  }
+  return std::optional<int>(std::stoi(v));
+}
+
+Status WriteCnp(HostFs& fs, const std::string& ifname, const std::string& file, int value) {
+  return fs.WriteAttr(CnpPath(ifname, file), std::to_string(value) + "\n")
+      .WithContext("set " + file + " of " + ifname);
+}
+
 Status WriteEcn(HostFs& fs, const std::string& ifname, const std::string& point, int prio,
                 bool on) {
   // With the newline, as `echo 1 >` writes it; a tree file then reads back

@@ -9,6 +9,7 @@
 #define PROVISIONER_MODULES_ROCE_ROCE_ECN_H_
 
 #include <map>
+#include <optional>
 #include <string>
 
 #include "engine/base/status.h"
@@ -30,6 +31,18 @@ StatusOr<std::map<int, bool>> ReadEcn(const HostFs& fs, const std::string& ifnam
 StatusOr<bool> ReadEcnOne(const HostFs& fs, const std::string& ifname, const std::string& point,
                           int prio);
 Status WriteEcn(HostFs& fs, const std::string& ifname, const std::string& point, int prio, bool on);
+
+// The CNP settings of the notification point in NVIDIA's out-of-tree mlx5
+// (MLNX_OFED / DOCA-OFED): /sys/class/net/<if>/ecn/roce_np/cnp_dscp (0..63)
+// and cnp_802p_prio (0..7), a decimal each. The upstream driver has neither.
+inline constexpr char kCnpDscp[] = "cnp_dscp";
+inline constexpr char kCnpPrio[] = "cnp_802p_prio";
+std::string CnpPath(const std::string& ifname, const std::string& file);
+// nullopt when the file is absent; an error naming it when it does not
+// read a number in range.
+StatusOr<std::optional<int>> ReadCnp(const HostFs& fs, const std::string& ifname,
+                                     const std::string& file);
+Status WriteCnp(HostFs& fs, const std::string& ifname, const std::string& file, int value);
 
 }  // namespace provisioner
 

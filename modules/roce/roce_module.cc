@@ -70,7 +70,22 @@ Status CheckChangeShape(const Change& c) {
     if (!c.after.is_boolean()) return InvalidArgumentError(c.id + ": ECN must be true or false");
     return OkStatus();
   }
+  if (c.attribute == kCnpDscpAttribute || c.attribute == kCnpPriorityAttribute) {
+    const long long max = c.attribute == kCnpDscpAttribute ? 63 : 7;
+    if (!c.after.is_number_integer() || c.after.get<long long>() < 0 ||
+        c.after.get<long long>() > max) {
+      return InvalidArgumentError(c.id + ": must be an integer 0.." + std::to_string(max));
+    }
+    return OkStatus();
+  }
   return InvalidArgumentError("module roce has no attribute " + c.attribute + " (" + c.id + ")");
+}
+
+// The ecn/roce_np file of a CNP attribute; nullptr for another attribute.
+const char* CnpFile(const std::string& attribute) {
+  if (attribute == kCnpDscpAttribute) return kCnpDscp;
+  if (attribute == kCnpPriorityAttribute) return kCnpPrio;
+  return nullptr;
 }
 
 std::vector<int> PfcOf(const Change& c) {
@@ -109,11 +124,17 @@ Status RoceModule::Discover(HostContext& ctx, HostFacts& facts) {
       if (n.ecn_dir) {
         auto np = ReadEcn(fs, ifname, kEcnNp);
         auto rp = ReadEcn(fs, ifname, kEcnRp);
-        if (np.ok() && rp.ok()) {
+        auto dscp = ReadCnp(fs, ifname, kCnpDscp);
+        auto prio = ReadCnp(fs, ifname, kCnpPrio);
+        if (np.ok() && rp.ok() && dscp.ok() && prio.ok()) {
           n.ecn_np = *np;
           n.ecn_rp = *rp;
+          n.cnp_dscp = *dscp;
+          n.cnp_802p_prio = *prio;
         } else {
-          n.ecn_error = (np.ok() ? rp.status() : np.status()).message();
+          for (const Status* s : {&np.status(), &rp.status(), &dscp.status(), &prio.status()}) {
+            if (!s->ok() && n.ecn_error.empty()) n.ecn_error = s->message();
+          }
         }
       }
       facts.roce.netdevs[ifname] = std::move(n);
@@ -148,6 +169,13 @@ Status RoceModule::Apply(const Change& change, HostContext& ctx) {
     if (ctx.progress) ctx.progress->Step(ifname + " ECN " + change.attribute);
     return WriteEcn(*ctx.fs, ifname, ecn->point, ecn->prio, want);
   }
+  if (const char* file = CnpFile(change.attribute)) {
+    const int want = change.after.get<int>();
+    ASSIGN_OR_RETURN(std::optional<int> now, ReadCnp(*ctx.fs, ifname, file));
+    if (now == want) return OkStatus();
+    if (ctx.progress) ctx.progress->Step(ifname + " " + file + " " + std::to_string(want));
+    return WriteCnp(*ctx.fs, ifname, file, want);
+  }
   std::unique_ptr<DcbBackend> dcb = Dcb(*ctx.fs);
   ASSIGN_OR_RETURN(DcbState now, dcb->Read(ifname));
   if (change.attribute == kTrustAttribute) {
@@ -176,6 +204,12 @@ Status RoceModule::Verify(const Change& change, HostContext& ctx) {
     if (now == change.after.get<bool>()) return OkStatus();
     return FailedPreconditionError(label + ": desired " + change.after.dump() + ", current " +
                                    (now ? "true" : "false"));
+  }
+  if (const char* file = CnpFile(change.attribute)) {
+    ASSIGN_OR_RETURN(std::optional<int> now, ReadCnp(*ctx.fs, ifname, file));
+    if (now == change.after.get<int>()) return OkStatus();
+    return FailedPreconditionError(label + ": desired " + change.after.dump() + ", current " +
+                                   (now ? std::to_string(*now) : "absent"));
   }
   ASSIGN_OR_RETURN(DcbState now, Dcb(*ctx.fs)->Read(ifname));
   if (change.attribute == kTrustAttribute) {

@@ -92,7 +92,8 @@ class RoceModuleTest : public ::testing::Test {
     want_.nics.push_back(NicSpec());
     want_.nics[0].name = "rail0";
     want_.nics[0].selector.pf_names = {"ens6f0np0"};
-    want_.nics[0].roce = NicRoceSpec{"dscp", std::vector<int>{3}, std::vector<int>{3}};
+    want_.nics[0].roce =
+        NicRoceSpec{"dscp", std::vector<int>{3}, std::vector<int>{3}, std::nullopt};
   }
 
   std::string Ecn(const char* point, int p) {

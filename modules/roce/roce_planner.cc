@@ -33,11 +33,17 @@ class Changes {
       return;
     }
     if (before == after) return;
-    Change c = MakeChange(
-        kRoceModule, ifname, attribute, std::move(before), std::move(after), Disruption::kLive,
-        kPhaseRoce, "nic " + nic.name + " wants " + what + " on " + ifname + "; " + kRoceLiveReason,
-        field);
+    const bool pfc = attribute == kPfcAttribute;
+    Change c = MakeChange(kRoceModule, ifname, attribute, std::move(before), std::move(after),
+                          Disruption::kLive, kPhaseRoce,
+                          "nic " + nic.name + " wants " + what + " on " + ifname + "; " +
+                              (pfc ? "the driver takes the link down and up to set it; " : "") +
+                              kRoceLiveReason,
+                          field);
     c.detail["nic"] = nic.name;
+    // mlx5 sets PFC with the port toggled down and up
+    // (mlx5e_dcbnl_ieee_setpfc -> mlx5_toggle_port_link).
+    c.link_flap = pfc;
     sink_.AddChange(std::move(c));
   }
 
@@ -67,17 +73,28 @@ void PlanNetdev(const NicSpec& nic, const std::string& path, const std::string& 
                   "PFC on priorities " + PriorityList(*want.pfc), path + ".roce.pfc");
     }
   }
-  if (!want.ecn) return;
-  const std::string field = path + ".roce.ecn";
+  if (!want.ecn && !want.cnp) return;
   if (!f.ecn_error.empty()) {
-    sink.Error(field, f.ecn_error);
+    sink.Error(path + (want.ecn ? ".roce.ecn" : ".roce.cnp"), f.ecn_error);
     return;
   }
-  if (!f.ecn_dir) {
-    sink.Error(field, ifname + " has no ECN settings (/sys/class/net/" + ifname +
-                          "/ecn: only mlx5 netdevs have them)");
-    return;
+  if (want.cnp) {
+    // Live where NVIDIA's out-of-tree driver has the files; else the
+    // firmware planner sets CNP_DSCP_P<n> / CNP_802P_PRIO_P<n>.
+    if (want.cnp->dscp && f.cnp_dscp) {
+      changes.Add(nic, ifname, kCnpDscpAttribute, *f.cnp_dscp, *want.cnp->dscp,
+                  "CNP DSCP " + std::to_string(*want.cnp->dscp), path + ".roce.cnp.dscp");
+    }
+    if (want.cnp->priority && f.cnp_802p_prio) {
+      changes.Add(nic, ifname, kCnpPriorityAttribute, *f.cnp_802p_prio, *want.cnp->priority,
+                  "CNP 802.1p priority " + std::to_string(*want.cnp->priority),
+                  path + ".roce.cnp.priority");
+    }
   }
+  // Without ecn/ (the upstream mlx5 driver has none) the firmware planner
+  // sets ROCE_CC_PRIO_MASK_P<n> instead.
+  if (!want.ecn || !f.ecn_dir) return;
+  const std::string field = path + ".roce.ecn";
   for (const char* point : kPoints) {
     const std::map<int, bool>& now = std::string(point) == "roce_np" ? f.ecn_np : f.ecn_rp;
     for (int p : *want.ecn) {
@@ -117,7 +134,7 @@ std::optional<EcnTarget> ParseEcnAttribute(const std::string& attribute) {
 
 bool WantsRoce(const DesiredState& desired) {
   for (const NicSpec& n : desired.nics) {
-    if (n.roce && (n.roce->trust || n.roce->pfc || n.roce->ecn)) return true;
+    if (n.roce && (n.roce->trust || n.roce->pfc || n.roce->ecn || n.roce->cnp)) return true;
   }
   return false;
 }
@@ -126,7 +143,9 @@ void PlanRoce(const DesiredState& desired, const HostFacts& facts, PlanSink& sin
   Changes changes(sink);
   for (size_t i = 0; i < desired.nics.size(); ++i) {
     const NicSpec& nic = desired.nics[i];
-    if (!nic.roce || !(nic.roce->trust || nic.roce->pfc || nic.roce->ecn)) continue;
+    if (!nic.roce || !(nic.roce->trust || nic.roce->pfc || nic.roce->ecn || nic.roce->cnp)) {
+      continue;
+    }
     const std::string path = DesiredState::NicPath(i);
     std::vector<const PciFunction*> pfs = SelectPfs(nic, facts);
     if (pfs.empty() && !nic.num_vfs && !nic.selector.near_gpu) {

@@ -6,6 +6,13 @@
 //   roce/<netdev>/pfc               before []      after [3]
 //   roce/<netdev>/ecn.roce_np.<p>   before false   after true
 //   roce/<netdev>/ecn.roce_rp.<p>   before false   after true
+//   roce/<netdev>/cnp.dscp          before 48      after 26
+//   roce/<netdev>/cnp.priority      before 6       after 7
+//
+// ECN and CNP need NVIDIA's out-of-tree mlx5 sysfs (ecn/roce_np/enable/<p>,
+// ecn/roce_np/cnp_dscp, cnp_802p_prio); the upstream driver has no ecn/
+// directory, and then the firmware planner sets them for the next boot
+// (ROCE_CC_PRIO_MASK_P<n>, CNP_DSCP_P<n>, CNP_802P_PRIO_P<n>).
 //
 // pfc is the exact set of PFC-enabled priorities (one bitmap, as `mlnx_qos
 // --pfc` sets it). ecn lists the priorities whose ECN must be on (both
@@ -28,6 +35,9 @@ namespace provisioner {
 inline constexpr char kRoceModule[] = "roce";
 inline constexpr char kTrustAttribute[] = "trust";
 inline constexpr char kPfcAttribute[] = "pfc";
+// ecn/roce_np/cnp_dscp and cnp_802p_prio, where the driver has them.
+inline constexpr char kCnpDscpAttribute[] = "cnp.dscp";
+inline constexpr char kCnpPriorityAttribute[] = "cnp.priority";
 // "ecn.roce_np.3": the point and the priority of one ECN enable file.
 std::string EcnAttribute(const std::string& point, int prio);
 struct EcnTarget {

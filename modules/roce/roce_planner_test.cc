@@ -33,7 +33,7 @@ NicSpec Nic(const std::string& name, const std::string& pf_name) {
   NicSpec n;
   n.name = name;
   n.selector.pf_names = {pf_name};
-  n.roce = NicRoceSpec{"dscp", std::vector<int>{3}, std::vector<int>{3}};
+  n.roce = NicRoceSpec{"dscp", std::vector<int>{3}, std::vector<int>{3}, std::nullopt};
   return n;
 }
 
@@ -104,8 +104,12 @@ TEST(RocePlanner, PfcIsTheExactSetEcnOnlyTurnsOn) {
   ASSERT_EQ(c.size(), 2u);
   EXPECT_EQ(c[0].id, "roce/ens6f0np0/pfc");
   EXPECT_EQ(c[0].after, nlohmann::json::array({3}));
+  // mlx5 toggles the port to set PFC: a link flap, live (no reboot).
+  EXPECT_EQ(DisruptionLabel(c[0]), "link-flap");
+  EXPECT_EQ(c[0].disruption, Disruption::kLive);
   EXPECT_EQ(c[1].id, "roce/ens6f0np0/ecn.roce_rp.3");
   EXPECT_EQ(c[1].after, true);
+  EXPECT_EQ(DisruptionLabel(c[1]), "live");
   // A priority without its enable file: an error naming the file.
   n.ecn_rp.erase(3);
   std::vector<Diagnostic> diags;
@@ -117,7 +121,7 @@ TEST(RocePlanner, PfcIsTheExactSetEcnOnlyTurnsOn) {
 TEST(RocePlanner, UnspecifiedFieldsAreUnmanaged) {
   DesiredState d;
   d.nics = {Nic("rail0", "ens6f0np0")};
-  d.nics[0].roce = NicRoceSpec{std::nullopt, std::vector<int>{3}, std::nullopt};
+  d.nics[0].roce = NicRoceSpec{std::nullopt, std::vector<int>{3}, std::nullopt, std::nullopt};
   std::vector<Change> c = Plan(d, Host());
   ASSERT_EQ(c.size(), 1u);
   EXPECT_EQ(c[0].attribute, "pfc");
@@ -139,12 +143,51 @@ TEST(RocePlanner, UnreadableStateIsAnErrorNamingTheField) {
   d.nics = {Nic("rail0", "ens6f0np0")};
   std::vector<Diagnostic> diags;
   EXPECT_TRUE(Plan(d, f, &diags).empty());
-  ASSERT_EQ(diags.size(), 3u);
+  // No ecn/ directory is not an error here: the firmware planner sets
+  // ROCE_CC_PRIO_MASK_P<n> (firmware_planner_test, firmware_cli_test).
+  ASSERT_EQ(diags.size(), 2u);
   EXPECT_EQ(diags[0].path, "spec.nics[0].roce.trust");
   EXPECT_THAT(diags[0].message, HasSubstr("EOPNOTSUPP"));
   EXPECT_EQ(diags[1].path, "spec.nics[0].roce.pfc");
+  // An ECN file that does not read is.
+  n.ecn_dir = true;
+  n.ecn_error = "/sys/class/net/ens6f0np0/ecn/roce_np/enable/3: \"x\" is not 0 or 1";
+  Plan(d, f, &diags);
+  ASSERT_EQ(diags.size(), 3u);
   EXPECT_EQ(diags[2].path, "spec.nics[0].roce.ecn");
   EXPECT_THAT(diags[2].message, HasSubstr("/sys/class/net/ens6f0np0/ecn"));
+}
+
+// roce.cnp: live in ecn/roce_np/cnp_dscp and cnp_802p_prio where NVIDIA's
+// driver has them; without them nothing here (the firmware planner's).
+TEST(RocePlanner, CnpIsLiveWhereTheDriverHasTheFiles) {
+  HostFacts f = Host();
+  RoceNetdevFacts& n = f.roce.netdevs["ens6f0np0"];
+  n.trust = "dscp";
+  n.pfc = std::vector<int>{3};
+  n.ecn_np[3] = n.ecn_rp[3] = true;
+  n.cnp_dscp = 48;
+  n.cnp_802p_prio = 6;
+  DesiredState d;
+  d.nics = {Nic("rail0", "ens6f0np0")};
+  d.nics[0].roce->cnp = RoceCnpSpec{26, 3};
+  EXPECT_TRUE(WantsRoce(d));
+  std::vector<Diagnostic> diags;
+  std::vector<Change> c = Plan(d, f, &diags);
+  EXPECT_TRUE(diags.empty());
+  ASSERT_EQ(c.size(), 2u);
+  EXPECT_EQ(c[0].id, "roce/ens6f0np0/cnp.dscp");
+  EXPECT_EQ(c[0].before, 48);
+  EXPECT_EQ(c[0].after, 26);
+  EXPECT_EQ(c[0].field_path, "spec.nics[0].roce.cnp.dscp");
+  EXPECT_EQ(c[1].id, "roce/ens6f0np0/cnp.priority");
+  EXPECT_EQ(c[1].after, 3);
+  EXPECT_EQ(DisruptionLabel(c[1]), "live");
+  n.cnp_dscp.reset();
+  n.cnp_802p_prio.reset();
+  n.ecn_dir = false;
+  EXPECT_TRUE(Plan(d, f, &diags).empty());
+  EXPECT_TRUE(diags.empty());
 }
 
 TEST(RocePlanner, SelectorMatchingNothingOrNoNetdev) {

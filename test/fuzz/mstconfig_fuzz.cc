@@ -32,5 +32,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       }
     }
   }
+  // ADVANCED_PCI_SETTINGS=1 reveals the hidden PCI parameters: the result
+  // parses and lists MAX_ACC_OUT_READ.
+  if (q->params.count("ADVANCED_PCI_SETTINGS") != 0) {
+    auto set = provisioner::SetNextBootValues(text, {{"ADVANCED_PCI_SETTINGS", 1}});
+    const size_t first = text.find_first_not_of(" \t\r\n");
+    if (set.ok() && first != std::string_view::npos && text[first] != '{') {  // text, not JSON
+      auto again = provisioner::ParseMstconfigQuery(*set);
+      if (!again.ok() || again->params.count("MAX_ACC_OUT_READ") == 0) __builtin_trap();
+    }
+  }
   return 0;
 }

@@ -329,5 +329,132 @@ TEST(FirmwareCliTest, MisspeltParameterAndVfConflictsOnTheHgxTree) {
   EXPECT_NE(few.err.find("host-hgx.yaml:9:15) asks for 12"), std::string::npos) << few.err;
 }
 
+// The HGX tree's ConnectX-7 captures are in the layout of mstflint >= 4.26:
+// an "RO" column before the name (NUM_OF_PF read-only). linkType reads the
+// card, plans LINK_TYPE_P1 and applies it; asking to set the read-only
+// parameter is a plan error that says so.
+TEST(FirmwareCliTest, ReadOnlyColumnOnTheHgxTree) {
+  std::string root = ExtractHost("hgx-h100-pcie");
+  const std::string capture = "/run/provisioner/mstconfig/0000:1a:00.0.query";
+  ASSERT_NE(ReadFile(root + capture).find(" RO     NUM_OF_PF"), std::string::npos);
+  auto yaml = [](const std::string& nic_fields) {
+    return WriteTempFile("host-hgx-ro.yaml",
+                         "apiVersion: provisioner/v1alpha1\nkind: HostConfig\n"
+                         "metadata:\n  name: hgx\nspec:\n  nics:\n"
+                         "    - name: rail0\n"
+                         "      nicSelector: { rootDevices: [\"0000:1a:00.0\"] }\n" +
+                             nic_fields);
+  };
+  const std::string ib = yaml("      linkType: ib\n");
+  RunResult plan = Provisioner({"plan", ib, "--root", root, "-o", "json"});
+  ASSERT_EQ(plan.exit_code, 0) << plan.err;
+  json j = json::parse(plan.out, nullptr, false);
+  ASSERT_EQ(j["changes"].size(), 1u) << plan.out;
+  EXPECT_EQ(j["changes"][0]["id"], "firmware/0000:1a:00.0/LINK_TYPE_P1");
+  EXPECT_EQ(j["changes"][0]["before"], "eth");
+  EXPECT_EQ(j["changes"][0]["after"], "ib");
+
+  RunResult apply = Provisioner({"apply", ib, "--root", root});
+  EXPECT_EQ(apply.exit_code, 3) << apply.out << apply.err;
+  const std::string after = ReadFile(root + capture);
+  EXPECT_NE(after.find("*       LINK_TYPE_P1"), std::string::npos) << after;
+  EXPECT_NE(after.find(" RO     NUM_OF_PF"), std::string::npos) << after;
+
+  RunResult ro = Provisioner({"plan", yaml("      firmware: { NUM_OF_PF: 2 }\n"), "--root", root});
+  EXPECT_EQ(ro.exit_code, 1);
+  EXPECT_NE(ro.err.find(":9:30: spec.nics[0].firmware.NUM_OF_PF: 0000:1a:00.0 NUM_OF_PF is "
+                        "read-only (mstconfig marks it RO)"),
+            std::string::npos)
+      << ro.err;
+}
+
+// The upstream mlx5 driver has no /sys/class/net/<if>/ecn (the HGX tree's
+// netdevs have none): roce.ecn and roce.cnp go to the card's firmware,
+// ROCE_CC_PRIO_MASK_P1 (the wanted priorities added to the mask),
+// CNP_DSCP_P1 and CNP_802P_PRIO_P1, for the next boot.
+TEST(FirmwareCliTest, EcnAndCnpWithoutEcnSysfsGoToTheFirmware) {
+  std::string root = ExtractHost("hgx-h100-pcie");
+  const std::string capture = root + "/run/provisioner/mstconfig/0000:1a:00.0.query";
+  ASSERT_FALSE(Exists(root + "/sys/class/net/enp26s0np0/ecn"));
+  // Congestion control on priorities 0 and 1 only, for the next boot.
+  std::string text = ReadFile(capture);
+  const size_t at = text.find("        ROCE_CC_PRIO_MASK_P1");
+  ASSERT_NE(at, std::string::npos) << text;
+  text.replace(at, text.find('\n', at) - at, "*       ROCE_CC_PRIO_MASK_P1    255    3    3");
+  std::ofstream(capture) << text;
+  const std::string yaml =
+      WriteTempFile("host-ecn.yaml",
+                    "apiVersion: provisioner/v1alpha1\nkind: HostConfig\n"
+                    "metadata:\n  name: hgx\nspec:\n  nics:\n"
+                    "    - name: rail0\n"
+                    "      nicSelector: { rootDevices: [\"0000:1a:00.0\"] }\n"
+                    "      roce: { ecn: [3], cnp: { dscp: 26, priority: 3 } }\n");
+  RunResult plan = Provisioner({"plan", yaml, "--root", root, "-o", "json"});
+  ASSERT_EQ(plan.exit_code, 0) << plan.err;
+  json j = json::parse(plan.out, nullptr, false);
+  std::map<std::string, std::pair<json, json>> got;
+  for (const json& c : j["changes"]) {
+    got[c["id"]] = {c["before"], c["after"]};
+    EXPECT_EQ(c["disruption"], "reboot") << c.dump();
+  }
+  EXPECT_EQ(got, (std::map<std::string, std::pair<json, json>>{
+                     {"firmware/0000:1a:00.0/ROCE_CC_PRIO_MASK_P1", {3, 11}},
+                     {"firmware/0000:1a:00.0/CNP_DSCP_P1", {48, 26}},
+                     {"firmware/0000:1a:00.0/CNP_802P_PRIO_P1", {6, 3}}}))
+      << plan.out;
+
+  RunResult apply = Provisioner({"apply", yaml, "--root", root});
+  EXPECT_EQ(apply.exit_code, 3) << apply.out << apply.err;
+  RunResult again = Provisioner({"plan", yaml, "--root", root, "-o", "json"});
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_TRUE(json::parse(again.out)["changes"].empty()) << again.out;
+}
+
+// MAX_ACC_OUT_READ is listed only once ADVANCED_PCI_SETTINGS is 1: asked
+// together, both are planned, ADVANCED_PCI_SETTINGS first, and one apply
+// sets both (set, re-query, set), one reboot; asked alone, the error says
+// what to add.
+TEST(FirmwareCliTest, HiddenPciParameterAfterAdvancedPciSettings) {
+  std::string root = ExtractHost("hgx-h100-pcie");
+  const std::string capture = root + "/run/provisioner/mstconfig/0000:1a:00.0.query";
+  ASSERT_EQ(ReadFile(capture).find("MAX_ACC_OUT_READ"), std::string::npos);
+  auto yaml = [](const std::string& firmware) {
+    return WriteTempFile("host-adv.yaml",
+                         "apiVersion: provisioner/v1alpha1\nkind: HostConfig\n"
+                         "metadata:\n  name: hgx\nspec:\n  nics:\n"
+                         "    - name: rail0\n"
+                         "      nicSelector: { rootDevices: [\"0000:1a:00.0\"] }\n"
+                         "      firmware: { " +
+                             firmware + " }\n");
+  };
+  RunResult alone = Provisioner({"plan", yaml("MAX_ACC_OUT_READ: 32"), "--root", root});
+  EXPECT_EQ(alone.exit_code, 1);
+  EXPECT_NE(alone.err.find("spec.nics[0].firmware.MAX_ACC_OUT_READ: the firmware of 0000:1a:00.0 "
+                           "lists MAX_ACC_OUT_READ only with ADVANCED_PCI_SETTINGS=1 (it reads "
+                           "False(0)): add ADVANCED_PCI_SETTINGS: true"),
+            std::string::npos)
+      << alone.err;
+
+  const std::string both = yaml("MAX_ACC_OUT_READ: 32, ADVANCED_PCI_SETTINGS: true");
+  RunResult plan = Provisioner({"plan", both, "--root", root, "-o", "json"});
+  ASSERT_EQ(plan.exit_code, 0) << plan.err;
+  json j = json::parse(plan.out, nullptr, false);
+  ASSERT_EQ(j["changes"].size(), 2u) << plan.out;
+  EXPECT_EQ(j["changes"][0]["id"], "firmware/0000:1a:00.0/ADVANCED_PCI_SETTINGS");
+  EXPECT_EQ(j["changes"][0]["after"], true);
+  EXPECT_EQ(j["changes"][1]["id"], "firmware/0000:1a:00.0/MAX_ACC_OUT_READ");
+  EXPECT_EQ(j["changes"][1]["before"], 0);
+  EXPECT_EQ(j["changes"][1]["after"], 32);
+
+  RunResult apply = Provisioner({"apply", both, "--root", root});
+  EXPECT_EQ(apply.exit_code, 3) << apply.out << apply.err;
+  const std::string after = ReadFile(capture);
+  EXPECT_NE(after.find("*       ADVANCED_PCI_SETTINGS"), std::string::npos) << after;
+  EXPECT_NE(after.find("MAX_ACC_OUT_READ"), std::string::npos) << after;
+  RunResult again = Provisioner({"plan", both, "--root", root, "-o", "json"});
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_TRUE(json::parse(again.out)["changes"].empty()) << again.out;
+}
+
 }  // namespace
 }  // namespace provisioner::testing

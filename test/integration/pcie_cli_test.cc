@@ -272,8 +272,8 @@ TEST(PcieCliTest, GpudirectExampleAppliesLiveAndForTheNextBoot) {
   EXPECT_EQ(port.substr(0x14e, 2), std::string("\0\0", 2));  // ACS Control 0x0000
   EXPECT_EQ(static_cast<unsigned char>(Config(root, "0000:1a:00.0")[0x69]), 0x58u);  // 4096
   EXPECT_NE(ReadFile(root + "/run/provisioner/mstconfig/0000:1a:00.0.query")
-                .find("ATS_ENABLED                                 False(0)            "
-                      "False(0)            True(1)"),
+                .find("ATS_ENABLED                                 False(0)             "
+                      "False(0)             True(1)"),
             std::string::npos);
 
   RunResult p = Provisioner({"plan", yaml, "--root", root, "-o", "json"});

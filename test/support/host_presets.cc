@@ -556,20 +556,24 @@ HostSpec GpuSharedSwitchHost() {
 namespace {
 
 // `mstconfig -e -d <bdf> query` of a ConnectX-7 VPI card (MCX75310AAS-NEAT)
-// whose port runs Ethernet, in the wide columns of the newer mstflint
-// (44/20 characters, as modules/firmware/testdata/cx7-ib-wide.query):
-// SR-IOV on with 16 VFs, ATS off (the factory default), the RoCE congestion
-// parameters nic-configuration-operator's roceOptimized sets, at defaults.
+// whose port runs Ethernet, as mstflint 4.26 to 4.34 print it (mlxcfg_ui.cpp
+// printSingleParam "%s%s     %-44s", values "%-20s" and a space after each,
+// as modules/firmware/testdata/cx7-eth-ro.query): the '*' column, then "RO"
+// for a parameter the firmware does not let be set (NUM_OF_PF here), and the
+// footnote about it. SR-IOV on with 16 VFs, ATS off (the factory default),
+// the RoCE congestion parameters nic-configuration-operator's roceOptimized
+// sets, at defaults.
 std::string Cx7EthMstconfigQuery(const std::string& bdf) {
   struct Row {
     const char* name;
     const char* def;
     const char* current;  // the next-boot value too
+    bool read_only = false;
   };
   static constexpr Row kRows[] = {
       {"MEMIC_BAR_SIZE", "0", "0"},
       {"NUM_OF_VFS", "8", "16"},
-      {"NUM_OF_PF", "1", "1"},
+      {"NUM_OF_PF", "1", "1", true},
       {"FPP_EN", "True(1)", "True(1)"},
       {"SRIOV_EN", "True(1)", "True(1)"},
       {"PF_LOG_BAR_SIZE", "5", "5"},
@@ -592,28 +596,32 @@ std::string Cx7EthMstconfigQuery(const std::string& bdf) {
       {"SAFE_MODE_THRESHOLD", "10", "10"},
       {"SAFE_MODE_ENABLE", "True(1)", "True(1)"},
   };
-  // printSingleParam: a '*' when next boot differs from default, 8 spaces,
-  // the name in 44 columns, each value in 20 (one space after a wider one).
+  // printSingleParam: a '*' when next boot differs from default, "RO" or
+  // two spaces, 5 spaces, the name in 44 columns, each value in 20 and a
+  // space after it (PRINT_SPACE_IF_NEEDED: the width printed is >= 20).
   auto value = [](const std::string& v) {
-    return v.size() < 20 ? v + std::string(20 - v.size(), ' ') : v + " ";
+    return v.size() < 20 ? v + std::string(20 - v.size(), ' ') : v;
   };
   std::string out =
       "\nDevice #1:\n----------\n\n"
-      "Device type:    ConnectX7       \n"
-      "Name:           MCX75310AAS-NEA_Ax\n"
-      "Description:    NVIDIA ConnectX-7 HHHL adapter card; 400Gb/s NDR IB; single-port OSFP; "
+      "Device type:        ConnectX7           \n"
+      "Name:               MCX75310AAS-NEA_Ax  \n"
+      "Description:        NVIDIA ConnectX-7 HHHL adapter card; 400Gb/s NDR IB; single-port OSFP; "
       "PCIe 5.0 x16; tall bracket\n"
-      "Device:         " +
+      "Device:             " +
       bdf +
-      "    \n\n"
-      "Configurations:                              Default         Current         Next Boot\n";
+      "        \n\n"
+      // "%-20s%39s%21s%23s"
+      "Configurations:                                     Default              Current"
+      "              Next Boot\n";
   for (const Row& r : kRows) {
     const std::string name = r.name;
-    out += std::string(std::string(r.def) != r.current ? "*" : " ") + std::string(8, ' ') + name +
-           std::string(name.size() < 44 ? 44 - name.size() : 1, ' ') + value(r.def) +
-           value(r.current) + value(r.current) + "\n";
+    out += std::string(std::string(r.def) != r.current ? "*" : " ") + (r.read_only ? "RO" : "  ") +
+           std::string(5, ' ') + name + std::string(name.size() < 44 ? 44 - name.size() : 1, ' ') +
+           value(r.def) + " " + value(r.current) + " " + value(r.current) + "\n";
   }
   out += "The '*' shows parameters with next value different from default/current value.\n";
+  out += "\nThe 'RO' shows parameters which are for read only and cannot be changed\n";
   return out;
 }
 
