@@ -238,7 +238,10 @@ int RunApply(const CommonOptions& opt) {
   // Those not already printed as diagnostics (an interrupted apply).
   const Plan table_plan = WithUnreportedWarnings(p);
   for (const auto& w : table_plan.warnings) spdlog::warn("{}", w);
-  ApplyOutcome out = ApplyPlanned(p, ApplyRequest{.dry_run = opt.dry_run, .rollback = opt.rollback});
+  ApplyOutcome out = ApplyPlanned(
+      p, ApplyRequest{.dry_run = opt.dry_run,
+                      .rollback = opt.rollback,
+                      .parallelism = opt.parallelism > 0 ? opt.parallelism : DefaultParallelism()});
   progress->Finish();  // results start on a clean line
   if (!out.journal_status.ok()) PrintError(out.journal_status.message());
   if (opt.rollback && plan.changes.empty()) {
@@ -264,13 +267,21 @@ int RunApply(const CommonOptions& opt) {
     spdlog::warn("could not write the reboot marker: {}", out.reboot_marker_status.message());
   }
   json changes = json::array();
-  for (const auto& c : out.changes) changes.push_back(ChangeOutcomeToJson(c));
+  // When each change started (from the apply's start) and how long it took.
+  auto timed = [](json j, const ChangeOutcome& c) {
+    j["startMs"] = c.start.count();
+    j["durationMs"] = c.duration.count();
+    return j;
+  };
+  for (const auto& c : out.changes) changes.push_back(timed(ChangeOutcomeToJson(c), c));
   json rolled = json::array();
-  for (const auto& r : out.rolled_back) rolled.push_back(ChangeOutcomeToJson(r));
+  for (const auto& r : out.rolled_back) rolled.push_back(timed(ChangeOutcomeToJson(r), r));
   doc["changes"] = changes;
   doc["rolledBack"] = rolled;
   doc["summary"]["applied"] = out.applied;
   doc["summary"]["rebootRequired"] = out.reboot_required;
+  doc["summary"]["parallelism"] = out.parallelism;
+  doc["summary"]["longestChain"] = out.longest_chain;
   if (!out.status.ok()) doc["error"] = out.status.message();
   if (opt.output == "json") {
     std::cout << doc.dump(2) << "\n";
