@@ -13,6 +13,7 @@
 #include <sstream>
 #include <vector>
 
+#include "engine/base/interrupt.h"
 #include "engine/config/loader.h"
 #include "engine/core/session.h"
 #include "engine/output/progress.h"
@@ -34,9 +35,11 @@ std::chrono::milliseconds Millis(double seconds) {
 }
 
 // On stderr, never stdout (stdout may be JSON); redrawn on a terminal.
+// A signal during apply is acknowledged at once (InterruptGuard::signal()).
 std::unique_ptr<ConsoleProgress> NewProgress() {
-  return std::make_unique<ConsoleProgress>(stderr,
-                                           ProgressOptions{.terminal = ::isatty(STDERR_FILENO) == 1});
+  return std::make_unique<ConsoleProgress>(
+      stderr, ProgressOptions{.terminal = ::isatty(STDERR_FILENO) == 1,
+                              .interrupt = &InterruptGuard::signal()});
 }
 
 HostOptions HostOf(const CommonOptions& opt, Progress* progress) {

@@ -268,7 +268,10 @@ ApplyReport ApplyPlan(const std::vector<std::unique_ptr<Module>>& modules, const
     if (s.ok()) s = mark(index, JournalStep::kApplied);
     const auto end = SteadyClock::now();
     if (ctx.progress != nullptr && attempted && m != nullptr) {
-      ctx.progress->ChangeFinished(index, c.id + ": " + c.before.dump() + " -> " + c.after.dump(),
+      // The plan's wording: "sriov 0000:af:00.0 numVfs: 0 -> 12".
+      ctx.progress->ChangeFinished(index,
+                                   c.module + " " + c.target + " " + c.attribute + ": " +
+                                       c.before.dump() + " -> " + c.after.dump(),
                                    s.ok());
     }
     std::lock_guard<std::mutex> lock(report_mu);
