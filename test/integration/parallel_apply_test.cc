@@ -26,6 +26,18 @@
 namespace provisioner::testing {
 namespace {
 
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+constexpr bool kSanitized = true;
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer) || __has_feature(address_sanitizer)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+#else
+constexpr bool kSanitized = false;
+#endif
+
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
@@ -182,7 +194,11 @@ TEST(ParallelApplyTest, EightPfsTakeTheTimeOfTheSlowestNotTheSum) {
   EXPECT_EQ(run.report.longest_chain, 3u);
   EXPECT_EQ(run.report.parallelism, 8u);
   std::printf("8 PFs, D = 2 s, parallelism 8: %.2f s\n", run.seconds);
-  EXPECT_LE(run.seconds, 2 * 2.0 + 1) << "apply did not overlap the PFs' waits";
+  // Under a sanitizer the simulator's own work is several times slower: the
+  // waits still overlap (far below 8 D), the 2 D + 1 bound is the default
+  // build's.
+  EXPECT_LE(run.seconds, kSanitized ? 8 * 2.0 / 2 : 2 * 2.0 + 1)
+      << "apply did not overlap the PFs' waits";
   for (const auto& pf : run.pfs) {
     EXPECT_EQ(NumVfs(run.root, pf), 8) << pf;
     EXPECT_EQ(VirtfnLinks(run.root, pf), 8) << pf;
