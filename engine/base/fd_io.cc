@@ -6,7 +6,7 @@
 
 namespace provisioner {
 
-int ReadAll(int fd, std::string* out, size_t max_bytes) {
+int ReadAll(int fd, std::string* out, size_t max_bytes, bool short_read_is_eof) {
   char buf[64 * 1024];
   size_t total = 0;
   for (;;) {
@@ -19,6 +19,7 @@ int ReadAll(int fd, std::string* out, size_t max_bytes) {
     out->append(buf, static_cast<size_t>(n));
     total += static_cast<size_t>(n);
     if (total > max_bytes) return EFBIG;
+    if (short_read_is_eof && static_cast<size_t>(n) < sizeof buf) return 0;
   }
 }
 

@@ -17,8 +17,11 @@ namespace provisioner {
 // read interrupted by a signal. Returns 0, or the errno of the read that
 // failed (`*out` then has what came before it), or EFBIG as soon as more
 // than `max_bytes` were read (a bound for files a user names). Does not
-// close `fd`.
-int ReadAll(int fd, std::string* out, size_t max_bytes = std::numeric_limits<size_t>::max());
+// close `fd`. With `short_read_is_eof` (for a regular file, whose read
+// returns less than asked only at its end), a short read ends the loop
+// without the read that would return 0.
+int ReadAll(int fd, std::string* out, size_t max_bytes = std::numeric_limits<size_t>::max(),
+            bool short_read_is_eof = false);
 
 // Writes all of `data` to `fd`, however many write(2) calls that takes;
 // retries a write interrupted by a signal. Returns 0 or the errno of the

@@ -17,6 +17,7 @@
 #include <sstream>
 #include <vector>
 
+#include "engine/base/interrupt.h"
 #include "engine/config/loader.h"
 #include "engine/core/session.h"
 #include "engine/output/progress.h"
@@ -38,11 +39,13 @@ std::chrono::milliseconds Millis(double seconds) {
 }
 
 // On stderr, never stdout (stdout may be JSON); redrawn on a terminal.
-// None with -q or --log-level error.
+// None with -q or --log-level error. A signal during apply is acknowledged at
+// once (InterruptGuard::signal()).
 std::unique_ptr<ConsoleProgress> NewProgress(const CommonOptions& opt) {
   if (opt.quiet) return nullptr;
   return std::make_unique<ConsoleProgress>(
-      stderr, ProgressOptions{.terminal = ::isatty(STDERR_FILENO) == 1});
+      stderr, ProgressOptions{.terminal = ::isatty(STDERR_FILENO) == 1,
+                              .interrupt = &InterruptGuard::signal()});
 }
 
 void FinishProgress(const std::unique_ptr<ConsoleProgress>& progress) {
@@ -466,8 +469,10 @@ int RunApply(const CommonOptions& opt) {
       return kExitError;
     }
   }
-  ApplyOutcome out =
-      ApplyPlanned(p, ApplyRequest{.dry_run = opt.dry_run, .rollback = opt.rollback});
+  ApplyOutcome out = ApplyPlanned(
+      p, ApplyRequest{.dry_run = opt.dry_run,
+                      .rollback = opt.rollback,
+                      .parallelism = opt.parallelism > 0 ? opt.parallelism : DefaultParallelism()});
   FinishProgress(progress);  // results start on a clean line
   if (!out.journal_status.ok()) PrintError(out.journal_status.message());
   if (opt.rollback && plan.changes.empty()) {
@@ -493,13 +498,21 @@ int RunApply(const CommonOptions& opt) {
     spdlog::warn("could not write the reboot marker: {}", out.reboot_marker_status.message());
   }
   json changes = json::array();
-  for (const auto& c : out.changes) changes.push_back(ChangeOutcomeToJson(c));
+  // When each change started (from the apply's start) and how long it took.
+  auto timed = [](json j, const ChangeOutcome& c) {
+    j["startMs"] = c.start.count();
+    j["durationMs"] = c.duration.count();
+    return j;
+  };
+  for (const auto& c : out.changes) changes.push_back(timed(ChangeOutcomeToJson(c), c));
   json rolled = json::array();
-  for (const auto& r : out.rolled_back) rolled.push_back(ChangeOutcomeToJson(r));
+  for (const auto& r : out.rolled_back) rolled.push_back(timed(ChangeOutcomeToJson(r), r));
   doc["changes"] = changes;
   doc["rolledBack"] = rolled;
   doc["summary"]["applied"] = out.applied;
   doc["summary"]["rebootRequired"] = out.reboot_required;
+  doc["summary"]["parallelism"] = out.parallelism;
+  doc["summary"]["longestChain"] = out.longest_chain;
   if (!out.status.ok()) doc["error"] = out.status.message();
   if (opt.output != "table") {
     PrintDocument(doc, opt.output);

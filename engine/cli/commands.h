@@ -33,6 +33,7 @@ struct CommonOptions {
   bool rollback = false;  // apply --rollback: undo an interrupted apply
   double settle_timeout_s = 300;
   double lock_timeout_s = 0;  // apply: wait this long for another apply
+  size_t parallelism = 0;     // apply --parallelism: changes at once (0: DefaultParallelism())
   bool color = false;
   std::string flavor = "spiderpool";  // manifests: spiderpool | multus
   bool with_test_workload = false;    // manifests --with-test-workload

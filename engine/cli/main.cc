@@ -186,6 +186,11 @@ int main(int argc, char** argv) {
       "--rollback", opt.rollback,
       "Undo the changes of an interrupted apply (from its journal) instead of converging");
   apply
+      ->add_option("--parallelism", opt.parallelism,
+                   "Changes applied at once at most, independent PFs and cards concurrently "
+                   "(default: max(16, CPUs); 1: one after another, in plan order)")
+      ->check(CLI::Range(1, 1024));
+  apply
       ->add_option("--lock-timeout", opt.lock_timeout_s,
                    "Seconds to wait for another apply on the same root (default: fail at once)")
       ->check(CLI::NonNegativeNumber);

@@ -6,7 +6,6 @@
 #include <map>
 
 #include "engine/core/journal.h"
-
 #include "gtest/gtest.h"
 
 namespace provisioner {
@@ -61,7 +60,7 @@ class FakeModule : public Module {
     return OkStatus();
   }
   std::string fail_on;
-  std::string signal_on;                  // "id=value": a SIGTERM arrives while it is applied
+  std::string signal_on;  // "id=value": a SIGTERM arrives while it is applied
   std::atomic<int>* signal_ = nullptr;
   std::string lossy_;
   std::vector<std::string> journal_seen;
@@ -121,8 +120,7 @@ class ForPlanModule : public Module {
     facts.loaded_modules.push_back("for-plan");
     return OkStatus();
   }
-  Status DiscoverForPlan(const DesiredState& desired, HostContext& ctx,
-                         HostFacts& facts) override {
+  Status DiscoverForPlan(const DesiredState& desired, HostContext& ctx, HostFacts& facts) override {
     calls.push_back(std::to_string(desired.nics.size()) + " nics, plan_for " +
                     (ctx.plan_for == &desired ? "set" : "unset") + ", modules discovered " +
                     std::to_string(facts.loaded_modules.size()));
@@ -172,6 +170,45 @@ TEST_F(EngineTest, ApplyConvergesAndSecondPlanIsEmpty) {
   EXPECT_EQ(host_["vfs/b"], 2);
   EXPECT_EQ(host_["links/a"], 1);
   EXPECT_TRUE(PlanFor(d).changes.empty());
+}
+
+// A saved plan or journal whose dependencies are broken (issue 27): refused
+// before anything is applied, naming the change.
+TEST_F(EngineTest, APlanWithBrokenDependenciesIsRefusedBeforeAnyChange) {
+  DesiredState d = Want({{"links/a", 1}, {"vfs/b", 2}});
+  Plan p = PlanFor(d);
+  ASSERT_EQ(p.changes.size(), 2u);
+  p.changes[1].resource = "gpu:0";
+  ApplyReport r = ApplyPlan(modules_, p, d, ctx_);
+  ASSERT_FALSE(r.status.ok());
+  EXPECT_NE(r.status.message().find("change 2 of the plan"), std::string::npos)
+      << r.status.message();
+  EXPECT_NE(r.status.message().find("nothing applied"), std::string::npos) << r.status.message();
+  EXPECT_EQ(host_["vfs/b"], 0);
+  EXPECT_EQ(host_["links/a"], 0);
+  // A dependsOn that plan order contradicts: a cycle.
+  p.changes[1].resource = "pf:a";
+  p.changes[0].resource = "pf:b";
+  p.changes[0].depends_on = {"pf:a"};
+  r = ApplyPlan(modules_, p, d, ctx_);
+  ASSERT_FALSE(r.status.ok());
+  EXPECT_NE(r.status.message().find("dependency cycle"), std::string::npos) << r.status.message();
+  EXPECT_TRUE(r.applied.empty());
+}
+
+// At parallelism > 1 the same failure rolls everything back too.
+TEST_F(EngineTest, FailureRollsBackEverythingAtParallelismFour) {
+  host_["vfs/b"] = 3;
+  DesiredState d = Want({{"vfs/b", 5}, {"links/a", 7}, {"links/c", 9}});
+  links_->fail_on = "links/c=9";
+  Plan p = PlanFor(d);
+  ApplyOptions o;
+  o.parallelism = 4;
+  ApplyReport r = ApplyPlan(modules_, p, d, ctx_, o);
+  ASSERT_FALSE(r.status.ok());
+  EXPECT_EQ(host_["vfs/b"], 3);
+  EXPECT_EQ(host_["links/a"], 0);
+  EXPECT_EQ(r.parallelism, 3u);  // never more workers than changes
 }
 
 TEST_F(EngineTest, FailureRollsBackInReverseOrder) {

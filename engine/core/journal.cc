@@ -13,9 +13,12 @@ using nlohmann::json;
 
 const char* StepName(JournalStep s) {
   switch (s) {
-    case JournalStep::kPending: return "pending";
-    case JournalStep::kApplying: return "applying";
-    case JournalStep::kApplied: return "applied";
+    case JournalStep::kPending:
+      return "pending";
+    case JournalStep::kApplying:
+      return "applying";
+    case JournalStep::kApplied:
+      return "applied";
   }
   return "pending";
 }
@@ -64,6 +67,7 @@ std::string Journal::Describe() const {
 }
 
 Status JournalWriter::Begin(const std::vector<Change>& changes) {
+  std::lock_guard<std::mutex> lock(mu_);
   journal_ = Journal();
   journal_.pid = ::getpid();
   journal_.started_at = NowUtc();
@@ -72,12 +76,17 @@ Status JournalWriter::Begin(const std::vector<Change>& changes) {
 }
 
 Status JournalWriter::Mark(size_t index, JournalStep step) {
-  if (index >= journal_.entries.size()) return InternalError("journal: no entry " + std::to_string(index));
+  std::lock_guard<std::mutex> lock(mu_);
+  if (index >= journal_.entries.size())
+    return InternalError("journal: no entry " + std::to_string(index));
   journal_.entries[index].step = step;
   return Write();
 }
 
-Status JournalWriter::Finish() { return fs_->RemoveFile(kJournalPath); }
+Status JournalWriter::Finish() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return fs_->RemoveFile(kJournalPath);
+}
 
 Status JournalWriter::Write() {
   json doc;
@@ -103,16 +112,18 @@ StatusOr<std::optional<Journal>> ReadJournal(const HostFs& fs) {
                                    " is not a provisioner journal; inspect and remove it");
   }
   Journal j;
-  if (auto it = doc.find("pid"); it != doc.end() && it->is_number_integer()) j.pid = it->get<long long>();
-  if (auto it = doc.find("startedAt"); it != doc.end() && it->is_string()) j.started_at = it->get<std::string>();
+  if (auto it = doc.find("pid"); it != doc.end() && it->is_number_integer())
+    j.pid = it->get<long long>();
+  if (auto it = doc.find("startedAt"); it != doc.end() && it->is_string())
+    j.started_at = it->get<std::string>();
   for (size_t i = 0; i < doc["changes"].size(); ++i) {
     const json& e = doc["changes"][i];
     auto change = ParseChangeRecord(e);
     auto step_it = e.is_object() ? e.find("step") : e.end();
     if (!change.ok() || (step_it != e.end() && !step_it->is_string())) {
       return FailedPreconditionError(
-          std::string(kJournalPath) + ": changes[" + std::to_string(i) + "]: " +
-          (change.ok() ? std::string("step: want a string") : change.status().message()) +
+          std::string(kJournalPath) + ": changes[" + std::to_string(i) +
+          "]: " + (change.ok() ? std::string("step: want a string") : change.status().message()) +
           "; inspect and remove it");
     }
     std::string step = step_it == e.end() ? "pending" : step_it->get<std::string>();

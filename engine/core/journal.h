@@ -5,6 +5,7 @@
 #ifndef PROVISIONER_ENGINE_CORE_JOURNAL_H_
 #define PROVISIONER_ENGINE_CORE_JOURNAL_H_
 
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -30,13 +31,19 @@ struct Journal {
   std::vector<JournalEntry> entries;
 
   // Changes that may have touched the host (applying or applied), newest
-  // first, each inverted (before/after swapped): what --rollback runs.
+  // first, each inverted (before/after swapped): what --rollback runs. The
+  // entries are in plan order, a topological order of the plan's graph, so
+  // its reverse undoes a change only after every change that followed it,
+  // however many ran at once.
   std::vector<Change> RollbackChanges() const;
   // "pid 1234 started 2026-11-22T10:00:00Z, stopped during sriov/...".
   std::string Describe() const;
 };
 
-// Writes and removes the journal through the host layer.
+// Writes and removes the journal through the host layer. Safe for
+// concurrent use (apply's workers mark their changes at once): one mark at a
+// time, each writing the whole journal atomically, so the file always holds
+// every change's latest step and several may be "applying".
 class JournalWriter {
  public:
   explicit JournalWriter(HostFs* fs) : fs_(fs) {}
@@ -47,6 +54,7 @@ class JournalWriter {
  private:
   Status Write();
   HostFs* fs_;
+  std::mutex mu_;
   Journal journal_;
 };
 

@@ -143,6 +143,7 @@ bool UseRollbackPlan(PlanOutcome* planned);
 struct ApplyRequest {
   bool dry_run = false;
   bool rollback = false;  // the plan is UseRollbackPlan's: no convergence check
+  size_t parallelism = 1;  // changes applied at once at most (engine.h ApplyOptions)
 };
 
 enum class ChangeStatus {
@@ -160,6 +161,9 @@ struct ChangeOutcome {
   ChangeStatus status = ChangeStatus::kPlanned;
   std::string error;  // failed, rollback-failed
   std::string note;   // deferred-to-reboot: why
+  // Run changes: when it started (from the apply's start) and how long it took.
+  std::chrono::milliseconds start{0};
+  std::chrono::milliseconds duration{0};
 };
 
 struct ApplyOutcome {
@@ -178,6 +182,8 @@ struct ApplyOutcome {
   // (journal_status fails a rollback that had nothing to undo).
   Status journal_status;
   Status reboot_marker_status;
+  size_t parallelism = 1;    // changes run at once at most
+  size_t longest_chain = 0;  // the plan graph's longest dependency chain
 };
 
 // Applies `planned` (PlanFile or PlanSavedFile, status ok): each change

@@ -58,8 +58,10 @@ ApplyOutcome OutcomeOf(const ApplyReport& report) {
   out.ran = true;
   out.status = report.status;
   out.reboot_required = report.reboot_required;
+  out.parallelism = report.parallelism;
+  out.longest_chain = report.longest_chain;
   for (const auto& a : report.applied) {
-    ChangeOutcome c{a.change, ChangeStatus::kApplied, "", ""};
+    ChangeOutcome c{a.change, ChangeStatus::kApplied, "", "", a.start, a.duration};
     c.note = DeferredWhy(report, a.change.id);
     if (!a.status.ok()) {
       c.status = ChangeStatus::kFailed;
@@ -71,7 +73,7 @@ ApplyOutcome OutcomeOf(const ApplyReport& report) {
     out.changes.push_back(std::move(c));
   }
   for (const auto& r : report.rolled_back) {
-    ChangeOutcome c{r.change, ChangeStatus::kRolledBack, "", ""};
+    ChangeOutcome c{r.change, ChangeStatus::kRolledBack, "", "", r.start, r.duration};
     c.status = r.status.ok() ? ChangeStatus::kRolledBack : ChangeStatus::kRollbackFailed;
     if (!r.status.ok()) c.error = r.status.message();
     out.rolled_back.push_back(std::move(c));
@@ -99,8 +101,10 @@ ApplyOutcome ApplyPlanned(PlanOutcome& planned, const ApplyRequest& request) {
   options.journal = &journal;
   options.interrupt = &InterruptGuard::signal();
   options.check_converged = !request.rollback;  // a rollback moves away from host.yaml
+  options.parallelism = request.parallelism;
   out = OutcomeOf(ApplyPlan(host.modules, plan, planned.desired, host.ctx, options));
-  if (out.status.ok() && out.reboot_required) out.reboot_marker_status = WriteRebootMarker(*host.fs);
+  if (out.status.ok() && out.reboot_required)
+    out.reboot_marker_status = WriteRebootMarker(*host.fs);
   return out;
 }
 

@@ -275,12 +275,14 @@ class LocalHostFs final : public HostFs {
       return FailedPreconditionError("read " + std::string(path) + ": " + FileTypeName(st.st_mode) +
                            ", not a regular file: refused");
     }
-    // The descriptor was opened non-blocking for the check above; reads of a
-    // regular file do not block either way, but clear it for NFS-like cases.
-    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    // O_NONBLOCK (for the FIFO case above) changes nothing for a regular
+    // file: no fcntl to clear it (two syscalls per file, issue 27 item 7).
+    // A regular file's short read is its end (sysfs, procfs and configfs
+    // fill the buffer from their seq_file to the end; a disk file has no
+    // more): no read that returns 0 after it.
     const size_t limit = MaxReadBytes(path);
     std::string out;
-    if (int e = ReadAll(fd, &out, limit); e != 0) {
+    if (int e = ReadAll(fd, &out, limit, /*short_read_is_eof=*/true); e != 0) {
       Count(kFailedOpens);  // sysfs answers EINVAL here (unused GID slot attrs)
       if (e == EFBIG) {
         return FailedPreconditionError("read " + std::string(path) + ": larger than " +

@@ -6,6 +6,7 @@
 #define PROVISIONER_ENGINE_MODULE_MODULE_H_
 
 #include <chrono>
+#include <cstddef>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -27,6 +28,35 @@ class Progress {
  public:
   virtual ~Progress() = default;
   virtual void Step(std::string_view message) = 0;
+  // A wait bounded by `limit` in all (VF netdevs, a firmware tool): a
+  // display shows the wait's total elapsed time against it.
+  virtual void Waiting(std::string_view message, std::chrono::milliseconds limit) {
+    (void)limit;
+    Step(message);
+  }
+  // Apply's changes, several at once with --parallelism > 1: `key` (the
+  // change's index in the plan) tells them apart. While change `key` runs,
+  // its module's Step and Waiting arrive as ChangeStep/ChangeWaiting.
+  // Defaults: a Step per start and per module step, as before.
+  virtual void ChangeStarted(size_t key, std::string_view label) {
+    (void)key;
+    Step(label);
+  }
+  virtual void ChangeStep(size_t key, std::string_view message) {
+    (void)key;
+    Step(message);
+  }
+  virtual void ChangeWaiting(size_t key, std::string_view message,
+                             std::chrono::milliseconds limit) {
+    (void)key;
+    Waiting(message, limit);
+  }
+  // `line`: the change in the plan's wording; `ok`: applied and verified.
+  virtual void ChangeFinished(size_t key, std::string_view line, bool ok) {
+    (void)key;
+    (void)line;
+    (void)ok;
+  }
 };
 
 // What discovery and apply may touch: the host layer, time, progress.
@@ -81,6 +111,12 @@ class Module {
 
   // Re-reads the host and checks the change's `after` holds.
   virtual Status Verify(const Change& change, HostContext& ctx) = 0;
+
+  // Whether Apply and Verify may run on several threads at once for changes
+  // on different resources (Change::resource), each with its own
+  // HostContext. False (the default): the engine runs this module's
+  // changes one at a time. docs/backends.md says how each module is safe.
+  virtual bool ConcurrentApply() const { return false; }
 
   // Whether this module could apply `change` at all (a target of the right
   // shape, values of the right type), without touching the host. Changes

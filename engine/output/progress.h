@@ -1,15 +1,21 @@
-// Progress of long steps on stderr. On a terminal one status line is redrawn
-// in place, with a spinner and the step's elapsed time ticking several times
-// a second even while a step blocks (a firmware query, a VF wait), so the
-// user never looks at a silent prompt. Elsewhere (logs, Ansible, systemd):
-// one plain line per step, and a "still working" line when a step has been
-// silent for `quiet_line_interval`.
+// Progress of long steps on stderr. On a terminal a block of status lines is
+// redrawn in place, one per running change (apply runs independent ones at
+// once), each with a spinner and its elapsed time ticking several times a
+// second even while the change blocks (a firmware set, a VF wait); a bounded
+// wait shows its total elapsed time against its limit ("12 s of 300 s"). A
+// change that finishes leaves a permanent line, in the plan's wording, with
+// its duration. Elsewhere (logs, Ansible, systemd): one plain line per step,
+// a "still waiting (N s of L s)" line every `quiet_line_interval` of a wait
+// (not one per poll), and the permanent line per finished change.
 #ifndef PROVISIONER_ENGINE_OUTPUT_PROGRESS_H_
 #define PROVISIONER_ENGINE_OUTPUT_PROGRESS_H_
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstddef>
 #include <cstdio>
+#include <map>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -23,6 +29,10 @@ struct ProgressOptions {
   bool terminal = false;  // redraw in place (stderr is a TTY)
   std::chrono::milliseconds redraw_interval{200};
   std::chrono::milliseconds quiet_line_interval{std::chrono::seconds(10)};
+  // A signal number set asynchronously (InterruptGuard::signal()): when it
+  // is set, says at once what happens now (the running changes finish, then
+  // everything applied is rolled back), without waiting for them.
+  const std::atomic<int>* interrupt = nullptr;
 };
 
 class ConsoleProgress final : public Progress {
@@ -31,24 +41,51 @@ class ConsoleProgress final : public Progress {
   ~ConsoleProgress() override;  // Finish()es
 
   void Step(std::string_view message) override;
-  // Ends the status line (terminal) so that what follows starts on a clean
-  // line; later Steps start a new one.
+  void Waiting(std::string_view message, std::chrono::milliseconds limit) override;
+  void ChangeStarted(size_t key, std::string_view label) override;
+  void ChangeStep(size_t key, std::string_view message) override;
+  void ChangeWaiting(size_t key, std::string_view message,
+                     std::chrono::milliseconds limit) override;
+  void ChangeFinished(size_t key, std::string_view line, bool ok) override;
+  // Ends the status lines (terminal) so that what follows (results, errors)
+  // starts on a clean line; later Steps start new ones.
   void Finish();
 
  private:
+  using TimePoint = std::chrono::steady_clock::time_point;
+  struct Slot {
+    std::string label;   // the step, or the change
+    std::string detail;  // a change's latest module step
+    TimePoint start;
+    TimePoint wait_start;
+    TimePoint last_line;  // off a terminal: the last line printed for it
+    std::chrono::milliseconds limit{0};
+    bool waiting = false;
+  };
+  // The slot of Step/Waiting outside any change (discover, plan).
+  static constexpr size_t kPlain = static_cast<size_t>(-1);
+
+  void StartTickerLocked();
+  void UpdateLocked(size_t key, std::string_view message, bool waiting,
+                    std::chrono::milliseconds limit);
+  std::string RenderLocked(const Slot& s, TimePoint now) const;
+  // Terminal: the block drawn again; ClearLocked leaves the cursor where the
+  // block started, on a cleared line.
+  void DrawLocked(TimePoint now);
+  void ClearLocked();
+  // A line that stays (above the block on a terminal).
+  void PrintLineLocked(const std::string& line);
   void Tick();
-  void DrawLocked(std::chrono::steady_clock::time_point now);
 
   std::FILE* out_;
   ProgressOptions options_;
   std::mutex mu_;
   std::condition_variable cv_;
-  std::string current_;
-  bool line_open_ = false;
+  std::map<size_t, Slot> slots_;
+  size_t drawn_ = 0;  // terminal: lines of the block on screen
   bool stop_ = false;
+  bool acknowledged_ = false;  // the interrupt was said
   int frame_ = 0;
-  std::chrono::steady_clock::time_point step_start_;
-  std::chrono::steady_clock::time_point last_line_;
   std::thread ticker_;
 };
 

@@ -1,5 +1,6 @@
 #include "engine/output/progress.h"
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <set>
@@ -41,7 +42,8 @@ int Count(const std::string& s, const std::string& what) {
 TEST(ConsoleProgressTest, TerminalRedrawsWhileAStepBlocks) {
   Captured cap;
   {
-    ConsoleProgress p(cap.file(), {.terminal = true, .redraw_interval = std::chrono::milliseconds(50)});
+    ConsoleProgress p(cap.file(),
+                      {.terminal = true, .redraw_interval = std::chrono::milliseconds(50)});
     p.Step("0000:af:00.0: 0/8 VFs have netdevs");
     std::this_thread::sleep_for(std::chrono::milliseconds(400));  // a blocking step
     p.Finish();
@@ -73,16 +75,127 @@ TEST(ConsoleProgressTest, PlainLinesOffATerminal) {
   std::string out = cap.Take();
   EXPECT_EQ(out.find('\r'), std::string::npos) << out;
   EXPECT_EQ(out.find("\033"), std::string::npos) << out;
-  EXPECT_EQ(out.rfind("provisioner: kmod: loading mlx5_ib\nprovisioner: mstconfig query 0000:86:00.0\n", 0), 0u) << out;
+  EXPECT_EQ(
+      out.rfind("provisioner: kmod: loading mlx5_ib\nprovisioner: mstconfig query 0000:86:00.0\n",
+                0),
+      0u)
+      << out;
   // A long silent step says it is still working.
   EXPECT_GE(Count(out, "mstconfig query 0000:86:00.0: still working"), 1) << out;
 }
 
 TEST(ConsoleProgressTest, NothingWrittenWithoutSteps) {
   Captured cap;
-  { ConsoleProgress p(cap.file(), {.terminal = true, .redraw_interval = std::chrono::milliseconds(10)});
-    std::this_thread::sleep_for(std::chrono::milliseconds(50)); }
+  {
+    ConsoleProgress p(cap.file(),
+                      {.terminal = true, .redraw_interval = std::chrono::milliseconds(10)});
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
   EXPECT_EQ(cap.Take(), "");
+}
+
+// Issue 31 item 4: a wait polled every 100 ms (the VF wait reports each
+// poll) keeps one clock, its total against its limit, not one that restarts.
+TEST(ConsoleProgressTest, AWaitShowsItsTotalElapsedTimeAndItsLimit) {
+  Captured cap;
+  {
+    ConsoleProgress p(cap.file(),
+                      {.terminal = true, .redraw_interval = std::chrono::milliseconds(50)});
+    p.ChangeStarted(3, "sriov/0000:af:00.0/numVfs: 0 -> 16");
+    for (int i = 0; i < 14; ++i) {
+      p.ChangeWaiting(3, "0000:af:00.0: 0/16 VFs have netdevs", std::chrono::seconds(300));
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    p.ChangeFinished(3, "sriov 0000:af:00.0 numVfs: 0 -> 16", true);
+  }
+  std::string out = cap.Take();
+  EXPECT_NE(out.find("0/16 VFs have netdevs (0 s of 300 s)"), std::string::npos) << out;
+  EXPECT_NE(out.find("0/16 VFs have netdevs (1 s of 300 s)"), std::string::npos) << out;
+  // The permanent line, in the plan's wording, with how long the change took.
+  EXPECT_NE(out.find("provisioner: sriov 0000:af:00.0 numVfs: 0 -> 16 (1."), std::string::npos)
+      << out;
+  EXPECT_EQ(out.back(), '\n');
+}
+
+// Several changes at once: one line each, redrawn together in place.
+TEST(ConsoleProgressTest, TerminalShowsOneLinePerRunningChange) {
+  Captured cap;
+  {
+    ConsoleProgress p(cap.file(),
+                      {.terminal = true, .redraw_interval = std::chrono::milliseconds(30)});
+    p.ChangeStarted(0, "sriov/0000:1a:00.0/numVfs: 0 -> 8");
+    p.ChangeStarted(1, "sriov/0000:3c:00.0/numVfs: 0 -> 8");
+    p.ChangeStarted(2, "firmware/0000:4d:00.0/LINK_TYPE_P1: IB -> ETH");
+    std::this_thread::sleep_for(std::chrono::milliseconds(150));
+    p.ChangeFinished(1, "sriov 0000:3c:00.0 numVfs: 0 -> 8", true);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    p.ChangeFinished(0, "sriov 0000:1a:00.0 numVfs: 0 -> 8", false);
+    p.ChangeFinished(2, "firmware 0000:4d:00.0 LINK_TYPE_P1: IB -> ETH", true);
+  }
+  std::string out = cap.Take();
+  // A redraw of three lines: back up two lines, three cleared lines.
+  EXPECT_GE(Count(out, "\033[2A"), 2) << out;
+  size_t block = out.rfind("\033[2A");
+  ASSERT_NE(block, std::string::npos);
+  std::string redraw =
+      out.substr(block, out.find("\033[", block + 4) == std::string::npos ? std::string::npos
+                                                                          : out.size() - block);
+  EXPECT_NE(redraw.find("0000:1a:00.0"), std::string::npos) << out;
+  EXPECT_NE(redraw.find("0000:3c:00.0"), std::string::npos) << out;
+  EXPECT_NE(redraw.find("0000:4d:00.0"), std::string::npos) << out;
+  // Each finished change leaves its line; a failed one says so.
+  EXPECT_EQ(Count(out, "provisioner: sriov 0000:3c:00.0 numVfs: 0 -> 8 ("), 1) << out;
+  EXPECT_EQ(Count(out, "provisioner: sriov 0000:1a:00.0 numVfs: 0 -> 8: failed ("), 1) << out;
+  EXPECT_EQ(Count(out, "provisioner: firmware 0000:4d:00.0 LINK_TYPE_P1: IB -> ETH ("), 1) << out;
+  EXPECT_EQ(out.back(), '\n');
+}
+
+// Off a terminal: one line when a wait starts, then "still waiting" every
+// quiet interval, never a line per poll.
+TEST(ConsoleProgressTest, PlainWaitsSayStillWaitingNotOneLinePerPoll) {
+  Captured cap;
+  {
+    ConsoleProgress p(cap.file(), {.terminal = false,
+                                   .redraw_interval = std::chrono::milliseconds(20),
+                                   .quiet_line_interval = std::chrono::milliseconds(200)});
+    p.ChangeStarted(0, "sriov/0000:af:00.0/numVfs: 0 -> 16");
+    for (int i = 0; i < 50; ++i) {  // 50 polls over ~1 s
+      p.ChangeWaiting(0, "0000:af:00.0: " + std::to_string(i / 5) + "/16 VFs have netdevs",
+                      std::chrono::seconds(300));
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    p.ChangeFinished(0, "sriov 0000:af:00.0 numVfs: 0 -> 16", true);
+  }
+  std::string out = cap.Take();
+  EXPECT_EQ(out.find('\r'), std::string::npos) << out;
+  EXPECT_EQ(Count(out, "VFs have netdevs (waiting at most 300 s)"), 1) << out;
+  const int still = Count(out, ": still waiting (");
+  EXPECT_GE(still, 2) << out;
+  EXPECT_LE(still, 7) << out;
+  EXPECT_LE(Count(out, "\n"), 10) << out;
+  EXPECT_NE(out.find("s of 300 s)"), std::string::npos) << out;
+  EXPECT_NE(out.find("provisioner: sriov 0000:af:00.0 numVfs: 0 -> 16 ("), std::string::npos)
+      << out;
+}
+
+// Ctrl-C is acknowledged at once, while the change still runs.
+TEST(ConsoleProgressTest, AnInterruptIsAcknowledgedAtOnce) {
+  Captured cap;
+  std::atomic<int> sig{0};
+  {
+    ConsoleProgress p(
+        cap.file(),
+        {.terminal = true, .redraw_interval = std::chrono::milliseconds(20), .interrupt = &sig});
+    p.ChangeStarted(0, "sriov/0000:af:00.0/numVfs: 0 -> 16");
+    sig = 2;  // SIGINT
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    p.ChangeFinished(0, "sriov 0000:af:00.0 numVfs: 0 -> 16", true);
+  }
+  std::string out = cap.Take();
+  size_t ack = out.find("received: finishing the running change(s), then rolling back");
+  ASSERT_NE(ack, std::string::npos) << out;
+  EXPECT_LT(ack, out.find("provisioner: sriov 0000:af:00.0 numVfs: 0 -> 16 (")) << out;
+  EXPECT_EQ(Count(out, "received: finishing"), 1) << out;
 }
 
 }  // namespace

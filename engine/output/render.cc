@@ -123,7 +123,7 @@ void EmitYaml(YAML::Emitter& e, const json& v) {
 json ChangeToJson(const Change& c) {
   // The contract's keys: the saved record's, without what only apply uses.
   json j = ChangeToRecord(c);
-  for (const char* key : {"phase", "fieldPath", "detail"}) j.erase(key);
+  for (const char* key : {"phase", "fieldPath", "detail", "resource", "dependsOn"}) j.erase(key);
   j["action"] = ActionName(ChangeAction(c));
   return j;
 }

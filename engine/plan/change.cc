@@ -1,15 +1,21 @@
 #include "engine/plan/change.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <map>
+#include <set>
 
 namespace provisioner {
 
 const char* DisruptionName(Disruption d) {
   switch (d) {
-    case Disruption::kLive: return "live";
-    case Disruption::kReboot: return "reboot";
-    case Disruption::kFirmwareReset: return "firmware-reset";
+    case Disruption::kLive:
+      return "live";
+    case Disruption::kReboot:
+      return "reboot";
+    case Disruption::kFirmwareReset:
+      return "firmware-reset";
   }
   return "live";
 }
@@ -54,7 +60,9 @@ nlohmann::json ChangeToRecord(const Change& c) {
           {"reason", c.reason},
           {"phase", c.phase},
           {"fieldPath", c.field_path},
-          {"detail", c.detail}};
+          {"detail", c.detail},
+          {"resource", c.resource},
+          {"dependsOn", c.depends_on}};
 }
 
 namespace {
@@ -100,7 +108,17 @@ StatusOr<Change> ParseChangeRecord(const nlohmann::json& j) {
   if (auto it = j.find("after"); it != j.end()) c.after = *it;
   c.detail = nlohmann::json::object();
   RETURN_IF_ERROR(Field(j, "detail", &J::is_object, "an object", &c.detail));
-  if (c.id.empty() || c.module.empty()) return InvalidArgumentError("id and module must not be empty");
+  if (c.id.empty() || c.module.empty())
+    return InvalidArgumentError("id and module must not be empty");
+  // Records written before the plan was a graph have neither: a barrier.
+  RETURN_IF_ERROR(Field(j, "resource", &J::is_string, "a string", &c.resource));
+  if (auto it = j.find("dependsOn"); it != j.end() && !it->is_null()) {
+    if (!it->is_array()) return InvalidArgumentError("dependsOn: want a list of strings");
+    for (const auto& r : *it) {
+      if (!r.is_string()) return InvalidArgumentError("dependsOn: want a list of strings");
+      c.depends_on.push_back(r.get<std::string>());
+    }
+  }
   return c;
 }
 
@@ -124,13 +142,91 @@ StatusOr<std::optional<SavedPlan>> ParseSavedPlan(std::string_view text) {
   RETURN_IF_ERROR(Field(*digests, "facts", &J::is_string, "a string", &p.facts_digest, true)
                       .WithContext("digests"));
   auto changes = j.find("changes");
-  if (changes == j.end() || !changes->is_array()) return InvalidArgumentError("changes: want a list");
+  if (changes == j.end() || !changes->is_array())
+    return InvalidArgumentError("changes: want a list");
   for (size_t i = 0; i < changes->size(); ++i) {
     auto c = ParseChangeRecord((*changes)[i]);
     if (!c.ok()) return c.status().WithContext("changes[" + std::to_string(i) + "]");
     p.changes.push_back(std::move(c).value());
   }
   return std::optional<SavedPlan>(std::move(p));
+}
+
+const std::vector<std::string>& ResourceKinds() {
+  static const std::vector<std::string> kinds = {"pf", "card", "pci", "netdev", "kmod", "file"};
+  return kinds;
+}
+
+namespace {
+
+bool KnownResource(const std::string& r) {
+  const size_t colon = r.find(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == r.size()) return false;
+  const std::string kind = r.substr(0, colon);
+  for (const auto& k : ResourceKinds()) {
+    if (k == kind) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+StatusOr<PlanGraph> BuildPlanGraph(const std::vector<Change>& changes) {
+  const size_t n = changes.size();
+  PlanGraph g;
+  g.preds.resize(n);
+  g.succs.resize(n);
+  auto where = [&](size_t i) {
+    return "change " + std::to_string(i + 1) + " of the plan (" + changes[i].id + ")";
+  };
+  // The last change on each resource, in plan order; the last barrier.
+  std::map<std::string, size_t> last;
+  std::optional<size_t> barrier;
+  std::vector<size_t> since_barrier;  // changes after the last barrier
+  for (size_t i = 0; i < n; ++i) {
+    const Change& c = changes[i];
+    std::set<size_t> preds;
+    if (c.resource.empty()) {
+      for (size_t j : since_barrier) preds.insert(j);
+      if (barrier) preds.insert(*barrier);
+      barrier = i;
+      since_barrier.clear();
+      last.clear();  // every earlier change comes before the barrier already
+    } else {
+      if (!KnownResource(c.resource)) {
+        return InvalidArgumentError(where(i) + ": resource \"" + c.resource +
+                                    "\" is not <kind>:<name> of a known kind");
+      }
+      if (barrier) preds.insert(*barrier);
+      if (auto it = last.find(c.resource); it != last.end()) preds.insert(it->second);
+      for (const auto& r : c.depends_on) {
+        if (!KnownResource(r)) {
+          return InvalidArgumentError(where(i) + ": dependsOn \"" + r +
+                                      "\" is not <kind>:<name> of a known kind");
+        }
+        if (auto it = last.find(r); it != last.end()) preds.insert(it->second);
+        for (size_t j = i + 1; j < n; ++j) {
+          if (changes[j].resource == r) {
+            return InvalidArgumentError(where(i) + " must follow the changes of " + r + ", but " +
+                                        where(j) + " is planned after it (a dependency cycle)");
+          }
+        }
+      }
+      since_barrier.push_back(i);
+      last[c.resource] = i;
+    }
+    // Another resource's last change before this one is not enough when
+    // `depends_on` names it: every earlier change on it came before that last one
+    // (same-resource changes are a chain), so the last one suffices.
+    g.preds[i].assign(preds.begin(), preds.end());
+    for (size_t j : g.preds[i]) g.succs[j].push_back(i);
+  }
+  std::vector<size_t> depth(n, 1);
+  for (size_t i = 0; i < n; ++i) {
+    for (size_t j : g.preds[i]) depth[i] = std::max(depth[i], depth[j] + 1);
+    g.longest_chain = std::max(g.longest_chain, depth[i]);
+  }
+  return g;
 }
 
 std::string Digest(const std::string& bytes) {

@@ -8,7 +8,6 @@
 #include <vector>
 
 #include "engine/base/status.h"
-
 #include "engine/model/source_mark.h"
 #include "nlohmann/json.hpp"
 
@@ -75,10 +74,21 @@ struct Change {
   // from `disruption`, which says when a change takes effect (now, or after
   // a reboot), so that everything deciding reboots reads that alone.
   bool link_flap = false;
-  std::string reason;     // "nic gpu1-nic wants 12 VFs"
-  int phase = 0;          // ApplyPhase; not shown to users
+  std::string reason;      // "nic gpu1-nic wants 12 VFs"
+  int phase = 0;           // ApplyPhase; not shown to users
   std::string field_path;  // desired-state path behind it ("spec.nics[0].numVfs")
-  nlohmann::json detail;  // module-private data apply needs (paths, ...)
+  nlohmann::json detail;   // module-private data apply needs (paths, ...)
+  // The dependency graph (BuildPlanGraph). The one thing this change acts on,
+  // as "<kind>:<name>" (ResourceKinds()): "pf:0000:af:00.0" (a PF, its VFs,
+  // their settings, drivers and netdevs), "card:0000:af:00.0" (a card's
+  // firmware), "pci:0000:ae:00.0" (a bridge's config space), "file:<path>".
+  // "" is the whole host: a barrier that follows every change before it and
+  // that every change after it follows (a kernel module load, the RDMA netns
+  // mode, and any change whose module names no resource).
+  std::string resource;
+  // Resources whose changes planned before this one must be verified before
+  // it starts (beyond its own resource's, which always are).
+  std::vector<std::string> depends_on;
 };
 
 // A change with the id every change has, "<module>/<target>/<attribute>",
@@ -110,6 +120,26 @@ inline constexpr const char* kSavedPlanKind = "ProvisionerPlan";
 // nullopt: `text` is not a saved plan (not JSON of kind ProvisionerPlan);
 // an error: it claims to be one but is malformed.
 StatusOr<std::optional<SavedPlan>> ParseSavedPlan(std::string_view text);
+
+// The kinds a resource may name ("pf", "card", "pci", "netdev", "kmod", "file").
+const std::vector<std::string>& ResourceKinds();
+
+// The plan as a dependency graph over plan order: change i follows the
+// last earlier change on its resource, the last earlier barrier (resource
+// ""), every earlier change on a resource in its `depends_on`, and a barrier
+// follows every earlier change. Edges only go forward in plan order, so plan
+// order is a topological order and apply at parallelism 1 is today's order.
+struct PlanGraph {
+  std::vector<std::vector<size_t>> preds;  // per change, ascending
+  std::vector<std::vector<size_t>> succs;  // per change, ascending
+  // The longest chain, in changes (the critical path when every change takes
+  // the same time).
+  size_t longest_chain = 0;
+};
+// An error names the change (index and id): a resource of no known kind, or
+// a `depends_on` a resource that has a change planned after this one (the
+// declared order contradicts the plan's: a cycle).
+StatusOr<PlanGraph> BuildPlanGraph(const std::vector<Change>& changes);
 
 // FNV-1a 64 as 16 hex digits: change detection for saved plans, not security.
 std::string Digest(const std::string& bytes);

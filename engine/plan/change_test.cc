@@ -48,6 +48,93 @@ TEST(ChangeRecordTest, RoundTrips) {
   EXPECT_EQ(ChangeToRecord(*back), ChangeToRecord(Sample()));
 }
 
+TEST(ChangeRecordTest, RoundTripsResourceAndDependencies) {
+  Change c = Sample();
+  c.resource = "pf:0000:af:00.0";
+  c.depends_on = {"card:0000:af:00.0", "kmod:vfio_pci"};
+  auto back = ParseChangeRecord(ChangeToRecord(c));
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->resource, "pf:0000:af:00.0");
+  EXPECT_EQ(back->depends_on, c.depends_on);
+  EXPECT_EQ(ChangeToRecord(*back), ChangeToRecord(c));
+  // A record from before the graph (no resource): a barrier.
+  json old = ChangeToRecord(Sample());
+  old.erase("resource");
+  old.erase("dependsOn");
+  auto parsed = ParseChangeRecord(old);
+  ASSERT_TRUE(parsed.ok());
+  EXPECT_EQ(parsed->resource, "");
+  EXPECT_TRUE(parsed->depends_on.empty());
+  old["dependsOn"] = json::array({1});
+  auto bad = ParseChangeRecord(old);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("dependsOn: want a list of strings"), std::string::npos);
+}
+
+Change On(const std::string& id, const std::string& resource,
+          std::vector<std::string> depends_on = {}) {
+  Change c = MakeChange("m", id, "a", 0, 1, Disruption::kLive, 0, "", "");
+  c.resource = resource;
+  c.depends_on = std::move(depends_on);
+  return c;
+}
+
+TEST(PlanGraphTest, ChainsPerResourceBarriersAndDeclaredDependencies) {
+  // 0 barrier (a module load); 1,2 PF a; 3 PF b; 4 card a; 5 PF b after card a;
+  // 6 barrier; 7 PF a.
+  std::vector<Change> plan = {On("kmod", ""),         On("a1", "pf:a"),
+                              On("a2", "pf:a"),       On("b1", "pf:b"),
+                              On("fw", "card:a"),     On("b2", "pf:b", {"card:a"}),
+                              On("netns", ""),        On("a3", "pf:a")};
+  auto g = BuildPlanGraph(plan);
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  using V = std::vector<size_t>;
+  EXPECT_EQ(g->preds[0], V{});
+  EXPECT_EQ(g->preds[1], V{0});
+  EXPECT_EQ(g->preds[2], (V{0, 1}));
+  EXPECT_EQ(g->preds[3], V{0});
+  EXPECT_EQ(g->preds[4], V{0});
+  EXPECT_EQ(g->preds[5], (V{0, 3, 4}));
+  EXPECT_EQ(g->preds[6], (V{0, 1, 2, 3, 4, 5}));
+  EXPECT_EQ(g->preds[7], V{6});
+  EXPECT_EQ(g->succs[0], (V{1, 2, 3, 4, 5, 6}));
+  // kmod -> b1 -> b2 -> netns -> a3 (or through a1, a2: also 5).
+  EXPECT_EQ(g->longest_chain, 5u);
+  // Every edge goes forward: plan order is a topological order.
+  for (size_t i = 0; i < plan.size(); ++i) {
+    for (size_t j : g->preds[i]) EXPECT_LT(j, i);
+  }
+}
+
+TEST(PlanGraphTest, IndependentResourcesHaveShortChains) {
+  std::vector<Change> plan;
+  for (int pf = 0; pf < 8; ++pf) {
+    plan.push_back(On("n" + std::to_string(pf), "pf:" + std::to_string(pf)));
+  }
+  for (int pf = 0; pf < 8; ++pf) {
+    plan.push_back(On("v" + std::to_string(pf), "pf:" + std::to_string(pf)));
+  }
+  auto g = BuildPlanGraph(plan);
+  ASSERT_TRUE(g.ok());
+  EXPECT_EQ(g->longest_chain, 2u);
+  EXPECT_EQ(g->preds[8 + 3], std::vector<size_t>{3});
+}
+
+TEST(PlanGraphTest, UnknownResourcesAndCyclesAreErrorsNamingTheChange) {
+  auto bad_kind = BuildPlanGraph({On("x", "gpu:0")});
+  ASSERT_FALSE(bad_kind.ok());
+  EXPECT_NE(bad_kind.status().message().find("change 1 of the plan (m/x/a): resource \"gpu:0\""),
+            std::string::npos)
+      << bad_kind.status().message();
+  EXPECT_FALSE(BuildPlanGraph({On("x", "pf:")}).ok());
+  EXPECT_FALSE(BuildPlanGraph({On("x", "pf:a", {"nonsense"})}).ok());
+  // b must follow card a's changes, but card a's change is planned after b.
+  auto cycle = BuildPlanGraph({On("b", "pf:b", {"card:a"}), On("fw", "card:a")});
+  ASSERT_FALSE(cycle.ok());
+  EXPECT_NE(cycle.status().message().find("dependency cycle"), std::string::npos)
+      << cycle.status().message();
+}
+
 TEST(ChangeRecordTest, WrongShapesAreErrorsNamingTheField) {
   struct Case {
     const char* field;

@@ -150,7 +150,13 @@ void FirmwareModule::ReadCards(FirmwareTool& tool, const std::vector<std::string
 
 void FirmwareModule::Plan(const DesiredState& desired, const HostFacts& facts,
                           PlanSink& sink) const {
+  const size_t from = sink.changes().size();
   PlanFirmware(desired, facts, sink);
+  // One card's settings in order; cards at once (each `mstconfig set` is
+  // about a second, and takes effect at the next boot: nothing live needs it).
+  for (size_t i = from; i < sink.changes().size(); ++i) {
+    sink.changes()[i].resource = "card:" + sink.changes()[i].target;
+  }
 }
 
 Status FirmwareModule::Apply(const Change& change, HostContext& ctx) {
@@ -165,7 +171,10 @@ Status FirmwareModule::Apply(const Change& change, HostContext& ctx) {
                            : "next boot " + set + " in " + tool->Source(change.target));
   }
   // The card changes (or may have): its next query asks it again.
-  answers_.erase(change.target);
+  {
+    std::lock_guard<std::mutex> lock(answers_mu_);
+    answers_.erase(change.target);
+  }
   return tool->Set(change.target, {{change.attribute, value}})
       .WithContext("set firmware " + set + " on " + change.target);
 }
@@ -180,7 +189,10 @@ Status FirmwareModule::Verify(const Change& change, HostContext& ctx) {
   std::unique_ptr<FirmwareTool> tool = Tool(*ctx.fs);
   auto answer = tool->Query(change.target);
   // The card's answer after the set: what the re-discovery after apply reads.
-  if (!tool->FromCapture()) answers_.insert_or_assign(change.target, answer);
+  if (!tool->FromCapture()) {
+    std::lock_guard<std::mutex> lock(answers_mu_);
+    answers_.insert_or_assign(change.target, answer);
+  }
   ASSIGN_OR_RETURN(std::string text, std::move(answer));
   ASSIGN_OR_RETURN(MstconfigQuery q, ParseMstconfigQuery(text));
   auto it = q.params.find(change.attribute);

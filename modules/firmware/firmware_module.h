@@ -9,6 +9,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -39,6 +40,9 @@ class FirmwareModule final : public Module {
   void Plan(const DesiredState& desired, const HostFacts& facts, PlanSink& sink) const override;
   Status Apply(const Change& change, HostContext& ctx) override;
   Status Verify(const Change& change, HostContext& ctx) override;
+  // Different cards at once: a tool (one mstconfig process) per call; the
+  // answers kept per card under a mutex.
+  bool ConcurrentApply() const override { return true; }
   Status CheckChange(const Change& change) const override;
   // doctor: firmware_doctor.cc ("ATS off with GPUDirect")
   void Check(const DesiredState* desired, const HostFacts& facts, CheckSink& sink) const override;
@@ -56,6 +60,7 @@ class FirmwareModule final : public Module {
   // runs (apply re-discovers); Apply's set forgets the card, Verify's query
   // is its new answer. Not for a tree's captured files: read as any file.
   std::map<std::string, StatusOr<std::string>> answers_;
+  std::mutex answers_mu_;  // Apply and Verify of several cards at once
 };
 
 }  // namespace provisioner

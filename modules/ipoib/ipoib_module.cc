@@ -9,6 +9,7 @@
 #include "engine/module/clock.h"
 #include "engine/module/registry.h"
 #include "engine/output/facts_output.h"
+#include "engine/plan/resource.h"
 #include "modules/ipoib/ipoib_checks.h"
 #include "modules/ipoib/ipoib_planner.h"
 #include "spdlog/spdlog.h"
@@ -196,7 +197,9 @@ Status IpoibModule::Discover(HostContext& ctx, HostFacts& facts) {
 }
 
 void IpoibModule::Plan(const DesiredState& desired, const HostFacts& facts, PlanSink& sink) const {
+  const size_t from = sink.changes().size();
   PlanIpoib(desired, facts, sink);
+  DeclarePciResources(facts, sink, from);  // a PF's changes in order, PFs at once
 }
 
 Status IpoibModule::Apply(const Change& change, HostContext& ctx) {

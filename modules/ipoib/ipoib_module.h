@@ -36,6 +36,8 @@ class IpoibModule final : public Module {
   void Plan(const DesiredState& desired, const HostFacts& facts, PlanSink& sink) const override;
   Status Apply(const Change& change, HostContext& ctx) override;
   Status Verify(const Change& change, HostContext& ctx) override;
+  // Different PFs at once: a backend (netlink socket) per call.
+  bool ConcurrentApply() const override { return true; }
   Status CheckChange(const Change& change) const override;
   void Check(const DesiredState* desired, const HostFacts& facts, CheckSink& sink) const override;
   void RenderFactsJson(const HostFacts& facts, FactsJson& out) const override;

@@ -6,6 +6,7 @@
 
 #include "engine/model/pci_address.h"
 #include "engine/module/registry.h"
+#include "engine/plan/resource.h"
 #include "modules/link/link_planner.h"
 #include "spdlog/spdlog.h"
 
@@ -86,7 +87,9 @@ Status LinkModule::Discover(HostContext& ctx, HostFacts& facts) {
 }
 
 void LinkModule::Plan(const DesiredState& desired, const HostFacts& facts, PlanSink& sink) const {
+  const size_t from = sink.changes().size();
   PlanLinks(desired, facts, sink);
+  DeclarePciResources(facts, sink, from);  // a PF's changes in order, PFs at once
 }
 
 Status LinkModule::Apply(const Change& change, HostContext& ctx) {

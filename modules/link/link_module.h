@@ -31,6 +31,8 @@ class LinkModule final : public Module {
   void Plan(const DesiredState& desired, const HostFacts& facts, PlanSink& sink) const override;
   Status Apply(const Change& change, HostContext& ctx) override;
   Status Verify(const Change& change, HostContext& ctx) override;
+  // Different PFs at once: a backend (netlink socket) per call.
+  bool ConcurrentApply() const override { return true; }
   Status CheckChange(const Change& change) const override;
   // discover output: link_render.cc
   void RenderFactsJson(const HostFacts& facts, FactsJson& out) const override;

@@ -6,6 +6,7 @@
 
 #include "engine/model/topology.h"
 #include "engine/module/registry.h"
+#include "engine/plan/resource.h"
 #include "modules/pcie/pcie_checks.h"
 #include "modules/pcie/pcie_config.h"
 #include "modules/pcie/pcie_planner.h"
@@ -141,7 +142,9 @@ Status PcieModule::Discover(HostContext& ctx, HostFacts& facts) {
 }
 
 void PcieModule::Plan(const DesiredState& desired, const HostFacts& facts, PlanSink& sink) const {
+  const size_t from = sink.changes().size();
   PlanPcie(desired, facts, sink);
+  DeclarePciResources(facts, sink, from);  // a PF's changes in order, PFs at once
 }
 
 Status PcieModule::Apply(const Change& change, HostContext& ctx) {

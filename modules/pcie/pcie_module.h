@@ -33,6 +33,8 @@ class PcieModule final : public Module {
   // Re-reads the register and writes it only when it differs.
   Status Apply(const Change& change, HostContext& ctx) override;
   Status Verify(const Change& change, HostContext& ctx) override;
+  // Different functions at once: a positioned write to each one's own config file.
+  bool ConcurrentApply() const override { return true; }
   Status CheckChange(const Change& change) const override;
   void Check(const DesiredState* desired, const HostFacts& facts, CheckSink& sink) const override;
   // discover: pcie_render.cc.

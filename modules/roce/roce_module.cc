@@ -8,6 +8,7 @@
 
 #include "engine/base/strings.h"
 #include "engine/module/registry.h"
+#include "engine/plan/resource.h"
 #include "modules/link/link_backend.h"
 #include "modules/roce/roce_checks.h"
 #include "modules/roce/roce_ecn.h"
@@ -156,7 +157,9 @@ Status RoceModule::Discover(HostContext& ctx, HostFacts& facts) {
 }
 
 void RoceModule::Plan(const DesiredState& desired, const HostFacts& facts, PlanSink& sink) const {
+  const size_t from = sink.changes().size();
   PlanRoce(desired, facts, sink);
+  DeclarePciResources(facts, sink, from);  // a PF's changes in order, PFs at once
 }
 
 Status RoceModule::Apply(const Change& change, HostContext& ctx) {

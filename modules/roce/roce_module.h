@@ -40,6 +40,8 @@ class RoceModule final : public Module {
   // Re-reads and writes only what differs.
   Status Apply(const Change& change, HostContext& ctx) override;
   Status Verify(const Change& change, HostContext& ctx) override;
+  // Different PFs at once: a DCB backend (netlink socket) per call.
+  bool ConcurrentApply() const override { return true; }
   Status CheckChange(const Change& change) const override;
   void Check(const DesiredState* desired, const HostFacts& facts, CheckSink& sink) const override;
   // discover output: roce_render.cc

@@ -144,7 +144,8 @@ Status WaitSettled(const std::string& bdf, int target, HostContext& ctx,
       return DeadlineExceededError(std::move(msg));
     }
     if (ctx.progress != nullptr && now - last_progress >= options.progress_interval) {
-      ctx.progress->Step(bdf + ": " + status);
+      // A wait: the display keeps its clock from the first call, against the limit.
+      ctx.progress->Waiting(bdf + ": " + status, ctx.settle_timeout);
       last_progress = now;
     }
     auto left = std::chrono::duration_cast<milliseconds>(deadline - now);

@@ -6,6 +6,7 @@
 #include "engine/base/strings.h"
 #include "engine/model/pci_address.h"
 #include "engine/module/registry.h"
+#include "engine/plan/resource.h"
 #include "modules/sriov/planner.h"
 
 namespace provisioner {
@@ -47,7 +48,9 @@ Status SriovModule::Discover(HostContext& ctx, HostFacts& facts) {
 }
 
 void SriovModule::Plan(const DesiredState& desired, const HostFacts& facts, PlanSink& sink) const {
+  const size_t from = sink.changes().size();
   PlanNumVfs(desired, facts, sink);
+  DeclarePciResources(facts, sink, from);  // a PF's changes in order, PFs at once
 }
 
 Status SriovModule::Apply(const Change& change, HostContext& ctx) {

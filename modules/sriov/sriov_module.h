@@ -20,6 +20,8 @@ class SriovModule final : public Module {
   void Plan(const DesiredState& desired, const HostFacts& facts, PlanSink& sink) const override;
   Status Apply(const Change& change, HostContext& ctx) override;
   Status Verify(const Change& change, HostContext& ctx) override;
+  // Different PFs at once: no state here; each write and wait is on its own PF's files.
+  bool ConcurrentApply() const override { return true; }
   Status CheckChange(const Change& change) const override;
   // discover output: sriov_render.cc
   void RenderFactsJson(const HostFacts& facts, FactsJson& out) const override;

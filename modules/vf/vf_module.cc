@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "engine/module/registry.h"
+#include "engine/plan/resource.h"
 #include "modules/vf/vf_planner.h"
 
 namespace provisioner {
@@ -14,10 +15,12 @@ VfHostOptions VfModule::HostOptions() const {
 }
 
 VfNetlink* VfModule::Netlink() {
-  if (netlink_ == nullptr) {
-    netlink_ = options_.netlink_factory ? options_.netlink_factory() : NewLibnlVfNetlink();
+  std::lock_guard<std::mutex> lock(netlink_mu_);
+  std::unique_ptr<VfNetlink>& netlink = netlinks_[std::this_thread::get_id()];
+  if (netlink == nullptr) {
+    netlink = options_.netlink_factory ? options_.netlink_factory() : NewLibnlVfNetlink();
   }
-  return netlink_.get();
+  return netlink.get();
 }
 
 std::unique_ptr<VfSettingsBackend> VfModule::Backend(HostFs& fs) {
@@ -32,7 +35,9 @@ Status VfModule::Discover(HostContext& ctx, HostFacts& facts) {
 }
 
 void VfModule::Plan(const DesiredState& desired, const HostFacts& facts, PlanSink& sink) const {
+  const size_t from = sink.changes().size();
   PlanVf(desired, facts, sink);
+  DeclarePciResources(facts, sink, from);  // a PF's changes in order, PFs at once
 }
 
 Status VfModule::Apply(const Change& change, HostContext& ctx) {

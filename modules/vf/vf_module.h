@@ -6,9 +6,12 @@
 #define PROVISIONER_MODULES_VF_VF_MODULE_H_
 
 #include <functional>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string_view>
+#include <thread>
 
 #include "engine/module/module.h"
 #include "modules/vf/vf_backend.h"
@@ -36,6 +39,8 @@ class VfModule final : public Module {
   void Plan(const DesiredState& desired, const HostFacts& facts, PlanSink& sink) const override;
   Status Apply(const Change& change, HostContext& ctx) override;
   Status Verify(const Change& change, HostContext& ctx) override;
+  // Different PFs at once: one netlink socket per thread (Netlink()).
+  bool ConcurrentApply() const override { return true; }
   // discover output: vf_render.cc
   void RenderFactsJson(const HostFacts& facts, FactsJson& out) const override;
 
@@ -45,7 +50,10 @@ class VfModule final : public Module {
   std::unique_ptr<VfSettingsBackend> Backend(HostFs& fs);
 
   VfModuleOptions options_;
-  std::unique_ptr<VfNetlink> netlink_;
+  // A netlink socket is one conversation (sequence numbers, replies): one per
+  // thread that asks, kept for the module's life (apply's workers are few).
+  std::mutex netlink_mu_;
+  std::map<std::thread::id, std::unique_ptr<VfNetlink>> netlinks_;
 };
 
 }  // namespace provisioner

@@ -57,7 +57,11 @@ struct Outcome {
   std::set<std::string> modules;  // of the planned changes
 };
 
-class FaultMatrixTest : public ::testing::Test {
+// Each test at parallelism 1 (plan order, one change at a time) and 4
+// (independent PFs and functions at once; then the n-th write is whichever
+// comes n-th, and a failure lets the running changes finish before all is
+// rolled back).
+class FaultMatrixTest : public ::testing::TestWithParam<size_t> {
  protected:
   // The host tree, as every apply finds it after its first one: with the
   // apply lock file (run/provisioner/lock) that apply creates and keeps.
@@ -134,12 +138,13 @@ class FaultMatrixTest : public ::testing::Test {
     JournalWriter journal(fs.get());
     ApplyOptions apply_options;
     apply_options.journal = &journal;
+    apply_options.parallelism = GetParam();
     ApplyReport report = ApplyPlan(modules, planned.plan, *loaded.state, ctx, apply_options);
     return {report.status, sim->writes(), planned_modules};
   }
 };
 
-TEST_F(FaultMatrixTest, EveryWriteFailingLeavesTheTreeAsItWas) {
+TEST_P(FaultMatrixTest, EveryWriteFailingLeavesTheTreeAsItWas) {
   const std::string pristine = FreshTree();
 
   // The clean run: it must work, and tells how many writes there are.
@@ -186,7 +191,7 @@ spec:
       pcie: { maxReadRequest: 4096 }
 )";
 
-TEST_F(FaultMatrixTest, EveryPcieConfigWriteFailingLeavesTheTreeAsItWas) {
+TEST_P(FaultMatrixTest, EveryPcieConfigWriteFailingLeavesTheTreeAsItWas) {
   const std::string pristine = FreshPcieTree();
   std::string clean = FreshPcieTree();
   Outcome ok = Apply(clean, {}, kPcieHostYaml);
@@ -227,7 +232,7 @@ spec:
         pkeys: ["0x8001"]
 )";
 
-TEST_F(FaultMatrixTest, EveryIpoibWriteFailingLeavesTheTreeAsItWas) {
+TEST_P(FaultMatrixTest, EveryIpoibWriteFailingLeavesTheTreeAsItWas) {
   const std::string pristine = FreshIbTree();
   std::string clean = FreshIbTree();
   Outcome ok = Apply(clean, {}, kIpoibHostYaml);
@@ -267,7 +272,7 @@ spec:
       roce: { trust: dscp, pfc: [3], ecn: [3] }
 )";
 
-TEST_F(FaultMatrixTest, EveryRoceWriteFailingLeavesTheTreeAsItWas) {
+TEST_P(FaultMatrixTest, EveryRoceWriteFailingLeavesTheTreeAsItWas) {
   const std::string pristine = FreshRoceTree();
   std::string clean = FreshRoceTree();
   Outcome ok = Apply(clean, {}, kRoceHostYaml);
@@ -293,7 +298,7 @@ TEST_F(FaultMatrixTest, EveryRoceWriteFailingLeavesTheTreeAsItWas) {
 
 // The last ECN write (roce_rp of priority 3) refused: the trust, PFC and
 // roce_np changes before it are undone, byte for byte.
-TEST_F(FaultMatrixTest, AFailingEcnWriteRollsBackByteIdentically) {
+TEST_P(FaultMatrixTest, AFailingEcnWriteRollsBackByteIdentically) {
   const std::string pristine = FreshRoceTree();
   std::string root = FreshRoceTree();
   Outcome failed = Apply(
@@ -308,6 +313,11 @@ TEST_F(FaultMatrixTest, AFailingEcnWriteRollsBackByteIdentically) {
   EXPECT_EQ(DiffTreesText(pristine, root), "");
 }
 
+
+INSTANTIATE_TEST_SUITE_P(Parallelism, FaultMatrixTest, ::testing::Values(size_t{1}, size_t{4}),
+                         [](const ::testing::TestParamInfo<size_t>& info) {
+                           return "parallelism" + std::to_string(info.param);
+                         });
 
 }  // namespace
 }  // namespace provisioner::testing

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <string>
+#include <thread>
 #include <utility>
 
 #include "test/sim/ipoib_sim.h"
@@ -27,6 +29,18 @@ SimulatedHostFs::SimulatedHostFs(std::string root, SimOptions options)
 
 void SimulatedHostFs::Tick() const {
   ++ticks_;
+  if (!due_at_.empty()) {
+    const auto now = std::chrono::steady_clock::now();
+    std::vector<std::pair<uint64_t, std::chrono::steady_clock::time_point>> later;
+    for (const auto& [batch, at] : due_at_) {
+      if (at <= now) {
+        (void)sim_.FlushBatch(batch);
+      } else {
+        later.emplace_back(batch, at);
+      }
+    }
+    due_at_ = std::move(later);
+  }
   if (due_.empty()) return;
   uint64_t up_to = 0;
   std::vector<std::pair<uint64_t, uint64_t>> later;
@@ -43,6 +57,7 @@ void SimulatedHostFs::Tick() const {
 }
 
 StatusOr<std::string> SimulatedHostFs::ReadFile(std::string_view path) const {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
   Tick();
   StatusOr<std::string> r = inner_->ReadFile(path);
   if (!r.ok() && r.status().err() == ENOENT && options_.gid_attrs_einval) {
@@ -61,31 +76,37 @@ StatusOr<std::string> SimulatedHostFs::ReadFile(std::string_view path) const {
 }
 
 StatusOr<std::vector<std::string>> SimulatedHostFs::ListDir(std::string_view path) const {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
   Tick();
   return inner_->ListDir(path);
 }
 
 StatusOr<std::string> SimulatedHostFs::ReadLink(std::string_view path) const {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
   Tick();
   return inner_->ReadLink(path);
 }
 
 StatusOr<std::string> SimulatedHostFs::Resolve(std::string_view path) const {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
   Tick();
   return inner_->Resolve(path);
 }
 
 bool SimulatedHostFs::Exists(std::string_view path) const {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
   Tick();
   return inner_->Exists(path);
 }
 
 bool SimulatedHostFs::IsDir(std::string_view path) const {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
   Tick();
   return inner_->IsDir(path);
 }
 
 bool SimulatedHostFs::IsSymlink(std::string_view path) const {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
   Tick();
   return inner_->IsSymlink(path);
 }
@@ -107,7 +128,62 @@ int SimulatedHostFs::MatchFault(std::string_view path) {
   return 0;
 }
 
+Status SimulatedHostFs::QueueLastBatch(const std::string& pf_dir) {
+  if (sim_.pending() == 0) return OkStatus();
+  // Whose batch: never_settle names PFs by address (the directory's basename
+  // for sriov_numvfs; a bind's device is a VF: its physfn's).
+  std::string pf(Basename(pf_dir));
+  if (auto physfn = inner_->ReadLink(pf_dir + "/physfn"); physfn.ok()) pf = Basename(*physfn);
+  for (const std::string& never : options_.never_settle) {
+    if (never == pf) return OkStatus();  // queued for good
+  }
+  if (options_.latency.netdev_appear.count() > 0) {
+    due_at_.emplace_back(sim_.last_batch(),
+                         std::chrono::steady_clock::now() + options_.latency.netdev_appear);
+  } else if (options_.settle_reads == 0) {
+    RETURN_IF_ERROR(sim_.Flush());
+  } else if (options_.settle_reads > 0) {
+    due_.emplace_back(sim_.last_batch(), ticks_ + static_cast<uint64_t>(options_.settle_reads));
+  }
+  return OkStatus();
+}
+
+SimLatencies Mlx5Latencies() {
+  SimLatencies l;
+  l.enable_per_vf = std::chrono::milliseconds(100);
+  l.disable_per_vf = std::chrono::milliseconds(30);
+  l.netdev_appear = std::chrono::seconds(1);
+  l.bind = std::chrono::milliseconds(50);
+  l.config_write = std::chrono::milliseconds(1);
+  return l;
+}
+
+namespace {
+
+void Sleep(std::chrono::milliseconds d) {
+  if (d.count() > 0) std::this_thread::sleep_for(d);
+}
+
+}  // namespace
+
 Status SimulatedHostFs::WriteAttr(std::string_view path, std::string_view value) {
+  // The kernel's time for this write, slept before acting and outside the
+  // lock: writes to different PFs overlap.
+  {
+    const std::string_view file = Basename(path);
+    if (file == "sriov_numvfs") {
+      const int n = ParseNumVfsWrite(value);
+      int current = 0;
+      if (n == 0) {
+        auto text = inner_->ReadFile(std::string(Dirname(path)) + "/sriov_numvfs");
+        if (text.ok()) current = std::atoi(text->c_str());
+      }
+      Sleep(n > 0 ? options_.latency.enable_per_vf * n : options_.latency.disable_per_vf * current);
+    } else if (file == "bind" || file == "unbind") {
+      Sleep(options_.latency.bind);
+    }
+  }
+  std::lock_guard<std::recursive_mutex> lock(mu_);
   ++writes_;
   if (int err = MatchFault(path); err != 0) return ErrnoToStatus(err, "write " + std::string(path));
   auto resolved = inner_->Resolve(path);
@@ -128,15 +204,11 @@ Status SimulatedHostFs::WriteAttr(std::string_view path, std::string_view value)
     if (err >= 0) {
       ++extra_writes_;
       if (err != 0) return ErrnoToStatus(err, "write " + std::string(path));
-      if (sim_.pending() > 0) {
-        if (options_.settle_reads == 0) {
-          RETURN_IF_ERROR(sim_.Flush());
-        } else if (options_.settle_reads > 0) {
-          due_.emplace_back(sim_.last_batch(),
-                            ticks_ + static_cast<uint64_t>(options_.settle_reads));
-        }
+      std::string device(value);
+      while (!device.empty() && std::isspace(static_cast<unsigned char>(device.back()))) {
+        device.pop_back();
       }
-      return OkStatus();
+      return QueueLastBatch(file == "driver_override" ? dir : "/sys/bus/pci/devices/" + device);
     }
   }
   if (resolved.ok() && inner_->Exists(JoinPath(Dirname(*resolved), "pkey"))) {
@@ -164,15 +236,7 @@ Status SimulatedHostFs::WriteAttr(std::string_view path, std::string_view value)
       ++extra_writes_;
       int err = sim_.WriteNumVfs(dir, value);
       if (err != 0) return ErrnoToStatus(err, "write " + std::string(path));
-      if (sim_.pending() > 0) {
-        if (options_.settle_reads == 0) {
-          RETURN_IF_ERROR(sim_.Flush());
-        } else if (options_.settle_reads > 0) {
-          due_.emplace_back(sim_.last_batch(),
-                            ticks_ + static_cast<uint64_t>(options_.settle_reads));
-        }
-      }
-      return OkStatus();
+      return QueueLastBatch(dir);
     }
   }
   Status s = inner_->WriteAttr(path, value);
@@ -181,6 +245,7 @@ Status SimulatedHostFs::WriteAttr(std::string_view path, std::string_view value)
 }
 
 Status SimulatedHostFs::WriteFileAtomic(std::string_view path, std::string_view content, int mode) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
   ++writes_;
   if (int err = MatchFault(path); err != 0) return ErrnoToStatus(err, "write " + std::string(path));
   Status s = inner_->WriteFileAtomic(path, content, mode);
@@ -189,23 +254,32 @@ Status SimulatedHostFs::WriteFileAtomic(std::string_view path, std::string_view 
 }
 
 Status SimulatedHostFs::WriteAt(std::string_view path, uint64_t offset, std::string_view bytes) {
+  Sleep(options_.latency.config_write);
+  std::lock_guard<std::recursive_mutex> lock(mu_);
   ++writes_;
   if (int err = MatchFault(path); err != 0) {
-    return ErrnoToStatus(err, "write " + std::string(path) + " at offset " + std::to_string(offset));
+    return ErrnoToStatus(err,
+                         "write " + std::string(path) + " at offset " + std::to_string(offset));
   }
   return inner_->WriteAt(path, offset, bytes);
 }
 
-Status SimulatedHostFs::RemoveFile(std::string_view path) { return inner_->RemoveFile(path); }
+Status SimulatedHostFs::RemoveFile(std::string_view path) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  return inner_->RemoveFile(path);
+}
 
 const HostFsStats& SimulatedHostFs::stats() const {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
   stats_ = inner_->stats();
   stats_.files_opened_for_write += extra_writes_;
   return stats_;
 }
 
 Status SimulatedHostFs::FlushPending() {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
   due_.clear();
+  due_at_.clear();
   return sim_.Flush();
 }
 

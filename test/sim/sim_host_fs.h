@@ -1,6 +1,8 @@
 // An in-process simulated kernel behind the HostFs interface: a LocalHostFs
 // over a host tree whose writes to `sriov_numvfs` behave like Linux + mlx5
-// (see sriov_sim.h), with fault injection for apply/rollback tests.
+// (see sriov_sim.h), with fault injection for apply/rollback tests. Safe for
+// concurrent use (one lock around the simulator and the counters; latencies
+// are slept outside it), as apply's workers use the host layer.
 //
 //   auto fs = NewSimulatedHostFs(root, {.settle_reads = 3});
 //   fs->WriteAttr("/sys/bus/pci/devices/0000:af:00.0/sriov_numvfs", "4");
@@ -9,8 +11,10 @@
 #define PROVISIONER_TEST_SIM_SIM_HOST_FS_H_
 
 #include <cerrno>
+#include <chrono>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -30,6 +34,29 @@ struct WriteFault {
   int times = -1;              // how many times it fires; -1 = every match
 };
 
+// How long the kernel and the driver take, per operation (0: at once). The
+// figures of a ConnectX-6/7 with mlx5 (docs/BENCHMARKS.md says where they
+// come from): Mlx5Latencies(). Sleeps happen outside the simulator's lock, so
+// operations on different PFs overlap as they do in the kernel.
+struct SimLatencies {
+  // A write of N to sriov_numvfs returns after every VF is probed: N times this.
+  std::chrono::milliseconds enable_per_vf{0};
+  // A write of 0 returns after every VF is removed: current count times this.
+  std::chrono::milliseconds disable_per_vf{0};
+  // New VFs' netdevs and RDMA devices appear this long after the write
+  // returned (by time, instead of `settle_reads` reads, when > 0).
+  std::chrono::milliseconds netdev_appear{0};
+  // A driver bind/unbind (a VF's rebind for its GUIDs, vfio-pci).
+  std::chrono::milliseconds bind{0};
+  // A PCI config-space write (ACS, MaxReadReq).
+  std::chrono::milliseconds config_write{0};
+};
+
+// mlx5 on a ConnectX-7: about 100 ms per VF probed by an enable (the write
+// returns after each VF's mlx5_core probe, EQs, a firmware command or more),
+// 30 ms per VF removed, netdevs 1 s after, 50 ms a bind, 1 ms a config write.
+SimLatencies Mlx5Latencies();
+
 struct SimOptions {
   // Netdevs and RDMA devices of new VFs stay invisible to this many later
   // reads (ReadFile, ListDir, ReadLink, Resolve, Exists, IsDir, IsSymlink) and
@@ -41,6 +68,10 @@ struct SimOptions {
   // Reading gid_attrs/{types,ndevs}/<i> of a slot whose file is absent but
   // whose gids/<i> exists fails EINVAL, as the kernel does for empty slots.
   bool gid_attrs_einval = true;
+  SimLatencies latency;
+  // PFs (addresses) whose new VFs never get their netdevs (a driver that
+  // hangs in probe): a wait for them times out.
+  std::vector<std::string> never_settle;
 };
 
 class SimulatedHostFs final : public HostFs {
@@ -67,9 +98,15 @@ class SimulatedHostFs final : public HostFs {
   Status FlushPending();
   size_t pending() const { return sim_.pending(); }
   // Writes seen so far (including failed ones).
-  int writes() const { return writes_; }
+  int writes() const {
+    std::lock_guard<std::recursive_mutex> lock(mu_);
+    return writes_;
+  }
   // Adds a fault at run time.
-  void AddFault(WriteFault f) { options_.faults.push_back(std::move(f)); }
+  void AddFault(WriteFault f) {
+    std::lock_guard<std::recursive_mutex> lock(mu_);
+    options_.faults.push_back(std::move(f));
+  }
   SriovSim& sim() { return sim_; }
 
  private:
@@ -77,8 +114,13 @@ class SimulatedHostFs final : public HostFs {
   // errno of a matching fault, 0 if none.
   int MatchFault(std::string_view path);
 
+  // Queues the netdevs of the simulator's last batch (the PF at `pf_dir`).
+  Status QueueLastBatch(const std::string& pf_dir);
+
+  mutable std::recursive_mutex mu_;
   std::unique_ptr<HostFs> inner_;
   SimOptions options_;
+  mutable std::vector<std::pair<uint64_t, std::chrono::steady_clock::time_point>> due_at_;
   mutable SriovSim sim_;
   mutable std::vector<std::pair<uint64_t, uint64_t>>
       due_;  // batch -> last read tick it is hidden from

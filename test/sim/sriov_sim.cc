@@ -390,6 +390,19 @@ Status SriovSim::Flush(uint64_t up_to) {
   return first;
 }
 
+Status SriovSim::FlushBatch(uint64_t batch) {
+  std::vector<PendingVf> later;
+  std::vector<PendingVf> now;
+  for (auto& p : pending_) (p.batch == batch ? now : later).push_back(std::move(p));
+  pending_ = std::move(later);
+  Status first;
+  for (const auto& p : now) {
+    Status s = CreateVfDevices(p);
+    if (!s.ok() && first.ok()) first = s;
+  }
+  return first;
+}
+
 Status SriovSim::CreateVfDevices(const PendingVf& p) {
   if (!w_.Exists(p.vf_dir)) return OkStatus();  // destroyed meanwhile
   const std::string bdf(Basename(p.vf_dir));

@@ -57,6 +57,8 @@ class SriovSim {
 
   // Creates the queued netdevs and RDMA devices of batches <= up_to.
   Status Flush(uint64_t up_to = UINT64_MAX);
+  // Creates the queued netdevs and RDMA devices of batch `batch` only.
+  Status FlushBatch(uint64_t batch);
   size_t pending() const { return pending_.size(); }
   uint64_t last_batch() const { return batch_; }
   // Why the last WriteNumVfs failed ("" after a success).

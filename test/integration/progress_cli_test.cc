@@ -1,0 +1,55 @@
+// Progress that tells the truth (issue 31 item 4), with the real binary and
+// the kernel simulator: on a terminal (a pty from util-linux `script`) the VF
+// wait shows its total elapsed time against --settle-timeout, and each change
+// leaves a permanent line in the plan's wording when it finishes; off a
+// terminal one line when the wait starts, not one per poll.
+#include <string>
+
+#include "gtest/gtest.h"
+#include "test/integration/harness.h"
+#include "test/support/ttar.h"
+
+namespace provisioner::testing {
+namespace {
+
+std::string Example(const std::string& name) { return RunfilePath("examples/" + name); }
+
+int Count(const std::string& s, const std::string& what) {
+  int n = 0;
+  for (size_t p = s.find(what); p != std::string::npos; p = s.find(what, p + 1)) ++n;
+  return n;
+}
+
+TEST(ProgressCliTest, OnATerminalTheWaitClockRunsOnAgainstItsLimit) {
+  std::string root = ExtractHost("cx5-roce");
+  KernelSimDaemon sim(root, /*netdev_delay_ms=*/2600);
+  ASSERT_TRUE(sim.ready());
+  std::string cmd = ProvisionerBinary() + " apply " + Example("roce-sriov.yaml") + " --root " +
+                    root + " --settle-timeout 20";
+  RunResult r = provisioner::testing::Run({"/usr/bin/script", "-qfec", cmd, "/dev/null"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  // Today's clock restarted at every poll report (never past 1.0 s): the
+  // wait's total, past 2 s, against the limit.
+  EXPECT_NE(r.out.find("VFs have netdevs (2 s of 20 s)"), std::string::npos) << r.out;
+  // The finished change's permanent line, with its duration.
+  EXPECT_NE(r.out.find("provisioner: sriov 0000:af:00.0 numVfs: 0 -> "), std::string::npos)
+      << r.out;
+}
+
+TEST(ProgressCliTest, OffATerminalAWaitIsOneLineNotOnePerPoll) {
+  std::string root = ExtractHost("cx5-roce");
+  KernelSimDaemon sim(root, /*netdev_delay_ms=*/3500);
+  ASSERT_TRUE(sim.ready());
+  RunResult r =
+      Provisioner({"apply", Example("roce-sriov.yaml"), "--root", root, "--settle-timeout", "20"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(r.err.find('\r'), std::string::npos) << r.err;
+  // The wait polls every 100 ms and reports each second: one line for it.
+  EXPECT_EQ(Count(r.err, "VFs have netdevs"), 1) << r.err;
+  EXPECT_NE(r.err.find("(waiting at most 20 s)"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("provisioner: sriov 0000:af:00.0 numVfs: 0 -> "), std::string::npos)
+      << r.err;
+}
+
+}  // namespace
+}  // namespace provisioner::testing
