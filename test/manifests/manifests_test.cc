@@ -749,7 +749,7 @@ TEST(ManifestsTest, NcclIbTcFromTheHostsRoceQos) {
   };
   DesiredState d = Load("roce-shared-macvlan");
   EXPECT_FALSE(env(d).contains("NCCL_IB_TC"));  // no roce QoS in host.yaml: NCCL's default
-  for (auto& nic : d.nics) nic.roce = NicRoceSpec{"dscp", std::vector<int>{3}, std::vector<int>{3}};
+  for (auto& nic : d.nics) nic.roce = NicRoceSpec{"dscp", std::vector<int>{3}, std::vector<int>{3}, std::nullopt};
   EXPECT_EQ(env(d)["NCCL_IB_TC"], "106");
   for (auto& nic : d.nics) nic.roce->ecn.reset();
   EXPECT_EQ(env(d)["NCCL_IB_TC"], "104");
