@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/openat2.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -12,6 +13,8 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdlib>
+#include <cstring>
+#include <ctime>
 #include <string>
 #include <utility>
 #include <vector>
@@ -102,13 +105,20 @@ std::atomic<uint64_t> g_totals[kNumStatFields];
 
 uint64_t& FieldOf(HostFsStats& s, StatField f) {
   switch (f) {
-    case kFilesRead: return s.files_read;
-    case kBytesRead: return s.bytes_read;
-    case kDirsListed: return s.dirs_listed;
-    case kFilesOpenedForWrite: return s.files_opened_for_write;
-    case kFailedOpens: return s.failed_opens;
-    case kLookups: return s.lookups;
-    default: return s.resolve_steps;
+    case kFilesRead:
+      return s.files_read;
+    case kBytesRead:
+      return s.bytes_read;
+    case kDirsListed:
+      return s.dirs_listed;
+    case kFilesOpenedForWrite:
+      return s.files_opened_for_write;
+    case kFailedOpens:
+      return s.failed_opens;
+    case kLookups:
+      return s.lookups;
+    default:
+      return s.resolve_steps;
   }
 }
 
@@ -119,6 +129,25 @@ struct FdCloser {
     if (fd >= 0) ::close(fd);
   }
 };
+
+// 16 hex digits from the kernel's random source: the name of a temporary
+// file nobody can guess (the pid could be: `sh -c '...; exec provisioner'`).
+std::string RandomSuffix() {
+  unsigned char bytes[8] = {};
+  if (::getrandom(bytes, sizeof bytes, 0) != static_cast<ssize_t>(sizeof bytes)) {
+    // No getrandom: the clock and the address of a local, still behind O_EXCL.
+    uint64_t v = static_cast<uint64_t>(::clock()) ^ reinterpret_cast<uintptr_t>(&bytes) ^
+                 static_cast<uint64_t>(::getpid()) << 32;
+    std::memcpy(bytes, &v, sizeof bytes);
+  }
+  static const char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned char b : bytes) {
+    out += kHex[b >> 4];
+    out += kHex[b & 15];
+  }
+  return out;
+}
 
 std::vector<std::string> SplitComponents(std::string_view path) {
   std::vector<std::string> out;
@@ -143,13 +172,20 @@ size_t MaxReadBytes(std::string_view path) {
 
 const char* FileTypeName(unsigned mode) {
   switch (mode & S_IFMT) {
-    case S_IFIFO: return "a FIFO";
-    case S_IFCHR: return "a character device";
-    case S_IFBLK: return "a block device";
-    case S_IFSOCK: return "a socket";
-    case S_IFDIR: return "a directory";
-    case S_IFLNK: return "a symbolic link";
-    default: return "of an unknown type";
+    case S_IFIFO:
+      return "a FIFO";
+    case S_IFCHR:
+      return "a character device";
+    case S_IFBLK:
+      return "a block device";
+    case S_IFSOCK:
+      return "a socket";
+    case S_IFDIR:
+      return "a directory";
+    case S_IFLNK:
+      return "a symbolic link";
+    default:
+      return "of an unknown type";
   }
 }
 
@@ -177,7 +213,8 @@ class LocalHostFs final : public HostFs {
   const std::string& root() const override { return root_; }
 
   std::string FsPath(std::string_view path) const override {
-    if (root_ == "/") return path.empty() || path[0] != '/' ? "/" + std::string(path) : std::string(path);
+    if (root_ == "/")
+      return path.empty() || path[0] != '/' ? "/" + std::string(path) : std::string(path);
     return JoinPath(root_, path);
   }
 
@@ -238,7 +275,8 @@ class LocalHostFs final : public HostFs {
         how.resolve = RESOLVE_BENEATH;
         fd = ::syscall(SYS_openat2, *opened, n.c_str(), &how, sizeof how);
       } else if (root_ == "/") {
-        fd = ::openat(*opened, n.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);  // live root: the kernel's walk
+        fd = ::openat(*opened, n.c_str(),
+                      O_RDONLY | O_NONBLOCK | O_CLOEXEC);  // live root: the kernel's walk
       } else {
         fd = -1;
         errno = EXDEV;
@@ -273,7 +311,7 @@ class LocalHostFs final : public HostFs {
     if (!S_ISREG(st.st_mode)) {
       Count(kFailedOpens);
       return FailedPreconditionError("read " + std::string(path) + ": " + FileTypeName(st.st_mode) +
-                           ", not a regular file: refused");
+                                     ", not a regular file: refused");
     }
     // The descriptor was opened non-blocking for the check above; reads of a
     // regular file do not block either way, but clear it for NFS-like cases.
@@ -284,7 +322,8 @@ class LocalHostFs final : public HostFs {
       Count(kFailedOpens);  // sysfs answers EINVAL here (unused GID slot attrs)
       if (e == EFBIG) {
         return FailedPreconditionError("read " + std::string(path) + ": larger than " +
-                             std::to_string(limit) + " bytes, the most such a file holds: refused");
+                                       std::to_string(limit) +
+                                       " bytes, the most such a file holds: refused");
       }
       return ErrnoToStatus(e, "read " + std::string(path));
     }
@@ -391,33 +430,65 @@ class LocalHostFs final : public HostFs {
 
   Status WriteFileAtomic(std::string_view path, std::string_view content, int mode) override {
     std::string parent(Dirname(path));
+    const std::string base(Basename(path));
+    if (base.empty() || base == "." || base == ".." || base == "/") {
+      return InvalidArgumentError("write " + std::string(path) + ": not a file path");
+    }
     RETURN_IF_ERROR(MakeDirs(parent));
-    ASSIGN_OR_RETURN(std::string dir_fs, FsPathResolved(parent, true));
-    std::string target = JoinPath(dir_fs, Basename(path));
-    std::string tmp = target + ".provisioner-tmp." + std::to_string(::getpid());
-    int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+    // The directory, opened confined (beneath the root); the temporary file
+    // and the rename are relative to it, never by a path a link in the tree
+    // could redirect. The temporary's name is random and created with
+    // O_EXCL|O_NOFOLLOW: a name planted in the tree (a link to a file
+    // outside the root, a FIFO) makes the open fail instead of being followed.
+    ASSIGN_OR_RETURN(int dir_fd, OpenInRoot(parent, O_RDONLY | O_DIRECTORY, "write"));
+    FdCloser dir_closer{dir_fd};
+    std::string tmp;
+    int fd = -1;
+    for (int attempt = 0; attempt < 16 && fd < 0; ++attempt) {
+      tmp = "." + base.substr(0, 128) + ".provisioner-tmp." + RandomSuffix();
+      fd = ::openat(dir_fd, tmp.c_str(),
+                    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
+      if (fd < 0 && errno != EEXIST) break;
+    }
     if (fd < 0) return ErrnoToStatus(errno, "write " + std::string(path) + " (temp file)");
     Count(kFilesOpenedForWrite);
+    auto fail = [&](int e, const std::string& what) {
+      ::unlinkat(dir_fd, tmp.c_str(), 0);
+      return ErrnoToStatus(e, what);
+    };
+    if (::fchmod(fd, static_cast<mode_t>(mode)) != 0) {
+      int e = errno;
+      ::close(fd);
+      return fail(e, "write " + std::string(path) + " (chmod)");
+    }
     if (int e = WriteAll(fd, content); e != 0) {
       ::close(fd);
-      ::unlink(tmp.c_str());
-      return ErrnoToStatus(e, "write " + std::string(path));
+      return fail(e, "write " + std::string(path));
     }
-    if (::fsync(fd) != 0 || ::close(fd) != 0) {
+    if (::fsync(fd) != 0) {
       int e = errno;
-      ::unlink(tmp.c_str());
-      return ErrnoToStatus(e, "write " + std::string(path));
+      ::close(fd);
+      return fail(e, "write " + std::string(path));
     }
-    ::chmod(tmp.c_str(), static_cast<mode_t>(mode));
-    if (::rename(tmp.c_str(), target.c_str()) != 0) {
-      int e = errno;
-      ::unlink(tmp.c_str());
-      return ErrnoToStatus(e, "rename into " + std::string(path));
+    if (::close(fd) != 0) return fail(errno, "write " + std::string(path));
+    // rename(2) replaces the name itself: a link at the target is replaced,
+    // not followed.
+    if (::renameat(dir_fd, tmp.c_str(), dir_fd, base.c_str()) != 0) {
+      return fail(errno, "rename into " + std::string(path));
     }
+    ::fsync(dir_fd);  // the new name durable too (best effort, as rename's callers do)
     return OkStatus();
   }
 
   Status RemoveFile(std::string_view path) override {
+    if (int parent = OpenParentInRoot(path); parent >= 0) {
+      FdCloser closer{parent};
+      const std::string base(Basename(path));
+      if (::unlinkat(parent, base.c_str(), 0) != 0 && errno != ENOENT) {
+        return ErrnoToStatus(errno, "remove " + std::string(path));
+      }
+      return OkStatus();
+    }
     ASSIGN_OR_RETURN(std::string fs, FsPathResolved(path, false));
     if (::unlink(fs.c_str()) != 0 && errno != ENOENT) {
       return ErrnoToStatus(errno, "remove " + std::string(path));
@@ -520,7 +591,8 @@ class LocalHostFs final : public HostFs {
       if (comp == ".") continue;
       if (comp == "..") {
         if (done.empty()) {
-          return ErrnoToStatus(EXDEV, "resolve " + std::string(path) + ": '..' leaves the root " + root_);
+          return ErrnoToStatus(EXDEV,
+                               "resolve " + std::string(path) + ": '..' leaves the root " + root_);
         }
         done.pop_back();
         continue;
@@ -529,12 +601,18 @@ class LocalHostFs final : public HostFs {
       bool last = todo.empty();
       if (last && !follow_last) break;
       std::string fs = root_ == "/" ? "" : root_;
-      for (const auto& c : done) { fs += '/'; fs += c; }
+      for (const auto& c : done) {
+        fs += '/';
+        fs += c;
+      }
       struct stat st;
       Count(kResolveSteps);
       if (::lstat(fs.c_str(), &st) != 0) {
         // Keep the rest literally: the eventual open() reports ENOENT.
-        while (!todo.empty()) { done.push_back(std::move(todo.back())); todo.pop_back(); }
+        while (!todo.empty()) {
+          done.push_back(std::move(todo.back()));
+          todo.pop_back();
+        }
         break;
       }
       if (!S_ISLNK(st.st_mode)) continue;
@@ -549,14 +627,17 @@ class LocalHostFs final : public HostFs {
       for (auto it = parts.rbegin(); it != parts.rend(); ++it) todo.push_back(*it);
     }
     std::string out;
-    for (const auto& c : done) { out += '/'; out += c; }
+    for (const auto& c : done) {
+      out += '/';
+      out += c;
+    }
     if (out.empty()) out = "/";
     return out;
   }
 
   std::string root_;
-  int root_fd_ = -1;           // the tree's directory (O_PATH); -1 on the live root
-  std::string real_root_;      // realpath of the tree, for Resolve
+  int root_fd_ = -1;       // the tree's directory (O_PATH); -1 on the live root
+  std::string real_root_;  // realpath of the tree, for Resolve
   mutable std::atomic<bool> openat2_usable_{true};
   mutable HostFsStats stats_;
 };

@@ -5,8 +5,8 @@
 // error message must quote at most a short, escaped excerpt of the input.
 //
 // Each case runs the real binary under timeout(1) and prlimit(1) (address
-// space 2 GiB; ASan's hard_rss_limit_mb in a sanitizer build): before the fix, a FIFO blocked discovery forever and a
-// character device at sriov_numvfs grew its memory without end.
+// space 2 GiB; ASan's hard_rss_limit_mb in a sanitizer build): before the fix, a FIFO blocked
+// discovery forever and a character device at sriov_numvfs grew its memory without end.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -42,7 +42,8 @@ std::vector<std::string> MemoryLimit() {
 
 // provisioner `args` under a time and a memory limit.
 RunResult Bounded(const std::vector<std::string>& args) {
-  std::vector<std::string> argv = {"/usr/bin/timeout", "-s", "KILL", std::to_string(kTimeoutSeconds)};
+  std::vector<std::string> argv = {"/usr/bin/timeout", "-s", "KILL",
+                                   std::to_string(kTimeoutSeconds)};
   for (const std::string& a : MemoryLimit()) argv.push_back(a);
   argv.push_back(ProvisionerBinary());
   argv.insert(argv.end(), args.begin(), args.end());
@@ -72,7 +73,8 @@ void WriteBytes(const std::string& path, const std::string& bytes) {
 
 // Exit 1 with a message (not killed by timeout or by the memory limit).
 void ExpectRefused(const RunResult& r, const std::string& what) {
-  EXPECT_EQ(r.exit_code, 1) << what << "\nstdout:\n" << r.out.substr(0, 2000) << "\nstderr:\n"
+  EXPECT_EQ(r.exit_code, 1) << what << "\nstdout:\n"
+                            << r.out.substr(0, 2000) << "\nstderr:\n"
                             << r.err.substr(0, 2000);
 }
 
@@ -191,15 +193,21 @@ std::vector<YamlAttack> YamlAttacks() {
   }
   bomb += "spec:\n  nics: *a12\n";
   out.push_back({"alias bomb", bomb, "host.yaml"});
-  out.push_back({"deep nesting", std::string(kHead) + "  name: w1\nspec: " + std::string(200000, '[') +
-                                     std::string(200000, ']') + "\n",
+  out.push_back({"deep nesting",
+                 std::string(kHead) + "  name: w1\nspec: " + std::string(200000, '[') +
+                     std::string(200000, ']') + "\n",
                  "host.yaml"});
   std::string big = std::string(kHead) + "  name: w1\nspec:\n  kernelModules:\n";
-  while (big.size() < (20u << 20)) big += "    - mlx5_ib_with_a_rather_long_name_to_fill_the_file\n";
+  while (big.size() < (20u << 20))
+    big += "    - mlx5_ib_with_a_rather_long_name_to_fill_the_file\n";
   out.push_back({"20 MiB host.yaml", big, "host.yaml"});
-  out.push_back({"NUL byte", std::string(kHead) + "  name: w" + std::string(1, '\0') + "1\nspec: {}\n",
+  out.push_back({"NUL byte",
+                 std::string(kHead) + "  name: w" + std::string(1, '\0') + "1\nspec: {}\n",
                  "host.yaml"});
-  out.push_back({"invalid UTF-8", std::string(kHead) + "  name: w\xff\xfe" "1\nspec: {}\n", "host.yaml"});
+  out.push_back({"invalid UTF-8",
+                 std::string(kHead) + "  name: w\xff\xfe"
+                                      "1\nspec: {}\n",
+                 "host.yaml"});
   out.push_back({"not a Kubernetes name",
                  std::string(kHead) + "  name: Worker_1!\nspec:\n  ipPools:\n    - name: POOL_A\n"
                                       "      subnet: 10.0.0.0/24\n",
@@ -257,6 +265,70 @@ TEST(HostileInputTest, RunProvisionerLinkLeavingTheRootIsNotRead) {
   RunResult r = BoundedDiscover(root);
   EXPECT_NE(r.exit_code, -1);
   EXPECT_EQ((r.out + r.err).find(marker), std::string::npos) << "read outside the root";
+}
+
+// ------------------------------------------------ issue 26: writes and locks
+
+const char kKmodYaml[] = R"(apiVersion: provisioner/v1alpha1
+kind: HostConfig
+metadata:
+  name: worker1
+spec:
+  kernelModules:
+    - mlx5_ib
+    - rdma_ucm
+)";
+
+// Item 1: the temporary files of atomic writes (the modules-load.d file and
+// the journal) had the name "<target>.provisioner-tmp.<pid>"; a link planted
+// under it (the pid is that of `sh -c '...; exec provisioner'`) made apply
+// truncate, overwrite and chmod a file outside the root.
+TEST(HostileWriteTest, AtomicWritesFollowNoPlantedTempFileLink) {
+  const std::string root = ExtractHost("cx5-roce");
+  const std::string yaml = WriteTempFile("host.yaml", kKmodYaml);
+  const std::string outside = WriteTempFile("outside-secret", "the real host's file\n");
+  ASSERT_EQ(::chmod(outside.c_str(), 0644), 0);
+  fs::create_directories(root + "/etc/modules-load.d");
+  fs::create_directories(root + "/run/provisioner");
+  const std::string script =
+      "for t in \"$1/etc/modules-load.d/provisioner.conf\" \"$1/run/provisioner/journal.json\"; do "
+      "ln -s \"$2\" \"$t.provisioner-tmp.$$\" || exit 99; done; "
+      "exec \"$3\" apply \"$4\" --root \"$1\"";
+  RunResult r = provisioner::testing::Run({"/usr/bin/timeout", "-s", "KILL", "60", "/bin/sh", "-c",
+                                           script, "sh", root, outside, ProvisionerBinary(), yaml});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(ReadFile(outside), "the real host's file\n") << "written through a planted link";
+  struct stat st;
+  ASSERT_EQ(::stat(outside.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0644u) << "chmod through a planted link";
+  EXPECT_EQ(ReadFile(root + "/etc/modules-load.d/provisioner.conf"),
+            "# Written by provisioner from host.yaml spec.kernelModules; do not edit.\n"
+            "mlx5_ib\nrdma_ucm\n");
+}
+
+// Item 2: a FIFO at the lock file (or a link to one) hung apply forever,
+// --lock-timeout included.
+TEST(HostileWriteTest, FifoOrLinkAtTheLockIsRefusedInBoundedTime) {
+  const std::string yaml = WriteTempFile("host.yaml", kKmodYaml);
+  for (bool via_link : {false, true}) {
+    SCOPED_TRACE(via_link ? "link to a FIFO" : "FIFO");
+    const std::string root = ExtractHost("cx5-roce");
+    fs::create_directories(root + "/run/provisioner");
+    const std::string lock = root + "/run/provisioner/lock";
+    if (via_link) {
+      ASSERT_EQ(::mkfifo((root + "/run/fifo").c_str(), 0644), 0);
+      ASSERT_EQ(::symlink("/run/fifo", lock.c_str()), 0);
+    } else {
+      ASSERT_EQ(::mkfifo(lock.c_str(), 0644), 0);
+    }
+    RunResult r = Bounded({"apply", yaml, "--root", root, "--lock-timeout", "1"});
+    ExpectRefused(r, "lock");
+    EXPECT_NE(r.err.find(via_link ? "a symbolic link, not a regular file: refused"
+                                  : "a FIFO, not a regular file: refused"),
+              std::string::npos)
+        << r.err;
+    EXPECT_FALSE(fs::exists(root + "/etc/modules-load.d/provisioner.conf")) << "applied anyway";
+  }
 }
 
 }  // namespace
