@@ -331,5 +331,27 @@ TEST(HostileWriteTest, FifoOrLinkAtTheLockIsRefusedInBoundedTime) {
   }
 }
 
+// Item 3: libpci opened a function's vendor/device/class itself, following
+// a link out of the tree; discover published the outside file's bytes as the
+// function's IDs. A FIFO there blocked libpci's open(2).
+TEST(HostileTreeTest, LibpciReadsNothingOutsideTheRoot) {
+  const std::string root = ExtractHost("cx5-roce");
+  const std::string dev = fs::canonical(root + "/sys/bus/pci/devices/0000:af:00.0").string();
+  const std::string outside = WriteTempFile("outside-vendor", "0xdead\n");
+  for (const char* f : {"vendor", "device"}) {
+    ASSERT_EQ(::unlink((dev + "/" + f).c_str()), 0);
+    ASSERT_EQ(::symlink(outside.c_str(), (dev + "/" + f).c_str()), 0);
+  }
+  const std::string dev1 = fs::canonical(root + "/sys/bus/pci/devices/0000:af:00.1").string();
+  ReplaceWithFifo(dev1 + "/class");
+  RunResult r = BoundedDiscover(root);
+  ASSERT_EQ(r.exit_code, 0) << r.err.substr(0, 2000);
+  EXPECT_EQ(r.out.find("dead"), std::string::npos) << "an outside file's bytes as an ID";
+  EXPECT_NE(r.out.find("PCI function 0000:af:00.0 skipped"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("0000:af:00.1/class: a FIFO, not a regular file: refused"),
+            std::string::npos)
+      << r.out;
+}
+
 }  // namespace
 }  // namespace provisioner::testing
