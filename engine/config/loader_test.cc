@@ -2,6 +2,7 @@
 // that no input at all can make it crash or throw.
 #include "engine/config/loader.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -16,11 +17,11 @@
 namespace provisioner {
 namespace {
 
+using config::testing::Diagnose;
+using config::testing::WithHeader;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
-using config::testing::Diagnose;
-using config::testing::WithHeader;
 
 const char kGood[] = R"(apiVersion: provisioner/v1alpha1
 kind: HostConfig
@@ -134,16 +135,16 @@ TEST(LoaderTest, NoStateWhenThereAreErrors) {
 
 TEST(LoaderTest, ReportsEverythingInFileOrder) {
   std::string yaml = WithHeader(
-      "spec:\n"                                   // 5
-      "  multusConfigs:\n"                        // 6
-      "    - {name: a, cniType: sriov, nic: x}\n" // 7  dangling nic
-      "  nics:\n"                                 // 8
-      "    - name: x1\n"                          // 9
-      "      nicSelector: {vendor: \"15b3\"}\n"   // 10
-      "      numVF: 2\n"                          // 11 unknown field
-      "  ipPools:\n"                              // 12
+      "spec:\n"                                                   // 5
+      "  multusConfigs:\n"                                        // 6
+      "    - {name: a, cniType: sriov, nic: x}\n"                 // 7  dangling nic
+      "  nics:\n"                                                 // 8
+      "    - name: x1\n"                                          // 9
+      "      nicSelector: {vendor: \"15b3\"}\n"                   // 10
+      "      numVF: 2\n"                                          // 11 unknown field
+      "  ipPools:\n"                                              // 12
       "    - {name: p, subnet: 10.0.0.0/8, gateway: 11.0.0.1}\n"  // 13
-      "  rdma: {netnsMode: both}\n");             // 14
+      "  rdma: {netnsMode: both}\n");                             // 14
   EXPECT_THAT(Diagnose(yaml),
               ElementsAre("host.yaml:7:38: spec.multusConfigs[0].nic: nic \"x\" names no NIC in "
                           "spec.nics (defined: x1)",
@@ -195,6 +196,20 @@ TEST(LoaderTest, FileErrorsNameThePathAndErrno) {
   EXPECT_THAT(endless.diagnostics[0].message, HasSubstr("File too large"));  // EFBIG
 }
 
+// Issue 26 item 14: a FIFO given as host.yaml blocked open(2) until a
+// writer came (forever). Now opened non-blocking: without a writer it reads
+// as empty, an error naming the file; a pipe with a writer still works.
+TEST(LoaderTest, FifoWithoutAWriterDoesNotHang) {
+  std::string fifo = TempPath("fifo.yaml");
+  ::unlink(fifo.c_str());
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
+  LoadResult r = LoadDesiredStateFromFile(fifo);
+  ASSERT_EQ(r.diagnostics.size(), 1u);
+  EXPECT_FALSE(r.state.has_value());
+  EXPECT_EQ(r.diagnostics[0].severity, Severity::kError);
+  ::unlink(fifo.c_str());
+}
+
 TEST(LoaderTest, LoadsFromAFile) {
   std::string path = TempPath("host.yaml");
   {
@@ -213,9 +228,10 @@ TEST(LoaderTest, LoadsFromAFile) {
 TEST(LoaderTest, NeverCrashesOnMutatedInput) {
   std::mt19937 rng(20251122);
   const std::string base = kGood;
-  const char* inserts[] = {"\t", "\"", "'", "[", "]", "{", "}", ": ", "- ", "&a ", "*a",
-                           "!!int ", "? ", "#", "\n", "  ", "|", ">", "%", "@", "`", ",",
-                           "\\", "\xff", "0x", "-1", "1e9", "~", "---\n", "<<: *a\n"};
+  const char* inserts[] = {"\t", "\"",  "'",   "[",      "]",     "{",       "}",  ": ",
+                           "- ", "&a ", "*a",  "!!int ", "? ",    "#",       "\n", "  ",
+                           "|",  ">",   "%",   "@",      "`",     ",",       "\\", "\xff",
+                           "0x", "-1",  "1e9", "~",      "---\n", "<<: *a\n"};
   for (int i = 0; i < 1500; ++i) {
     std::string s = base;
     int mutations = 1 + static_cast<int>(rng() % 5);
