@@ -353,5 +353,35 @@ TEST(HostileTreeTest, LibpciReadsNothingOutsideTheRoot) {
       << r.out;
 }
 
+// Item 8: with stdout on /dev/full or closed, manifests, plan and validate
+// exited 0 with the output lost (a 3 MB manifest set cut at 4,096 bytes).
+TEST(HostileOutputTest, FailedWritesToStdoutAreExit1) {
+  const std::string root = ExtractHost("cx5-roce");
+  const std::string yaml = WriteTempFile("host.yaml", std::string(kKmodYaml) + R"(  nics:
+    - name: pf0
+      nicSelector: { rootDevices: ["0000:af:00.0"] }
+      numVfs: 4
+      resourceName: rdma_pf0
+)");
+  for (const char* redirect : {"> /dev/full", ">&-"}) {
+    for (const std::vector<std::string>& args :
+         std::vector<std::vector<std::string>>{{"validate", yaml},
+                                               {"plan", yaml, "--root", root},
+                                               {"discover", "--root", root, "-o", "json"},
+                                               {"manifests", yaml}}) {
+      SCOPED_TRACE(args[0] + " " + redirect);
+      std::vector<std::string> argv = {"/bin/sh", "-c", std::string("exec \"$@\" ") + redirect,
+                                       "sh", ProvisionerBinary()};
+      argv.insert(argv.end(), args.begin(), args.end());
+      RunResult r = provisioner::testing::Run(argv);
+      EXPECT_EQ(r.exit_code, 1) << r.err;
+      EXPECT_NE(r.err.find("stdout"), std::string::npos) << r.err;
+    }
+  }
+  // The output whole on a working stdout: exit 0.
+  RunResult ok = Provisioner({"plan", yaml, "--root", root});
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+}
+
 }  // namespace
 }  // namespace provisioner::testing
