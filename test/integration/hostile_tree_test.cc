@@ -383,5 +383,41 @@ TEST(HostileOutputTest, FailedWritesToStdoutAreExit1) {
   EXPECT_EQ(ok.exit_code, 0) << ok.err;
 }
 
+// Item 4: manifests --output-dir followed a link planted under a manifest's
+// name and overwrote its target; an earlier run's files stayed unnoticed.
+TEST(HostileOutputTest, ManifestsOutputDirFollowsNoLinkAndNamesStaleFiles) {
+  const std::string yaml = WriteTempFile("host.yaml", std::string(kKmodYaml) + R"(  nics:
+    - name: pf0
+      nicSelector: { rootDevices: ["0000:af:00.0"] }
+      numVfs: 4
+      resourceName: rdma_pf0
+)");
+  const std::string dir = WriteTempFile("marker", "") + ".out";
+  RunResult first = Provisioner({"manifests", yaml, "--output-dir", dir});
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  std::vector<std::string> files;
+  for (const auto& e : fs::directory_iterator(dir)) files.push_back(e.path().string());
+  ASSERT_FALSE(files.empty());
+  const std::string outside = WriteTempFile("outside-file", "not a manifest\n");
+  for (const std::string& f : files) {
+    ASSERT_EQ(::unlink(f.c_str()), 0);
+    ASSERT_EQ(::symlink(outside.c_str(), f.c_str()), 0);
+  }
+  WriteBytes(dir + "/old-pool.yaml", "kind: SpiderIPPool\n");
+  RunResult again = Provisioner({"manifests", yaml, "--output-dir", dir});
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(ReadFile(outside), "not a manifest\n") << "written through a planted link";
+  for (const std::string& f : files) {
+    struct stat st;
+    ASSERT_EQ(::lstat(f.c_str(), &st), 0);
+    EXPECT_TRUE(S_ISREG(st.st_mode)) << f;
+  }
+  EXPECT_NE(again.err.find(dir + "/old-pool.yaml was not written by this run"), std::string::npos)
+      << again.err;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    EXPECT_EQ(e.path().filename().string().find(".tmp-"), std::string::npos) << "temp file left";
+  }
+}
+
 }  // namespace
 }  // namespace provisioner::testing
