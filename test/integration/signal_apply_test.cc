@@ -8,6 +8,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -53,6 +55,58 @@ spec:
   RunResult plan = Provisioner({"plan", yaml, "--root", root, "--detailed-exitcode"});
   EXPECT_EQ(plan.exit_code, 2) << plan.out << plan.err;
   EXPECT_NE(plan.out.find("numVfs: 0 -> 4"), std::string::npos) << plan.out;
+}
+
+// Issue 26 item 7: the rollback of a VF count change re-created the VFs,
+// whose netdevs the kernel registers administratively down, and reported
+// "rolled back" with them down where they were up before. Now the rollback
+// brings them up again and verifies it.
+TEST(SignalApplyTest, SigtermDuringACountChangeRestoresTheVfNetdevsAdminState) {
+  std::string root = ExtractHost("cx5-roce");
+  auto yaml_for = [](int n) {
+    return WriteTempFile("host" + std::to_string(n) + ".yaml",
+                         "apiVersion: provisioner/v1alpha1\nkind: HostConfig\nmetadata:\n"
+                         "  name: worker1\nspec:\n  nics:\n    - name: pf0\n"
+                         "      nicSelector: { rootDevices: [\"0000:af:00.0\"] }\n"
+                         "      numVfs: " +
+                             std::to_string(n) + "\n");
+  };
+  std::vector<std::string> vf_flags;  // the VF netdevs' flags files
+  {
+    // A host whose 4 VF netdevs are up (brought up by NetworkManager, say).
+    KernelSimDaemon sim(root, /*netdev_delay_ms=*/50);
+    ASSERT_TRUE(sim.ready());
+    RunResult four = Provisioner({"apply", yaml_for(4), "--root", root});
+    ASSERT_EQ(four.exit_code, 0) << four.out << four.err;
+  }
+  for (int i = 0; i < 4; ++i) {
+    const std::string net = root + kPf0 + "/virtfn" + std::to_string(i) + "/net";
+    std::vector<std::string> names;
+    for (const auto& e : std::filesystem::directory_iterator(net))
+      names.push_back(e.path().string());
+    ASSERT_EQ(names.size(), 1u) << net;
+    vf_flags.push_back(names[0] + "/flags");
+    std::ofstream(vf_flags.back(), std::ios::trunc) << "0x1003\n";  // IFF_UP
+  }
+  // Now a kernel that registers new VF netdevs down, as Linux does; SIGTERM
+  // while 4 -> 8 waits for its netdevs: rolled back to the 4 VFs, up.
+  KernelSimDaemon sim(root, /*netdev_delay_ms=*/1500, {"--vf-netdevs-down"});
+  ASSERT_TRUE(sim.ready());
+  RunResult r = provisioner::testing::Run({"/usr/bin/timeout", "--preserve-status", "-s", "TERM",
+                                           "0.5", ProvisionerBinary(), "apply", yaml_for(8),
+                                           "--root", root, "--settle-timeout", "20"});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.err.find("rolled back, as for a failure"), std::string::npos) << r.err;
+  EXPECT_EQ(ReadFile(root + kPf0 + "/sriov_numvfs"), "4\n");
+  for (int i = 0; i < 4; ++i) {
+    const std::string net = root + kPf0 + "/virtfn" + std::to_string(i) + "/net";
+    for (const auto& e : std::filesystem::directory_iterator(net)) {
+      EXPECT_EQ(ReadFile(e.path().string() + "/flags"), "0x1003\n")
+          << e.path() << ": the VF netdev was up before the interrupted apply";
+    }
+  }
+  EXPECT_FALSE(Exists(root + "/run/provisioner/journal.json")) << "journal left behind";
+  EXPECT_EQ(sim.Refused(), "");
 }
 
 // Issue 26 item 14: a SIGTERM in the first milliseconds killed the process
