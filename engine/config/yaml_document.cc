@@ -41,9 +41,7 @@ bool IsDigits(std::string_view s, bool (*ok)(char)) {
 }
 bool IsDec(char c) { return c >= '0' && c <= '9'; }
 bool IsOct(char c) { return c >= '0' && c <= '7'; }
-bool IsHex(char c) {
-  return IsDec(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
-}
+bool IsHex(char c) { return IsDec(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
 
 bool IsNullText(std::string_view s) {
   return s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL";
@@ -103,9 +101,8 @@ IntParse ParseIntText(std::string_view s, int64_t* out) {
   if (r.ec != std::errc() || r.ptr != digits.data() + digits.size()) return IntParse::kOverflow;
   if (negative) {
     if (magnitude > static_cast<uint64_t>(INT64_MAX) + 1) return IntParse::kOverflow;
-    *out = magnitude == static_cast<uint64_t>(INT64_MAX) + 1
-               ? INT64_MIN
-               : -static_cast<int64_t>(magnitude);
+    *out = magnitude == static_cast<uint64_t>(INT64_MAX) + 1 ? INT64_MIN
+                                                             : -static_cast<int64_t>(magnitude);
   } else {
     if (magnitude > static_cast<uint64_t>(INT64_MAX)) return IntParse::kOverflow;
     *out = static_cast<int64_t>(magnitude);
@@ -411,9 +408,40 @@ class DocumentScanner final : public YAML::EventHandler {
 
 }  // namespace
 
-YamlDocument ParseYamlDocument(std::string_view text) {
+YamlDocument ParseYamlDocument(std::string_view original) {
   YamlDocument doc;
-  const std::string input(text);
+  // A lone CR is a line break in YAML (old Mac line endings); yaml-cpp reads
+  // a file of only those as one empty line ("the file is empty"). As LF, the
+  // lines and columns stay where they were.
+  std::string input(original);
+  for (size_t i = 0; i < input.size(); ++i) {
+    if (input[i] == '\r' && (i + 1 == input.size() || input[i + 1] != '\n')) input[i] = '\n';
+  }
+  const std::string_view text = input;
+  // YAML's printable set has no C0 control byte but tab, LF and CR, and no
+  // DEL: yaml-cpp reads a raw NUL as the start of an escape (NUL then "n"
+  // became a newline in a plain scalar and passed validation). Refused where
+  // it stands; in a double-quoted string, "\0" or "\x1b" say the same.
+  {
+    int line = 1, column = 1;
+    for (unsigned char c : input) {
+      if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f) {
+        static const char kHex[] = "0123456789abcdef";
+        FileLevelError(&doc, SourceMark{line, column},
+                       std::string("invalid YAML: a raw control byte \\x") + kHex[c >> 4] +
+                           kHex[c & 15] +
+                           " (YAML allows only tab and line breaks; in a double-quoted string, "
+                           "write it as an escape)");
+        return doc;
+      }
+      if (c == '\n') {
+        ++line;
+        column = 1;
+      } else {
+        ++column;
+      }
+    }
+  }
   YAML::Node root;
   try {
     DocumentScanner scanner;
@@ -435,24 +463,27 @@ YamlDocument ParseYamlDocument(std::string_view text) {
     }
     root = YAML::Load(input);
   } catch (const YAML::DeepRecursion& e) {
-    FileLevelError(&doc, ToMark(e.mark),
-                   "invalid YAML: values are nested too deeply (" + std::to_string(e.depth()) +
-                       " levels)");
+    FileLevelError(
+        &doc, ToMark(e.mark),
+        "invalid YAML: values are nested too deeply (" + std::to_string(e.depth()) + " levels)");
     return doc;
   } catch (const YAML::ParserException& e) {
-    FileLevelError(&doc, ToMark(e.mark), "invalid YAML: " + Printable(e.msg) + TabHint(text, e.mark));
+    FileLevelError(&doc, ToMark(e.mark),
+                   "invalid YAML: " + Printable(e.msg) + TabHint(text, e.mark));
     return doc;
   } catch (const YAML::Exception& e) {
     FileLevelError(&doc, ToMark(e.mark), "invalid YAML: " + Printable(e.msg));
     return doc;
   } catch (const std::exception& e) {
-    FileLevelError(&doc, SourceMark{1, 1}, std::string("cannot parse YAML: ") + Printable(e.what()));
+    FileLevelError(&doc, SourceMark{1, 1},
+                   std::string("cannot parse YAML: ") + Printable(e.what()));
     return doc;
   }
 
   if (!root.IsDefined() || root.IsNull()) {
-    FileLevelError(&doc, SourceMark{1, 1},
-                   "the file is empty: expected a HostConfig mapping (apiVersion, kind, metadata, spec)");
+    FileLevelError(
+        &doc, SourceMark{1, 1},
+        "the file is empty: expected a HostConfig mapping (apiVersion, kind, metadata, spec)");
     return doc;
   }
   if (!root.IsMap()) {
