@@ -190,5 +190,17 @@ TEST(SavedPlanRoundTripTest, EveryExampleOnEveryHostAppliesItsUneditedPlan) {
   EXPECT_EQ(modules.count("kmod"), 1u) << "no example plans a kernelModules change";
 }
 
+// Issue 26 item 14: a journal replaced by an absolute link said "Nothing to
+// roll back", exit 0.
+TEST_F(TamperedFilesTest, JournalThatIsALinkIsRefusedNotIgnored) {
+  const std::string outside = WriteTempFile("outside-journal.json", "{}\n");
+  ASSERT_EQ(::symlink(outside.c_str(), (root_ + "/run/provisioner/journal.json").c_str()), 0);
+  RunResult a = Provisioner({"apply", yaml_, "--root", root_, "--rollback"});
+  EXPECT_EQ(a.exit_code, 1) << a.out << a.err;
+  EXPECT_NE(a.err.find("journal.json is a symbolic link"), std::string::npos) << a.err;
+  EXPECT_EQ(a.out.find("Nothing to roll back"), std::string::npos) << a.out;
+  EXPECT_EQ(ReadFile(outside), "{}\n");
+}
+
 }  // namespace
 }  // namespace provisioner::testing
