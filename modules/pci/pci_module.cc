@@ -318,7 +318,9 @@ Status PciModule::Discover(HostContext& ctx, HostFacts& facts) {
   IdsCopy ids_copy;
   if (with_names) {
     std::string warning;
-    if (fs.Exists(ids)) {
+    // The tree's own copy, even a link that leads nowhere in the tree (then
+    // no names, with a warning): the system's only when the tree has none.
+    if (fs.Exists(ids) || fs.IsSymlink(ids)) {
       options.ids_path = ids_copy.Create(fs, &warning);
       if (!warning.empty()) facts.warnings.push_back(warning);
     } else {
