@@ -16,6 +16,7 @@ PACKAGES=(
   systemd python3-yaml
   clang-14 libclang-rt-14-dev
   dpkg-dev lintian binutils man-db python3-apt
+  strace
 )
 
 missing=()

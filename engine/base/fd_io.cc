@@ -1,5 +1,7 @@
 #include "engine/base/fd_io.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -34,6 +36,41 @@ int WriteAll(int fd, std::string_view data) {
     off += static_cast<size_t>(n);
   }
   return 0;
+}
+
+int ReadRegularFile(const std::string& path, size_t max_bytes, std::string* out,
+                    const char** not_regular, bool streams_ok) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return errno;
+  struct stat st;
+  if (::fstat(fd, &st) != 0) {
+    const int e = errno;
+    ::close(fd);
+    return e;
+  }
+  if (S_ISDIR(st.st_mode)) {
+    ::close(fd);
+    return EISDIR;
+  }
+  const bool stream = S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode);
+  if (!S_ISREG(st.st_mode) && !(streams_ok && stream)) {
+    ::close(fd);
+    *not_regular = S_ISFIFO(st.st_mode)   ? "a FIFO"
+                   : S_ISCHR(st.st_mode)  ? "a character device"
+                   : S_ISBLK(st.st_mode)  ? "a block device"
+                   : S_ISSOCK(st.st_mode) ? "a socket"
+                   : S_ISDIR(st.st_mode)  ? "a directory"
+                                          : "of an unknown type";
+    return -1;
+  }
+  if (S_ISREG(st.st_mode) && static_cast<unsigned long long>(st.st_size) > max_bytes) {
+    ::close(fd);
+    return EFBIG;
+  }
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  const int e = ReadAll(fd, out, max_bytes);
+  ::close(fd);
+  return e;
 }
 
 }  // namespace provisioner

@@ -28,6 +28,18 @@ int ReadAll(int fd, std::string* out, size_t max_bytes = std::numeric_limits<siz
 // write that failed. Does not close `fd`.
 int WriteAll(int fd, std::string_view data);
 
+// Reads the file at `path` (a file a user names: host.yaml, a saved plan)
+// whole into `*out`, at most `max_bytes`. Opened O_NONBLOCK, so that a FIFO
+// without a writer opens at once instead of waiting for one (forever), then
+// checked on the descriptor. A directory is EISDIR. Anything else but a
+// regular file is refused (-1, `*not_regular` naming its type: "a FIFO"),
+// unless `streams_ok`: then a FIFO or character device is read to its end,
+// bounded (a pipe from `<(...)`; a FIFO with no writer reads as empty).
+// Returns 0; the errno of the failed open or read; EFBIG past `max_bytes`;
+// or -1.
+int ReadRegularFile(const std::string& path, size_t max_bytes, std::string* out,
+                    const char** not_regular, bool streams_ok = false);
+
 }  // namespace provisioner
 
 #endif  // PROVISIONER_ENGINE_BASE_FD_IO_H_

@@ -7,6 +7,7 @@ namespace {
 
 constexpr int kSignals[] = {SIGTERM, SIGINT, SIGHUP};
 std::atomic<int> g_signal{0};
+int g_depth = 0;  // guards alive: an inner one keeps what an outer one saw
 static_assert(std::atomic<int>::is_always_lock_free, "set from a signal handler");
 
 extern "C" void OnInterrupt(int sig) {
@@ -17,7 +18,7 @@ extern "C" void OnInterrupt(int sig) {
 }  // namespace
 
 InterruptGuard::InterruptGuard() {
-  g_signal.store(0);
+  if (g_depth++ == 0) g_signal.store(0);
   struct sigaction sa;
   std::memset(&sa, 0, sizeof sa);
   sa.sa_handler = OnInterrupt;
@@ -29,6 +30,7 @@ InterruptGuard::InterruptGuard() {
 }
 
 InterruptGuard::~InterruptGuard() {
+  --g_depth;
   for (size_t i = 0; i < sizeof kSignals / sizeof kSignals[0]; ++i) {
     ::sigaction(kSignals[i], &old_[i], nullptr);
   }
@@ -38,10 +40,14 @@ const std::atomic<int>& InterruptGuard::signal() { return g_signal; }
 
 std::string SignalName(int sig) {
   switch (sig) {
-    case SIGTERM: return "SIGTERM";
-    case SIGINT: return "SIGINT";
-    case SIGHUP: return "SIGHUP";
-    default: return "signal " + std::to_string(sig);
+    case SIGTERM:
+      return "SIGTERM";
+    case SIGINT:
+      return "SIGINT";
+    case SIGHUP:
+      return "SIGHUP";
+    default:
+      return "signal " + std::to_string(sig);
   }
 }
 

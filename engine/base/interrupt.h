@@ -13,7 +13,10 @@
 namespace provisioner {
 
 // While alive, SIGTERM, SIGINT and SIGHUP set signal() instead of ending the
-// process; the previous dispositions come back on destruction. One at a time.
+// process; the previous dispositions come back on destruction. Guards nest
+// (main's, from the first instruction, then apply's): an inner one keeps a
+// signal the outer one recorded, so that one in the first milliseconds still
+// stops apply cleanly.
 class InterruptGuard {
  public:
   InterruptGuard();

@@ -17,6 +17,7 @@
 #include <sstream>
 #include <vector>
 
+#include "engine/base/fd_io.h"
 #include "engine/base/interrupt.h"
 #include "engine/config/loader.h"
 #include "engine/core/session.h"
@@ -415,10 +416,23 @@ int RunPlan(const CommonOptions& opt) {
 int RunApply(const CommonOptions& opt) {
   // A saved plan (plan --out) or a host.yaml.
   std::optional<SavedPlan> saved;
-  if (std::ifstream in(opt.file, std::ios::binary); in) {
-    std::ostringstream text;
-    text << in.rdbuf();
-    auto parsed = ParseSavedPlan(text.str());
+  // Bounded, and only a regular file (a FIFO hung here); a file that cannot
+  // be opened is left to the host.yaml loader, which names the error.
+  constexpr size_t kMaxSavedPlanBytes = size_t{64} << 20;
+  std::string text;
+  const char* not_regular = nullptr;
+  const int read_error = ReadRegularFile(opt.file, kMaxSavedPlanBytes, &text, &not_regular);
+  if (read_error < 0) {
+    PrintError("read " + opt.file + ": " + not_regular + ", not a regular file: refused");
+    return kExitError;
+  }
+  if (read_error == EFBIG) {
+    PrintError("read " + opt.file + ": larger than " + std::to_string(kMaxSavedPlanBytes) +
+               " bytes: refused");
+    return kExitError;
+  }
+  if (read_error == 0) {
+    auto parsed = ParseSavedPlan(text);
     if (!parsed.ok()) {
       PrintError("saved plan " + opt.file + " is malformed: " + parsed.status().message());
       return kExitError;

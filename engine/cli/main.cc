@@ -1,19 +1,25 @@
 // provisioner: a thin CLI. Each subcommand declares its flags and calls the
 // engine; every command shares the same renderers and exit codes
 // (CONTRACT.md section 2).
+#include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "engine/base/interrupt.h"
 #include "engine/cli/commands.h"
 #include "engine/cli/version.h"
 #include "spdlog/sinks/stdout_color_sinks.h"
@@ -98,9 +104,63 @@ void SetUpLogging(const std::string& level, bool color) {
   spdlog::set_level(spdlog::level::from_str(level));
 }
 
+// A closed stdout (`>&-`): fd 1 would be the next file opened (the lock,
+// a temporary file) and the output written into it. /dev/full in its place
+// makes every write fail, which FinishStdout reports.
+bool OccupyClosedStdout() {
+  if (::fcntl(STDOUT_FILENO, F_GETFD) != -1 || errno != EBADF) return false;
+  const int fd = ::open("/dev/full", O_WRONLY | O_CLOEXEC);
+  if (fd >= 0 && fd != STDOUT_FILENO) {
+    ::dup2(fd, STDOUT_FILENO);
+    ::close(fd);
+  }
+  return true;
+}
+
+// Flushes stdout and reports a write that failed (/dev/full, a closed
+// stdout, a full disk): exit 1 with a message on stderr, never exit 0 with
+// the output cut. EPIPE keeps the conventional SIGPIPE (the process dies of
+// it on the write).
+int FinishStdout(int rc, bool stdout_closed) {
+  std::cout.flush();
+  errno = 0;
+  const bool flushed = std::fflush(stdout) == 0;
+  const int e = errno;
+  if (flushed && !std::ferror(stdout) && std::cout.good()) return rc;
+  if (stdout_closed) {
+    std::fprintf(stderr, "provisioner: stdout is closed: the output was not written\n");
+  } else {
+    std::fprintf(stderr, "provisioner: write to stdout failed: %s; the output is incomplete\n",
+                 e != 0 ? std::strerror(e) : "an earlier write failed");
+  }
+  return provisioner::cli::kExitError;
+}
+
+int Dispatch(int argc, char** argv);
+
+// SIGTERM/SIGINT/SIGHUP from main's first instruction on: recorded, not
+// fatal. apply keeps it (its own guard nests inside and rolls back); the
+// other commands exit 1 if one came before they start, then get the
+// default dispositions back.
+std::optional<provisioner::InterruptGuard> early_guard;
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  const bool stdout_closed = OccupyClosedStdout();
+  early_guard.emplace();
+  // Delivered now if pending: a supervisor may start us with them blocked.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  for (int sig : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&stop_signals, sig);
+  ::sigprocmask(SIG_UNBLOCK, &stop_signals, nullptr);
+  int rc = Dispatch(argc, argv);
+  return FinishStdout(rc, stdout_closed);
+}
+
+namespace {
+
+int Dispatch(int argc, char** argv) {
   provisioner::cli::WriteStatsAtExitIfAsked();
   CLI::App app{
       "provisioner: declarative provisioning of GPU/RDMA hosts (SR-IOV, RDMA, kernel modules)",
@@ -294,6 +354,17 @@ int main(int argc, char** argv) {
     }
   }
 
+  if (!*apply) {
+    // Only apply has something to roll back; the others end at once, as
+    // the signal's default would, but with exit 1 and a word.
+    const int early = provisioner::InterruptGuard::signal().load();
+    early_guard.reset();
+    if (int sig = early != 0 ? early : provisioner::InterruptGuard::signal().load(); sig != 0) {
+      std::fprintf(stderr, "provisioner: interrupted by %s\n",
+                   provisioner::SignalName(sig).c_str());
+      return provisioner::cli::kExitError;
+    }
+  }
   if (*discover) return provisioner::cli::RunDiscover(opt);
   if (*validate) {
     return opt.show_expanded ? provisioner::cli::RunValidateExpanded(opt)
@@ -306,3 +377,5 @@ int main(int argc, char** argv) {
   if (*snapshot) return provisioner::cli::RunSnapshot(opt);
   return provisioner::cli::kExitError;
 }
+
+}  // namespace

@@ -4,18 +4,23 @@
 // fleet.h). Each host's discovered tree: --root for one host, --roots DIR for
 // a fleet (DIR/<metadata.name>, e.g. the output of `provisioner snapshot`).
 #include <dirent.h>
+#include <fcntl.h>
+#include <sys/random.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <fstream>
 #include <iostream>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "engine/base/fd_io.h"
 #include "engine/cli/commands.h"
 #include "engine/core/session.h"
 #include "engine/manifests/fleet.h"
@@ -24,6 +29,80 @@
 
 namespace provisioner::cli {
 namespace {
+
+// 16 hex digits from getrandom(2): a temporary name nobody can plant first.
+std::string RandomHex() {
+  unsigned char bytes[8] = {};
+  if (::getrandom(bytes, sizeof bytes, 0) != static_cast<ssize_t>(sizeof bytes)) {
+    const uint64_t v = static_cast<uint64_t>(::getpid()) ^ static_cast<uint64_t>(::clock()) << 20;
+    std::memcpy(bytes, &v, sizeof bytes);
+  }
+  static const char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned char b : bytes) {
+    out += kHex[b >> 4];
+    out += kHex[b & 15];
+  }
+  return out;
+}
+
+// manifests --output-dir: each file written as a temporary of a random name
+// (O_CREAT|O_EXCL|O_NOFOLLOW) in the directory, then renamed over its name,
+// both relative to the directory's descriptor. A link planted in the
+// directory under a manifest's name is replaced, never followed, and a
+// reader never sees half a file. The directory's *.yaml files this run did
+// not write (an earlier run's, for a name no longer emitted) go to `*stale`:
+// `kubectl apply -f DIR` would apply them too.
+Status WriteOutputDir(const std::vector<manifests::Manifest>& ms, const std::string& dir,
+                      std::ostream& out, std::vector<std::string>* stale) {
+  if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST)
+    return ErrnoToStatus(errno, "mkdir " + dir);
+  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0) return ErrnoToStatus(errno, "open " + dir);
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{dfd};
+  const std::vector<std::string> names = manifests::ManifestFileNames(ms);
+  for (size_t i = 0; i < ms.size(); ++i) {
+    const std::string path = dir + "/" + names[i];
+    const std::string text = JsonToYaml(ms[i].doc);
+    std::string tmp;
+    int fd = -1;
+    for (int attempt = 0; attempt < 16 && fd < 0; ++attempt) {
+      tmp = "." + names[i] + ".tmp-" + RandomHex();
+      fd = ::openat(dfd, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+      if (fd < 0 && errno != EEXIST) break;
+    }
+    if (fd < 0) return ErrnoToStatus(errno, "write " + path + " (temporary file)");
+    int e = WriteAll(fd, text);
+    if (e == 0 && ::fsync(fd) != 0) e = errno;
+    if (::close(fd) != 0 && e == 0) e = errno;
+    if (e == 0 && ::renameat(dfd, tmp.c_str(), dfd, names[i].c_str()) != 0) e = errno;
+    if (e != 0) {
+      ::unlinkat(dfd, tmp.c_str(), 0);
+      return ErrnoToStatus(e, "write " + path);
+    }
+    out << path << "\n";
+  }
+  const int list_fd = ::dup(dfd);
+  DIR* d = list_fd < 0 ? nullptr : ::fdopendir(list_fd);
+  if (d == nullptr) {
+    if (list_fd >= 0) ::close(list_fd);
+    return OkStatus();
+  }
+  std::vector<std::string> found;
+  while (struct dirent* ent = ::readdir(d)) {
+    const std::string n = ent->d_name;
+    if (n.empty() || n[0] == '.' || n.size() < 5 || n.compare(n.size() - 5, 5, ".yaml") != 0)
+      continue;
+    if (std::find(names.begin(), names.end(), n) == names.end()) found.push_back(dir + "/" + n);
+  }
+  ::closedir(d);
+  std::sort(found.begin(), found.end());
+  stale->insert(stale->end(), found.begin(), found.end());
+  return OkStatus();
+}
 
 void PrintError(const std::string& message) {
   std::fprintf(stderr, "provisioner: error: %s\n", message.c_str());
@@ -172,10 +251,21 @@ int RunManifests(const CommonOptions& opt) {
       return kExitError;
     }
   }
-  Status s = manifests::WriteManifests(merged->manifests, opt.output_dir, std::cout);
+  if (opt.output_dir.empty()) {
+    std::cout << manifests::RenderManifests(merged->manifests);
+    return kExitOk;
+  }
+  std::vector<std::string> stale;
+  Status s = WriteOutputDir(merged->manifests, opt.output_dir, std::cout, &stale);
   if (!s.ok()) {
     PrintError(s.message());
     return kExitError;
+  }
+  for (const std::string& f : stale) {
+    std::fprintf(stderr,
+                 "provisioner: warning: %s was not written by this run (an earlier run's?); "
+                 "kubectl apply -f %s would apply it too: remove it if it is not yours\n",
+                 f.c_str(), opt.output_dir.c_str());
   }
   return kExitOk;
 }

@@ -15,6 +15,10 @@
 namespace provisioner::config {
 namespace {
 
+constexpr const char* kNotLabelValue =
+    "is not a valid Kubernetes label value (at most 63 letters, digits, '-', '_' or '.', "
+    "beginning and ending with a letter or digit)";
+
 bool IsAlnum(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; }
 
 bool IsQualifiedName(std::string_view s) {
@@ -481,6 +485,12 @@ class Checker {
       const std::string& cni = m.cni_type;
       bool cni_clean = !cni.empty() && !Tainted(cni_path);
 
+      // The Spiderpool multus config and its pods carry it as a label
+      // value (engine/manifests): the API server refuses anything else.
+      if (m.rdma_resource_inject && !Tainted(path + ".rdmaResourceInject") &&
+          !IsLabelValue(*m.rdma_resource_inject)) {
+        Error(path + ".rdmaResourceInject", Quote(*m.rdma_resource_inject) + " " + kNotLabelValue);
+      }
       // pkey is an InfiniBand partition: ib-sriov only.
       if (m.pkey && cni_clean && cni != "ib-sriov" && !Tainted(path + ".pkey")) {
         Error(path + ".pkey", "pkey is only for cniType ib-sriov, not " + cni);
@@ -594,6 +604,8 @@ class Checker {
         Error(path, Quote(key) +
                         " is not a valid label key ([prefix/]name: name up to 63 letters, "
                         "digits, '-', '_' or '.', prefix a DNS subdomain)");
+      } else if (!IsLabelValue(value) && !Tainted(path)) {
+        Error(path, Quote(value) + " " + kNotLabelValue);
       }
     }
     if (k.rdma_shared_device_plugin && s_.rdma && s_.rdma->netns_mode == "exclusive" &&
@@ -611,6 +623,20 @@ class Checker {
 };
 
 }  // namespace
+
+bool IsLabelValue(std::string_view s) {
+  // k8s.io/apimachinery validation.IsValidLabelValue: empty, or at most 63
+  // characters, alphanumeric at both ends, '-', '_' or '.' between.
+  if (s.empty()) return true;
+  if (s.size() > 63) return false;
+  auto alnum = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+  };
+  for (char c : s) {
+    if (!alnum(c) && c != '-' && c != '_' && c != '.') return false;
+  }
+  return alnum(s.front()) && alnum(s.back());
+}
 
 bool IsDnsLabel(std::string_view s) {
   if (s.empty() || s.size() > 63) return false;

@@ -29,6 +29,8 @@ std::optional<std::string> InterfaceNameProblem(std::string_view name);
 // both ends) and subdomain (dot-separated labels, <= 253): Kubernetes object
 // names and namespaces.
 bool IsDnsLabel(std::string_view s);
+// A Kubernetes label value (also a selector's): "" or up to 63 characters.
+bool IsLabelValue(std::string_view s);
 bool IsDnsSubdomain(std::string_view s);
 
 // Kubernetes label key: [prefix/]name, prefix a DNS-1123 subdomain (<= 253),

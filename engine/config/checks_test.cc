@@ -51,6 +51,31 @@ TEST(ChecksTest, BaseSpecIsClean) {
   EXPECT_THAT(Diagnose(Spec("    - {name: a, cniType: macvlan, nic: eth-nic}\n")), IsEmpty());
 }
 
+// Issue 26 item 11: a value that becomes a label (rdmaResourceInject on the
+// multus config and its pods) or a selector value is checked at validate
+// time by Kubernetes' rule, naming the field; the API server refused it.
+TEST(ChecksTest, LabelValuesAreKubernetesLabelValues) {
+  EXPECT_THAT(Diagnose(Spec("    - {name: a, cniType: macvlan, nic: eth-nic, "
+                            "rdmaResourceInject: gpu-network}\n")),
+              IsEmpty());
+  auto d =
+      Diagnose(Spec("    - {name: a, cniType: macvlan, nic: eth-nic, "
+                    "rdmaResourceInject: \"gpu network!\"}\n"));
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_NE(d[0].find("spec.multusConfigs[0].rdmaResourceInject"), std::string::npos) << d[0];
+  EXPECT_NE(d[0].find("is not a valid Kubernetes label value"), std::string::npos) << d[0];
+  auto sel =
+      Diagnose(WithHeader("spec:\n  kubernetes:\n    nodeSelector: {kubernetes.io/os: "
+                          "\"-linux\"}\n"));
+  ASSERT_EQ(sel.size(), 1u);
+  EXPECT_NE(sel[0].find("spec.kubernetes.nodeSelector.kubernetes.io/os"), std::string::npos)
+      << sel[0];
+  EXPECT_TRUE(IsLabelValue(""));
+  EXPECT_TRUE(IsLabelValue("a.b_c-D9"));
+  EXPECT_FALSE(IsLabelValue(std::string(64, 'a')));
+  EXPECT_FALSE(IsLabelValue("a/b"));
+}
+
 TEST(ChecksTest, DuplicateNicNames) {
   std::string good = WithHeader(
       "spec:\n"

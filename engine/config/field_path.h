@@ -8,8 +8,32 @@
 
 namespace provisioner::config {
 
+// A map key as a path component: as written, or, when it holds a control
+// byte (ESC, newline, NUL: a host.yaml key reaches stderr in every message
+// about it), quoted with those bytes as \xNN, as values are quoted.
+inline std::string FieldKey(const std::string& key) {
+  bool plain = true;
+  for (unsigned char c : key) plain = plain && c >= 0x20 && c != 0x7f;
+  if (plain) return key;
+  static const char kHex[] = "0123456789abcdef";
+  std::string out = "\"";
+  for (unsigned char c : key) {
+    if (c < 0x20 || c == 0x7f) {
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    } else if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out + "\"";
+}
+
 inline std::string JoinField(const std::string& parent, const std::string& key) {
-  return parent.empty() ? key : parent + "." + key;
+  return parent.empty() ? FieldKey(key) : parent + "." + FieldKey(key);
 }
 
 inline std::string JoinIndex(const std::string& parent, size_t index) {

@@ -107,29 +107,23 @@ LoadResult LoadDesiredStateFromFile(const std::string& path, const LoadOptions& 
         Diagnostic{Severity::kError, "", ErrnoToStatus(err, what + " " + path).message()});
     return r;
   };
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return fail(errno, "cannot open");
-  struct stat st;
-  if (::fstat(fd, &st) != 0) {
-    int err = errno;
-    ::close(fd);
-    return fail(err, "cannot stat");
-  }
-  if (S_ISDIR(st.st_mode)) {
-    ::close(fd);
-    return fail(EISDIR, "cannot read");
-  }
-  if (S_ISREG(st.st_mode) && st.st_size > kMaxFileBytes) {
-    ::close(fd);
-    return fail(EFBIG, "cannot read");
-  }
+  // A regular file, or a stream (`validate <(...)`, /dev/stdin) read to its
+  // end: opened non-blocking, so that a FIFO without a writer reads as empty
+  // instead of blocking open(2) forever; EFBIG past the limit (/dev/zero).
   std::string text;
-  // EFBIG past the limit too: a pipe or /dev/zero has no size to check first.
-  if (int err = ReadAll(fd, &text, static_cast<size_t>(kMaxFileBytes)); err != 0) {
-    ::close(fd);
-    return fail(err, "cannot read");
+  const char* not_regular = nullptr;
+  if (int err = ReadRegularFile(path, static_cast<size_t>(kMaxFileBytes), &text, &not_regular,
+                                /*streams_ok=*/true);
+      err != 0) {
+    if (err < 0) {
+      LoadResult r;
+      r.diagnostics.push_back(Diagnostic{Severity::kError, "",
+                                         "cannot read " + path + ": " + not_regular +
+                                             ", not a regular file: refused"});
+      return r;
+    }
+    return fail(err, err == ENOENT || err == EACCES ? "cannot open" : "cannot read");
   }
-  ::close(fd);
   return LoadDesiredStateFromString(text, path, options);
 }
 

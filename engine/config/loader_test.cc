@@ -2,6 +2,7 @@
 // that no input at all can make it crash or throw.
 #include "engine/config/loader.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -221,6 +222,51 @@ TEST(LoaderTest, FileErrorsNameThePathAndErrno) {
   ASSERT_EQ(endless.diagnostics.size(), 1u);
   EXPECT_THAT(endless.diagnostics[0].message, HasSubstr("cannot read /dev/zero: "));
   EXPECT_THAT(endless.diagnostics[0].message, HasSubstr("File too large"));  // EFBIG
+}
+
+// Issue 26 item 14: a FIFO given as host.yaml blocked open(2) until a
+// writer came (forever). Now opened non-blocking: without a writer it reads
+// as empty, an error naming the file; a pipe with a writer still works.
+// Issue 26 items 10, 12, 14: a raw NUL in a plain scalar was read as an
+// escape (NUL + "n" became a newline and passed); control bytes in a map key
+// reached stderr raw; CR-only line endings read as an empty file.
+TEST(LoaderTest, RawControlBytesKeysAndCrOnlyLines) {
+  const std::string head = "apiVersion: provisioner/v1alpha1\nkind: HostConfig\nmetadata:\n";
+  LoadResult nul = LoadDesiredStateFromString(
+      head + "  name: w1\nspec:\n  kernelModules: [mlx5" + std::string(1, '\0') + "nib]\n",
+      "h.yaml");
+  ASSERT_EQ(nul.diagnostics.size(), 1u);
+  EXPECT_FALSE(nul.state.has_value());
+  EXPECT_THAT(nul.diagnostics[0].message, HasSubstr("a raw control byte \\x00"));
+  EXPECT_THAT(FormatDiagnostic("h.yaml", nul.marks, nul.diagnostics[0]), HasSubstr("h.yaml:6:23:"));
+
+  LoadResult key =
+      LoadDesiredStateFromString(head + "  name: w1\nspec:\n  \"bad\\e[2Jkey\\nx\": 1\n", "h.yaml");
+  ASSERT_FALSE(key.diagnostics.empty());
+  for (const auto& d : key.diagnostics) {
+    const std::string text = FormatDiagnostic("h.yaml", key.marks, d);
+    EXPECT_EQ(text.find('\x1b'), std::string::npos) << text;
+    EXPECT_EQ(text.find('\n'), std::string::npos) << text;
+    EXPECT_THAT(text, HasSubstr("spec.\"bad\\x1b[2Jkey\\x0ax\""));
+  }
+
+  std::string cr = head + "  name: w1\nspec:\n  kernelModules: [mlx5_ib]\n";
+  for (char& c : cr) c = c == '\n' ? '\r' : c;
+  LoadResult mac = LoadDesiredStateFromString(cr, "h.yaml");
+  EXPECT_THAT(mac.diagnostics, IsEmpty());
+  ASSERT_TRUE(mac.state.has_value());
+  EXPECT_EQ(mac.state->kernel_modules.size(), 1u);
+}
+
+TEST(LoaderTest, FifoWithoutAWriterDoesNotHang) {
+  std::string fifo = TempPath("fifo.yaml");
+  ::unlink(fifo.c_str());
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
+  LoadResult r = LoadDesiredStateFromFile(fifo);
+  ASSERT_EQ(r.diagnostics.size(), 1u);
+  EXPECT_FALSE(r.state.has_value());
+  EXPECT_EQ(r.diagnostics[0].severity, Severity::kError);
+  ::unlink(fifo.c_str());
 }
 
 TEST(LoaderTest, LoadsFromAFile) {

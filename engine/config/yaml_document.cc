@@ -491,9 +491,40 @@ class DocumentScanner final : public YAML::EventHandler {
 
 }  // namespace
 
-YamlDocument ParseYamlDocument(std::string_view text) {
+YamlDocument ParseYamlDocument(std::string_view original) {
   YamlDocument doc;
-  const std::string input(text);
+  // A lone CR is a line break in YAML (old Mac line endings); yaml-cpp reads
+  // a file of only those as one empty line ("the file is empty"). As LF, the
+  // lines and columns stay where they were.
+  std::string input(original);
+  for (size_t i = 0; i < input.size(); ++i) {
+    if (input[i] == '\r' && (i + 1 == input.size() || input[i + 1] != '\n')) input[i] = '\n';
+  }
+  const std::string_view text = input;
+  // YAML's printable set has no C0 control byte but tab, LF and CR, and no
+  // DEL: yaml-cpp reads a raw NUL as the start of an escape (NUL then "n"
+  // became a newline in a plain scalar and passed validation). Refused where
+  // it stands; in a double-quoted string, "\0" or "\x1b" say the same.
+  {
+    int line = 1, column = 1;
+    for (unsigned char c : input) {
+      if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f) {
+        static const char kHex[] = "0123456789abcdef";
+        FileLevelError(&doc, SourceMark{line, column},
+                       std::string("invalid YAML: a raw control byte \\x") + kHex[c >> 4] +
+                           kHex[c & 15] +
+                           " (YAML allows only tab and line breaks; in a double-quoted string, "
+                           "write it as an escape)");
+        return doc;
+      }
+      if (c == '\n') {
+        ++line;
+        column = 1;
+      } else {
+        ++column;
+      }
+    }
+  }
   YAML::Node root;
   try {
     DocumentScanner scanner;
@@ -520,9 +551,9 @@ YamlDocument ParseYamlDocument(std::string_view text) {
         "invalid YAML: values are nested too deeply (" + std::to_string(e.depth()) + " levels)");
     return doc;
   } catch (const YAML::ParserException& e) {
-    FileLevelError(
-        &doc, ToMark(e.mark),
-        "invalid YAML: " + PlainSyntaxMessage(text, e.mark, e.msg) + TabHint(text, e.mark));
+    FileLevelError(&doc, ToMark(e.mark),
+                   "invalid YAML: " + Printable(PlainSyntaxMessage(text, e.mark, e.msg)) +
+                       TabHint(text, e.mark));
     return doc;
   } catch (const YAML::Exception& e) {
     FileLevelError(&doc, ToMark(e.mark), "invalid YAML: " + Printable(e.msg));

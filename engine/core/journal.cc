@@ -104,6 +104,13 @@ Status JournalWriter::Write() {
 }
 
 StatusOr<std::optional<Journal>> ReadJournal(const HostFs& fs) {
+  // apply writes the journal as a regular file: a link in its place (an
+  // absolute one, re-rooted, usually leads nowhere) is not "no journal".
+  if (fs.IsSymlink(kJournalPath)) {
+    return FailedPreconditionError(std::string(kJournalPath) +
+                                   " is a symbolic link, not the journal apply writes: refused; "
+                                   "inspect and remove it");
+  }
   if (!fs.Exists(kJournalPath)) return std::optional<Journal>();
   ASSIGN_OR_RETURN(std::string text, fs.ReadFile(kJournalPath));
   json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);

@@ -10,6 +10,7 @@
 #include <sstream>
 #include <utility>
 
+#include "engine/base/fd_io.h"
 #include "engine/base/strings.h"
 #include "engine/config/loader.h"
 #include "engine/config/rails.h"
@@ -22,12 +23,45 @@ namespace {
 
 using nlohmann::json;
 
+// host.yaml as a saved plan names it (desiredFile): as bounded as the loader
+// reads it, and only a regular file (a FIFO there hung, /dev/zero read
+// gigabytes and aborted with bad_alloc).
 StatusOr<std::string> ReadWholeFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return ErrnoToStatus(errno, "read " + path);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  constexpr size_t kMaxDesiredBytes = size_t{4} << 20;  // the loader's bound
+  std::string out;
+  const char* not_regular = nullptr;
+  if (int e = ReadRegularFile(path, kMaxDesiredBytes, &out, &not_regular); e != 0) {
+    if (e < 0) {
+      return FailedPreconditionError("read " + path + ": " + not_regular +
+                                     ", not a regular file: refused");
+    }
+    if (e == EFBIG) {
+      return FailedPreconditionError("read " + path + ": larger than " +
+                                     std::to_string(kMaxDesiredBytes) + " bytes: refused");
+    }
+    return ErrnoToStatus(e, "read " + path);
+  }
+  return out;
+}
+
+// The first field in which two change records differ, with both values
+// ("after: 4 in the plan file, 8 when planned again"); "" when equal.
+std::string FirstDifference(const json& got, const json& want) {
+  if (!got.is_object() || !want.is_object()) return "";
+  std::vector<std::string> keys;
+  for (auto it = want.begin(); it != want.end(); ++it) keys.push_back(it.key());
+  for (auto it = got.begin(); it != got.end(); ++it) {
+    if (!want.contains(it.key())) keys.push_back(it.key());
+  }
+  for (const std::string& k : keys) {
+    const json a = got.contains(k) ? got[k] : json();
+    const json b = want.contains(k) ? want[k] : json();
+    if (a == b) continue;
+    return Quote(k) + ": " + Quote(got.contains(k) ? a.dump() : "(none)") +
+           " in the plan file, " + Quote(want.contains(k) ? b.dump() : "(none)") +
+           " when planned again";
+  }
+  return "";
 }
 
 std::string AbsolutePath(const std::string& path) {
@@ -232,17 +266,36 @@ PlanOutcome PlanSavedFile(const SavedPlan& saved, const std::string& plan_file,
   // from, so planning again gives the same changes. A saved change that is
   // not one of them was edited (a target leaving the root, another value):
   // refused before anything is applied, as terraform refuses a changed plan.
+  // Both sides as the plan file holds them: the re-planned changes go
+  // through the same record writer and reader as the saved ones did.
   const size_t n = std::max(saved.changes.size(), p.plan.changes.size());
   for (size_t i = 0; i < n; ++i) {
     const json got = i < saved.changes.size() ? ChangeToRecord(saved.changes[i]) : json();
-    const json want = i < p.plan.changes.size() ? ChangeToRecord(p.plan.changes[i]) : json();
+    json want;
+    if (i < p.plan.changes.size()) {
+      auto round_trip = ParseChangeRecord(ChangeToRecord(p.plan.changes[i]));
+      want = round_trip.ok() ? ChangeToRecord(*round_trip) : ChangeToRecord(p.plan.changes[i]);
+    }
     if (got == want) continue;
-    p.status = FailedPreconditionError(
-        "refusing saved plan " + plan_file + ": change " + std::to_string(i + 1) + " (" +
-        Quote(got.is_object() ? got.value("id", std::string()) : std::string("(none)")) +
-        ") is not what " + request.file + " plans for this host (" +
-        Quote(want.is_object() ? want.value("id", std::string()) : std::string("(none)")) +
-        "): the plan file was edited; run plan again");
+    const std::string got_id =
+        got.is_object() ? got.value("id", std::string()) : std::string("(none)");
+    const std::string want_id =
+        want.is_object() ? want.value("id", std::string()) : std::string("(none)");
+    std::string what;
+    if (!got.is_object()) {
+      what = "is missing from the plan file (" + request.file + " plans " + Quote(want_id) + ")";
+    } else if (!want.is_object()) {
+      what = "(" + Quote(got_id) + ") is not planned by " + request.file + " for this host";
+    } else if (got_id != want_id) {
+      what = "(" + Quote(got_id) + ") is not what " + request.file + " plans for this host (" +
+             Quote(want_id) + ")";
+    } else {
+      what = "(" + Quote(got_id) + ") differs from what " + request.file + " plans: " +
+             FirstDifference(got, want);
+    }
+    p.status = FailedPreconditionError("refusing saved plan " + plan_file + ": change " +
+                                       std::to_string(i + 1) + " " + what +
+                                       "; the plan file was edited; run plan again");
     return p;
   }
   p.plan.changes = saved.changes;

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/openat2.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -12,6 +13,8 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdlib>
+#include <cstring>
+#include <ctime>
 #include <string>
 #include <utility>
 #include <vector>
@@ -119,6 +122,25 @@ struct FdCloser {
     if (fd >= 0) ::close(fd);
   }
 };
+
+// 16 hex digits from the kernel's random source: the name of a temporary
+// file nobody can guess (the pid could be: `sh -c '...; exec provisioner'`).
+std::string RandomSuffix() {
+  unsigned char bytes[8] = {};
+  if (::getrandom(bytes, sizeof bytes, 0) != static_cast<ssize_t>(sizeof bytes)) {
+    // No getrandom: the clock and the address of a local, still behind O_EXCL.
+    uint64_t v = static_cast<uint64_t>(::clock()) ^ reinterpret_cast<uintptr_t>(&bytes) ^
+                 static_cast<uint64_t>(::getpid()) << 32;
+    std::memcpy(bytes, &v, sizeof bytes);
+  }
+  static const char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned char b : bytes) {
+    out += kHex[b >> 4];
+    out += kHex[b & 15];
+  }
+  return out;
+}
 
 std::vector<std::string> SplitComponents(std::string_view path) {
   std::vector<std::string> out;
@@ -393,33 +415,65 @@ class LocalHostFs final : public HostFs {
 
   Status WriteFileAtomic(std::string_view path, std::string_view content, int mode) override {
     std::string parent(Dirname(path));
+    const std::string base(Basename(path));
+    if (base.empty() || base == "." || base == ".." || base == "/") {
+      return InvalidArgumentError("write " + std::string(path) + ": not a file path");
+    }
     RETURN_IF_ERROR(MakeDirs(parent));
-    ASSIGN_OR_RETURN(std::string dir_fs, FsPathResolved(parent, true));
-    std::string target = JoinPath(dir_fs, Basename(path));
-    std::string tmp = target + ".provisioner-tmp." + std::to_string(::getpid());
-    int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+    // The directory, opened confined (beneath the root); the temporary file
+    // and the rename are relative to it, never by a path a link in the tree
+    // could redirect. The temporary's name is random and created with
+    // O_EXCL|O_NOFOLLOW: a name planted in the tree (a link to a file
+    // outside the root, a FIFO) makes the open fail instead of being followed.
+    ASSIGN_OR_RETURN(int dir_fd, OpenInRoot(parent, O_RDONLY | O_DIRECTORY, "write"));
+    FdCloser dir_closer{dir_fd};
+    std::string tmp;
+    int fd = -1;
+    for (int attempt = 0; attempt < 16 && fd < 0; ++attempt) {
+      tmp = "." + base.substr(0, 128) + ".provisioner-tmp." + RandomSuffix();
+      fd = ::openat(dir_fd, tmp.c_str(),
+                    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
+      if (fd < 0 && errno != EEXIST) break;
+    }
     if (fd < 0) return ErrnoToStatus(errno, "write " + std::string(path) + " (temp file)");
     Count(kFilesOpenedForWrite);
+    auto fail = [&](int e, const std::string& what) {
+      ::unlinkat(dir_fd, tmp.c_str(), 0);
+      return ErrnoToStatus(e, what);
+    };
+    if (::fchmod(fd, static_cast<mode_t>(mode)) != 0) {
+      int e = errno;
+      ::close(fd);
+      return fail(e, "write " + std::string(path) + " (chmod)");
+    }
     if (int e = WriteAll(fd, content); e != 0) {
       ::close(fd);
-      ::unlink(tmp.c_str());
-      return ErrnoToStatus(e, "write " + std::string(path));
+      return fail(e, "write " + std::string(path));
     }
-    if (::fsync(fd) != 0 || ::close(fd) != 0) {
+    if (::fsync(fd) != 0) {
       int e = errno;
-      ::unlink(tmp.c_str());
-      return ErrnoToStatus(e, "write " + std::string(path));
+      ::close(fd);
+      return fail(e, "write " + std::string(path));
     }
-    ::chmod(tmp.c_str(), static_cast<mode_t>(mode));
-    if (::rename(tmp.c_str(), target.c_str()) != 0) {
-      int e = errno;
-      ::unlink(tmp.c_str());
-      return ErrnoToStatus(e, "rename into " + std::string(path));
+    if (::close(fd) != 0) return fail(errno, "write " + std::string(path));
+    // rename(2) replaces the name itself: a link at the target is replaced,
+    // not followed.
+    if (::renameat(dir_fd, tmp.c_str(), dir_fd, base.c_str()) != 0) {
+      return fail(errno, "rename into " + std::string(path));
     }
+    ::fsync(dir_fd);  // the new name durable too (best effort, as rename's callers do)
     return OkStatus();
   }
 
   Status RemoveFile(std::string_view path) override {
+    if (int parent = OpenParentInRoot(path); parent >= 0) {
+      FdCloser closer{parent};
+      const std::string base(Basename(path));
+      if (::unlinkat(parent, base.c_str(), 0) != 0 && errno != ENOENT) {
+        return ErrnoToStatus(errno, "remove " + std::string(path));
+      }
+      return OkStatus();
+    }
     ASSIGN_OR_RETURN(std::string fs, FsPathResolved(path, false));
     if (::unlink(fs.c_str()) != 0 && errno != ENOENT) {
       return ErrnoToStatus(errno, "remove " + std::string(path));

@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -37,9 +38,9 @@ class HostFsTest : public ::testing::Test {
     Write(root_ + "/sys/devices/pci0000:00/0000:00:01.0/vendor", "0x15b3\n");
     Link("../../../devices/pci0000:00/0000:00:01.0", "/sys/bus/pci/devices/0000:00:01.0");
     Link("../../../bus/pci/drivers/mlx5_core", "/sys/devices/pci0000:00/0000:00:01.0/driver");
-    Link("/sys/devices/pci0000:00", "/sys/abs");             // absolute: re-rooted
-    Link("../../outside/secret", "/sys/escape");               // leaves the root
-    Link(outside_ + "/secret", "/sys/abs_outside");            // absolute, re-rooted: missing
+    Link("/sys/devices/pci0000:00", "/sys/abs");     // absolute: re-rooted
+    Link("../../outside/secret", "/sys/escape");     // leaves the root
+    Link(outside_ + "/secret", "/sys/abs_outside");  // absolute, re-rooted: missing
     Link("loop2", "/sys/loop1");
     Link("loop1", "/sys/loop2");
     fs_ = NewLocalHostFs(root_);
@@ -47,6 +48,10 @@ class HostFsTest : public ::testing::Test {
 
   void MkDir(const std::string& p) { ASSERT_EQ(::mkdir((root_ + p).c_str(), 0755), 0) << p; }
   void Write(const std::string& fs, const std::string& c) { std::ofstream(fs) << c; }
+  static std::string ReadWhole(const std::string& fs) {
+    std::ifstream in(fs, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
   void Link(const std::string& target, const std::string& p) {
     if (::access(root_.c_str(), F_OK) != 0) ::mkdir(root_.c_str(), 0755);
     ASSERT_EQ(::symlink(target.c_str(), (root_ + p).c_str()), 0) << p;
@@ -145,6 +150,47 @@ TEST_F(HostFsTest, WriteAttrAndAtomicWrite) {
   EXPECT_EQ(s.err(), ENOENT);
 }
 
+// Issue 26 item 1: a link planted in the tree under the temporary file's
+// name (the old one was "<target>.provisioner-tmp.<pid>", and the pid is
+// predictable) or at the target itself is never followed out of the root.
+TEST_F(HostFsTest, AtomicWriteFollowsNoPlantedLinkOutOfTheRoot) {
+  MkDir("/etc");
+  MkDir("/etc/modules-load.d");
+  const std::string target = "/etc/modules-load.d/provisioner.conf";
+  for (const std::string& planted :
+       {target + ".provisioner-tmp." + std::to_string(::getpid()), target + ".tmp",
+        std::string("/etc/modules-load.d/.provisioner.conf.provisioner-tmp.") +
+            std::to_string(::getpid())}) {
+    ASSERT_EQ(::symlink((outside_ + "/secret").c_str(), (root_ + planted).c_str()), 0) << planted;
+  }
+  ASSERT_TRUE(fs_->WriteFileAtomic(target, "mlx5_ib\n", 0600).ok());
+  EXPECT_EQ(ReadWhole(outside_ + "/secret"), "real host\n");
+  struct stat st;
+  ASSERT_EQ(::stat((outside_ + "/secret").c_str(), &st), 0);
+  EXPECT_NE(st.st_mode & 0777, 0600u) << "chmod followed the link";
+  EXPECT_EQ(*fs_->ReadFile(target), "mlx5_ib\n");
+  ASSERT_EQ(::lstat((root_ + target).c_str(), &st), 0);
+  EXPECT_TRUE(S_ISREG(st.st_mode));
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+
+  // The target itself a link out of the root: the link is replaced.
+  Link(outside_ + "/secret", "/etc/modules-load.d/other.conf");
+  ASSERT_TRUE(fs_->WriteFileAtomic("/etc/modules-load.d/other.conf", "x\n").ok());
+  EXPECT_EQ(ReadWhole(outside_ + "/secret"), "real host\n");
+  ASSERT_EQ(::lstat((root_ + "/etc/modules-load.d/other.conf").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISREG(st.st_mode));
+
+  // A parent directory that is a link out of the root: refused (EXDEV).
+  Link("../../outside", "/etc/escape");
+  Status s = fs_->WriteFileAtomic("/etc/escape/secret", "owned\n");
+  EXPECT_FALSE(s.ok());
+  EXPECT_EQ(ReadWhole(outside_ + "/secret"), "real host\n");
+
+  // RemoveFile removes a link, never its target.
+  ASSERT_TRUE(fs_->RemoveFile("/sys/escape").ok());
+  EXPECT_EQ(ReadWhole(outside_ + "/secret"), "real host\n");
+}
+
 TEST_F(HostFsTest, KernelResolvesRelativeLinksWithoutUserSpaceWalk) {
   HostFsStats before = ProcessHostFsStats();
   ASSERT_TRUE(fs_->ReadAttr("/sys/bus/pci/devices/0000:00:01.0/vendor").ok());
@@ -191,7 +237,7 @@ TEST_F(HostFsTest, ReadFilesInResolvesTheDirectoryOnceAndAnswersLikeReadFile) {
   EXPECT_EQ(*got[0], "0x15b3\n");
   EXPECT_EQ(got[1].status().err(), ENOENT);
   EXPECT_EQ(got[3].status().err(), EXDEV);  // the link leaves the root: refused
-  EXPECT_EQ(*got[4], "0x15b3\n");          // a link beside it: followed
+  EXPECT_EQ(*got[4], "0x15b3\n");           // a link beside it: followed
   // A missing directory: every name fails as ReadFile would.
   auto none = fs_->ReadFilesIn("/sys/nothing", {"a", "b"});
   ASSERT_EQ(none.size(), 2u);

@@ -23,30 +23,75 @@ HostLock::~HostLock() {
   if (fd_ >= 0) ::close(fd_);
 }
 
+namespace {
+
+// Opens (creating it on first use) the lock file `name` in the directory
+// `dir_fs`, without following a link at `name` and without blocking: a FIFO
+// or a device planted at the lock's path opens at once and is refused, a
+// link (to a FIFO, or out of the root) is refused.
+StatusOr<int> OpenLockFile(const std::string& dir_fs, const std::string& name,
+                           const std::string& what) {
+  const int dir_fd = ::open(dir_fs.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (dir_fd < 0) return ErrnoToStatus(errno, "open lock " + what);
+  const int fd = ::openat(dir_fd, name.c_str(),
+                          O_RDONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
+  const int e = errno;
+  ::close(dir_fd);
+  if (fd < 0) {
+    if (e == ELOOP) {
+      return FailedPreconditionError("open lock " + what +
+                                     ": a symbolic link, not a regular file: refused");
+    }
+    return ErrnoToStatus(e, "open lock " + what);
+  }
+  struct stat st;
+  if (::fstat(fd, &st) != 0) {
+    const int fe = errno;
+    ::close(fd);
+    return ErrnoToStatus(fe, "open lock " + what);
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    const char* type = S_ISFIFO(st.st_mode)   ? "a FIFO"
+                       : S_ISCHR(st.st_mode)  ? "a character device"
+                       : S_ISBLK(st.st_mode)  ? "a block device"
+                       : S_ISSOCK(st.st_mode) ? "a socket"
+                       : S_ISDIR(st.st_mode)  ? "a directory"
+                                              : "of an unknown type";
+    return FailedPreconditionError("open lock " + what + ": " + type +
+                                   ", not a regular file: refused");
+  }
+  return fd;
+}
+
+}  // namespace
+
 StatusOr<HostLock> AcquireHostLock(HostFs& fs, const std::string& path,
                                    std::chrono::milliseconds timeout) {
-  ASSIGN_OR_RETURN(std::string host, fs.Resolve(path));
-  std::string fs_path = fs.FsPath(host);
+  // The directory is resolved inside the root; the lock file itself is never
+  // followed (OpenLockFile).
+  const std::string name(Basename(path));
+  ASSIGN_OR_RETURN(std::string parent, fs.Resolve(Dirname(path)));
   // Created on first use by a read-only open (O_CREAT): a lock needs no
   // content, so even the first apply of an already converged host opens no
   // file for writing, and two first applies lock the same inode (a temp file
   // renamed into place could leave each holding a different one).
-  int fd = ::open(fs_path.c_str(), O_RDONLY | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0 && errno == ENOENT) {
-    // mkdir -p the missing parents; `host` is resolved, so the missing part
+  auto opened = OpenLockFile(fs.FsPath(parent), name, path);
+  if (!opened.ok() && opened.status().err() == ENOENT) {
+    // mkdir -p the missing parents; `parent` is resolved, so the missing part
     // holds no link and the directories stay inside the root.
     std::string dir;
-    std::string_view parent = Dirname(host);
     for (size_t i = 1; i <= parent.size(); ++i) {
       if (i < parent.size() && parent[i] != '/') continue;
       dir = fs.FsPath(parent.substr(0, i));
       if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
-        return ErrnoToStatus(errno, "create lock: mkdir " + std::string(parent.substr(0, i)));
+        return ErrnoToStatus(errno, "create lock: mkdir " + parent.substr(0, i));
       }
     }
-    fd = ::open(fs_path.c_str(), O_RDONLY | O_CREAT | O_CLOEXEC, 0644);
+    opened = OpenLockFile(fs.FsPath(parent), name, path);
   }
-  if (fd < 0) return ErrnoToStatus(errno, "open lock " + path);
+  if (!opened.ok()) return opened.status();
+  const int fd = *opened;
   HostLock lock(fd);
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   for (;;) {

@@ -1,5 +1,6 @@
 #include "engine/host/host_lock.h"
 
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -73,6 +74,42 @@ TEST(HostLockTest, WaitsForAHolderThatLetsGo) {
   int status = 0;
   ::waitpid(pid, &status, 0);
   EXPECT_EQ(WEXITSTATUS(status), 0);
+}
+
+// Issue 26 item 2: a FIFO at the lock's path (or a link to one, or a link
+// out of the root) is refused at once, --lock-timeout or not: before, open(2)
+// of the FIFO waited for a writer forever.
+TEST(HostLockTest, FifoOrLinkAtTheLockIsRefusedNotWaitedOn) {
+  const std::string base = TempRoot();
+  const std::string root = base + "/root";
+  ASSERT_EQ(::mkdir(root.c_str(), 0755), 0);
+  ASSERT_EQ(::mkdir((root + "/run").c_str(), 0755), 0);
+  ASSERT_EQ(::mkdir((root + "/run/provisioner").c_str(), 0755), 0);
+  auto fs = NewLocalHostFs(root);
+  const std::string lock = root + "/run/provisioner/lock";
+  ASSERT_EQ(::mkfifo(lock.c_str(), 0644), 0);
+  auto start = std::chrono::steady_clock::now();
+  for (int timeout_ms : {0, 300}) {
+    auto l = AcquireHostLock(*fs, kApplyLockPath, std::chrono::milliseconds(timeout_ms));
+    ASSERT_FALSE(l.ok());
+    EXPECT_NE(l.status().message().find("a FIFO, not a regular file: refused"), std::string::npos)
+        << l.status().message();
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
+
+  // A link to a FIFO inside the root, and one to a file outside it.
+  ASSERT_EQ(::unlink(lock.c_str()), 0);
+  ASSERT_EQ(::mkfifo((root + "/run/fifo").c_str(), 0644), 0);
+  ASSERT_EQ(::symlink("../fifo", lock.c_str()), 0);
+  auto linked = AcquireHostLock(*fs, kApplyLockPath, std::chrono::milliseconds(0));
+  ASSERT_FALSE(linked.ok());
+  EXPECT_NE(linked.status().message().find("a symbolic link"), std::string::npos)
+      << linked.status().message();
+  ASSERT_EQ(::unlink(lock.c_str()), 0);
+  ASSERT_EQ(::symlink((base + "/outside").c_str(), lock.c_str()), 0);
+  EXPECT_FALSE(AcquireHostLock(*fs, kApplyLockPath, std::chrono::milliseconds(0)).ok());
+  struct stat st;
+  EXPECT_NE(::lstat((base + "/outside").c_str(), &st), 0) << "created a file outside the root";
 }
 
 }  // namespace

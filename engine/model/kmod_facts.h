@@ -62,6 +62,9 @@ struct KmodFacts {
   std::vector<std::string> config_warnings;
   // Modules listed in kModulesLoadConf; nullopt when the file is absent.
   std::optional<std::vector<std::string>> persisted;
+  // That file's bytes as read (for a rollback that restores them exactly:
+  // the administrator's comments and blank lines included).
+  std::string persisted_text;
 };
 
 // kmod treats '-' and '_' in module names alike: "mlx5-ib" -> "mlx5_ib".

@@ -107,7 +107,11 @@ StatusOr<Change> ParseChangeRecord(const nlohmann::json& j) {
   if (auto it = j.find("before"); it != j.end()) c.before = *it;
   if (auto it = j.find("after"); it != j.end()) c.after = *it;
   c.detail = nlohmann::json::object();
-  RETURN_IF_ERROR(Field(j, "detail", &J::is_object, "an object", &c.detail));
+  if (auto it = j.find("detail"); it != j.end() && it->is_null()) {
+    c.detail = nullptr;  // as written: a module's change may have no detail
+  } else {
+    RETURN_IF_ERROR(Field(j, "detail", &J::is_object, "an object", &c.detail));
+  }
   if (c.id.empty() || c.module.empty())
     return InvalidArgumentError("id and module must not be empty");
   // Records written before the plan was a graph have neither: a barrier.
@@ -125,12 +129,45 @@ StatusOr<Change> ParseChangeRecord(const nlohmann::json& j) {
 StatusOr<std::optional<SavedPlan>> ParseSavedPlan(std::string_view text) {
   nlohmann::json j = nlohmann::json::parse(text.begin(), text.end(), nullptr,
                                            /*allow_exceptions=*/false);
+  if (j.is_discarded()) {
+    // Not JSON: a host.yaml, unless it looks like JSON (`{` then `"`, as
+    // plan --out writes it; a YAML flow mapping has no quoted first key as a
+    // rule). Then its JSON error, with line and column, not the YAML
+    // parser's view of it.
+    const size_t open = text.find_first_not_of(" \t\r\n");
+    const size_t key =
+        open == std::string_view::npos ? open : text.find_first_not_of(" \t\r\n", open + 1);
+    if (open == std::string_view::npos || text[open] != '{' || key == std::string_view::npos ||
+        text[key] != '"') {
+      return std::optional<SavedPlan>();
+    }
+    try {
+      const nlohmann::json reparsed = nlohmann::json::parse(text.begin(), text.end());
+      (void)reparsed;
+    } catch (const nlohmann::json::parse_error& e) {
+      std::string what = e.what();
+      if (size_t at = what.find("] ");
+          what.rfind("[json.exception", 0) == 0 && at != std::string::npos) {
+        what = what.substr(at + 2);
+      }
+      return InvalidArgumentError("not valid JSON: " + what);
+    }
+    return std::optional<SavedPlan>();
+  }
   if (!j.is_object()) return std::optional<SavedPlan>();
   auto kind = j.find("kind");
   if (kind == j.end() || !kind->is_string() || kind->get<std::string>() != kSavedPlanKind) {
     return std::optional<SavedPlan>();
   }
   using J = nlohmann::json;
+  auto version = j.find("formatVersion");
+  if (version == j.end() || !version->is_number_integer() ||
+      version->get<long long>() != kSavedPlanFormatVersion) {
+    return InvalidArgumentError(
+        "formatVersion: " + (version == j.end() ? std::string("missing") : version->dump()) +
+        ", this provisioner reads saved plans of formatVersion " +
+        std::to_string(kSavedPlanFormatVersion) + " only; run plan again with this provisioner");
+  }
   SavedPlan p;
   p.root = "/";
   RETURN_IF_ERROR(Field(j, "root", &J::is_string, "a string", &p.root));

@@ -117,6 +117,9 @@ struct SavedPlan {
   std::vector<Change> changes;
 };
 inline constexpr const char* kSavedPlanKind = "ProvisionerPlan";
+// The formatVersion of the saved plans this binary writes and reads
+// (engine/output/render.h kFormatVersion).
+inline constexpr int kSavedPlanFormatVersion = 1;
 // nullopt: `text` is not a saved plan (not JSON of kind ProvisionerPlan);
 // an error: it claims to be one but is malformed.
 StatusOr<std::optional<SavedPlan>> ParseSavedPlan(std::string_view text);

@@ -163,6 +163,7 @@ TEST(ChangeRecordTest, WrongShapesAreErrorsNamingTheField) {
 
 TEST(SavedPlanTest, ParsesWhatPlanWrites) {
   json j = {{"kind", kSavedPlanKind},
+            {"formatVersion", kSavedPlanFormatVersion},
             {"root", "/tmp/h"},
             {"desiredFile", "/etc/provisioner/host.yaml"},
             {"digests", {{"desired", "00aa"}, {"facts", "00bb"}}},
@@ -189,6 +190,32 @@ TEST(SavedPlanTest, ParsesWhatPlanWrites) {
   EXPECT_NE(bad.status().message().find("changes[0]"), std::string::npos) << bad.status().message();
   j.erase("digests");
   EXPECT_FALSE(ParseSavedPlan(j.dump()).ok());
+}
+
+// Issue 26 items 5 and 14: a change without detail ("detail": null, as the
+// kmod module's) reads back as written; a saved plan of another format, or
+// JSON cut short, is an error about the plan, not a host.yaml.
+TEST(SavedPlanTest, RecordsRoundTripAndOtherFormatsAreRefused) {
+  Change c = Sample();
+  c.detail = nullptr;
+  auto back = ParseChangeRecord(ChangeToRecord(c));
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(ChangeToRecord(*back), ChangeToRecord(c));
+  json j = {{"kind", kSavedPlanKind},
+            {"formatVersion", 2},
+            {"root", "/"},
+            {"desiredFile", "/h.yaml"},
+            {"digests", {{"desired", "1"}, {"facts", "2"}}},
+            {"changes", json::array()}};
+  auto other = ParseSavedPlan(j.dump());
+  ASSERT_FALSE(other.ok());
+  EXPECT_NE(other.status().message().find("formatVersion: 2"), std::string::npos);
+  const std::string cut = j.dump(2).substr(0, 40);
+  auto broken = ParseSavedPlan(cut);
+  ASSERT_FALSE(broken.ok()) << cut;
+  EXPECT_NE(broken.status().message().find("not valid JSON: parse error at line"),
+            std::string::npos)
+      << broken.status().message();
 }
 
 }  // namespace

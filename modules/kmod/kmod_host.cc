@@ -301,6 +301,7 @@ StatusOr<KmodFacts> DiscoverKmod(const HostFs& fs, KmodBackend& backend,
   auto conf = fs.ReadFile(kModulesLoadConf);
   if (conf.ok()) {
     k.persisted = ParseModulesLoad(*conf);
+    k.persisted_text = std::move(*conf);
   } else if (conf.status().err() != ENOENT) {
     return conf.status();
   }

@@ -31,7 +31,8 @@ std::vector<std::string> LoadedByEvidence(const HostFs& fs, const HostFacts& fac
   if (rdma || !ListDirIfPresent(fs, "/sys/class/infiniband").empty()) names.insert("ib_core");
   if (!ListDirIfPresent(fs, "/sys/class/infiniband_verbs").empty()) names.insert("ib_uverbs");
   for (const std::string& n : ListDirIfPresent(fs, "/sys/class/net")) {
-    if (n.rfind("ib", 0) == 0 && fs.Exists("/sys/class/net/" + n + "/pkey")) names.insert("ib_ipoib");
+    if (n.rfind("ib", 0) == 0 && fs.Exists("/sys/class/net/" + n + "/pkey"))
+      names.insert("ib_ipoib");
   }
   for (const std::string& m : ListDirIfPresent(fs, "/sys/module")) {
     if (fs.Exists("/sys/module/" + m + "/initstate")) names.insert(NormalizeModuleName(m));
@@ -70,7 +71,8 @@ void KmodModule::Plan(const DesiredState& desired, const HostFacts& facts, PlanS
 
 Status KmodModule::Apply(const Change& change, HostContext& ctx) {
   if (change.attribute == kKmodAttrLoaded) {
-    if (!change.after.is_boolean()) return InvalidArgumentError(change.id + ": after must be a boolean");
+    if (!change.after.is_boolean())
+      return InvalidArgumentError(change.id + ": after must be a boolean");
     std::unique_ptr<KmodBackend> backend = NewKmodBackend(*ctx.fs);
     if (!change.after.get<bool>()) return backend->Unload(change.target);
     std::vector<std::string> deps;
@@ -89,6 +91,15 @@ Status KmodModule::Apply(const Change& change, HostContext& ctx) {
     for (const auto& m : change.after) {
       if (m.is_string()) mods.push_back(m.get<std::string>());
     }
+    // Back to the file as it was (a rollback): its bytes, not a rendering,
+    // when the recorded bytes list exactly these modules.
+    if (change.detail.is_object() && change.detail.contains(kKmodFileBefore) &&
+        change.detail[kKmodFileBefore].is_string()) {
+      const std::string before = change.detail[kKmodFileBefore].get<std::string>();
+      if (nlohmann::json(ParseModulesLoad(before)) == change.after) {
+        return ctx.fs->WriteFileAtomic(kModulesLoadConf, before);
+      }
+    }
     return ctx.fs->WriteFileAtomic(kModulesLoadConf, RenderModulesLoad(mods));
   }
   return InvalidArgumentError("module kmod: unknown change " + change.id);
@@ -104,14 +115,16 @@ Status KmodModule::Verify(const Change& change, HostContext& ctx) {
     const bool is = IsModuleLoaded(k, change.target);
     if (is != want) {
       return FailedPreconditionError(change.field_path + ": kernel module " + change.target +
-                                     (want ? " is not loaded" : " is still loaded") + " after apply");
+                                     (want ? " is not loaded" : " is still loaded") +
+                                     " after apply");
     }
     return OkStatus();
   }
   if (change.attribute == kKmodAttrPersist) {
     auto text = ctx.fs->ReadFile(kModulesLoadConf);
     if (change.after.is_null()) {
-      if (text.ok()) return FailedPreconditionError(std::string(kModulesLoadConf) + " still exists");
+      if (text.ok())
+        return FailedPreconditionError(std::string(kModulesLoadConf) + " still exists");
       return OkStatus();
     }
     if (!text.ok()) return text.status();

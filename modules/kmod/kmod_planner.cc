@@ -18,19 +18,21 @@ void PlanKernelModules(const DesiredState& desired, const HostFacts& facts, Plan
   if (desired.kernel_modules.empty() || !k.discovered) return;  // unspecified: unmanaged
 
   const std::string where =
-      k.modules_dir.empty() ? std::string("/lib/modules (kernel release unknown)")
-                            : k.modules_dir + "/modules.dep" + (k.modules_dep_found ? "" : " (no such file)");
+      k.modules_dir.empty()
+          ? std::string("/lib/modules (kernel release unknown)")
+          : k.modules_dir + "/modules.dep" + (k.modules_dep_found ? "" : " (no such file)");
   std::vector<std::string> persist;
   for (size_t i = 0; i < desired.kernel_modules.size(); ++i) {
     const KernelModuleSpec& spec = desired.kernel_modules[i];
     const std::string path = "spec.kernelModules[" + std::to_string(i) + "]";
     const std::string key = NormalizeModuleName(spec.name);
-    if (spec.name.empty()) continue;  // the schema reported it
+    if (spec.name.empty()) continue;     // the schema reported it
     if (k.builtin.count(key)) continue;  // built in: loaded, nothing to load at boot
     const bool loaded = IsModuleLoaded(k, key);
     auto avail = k.available.find(key);
     if (!loaded && avail == k.available.end()) {
-      const std::string msg = "kernel module " + spec.name + " is not loaded and not found in " + where;
+      const std::string msg =
+          "kernel module " + spec.name + " is not loaded and not found in " + where;
       if (spec.required) {
         sink.Error(path, msg);
       } else {
@@ -75,6 +77,19 @@ void PlanKernelModules(const DesiredState& desired, const HostFacts& facts, Plan
   c.phase = kPhaseKernelModules;
   c.field_path = "spec.kernelModules";
   c.reason = "load at boot: " + std::string(kModulesLoadConf);
+  // The file's bytes, for a rollback that restores them rather than a
+  // re-rendering of `before` (KmodModule::Apply). Only text a JSON plan and
+  // journal can hold (UTF-8), and small, as such a file is.
+  if (k.persisted && !k.persisted_text.empty() && k.persisted_text.size() <= kMaxFileBeforeBytes) {
+    nlohmann::json text = k.persisted_text;
+    bool utf8 = true;
+    try {
+      (void)text.dump().size();
+    } catch (const nlohmann::json::exception&) {
+      utf8 = false;
+    }
+    if (utf8) c.detail = {{kKmodFileBefore, std::move(text)}};
+  }
   sink.AddChange(std::move(c));
 }
 

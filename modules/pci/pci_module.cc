@@ -1,9 +1,10 @@
 #include "modules/pci/pci_module.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
+#include <cstring>
 #include <map>
 #include <optional>
 #include <sstream>
@@ -11,8 +12,10 @@
 #include <utility>
 #include <vector>
 
+#include "engine/base/strings.h"
 #include "engine/base/temp_dir.h"
 #include "engine/host/parallel_reads.h"
+#include "engine/model/pci_address.h"
 #include "engine/model/selector.h"
 #include "engine/module/registry.h"
 #include "modules/pci/pci_scan.h"
@@ -128,99 +131,98 @@ std::string KernelRelease(const HostFs& fs) {
   return "";
 }
 
-// The files of a function that libpci's sysfs scan (pciutils lib/sysfs.c,
-// sysfs_scan) opens as mandatory: one missing aborts the whole scan.
-constexpr const char* kLibpciMandatory[] = {"vendor", "device", "class", "irq", "resource"};
+// Parses a sysfs ID attribute as libpci's sysfs_get_value does (strtol base
+// 0: "0x15b3", "0x020000"), but strictly: the whole value is one number.
+std::optional<long> ParseId(const std::string& s) {
+  auto v = ParseLong(s, 0);
+  if (!v || *v < 0 || *v > 0xffffff) return std::nullopt;
+  return v;
+}
 
-// A directory that libpci scans instead of <root>/sys/bus/pci: devices/
-// holds links to the complete functions only. Removed on destruction.
-class ScanView {
- public:
-  // Creates the view; "" on success, else why not.
-  std::string Create(const HostFs& fs, const std::vector<std::string>& complete) {
-    if (std::string err = dir_.Create("provisioner-pci"); !err.empty()) return err;
-    std::error_code ec;
-    std::filesystem::create_directory(dir() + "/devices", ec);
-    for (const std::string& bdf : complete) {
-      if (ec) break;
-      std::filesystem::create_symlink(fs.FsPath(JoinPath(kPciDevicesDir, bdf)),
-                                      dir() + "/devices/" + bdf, ec);
-    }
-    return ec ? dir() + ": " + ec.message() : "";
+// Under a tree root, the IDs of one function, read through the host layer
+// (confined to the root, only regular files, bounded) instead of by libpci,
+// which opens `vendor`, `device`, `class`... itself and follows any link,
+// out of the tree included, or blocks on a FIFO. These three are the files
+// libpci's sysfs method reads as mandatory for PCI_FILL_IDENT|PCI_FILL_CLASS
+// (pciutils 3.9 lib/sysfs.c, sysfs_fill_info): a function that lacks one (a
+// partial capture) or whose file is refused is skipped with `*warning` set.
+std::optional<PciIdent> ReadTreeIdent(const HostFs& fs, const std::string& bdf,
+                                      std::string* warning) {
+  auto address = PciAddress::ParseSysfsName(bdf);
+  if (!address || address->ToString() != bdf) {
+    *warning =
+        "PCI function " + Quote(bdf) + " skipped: not a PCI address (domain:bus:device.function)";
+    return std::nullopt;
   }
-  const std::string& dir() const { return dir_.path(); }
+  const std::string dev = JoinPath(kPciDevicesDir, bdf);
+  long ids[3] = {0, 0, 0};
+  const char* names[3] = {"vendor", "device", "class"};
+  for (int i = 0; i < 3; ++i) {
+    auto text = fs.ReadAttr(JoinPath(dev, names[i]));
+    if (!text.ok() && text.status().err() == ENOENT) {
+      *warning = "PCI function " + bdf + " skipped: " + JoinPath(dev, names[i]) +
+                 " is missing (a partial capture); libpci cannot scan it";
+      return std::nullopt;
+    }
+    if (!text.ok()) {
+      *warning = "PCI function " + bdf + " skipped: " + std::string(text.status().message());
+      return std::nullopt;
+    }
+    auto v = ParseId(*text);
+    if (!v || (i < 2 && *v > 0xffff)) {
+      *warning = "PCI function " + bdf + " skipped: " + JoinPath(dev, names[i]) + ": " +
+                 Quote(*text) + " is not a PCI ID";
+      return std::nullopt;
+    }
+    ids[i] = *v;
+  }
+  PciIdent id;
+  id.address = bdf;
+  id.vendor = static_cast<uint16_t>(ids[0]);
+  id.device = static_cast<uint16_t>(ids[1]);
+  id.device_class = static_cast<uint16_t>(ids[2] >> 8);
+  return id;
+}
+
+// A copy of the tree's pci.ids in a directory of our own, read through the
+// host layer: libpci opens the name list by path itself.
+class IdsCopy {
+ public:
+  // The copy's path, or "" (no names) with `*warning` set when the tree's
+  // file is refused.
+  std::string Create(const HostFs& fs, std::string* warning) {
+    auto text = fs.ReadFile(kPciIdsPath);
+    if (!text.ok()) {
+      *warning = "no PCI names: " + std::string(text.status().message());
+      return "";
+    }
+    if (std::string err = dir_.Create("provisioner-pci-ids"); !err.empty()) {
+      *warning = "no PCI names: " + err;
+      return "";
+    }
+    const std::string path = dir_.path() + "/pci.ids";
+    std::FILE* f = std::fopen(path.c_str(), "wbx");
+    if (f == nullptr) {
+      *warning = "no PCI names: " + path + ": " + std::strerror(errno);
+      return "";
+    }
+    const bool ok = std::fwrite(text->data(), 1, text->size(), f) == text->size();
+    if (std::fclose(f) != 0 || !ok) {
+      *warning = "no PCI names: " + path + ": write failed";
+      return "";
+    }
+    return path;
+  }
 
  private:
   ScopedTempDir dir_;
 };
 
-// Under a tree root, after libpci refused the tree: the functions that lack
-// a file libpci needs (a partial capture, as hwloc's POWER9 one with only
-// `class` and `local_cpus`), each with a warning; the others in `complete`.
-void SplitIncomplete(const HostFs& fs, std::vector<std::string>* complete,
-                     std::vector<std::string>* warnings) {
-  for (const std::string& bdf : ListDirIfPresent(fs, std::string(kPciDevicesDir))) {
-    const std::string dev = JoinPath(kPciDevicesDir, bdf);
-    const char* missing = nullptr;
-    for (const char* f : kLibpciMandatory) {
-      if (!fs.Exists(JoinPath(dev, f))) {
-        missing = f;
-        break;
-      }
-    }
-    if (missing == nullptr) {
-      complete->push_back(bdf);
-    } else {
-      warnings->push_back("PCI function " + bdf + " skipped: " + JoinPath(dev, missing) +
-                          " is missing (a partial capture); libpci cannot scan it");
-    }
-  }
-}
-
-}  // namespace
-
-Status PciModule::Discover(HostContext& ctx, HostFacts& facts) {
-  const HostFs& fs = *ctx.fs;
-
-  PciScanOptions options;
-  options.sysfs_path = fs.FsPath("/sys/bus/pci");
-  std::string ids(kPciIdsPath);
-  if (ctx.plan_for != nullptr) {
-    // Names are for people (discover, doctor); no Plan reads them, and
-    // libpci parses all of pci.ids (1.3 MB) for the first one.
-  } else if (fs.Exists(ids)) {
-    // The tree's copy; resolved so that an absolute link stays in the tree.
-    auto in_tree = fs.Resolve(ids);
-    options.ids_path = in_tree.ok() ? fs.FsPath(*in_tree) : fs.FsPath(ids);
-  } else {
-    options.ids_path = ids;  // the system's (missing: no names)
-  }
-  if (!fs.IsLiveRoot() && !fs.IsDir(kPciDevicesDir)) {
-    // A capture without PCI (an RDMA- or procfs-only one): the other
-    // modules still discover what the tree holds.
-    facts.warnings.push_back(std::string(kPciDevicesDir) +
-                             " is not in the tree: no PCI functions discovered");
-    facts.kernel.release = KernelRelease(fs);
-    return OkStatus();
-  }
-  auto idents = ScanPci(options);
-  ScanView view;
-  if (!idents.ok() && !fs.IsLiveRoot()) {
-    // A partial capture: scan the complete functions, warn about the rest.
-    // (On the live root the kernel shows every file: an error stays one.)
-    std::vector<std::string> complete, skipped;
-    SplitIncomplete(fs, &complete, &skipped);
-    if (!skipped.empty()) {
-      if (std::string err = view.Create(fs, complete); !err.empty()) {
-        return idents.status().WithContext("a view of the complete PCI functions: " + err);
-      }
-      options.sysfs_path = view.dir();
-      idents = ScanPci(options);
-      if (!idents.ok()) return idents.status();
-      facts.warnings.insert(facts.warnings.end(), skipped.begin(), skipped.end());
-    }
-  }
-  if (!idents.ok()) return idents.status();
+// The facts of each function libpci or the tree gave: links, attributes,
+// VF indexes.
+Status DiscoverFunctions(const HostFs& fs, const std::vector<PciIdent>& found, HostFacts& facts) {
+  const std::vector<PciIdent>* idents = &found;
+  const std::string ids(kPciIdsPath);
   // libpci reads sysfs itself, not through HostFs: tell a recording HostFs
   // (snapshot) what it read, so that a snapshot scans the same. The files of
   // pciutils' lib/sysfs.c for one device; the optional ones only when present.
@@ -240,15 +242,14 @@ Status PciModule::Discover(HostContext& ctx, HostFacts& facts) {
   // with thousands of VFs, on every core (engine/host/parallel_reads.h).
   ASSIGN_OR_RETURN(
       std::vector<PciFunction> functions,
-      ReadEach<PciFunction>(fs, idents->size(), kFunctionsPerThread,
-                            [&](size_t i) -> StatusOr<PciFunction> {
-                              auto f = ReadFunction(fs, (*idents)[i]);
-                              if (!f.ok()) {
-                                return f.status().WithContext("read PCI function " +
-                                                              (*idents)[i].address);
-                              }
-                              return f;
-                            }));
+      ReadEach<PciFunction>(
+          fs, idents->size(), kFunctionsPerThread, [&](size_t i) -> StatusOr<PciFunction> {
+            auto f = ReadFunction(fs, (*idents)[i]);
+            if (!f.ok()) {
+              return f.status().WithContext("read PCI function " + (*idents)[i].address);
+            }
+            return f;
+          }));
   std::sort(functions.begin(), functions.end(), [](const PciFunction& a, const PciFunction& b) {
     return a.pci_address < b.pci_address;
   });
@@ -268,6 +269,66 @@ Status PciModule::Discover(HostContext& ctx, HostFacts& facts) {
 
   facts.kernel.release = KernelRelease(fs);
   return OkStatus();
+}
+
+}  // namespace
+
+Status PciModule::Discover(HostContext& ctx, HostFacts& facts) {
+  const HostFs& fs = *ctx.fs;
+
+  PciScanOptions options;
+  options.sysfs_path = fs.FsPath("/sys/bus/pci");
+  std::string ids(kPciIdsPath);
+  // Names are for people (discover, doctor); no Plan reads them, and
+  // libpci parses all of pci.ids (1.3 MB) for the first one.
+  const bool with_names = ctx.plan_for == nullptr;
+  if (fs.IsLiveRoot()) {
+    if (with_names) options.ids_path = ids;
+    auto idents = ScanPci(options);
+    if (!idents.ok()) return idents.status();
+    return DiscoverFunctions(fs, *idents, facts);
+  }
+  if (!fs.IsDir(kPciDevicesDir)) {
+    // A capture without PCI (an RDMA- or procfs-only one): the other
+    // modules still discover what the tree holds.
+    facts.warnings.push_back(std::string(kPciDevicesDir) +
+                             " is not in the tree: no PCI functions discovered");
+    facts.kernel.release = KernelRelease(fs);
+    return OkStatus();
+  }
+  // Under a tree root, the IDs come through the host layer and libpci gives
+  // the names only (ReadTreeIdent). A function the tree holds partly or
+  // with a refused file is skipped with a warning; the rest is discovered.
+  const std::vector<std::string> entries = ListDirIfPresent(fs, std::string(kPciDevicesDir));
+  std::vector<std::string> skipped(entries.size());
+  ASSIGN_OR_RETURN(
+      std::vector<std::optional<PciIdent>> read,
+      ReadEach<std::optional<PciIdent>>(fs, entries.size(), kFunctionsPerThread,
+                                        [&](size_t i) -> StatusOr<std::optional<PciIdent>> {
+                                          return ReadTreeIdent(fs, entries[i], &skipped[i]);
+                                        }));
+  std::vector<PciIdent> idents;
+  for (size_t i = 0; i < entries.size(); ++i) {
+    if (read[i]) {
+      idents.push_back(std::move(*read[i]));
+    } else if (!skipped[i].empty()) {
+      facts.warnings.push_back(std::move(skipped[i]));
+    }
+  }
+  IdsCopy ids_copy;
+  if (with_names) {
+    std::string warning;
+    // The tree's own copy, even a link that leads nowhere in the tree (then
+    // no names, with a warning): the system's only when the tree has none.
+    if (fs.Exists(ids) || fs.IsSymlink(ids)) {
+      options.ids_path = ids_copy.Create(fs, &warning);
+      if (!warning.empty()) facts.warnings.push_back(warning);
+    } else {
+      options.ids_path = ids;  // the system's (missing: no names)
+    }
+    RETURN_IF_ERROR(LookupPciNames(options.ids_path, &idents));
+  }
+  return DiscoverFunctions(fs, idents, facts);
 }
 
 void PciModule::Plan(const DesiredState& desired, const HostFacts& facts, PlanSink& sink) const {

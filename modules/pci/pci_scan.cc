@@ -111,6 +111,35 @@ bool RunScan(ScanState* st, pci_access* acc, bool with_names) {
   return true;
 }
 
+// Names only: every call in here may longjmp to RunLookup.
+void LookupAll(pci_access* acc, std::vector<RawIdent>* idents) {
+  for (RawIdent& r : *idents) {
+    LookupName(acc, r.vendor_name, PCI_LOOKUP_VENDOR, r.vendor, 0);
+    LookupName(acc, r.device_name, PCI_LOOKUP_DEVICE, r.vendor, r.device);
+  }
+}
+
+bool RunLookup(ScanState* st, pci_access* acc, std::vector<RawIdent>* idents) {
+  if (setjmp(st->jump) != 0) return false;
+  LookupAll(acc, idents);
+  return true;
+}
+
+// A pci_access that reads nothing but what it is told: no ID cache
+// ($HOME/.pciids-cache, which libpci reads by default, PCI_LOOKUP_CACHE, for
+// an ID its list lacks), no network, no udev hwdb (LookupName). Results must
+// not depend on the machine that reads a tree.
+pci_access* NewAccess() {
+  pci_access* acc = pci_alloc();
+  if (acc == nullptr) return nullptr;
+  acc->error = OnPciError;
+  acc->warning = OnPciWarning;
+  acc->debug = OnPciDebug;
+  acc->debugging = spdlog::should_log(spdlog::level::trace) ? 1 : 0;
+  acc->id_lookup_mode = 0;
+  return acc;
+}
+
 }  // namespace
 
 StatusOr<std::vector<PciIdent>> ScanPci(const PciScanOptions& options) {
@@ -119,12 +148,8 @@ StatusOr<std::vector<PciIdent>> ScanPci(const PciScanOptions& options) {
   st.error[0] = '\0';
   st.out = &raw;
 
-  pci_access* acc = pci_alloc();
+  pci_access* acc = NewAccess();
   if (acc == nullptr) return InternalError("libpci: pci_alloc failed");
-  acc->error = OnPciError;
-  acc->warning = OnPciWarning;
-  acc->debug = OnPciDebug;
-  acc->debugging = spdlog::should_log(spdlog::level::trace) ? 1 : 0;
   acc->method = PCI_ACCESS_SYS_BUS_PCI;
   // libpci copies parameter values; the name list path must outlive `acc`.
   pci_set_param(acc, const_cast<char*>("sysfs.path"),
@@ -160,6 +185,38 @@ StatusOr<std::vector<PciIdent>> ScanPci(const PciScanOptions& options) {
     out.push_back(std::move(id));
   }
   return out;
+}
+
+Status LookupPciNames(const std::string& ids_path, std::vector<PciIdent>* idents) {
+  if (ids_path.empty() || idents->empty()) return OkStatus();
+  std::vector<RawIdent> raw(idents->size());
+  for (size_t i = 0; i < idents->size(); ++i) {
+    std::memset(&raw[i], 0, sizeof raw[i]);
+    raw[i].vendor = (*idents)[i].vendor;
+    raw[i].device = (*idents)[i].device;
+  }
+  ScanState st;
+  st.error[0] = '\0';
+  st.out = nullptr;
+  pci_access* acc = NewAccess();
+  if (acc == nullptr) return InternalError("libpci: pci_alloc failed");
+  // libpci keeps the pointer: `ids_path` outlives `acc`.
+  pci_set_name_list_path(acc, const_cast<char*>(ids_path.c_str()), 0);
+  ScanState* outer = current_scan;
+  current_scan = &st;
+  bool ok = RunLookup(&st, acc, &raw);
+  current_scan = outer;
+  pci_cleanup(acc);
+  if (!ok) {
+    size_t n = std::strlen(st.error);
+    while (n > 0 && (st.error[n - 1] == '\n' || st.error[n - 1] == ' ')) st.error[--n] = '\0';
+    return FailedPreconditionError("PCI names from " + ids_path + " <- libpci: " + st.error);
+  }
+  for (size_t i = 0; i < idents->size(); ++i) {
+    (*idents)[i].vendor_name = raw[i].vendor_name;
+    (*idents)[i].device_name = raw[i].device_name;
+  }
+  return OkStatus();
 }
 
 }  // namespace provisioner

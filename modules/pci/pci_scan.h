@@ -33,6 +33,11 @@ struct PciScanOptions {
 // come back as a FailedPrecondition naming the file; they never exit.
 StatusOr<std::vector<PciIdent>> ScanPci(const PciScanOptions& options);
 
+// Only the pci.ids names of functions whose IDs were read elsewhere (through
+// the host layer, under a tree root): libpci then opens `ids_path` and no
+// other file. Fills vendor_name and device_name ("" when unknown).
+Status LookupPciNames(const std::string& ids_path, std::vector<PciIdent>* idents);
+
 }  // namespace provisioner
 
 #endif  // PROVISIONER_MODULES_PCI_PCI_SCAN_H_

@@ -150,6 +150,22 @@ void PlanNumVfs(const DesiredState& desired, const HostFacts& facts, PlanSink& s
       c.detail = nlohmann::json::object();
       c.detail["nic"] = nic.name;
       if (current != 0 && want != 0) c.detail["resetFirst"] = true;
+      // The VFs this change removes come back down when it is undone (the
+      // kernel registers a new netdev administratively down): the ones up
+      // now, for the rollback to bring up again and verify.
+      if (current != want) {
+        nlohmann::json up = nlohmann::json::array();
+        for (const VfInfo& vf : pf->sriov->vfs) {
+          for (const std::string& nd : vf.netdevs) {
+            auto l = facts.links.find(nd);
+            if (l != facts.links.end() && l->second.admin_up) {
+              up.push_back(vf.vf_index);
+              break;
+            }
+          }
+        }
+        if (!up.empty()) c.detail[kVfsUpAtCount] = {{"numVfs", current}, {"vfIndexes", up}};
+      }
       sink.AddChange(std::move(c));
     }
   }

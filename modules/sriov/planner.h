@@ -14,6 +14,11 @@ namespace provisioner {
 
 inline constexpr char kSriovModule[] = "sriov";
 inline constexpr char kNumVfsAttribute[] = "numVfs";
+// A numVfs change's detail: {"numVfs": N, "vfIndexes": [..]}, the VFs whose
+// netdevs were administratively up when the PF had N VFs (before the
+// change). Applying the count N again (the change's rollback) brings those
+// up again and verifies them.
+inline constexpr char kVfsUpAtCount[] = "vfsUpAtCount";
 
 // "sriov/0000:af:00.0/numVfs"
 std::string NumVfsChangeId(const std::string& pf);

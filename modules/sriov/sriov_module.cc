@@ -1,12 +1,16 @@
 #include "modules/sriov/sriov_module.h"
 
+#include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "engine/base/strings.h"
+#include "engine/host/host_fs.h"
 #include "engine/model/pci_address.h"
 #include "engine/module/registry.h"
 #include "engine/plan/resource.h"
+#include "modules/link/link_backend.h"
 #include "modules/sriov/planner.h"
 
 namespace provisioner {
@@ -35,6 +39,32 @@ std::string Label(const Change& change) {
   return change.target + " numVfs";
 }
 
+// The VF indexes whose netdevs the change's detail says were up when the
+// PF had `target` VFs: a rollback to that count restores them (planner.h).
+std::vector<int> VfsToBringUp(const Change& change, int target) {
+  std::vector<int> out;
+  if (!change.detail.is_object()) return out;
+  auto it = change.detail.find(kVfsUpAtCount);
+  if (it == change.detail.end() || !it->is_object()) return out;
+  auto n = it->find("numVfs");
+  auto idx = it->find("vfIndexes");
+  if (n == it->end() || !n->is_number_integer() || n->get<long long>() != target ||
+      idx == it->end() || !idx->is_array()) {
+    return out;
+  }
+  for (const auto& i : *idx) {
+    if (i.is_number_integer() && i.get<long long>() >= 0 && i.get<long long>() < target) {
+      out.push_back(static_cast<int>(i.get<long long>()));
+    }
+  }
+  return out;
+}
+
+// The registered netdevs of VF `index` of `pf`.
+std::vector<std::string> VfNetdevs(const HostFs& fs, const std::string& pf, int index) {
+  return RegisteredNetdevs(fs, "/sys/bus/pci/devices/" + pf + "/virtfn" + std::to_string(index));
+}
+
 }  // namespace
 
 Status SriovModule::Discover(HostContext& ctx, HostFacts& facts) {
@@ -55,7 +85,20 @@ void SriovModule::Plan(const DesiredState& desired, const HostFacts& facts, Plan
 
 Status SriovModule::Apply(const Change& change, HostContext& ctx) {
   ASSIGN_OR_RETURN(int target, TargetCount(change));
-  return ApplyNumVfs(change.target, target, ctx, options_);
+  RETURN_IF_ERROR(ApplyNumVfs(change.target, target, ctx, options_));
+  // Back to a count the PF had (a rollback): the re-created VFs' netdevs
+  // come up down; those that were up before are brought up again.
+  const std::vector<int> up = VfsToBringUp(change, target);
+  if (up.empty()) return OkStatus();
+  std::unique_ptr<LinkBackend> links = NewLinkBackend(*ctx.fs);
+  for (int i : up) {
+    for (const std::string& nd : VfNetdevs(*ctx.fs, change.target, i)) {
+      RETURN_IF_ERROR(links->SetUp(nd, true).WithContext("bring VF " + std::to_string(i) +
+                                                         " netdev " + nd + " of " + change.target +
+                                                         " up again, as it was"));
+    }
+  }
+  return OkStatus();
 }
 
 Status SriovModule::CheckChange(const Change& change) const {
@@ -68,7 +111,26 @@ Status SriovModule::CheckChange(const Change& change) const {
 
 Status SriovModule::Verify(const Change& change, HostContext& ctx) {
   ASSIGN_OR_RETURN(int target, TargetCount(change));
-  return VerifyNumVfs(change.target, target, Label(change), *ctx.fs);
+  RETURN_IF_ERROR(VerifyNumVfs(change.target, target, Label(change), *ctx.fs));
+  const std::vector<int> up = VfsToBringUp(change, target);
+  if (up.empty()) return OkStatus();
+  std::unique_ptr<LinkBackend> links = NewLinkBackend(*ctx.fs);
+  for (int i : up) {
+    const std::vector<std::string> netdevs = VfNetdevs(*ctx.fs, change.target, i);
+    if (netdevs.empty()) {
+      return FailedPreconditionError(Label(change) + ": VF " + std::to_string(i) + " of " +
+                                     change.target + " has no netdev; it was up before");
+    }
+    for (const std::string& nd : netdevs) {
+      ASSIGN_OR_RETURN(LinkFacts l, links->Read(nd));
+      if (!l.admin_up) {
+        return FailedPreconditionError(Label(change) + ": VF " + std::to_string(i) + " netdev " +
+                                       nd + " of " + change.target +
+                                       ": admin state desired up (as before), current down");
+      }
+    }
+  }
+  return OkStatus();
 }
 
 PROVISIONER_REGISTER_MODULE("sriov", SriovModule, "pci")

@@ -489,7 +489,7 @@ TEST(CliTest, MalformedSavedPlanIsAClearError) {
   std::string root = ExtractHost("cx5-roce");
   std::string plan = WriteTempFile(
       "bad.plan.json",
-      R"({"kind": "ProvisionerPlan", "root": "/", "desiredFile": "/x.yaml",
+      R"({"kind": "ProvisionerPlan", "formatVersion": 1, "root": "/", "desiredFile": "/x.yaml",
           "digests": {"desired": "1", "facts": "2"},
           "changes": [{"id": "sriov/0000:af:00.0/numVfs", "module": "sriov", "phase": "soon"}]})");
   RunResult r = Provisioner({"apply", plan, "--root", root});

@@ -5,8 +5,8 @@
 // error message must quote at most a short, escaped excerpt of the input.
 //
 // Each case runs the real binary under timeout(1) and prlimit(1) (address
-// space 2 GiB; ASan's hard_rss_limit_mb in a sanitizer build): before the fix, a FIFO blocked discovery forever and a
-// character device at sriov_numvfs grew its memory without end.
+// space 2 GiB; ASan's hard_rss_limit_mb in a sanitizer build): before the fix, a FIFO blocked
+// discovery forever and a character device at sriov_numvfs grew its memory without end.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -42,7 +42,8 @@ std::vector<std::string> MemoryLimit() {
 
 // provisioner `args` under a time and a memory limit.
 RunResult Bounded(const std::vector<std::string>& args) {
-  std::vector<std::string> argv = {"/usr/bin/timeout", "-s", "KILL", std::to_string(kTimeoutSeconds)};
+  std::vector<std::string> argv = {"/usr/bin/timeout", "-s", "KILL",
+                                   std::to_string(kTimeoutSeconds)};
   for (const std::string& a : MemoryLimit()) argv.push_back(a);
   argv.push_back(ProvisionerBinary());
   argv.insert(argv.end(), args.begin(), args.end());
@@ -72,7 +73,8 @@ void WriteBytes(const std::string& path, const std::string& bytes) {
 
 // Exit 1 with a message (not killed by timeout or by the memory limit).
 void ExpectRefused(const RunResult& r, const std::string& what) {
-  EXPECT_EQ(r.exit_code, 1) << what << "\nstdout:\n" << r.out.substr(0, 2000) << "\nstderr:\n"
+  EXPECT_EQ(r.exit_code, 1) << what << "\nstdout:\n"
+                            << r.out.substr(0, 2000) << "\nstderr:\n"
                             << r.err.substr(0, 2000);
 }
 
@@ -191,15 +193,21 @@ std::vector<YamlAttack> YamlAttacks() {
   }
   bomb += "spec:\n  nics: *a12\n";
   out.push_back({"alias bomb", bomb, "host.yaml"});
-  out.push_back({"deep nesting", std::string(kHead) + "  name: w1\nspec: " + std::string(200000, '[') +
-                                     std::string(200000, ']') + "\n",
+  out.push_back({"deep nesting",
+                 std::string(kHead) + "  name: w1\nspec: " + std::string(200000, '[') +
+                     std::string(200000, ']') + "\n",
                  "host.yaml"});
   std::string big = std::string(kHead) + "  name: w1\nspec:\n  kernelModules:\n";
-  while (big.size() < (20u << 20)) big += "    - mlx5_ib_with_a_rather_long_name_to_fill_the_file\n";
+  while (big.size() < (20u << 20))
+    big += "    - mlx5_ib_with_a_rather_long_name_to_fill_the_file\n";
   out.push_back({"20 MiB host.yaml", big, "host.yaml"});
-  out.push_back({"NUL byte", std::string(kHead) + "  name: w" + std::string(1, '\0') + "1\nspec: {}\n",
+  out.push_back({"NUL byte",
+                 std::string(kHead) + "  name: w" + std::string(1, '\0') + "1\nspec: {}\n",
                  "host.yaml"});
-  out.push_back({"invalid UTF-8", std::string(kHead) + "  name: w\xff\xfe" "1\nspec: {}\n", "host.yaml"});
+  out.push_back({"invalid UTF-8",
+                 std::string(kHead) + "  name: w\xff\xfe"
+                                      "1\nspec: {}\n",
+                 "host.yaml"});
   out.push_back({"not a Kubernetes name",
                  std::string(kHead) + "  name: Worker_1!\nspec:\n  ipPools:\n    - name: POOL_A\n"
                                       "      subnet: 10.0.0.0/24\n",
@@ -257,6 +265,158 @@ TEST(HostileInputTest, RunProvisionerLinkLeavingTheRootIsNotRead) {
   RunResult r = BoundedDiscover(root);
   EXPECT_NE(r.exit_code, -1);
   EXPECT_EQ((r.out + r.err).find(marker), std::string::npos) << "read outside the root";
+}
+
+// ------------------------------------------------ issue 26: writes and locks
+
+const char kKmodYaml[] = R"(apiVersion: provisioner/v1alpha1
+kind: HostConfig
+metadata:
+  name: worker1
+spec:
+  kernelModules:
+    - mlx5_ib
+    - rdma_ucm
+)";
+
+// Item 1: the temporary files of atomic writes (the modules-load.d file and
+// the journal) had the name "<target>.provisioner-tmp.<pid>"; a link planted
+// under it (the pid is that of `sh -c '...; exec provisioner'`) made apply
+// truncate, overwrite and chmod a file outside the root.
+TEST(HostileWriteTest, AtomicWritesFollowNoPlantedTempFileLink) {
+  const std::string root = ExtractHost("cx5-roce");
+  const std::string yaml = WriteTempFile("host.yaml", kKmodYaml);
+  const std::string outside = WriteTempFile("outside-secret", "the real host's file\n");
+  ASSERT_EQ(::chmod(outside.c_str(), 0644), 0);
+  fs::create_directories(root + "/etc/modules-load.d");
+  fs::create_directories(root + "/run/provisioner");
+  const std::string script =
+      "for t in \"$1/etc/modules-load.d/provisioner.conf\" \"$1/run/provisioner/journal.json\"; do "
+      "ln -s \"$2\" \"$t.provisioner-tmp.$$\" || exit 99; done; "
+      "exec \"$3\" apply \"$4\" --root \"$1\"";
+  RunResult r = provisioner::testing::Run({"/usr/bin/timeout", "-s", "KILL", "60", "/bin/sh", "-c",
+                                           script, "sh", root, outside, ProvisionerBinary(), yaml});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(ReadFile(outside), "the real host's file\n") << "written through a planted link";
+  struct stat st;
+  ASSERT_EQ(::stat(outside.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0644u) << "chmod through a planted link";
+  EXPECT_EQ(ReadFile(root + "/etc/modules-load.d/provisioner.conf"),
+            "# Written by provisioner from host.yaml spec.kernelModules; do not edit.\n"
+            "mlx5_ib\nrdma_ucm\n");
+}
+
+// Item 2: a FIFO at the lock file (or a link to one) hung apply forever,
+// --lock-timeout included.
+TEST(HostileWriteTest, FifoOrLinkAtTheLockIsRefusedInBoundedTime) {
+  const std::string yaml = WriteTempFile("host.yaml", kKmodYaml);
+  for (bool via_link : {false, true}) {
+    SCOPED_TRACE(via_link ? "link to a FIFO" : "FIFO");
+    const std::string root = ExtractHost("cx5-roce");
+    fs::create_directories(root + "/run/provisioner");
+    const std::string lock = root + "/run/provisioner/lock";
+    if (via_link) {
+      ASSERT_EQ(::mkfifo((root + "/run/fifo").c_str(), 0644), 0);
+      ASSERT_EQ(::symlink("/run/fifo", lock.c_str()), 0);
+    } else {
+      ASSERT_EQ(::mkfifo(lock.c_str(), 0644), 0);
+    }
+    RunResult r = Bounded({"apply", yaml, "--root", root, "--lock-timeout", "1"});
+    ExpectRefused(r, "lock");
+    EXPECT_NE(r.err.find(via_link ? "a symbolic link, not a regular file: refused"
+                                  : "a FIFO, not a regular file: refused"),
+              std::string::npos)
+        << r.err;
+    EXPECT_FALSE(fs::exists(root + "/etc/modules-load.d/provisioner.conf")) << "applied anyway";
+  }
+}
+
+// Item 3: libpci opened a function's vendor/device/class itself, following
+// a link out of the tree; discover published the outside file's bytes as the
+// function's IDs. A FIFO there blocked libpci's open(2).
+TEST(HostileTreeTest, LibpciReadsNothingOutsideTheRoot) {
+  const std::string root = ExtractHost("cx5-roce");
+  const std::string dev = fs::canonical(root + "/sys/bus/pci/devices/0000:af:00.0").string();
+  const std::string outside = WriteTempFile("outside-vendor", "0xdead\n");
+  for (const char* f : {"vendor", "device"}) {
+    ASSERT_EQ(::unlink((dev + "/" + f).c_str()), 0);
+    ASSERT_EQ(::symlink(outside.c_str(), (dev + "/" + f).c_str()), 0);
+  }
+  const std::string dev1 = fs::canonical(root + "/sys/bus/pci/devices/0000:af:00.1").string();
+  ReplaceWithFifo(dev1 + "/class");
+  RunResult r = BoundedDiscover(root);
+  ASSERT_EQ(r.exit_code, 0) << r.err.substr(0, 2000);
+  EXPECT_EQ(r.out.find("dead"), std::string::npos) << "an outside file's bytes as an ID";
+  EXPECT_NE(r.out.find("PCI function 0000:af:00.0 skipped"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("0000:af:00.1/class: a FIFO, not a regular file: refused"),
+            std::string::npos)
+      << r.out;
+}
+
+// Item 8: with stdout on /dev/full or closed, manifests, plan and validate
+// exited 0 with the output lost (a 3 MB manifest set cut at 4,096 bytes).
+TEST(HostileOutputTest, FailedWritesToStdoutAreExit1) {
+  const std::string root = ExtractHost("cx5-roce");
+  const std::string yaml = WriteTempFile("host.yaml", std::string(kKmodYaml) + R"(  nics:
+    - name: pf0
+      nicSelector: { rootDevices: ["0000:af:00.0"] }
+      numVfs: 4
+      resourceName: rdma_pf0
+)");
+  for (const char* redirect : {"> /dev/full", ">&-"}) {
+    for (const std::vector<std::string>& args :
+         std::vector<std::vector<std::string>>{{"validate", yaml},
+                                               {"plan", yaml, "--root", root},
+                                               {"discover", "--root", root, "-o", "json"},
+                                               {"manifests", yaml}}) {
+      SCOPED_TRACE(args[0] + " " + redirect);
+      std::vector<std::string> argv = {"/bin/sh", "-c", std::string("exec \"$@\" ") + redirect,
+                                       "sh", ProvisionerBinary()};
+      argv.insert(argv.end(), args.begin(), args.end());
+      RunResult r = provisioner::testing::Run(argv);
+      EXPECT_EQ(r.exit_code, 1) << r.err;
+      EXPECT_NE(r.err.find("stdout"), std::string::npos) << r.err;
+    }
+  }
+  // The output whole on a working stdout: exit 0.
+  RunResult ok = Provisioner({"plan", yaml, "--root", root});
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+}
+
+// Item 4: manifests --output-dir followed a link planted under a manifest's
+// name and overwrote its target; an earlier run's files stayed unnoticed.
+TEST(HostileOutputTest, ManifestsOutputDirFollowsNoLinkAndNamesStaleFiles) {
+  const std::string yaml = WriteTempFile("host.yaml", std::string(kKmodYaml) + R"(  nics:
+    - name: pf0
+      nicSelector: { rootDevices: ["0000:af:00.0"] }
+      numVfs: 4
+      resourceName: rdma_pf0
+)");
+  const std::string dir = WriteTempFile("marker", "") + ".out";
+  RunResult first = Provisioner({"manifests", yaml, "--output-dir", dir});
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  std::vector<std::string> files;
+  for (const auto& e : fs::directory_iterator(dir)) files.push_back(e.path().string());
+  ASSERT_FALSE(files.empty());
+  const std::string outside = WriteTempFile("outside-file", "not a manifest\n");
+  for (const std::string& f : files) {
+    ASSERT_EQ(::unlink(f.c_str()), 0);
+    ASSERT_EQ(::symlink(outside.c_str(), f.c_str()), 0);
+  }
+  WriteBytes(dir + "/old-pool.yaml", "kind: SpiderIPPool\n");
+  RunResult again = Provisioner({"manifests", yaml, "--output-dir", dir});
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(ReadFile(outside), "not a manifest\n") << "written through a planted link";
+  for (const std::string& f : files) {
+    struct stat st;
+    ASSERT_EQ(::lstat(f.c_str(), &st), 0);
+    EXPECT_TRUE(S_ISREG(st.st_mode)) << f;
+  }
+  EXPECT_NE(again.err.find(dir + "/old-pool.yaml was not written by this run"), std::string::npos)
+      << again.err;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    EXPECT_EQ(e.path().filename().string().find(".tmp-"), std::string::npos) << "temp file left";
+  }
 }
 
 }  // namespace

@@ -153,5 +153,28 @@ TEST(KmodCliTest, LoadsAvailableModuleWithDependencies) {
   EXPECT_EQ(plan2.exit_code, 0) << plan2.out << plan2.err;
 }
 
+// Issue 26 item 9: the rollback of the modules-load.d change re-rendered
+// the file from its module list: the administrator's comments and blank
+// lines were lost. Now its bytes come back. (A numVfs change that cannot
+// settle without the kernel simulator fails after it and rolls it back.)
+TEST(KmodCliTest, RollbackRestoresAPreexistingModulesLoadFileByteForByte) {
+  std::string root = ExtractHost("cx5-roce");
+  std::filesystem::create_directories(root + "/etc/modules-load.d");
+  const std::string original =
+      "# Our RDMA stack (ticket OPS-1234)\n\nmlx5_ib   # the HCA\n\n# keep last\n";
+  std::ofstream(root + kConf, std::ios::binary) << original;
+  std::string yaml = WriteTempFile("kmod-rollback.yaml",
+                                   "apiVersion: provisioner/v1alpha1\nkind: HostConfig\n"
+                                   "metadata:\n  name: worker1\nspec:\n"
+                                   "  kernelModules: [mlx5_ib, rdma_ucm]\n  nics:\n"
+                                   "    - name: pf0\n"
+                                   "      nicSelector: { rootDevices: [\"0000:af:00.0\"] }\n"
+                                   "      numVfs: 4\n");
+  RunResult apply = Provisioner({"apply", yaml, "--root", root, "--settle-timeout", "1"});
+  EXPECT_EQ(apply.exit_code, 1) << apply.out << apply.err;
+  EXPECT_NE(apply.err.find("rolled back"), std::string::npos) << apply.err;
+  EXPECT_EQ(ReadFile(root + kConf), original);
+}
+
 }  // namespace
 }  // namespace provisioner::testing

@@ -2,6 +2,7 @@
 //
 //   kernel_sim --root DIR [--netdev-delay-ms 200] [--ready-file F]
 //              [--fault SUBSTR=ERRNO]... [--max-enable N] [--driver NAME]...
+//              [--vf-netdevs-down]
 //
 // Watches (inotify IN_CLOSE_WRITE) the real directory of every PCI function
 // under DIR that has sriov_numvfs, and reacts to each write like Linux + mlx5:
@@ -76,7 +77,8 @@ int ErrnoFromName(const std::string& name) {
 int Usage() {
   std::fprintf(stderr,
                "usage: kernel_sim --root DIR [--netdev-delay-ms MS] [--ready-file FILE]\n"
-               "                  [--fault SUBSTR=ERRNO]... [--max-enable N] [--driver NAME]...\n");
+               "                  [--fault SUBSTR=ERRNO]... [--max-enable N] [--driver NAME]...\n"
+               "                  [--vf-netdevs-down]\n");
   return 1;
 }
 
@@ -111,6 +113,8 @@ int main(int argc, char** argv) {
       sim_options.max_enable = std::atoi(value().c_str());
     } else if (a == "--driver") {
       drivers.push_back(value());
+    } else if (a == "--vf-netdevs-down") {
+      sim_options.vf_netdevs_down = true;
     } else {
       return Usage();
     }
@@ -142,8 +146,8 @@ int main(int argc, char** argv) {
     Log("register drivers of loaded modules: " + s.message());
     return 1;
   }
-  std::map<int, std::string> watches;  // wd -> host dir
-  std::map<std::string, int> current;  // PF host dir -> enabled VFs
+  std::map<int, std::string> watches;        // wd -> host dir
+  std::map<std::string, int> current;        // PF host dir -> enabled VFs
   std::map<std::string, std::string> modes;  // IPoIB netdev dir -> its mode
   auto watch = [&](const std::string& dir, uint32_t mask) {
     int wd = inotify_add_watch(ifd, w.Fs(dir).c_str(), mask);

@@ -449,7 +449,8 @@ Status SriovSim::CreateVfDevices(const PendingVf& p) {
       n.mtu = 1500;
       n.speed = std::atoi(w_.ReadAttr(pfn + "/speed").value_or("-1").c_str());
     }
-    n.operstate = w_.ReadAttr(pfn + "/operstate").value_or("up");
+    n.operstate = options_.vf_netdevs_down ? std::string("down")
+                                           : w_.ReadAttr(pfn + "/operstate").value_or("up");
     n.ifindex = AllocIfindex();
     RETURN_IF_ERROR(AddNetdev(w_, n, p.vf_dir));
     vf_netdev = n.name;

@@ -28,6 +28,11 @@ struct SriovSimOptions {
   // Errno for an enable that the simulated driver fails (0 = none), e.g.
   // ENOMEM, EIO. Applies to enables only, not to writes of 0.
   int enable_error = 0;
+  // New VF netdevs registered administratively down, as the kernel does
+  // (register_netdevice() leaves IFF_UP clear; only a dev_open(), by
+  // userspace, sets it). Off: they copy the PF's state (a host where
+  // NetworkManager or udev brings every new netdev up).
+  bool vf_netdevs_down = false;
 };
 
 // Parses a sriov_numvfs write like kstrtou16(buf, 0): optional '+', decimal,
