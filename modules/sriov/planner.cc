@@ -8,6 +8,9 @@
 namespace provisioner {
 namespace {
 
+// PCI vendor ID of Mellanox/NVIDIA networking: firmware hints (mstconfig) only for it.
+constexpr char kMellanoxVendor[] = "15b3";
+
 std::string List(const std::vector<std::string>& v) {
   std::string out = "[";
   for (size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + v[i];
@@ -95,9 +98,13 @@ void PlanNumVfs(const DesiredState& desired, const HostFacts& facts, PlanSink& s
                                      "after the reboot to create the VFs");
           continue;
         }
+        // SRIOV_EN is a Mellanox/NVIDIA firmware setting (mstconfig): the
+        // hint only for that vendor's cards.
         sink.Error(num_path, bdf + " (" + pf->vendor + ":" + pf->device_id +
-                                 ") has no SR-IOV capability: no sriov_totalvfs "
-                                 "(firmware SRIOV_EN=0?)");
+                                 ") has no SR-IOV capability: no sriov_totalvfs" +
+                                 (pf->vendor == kMellanoxVendor
+                                      ? " (firmware SRIOV_EN=0? nics[].firmware sets it)"
+                                      : ""));
         continue;
       }
       if (want > pf->sriov->total_vfs && FirmwareRaisesLimit(facts, bdf)) {

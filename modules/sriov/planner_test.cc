@@ -249,3 +249,34 @@ TEST(SriovPlannerTest, DescribeSelectorListsGivenFields) {
 
 }  // namespace
 }  // namespace provisioner
+
+namespace provisioner {
+namespace {
+
+// Issue 25 item 11: SRIOV_EN and NUM_OF_VFS are Mellanox firmware settings
+// (mstconfig): an Intel PF's errors do not hint at them.
+TEST(SriovPlannerTest, FirmwareHintsOnlyForMellanoxCards) {
+  HostFacts h = Host();
+  h.pci[0].vendor = "8086";  // 3b:00.0, no SR-IOV: an Intel 82576 port
+  h.pci[0].device_id = "10c9";
+  PciFunction intel = Pf("0000:3c:00.0", "enp60s0f0", 7, 0);  // igb: 7 VFs at most
+  intel.vendor = "8086";
+  intel.device_id = "10c9";
+  h.pci.push_back(intel);
+  DesiredState d;
+  d.nics.push_back(Nic("igb0", "0000:3b:00.0", 4));
+  d.nics.push_back(Nic("igb1", "0000:3c:00.0", 8));
+  d.nics.push_back(Nic("cx", "0000:af:00.0", 200));
+  Planned p = Plan(d, h);
+  ASSERT_EQ(p.diags.size(), 3u);
+  EXPECT_EQ(p.diags[0].message,
+            "0000:3b:00.0 (8086:10c9) has no SR-IOV capability: no sriov_totalvfs");
+  EXPECT_EQ(p.diags[1].message, "8 exceeds sriov_totalvfs 7 of 0000:3c:00.0");
+  EXPECT_EQ(p.diags[2].message, "200 exceeds sriov_totalvfs 127 of 0000:af:00.0");
+  h.pci[0].vendor = "15b3";
+  p = Plan(d, h);
+  EXPECT_NE(p.diags[0].message.find("(firmware SRIOV_EN=0?"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace provisioner
