@@ -34,11 +34,8 @@ void PlanLinks(const DesiredState& desired, const HostFacts& facts, PlanSink& si
     const std::string path = DesiredState::NicPath(i);
     if (!BringsUp(nic)) continue;  // unmanaged links stay as they are
     std::vector<const PciFunction*> pfs = SelectPfs(nic, facts);
-    if (pfs.empty() && nic.mtu && !nic.num_vfs && !nic.selector.near_gpu) {
-      // With numVfs the sriov planner reports a selector matching nothing.
-      sink.Error(path + ".nicSelector", "selects no PCI function on this host");
-      continue;
-    }
+    // A selector matching nothing: reported once, by the pci module.
+    if (pfs.empty()) continue;
     if (nic.mtu && *nic.mtu < kMinMtu) {
       sink.Error(path + ".mtu",
                  std::to_string(*nic.mtu) + " is below the minimum MTU " + std::to_string(kMinMtu));

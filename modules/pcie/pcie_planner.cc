@@ -183,11 +183,7 @@ void PlanMaxReadRequest(const DesiredState& desired, const HostFacts& facts, Pla
       continue;
     }
     std::vector<const PciFunction*> pfs = SelectPfs(nic, facts);
-    if (pfs.empty() && !nic.num_vfs && !nic.mtu && !nic.selector.near_gpu) {
-      // numVfs and mtu selectors are reported by sriov and link; nearGpu by topology.
-      sink.Error(DesiredState::NicPath(i) + ".nicSelector", "selects no PCI function on this host");
-      continue;
-    }
+    // A selector matching nothing: reported once, by the pci module.
     for (const PciFunction* pf : pfs) {
       std::string why;
       const PcieFunctionFacts* f = ConfigOf(facts, pf->pci_address, &why);
