@@ -163,7 +163,9 @@ void SplitIncomplete(const HostFs& fs, std::vector<std::string>* complete,
     const std::string dev = JoinPath(kPciDevicesDir, bdf);
     const char* missing = nullptr;
     for (const char* f : kLibpciMandatory) {
-      if (!fs.Exists(JoinPath(dev, f))) {
+      // Missing where the host layer says absence is real (the live root):
+      // not a partial capture, the scan's error stays one.
+      if (!fs.Exists(JoinPath(dev, f)) && !fs.Captured(JoinPath(dev, f))) {
         missing = f;
         break;
       }
@@ -195,7 +197,7 @@ Status PciModule::Discover(HostContext& ctx, HostFacts& facts) {
   } else {
     options.ids_path = ids;  // the system's (missing: no names)
   }
-  if (!fs.IsLiveRoot() && !fs.IsDir(kPciDevicesDir)) {
+  if (!fs.Captured(kPciDevicesDir)) {
     // A capture without PCI (an RDMA- or procfs-only one): the other
     // modules still discover what the tree holds.
     facts.warnings.push_back(std::string(kPciDevicesDir) +
@@ -205,9 +207,10 @@ Status PciModule::Discover(HostContext& ctx, HostFacts& facts) {
   }
   auto idents = ScanPci(options);
   ScanView view;
-  if (!idents.ok() && !fs.IsLiveRoot()) {
+  if (!idents.ok()) {
     // A partial capture: scan the complete functions, warn about the rest.
-    // (On the live root the kernel shows every file: an error stays one.)
+    // (On the live root the kernel shows every file: nothing is skipped, an
+    // error stays one.)
     std::vector<std::string> complete, skipped;
     SplitIncomplete(fs, &complete, &skipped);
     if (!skipped.empty()) {

@@ -105,7 +105,7 @@ StatusOr<RdmaPort> ReadPort(const HostFs& fs, const std::string& dir, int port,
   p.lid = ParseHexLid(Attr(fs, dir + "/lid"));
   p.sm_lid = ParseHexLid(Attr(fs, dir + "/sm_lid"));
   auto slots = fs.ListDir(dir + "/gids");
-  p.gids_captured = slots.ok() || fs.IsLiveRoot();
+  p.gids_captured = slots.ok() || fs.Captured(dir + "/gids");
   if (slots.ok()) {
     // Whole tables at a time (ReadFilesIn resolves each directory once): a
     // port has 256 slots, most of them empty.
@@ -365,7 +365,7 @@ StatusOr<RdmaDevice> ReadRdmaDevice(const HostFs& fs, const std::string& dir,
   d.fw_ver = Attr(fs, dir + "/fw_ver");
   d.hca_type = Attr(fs, dir + "/hca_type");
   std::vector<std::string> pci_netdevs;
-  d.device_captured = fs.IsLiveRoot() || fs.Exists(dir + "/device");
+  d.device_captured = fs.Captured(dir + "/device");
   if (fs.Exists(dir + "/device")) {
     auto pci = fs.LinkBasename(dir + "/device");
     if (pci.ok() && fs.Exists(dir + "/device/vendor")) {
@@ -436,7 +436,7 @@ void ReadDevFiles(const HostFs& fs, RdmaFacts& facts) {
   // The live root always has /dev; a tree may not have captured it, or only
   // part of it (hwloc's dev/cpuset): device files count as captured when the
   // tree has /dev/infiniband or the device nodes every host has.
-  facts.dev_captured = fs.IsLiveRoot() || fs.Exists("/dev/infiniband") || fs.Exists("/dev/null");
+  facts.dev_captured = fs.Captured("/dev/infiniband") || fs.Captured("/dev/null");
 }
 
 std::string RenderAddressCapture(const std::vector<std::pair<std::string, std::string>>& addrs) {
