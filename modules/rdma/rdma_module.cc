@@ -70,6 +70,7 @@ Status RdmaModule::Discover(HostContext& ctx, HostFacts& facts) {
     r.netns_mode_source = kNetnsModeParam;
   }
   ReadPersistentNetnsMode(fs, r);
+  ReadInitramfs(fs, facts.kernel.release, r);
   if (auto conf = fs.ReadFile(kIbCoreConf); conf.ok()) {
     r.ib_core_conf_netns_mode = NetnsModeFromModprobe(*conf);
   }
