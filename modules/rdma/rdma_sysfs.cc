@@ -512,10 +512,10 @@ namespace {
 
 // ib_core itself, or a module that depends on it (modprobe loads it first).
 bool NeedsIbCore(const std::string& m) {
-  static const char* const kUsers[] = {
-      "ib_core", "ib_uverbs", "ib_umad", "ib_cm",    "iw_cm",   "rdma_cm",  "rdma_ucm",
-      "ib_ipoib", "mlx5_ib",  "mlx4_ib", "irdma",    "bnxt_re", "efa",      "rdma_rxe",
-      "siw",      "ib_iser",  "ib_isert", "ib_srp",  "nvme_rdma", "rpcrdma"};
+  static const char* const kUsers[] = {"ib_core", "ib_uverbs", "ib_umad",  "ib_cm",     "iw_cm",
+                                       "rdma_cm", "rdma_ucm",  "ib_ipoib", "mlx5_ib",   "mlx4_ib",
+                                       "irdma",   "bnxt_re",   "efa",      "rdma_rxe",  "siw",
+                                       "ib_iser", "ib_isert",  "ib_srp",   "nvme_rdma", "rpcrdma"};
   std::string n = m;
   for (char& c : n) {
     if (c == '-') c = '_';
