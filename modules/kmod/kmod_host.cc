@@ -145,6 +145,9 @@ std::string StateOf(kmod_module* mod) {
   return "Live";
 }
 
+// Defined below ModprobeOptionsByFile's neighbours.
+std::vector<ModprobeFileOptions> OptionsByFile(const HostFs& fs, const ConfigView& view);
+
 }  // namespace
 
 Status ReadModprobeConfig(const HostFs& fs, const std::string& release, KmodFacts* facts) {
@@ -183,12 +186,14 @@ Status ReadModprobeConfig(const HostFs& fs, const std::string& release, KmodFact
       default: facts->aliases.push_back({key, value}); break;
     }
   }
+  facts->options_by_file = OptionsByFile(fs, view);  // the same copies: one read
   return OkStatus();
 }
 
-std::vector<ModprobeFileOptions> ModprobeOptionsByFile(const HostFs& fs) {
-  std::vector<std::string> ignored;  // ReadModprobeConfig reports the same files
-  ConfigView view(fs, &ignored);
+namespace {
+
+// Each file of `view` through libkmod on its own.
+std::vector<ModprobeFileOptions> OptionsByFile(const HostFs& fs, const ConfigView& view) {
   const auto files = view.Files(fs);  // name -> (path for libkmod, host path)
   std::vector<ModprobeFileOptions> out;
   if (files.empty()) return out;
@@ -220,6 +225,14 @@ std::vector<ModprobeFileOptions> ModprobeOptionsByFile(const HostFs& fs) {
     out.push_back(std::move(f));
   }
   return out;
+}
+
+}  // namespace
+
+std::vector<ModprobeFileOptions> ModprobeOptionsByFile(const HostFs& fs) {
+  std::vector<std::string> ignored;  // ReadModprobeConfig reports the same files
+  ConfigView view(fs, &ignored);
+  return OptionsByFile(fs, view);
 }
 
 // KmodFacts::builtin. modules.builtin lists one module a line by its path

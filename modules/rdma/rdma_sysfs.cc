@@ -406,14 +406,19 @@ std::optional<std::string> ReadNetnsModeParam(const HostFs& fs) {
 }
 
 void ReadPersistentNetnsMode(const HostFs& fs, RdmaFacts& facts) {
+  PersistentNetnsModeFrom(ModprobeOptionsByFile(fs), facts);
+}
+
+void PersistentNetnsModeFrom(const std::vector<ModprobeFileOptions>& files, RdmaFacts& facts) {
   // modprobe.d through libkmod, as modprobe reads it (ib-core is ib_core,
   // continued lines are one line); the last file setting it wins.
-  for (const ModprobeFileOptions& file : ModprobeOptionsByFile(fs)) {
+  for (const ModprobeFileOptions& file : files) {
     for (const ModprobeEntry& o : file.options) {
       if (o.module != "ib_core") continue;
       if (auto m = NetnsModeFromModprobe("options ib_core " + o.value)) {
         facts.persistent_netns_mode = *m;
         facts.persistent_netns_source = file.path;
+        if (file.path == kIbCoreConf) facts.ib_core_conf_netns_mode = *m;
       }
     }
   }

@@ -11,6 +11,7 @@
 
 #include "engine/base/status.h"
 #include "engine/host/host_fs.h"
+#include "engine/model/kmod_facts.h"
 #include "engine/model/host_model.h"
 
 namespace provisioner::rdma {
@@ -58,6 +59,10 @@ StatusOr<std::vector<RdmaDevice>> ReadRdmaDevices(const HostFs& fs);
 std::optional<std::string> ReadNetnsModeParam(const HostFs& fs);
 // The persistent netns mode and the file that sets it (modprobe.d under root).
 void ReadPersistentNetnsMode(const HostFs& fs, RdmaFacts& facts);
+// The same from modprobe.d as the kmod module read it (KmodFacts::
+// options_by_file): the last file setting ib_core's netns_mode wins, and
+// what /etc/modprobe.d/ib_core.conf itself sets.
+void PersistentNetnsModeFrom(const std::vector<ModprobeFileOptions>& files, RdmaFacts& facts);
 
 // Whether ib_core loads from the initramfs of kernel `release`, from files
 // (no lsinitramfs on a tree: /boot/initrd.img-<release> is a compressed
