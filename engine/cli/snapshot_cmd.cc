@@ -21,6 +21,9 @@ int RunSnapshot(const CommonOptions& opt) {
   std::printf("snapshot of %s written to %s: %zu files, %zu symlinks, %zu directories, %zu listed-only entries (empty)\n",
               opt.root.c_str(), opt.output_dir.c_str(), stats->files, stats->links, stats->dirs,
               stats->placeholders);
+  for (const std::string& note : stats->partial) {
+    std::fprintf(stderr, "provisioner: warning: %s\n", note.c_str());
+  }
   return kExitOk;
 }
 

@@ -35,8 +35,9 @@ Status PrepareOutput(const std::string& dir) {
     }
     ::closedir(d);
     if (!empty) {
-      return FailedPreconditionError("--output " + dir +
-                                     ": directory is not empty; a snapshot needs a new or empty directory");
+      return FailedPreconditionError(
+          "--output " + dir +
+          ": directory is not empty; a snapshot needs a new or empty directory");
     }
     return OkStatus();
   }
@@ -98,8 +99,9 @@ nlohmann::json FactsToJson(const HostFacts& facts) {
 }
 
 std::string RenderFactsTable(const HostFacts& facts) {
-  std::string out = "Kernel: " + (facts.kernel.release.empty() ? "(unknown)" : facts.kernel.release) +
-                    "    RDMA netns mode: " + facts.rdma_netns_mode.value_or("(unknown)") + "\n\n";
+  std::string out =
+      "Kernel: " + (facts.kernel.release.empty() ? "(unknown)" : facts.kernel.release) +
+      "    RDMA netns mode: " + facts.rdma_netns_mode.value_or("(unknown)") + "\n\n";
   for (const auto& m : ModuleRegistry::CreateAll()) out += m->RenderFactsTable(facts);
   if (!facts.warnings.empty()) {
     out += "\nWarnings (discovery skipped these):\n";
@@ -143,6 +145,24 @@ StatusOr<SnapshotStats> SnapshotHost(const std::string& root, const std::string&
   }
   auto stats = WriteSnapshot(*host, record, output_dir);
   if (!stats.ok()) return discard(stats.status());
+  // Read without root, sysfs gives the first 64 bytes of `config`: the
+  // copies hold no capability (ACS, MaxReadReq), and plans from the tree
+  // say "not captured".
+  size_t short_configs = 0;
+  std::string example;
+  for (const auto& [bdf, f] : facts->pcie.functions) {
+    if (f.config_size > 64) continue;
+    if (example.empty()) example = "/sys/bus/pci/devices/" + bdf + "/config";
+    ++short_configs;
+  }
+  if (short_configs > 0) {
+    stats->partial.push_back(
+        "config space copies are partial: " + std::to_string(short_configs) + " of " +
+        std::to_string(facts->pcie.functions.size()) + " `config` files hold 64 bytes (e.g. " +
+        example +
+        "; read without root): ACS Control and MaxReadReq are not captured; run snapshot as "
+        "root for them");
+  }
   return stats;
 }
 

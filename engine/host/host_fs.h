@@ -37,7 +37,14 @@ class HostFs {
 
   // The root directory as given ("/" on the live host).
   virtual const std::string& root() const = 0;
+  // For the backend factories only (modules/*/..._backend_factory.cc).
   bool IsLiveRoot() const { return root() == "/"; }
+  // Is what is missing under the directory `dir` absent from the host, or
+  // just not captured? The live root holds everything: always true. A tree
+  // holds what its capture took: true when it holds `dir` itself (a tree
+  // with /dev captured has no /dev/infiniband because the host had none).
+  // Modules ask this, never which root they run on.
+  bool Captured(std::string_view dir) const { return IsLiveRoot() || Exists(dir); }
 
   // Whole file contents. Only a regular file is read (a FIFO, device node or
   // socket where a file is expected is refused, naming the path), and at

@@ -61,6 +61,18 @@ class HostFsTest : public ::testing::Test {
   std::unique_ptr<HostFs> fs_;
 };
 
+// Issue 25 item 12: "is a missing file absent, or not captured?" is one
+// question of the host layer. A tree answers from what it holds; the live
+// root holds everything.
+TEST_F(HostFsTest, CapturedIsWhatATreeHoldsAndEverythingOnTheLiveRoot) {
+  EXPECT_TRUE(fs_->Captured("/sys/bus/pci/devices"));
+  EXPECT_TRUE(fs_->Captured("/sys/bus/pci/devices/0000:00:01.0/vendor"));
+  EXPECT_FALSE(fs_->Captured("/sys/kernel/iommu_groups"));
+  EXPECT_FALSE(fs_->Captured("/dev/infiniband"));
+  std::unique_ptr<HostFs> live = NewLocalHostFs("/");
+  EXPECT_TRUE(live->Captured("/sys/kernel/no-such-provisioner-dir"));
+}
+
 TEST_F(HostFsTest, ReadsThroughRelativeLinksInsideRoot) {
   auto v = fs_->ReadAttr("/sys/bus/pci/devices/0000:00:01.0/vendor");
   ASSERT_TRUE(v.ok()) << v.status().message();

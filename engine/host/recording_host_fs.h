@@ -40,6 +40,9 @@ struct SnapshotStats {
   size_t links = 0;
   size_t dirs = 0;
   size_t placeholders = 0;  // listed entries never read: created empty
+  // What the copy holds only in part, one sentence each (config space read
+  // without root: 64 bytes of each function's `config`).
+  std::vector<std::string> partial;
 };
 
 // Copies the recorded paths of `source` into the directory `out_dir` (must

@@ -26,6 +26,13 @@ struct ModprobeEntry {
   std::string value;  // "netns_mode=0", the install command, ...
 };
 
+// The `options` lines of one modprobe.d file, as libkmod reads that file
+// alone (continued lines joined, "ib-core" named ib_core).
+struct ModprobeFileOptions {
+  std::string path;  // host path
+  std::vector<ModprobeEntry> options;
+};
+
 // etc/modules-load.d/provisioner.conf, the file the kmod module owns.
 inline constexpr char kModulesLoadConf[] = "/etc/modules-load.d/provisioner.conf";
 
@@ -57,6 +64,11 @@ struct KmodFacts {
   std::vector<ModprobeEntry> remove;
   std::vector<ModprobeEntry> softdeps;
   std::vector<ModprobeEntry> aliases;  // alias pattern (module) -> module (value)
+  // The options again, per file, in libkmod's order (a name in an earlier
+  // directory hides it in later ones): for modules that need to know which
+  // file sets an option (the rdma module's netns mode). Read once, with the
+  // rest of the configuration.
+  std::vector<ModprobeFileOptions> options_by_file;
   // modprobe.d files of a tree that were not read (a link leaving the root,
   // a dangling link, not a regular file), each with why.
   std::vector<std::string> config_warnings;

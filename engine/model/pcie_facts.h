@@ -21,6 +21,10 @@ struct PcieFunctionFacts {
   // (PCIe Capabilities register bits 7:4: 0 endpoint, 4 root port, 5 switch
   // upstream port, 6 switch downstream port, ...) and Device Control (+0x08).
   std::optional<uint16_t> express_offset;
+  // The capability list points past the bytes read (a non-root read of
+  // sysfs `config` gives 64): whether the function has a PCI Express (or
+  // ACS) capability is not captured, which is not "none".
+  bool express_not_captured = false;
   int port_type = -1;
   uint16_t device_control = 0;
   // ACS Extended Capability (ID 0x000D): its offset, ACS Capability (+0x04)
@@ -34,12 +38,16 @@ struct PcieFunctionFacts {
   int link_width = 0;
   // Max_Read_Request_Size in bytes (Device Control bits 14:12); 0 without
   // the PCI Express capability.
-  int MaxReadRequest() const {
-    return express_offset ? 128 << ((device_control >> 12) & 0x7) : 0;
-  }
+  int MaxReadRequest() const { return express_offset ? 128 << ((device_control >> 12) & 0x7) : 0; }
   // A root port (4) or a switch downstream port (6): where ACS redirects
   // peer-to-peer requests upstream.
   bool IsDownstreamPort() const { return port_type == 4 || port_type == 6; }
+  // The ACS Control is not in the bytes read: the PCI Express capability is
+  // past them, or a root/downstream port's extended space is (256 of 4096).
+  bool AcsNotCaptured() const {
+    return !acs_offset &&
+           (express_not_captured || (IsDownstreamPort() && config_size < size_t{4096}));
+  }
 };
 
 struct PcieFacts {
@@ -52,6 +60,9 @@ struct PcieFacts {
   // /sys/kernel/iommu_groups: number of groups; nullopt when the directory
   // is absent (no IOMMU, or not captured).
   std::optional<int> iommu_groups;
+  // The directory is missing and the host layer says that is real (the live
+  // root, or a tree that captured /sys/kernel): no IOMMU.
+  bool iommu_groups_absent = false;
   // /sys/kernel/iommu_groups/<group>/type ("identity" = passthrough, "DMA",
   // "DMA-FQ" = translated) of the GPUs' and NIC PFs' groups, where present.
   std::map<std::string, std::string> iommu_group_types;

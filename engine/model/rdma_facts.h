@@ -73,6 +73,14 @@ struct RdmaFacts {
   std::string persistent_netns_source;  // the file that sets it
   // What /etc/modprobe.d/ib_core.conf itself sets (the file provisioner owns).
   std::optional<std::string> ib_core_conf_netns_mode;
+  // ib_core is in the running kernel's initramfs (it loads from there at
+  // boot, with the modprobe.d copied in when the initramfs was built): why we
+  // think so ("/etc/initramfs-tools/modules lists mlx5_ib"); "" when no
+  // evidence was found.
+  std::string ib_core_initramfs_evidence;
+  // The command that rebuilds that initramfs for the running kernel
+  // ("update-initramfs -u -k 6.1.0-18-amd64", "dracut -f --kver ...").
+  std::string initramfs_rebuild;
   // How the live mode was read ("netlink", "sysfs", or why it is unknown).
   std::string netns_mode_source;
   bool ofed = false;         // MLNX_OFED installed (mlx_compat module or ofed_info)

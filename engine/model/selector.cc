@@ -18,6 +18,12 @@ std::string Lower(std::string s) {
   return s;
 }
 
+std::string BracketList(const std::vector<std::string>& v) {
+  std::string out = "[";
+  for (size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + v[i];
+  return out + "]";
+}
+
 }  // namespace
 
 std::string CanonicalPciAddress(const std::string& address) {
@@ -59,6 +65,32 @@ std::vector<const PciFunction*> SelectPfs(const NicSpec& nic, const HostFacts& f
   for (const auto& f : facts.pci) {
     if (!f.IsNetwork() || f.IsVf()) continue;
     if (SelectorMatches(nic.selector, f)) out.push_back(&f);
+  }
+  return out;
+}
+
+std::string DescribeSelector(const NicSelector& sel) {
+  std::vector<std::string> parts;
+  if (sel.vendor) parts.push_back("vendor " + *sel.vendor);
+  if (sel.device_id) parts.push_back("deviceID " + *sel.device_id);
+  if (!sel.root_devices.empty()) parts.push_back("rootDevices " + BracketList(sel.root_devices));
+  if (!sel.pf_names.empty()) parts.push_back("pfNames " + BracketList(sel.pf_names));
+  if (sel.near_gpu) parts.push_back("nearGpu " + std::to_string(*sel.near_gpu));
+  if (parts.empty()) return "no fields";
+  std::string out;
+  for (size_t i = 0; i < parts.size(); ++i) out += (i ? ", " : "") + parts[i];
+  return out;
+}
+
+std::vector<std::pair<std::string, std::string>> CheckUnmatchedSelectors(
+    const DesiredState& desired, const HostFacts& facts) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (size_t i = 0; i < desired.nics.size(); ++i) {
+    const NicSpec& nic = desired.nics[i];
+    if (nic.selector.near_gpu || !SelectPfs(nic, facts).empty()) continue;
+    out.emplace_back(
+        DesiredState::NicPath(i) + ".nicSelector",
+        "selects no PCI function on this host (" + DescribeSelector(nic.selector) + ")");
   }
   return out;
 }

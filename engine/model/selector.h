@@ -27,6 +27,17 @@ bool SelectorMatches(const NicSelector& sel, const PciFunction& pf);
 // without allowRemote.
 std::vector<const PciFunction*> SelectPfs(const NicSpec& nic, const HostFacts& facts);
 
+// "vendor 15b3, deviceID 1017, rootDevices [0000:af:00.0]": the given fields.
+std::string DescribeSelector(const NicSelector& sel);
+
+// One (path, message) per nic whose selector matches no PF on this host,
+// whatever the nic asks for (CONTRACT §3: "selectors matching nothing on
+// the host (at plan time)" are errors): ("spec.nics[1].nicSelector",
+// "selects no PCI function on this host (vendor 15b3, deviceID 101d)").
+// nearGpu selectors are left to CheckNearGpu (topology.h), which says why.
+std::vector<std::pair<std::string, std::string>> CheckUnmatchedSelectors(
+    const DesiredState& desired, const HostFacts& facts);
+
 // Two nics that select the same PF on this host, one (path, message) per
 // later nic: "spec.nics[1].nicSelector: selects 0000:af:00.0, also selected
 // by spec.nics[0] (rail0)...". Pairs of nearGpu nics are left to

@@ -1,16 +1,19 @@
 // doctor checks of the firmware module (FirmwareModule::Check).
 //
 // firmware.ats-gpudirect: on a host with NVIDIA GPUs and RDMA NICs, a
-// ConnectX card whose ATS_ENABLED is False (next boot or now). With an IOMMU
-// translating the NIC's DMA, GPUDirect RDMA peer-to-peer needs ATS on the NIC
-// (and ACS on the switches allowing translated requests) or it detours
-// through the root complex: NVIDIA's ATS/ACS guidance for GPUDirect RDMA
-// under an IOMMU. A NIC with no IOMMU group has no translation for ATS to
-// cache: ATS off is then what nic-configuration-operator's
-// gpuDirectOptimized (bare metal) sets, and the check says ok.
+// ConnectX card's ATS_ENABLED against the IOMMU mode of its PF
+// (engine/model/iommu_mode.h). mlx5 uses ATS only for memory registered
+// through dma-buf (GPU memory under a translating IOMMU: the NIC caches the
+// translation and sends translated requests, which ACS Direct Translated
+// P2P lets go straight to the GPU); nic-configuration-operator's
+// gpuDirectOptimized sets ATS_ENABLED=false on bare metal (IOMMU off or
+// passthrough: nothing to translate). So ATS is recommended only together
+// with the translating-IOMMU ACS setting of spec.pcie.disableAcs (redirects
+// kept, DT set), and off everywhere else.
 #include <string>
 #include <vector>
 
+#include "engine/model/iommu_mode.h"
 #include "modules/firmware/firmware_module.h"
 #include "modules/firmware/mstconfig_query.h"
 
@@ -45,10 +48,11 @@ std::string QueryLine(const std::string& raw, const std::string& param) {
 
 void FirmwareModule::Check(const DesiredState* desired, const HostFacts& facts,
                            CheckSink& sink) const {
-  (void)desired;
   bool gpus = false;
   for (const PciFunction& f : facts.pci) gpus = gpus || IsNvidiaGpu(f);
   if (!gpus || facts.rdma.devices.empty()) return;  // no GPUDirect RDMA here
+  const bool acs_managed =
+      desired != nullptr && desired->pcie && desired->pcie->disable_acs.value_or("none") != "none";
   for (const auto& [dev, fw] : facts.firmware) {
     auto p = fw.params.find(kAtsParam);
     if (!fw.error.empty() || p == fw.params.end()) continue;  // nothing known to check
@@ -56,7 +60,15 @@ void FirmwareModule::Check(const DesiredState* desired, const HostFacts& facts,
     const bool off_next = MstconfigValueMatches(ats.next_boot, "false");
     const bool off_now = ats.current && MstconfigValueMatches(*ats.current, "false");
     const PciFunction* pf = facts.FindPci(dev);
-    const bool iommu = pf != nullptr && !pf->iommu_group.empty();
+    std::vector<std::string> groups;
+    if (pf != nullptr && !pf->iommu_group.empty()) groups.push_back(pf->iommu_group);
+    IommuDecision iommu;
+    if (pf != nullptr && pf->iommu_group.empty()) {
+      iommu.mode = IommuMode::kOff;  // no group: the PF's DMA is not translated
+      iommu.why = "no iommu_group";
+    } else {
+      iommu = DecideIommuMode(facts.pcie, groups);
+    }
     CheckResult r;
     r.module = "firmware";
     r.id = "firmware.ats-gpudirect";
@@ -64,27 +76,58 @@ void FirmwareModule::Check(const DesiredState* desired, const HostFacts& facts,
     r.evidence = {{fw.source, QueryLine(fw.raw_query, kAtsParam)}};
     if (pf != nullptr) {
       r.evidence.push_back({"/sys/bus/pci/devices/" + dev + "/iommu_group",
-                            iommu ? pf->iommu_group : "(none: no IOMMU)"});
+                            pf->iommu_group.empty() ? "(none: no IOMMU)" : pf->iommu_group});
     }
-    if (!off_next && !off_now) {
+    r.evidence.push_back({"IOMMU", std::string(IommuModeName(iommu.mode)) + ": " + iommu.why});
+    const bool on_next = !off_next;
+    if (iommu.mode == IommuMode::kTranslating) {
+      if (!off_next && !off_now) {
+        r.verdict = Verdict::kOk;
+        r.summary = dev + " has ATS enabled under a translating IOMMU (" + iommu.why +
+                    "): translated GPUDirect RDMA requests can go peer to peer";
+        if (!acs_managed) {
+          r.summary +=
+              "; ACS must allow them (spec.pcie.disableAcs: gpuNicPaths keeps the "
+              "redirects and sets Direct Translated P2P)";
+        }
+      } else {
+        r.verdict = Verdict::kWarn;
+        r.summary = dev + " has ATS off (" + std::string(off_next ? "next boot" : "") +
+                    (off_next && off_now ? " and " : "") + (off_now ? "now" : "") +
+                    ") under a translating IOMMU (" + iommu.why +
+                    "): GPUDirect RDMA reads and writes of GPU memory (dma-buf) are translated "
+                    "in the root complex instead of going peer to peer";
+        r.fix =
+            "together with spec.pcie.disableAcs: gpuNicPaths (under this IOMMU it keeps "
+            "Request/Completion Redirect and sets Direct Translated P2P), set ATS for the "
+            "next boot and reboot: on this card's nic `firmware: { ATS_ENABLED: true }` "
+            "(provisioner apply), or `mstconfig -d " +
+            dev +
+            " -y set ATS_ENABLED=1`; or boot with iommu=pt and leave ATS off (what "
+            "nic-configuration-operator's gpuDirectOptimized does on bare metal)";
+      }
+    } else if (iommu.mode == IommuMode::kUnknown) {
+      r.verdict = Verdict::kWarn;
+      r.summary = dev + " ATS " + (on_next ? "on" : "off") + ", IOMMU mode not captured (" +
+                  iommu.why + "): ATS helps only under a translating IOMMU";
+      r.fix = "run doctor on the host, or snapshot /proc/cmdline and /sys/kernel/iommu_groups";
+    } else if (off_next && (off_now || !ats.current)) {
       r.verdict = Verdict::kOk;
-      r.summary = dev + " has ATS enabled for GPUDirect RDMA";
-    } else if (!iommu) {
-      r.verdict = Verdict::kOk;
-      r.summary = dev + " has ATS off and no IOMMU translates its DMA: nothing for ATS to "
-                        "cache (nic-configuration-operator's gpuDirectOptimized sets "
-                        "ATS_ENABLED=0 on bare metal)";
+      r.summary = dev + " has ATS off and the IOMMU does not translate its DMA (" +
+                  std::string(IommuModeName(iommu.mode)) + ": " + iommu.why +
+                  "): the bare-metal setting (nic-configuration-operator's gpuDirectOptimized "
+                  "sets ATS_ENABLED=0; mlx5 uses ATS only for dma-buf memory)";
     } else {
       r.verdict = Verdict::kWarn;
-      r.summary = dev + " has ATS off (" + std::string(off_next ? "next boot" : "") +
-                  (off_next && off_now ? " and " : "") + (off_now ? "now" : "") +
-                  ") on a host with GPUs and RDMA NICs behind an IOMMU: GPUDirect RDMA "
-                  "reads and writes of GPU memory are translated in the root complex instead "
-                  "of going peer to peer";
-      r.fix = "set it for the next boot and reboot: in host.yaml, on this card's nic, "
-              "`firmware: { ATS_ENABLED: true }` (provisioner apply), or `mstconfig -d " +
-              dev + " -y set ATS_ENABLED=1`; ACS on the switches must then allow "
-              "translated requests peer to peer";
+      r.summary = dev + " has ATS on (" + std::string(on_next ? "next boot" : "now") +
+                  ") while the IOMMU does not translate its DMA (" + IommuModeName(iommu.mode) +
+                  ": " + iommu.why +
+                  "): nothing for ATS to cache; nic-configuration-operator's gpuDirectOptimized "
+                  "sets ATS_ENABLED=0 on bare metal";
+      r.fix =
+          "on this card's nic `firmware: { ATS_ENABLED: false }` (provisioner apply), or "
+          "`mstconfig -d " +
+          dev + " -y set ATS_ENABLED=0`, then reboot";
     }
     sink.Add(std::move(r));
   }

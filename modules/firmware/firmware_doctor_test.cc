@@ -14,8 +14,12 @@ constexpr char kQuery[] =
     "         ATS_ENABLED                         False(0)        False(0)        False(0)\n"
     "         NUM_OF_VFS                          8               8               8\n";
 
-HostFacts GpuHost(const std::string& query, const std::string& iommu_group) {
+// `type`: the NIC group's /sys/kernel/iommu_groups/<n>/type ("" = not read).
+HostFacts GpuHost(const std::string& query, const std::string& iommu_group,
+                  const std::string& type = "DMA") {
   HostFacts f;
+  if (!iommu_group.empty() && !type.empty()) f.pcie.iommu_group_types[iommu_group] = type;
+  f.pcie.cmdline = "BOOT_IMAGE=/boot/vmlinuz ro intel_iommu=on";
   PciFunction gpu;
   gpu.pci_address = "0000:19:00.0";
   gpu.vendor = "10de";
@@ -61,6 +65,40 @@ TEST(FirmwareDoctor, AtsOffWithGpuDirectBehindAnIommuWarns) {
   EXPECT_NE(r[0].fix.find("firmware: { ATS_ENABLED: true }"), std::string::npos) << r[0].fix;
   EXPECT_NE(r[0].fix.find("mstconfig -d 0000:18:00.0 -y set ATS_ENABLED=1"), std::string::npos)
       << r[0].fix;
+  // Recommended with the translating-IOMMU ACS setting, and why.
+  EXPECT_NE(r[0].fix.find("disableAcs: gpuNicPaths"), std::string::npos) << r[0].fix;
+  EXPECT_NE(r[0].fix.find("Direct Translated P2P"), std::string::npos) << r[0].fix;
+  EXPECT_NE(r[0].summary.find("translating IOMMU (intel_iommu=on without iommu=pt; iommu_group "
+                              "17 of type DMA)"),
+            std::string::npos)
+      << r[0].summary;
+}
+
+// Issue 25 item 3: a PF with an IOMMU group in passthrough (identity, or
+// iommu=pt) is bare metal for ATS: off is right (nic-configuration-operator's
+// gpuDirectOptimized), on is the one to question. Main warned "ATS off"
+// for every PF with a group.
+TEST(FirmwareDoctor, AtsUnderPassthroughIsTheBareMetalCase) {
+  auto identity = Checks(GpuHost(kQuery, "17", "identity"));
+  ASSERT_EQ(identity.size(), 1u);
+  EXPECT_EQ(identity[0].verdict, Verdict::kOk) << identity[0].summary;
+  EXPECT_NE(identity[0].summary.find("gpuDirectOptimized"), std::string::npos);
+  HostFacts pt = GpuHost(kQuery, "17", "");
+  pt.pcie.iommu_groups = 30;
+  pt.pcie.cmdline = "ro intel_iommu=on iommu=pt";
+  auto r = Checks(pt);
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].verdict, Verdict::kOk) << r[0].summary;
+  EXPECT_NE(r[0].summary.find("passthrough: iommu=pt on /proc/cmdline"), std::string::npos)
+      << r[0].summary;
+
+  std::string on(kQuery);
+  on.replace(on.rfind("False(0)"), 8, "True(1) ");
+  on.replace(on.rfind("False(0)"), 8, "True(1) ");
+  auto enabled = Checks(GpuHost(on, "17", "identity"));
+  ASSERT_EQ(enabled.size(), 1u);
+  EXPECT_EQ(enabled[0].verdict, Verdict::kWarn) << enabled[0].summary;
+  EXPECT_NE(enabled[0].fix.find("ATS_ENABLED: false"), std::string::npos) << enabled[0].fix;
 }
 
 TEST(FirmwareDoctor, AtsOnOrNoIommuOrNoGpuIsNoWarning) {

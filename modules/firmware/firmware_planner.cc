@@ -161,11 +161,7 @@ void PlanLinkType(const NicSpec& nic, const std::string& path, const HostFacts& 
     return;
   }
   std::vector<const PciFunction*> pfs = SelectPfs(nic, facts);
-  // With numVfs the sriov planner reports a selector matching nothing.
-  // With nearGpu the topology module says why.
-  if (pfs.empty() && !nic.num_vfs && !nic.selector.near_gpu) {
-    sink.Error(path + ".nicSelector", "selects no PCI function on this host");
-  }
+  // A selector matching nothing: reported once, by the pci module.
   for (const PciFunction* pf : pfs) {
     if (RunningMatches(facts, *pf, *nic.link_type)) continue;
     const FirmwareFacts* fw = Lookup(facts, *pf, field, "link type", sink);
@@ -308,9 +304,6 @@ void PlanRawFirmware(const NicSpec& nic, const std::string& path, const HostFact
                      Planned& planned, PlanSink& sink) {
   const std::string fw_path = path + ".firmware";
   std::vector<const PciFunction*> pfs = SelectPfs(nic, facts);
-  if (pfs.empty() && !nic.num_vfs && !nic.link_type && !nic.selector.near_gpu) {
-    sink.Error(path + ".nicSelector", "selects no PCI function on this host");
-  }
   for (const PciFunction* pf : pfs) {
     const FirmwareFacts* fw = Lookup(facts, *pf, fw_path, "configuration", sink);
     if (fw == nullptr) continue;

@@ -171,16 +171,13 @@ Status IpoibModule::Discover(HostContext& ctx, HostFacts& facts) {
           }
           port.port = p->port;
           port.link_layer = p->link_layer;
-        }
-        const std::string pdir = "/sys/class/infiniband/" + port.rdma_device + "/ports/" +
-                                 std::to_string(port.port) + "/pkeys";
-        if (auto entries = fs.ListDir(pdir); entries.ok()) {
-          port.pkeys_read = true;
-          std::vector<StatusOr<std::string>> values = fs.ReadFilesIn(pdir, *entries);
-          for (const auto& v : values) {
-            if (!v.ok()) continue;
-            auto pk = ParsePkey(TrimRight(*v));
-            if (pk && (*pk & ~kPkeyFullMember) != 0) port.pkeys.push_back(*pk);
+          // The P_Key table as the rdma module read it (once per discovery;
+          // discover and doctor, the only readers, read the RDMA devices).
+          if (p->pkeys) {
+            port.pkeys_read = true;
+            for (const std::string& text : *p->pkeys) {
+              if (auto pk = ParsePkey(text)) port.pkeys.push_back(*pk);
+            }
           }
         }
         facts.ipoib.ports[n] = port;

@@ -50,10 +50,8 @@ class Planner {
     const IpoibSpec& ib = *nic.ipoib;
     const std::string ib_path = path + ".ipoib";
     std::vector<const PciFunction*> pfs = SelectPfs(nic, facts_);
-    if (pfs.empty() && !nic.num_vfs && !nic.selector.near_gpu) {
-      sink_.Error(path + ".nicSelector", "selects no PCI function on this host");
-      return;
-    }
+    // A selector matching nothing: reported once, by the pci module.
+    if (pfs.empty()) return;
     for (const PciFunction* pf : pfs) {
       const IpoibInterface* parent = ParentOf(*pf, facts_);
       if (parent == nullptr) {

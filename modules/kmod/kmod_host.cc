@@ -61,18 +61,15 @@ bool IsConfName(const std::string& n) {
 }
 
 // libkmod opens the config paths it is given itself, following any link
-// (an absolute one in a tree leads to this machine's /etc). Under a tree
-// root it gets confined copies instead: each *.conf read through the host
-// layer (a link leaving the root, a dangling one, a FIFO: skipped, with a
-// warning), one directory per config directory, in libkmod's order. On the
-// live root libkmod reads the real directories, as modprobe does.
+// (an absolute one in a tree leads to this machine's /etc). It gets
+// confined copies instead, on every root (the module never asks which one):
+// each *.conf read through the host layer (a link leaving the root, a
+// dangling one, a FIFO: skipped, with a warning), one directory per config
+// directory, in libkmod's order. On the live root the copies hold what
+// modprobe reads.
 class ConfigView {
  public:
   ConfigView(const HostFs& fs, std::vector<std::string>* warnings) {
-    if (fs.IsLiveRoot()) {
-      for (const char* dir : kConfigDirs) paths_.push_back(dir);
-      return;
-    }
     if (std::string err = dir_.Create("provisioner-modprobe"); !err.empty()) {
       warnings->push_back("modprobe.d of the tree not read: " + err);
       return;
@@ -102,13 +99,6 @@ class ConfigView {
   std::map<std::string, std::pair<std::string, std::string>> Files(const HostFs& fs) const {
     std::map<std::string, std::pair<std::string, std::string>> out;
     for (size_t i = 0; i < paths_.size(); ++i) {
-      const std::string host_dir = kConfigDirs[i];
-      if (dir_.path().empty()) {  // the live root
-        for (const std::string& n : ListDirIfPresent(fs, host_dir)) {
-          if (IsConfName(n)) out.emplace(n, std::make_pair(JoinPath(host_dir, n), JoinPath(host_dir, n)));
-        }
-        continue;
-      }
       for (const auto& [copy, host] : origin_) {
         if (copy.compare(0, paths_[i].size() + 1, paths_[i] + "/") != 0) continue;
         out.emplace(std::string(Basename(host)), std::make_pair(copy, host));
@@ -155,6 +145,9 @@ std::string StateOf(kmod_module* mod) {
   return "Live";
 }
 
+// Defined below ModprobeOptionsByFile's neighbours.
+std::vector<ModprobeFileOptions> OptionsByFile(const HostFs& fs, const ConfigView& view);
+
 }  // namespace
 
 Status ReadModprobeConfig(const HostFs& fs, const std::string& release, KmodFacts* facts) {
@@ -193,12 +186,14 @@ Status ReadModprobeConfig(const HostFs& fs, const std::string& release, KmodFact
       default: facts->aliases.push_back({key, value}); break;
     }
   }
+  facts->options_by_file = OptionsByFile(fs, view);  // the same copies: one read
   return OkStatus();
 }
 
-std::vector<ModprobeFileOptions> ModprobeOptionsByFile(const HostFs& fs) {
-  std::vector<std::string> ignored;  // ReadModprobeConfig reports the same files
-  ConfigView view(fs, &ignored);
+namespace {
+
+// Each file of `view` through libkmod on its own.
+std::vector<ModprobeFileOptions> OptionsByFile(const HostFs& fs, const ConfigView& view) {
   const auto files = view.Files(fs);  // name -> (path for libkmod, host path)
   std::vector<ModprobeFileOptions> out;
   if (files.empty()) return out;
@@ -211,7 +206,7 @@ std::vector<ModprobeFileOptions> ModprobeOptionsByFile(const HostFs& fs) {
   const std::vector<Entry> cmdline = ConfigEntries(cmdline_only.get());
   for (const auto& [name, where] : files) {
     const auto& [given, path] = where;
-    const std::string file = fs.IsLiveRoot() ? fs.FsPath(given) : given;
+    const std::string& file = given;
     const char* paths[] = {file.c_str(), nullptr};
     Ctx ctx = NewCtx(moddir.c_str(), paths);
     if (!ctx) continue;
@@ -230,6 +225,14 @@ std::vector<ModprobeFileOptions> ModprobeOptionsByFile(const HostFs& fs) {
     out.push_back(std::move(f));
   }
   return out;
+}
+
+}  // namespace
+
+std::vector<ModprobeFileOptions> ModprobeOptionsByFile(const HostFs& fs) {
+  std::vector<std::string> ignored;  // ReadModprobeConfig reports the same files
+  ConfigView view(fs, &ignored);
+  return OptionsByFile(fs, view);
 }
 
 // KmodFacts::builtin. modules.builtin lists one module a line by its path

@@ -34,10 +34,7 @@ Status ReadModprobeConfig(const HostFs& fs, const std::string& release, KmodFact
 // a file name in an earlier directory (/etc, /run, /usr/local/lib, /lib)
 // hides the same name in later ones, then all by name. For callers that
 // need to know which file sets an option (the rdma module's netns mode).
-struct ModprobeFileOptions {
-  std::string path;  // host path
-  std::vector<ModprobeEntry> options;
-};
+// (ModprobeFileOptions: engine/model/kmod_facts.h; KmodFacts::options_by_file.)
 std::vector<ModprobeFileOptions> ModprobeOptionsByFile(const HostFs& fs);
 
 // libkmod over the root's modules directory: the dependencies of module

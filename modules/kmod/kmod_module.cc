@@ -46,7 +46,7 @@ Status KmodModule::Discover(HostContext& ctx, HostFacts& facts) {
   std::unique_ptr<KmodBackend> backend = NewKmodBackend(*ctx.fs);
   ASSIGN_OR_RETURN(KmodFacts k, DiscoverKmod(*ctx.fs, *backend, facts.kernel.release));
   facts.warnings.insert(facts.warnings.end(), k.config_warnings.begin(), k.config_warnings.end());
-  if (k.loaded_source.empty() && !ctx.fs->IsLiveRoot()) {
+  if (k.loaded_source.empty() && !ctx.fs->Captured("/proc/modules")) {
     for (std::string& n : LoadedByEvidence(*ctx.fs, facts)) {
       LoadedModule m;
       m.name = std::move(n);

@@ -76,7 +76,9 @@ Status LinkModule::Discover(HostContext& ctx, HostFacts& facts) {
       // A netdev that went away or cannot be read is a missing fact; in a
       // tree, a missing file is a partial capture (the planner says so).
       spdlog::debug("link {} ({}): {}", n, backend->Name(), l.status().message());
-      if (!ctx.fs->IsLiveRoot() && l.status().code() == StatusCode::kNotFound) {
+      const std::string dir = "/sys/class/net/" + n;
+      if (l.status().code() == StatusCode::kNotFound &&
+          (!ctx.fs->Captured(dir + "/mtu") || !ctx.fs->Captured(dir + "/flags"))) {
         facts.links_not_captured.insert(n);
       }
       continue;

@@ -34,11 +34,8 @@ void PlanLinks(const DesiredState& desired, const HostFacts& facts, PlanSink& si
     const std::string path = DesiredState::NicPath(i);
     if (!BringsUp(nic)) continue;  // unmanaged links stay as they are
     std::vector<const PciFunction*> pfs = SelectPfs(nic, facts);
-    if (pfs.empty() && nic.mtu && !nic.num_vfs && !nic.selector.near_gpu) {
-      // With numVfs the sriov planner reports a selector matching nothing.
-      sink.Error(path + ".nicSelector", "selects no PCI function on this host");
-      continue;
-    }
+    // A selector matching nothing: reported once, by the pci module.
+    if (pfs.empty()) continue;
     if (nic.mtu && *nic.mtu < kMinMtu) {
       sink.Error(path + ".mtu",
                  std::to_string(*nic.mtu) + " is below the minimum MTU " + std::to_string(kMinMtu));
@@ -55,46 +52,39 @@ void PlanLinks(const DesiredState& desired, const HostFacts& facts, PlanSink& si
       }
       for (const std::string& ifname : pf->netdevs) {
         auto it = facts.links.find(ifname);
-        if (it == facts.links.end() && facts.links_not_captured.count(ifname) != 0) {
-          // A partial capture (ghw's: empty net/<if>/ directories): plan the
-          // link step with an unknown before, and say so. On the live root
-          // the kernel always shows a link's state: an error there.
-          sink.Warning(path, "the link state of " + ifname + " (" + pf->pci_address +
-                                 ") is not in the tree (a partial capture): its mtu and up "
-                                 "steps are planned with an unknown current value");
-          if (nic.mtu) {
-            add(LinkChange(ifname, kMtuAttribute, nullptr, *nic.mtu,
-                           "nic " + nic.name + " wants mtu " + std::to_string(*nic.mtu) + " on " +
-                               ifname,
-                           path + ".mtu", nic));
-          }
-          add(LinkChange(ifname, kUpAttribute, nullptr, true,
-                         "nic " + nic.name + " is configured: " + ifname + " up", path, nic));
-          continue;
-        }
-        if (it == facts.links.end()) {
+        // Known: the link's state. Not captured (a partial capture, ghw's
+        // empty net/<if>/ directories): the steps are planned with an
+        // unknown before, and the plan says so. On the live root the kernel
+        // always shows a link's state: unread is an error there.
+        const LinkFacts* l = it == facts.links.end() ? nullptr : &it->second;
+        if (l == nullptr && facts.links_not_captured.count(ifname) == 0) {
           sink.Error(
               path, "the link state of " + ifname + " (" + pf->pci_address + ") could not be read");
           continue;
         }
-        const LinkFacts& l = it->second;
+        if (l == nullptr) {
+          sink.Warning(path, "the link state of " + ifname + " (" + pf->pci_address +
+                                 ") is not in the tree (a partial capture): its mtu and up "
+                                 "steps are planned with an unknown current value");
+        }
         if (nic.mtu) {
           const int want = *nic.mtu;
-          if ((l.min_mtu && want < *l.min_mtu) ||
-              (l.max_mtu && *l.max_mtu > 0 && want > *l.max_mtu)) {
+          if (l != nullptr && ((l->min_mtu && want < *l->min_mtu) ||
+                               (l->max_mtu && *l->max_mtu > 0 && want > *l->max_mtu))) {
             sink.Error(path + ".mtu", std::to_string(want) + " is outside the MTU range of " +
                                           ifname + " (" +
-                                          (l.min_mtu ? std::to_string(*l.min_mtu) : "?") + ".." +
-                                          (l.max_mtu ? std::to_string(*l.max_mtu) : "?") + ")");
-          } else if (l.mtu != want) {
+                                          (l->min_mtu ? std::to_string(*l->min_mtu) : "?") + ".." +
+                                          (l->max_mtu ? std::to_string(*l->max_mtu) : "?") + ")");
+          } else if (l == nullptr || l->mtu != want) {
             add(LinkChange(
-                ifname, kMtuAttribute, l.mtu, want,
-                "nic " + nic.name + " wants mtu " + std::to_string(want) + " on " + ifname,
+                ifname, kMtuAttribute, l == nullptr ? nlohmann::json() : nlohmann::json(l->mtu),
+                want, "nic " + nic.name + " wants mtu " + std::to_string(want) + " on " + ifname,
                 path + ".mtu", nic));
           }
         }
-        if (!l.admin_up) {
-          add(LinkChange(ifname, kUpAttribute, false, true,
+        if (l == nullptr || !l->admin_up) {
+          add(LinkChange(ifname, kUpAttribute,
+                         l == nullptr ? nlohmann::json() : nlohmann::json(false), true,
                          "nic " + nic.name + " is configured: " + ifname + " up", path, nic));
         }
       }

@@ -332,6 +332,9 @@ Status PciModule::Discover(HostContext& ctx, HostFacts& facts) {
 }
 
 void PciModule::Plan(const DesiredState& desired, const HostFacts& facts, PlanSink& sink) const {
+  // One rule for every nic, reported here once (not by each module that
+  // would have used the PFs).
+  for (auto& [path, message] : CheckUnmatchedSelectors(desired, facts)) sink.Error(path, message);
   for (auto& [path, message] : CheckNicOverlaps(desired, facts)) sink.Error(path, message);
 }
 

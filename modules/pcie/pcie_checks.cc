@@ -1,8 +1,10 @@
 #include "modules/pcie/pcie_checks.h"
 
+#include <cstdio>
 #include <string>
 #include <vector>
 
+#include "engine/model/iommu_mode.h"
 #include "engine/model/selector.h"
 #include "engine/model/topology.h"
 #include "modules/pcie/pcie_config.h"
@@ -13,9 +15,7 @@ namespace {
 
 constexpr char kModule[] = "pcie";
 
-std::string ConfigPath(const std::string& bdf) {
-  return "/sys/bus/pci/devices/" + bdf + "/config";
-}
+std::string ConfigPath(const std::string& bdf) { return "/sys/bus/pci/devices/" + bdf + "/config"; }
 
 // The NICs doctor looks at: the PFs host.yaml selects, else every NIC.
 std::vector<const PciFunction*> NicsOf(const DesiredState* desired, const HostFacts& facts) {
@@ -28,15 +28,30 @@ std::vector<const PciFunction*> NicsOf(const DesiredState* desired, const HostFa
 
 bool RdmaNic(const PciFunction& f) { return !f.IsVf() && f.IsNetwork() && !f.rdma_devices.empty(); }
 
+// The IOMMU groups of a path's GPU and NIC.
+std::vector<std::string> GroupsOf(const HostFacts& facts, const GpuNicPath& p) {
+  std::vector<std::string> out;
+  for (const std::string& end : {p.gpu, p.nic}) {
+    const PciFunction* f = facts.FindPci(end);
+    if (f != nullptr && !f->iommu_group.empty()) out.push_back(f->iommu_group);
+  }
+  return out;
+}
+
 void CheckAcs(const DesiredState* desired, const HostFacts& facts, CheckSink& sink) {
-  const bool wanted = desired != nullptr && desired->pcie &&
-                      desired->pcie->disable_acs.value_or("none") != "none";
+  const bool wanted =
+      desired != nullptr && desired->pcie && desired->pcie->disable_acs.value_or("none") != "none";
   for (const GpuNicPath& p : GpuNicPaths(facts, NicsOf(desired, facts))) {
     CheckResult r;
     r.module = kModule;
     r.id = "pcie.acs-gpu-nic-path";
     r.target = "GPU " + p.gpu + " <-> NIC " + p.nic;
-    std::vector<std::string> enabled, unknown;
+    // What the ports should hold depends on whether the IOMMU translates.
+    const IommuDecision iommu = DecideIommuMode(facts.pcie, GroupsOf(facts, p));
+    const bool keep_redirect =
+        iommu.mode == IommuMode::kTranslating || iommu.mode == IommuMode::kUnknown;
+    std::vector<std::string> off_value, unknown;
+    std::string setpci;
     for (const std::string& bdf : p.bridges) {
       auto bad = facts.pcie.unreadable.find(bdf);
       auto it = facts.pcie.functions.find(bdf);
@@ -48,6 +63,12 @@ void CheckAcs(const DesiredState* desired, const HostFacts& facts, CheckSink& si
         continue;
       }
       const PcieFunctionFacts& f = it->second;
+      if (!f.express_offset && f.express_not_captured) {
+        r.evidence.push_back({ConfigPath(bdf), "PCI Express capability not captured (" +
+                                                   std::to_string(f.config_size) + " bytes)"});
+        unknown.push_back(bdf);
+        continue;
+      }
       if (!f.IsDownstreamPort()) continue;
       if (!f.acs_offset) {
         r.evidence.push_back({ConfigPath(bdf), f.config_size < kPcieConfigSize
@@ -56,28 +77,52 @@ void CheckAcs(const DesiredState* desired, const HostFacts& facts, CheckSink& si
         if (f.config_size < kPcieConfigSize) unknown.push_back(bdf);
         continue;
       }
-      r.evidence.push_back({ConfigPath(bdf) + " ECAP_ACS+0x6 (offset " +
-                                Hex16(static_cast<uint16_t>(*f.acs_offset + kPciAcsControl)) + ")",
-                            "ACS Control " + Hex16(f.acs_control)});
-      if (f.acs_control != 0) enabled.push_back(bdf);
+      const uint16_t want = AcsControlFor(iommu.mode, f.acs_capability, f.acs_control);
+      r.evidence.push_back(
+          {ConfigPath(bdf) + " ECAP_ACS+0x6 (offset " +
+               Hex16(static_cast<uint16_t>(*f.acs_offset + kPciAcsControl)) + ")",
+           "ACS Control " + Hex16(f.acs_control) + ", Capability " + Hex16(f.acs_capability)});
+      if (f.acs_control != want) {
+        off_value.push_back(bdf + " " + Hex16(f.acs_control) + " (want " + Hex16(want) + ")");
+        char value[8];
+        std::snprintf(value, sizeof value, "%04x", want);
+        setpci += (setpci.empty() ? "" : "; ") + std::string("setpci -s ") + bdf +
+                  " ECAP_ACS+0x6.w=" + value;
+      }
     }
-    if (!enabled.empty()) {
+    r.evidence.push_back({"IOMMU", std::string(IommuModeName(iommu.mode)) + ": " + iommu.why});
+    if (!off_value.empty()) {
       r.verdict = wanted ? Verdict::kFail : Verdict::kWarn;
       std::string list;
-      for (const auto& b : enabled) list += (list.empty() ? "" : ", ") + b;
-      r.summary = "ACS is enabled on " + list + " (" + PcieLevelName(p.level) +
-                  " path): GPUDirect RDMA traffic is redirected through the root complex";
-      r.fix = "set spec.pcie.disableAcs: gpuNicPaths and run provisioner apply at every boot "
-              "(or: setpci -s <port> ECAP_ACS+0x6.w=0000 on each port listed)";
+      for (const auto& b : off_value) list += (list.empty() ? "" : ", ") + b;
+      r.summary = "ACS Control on " + list + " (" + PcieLevelName(p.level) + " path, IOMMU " +
+                  IommuModeName(iommu.mode) +
+                  "): GPUDirect RDMA traffic is redirected through "
+                  "the root complex";
+      r.fix =
+          "set spec.pcie.disableAcs: gpuNicPaths and run provisioner apply at every boot "
+          "(or: " +
+          setpci + ")";
+      if (keep_redirect) {
+        r.fix +=
+            "; under a translating IOMMU Request/Completion Redirect stay on and only "
+            "ATS-translated requests go direct (Direct Translated P2P): the NIC needs "
+            "ATS_ENABLED=1 (firmware.ats-gpudirect); or boot with iommu=pt and clear "
+            "ACS entirely";
+      }
     } else if (!unknown.empty()) {
       r.verdict = Verdict::kWarn;
-      r.summary = "ACS state not captured for " + std::to_string(unknown.size()) +
-                  " port(s) on the path";
-      r.fix = "run doctor as root on the host (config space beyond 64 bytes needs root), or "
-              "snapshot the host with its config files";
+      r.summary =
+          "ACS state not captured for " + std::to_string(unknown.size()) + " port(s) on the path";
+      r.fix =
+          "run doctor as root on the host (config space beyond 64 bytes needs root), or "
+          "snapshot the host with its config files";
     } else {
       r.verdict = Verdict::kOk;
-      r.summary = "no ACS redirect on the " + std::string(PcieLevelName(p.level)) + " path";
+      r.summary = "ACS Control fits the " + std::string(PcieLevelName(p.level)) +
+                  " path under IOMMU " + IommuModeName(iommu.mode) +
+                  (keep_redirect ? " (redirects kept, Direct Translated P2P where advertised)"
+                                 : " (no redirect)");
     }
     sink.Add(std::move(r));
   }
@@ -96,19 +141,19 @@ void CheckMaxReadRequest(const HostFacts& facts, CheckSink& sink) {
         !it->second.express_offset) {
       r.verdict = Verdict::kWarn;
       r.summary = "Max_Read_Request_Size not captured";
-      r.evidence.push_back({ConfigPath(pf.pci_address),
-                            bad != facts.pcie.unreadable.end() ? bad->second
-                                                                : "no PCI Express capability read"});
+      r.evidence.push_back({ConfigPath(pf.pci_address), bad != facts.pcie.unreadable.end()
+                                                            ? bad->second
+                                                            : "no PCI Express capability read"});
       r.fix = "run doctor as root on the host, or snapshot it with its config files";
       sink.Add(std::move(r));
       continue;
     }
     const PcieFunctionFacts& f = it->second;
-    r.evidence.push_back({ConfigPath(pf.pci_address) + " CAP_EXP+0x8 (offset " +
-                              Hex16(static_cast<uint16_t>(*f.express_offset + kPciExpDeviceControl)) +
-                              ")",
-                          "Device Control " + Hex16(f.device_control) + ": MaxReadReq " +
-                              std::to_string(f.MaxReadRequest()) + " bytes"});
+    r.evidence.push_back(
+        {ConfigPath(pf.pci_address) + " CAP_EXP+0x8 (offset " +
+             Hex16(static_cast<uint16_t>(*f.express_offset + kPciExpDeviceControl)) + ")",
+         "Device Control " + Hex16(f.device_control) + ": MaxReadReq " +
+             std::to_string(f.MaxReadRequest()) + " bytes"});
     if (f.MaxReadRequest() < 4096) {
       r.verdict = Verdict::kWarn;
       r.summary = "MaxReadReq " + std::to_string(f.MaxReadRequest()) +
@@ -147,9 +192,9 @@ void CheckIommu(const HostFacts& facts, CheckSink& sink) {
   r.id = "pcie.iommu-passthrough";
   r.target = "IOMMU";
   const auto& pc = facts.pcie;
-  r.evidence.push_back({"/sys/kernel/iommu_groups",
-                        pc.iommu_groups ? std::to_string(*pc.iommu_groups) + " groups"
-                                        : std::string("absent")});
+  r.evidence.push_back(
+      {"/sys/kernel/iommu_groups",
+       pc.iommu_groups ? std::to_string(*pc.iommu_groups) + " groups" : std::string("absent")});
   r.evidence.push_back({"/proc/cmdline", pc.cmdline ? *pc.cmdline : std::string("not captured")});
   std::vector<std::string> translated;
   for (const auto& [group, type] : pc.iommu_group_types) {

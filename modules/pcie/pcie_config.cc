@@ -26,11 +26,18 @@ StatusOr<PcieFunctionFacts> ParsePcieConfig(std::string_view config) {
   if ((U16(config, kPciStatus) & kPciStatusCapList) != 0) {
     // Standard list: at most 48 capabilities fit in 0x40..0xff (4 bytes each).
     size_t pos = U8(config, kPciCapabilityPointer) & 0xfc;
-    for (int guard = 0; guard < 48 && pos >= kHeaderSize && pos + 2 <= config.size() && pos < 0x100;
-         ++guard) {
+    for (int guard = 0; guard < 48 && pos >= kHeaderSize && pos < 0x100; ++guard) {
+      if (pos + 2 > config.size()) {
+        f.express_not_captured = true;  // the list goes on past the bytes read
+        break;
+      }
       const uint8_t id = U8(config, pos);
       if (id == 0xff) break;
-      if (id == kPciCapIdExpress && pos + kPciExpDeviceControl + 2 <= config.size()) {
+      if (id == kPciCapIdExpress) {
+        if (pos + kPciExpDeviceControl + 2 > config.size()) {
+          f.express_not_captured = true;
+          break;
+        }
         f.express_offset = static_cast<uint16_t>(pos);
         f.port_type = (U16(config, pos + kPciExpFlags) >> 4) & 0xf;
         f.device_control = U16(config, pos + kPciExpDeviceControl);
@@ -56,6 +63,13 @@ StatusOr<PcieFunctionFacts> ParsePcieConfig(std::string_view config) {
     pos = (header >> 20) & 0xffc;
   }
   return f;
+}
+
+uint16_t AcsControlFor(IommuMode mode, uint16_t capability, uint16_t control) {
+  if (mode == IommuMode::kOff || mode == IommuMode::kPassthrough) return 0;
+  constexpr uint16_t kKept = kPciAcsSourceValidation | kPciAcsRequestRedirect |
+                             kPciAcsCompletionRedirect | kPciAcsUpstreamForwarding;
+  return static_cast<uint16_t>((control & kKept) | (capability & kPciAcsDirectTranslated));
 }
 
 std::optional<uint16_t> WithMaxReadRequest(uint16_t device_control, int bytes) {

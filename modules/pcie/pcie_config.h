@@ -20,6 +20,7 @@
 #include <string_view>
 
 #include "engine/base/status.h"
+#include "engine/model/iommu_mode.h"
 #include "engine/model/pcie_facts.h"
 
 namespace provisioner {
@@ -35,6 +36,15 @@ inline constexpr uint16_t kPciExtCapStart = 0x100;
 inline constexpr uint16_t kPciExtCapIdAcs = 0x000d;
 inline constexpr uint16_t kPciAcsCapability = 0x04;
 inline constexpr uint16_t kPciAcsControl = 0x06;
+// ACS Capability / Control bits (PCI Express Base 5.0 §7.7.8.2, .3; the
+// kernel's PCI_ACS_*).
+inline constexpr uint16_t kPciAcsSourceValidation = 0x01;     // SV
+inline constexpr uint16_t kPciAcsTranslationBlocking = 0x02;  // TB
+inline constexpr uint16_t kPciAcsRequestRedirect = 0x04;      // RR
+inline constexpr uint16_t kPciAcsCompletionRedirect = 0x08;   // CR
+inline constexpr uint16_t kPciAcsUpstreamForwarding = 0x10;   // UF
+inline constexpr uint16_t kPciAcsEgressControl = 0x20;        // EC
+inline constexpr uint16_t kPciAcsDirectTranslated = 0x40;     // DT
 // PCIe Device/Port Type values (PCI Express Capabilities bits 7:4).
 inline constexpr int kPciExpTypeEndpoint = 0;
 inline constexpr int kPciExpTypeRootPort = 4;
@@ -49,6 +59,17 @@ inline constexpr size_t kPcieConfigSize = 4096;
 // header itself is missing (fewer than 64 bytes). Extended capabilities need
 // the full 4096 bytes (an unprivileged read gives 64).
 StatusOr<PcieFunctionFacts> ParsePcieConfig(std::string_view config);
+
+// The ACS Control a GPU<->NIC path's port should hold, given the IOMMU
+// mode (engine/model/iommu_mode.h) and the port's ACS Capability and
+// Control now. IOMMU off or passthrough: 0 (every redirect off: what NCCL's
+// guide does; peer requests turn at the switch). Translating, or unknown
+// (the safe choice): SV, RR, CR and UF kept as they are (the kernel's
+// pci_std_enable_acs sets them: untranslated requests go up to the IOMMU),
+// Translation Blocking and Egress Control cleared (they would block or
+// redirect the translated peer requests), and Direct Translated P2P set
+// where the capability advertises it (ATS-translated requests go direct).
+uint16_t AcsControlFor(IommuMode mode, uint16_t capability, uint16_t control);
 
 // Device Control with Max_Read_Request_Size set to `bytes` (128..4096, a
 // power of two; other values return nullopt), every other bit kept.

@@ -4,6 +4,8 @@
 // what lspci itself decodes from them.
 #include "modules/pcie/pcie_config.h"
 
+#include <map>
+#include <optional>
 #include <string>
 
 #include "gtest/gtest.h"
@@ -14,9 +16,9 @@
 namespace provisioner {
 namespace {
 
-using testing::PciFunctionSpec;
 using testing::PcieConfigBytes;
 using testing::PcieConfigSpec;
+using testing::PciFunctionSpec;
 
 std::string Port(int type, std::optional<uint16_t> acs_cap, uint16_t acs_ctrl, int mrrs = 512) {
   PciFunctionSpec f;
@@ -63,11 +65,24 @@ TEST(PcieConfigTest, UnprivilegedReadHasNoExtendedCapabilities) {
   ASSERT_TRUE(f.ok());
   EXPECT_FALSE(f->express_offset);
   EXPECT_FALSE(f->acs_offset);
+  // Issue 25 item 9: the capability pointer (0x40) is past the bytes read:
+  // not captured, which is not "no capability".
+  EXPECT_TRUE(f->express_not_captured);
+  EXPECT_TRUE(f->AcsNotCaptured());
   // 256 bytes (conventional space): the PCIe capability, no ACS.
   f = ParsePcieConfig(Port(6, 0x005f, 0x001d).substr(0, 256));
   ASSERT_TRUE(f.ok());
   EXPECT_EQ(f->express_offset, 0x60);
   EXPECT_FALSE(f->acs_offset);
+  EXPECT_FALSE(f->express_not_captured);
+  f->config_size = 256;
+  EXPECT_TRUE(f->AcsNotCaptured());  // a downstream port's extended space
+  // A list that ends inside the bytes read: no PCI Express capability, known.
+  std::string no_caps = Port(6, 0x005f, 0x001d).substr(0, 64);
+  no_caps[0x34] = 0;
+  f = ParsePcieConfig(no_caps);
+  ASSERT_TRUE(f.ok());
+  EXPECT_FALSE(f->express_not_captured);
   EXPECT_FALSE(ParsePcieConfig(std::string(63, '\0')).ok());
 }
 
@@ -150,6 +165,74 @@ TEST(PcieConfigTest, RealConfigSpacesDecodeAsLspciDecodesThem) {
     EXPECT_EQ(f->acs_capability, d.acs_capability);
     EXPECT_EQ(f->acs_control, d.acs_control);
   }
+}
+
+}  // namespace
+}  // namespace provisioner
+
+namespace provisioner {
+namespace {
+
+// Issue 25 item 2: ACS Control for GPUDirect by IOMMU mode (kernel's
+// PCI_ACS_* bits: SV 0x1, TB 0x2, RR 0x4, CR 0x8, UF 0x10, EC 0x20, DT 0x40).
+TEST(AcsControlForTest, ClearedWithoutTranslationKeptRedirectsAndDtWithIt) {
+  EXPECT_EQ(AcsControlFor(IommuMode::kOff, 0x005f, 0x001d), 0x0000);
+  EXPECT_EQ(AcsControlFor(IommuMode::kPassthrough, 0x005f, 0x001d), 0x0000);
+  // The bundled HGX ports: Capability 0x005f, Control 0x001d -> 0x005d.
+  EXPECT_EQ(AcsControlFor(IommuMode::kTranslating, 0x005f, 0x001d), 0x005d);
+  EXPECT_EQ(AcsControlFor(IommuMode::kUnknown, 0x005f, 0x001d), 0x005d);  // the safe one
+  // TB and EC cleared (they block or redirect the translated requests).
+  EXPECT_EQ(AcsControlFor(IommuMode::kTranslating, 0x007f, 0x003f), 0x005d);
+  // No DT advertised: redirects kept, nothing set.
+  EXPECT_EQ(AcsControlFor(IommuMode::kTranslating, 0x001f, 0x001d), 0x001d);
+  // Redirects the kernel did not set are not turned on.
+  EXPECT_EQ(AcsControlFor(IommuMode::kTranslating, 0x005f, 0x0001), 0x0041);
+}
+
+PcieFacts Iommu(std::optional<std::string> cmdline, std::map<std::string, std::string> types,
+                std::optional<int> groups = std::nullopt, bool absent = false) {
+  PcieFacts f;
+  f.cmdline = std::move(cmdline);
+  f.iommu_group_types = std::move(types);
+  f.iommu_groups = groups;
+  f.iommu_groups_absent = absent;
+  return f;
+}
+
+TEST(IommuModeTest, FromGroupTypesAndTheCommandLine) {
+  const std::string on = "BOOT_IMAGE=/boot/vmlinuz ro quiet intel_iommu=on";
+  IommuDecision d = DecideIommuMode(Iommu(on, {{"4", "DMA"}, {"6", "DMA-FQ"}}, 2), {});
+  EXPECT_EQ(d.mode, IommuMode::kTranslating);
+  EXPECT_EQ(d.why,
+            "intel_iommu=on without iommu=pt; iommu_group 4 of type DMA, iommu_group 6 "
+            "of type DMA-FQ");
+  // Only the groups asked about count.
+  d = DecideIommuMode(Iommu(std::nullopt, {{"4", "identity"}, {"6", "DMA"}}, 2), {"4"});
+  EXPECT_EQ(d.mode, IommuMode::kPassthrough);
+  d = DecideIommuMode(Iommu(std::nullopt, {{"4", "unmanaged"}}, 1), {"4"});
+  EXPECT_EQ(d.mode, IommuMode::kTranslating);
+  // iommu=pt decides; a group saying otherwise is a conflict, named.
+  d = DecideIommuMode(Iommu(on + " iommu=pt", {{"4", "DMA"}}, 1), {});
+  EXPECT_EQ(d.mode, IommuMode::kPassthrough);
+  EXPECT_EQ(d.why, "iommu=pt on /proc/cmdline");
+  ASSERT_EQ(d.conflicts.size(), 1u);
+  EXPECT_NE(d.conflicts[0].find("iommu_group 4 of type DMA"), std::string::npos);
+  // The last word wins, as the kernel parses them.
+  d = DecideIommuMode(Iommu("iommu=pt iommu.passthrough=0", {}, 3), {});
+  EXPECT_EQ(d.mode, IommuMode::kTranslating);
+  d = DecideIommuMode(Iommu("iommu.passthrough=1", {}, 3), {});
+  EXPECT_EQ(d.mode, IommuMode::kPassthrough);
+  // Groups without types, no pt: the kernel's default DMA domain.
+  d = DecideIommuMode(Iommu("ro quiet", {}, 3), {});
+  EXPECT_EQ(d.mode, IommuMode::kTranslating);
+  // No groups: off (an empty directory, or absent where the host says so).
+  EXPECT_EQ(DecideIommuMode(Iommu("ro", {}, 0), {}).mode, IommuMode::kOff);
+  EXPECT_EQ(DecideIommuMode(Iommu("ro intel_iommu=off", {}, std::nullopt, true), {}).mode,
+            IommuMode::kOff);
+  // Nothing captured: unknown.
+  EXPECT_EQ(DecideIommuMode(Iommu(std::nullopt, {}), {}).mode, IommuMode::kUnknown);
+  EXPECT_EQ(DecideIommuMode(Iommu("ro quiet", {}), {}).mode, IommuMode::kUnknown);
+  EXPECT_EQ(DecideIommuMode(Iommu("ro intel_iommu=on", {}), {}).mode, IommuMode::kTranslating);
 }
 
 }  // namespace

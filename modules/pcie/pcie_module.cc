@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "engine/model/pci_address.h"
 #include "engine/model/topology.h"
 #include "engine/module/registry.h"
 #include "engine/plan/resource.h"
@@ -14,31 +15,29 @@
 namespace provisioner {
 namespace {
 
-std::string ConfigPath(const std::string& bdf) {
-  return "/sys/bus/pci/devices/" + bdf + "/config";
+std::string ConfigPath(const std::string& bdf) { return "/sys/bus/pci/devices/" + bdf + "/config"; }
+
+bool WantsAcs(const DesiredState& d) {
+  return d.pcie && d.pcie->disable_acs.value_or("none") != "none";
 }
 
 bool WantsPcie(const DesiredState& d) {
-  if (d.pcie && d.pcie->disable_acs.value_or("none") != "none") return true;
+  if (WantsAcs(d)) return true;
   for (const NicSpec& n : d.nics) {
     if (n.pcie && n.pcie->max_read_request) return true;
   }
   return false;
 }
 
-bool IsBdf(const std::string& s) {
-  if (s.size() != 12 || s[4] != ':' || s[7] != ':' || s[10] != '.') return false;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (i != 4 && i != 7 && i != 10 && !std::isxdigit(static_cast<unsigned char>(s[i]))) {
-      return false;
-    }
-  }
-  return true;
-}
+// The inverse of a change planned from a short capture (before unknown):
+// there is no value to restore.
+bool NothingToRestore(const Change& c) { return c.after.is_null() && !c.before.is_null(); }
 
 Status CheckChangeShape(const Change& c) {
   if (c.module != kPcieModule) return InvalidArgumentError("module pcie cannot apply " + c.id);
-  if (!IsBdf(c.target)) return InvalidArgumentError(c.id + ": bad PCI address " + c.target);
+  if (!PciAddress::ParseSysfsName(c.target))
+    return InvalidArgumentError(c.id + ": bad PCI address " + c.target);
+  if (NothingToRestore(c)) return OkStatus();
   if (c.attribute == kAcsControlAttribute) {
     if (!c.after.is_string() || !ParseHex16(c.after.get<std::string>())) {
       return InvalidArgumentError(c.id + ": ACS Control must be a hex string, not " +
@@ -49,8 +48,8 @@ Status CheckChangeShape(const Change& c) {
   if (c.attribute == kMaxReadRequestAttribute) {
     if (!c.after.is_number_integer() ||
         !WithMaxReadRequest(0, static_cast<int>(c.after.get<long long>()))) {
-      return InvalidArgumentError(c.id + ": maxReadRequest must be 128..4096, a power of two, not " +
-                                  c.after.dump());
+      return InvalidArgumentError(
+          c.id + ": maxReadRequest must be 128..4096, a power of two, not " + c.after.dump());
     }
     return OkStatus();
   }
@@ -126,10 +125,14 @@ Status PcieModule::Discover(HostContext& ctx, HostFacts& facts) {
       facts.pcie.unreadable[f.pci_address] = read.status().message();
     }
   }
-  if (ctx.plan_for != nullptr) return OkStatus();  // the rest is doctor's evidence
+  // The IOMMU mode: doctor's evidence, and what disableAcs clears.
+  if (ctx.plan_for != nullptr && !WantsAcs(*ctx.plan_for)) return OkStatus();
   if (fs.IsDir("/sys/kernel/iommu_groups")) {
     auto groups = fs.ListDir("/sys/kernel/iommu_groups");
     if (groups.ok()) facts.pcie.iommu_groups = static_cast<int>(groups->size());
+  } else {
+    // No IOMMU, unless the capture did not take /sys/kernel.
+    facts.pcie.iommu_groups_absent = fs.Captured("/sys/kernel");
   }
   for (const PciFunction& f : facts.pci) {
     if (f.IsVf() || f.iommu_group.empty() || (!IsGpuFunction(f) && !f.IsNetwork())) continue;
@@ -147,9 +150,18 @@ void PcieModule::Plan(const DesiredState& desired, const HostFacts& facts, PlanS
   DeclarePciResources(facts, sink, from);  // a PF's changes in order, PFs at once
 }
 
+// A change planned from a short capture (before unknown) on a function
+// that turns out to have no such register: nothing to write.
+bool PlannedBlindOnMissingRegister(const Change& c, const StatusOr<Register>& now) {
+  return c.before.is_null() && !now.ok() && now.status().code() == StatusCode::kFailedPrecondition;
+}
+
 Status PcieModule::Apply(const Change& change, HostContext& ctx) {
   RETURN_IF_ERROR(CheckChange(change));
-  ASSIGN_OR_RETURN(Register now, CurrentRegister(*ctx.fs, change));
+  if (NothingToRestore(change)) return OkStatus();
+  StatusOr<Register> read = CurrentRegister(*ctx.fs, change);
+  if (PlannedBlindOnMissingRegister(change, read)) return OkStatus();
+  ASSIGN_OR_RETURN(Register now, std::move(read));
   const uint16_t want = Wanted(change, now.value);
   if (now.value == want) return OkStatus();  // a re-run, or a rollback of a refused write
   if (ctx.progress) {
@@ -158,13 +170,14 @@ Status PcieModule::Apply(const Change& change, HostContext& ctx) {
   return ctx.fs->WriteAt(ConfigPath(change.target), now.offset, Le16(want));
 }
 
-Status PcieModule::CheckChange(const Change& change) const {
-  return CheckChangeShape(change);
-}
+Status PcieModule::CheckChange(const Change& change) const { return CheckChangeShape(change); }
 
 Status PcieModule::Verify(const Change& change, HostContext& ctx) {
   RETURN_IF_ERROR(CheckChange(change));
-  ASSIGN_OR_RETURN(Register now, CurrentRegister(*ctx.fs, change));
+  if (NothingToRestore(change)) return OkStatus();
+  StatusOr<Register> read = CurrentRegister(*ctx.fs, change);
+  if (PlannedBlindOnMissingRegister(change, read)) return OkStatus();
+  ASSIGN_OR_RETURN(Register now, std::move(read));
   const uint16_t want = Wanted(change, now.value);
   if (now.value == want) return OkStatus();
   const std::string label = change.field_path.empty() ? change.id : change.field_path;
@@ -177,8 +190,7 @@ Status PcieModule::Verify(const Change& change, HostContext& ctx) {
                                  std::to_string(128 << ((now.value >> 12) & 0x7)));
 }
 
-void PcieModule::Check(const DesiredState* desired, const HostFacts& facts,
-                       CheckSink& sink) const {
+void PcieModule::Check(const DesiredState* desired, const HostFacts& facts, CheckSink& sink) const {
   CheckPcie(desired, facts, sink);
 }
 

@@ -56,6 +56,8 @@ void PcieModule::RenderFactsJson(const HostFacts& facts, FactsJson& out) const {
     e["portType"] = f.port_type;
     if (f.acs_offset) e["acsControl"] = Hex16(f.acs_control);
     if (f.express_offset) e["maxReadRequest"] = f.MaxReadRequest();
+    if (f.express_not_captured || f.AcsNotCaptured()) e["configBytes"] = f.config_size;
+    if (f.express_not_captured) e["expressCapability"] = "not captured";
     if (!f.link_speed.empty()) e["linkSpeed"] = f.link_speed;
     if (f.link_width > 0) e["linkWidth"] = f.link_width;
     j["functions"][bdf] = e;
@@ -74,8 +76,10 @@ std::string PcieModule::RenderFactsTable(const HostFacts& facts) const {
       {"PCI", "KIND", "ACS CTL", "MAXREADREQ", "LINK", "GPU<->NIC PATHS"}};
   for (const auto& [bdf, f] : p.functions) {
     const bool nic = nics.count(bdf) != 0;
-    if (!nic && !f.IsDownstreamPort()) continue;  // upstream ports, other bridges
-    std::string kind = PortKind(f);
+    // Upstream ports and other bridges are left out; a bridge whose port
+    // type is not in the bytes read is shown with '?'.
+    if (!nic && !f.IsDownstreamPort() && !f.express_not_captured) continue;
+    std::string kind = f.express_not_captured ? "bridge (type ?)" : PortKind(f);
     if (nic) {
       const PciFunction* pf = facts.FindPci(bdf);
       kind = "NIC";
@@ -84,12 +88,14 @@ std::string PcieModule::RenderFactsTable(const HostFacts& facts) const {
     std::string acs = "-";
     if (f.acs_offset) {
       acs = Hex16(f.acs_control);
-    } else if (!nic && f.config_size < kPcieConfigSize) {
-      acs = "?";  // extended config space not readable (not root)
+    } else if (!nic && f.AcsNotCaptured()) {
+      acs = "?";  // not in the bytes read (not root)
     }
+    std::string mrrs = f.express_offset ? std::to_string(f.MaxReadRequest()) : "-";
+    if (f.express_not_captured) mrrs = "?";
     auto on = paths.find(bdf);
-    rows.push_back({bdf, kind, acs, f.express_offset ? std::to_string(f.MaxReadRequest()) : "-",
-                    Link(f), on == paths.end() ? "-" : JoinNames(on->second)});
+    rows.push_back(
+        {bdf, kind, acs, mrrs, Link(f), on == paths.end() ? "-" : JoinNames(on->second)});
   }
   std::string out =
       "\nPCIe (config space: ACS Control of root/downstream ports, MaxReadReq of NIC "
@@ -100,7 +106,7 @@ std::string PcieModule::RenderFactsTable(const HostFacts& facts) const {
     out += TextTable(rows, "  ");
     out +=
         "  ACS CTL 0x0000 = peer-to-peer goes straight across; '-' = no ACS capability; '?' = "
-        "extended config space not readable\n";
+        "not captured (config space read without root: 64 bytes)\n";
   }
   if (!p.unreadable.empty()) {
     // One example: the reason ("not captured") is usually the same for all.

@@ -99,6 +99,19 @@ void PlanNetnsMode(const DesiredState& desired, const HostFacts& facts, PlanSink
     c.field_path = "spec.rdma.persist";
     c.detail = {{"path", "/etc/modprobe.d/ib_core.conf"}};
     sink.AddChange(std::move(c));
+    // ib_core loads from the initramfs, with the modprobe.d copied in when
+    // it was built: the file takes effect at boot only once it is rebuilt.
+    if (!r.ib_core_initramfs_evidence.empty()) {
+      const std::string cmd = r.initramfs_rebuild.empty()
+                                  ? std::string("update-initramfs -u (or dracut -f)")
+                                  : r.initramfs_rebuild;
+      sink.Warning("spec.rdma.persist",
+                   "ib_core loads from the initramfs (" + r.ib_core_initramfs_evidence +
+                       "): /etc/modprobe.d/ib_core.conf takes effect at boot only after `" + cmd +
+                       "`; run it after apply, before the reboot (or boot with "
+                       "ib_core.netns_mode=" +
+                       (want == "exclusive" ? "0" : "1") + " on the kernel command line)");
+    }
   }
   // Another modprobe.d file may set the option after ours: modprobe keeps
   // the last value, so say which file overrides.

@@ -69,10 +69,13 @@ Status RdmaModule::Discover(HostContext& ctx, HostFacts& facts) {
     facts.rdma_netns_mode = *param;
     r.netns_mode_source = kNetnsModeParam;
   }
-  ReadPersistentNetnsMode(fs, r);
-  if (auto conf = fs.ReadFile(kIbCoreConf); conf.ok()) {
-    r.ib_core_conf_netns_mode = NetnsModeFromModprobe(*conf);
+  if (facts.kmod.discovered) {
+    // modprobe.d as the kmod module read it: one read per discovery.
+    PersistentNetnsModeFrom(facts.kmod.options_by_file, r);
+  } else {
+    ReadPersistentNetnsMode(fs, r);
   }
+  ReadInitramfs(fs, facts.kernel.release, r);
   ReadOfed(fs, r);
   if (auto netns = fs.ListDir("/run/netns"); netns.ok()) r.named_netns = *netns;
   ReadDevFiles(fs, r);
@@ -99,8 +102,7 @@ Status RdmaModule::SetLiveMode(const Change& change, const std::string& mode, Ho
   bool refused = false;
   for (int attempt = 1; attempt <= options_.set_attempts; ++attempt) {
     s = netns->Set(mode, &refused);
-    if (s.ok() || s.err() != EBUSY || !netns->RetryWhenBusy() ||
-        attempt == options_.set_attempts) {
+    if (s.ok() || s.err() != EBUSY || !netns->RetryWhenBusy() || attempt == options_.set_attempts) {
       break;
     }
     // A namespace may be going away (a pod being deleted): retry briefly.
@@ -187,6 +189,7 @@ void RdmaModule::Check(const DesiredState* desired, const HostFacts& facts, Chec
   RunRdmaChecks(desired, facts, sink);
 }
 
-PROVISIONER_REGISTER_MODULE("rdma", RdmaModule, "pci")
+// After kmod: modprobe.d comes from its facts.
+PROVISIONER_REGISTER_MODULE("rdma", RdmaModule, "pci", "kmod")
 
 }  // namespace provisioner::rdma

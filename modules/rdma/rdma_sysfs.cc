@@ -105,7 +105,7 @@ StatusOr<RdmaPort> ReadPort(const HostFs& fs, const std::string& dir, int port,
   p.lid = ParseHexLid(Attr(fs, dir + "/lid"));
   p.sm_lid = ParseHexLid(Attr(fs, dir + "/sm_lid"));
   auto slots = fs.ListDir(dir + "/gids");
-  p.gids_captured = slots.ok() || fs.IsLiveRoot();
+  p.gids_captured = slots.ok() || fs.Captured(dir + "/gids");
   if (slots.ok()) {
     // Whole tables at a time (ReadFilesIn resolves each directory once): a
     // port has 256 slots, most of them empty.
@@ -365,7 +365,7 @@ StatusOr<RdmaDevice> ReadRdmaDevice(const HostFs& fs, const std::string& dir,
   d.fw_ver = Attr(fs, dir + "/fw_ver");
   d.hca_type = Attr(fs, dir + "/hca_type");
   std::vector<std::string> pci_netdevs;
-  d.device_captured = fs.IsLiveRoot() || fs.Exists(dir + "/device");
+  d.device_captured = fs.Captured(dir + "/device");
   if (fs.Exists(dir + "/device")) {
     auto pci = fs.LinkBasename(dir + "/device");
     if (pci.ok() && fs.Exists(dir + "/device/vendor")) {
@@ -406,14 +406,19 @@ std::optional<std::string> ReadNetnsModeParam(const HostFs& fs) {
 }
 
 void ReadPersistentNetnsMode(const HostFs& fs, RdmaFacts& facts) {
+  PersistentNetnsModeFrom(ModprobeOptionsByFile(fs), facts);
+}
+
+void PersistentNetnsModeFrom(const std::vector<ModprobeFileOptions>& files, RdmaFacts& facts) {
   // modprobe.d through libkmod, as modprobe reads it (ib-core is ib_core,
   // continued lines are one line); the last file setting it wins.
-  for (const ModprobeFileOptions& file : ModprobeOptionsByFile(fs)) {
+  for (const ModprobeFileOptions& file : files) {
     for (const ModprobeEntry& o : file.options) {
       if (o.module != "ib_core") continue;
       if (auto m = NetnsModeFromModprobe("options ib_core " + o.value)) {
         facts.persistent_netns_mode = *m;
         facts.persistent_netns_source = file.path;
+        if (file.path == kIbCoreConf) facts.ib_core_conf_netns_mode = *m;
       }
     }
   }
@@ -436,7 +441,7 @@ void ReadDevFiles(const HostFs& fs, RdmaFacts& facts) {
   // The live root always has /dev; a tree may not have captured it, or only
   // part of it (hwloc's dev/cpuset): device files count as captured when the
   // tree has /dev/infiniband or the device nodes every host has.
-  facts.dev_captured = fs.IsLiveRoot() || fs.Exists("/dev/infiniband") || fs.Exists("/dev/null");
+  facts.dev_captured = fs.Captured("/dev/infiniband") || fs.Captured("/dev/null");
 }
 
 std::string RenderAddressCapture(const std::vector<std::pair<std::string, std::string>>& addrs) {
@@ -505,6 +510,117 @@ void ReadAddressesFromProc(const HostFs& fs, RdmaFacts& facts) {
       if ((*ip & r.mask) == r.dst && (best == nullptr || r.mask > best->mask)) best = &r;
     }
     if (best != nullptr) facts.addresses[best->iface].ipv4.push_back(a);
+  }
+}
+
+namespace {
+
+// ib_core itself, or a module that depends on it (modprobe loads it first).
+bool NeedsIbCore(const std::string& m) {
+  static const char* const kUsers[] = {"ib_core", "ib_uverbs", "ib_umad",  "ib_cm",     "iw_cm",
+                                       "rdma_cm", "rdma_ucm",  "ib_ipoib", "mlx5_ib",   "mlx4_ib",
+                                       "irdma",   "bnxt_re",   "efa",      "rdma_rxe",  "siw",
+                                       "ib_iser", "ib_isert",  "ib_srp",   "nvme_rdma", "rpcrdma"};
+  std::string n = m;
+  for (char& c : n) {
+    if (c == '-') c = '_';
+  }
+  for (const char* u : kUsers) {
+    if (n == u) return true;
+  }
+  return false;
+}
+
+// The words of `line` after `key` (`add_drivers+=" mlx5_ib ib_core "`).
+std::vector<std::string> DracutWords(const std::string& line, const std::string& key) {
+  std::vector<std::string> out;
+  const size_t at = line.find_first_not_of(" \t");
+  if (at == std::string::npos || line.compare(at, key.size(), key) != 0) return out;
+  const size_t after = at + key.size();
+  if (after >= line.size() || (line[after] != '=' && line[after] != '+')) return out;
+  const size_t eq = line.find('=', after);
+  if (eq == std::string::npos) return out;
+  std::string rest = line.substr(eq + 1);
+  for (char& c : rest) {
+    if (c == '"' || c == '\'') c = ' ';
+  }
+  std::istringstream in(rest);
+  std::string w;
+  while (in >> w) out.push_back(w);
+  return out;
+}
+
+}  // namespace
+
+void ReadInitramfs(const HostFs& fs, const std::string& release, RdmaFacts& facts) {
+  const bool dracut = fs.Exists("/etc/dracut.conf") || fs.IsDir("/etc/dracut.conf.d");
+  const bool tools = fs.IsDir("/etc/initramfs-tools");
+  if (!release.empty()) {
+    if (tools) {
+      facts.initramfs_rebuild = "update-initramfs -u -k " + release;
+    } else if (dracut) {
+      facts.initramfs_rebuild = "dracut -f --kver " + release;
+    }
+    // A capture of the image's file list (what lsinitramfs / lsinitrd print).
+    const std::string list = "/run/provisioner/initramfs/" + release + ".list";
+    if (auto text = fs.ReadFile(list); text.ok()) {
+      std::istringstream in(*text);
+      std::string line;
+      while (std::getline(in, line)) {
+        const size_t slash = line.rfind('/');
+        const std::string base = line.substr(slash == std::string::npos ? 0 : slash + 1);
+        if (base == "ib_core.ko" || base == "ib_core.ko.xz" || base == "ib_core.ko.zst" ||
+            base == "ib_core.ko.gz") {
+          facts.ib_core_initramfs_evidence = list + " lists " + line;
+          return;
+        }
+      }
+      return;  // the list says: not in it
+    }
+  }
+  if (tools) {
+    if (auto text = fs.ReadFile("/etc/initramfs-tools/modules"); text.ok()) {
+      std::istringstream in(*text);
+      std::string line;
+      while (std::getline(in, line)) {
+        std::istringstream words(line);
+        std::string m;
+        if (!(words >> m) || m[0] == '#') continue;
+        if (NeedsIbCore(m)) {
+          facts.ib_core_initramfs_evidence = "/etc/initramfs-tools/modules lists " + m;
+          return;
+        }
+      }
+    }
+  }
+  if (!dracut) return;
+  std::vector<std::string> files = {"/etc/dracut.conf"};
+  for (const std::string& n : ListDirIfPresent(fs, "/etc/dracut.conf.d")) {
+    if (n.size() > 5 && n.compare(n.size() - 5, 5, ".conf") == 0) {
+      files.push_back("/etc/dracut.conf.d/" + n);
+    }
+  }
+  for (const std::string& f : files) {
+    auto text = fs.ReadFile(f);
+    if (!text.ok()) continue;
+    std::istringstream in(*text);
+    std::string line;
+    while (std::getline(in, line)) {
+      for (const char* key : {"add_drivers", "force_drivers", "drivers"}) {
+        for (const std::string& m : DracutWords(line, key)) {
+          if (NeedsIbCore(m)) {
+            facts.ib_core_initramfs_evidence = f + ": " + key + " has " + m;
+            return;
+          }
+        }
+      }
+      for (const std::string& m : DracutWords(line, "add_dracutmodules")) {
+        if (m == "rdma") {
+          facts.ib_core_initramfs_evidence = f + ": add_dracutmodules has rdma";
+          return;
+        }
+      }
+    }
   }
 }
 

@@ -11,6 +11,7 @@
 
 #include "engine/base/status.h"
 #include "engine/host/host_fs.h"
+#include "engine/model/kmod_facts.h"
 #include "engine/model/host_model.h"
 
 namespace provisioner::rdma {
@@ -58,6 +59,21 @@ StatusOr<std::vector<RdmaDevice>> ReadRdmaDevices(const HostFs& fs);
 std::optional<std::string> ReadNetnsModeParam(const HostFs& fs);
 // The persistent netns mode and the file that sets it (modprobe.d under root).
 void ReadPersistentNetnsMode(const HostFs& fs, RdmaFacts& facts);
+// The same from modprobe.d as the kmod module read it (KmodFacts::
+// options_by_file): the last file setting ib_core's netns_mode wins, and
+// what /etc/modprobe.d/ib_core.conf itself sets.
+void PersistentNetnsModeFrom(const std::vector<ModprobeFileOptions>& files, RdmaFacts& facts);
+
+// Whether ib_core loads from the initramfs of kernel `release`, from files
+// (no lsinitramfs on a tree: /boot/initrd.img-<release> is a compressed
+// cpio): a capture of the image's file list as lsinitramfs/lsinitrd print
+// it (/run/provisioner/initramfs/<release>.list: ib_core.ko, .ko.xz or
+// .ko.zst listed), else the module lists the image is built from:
+// initramfs-tools' /etc/initramfs-tools/modules, dracut's add_drivers /
+// force_drivers / add_dracutmodules ("rdma") in /etc/dracut.conf{,.d/*.conf},
+// naming ib_core or a module that needs it (mlx5_ib, ib_ipoib, rdma_ucm...).
+// Fills ib_core_initramfs_evidence and initramfs_rebuild.
+void ReadInitramfs(const HostFs& fs, const std::string& release, RdmaFacts& facts);
 // MLNX_OFED: /sys/module/mlx_compat, /usr/bin/ofed_info.
 void ReadOfed(const HostFs& fs, RdmaFacts& facts);
 // /dev/infiniband entries.

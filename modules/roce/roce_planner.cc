@@ -148,11 +148,8 @@ void PlanRoce(const DesiredState& desired, const HostFacts& facts, PlanSink& sin
     }
     const std::string path = DesiredState::NicPath(i);
     std::vector<const PciFunction*> pfs = SelectPfs(nic, facts);
-    if (pfs.empty() && !nic.num_vfs && !nic.selector.near_gpu) {
-      // With numVfs the sriov planner reports a selector matching nothing.
-      sink.Error(path + ".nicSelector", "selects no PCI function on this host");
-      continue;
-    }
+    // A selector matching nothing: reported once, by the pci module.
+    if (pfs.empty()) continue;
     for (const PciFunction* pf : pfs) {
       if (pf->netdevs.empty()) {
         sink.Error(path + ".roce", pf->pci_address +

@@ -8,11 +8,8 @@
 namespace provisioner {
 namespace {
 
-std::string List(const std::vector<std::string>& v) {
-  std::string out = "[";
-  for (size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + v[i];
-  return out + "]";
-}
+// PCI vendor ID of Mellanox/NVIDIA networking: firmware hints (mstconfig) only for it.
+constexpr char kMellanoxVendor[] = "15b3";
 
 std::string Reason(const NicSpec& nic, int n) {
   if (n == 0) return "nic " + nic.name + " wants SR-IOV off";
@@ -51,19 +48,6 @@ std::string NumVfsChangeId(const std::string& pf) {
   return std::string(kSriovModule) + "/" + pf + "/" + kNumVfsAttribute;
 }
 
-std::string DescribeSelector(const NicSelector& sel) {
-  std::vector<std::string> parts;
-  if (sel.vendor) parts.push_back("vendor " + *sel.vendor);
-  if (sel.device_id) parts.push_back("deviceID " + *sel.device_id);
-  if (!sel.root_devices.empty()) parts.push_back("rootDevices " + List(sel.root_devices));
-  if (!sel.pf_names.empty()) parts.push_back("pfNames " + List(sel.pf_names));
-  if (sel.near_gpu) parts.push_back("nearGpu " + std::to_string(*sel.near_gpu));
-  if (parts.empty()) return "no fields";
-  std::string out;
-  for (size_t i = 0; i < parts.size(); ++i) out += (i ? ", " : "") + parts[i];
-  return out;
-}
-
 void PlanNumVfs(const DesiredState& desired, const HostFacts& facts, PlanSink& sink) {
   std::map<std::string, Claim> claims;  // PF address -> first nic that set it
   for (size_t i = 0; i < desired.nics.size(); ++i) {
@@ -77,13 +61,9 @@ void PlanNumVfs(const DesiredState& desired, const HostFacts& facts, PlanSink& s
       continue;
     }
     std::vector<const PciFunction*> pfs = SelectPfs(nic, facts);
-    if (pfs.empty()) {
-      // nearGpu: the topology module says why, with the GPU and the levels.
-      if (nic.selector.near_gpu) continue;
-      sink.Error(path + ".nicSelector",
-                 "selects no PCI function on this host (" + DescribeSelector(nic.selector) + ")");
-      continue;
-    }
+    // A selector matching nothing: the pci module reports it, once for every
+    // nic (CheckUnmatchedSelectors); nearGpu: the topology module says why.
+    if (pfs.empty()) continue;
     for (const PciFunction* pf : pfs) {
       const std::string& bdf = pf->pci_address;
       if (!pf->sriov) {
@@ -95,9 +75,13 @@ void PlanNumVfs(const DesiredState& desired, const HostFacts& facts, PlanSink& s
                                      "after the reboot to create the VFs");
           continue;
         }
+        // SRIOV_EN is a Mellanox/NVIDIA firmware setting (mstconfig): the
+        // hint only for that vendor's cards.
         sink.Error(num_path, bdf + " (" + pf->vendor + ":" + pf->device_id +
-                                 ") has no SR-IOV capability: no sriov_totalvfs "
-                                 "(firmware SRIOV_EN=0?)");
+                                 ") has no SR-IOV capability: no sriov_totalvfs" +
+                                 (pf->vendor == kMellanoxVendor
+                                      ? " (firmware SRIOV_EN=0? nics[].firmware sets it)"
+                                      : ""));
         continue;
       }
       if (want > pf->sriov->total_vfs && FirmwareRaisesLimit(facts, bdf)) {

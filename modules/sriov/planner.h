@@ -23,9 +23,6 @@ inline constexpr char kVfsUpAtCount[] = "vfsUpAtCount";
 // "sriov/0000:af:00.0/numVfs"
 std::string NumVfsChangeId(const std::string& pf);
 
-// "vendor 15b3, deviceID 1017, rootDevices [0000:af:00.0]": the given fields.
-std::string DescribeSelector(const NicSelector& sel);
-
 // For every nic with numVfs: one change per selected PF whose sriov_numvfs
 // differs; errors (at field paths) for selectors matching nothing, PFs without
 // SR-IOV, counts above sriov_totalvfs and nics disagreeing about one PF.

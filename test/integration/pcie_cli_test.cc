@@ -80,10 +80,17 @@ TEST(PcieCliTest, AcsOnGpuNicPathsAndMaxReadRequestRoundTrip) {
     const std::string id = c["id"];
     if (id.find("/acsControl") != std::string::npos) {
       acs.insert(id);
+      // intel_iommu=on, groups of type DMA: a translating IOMMU keeps SV,
+      // RR, CR, UF and sets DT (advertised: Capability 0x005f).
       EXPECT_EQ(c["before"], "0x001d") << id;
-      EXPECT_EQ(c["after"], "0x0000") << id;
+      EXPECT_EQ(c["after"], "0x005d") << id;
       EXPECT_NE(c["reason"].get<std::string>().find("re-applied at every boot by the systemd unit"),
                 std::string::npos);
+      EXPECT_NE(c["reason"].get<std::string>().find(
+                    "IOMMU translating (intel_iommu=on without iommu=pt; 16 iommu_groups of type "
+                    "DMA): ACS Control keeps SV, RR, CR, UF and sets DT"),
+                std::string::npos)
+          << c["reason"];
     } else if (id.find("/maxReadRequest") != std::string::npos) {
       mrrs.insert(id);
       EXPECT_EQ(c["before"], 512) << id;
@@ -110,12 +117,12 @@ TEST(PcieCliTest, AcsOnGpuNicPathsAndMaxReadRequestRoundTrip) {
   ASSERT_EQ(a.exit_code, 0) << a.err;
 
   // Exactly those bytes changed: ACS Control (0x148 + 6) of the 16 ports to
-  // 0000, Device Control (0x60 + 8) bits 14:12 of the 8 NICs to 5 (4096).
+  // 005d, Device Control (0x60 + 8) bits 14:12 of the 8 NICs to 5 (4096).
   const auto after = Configs(root);
   for (const auto& [bdf, bytes] : before) {
     std::string expect = bytes;
     if (want_acs.count("pcie/" + bdf + "/acsControl")) {
-      expect[0x14e] = '\0';
+      expect[0x14e] = static_cast<char>(0x5d);
       expect[0x14f] = '\0';
     }
     if (want_mrrs.count("pcie/" + bdf + "/maxReadRequest")) {
@@ -152,7 +159,11 @@ TEST(PcieCliTest, DoctorExplainsAcsMaxReadRequestAndIommu) {
   EXPECT_EQ(rail0["verdict"], "fail");  // host.yaml asks for it and it is not done
   EXPECT_NE(rail0["summary"].get<std::string>().find("0000:17:01.0"), std::string::npos);
   EXPECT_NE(rail0["fix"].get<std::string>().find("disableAcs"), std::string::npos);
-  EXPECT_EQ(rail0["evidence"][0]["value"], "ACS Control 0x001d");
+  // The translating IOMMU's value, and ATS with it.
+  EXPECT_NE(rail0["fix"].get<std::string>().find("ECAP_ACS+0x6.w=005d"), std::string::npos)
+      << rail0;
+  EXPECT_NE(rail0["fix"].get<std::string>().find("ATS_ENABLED=1"), std::string::npos) << rail0;
+  EXPECT_EQ(rail0["evidence"][0]["value"], "ACS Control 0x001d, Capability 0x005f");
   // Every RoCE PF (8 ConnectX-7, 4 ConnectX-6 Dx ports) at 512.
   ASSERT_EQ(before["pcie.max-read-request"].size(), 12u);
   for (const auto& [target, c] : before["pcie.max-read-request"]) {
@@ -171,6 +182,16 @@ TEST(PcieCliTest, DoctorExplainsAcsMaxReadRequestAndIommu) {
   for (const auto& e : std::filesystem::directory_iterator(root + "/sys/kernel/iommu_groups")) {
     KernelWrite(e.path().string() + "/type", "identity\n");
   }
+  // Under passthrough the redirects kept for the translating IOMMU are
+  // wrong: doctor says so, apply clears them.
+  auto pt = checks(yaml);
+  const json& rail0_pt = pt["pcie.acs-gpu-nic-path"]["GPU 0000:19:00.0 <-> NIC 0000:1a:00.0"];
+  EXPECT_EQ(rail0_pt["verdict"], "fail") << rail0_pt;
+  EXPECT_NE(rail0_pt["summary"].get<std::string>().find("0x005d (want 0x0000)"), std::string::npos)
+      << rail0_pt;
+  EXPECT_NE(rail0_pt["fix"].get<std::string>().find("ECAP_ACS+0x6.w=0000"), std::string::npos)
+      << rail0_pt;
+  ASSERT_EQ(Provisioner({"apply", yaml, "--root", root}).exit_code, 0);
   auto after = checks(yaml);
   for (const auto& [target, c] : after["pcie.acs-gpu-nic-path"]) {
     EXPECT_EQ(c["verdict"], "ok") << target;
@@ -252,7 +273,7 @@ TEST(PcieCliTest, DiscoverShowsPortsAndNicPfs) {
   ASSERT_EQ(Provisioner({"apply", yaml, "--root", root}).exit_code, 0);
   RunResult after = Provisioner({"discover", "--root", root});
   const std::string tuned = after.out.substr(after.out.find("\nPCIe (config space:"));
-  EXPECT_NE(tuned.find("\n  0000:17:02.0  downstream port    0x0000   512 "), std::string::npos)
+  EXPECT_NE(tuned.find("\n  0000:17:02.0  downstream port    0x005d   512 "), std::string::npos)
       << tuned;
   EXPECT_NE(tuned.find("\n  0000:1a:00.0  NIC enp26s0np0     -        4096 "), std::string::npos)
       << tuned;
@@ -269,7 +290,7 @@ TEST(PcieCliTest, GpudirectExampleAppliesLiveAndForTheNextBoot) {
   EXPECT_EQ(a.exit_code, 3) << a.out << a.err;
   EXPECT_TRUE(Exists(root + "/run/reboot-required"));
   const std::string port = Config(root, "0000:17:02.0");
-  EXPECT_EQ(port.substr(0x14e, 2), std::string("\0\0", 2));  // ACS Control 0x0000
+  EXPECT_EQ(port.substr(0x14e, 2), std::string("\x5d\0", 2));  // ACS Control 0x005d (DMA)
   EXPECT_EQ(static_cast<unsigned char>(Config(root, "0000:1a:00.0")[0x69]), 0x58u);  // 4096
   EXPECT_NE(ReadFile(root + "/run/provisioner/mstconfig/0000:1a:00.0.query")
                 .find("ATS_ENABLED                                 False(0)             "
@@ -281,6 +302,116 @@ TEST(PcieCliTest, GpudirectExampleAppliesLiveAndForTheNextBoot) {
   const json plan = json::parse(p.out);
   EXPECT_TRUE(plan["changes"].empty()) << plan.dump(2);
   EXPECT_EQ(plan["warnings"].size(), 8u) << plan.dump(2);  // one pending reboot per card
+}
+
+// Issue 25 item 2: the bundled HGX tree boots intel_iommu=on without pt
+// (groups of type DMA): disableAcs keeps RR and CR and sets DT; with
+// iommu=pt added to its proc/cmdline, 0x0000, the mode in the reason.
+TEST(PcieCliTest, AcsValueFollowsTheIommuMode) {
+  const std::string root = MakeTempDir("hgx-iommu");
+  ASSERT_TRUE(ExtractTtar(HostTreePath("hgx-h100-pcie"), root).ok());
+  const std::string yaml = WriteTempFile("host.yaml", kHostYaml);
+  auto acs = [&](std::string* reason, std::vector<std::string>* warnings) {
+    RunResult p = Provisioner({"plan", yaml, "--root", root, "-o", "json"});
+    EXPECT_EQ(p.exit_code, 0) << p.err;
+    std::set<std::string> afters;
+    const json plan = json::parse(p.out);
+    for (const auto& c : plan["changes"]) {
+      if (c["attribute"] != "acsControl") continue;
+      afters.insert(c["after"].get<std::string>());
+      *reason = c["reason"];
+    }
+    for (const auto& w : plan["warnings"]) warnings->push_back(w.dump());
+    return afters;
+  };
+  std::string reason;
+  std::vector<std::string> warnings;
+  EXPECT_EQ(acs(&reason, &warnings), std::set<std::string>{"0x005d"});
+  EXPECT_NE(reason.find("IOMMU translating (intel_iommu=on without iommu=pt"), std::string::npos)
+      << reason;
+  const std::string cmdline = ReadFile(root + "/proc/cmdline");
+  ASSERT_NE(cmdline.find("intel_iommu=on"), std::string::npos);
+  std::string pt = cmdline.substr(0, cmdline.find_last_not_of("\n") + 1) + " iommu=pt\n";
+  KernelWrite(root + "/proc/cmdline", pt);
+  warnings.clear();
+  EXPECT_EQ(acs(&reason, &warnings), std::set<std::string>{"0x0000"});
+  EXPECT_NE(reason.find("IOMMU passthrough (iommu=pt on /proc/cmdline): ACS Control cleared"),
+            std::string::npos)
+      << reason;
+  // The groups still say DMA (the generator's): the disagreement is shown.
+  bool conflict = false;
+  for (const auto& w : warnings) conflict = conflict || w.find("of type DMA although") != w.npos;
+  EXPECT_TRUE(conflict);
+}
+
+// Issue 25 item 9: a capture read without root holds 64 bytes of each
+// `config`: capabilities past them are "not captured", never "none".
+TEST(PcieCliTest, ShortConfigCapturesAreNotCapturedNotAbsent) {
+  const std::string root = MakeTempDir("hgx-short");
+  ASSERT_TRUE(ExtractTtar(HostTreePath("hgx-h100-pcie"), root).ok());
+  HostSpec spec;
+  ASSERT_TRUE(PresetByName("hgx-h100-pcie", &spec));
+  for (const auto& f : spec.pci) {
+    const std::string path = root + "/sys/bus/pci/devices/" + f.bdf + "/config";
+    const std::string bytes = ReadFile(path);
+    if (bytes.size() > 64) KernelWrite(path, bytes.substr(0, 64));
+  }
+  KernelWrite(root + "/proc/cmdline", "BOOT_IMAGE=/boot/vmlinuz ro intel_iommu=on iommu=pt\n");
+  const std::string yaml = WriteTempFile("host.yaml", R"(apiVersion: provisioner/v1alpha1
+kind: HostConfig
+metadata:
+  name: hgx
+spec:
+  pcie:
+    disableAcs: all
+  nics:
+    - name: rails
+      nicSelector: { vendor: "15b3", deviceID: "1021" }
+      pcie: { maxReadRequest: 4096 }
+)");
+  RunResult p = Provisioner({"plan", yaml, "--root", root, "-o", "json"});
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  const json plan = json::parse(p.out);
+  int acs = 0, mrrs = 0;
+  for (const auto& c : plan["changes"]) {
+    EXPECT_TRUE(c["before"].is_null()) << c;
+    if (c["attribute"] == "acsControl") {
+      ++acs;
+      EXPECT_EQ(c["after"], "0x0000");
+    }
+    if (c["attribute"] == "maxReadRequest") ++mrrs;
+  }
+  EXPECT_GT(acs, 16);  // every bridge: the port type is not captured either
+  EXPECT_EQ(mrrs, 8);
+  EXPECT_NE(p.err.find("ACS Control not captured in /sys/bus/pci/devices/0000:15:01.0/config"),
+            std::string::npos)
+      << p.err;
+  EXPECT_NE(p.err.find("/sys/bus/pci/devices/0000:1a:00.0/config holds 64 bytes"),
+            std::string::npos)
+      << p.err;
+  EXPECT_EQ(p.err.find("has no PCI Express capability"), std::string::npos) << p.err;
+
+  RunResult t = Provisioner({"discover", "--root", root});
+  ASSERT_EQ(t.exit_code, 0) << t.err;
+  EXPECT_NE(t.out.find("\n  0000:17:02.0  bridge (type ?)    ?        ?  "), std::string::npos)
+      << t.out;
+  EXPECT_NE(t.out.find("\n  0000:1a:00.0  NIC enp26s0np0     -        ?  "), std::string::npos)
+      << t.out;
+
+  // A snapshot of it says its config-space copies are partial.
+  const std::string snap = MakeTempDir("hgx-short-snap") + "/out";
+  RunResult s = Provisioner({"snapshot", "--output", snap, "--root", root});
+  ASSERT_EQ(s.exit_code, 0) << s.err;
+  EXPECT_NE(s.err.find("config space copies are partial"), std::string::npos) << s.err;
+
+  // Under a translating IOMMU the kept redirects depend on the register:
+  // an error naming the file, not a guess.
+  KernelWrite(root + "/proc/cmdline", "BOOT_IMAGE=/boot/vmlinuz ro intel_iommu=on\n");
+  RunResult tr = Provisioner({"plan", yaml, "--root", root});
+  EXPECT_EQ(tr.exit_code, 1);
+  EXPECT_NE(tr.err.find("/sys/bus/pci/devices/0000:15:01.0/config holds 64 of 4096 bytes"),
+            std::string::npos)
+      << tr.err;
 }
 
 }  // namespace

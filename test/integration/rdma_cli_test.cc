@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -18,6 +19,10 @@ namespace {
 
 using nlohmann::json;
 using ::testing::HasSubstr;
+
+void WriteTempFileAt(const std::string& path, const std::string& content) {
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << content;
+}
 
 json ParseJson(const RunResult& r) {
   json j = json::parse(r.out, nullptr, false);
@@ -120,6 +125,50 @@ TEST(RdmaCliTest, PlanExclusiveOnSharedHostIsLiveAndPersistent) {
   RunResult shared =
       Provisioner({"plan", HostYaml("shared"), "--root", root, "--detailed-exitcode"});
   EXPECT_EQ(shared.exit_code, 0) << shared.out << shared.err;
+}
+
+// Issue 25 item 7: ib_core loads from the initramfs, whose modprobe.d
+// copy was taken when it was built: the persistent mode needs it rebuilt.
+// The plan says so and names the command, from the module lists the image
+// is built from (initramfs-tools, dracut) or a capture of its file list.
+TEST(RdmaCliTest, IbCoreInTheInitramfsNamesTheRebuild) {
+  std::string root = ExtractHost("cx5-roce");
+  const std::string release = ReadFile(root + "/proc/sys/kernel/osrelease");
+  const std::string rel = release.substr(0, release.find_last_not_of("\n") + 1);
+  ASSERT_FALSE(rel.empty());
+  auto warnings = [&]() {
+    RunResult r = Provisioner({"plan", HostYaml("exclusive"), "--root", root, "-o", "json"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return ParseJson(r)["warnings"].dump();
+  };
+  EXPECT_EQ(warnings().find("initramfs"), std::string::npos);  // no evidence: nothing said
+
+  std::filesystem::create_directories(root + "/etc/initramfs-tools");
+  WriteTempFileAt(root + "/etc/initramfs-tools/modules", "# modules\nmlx5_core\nmlx5_ib\n");
+  std::string w = warnings();
+  EXPECT_THAT(w, HasSubstr("ib_core loads from the initramfs (/etc/initramfs-tools/modules lists "
+                           "mlx5_ib)"));
+  EXPECT_THAT(w, HasSubstr("`update-initramfs -u -k " + rel + "`"));
+
+  // A capture of lsinitramfs's list decides over the module lists.
+  std::filesystem::create_directories(root + "/run/provisioner/initramfs");
+  WriteTempFileAt(root + "/run/provisioner/initramfs/" + rel + ".list",
+                  "usr/lib/modules/" + rel +
+                      "/kernel/drivers/net/ethernet/mellanox/mlx5/core/"
+                      "mlx5_core.ko\n");
+  EXPECT_EQ(warnings().find("initramfs"), std::string::npos);
+  WriteTempFileAt(root + "/run/provisioner/initramfs/" + rel + ".list",
+                  "usr/lib/modules/" + rel + "/kernel/drivers/infiniband/core/ib_core.ko.xz\n");
+  EXPECT_THAT(warnings(), HasSubstr("/run/provisioner/initramfs/" + rel + ".list lists"));
+
+  // dracut (no initramfs-tools): its add_drivers, and its rebuild command.
+  std::filesystem::remove_all(root + "/run/provisioner/initramfs");
+  std::filesystem::remove_all(root + "/etc/initramfs-tools");
+  std::filesystem::create_directories(root + "/etc/dracut.conf.d");
+  WriteTempFileAt(root + "/etc/dracut.conf.d/rdma.conf", "add_drivers+=\" ib_core mlx5_ib \"\n");
+  w = warnings();
+  EXPECT_THAT(w, HasSubstr("/etc/dracut.conf.d/rdma.conf: add_drivers has ib_core"));
+  EXPECT_THAT(w, HasSubstr("`dracut -f --kver " + rel + "`"));
 }
 
 TEST(RdmaCliTest, ApplyWritesModprobeConfKeepingLinesAndSecondApplyWritesNothing) {

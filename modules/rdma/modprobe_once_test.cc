@@ -1,0 +1,51 @@
+// Issue 25 item 12: modprobe.d is read once per discovery (by the kmod
+// module, into KmodFacts::options_by_file); the rdma module takes the
+// ib_core netns_mode from there instead of building its own confined copy
+// and reading ib_core.conf again.
+#include <fstream>
+#include <map>
+#include <string>
+
+#include "engine/core/engine.h"
+#include "engine/host/forwarding_host_fs.h"
+#include "engine/module/registry.h"
+#include "gtest/gtest.h"
+#include "test/support/ttar.h"
+
+namespace provisioner {
+namespace {
+
+class CountingFs final : public ForwardingHostFs {
+ public:
+  explicit CountingFs(std::unique_ptr<HostFs> inner) : ForwardingHostFs(std::move(inner)) {}
+  StatusOr<std::string> ReadFile(std::string_view p) const override {
+    if (p.find("modprobe.d/") != std::string_view::npos) ++reads_[std::string(p)];
+    return ForwardingHostFs::ReadFile(p);
+  }
+  const std::map<std::string, int>& reads() const { return reads_; }
+
+ private:
+  mutable std::map<std::string, int> reads_;
+};
+
+TEST(ModprobeOnceTest, ModprobeDirIsReadOncePerDiscovery) {
+  const std::string root = testing::MakeTempDir("cx5-roce");
+  ASSERT_TRUE(testing::ExtractTtar(testing::HostTreePath("cx5-roce"), root).ok());
+  std::ofstream(root + "/etc/modprobe.d/ib_core.conf") << "options ib_core netns_mode=0\n";
+  std::ofstream(root + "/etc/modprobe.d/mlx5.conf") << "options mlx5_core prof_sel=2\n";
+  CountingFs fs(NewLocalHostFs(root));
+  auto modules = ModuleRegistry::CreateAll();
+  HostContext ctx;
+  ctx.fs = &fs;
+  auto facts = Discover(modules, ctx);
+  ASSERT_TRUE(facts.ok()) << facts.status().message();
+  ASSERT_EQ(fs.reads().count("/etc/modprobe.d/ib_core.conf"), 1u);
+  for (const auto& [path, n] : fs.reads()) EXPECT_EQ(n, 1) << path;
+  // And the rdma facts still say what the file sets.
+  EXPECT_EQ(facts->rdma.persistent_netns_mode, std::optional<std::string>("exclusive"));
+  EXPECT_EQ(facts->rdma.persistent_netns_source, "/etc/modprobe.d/ib_core.conf");
+  EXPECT_EQ(facts->rdma.ib_core_conf_netns_mode, std::optional<std::string>("exclusive"));
+}
+
+}  // namespace
+}  // namespace provisioner
