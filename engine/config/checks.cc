@@ -680,8 +680,6 @@ bool IsLabelKey(std::string_view key) {
   return IsDnsSubdomain(key.substr(0, slash)) && IsQualifiedName(key.substr(slash + 1));
 }
 
-bool IsLabelValue(std::string_view value) { return value.empty() || IsQualifiedName(value); }
-
 std::vector<Diagnostic> CheckDesiredState(const DesiredState& state,
                                           const std::set<std::string>& tainted) {
   return Checker(state, tainted).Run();

@@ -36,9 +36,6 @@ bool IsDnsSubdomain(std::string_view s);
 // Kubernetes label key: [prefix/]name, prefix a DNS-1123 subdomain (<= 253),
 // name <= 63 alphanumerics, '-', '_', '.', starting and ending alphanumeric.
 bool IsLabelKey(std::string_view key);
-// Kubernetes label value: empty, or <= 63 alphanumerics, '-', '_', '.',
-// starting and ending alphanumeric (apimachinery IsValidLabelValue).
-bool IsLabelValue(std::string_view value);
 
 }  // namespace provisioner::config
 

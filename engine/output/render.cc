@@ -178,10 +178,11 @@ std::string ReplacementNote(const Change& c) {
   if (c.attribute == "numVfs" && c.before.is_number() && c.after.is_number()) {
     note = "destroys " + Show(c.before) + " VFs, creates " + Show(c.after);
   }
-  if (c.disruption != Disruption::kLive || c.link_flap) {
-    note += std::string(note.empty() ? "" : "; ") + DisruptionLabel(c);
+  if (c.link_flap) {
+    note += std::string(note.empty() ? "" : "; ") + "link-flap: the port's link goes down and up";
+  } else if (c.disruption != Disruption::kLive) {
+    note += std::string(note.empty() ? "" : "; ") + DisruptionName(c.disruption);
   }
-  if (c.link_flap) note += " (the port's link goes down and up)";
   return note;
 }
 
@@ -242,7 +243,9 @@ std::string RenderPlanTable(const Plan& plan, bool color, bool dry_run) {
       out << "  " << (color ? col : "") << ChangeSymbol(c) << (color ? "\033[0m" : "") << " "
           << c.module << " " << c.target << " " << c.attribute << ": " << Show(c.before) << " -> "
           << Show(c.after);
-      if (a == Action::kReplace) {
+      if (a == Action::kReplace && c.link_flap) {
+        out << "  (" << ReplacementNote(c) << ")";  // down and up, not made anew
+      } else if (a == Action::kReplace) {
         out << "  (forces replacement: " << ReplacementNote(c) << ")";
       } else if (c.disruption != Disruption::kLive || c.link_flap) {
         out << "  (" << DisruptionLabel(c) << ")";

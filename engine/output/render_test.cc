@@ -142,8 +142,15 @@ TEST(RenderTest, LinkFlapIsShownAndCountedButNeedsNoReboot) {
   EXPECT_EQ(j["summary"]["rebootRequired"], false);
   EXPECT_FALSE(p.RebootRequired());
   std::string t = RenderPlanTable(p, false);
-  EXPECT_NE(t.find("  ~ roce ens6f0np0 pfc: [] -> [3]  (link-flap)\n"), std::string::npos) << t;
-  EXPECT_NE(t.find("Plan: 1 to add, 1 to change, 0 to remove; 1 flap a link (down and up) now."),
+  // Marked as the destructive changes are (-/+, counted as a replacement).
+  EXPECT_EQ(j["changes"][0]["action"], "replace");
+  EXPECT_EQ(j["summary"]["replace"], 1);
+  EXPECT_NE(t.find("  -/+ roce ens6f0np0 pfc: [] -> [3]  (link-flap: the port's link goes down and "
+                   "up)\n"),
+            std::string::npos)
+      << t;
+  EXPECT_NE(t.find("Plan: 1 to add, 0 to change, 1 to replace, 0 to remove; 1 flap a link (down "
+                   "and up) now."),
             std::string::npos)
       << t;
   auto back = ParseChangeRecord(ChangeToRecord(c));

@@ -25,7 +25,7 @@ TEST(ProgressCliTest, OnATerminalTheWaitClockRunsOnAgainstItsLimit) {
   KernelSimDaemon sim(root, /*netdev_delay_ms=*/2600);
   ASSERT_TRUE(sim.ready());
   std::string cmd = ProvisionerBinary() + " apply " + Example("roce-sriov.yaml") + " --root " +
-                    root + " --settle-timeout 20";
+                    root + " --settle-timeout 20 --auto-approve";  // a terminal: never ask
   RunResult r = provisioner::testing::Run({"/usr/bin/script", "-qfec", cmd, "/dev/null"});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   // Today's clock restarted at every poll report (never past 1.0 s): the
