@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -108,8 +109,8 @@ KernelSimDaemon::KernelSimDaemon(const std::string& root, int netdev_delay_ms,
   std::string ready = MakeTempDir("kernel-sim") + "/ready";
   std::string bin = RunfilePath("test/sim/kernel_sim");
   std::string delay = std::to_string(netdev_delay_ms);
-  std::vector<std::string> argv = {bin, "--root", root, "--netdev-delay-ms", delay,
-                                   "--ready-file", ready};
+  std::vector<std::string> argv = {bin,   "--root",       root, "--netdev-delay-ms",
+                                   delay, "--ready-file", ready};
   argv.insert(argv.end(), extra_args.begin(), extra_args.end());
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
@@ -138,6 +139,13 @@ std::string KernelSimDaemon::Refused() const {
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
+}
+
+std::vector<std::string> MemoryLimitPrefix() {
+  if (const char* asan = std::getenv("ASAN_OPTIONS")) {
+    return {"/usr/bin/env", std::string("ASAN_OPTIONS=") + asan + ":hard_rss_limit_mb=2048"};
+  }
+  return {"/usr/bin/prlimit", "--as=2147483648"};
 }
 
 }  // namespace provisioner::testing

@@ -20,6 +20,10 @@ struct RunResult {
 
 // Runs argv[0] with the arguments; argv[0] is a path. No shell.
 RunResult Run(const std::vector<std::string>& argv);
+// The memory limit of a hostile case, as a command prefix: 2 GiB of address
+// space (prlimit), or, in a sanitizer build (ASAN_OPTIONS set; ASan reserves
+// terabytes of shadow address space), ASan's own limit on the resident size.
+std::vector<std::string> MemoryLimitPrefix();
 
 // Starts argv without waiting (stdout/stderr to /dev/null); returns the pid.
 pid_t Spawn(const std::vector<std::string>& argv);

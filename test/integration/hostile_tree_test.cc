@@ -30,15 +30,7 @@ namespace fs = std::filesystem;
 
 constexpr int kTimeoutSeconds = 30;
 
-// The memory limit of a case: 2 GiB of address space (prlimit), or, for a
-// sanitizer build (which reserves terabytes of shadow address space), ASan's
-// own limit on the resident size.
-std::vector<std::string> MemoryLimit() {
-  if (const char* asan = std::getenv("ASAN_OPTIONS")) {
-    return {"/usr/bin/env", std::string("ASAN_OPTIONS=") + asan + ":hard_rss_limit_mb=2048"};
-  }
-  return {"/usr/bin/prlimit", "--as=2147483648"};
-}
+std::vector<std::string> MemoryLimit() { return MemoryLimitPrefix(); }
 
 // provisioner `args` under a time and a memory limit.
 RunResult Bounded(const std::vector<std::string>& args) {

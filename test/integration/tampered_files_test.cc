@@ -129,9 +129,13 @@ TEST_F(TamperedFilesTest, PlanWhoseDesiredFileIsAFifoOrADeviceIsRefusedInBounded
     json plan = ReadJson(plan_);
     plan["desiredFile"] = target;
     WriteJson(plan_, plan);
-    RunResult a = provisioner::testing::Run({"/usr/bin/timeout", "-s", "KILL", "30",
-                                             "/usr/bin/prlimit", "--as=2147483648",
-                                             ProvisionerBinary(), "apply", plan_, "--root", root_});
+    std::vector<std::string> argv = {"/usr/bin/timeout", "-s", "KILL", "30"};
+    for (const std::string& w : MemoryLimitPrefix()) argv.push_back(w);
+    for (const std::string& w :
+         {ProvisionerBinary(), std::string("apply"), plan_, std::string("--root"), root_}) {
+      argv.push_back(w);
+    }
+    RunResult a = provisioner::testing::Run(argv);
     EXPECT_EQ(a.exit_code, 1) << a.out << a.err;
     EXPECT_NE(a.err.find("not a regular file: refused"), std::string::npos) << a.err;
     EXPECT_EQ(Diff(), "") << "the tree changed";
