@@ -5,7 +5,6 @@
 // a fleet (DIR/<metadata.name>, e.g. the output of `provisioner snapshot`).
 #include <dirent.h>
 #include <fcntl.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -13,7 +12,6 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <ctime>
 #include <fstream>
 #include <iostream>
 #include <optional>
@@ -23,28 +21,13 @@
 #include "engine/base/fd_io.h"
 #include "engine/cli/commands.h"
 #include "engine/core/session.h"
+#include "engine/host/host_fs.h"
 #include "engine/manifests/fleet.h"
 #include "engine/manifests/manifests.h"
 #include "engine/output/render.h"
 
 namespace provisioner::cli {
 namespace {
-
-// 16 hex digits from getrandom(2): a temporary name nobody can plant first.
-std::string RandomHex() {
-  unsigned char bytes[8] = {};
-  if (::getrandom(bytes, sizeof bytes, 0) != static_cast<ssize_t>(sizeof bytes)) {
-    const uint64_t v = static_cast<uint64_t>(::getpid()) ^ static_cast<uint64_t>(::clock()) << 20;
-    std::memcpy(bytes, &v, sizeof bytes);
-  }
-  static const char kHex[] = "0123456789abcdef";
-  std::string out;
-  for (unsigned char b : bytes) {
-    out += kHex[b >> 4];
-    out += kHex[b & 15];
-  }
-  return out;
-}
 
 // manifests --output-dir: each file written as a temporary of a random name
 // (O_CREAT|O_EXCL|O_NOFOLLOW) in the directory, then renamed over its name,
@@ -70,7 +53,7 @@ Status WriteOutputDir(const std::vector<manifests::Manifest>& ms, const std::str
     std::string tmp;
     int fd = -1;
     for (int attempt = 0; attempt < 16 && fd < 0; ++attempt) {
-      tmp = "." + names[i] + ".tmp-" + RandomHex();
+      tmp = "." + names[i] + ".tmp-" + RandomFileSuffix();
       fd = ::openat(dfd, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
       if (fd < 0 && errno != EEXIST) break;
     }
@@ -175,7 +158,8 @@ std::optional<manifests::HostRender> RenderHost(const CommonOptions& opt, const 
     if (!ExpandRailsForHost(file, *facts, &*desired)) return std::nullopt;
   }
   if (desired->rails_need_gpu_count) {
-    PrintError(label + ": spec.rails.count is allGpus: give --root DIR (or --roots) to count the GPUs");
+    PrintError(label +
+               ": spec.rails.count is allGpus: give --root DIR (or --roots) to count the GPUs");
     return std::nullopt;
   }
   manifests::ManifestOptions options;

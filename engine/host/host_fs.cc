@@ -105,13 +105,20 @@ std::atomic<uint64_t> g_totals[kNumStatFields];
 
 uint64_t& FieldOf(HostFsStats& s, StatField f) {
   switch (f) {
-    case kFilesRead: return s.files_read;
-    case kBytesRead: return s.bytes_read;
-    case kDirsListed: return s.dirs_listed;
-    case kFilesOpenedForWrite: return s.files_opened_for_write;
-    case kFailedOpens: return s.failed_opens;
-    case kLookups: return s.lookups;
-    default: return s.resolve_steps;
+    case kFilesRead:
+      return s.files_read;
+    case kBytesRead:
+      return s.bytes_read;
+    case kDirsListed:
+      return s.dirs_listed;
+    case kFilesOpenedForWrite:
+      return s.files_opened_for_write;
+    case kFailedOpens:
+      return s.failed_opens;
+    case kLookups:
+      return s.lookups;
+    default:
+      return s.resolve_steps;
   }
 }
 
@@ -122,25 +129,6 @@ struct FdCloser {
     if (fd >= 0) ::close(fd);
   }
 };
-
-// 16 hex digits from the kernel's random source: the name of a temporary
-// file nobody can guess (the pid could be: `sh -c '...; exec provisioner'`).
-std::string RandomSuffix() {
-  unsigned char bytes[8] = {};
-  if (::getrandom(bytes, sizeof bytes, 0) != static_cast<ssize_t>(sizeof bytes)) {
-    // No getrandom: the clock and the address of a local, still behind O_EXCL.
-    uint64_t v = static_cast<uint64_t>(::clock()) ^ reinterpret_cast<uintptr_t>(&bytes) ^
-                 static_cast<uint64_t>(::getpid()) << 32;
-    std::memcpy(bytes, &v, sizeof bytes);
-  }
-  static const char kHex[] = "0123456789abcdef";
-  std::string out;
-  for (unsigned char b : bytes) {
-    out += kHex[b >> 4];
-    out += kHex[b & 15];
-  }
-  return out;
-}
 
 std::vector<std::string> SplitComponents(std::string_view path) {
   std::vector<std::string> out;
@@ -165,13 +153,20 @@ size_t MaxReadBytes(std::string_view path) {
 
 const char* FileTypeName(unsigned mode) {
   switch (mode & S_IFMT) {
-    case S_IFIFO: return "a FIFO";
-    case S_IFCHR: return "a character device";
-    case S_IFBLK: return "a block device";
-    case S_IFSOCK: return "a socket";
-    case S_IFDIR: return "a directory";
-    case S_IFLNK: return "a symbolic link";
-    default: return "of an unknown type";
+    case S_IFIFO:
+      return "a FIFO";
+    case S_IFCHR:
+      return "a character device";
+    case S_IFBLK:
+      return "a block device";
+    case S_IFSOCK:
+      return "a socket";
+    case S_IFDIR:
+      return "a directory";
+    case S_IFLNK:
+      return "a symbolic link";
+    default:
+      return "of an unknown type";
   }
 }
 
@@ -199,7 +194,8 @@ class LocalHostFs final : public HostFs {
   const std::string& root() const override { return root_; }
 
   std::string FsPath(std::string_view path) const override {
-    if (root_ == "/") return path.empty() || path[0] != '/' ? "/" + std::string(path) : std::string(path);
+    if (root_ == "/")
+      return path.empty() || path[0] != '/' ? "/" + std::string(path) : std::string(path);
     return JoinPath(root_, path);
   }
 
@@ -260,7 +256,8 @@ class LocalHostFs final : public HostFs {
         how.resolve = RESOLVE_BENEATH;
         fd = ::syscall(SYS_openat2, *opened, n.c_str(), &how, sizeof how);
       } else if (root_ == "/") {
-        fd = ::openat(*opened, n.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);  // live root: the kernel's walk
+        fd = ::openat(*opened, n.c_str(),
+                      O_RDONLY | O_NONBLOCK | O_CLOEXEC);  // live root: the kernel's walk
       } else {
         fd = -1;
         errno = EXDEV;
@@ -295,7 +292,7 @@ class LocalHostFs final : public HostFs {
     if (!S_ISREG(st.st_mode)) {
       Count(kFailedOpens);
       return FailedPreconditionError("read " + std::string(path) + ": " + FileTypeName(st.st_mode) +
-                           ", not a regular file: refused");
+                                     ", not a regular file: refused");
     }
     // O_NONBLOCK (for the FIFO case above) changes nothing for a regular
     // file: no fcntl to clear it (two syscalls per file, issue 27 item 7).
@@ -308,7 +305,8 @@ class LocalHostFs final : public HostFs {
       Count(kFailedOpens);  // sysfs answers EINVAL here (unused GID slot attrs)
       if (e == EFBIG) {
         return FailedPreconditionError("read " + std::string(path) + ": larger than " +
-                             std::to_string(limit) + " bytes, the most such a file holds: refused");
+                                       std::to_string(limit) +
+                                       " bytes, the most such a file holds: refused");
       }
       return ErrnoToStatus(e, "read " + std::string(path));
     }
@@ -430,7 +428,7 @@ class LocalHostFs final : public HostFs {
     std::string tmp;
     int fd = -1;
     for (int attempt = 0; attempt < 16 && fd < 0; ++attempt) {
-      tmp = "." + base.substr(0, 128) + ".provisioner-tmp." + RandomSuffix();
+      tmp = "." + base.substr(0, 128) + ".provisioner-tmp." + RandomFileSuffix();
       fd = ::openat(dir_fd, tmp.c_str(),
                     O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
       if (fd < 0 && errno != EEXIST) break;
@@ -576,7 +574,8 @@ class LocalHostFs final : public HostFs {
       if (comp == ".") continue;
       if (comp == "..") {
         if (done.empty()) {
-          return ErrnoToStatus(EXDEV, "resolve " + std::string(path) + ": '..' leaves the root " + root_);
+          return ErrnoToStatus(EXDEV,
+                               "resolve " + std::string(path) + ": '..' leaves the root " + root_);
         }
         done.pop_back();
         continue;
@@ -585,12 +584,18 @@ class LocalHostFs final : public HostFs {
       bool last = todo.empty();
       if (last && !follow_last) break;
       std::string fs = root_ == "/" ? "" : root_;
-      for (const auto& c : done) { fs += '/'; fs += c; }
+      for (const auto& c : done) {
+        fs += '/';
+        fs += c;
+      }
       struct stat st;
       Count(kResolveSteps);
       if (::lstat(fs.c_str(), &st) != 0) {
         // Keep the rest literally: the eventual open() reports ENOENT.
-        while (!todo.empty()) { done.push_back(std::move(todo.back())); todo.pop_back(); }
+        while (!todo.empty()) {
+          done.push_back(std::move(todo.back()));
+          todo.pop_back();
+        }
         break;
       }
       if (!S_ISLNK(st.st_mode)) continue;
@@ -605,19 +610,41 @@ class LocalHostFs final : public HostFs {
       for (auto it = parts.rbegin(); it != parts.rend(); ++it) todo.push_back(*it);
     }
     std::string out;
-    for (const auto& c : done) { out += '/'; out += c; }
+    for (const auto& c : done) {
+      out += '/';
+      out += c;
+    }
     if (out.empty()) out = "/";
     return out;
   }
 
   std::string root_;
-  int root_fd_ = -1;           // the tree's directory (O_PATH); -1 on the live root
-  std::string real_root_;      // realpath of the tree, for Resolve
+  int root_fd_ = -1;       // the tree's directory (O_PATH); -1 on the live root
+  std::string real_root_;  // realpath of the tree, for Resolve
   mutable std::atomic<bool> openat2_usable_{true};
   mutable HostFsStats stats_;
 };
 
 }  // namespace
+
+// 16 hex digits from the kernel's random source: the name of a temporary
+// file nobody can guess (the pid could be: `sh -c '...; exec provisioner'`).
+std::string RandomFileSuffix() {
+  unsigned char bytes[8] = {};
+  if (::getrandom(bytes, sizeof bytes, 0) != static_cast<ssize_t>(sizeof bytes)) {
+    // No getrandom: the clock and the address of a local, still behind O_EXCL.
+    uint64_t v = static_cast<uint64_t>(::clock()) ^ reinterpret_cast<uintptr_t>(&bytes) ^
+                 static_cast<uint64_t>(::getpid()) << 32;
+    std::memcpy(bytes, &v, sizeof bytes);
+  }
+  static const char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned char b : bytes) {
+    out += kHex[b >> 4];
+    out += kHex[b & 15];
+  }
+  return out;
+}
 
 std::unique_ptr<HostFs> NewLocalHostFs(std::string root) {
   return std::make_unique<LocalHostFs>(std::move(root));

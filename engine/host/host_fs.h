@@ -142,6 +142,10 @@ std::string LinkBasenameIfPresent(const HostFs& fs, const std::string& path);
 // next (links, RDMA, Multus) finds it by name under /sys/class/net.
 std::vector<std::string> RegisteredNetdevs(const HostFs& fs, const std::string& device_dir);
 
+// 16 hex digits from getrandom(2): the name of a temporary file nobody can
+// guess and plant first (a pid can be: `sh -c '...; exec provisioner'`).
+std::string RandomFileSuffix();
+
 }  // namespace provisioner
 
 #endif  // PROVISIONER_ENGINE_HOST_HOST_FS_H_
