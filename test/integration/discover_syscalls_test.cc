@@ -43,6 +43,7 @@ TEST(DiscoverSyscallsTest, OneOpenOneStatOneReadOneClosePerFile) {
   std::string root = ExtractHost("cx5-roce");
   std::string trace = WriteTempFile("strace.txt", "");
   ::setenv("PROVISIONER_READ_THREADS", "1", 1);
+  NoLeakCheckUnderTracer no_lsan;
   RunResult r =
       provisioner::testing::Run({"/usr/bin/strace", "-f", "-c", "-o", trace, "-e",
                                  "trace=openat,openat2,read,fcntl,newfstatat,fstat,close",

@@ -148,4 +148,16 @@ std::vector<std::string> MemoryLimitPrefix() {
   return {"/usr/bin/prlimit", "--as=2147483648"};
 }
 
+NoLeakCheckUnderTracer::NoLeakCheckUnderTracer() {
+  if (const char* asan = std::getenv("ASAN_OPTIONS")) {
+    had_ = true;
+    saved_ = asan;
+    ::setenv("ASAN_OPTIONS", (saved_ + ":detect_leaks=0").c_str(), 1);
+  }
+}
+
+NoLeakCheckUnderTracer::~NoLeakCheckUnderTracer() {
+  if (had_) ::setenv("ASAN_OPTIONS", saved_.c_str(), 1);
+}
+
 }  // namespace provisioner::testing

@@ -25,6 +25,21 @@ RunResult Run(const std::vector<std::string>& argv);
 // terabytes of shadow address space), ASan's own limit on the resident size.
 std::vector<std::string> MemoryLimitPrefix();
 
+// While alive, the processes Run starts have no LeakSanitizer (in a
+// sanitizer build): LSan stops the threads with ptrace to scan them, which it
+// cannot under strace, and then fails the process. No-op elsewhere.
+class NoLeakCheckUnderTracer {
+ public:
+  NoLeakCheckUnderTracer();
+  ~NoLeakCheckUnderTracer();
+  NoLeakCheckUnderTracer(const NoLeakCheckUnderTracer&) = delete;
+  NoLeakCheckUnderTracer& operator=(const NoLeakCheckUnderTracer&) = delete;
+
+ private:
+  std::string saved_;
+  bool had_ = false;
+};
+
 // Starts argv without waiting (stdout/stderr to /dev/null); returns the pid.
 pid_t Spawn(const std::vector<std::string>& argv);
 

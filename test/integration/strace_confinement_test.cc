@@ -123,6 +123,7 @@ std::string Snapshot(const std::string& path) {
 
 TEST(StraceConfinementTest, NothingOutsideTheRootAndOutputIsOpened) {
   if (::access(kStrace, X_OK) != 0) GTEST_SKIP() << "no " << kStrace << " (scripts/setup.sh)";
+  NoLeakCheckUnderTracer no_lsan;
   const std::string root = ExtractHost("cx5-roce");
   const std::string work = fs::path(WriteTempFile("marker", "")).parent_path().string();
   const std::string outside_dir = work + "/outside";
