@@ -121,7 +121,7 @@ man_ok() {
   LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings -l "$page" >"$T/man.txt" 2>"$T/man.err"
   cat "$T/man.err"
   [[ ! -s "$T/man.err" ]] && grep -q '^NAME' "$T/man.txt" || return 1
-  for sub in $(provisioner --help | awk '/^Subcommands:/ {s = 1; next} s && /^  [a-z]/ {print $1}'); do
+  for sub in $(provisioner --help | awk '/^Subcommands:/ {s = 1; next} s && /^$/ {exit} s && /^  [a-z]/ {print $1}'); do
     grep -q "provisioner $sub \[OPTIONS\]" "$T/man.txt" || { echo "man page lacks $sub"; return 1; }
   done
 }
@@ -132,7 +132,7 @@ completion_ok() {
     COMP_WORDS=(provisioner ""); COMP_CWORD=1; _provisioner; echo "${COMPREPLY[*]}"
     COMP_WORDS=(provisioner plan -o ""); COMP_CWORD=3; _provisioner; echo "${COMPREPLY[*]}"' >"$T/comp.out"
   cat "$T/comp.out"
-  grep -qw discover <(sed -n 1p "$T/comp.out") && [[ $(sed -n 2p "$T/comp.out") == "table json" ]]
+  grep -qw discover <(sed -n 1p "$T/comp.out") && [[ $(sed -n 2p "$T/comp.out") == "table json yaml" ]]
 }
 check "bash completion" "$T/completion.log" completion_ok
 

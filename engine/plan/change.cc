@@ -144,7 +144,8 @@ StatusOr<std::optional<SavedPlan>> ParseSavedPlan(std::string_view text) {
     try {
       const nlohmann::json reparsed = nlohmann::json::parse(text.begin(), text.end());
       (void)reparsed;
-    } catch (const nlohmann::json::parse_error& e) {
+    } catch (const nlohmann::json::exception& e) {
+      // parse_error, or out_of_range for a number too large (1e400).
       std::string what = e.what();
       if (size_t at = what.find("] ");
           what.rfind("[json.exception", 0) == 0 && at != std::string::npos) {

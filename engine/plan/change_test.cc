@@ -82,10 +82,9 @@ Change On(const std::string& id, const std::string& resource,
 TEST(PlanGraphTest, ChainsPerResourceBarriersAndDeclaredDependencies) {
   // 0 barrier (a module load); 1,2 PF a; 3 PF b; 4 card a; 5 PF b after card a;
   // 6 barrier; 7 PF a.
-  std::vector<Change> plan = {On("kmod", ""),         On("a1", "pf:a"),
-                              On("a2", "pf:a"),       On("b1", "pf:b"),
-                              On("fw", "card:a"),     On("b2", "pf:b", {"card:a"}),
-                              On("netns", ""),        On("a3", "pf:a")};
+  std::vector<Change> plan = {On("kmod", ""),   On("a1", "pf:a"),   On("a2", "pf:a"),
+                              On("b1", "pf:b"), On("fw", "card:a"), On("b2", "pf:b", {"card:a"}),
+                              On("netns", ""),  On("a3", "pf:a")};
   auto g = BuildPlanGraph(plan);
   ASSERT_TRUE(g.ok()) << g.status().message();
   using V = std::vector<size_t>;
@@ -219,4 +218,12 @@ TEST(SavedPlanTest, RecordsRoundTripAndOtherFormatsAreRefused) {
 }
 
 }  // namespace
+// Found by plan_file_fuzzer: a number too large for a double threw
+// json's out_of_range out of ParseSavedPlan; it is an error like any other.
+TEST(SavedPlanTest, ANumberTooLargeIsAnErrorNotAnException) {
+  auto p = ParseSavedPlan("{\"kind\": 8e193275}");
+  ASSERT_FALSE(p.ok());
+  EXPECT_NE(p.status().message().find("not valid JSON"), std::string::npos) << p.status().message();
+}
+
 }  // namespace provisioner
