@@ -35,6 +35,9 @@ CLANG_BAZEL=(env CC=clang-14 bazel --output_base="${HOME}/.cache/bazel-provision
 total_passed=0
 total_failed=0
 rc=0
+# Every failure by name, listed again above the final line: the log of a
+# clean-clone run is long and is often read only from its end.
+failures_file=$(mktemp)
 timings=()
 t_start=$SECONDS
 step_t0=$SECONDS
@@ -48,6 +51,7 @@ step_end() {  # label: prints and records the wall time since step_begin
 }
 fail() {  # message: one failure that test.xml cannot count
   echo "$1"
+  echo "$1" >>"$failures_file"
   total_failed=$((total_failed + 1))
   rc=1
 }
@@ -59,7 +63,7 @@ step_end "setup"
 
 count() {  # label testlogs: adds the test.xml counts under testlogs to the totals
   local counts p f
-  counts=$(python3 scripts/count_tests.py "$2")
+  counts=$(python3 scripts/count_tests.py "$2" "$failures_file")
   echo "$1: $counts"
   read -r p _ f _ <<<"$counts"
   total_passed=$((total_passed + p))
@@ -95,6 +99,7 @@ DISK_CACHE="$WS/.cache/bazel-disk" scripts/test-package.sh "$@" 2>&1 | tee "$pkg
 pkg_code=${PIPESTATUS[0]}
 pkg_passed=$(grep -c '^PASS ' "$pkg_log")
 pkg_failed=$(grep -c '^FAIL ' "$pkg_log")
+grep '^FAIL ' "$pkg_log" | sed 's/^/package: /' >>"$failures_file"
 total_passed=$((total_passed + pkg_passed))
 total_failed=$((total_failed + pkg_failed))
 if ((pkg_failed > 0)); then rc=1; fi
@@ -111,7 +116,10 @@ fuzz_flags=(--config=fuzz --symlink_prefix=/ "${DISK_CACHE[@]}")
 built=0
 if [[ -z $fuzzers ]]; then
   fail "fuzz targets: none found"
-elif "${CLANG_BAZEL[@]}" build "${fuzz_flags[@]}" $fuzzers "$@"; then
+# gold's "Cannot export local symbol '__asan_*'" warnings (one per ASan
+# check routine, harmless) would fill the log: filter them out.
+elif "${CLANG_BAZEL[@]}" build "${fuzz_flags[@]}" $fuzzers "$@" 2>&1 |
+  grep -v "warning: Cannot export local symbol '__asan"; ((PIPESTATUS[0] == 0)); then
   built=1
   bin=$("${CLANG_BAZEL[@]}" info "${fuzz_flags[@]}" bazel-bin 2>/dev/null)
 else
@@ -158,5 +166,10 @@ fi
 echo "wall time per step:"
 printf '  %s\n' "${timings[@]}"
 printf '  %-28s %5d s\n' "total" $((SECONDS - t_start))
+if [[ -s $failures_file ]]; then
+  echo "failed:"
+  sed 's/^/  /' "$failures_file"
+fi
+rm -f "$failures_file"
 echo "$total_passed passed, $total_failed failed"
 exit "$rc"

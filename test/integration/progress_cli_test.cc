@@ -22,7 +22,10 @@ int Count(const std::string& s, const std::string& what) {
 
 TEST(ProgressCliTest, OnATerminalTheWaitClockRunsOnAgainstItsLimit) {
   std::string root = ExtractHost("cx5-roce");
-  KernelSimDaemon sim(root, /*netdev_delay_ms=*/2600);
+  // The netdevs appear 5 s after the write; the wait starts after the
+  // enable itself, which took 1 s of that under ASan on a loaded 2-core CI
+  // machine (2.6 s left the wait at "1 s of 20 s" there): 3 s of margin.
+  KernelSimDaemon sim(root, /*netdev_delay_ms=*/5000);
   ASSERT_TRUE(sim.ready());
   std::string cmd = ProvisionerBinary() + " apply " + Example("roce-sriov.yaml") + " --root " +
                     root + " --settle-timeout 20 --auto-approve";  // a terminal: never ask
