@@ -4,7 +4,9 @@
 # is ok; check mode plans without writing. The three ways in: the portable binary, the
 # Debian package (built here by scripts/build-deb.sh, installed by apt/dpkg into a
 # root), already installed; both at once is refused. Then the reboot path: apply exit 3
-# notifies the reboot handlers (off by default).
+# notifies the reboot handler (off by default) or, with provisioner_reboot, cordons,
+# drains, reboots, waits, converges and uncordons (a stand-in kubectl records the calls);
+# a change that destroys pods' VFs drains before apply.
 source "$TEST_SRCDIR/${TEST_WORKSPACE:-provisioner}/test/fleet/fleet_env.sh"
 require ansible-playbook ansible-core
 
@@ -105,25 +107,81 @@ dpkg-query --admindir="$PKGROOT/var/lib/dpkg" -W -f='${Status} ${Version}' provi
 [[ $(cat "$PROOT/sys/bus/pci/devices/0000:af:00.1/sriov_numvfs") == 8 ]] ||
   fail "the packaged binary did not apply host.yaml"
 
-# 5. Reboot path (a stand-in binary whose change needs a reboot, see the stub).
+# 5. Reboot path (a stand-in binary whose change needs a reboot, see the stub), with
+#    a stand-in kubectl recording its calls (and the stub's plan/apply and the stand-in
+#    reboot) in one ordered log.
 STUB="$R/test/fleet/reboot_stub_provisioner.py"
 RROOT="$T/reboot-root"
 mkdir -p "$RROOT"
+export KUBECTL_LOG="$T/kubectl.log"
+: >"$KUBECTL_LOG"
 rvars=(-e "provisioner_binary_src=$STUB" -e "provisioner_binary_path=$T/node2/provisioner"
-  -e "provisioner_config_path=$T/node2/host.yaml" -e "provisioner_root=$RROOT")
+  -e "provisioner_config_path=$T/node2/host.yaml" -e "provisioner_root=$RROOT"
+  -e "provisioner_kubectl=$R/test/fleet/kubectl_stub.sh" -e provisioner_kube_node_name=gpu-node-001)
+calls() { grep -v '^provisioner plan$' "$KUBECTL_LOG" | tr '\n' ';'; }
 pb reboot-off 0 -i "$INV" "$PLAYBOOKS/role.yml" "${rvars[@]}"
 log_has "linktype/0000:af:00.0/linkType take effect after a reboot"
 log_has "RUNNING HANDLER [provisioner.host.provisioner : Reboot needed, not done]"
 log_has "localhost needs a reboot for provisioner's changes (provisioner_reboot is false"
 [[ -e "$RROOT/run/reboot-required" ]] || fail "apply exit 3 did not happen"
+# No reboot asked: no kubectl call (a pending reboot alone is no reason to drain).
+[[ $(calls) == "provisioner apply;" ]] || fail "reboot off: calls were $(calls)"
+: >"$KUBECTL_LOG"
 pb reboot-converged 0 -i "$INV" "$PLAYBOOKS/role.yml" "${rvars[@]}"
 recap_has changed=0
-# provisioner_reboot=true: the reboot handler runs; Ansible refuses to reboot the
-# controller over the local connection, which is the proof it tried (and is safe).
+[[ $(calls) == "provisioner apply;" ]] || fail "converged: calls were $(calls)"
+# provisioner_reboot=true: cordon, drain, reboot, wait, converge, uncordon, in that
+# order. The stand-in reboot (reboot_stub_tasks.yml) is what provisioner_reboot_tasks
+# points at: Ansible's reboot module refuses to reboot the controller over a local
+# connection.
 rm "$RROOT/run/reboot-required"
-pb reboot-on 2 -i "$INV" "$PLAYBOOKS/role.yml" "${rvars[@]}" -e '{"provisioner_reboot": true}'
-log_has "RUNNING HANDLER [provisioner.host.provisioner : Reboot for provisioner]"
+: >"$KUBECTL_LOG"
+pb reboot-on 0 -i "$INV" "$PLAYBOOKS/role.yml" "${rvars[@]}" -e '{"provisioner_reboot": true}' \
+  -e "provisioner_reboot_tasks=$R/test/fleet/reboot_stub_tasks.yml"
+recap_has failed=0
+log_has "TASK [provisioner.host.provisioner : Wait for the node to answer after the reboot]"
+want="provisioner apply;kubectl cordon gpu-node-001;kubectl drain gpu-node-001 --ignore-daemonsets"
+want+=" --delete-emptydir-data --force --grace-period=-1 --timeout=90s;reboot;provisioner apply;"
+want+="kubectl wait --for=condition=Ready node/gpu-node-001 --timeout=600s;kubectl uncordon gpu-node-001;"
+[[ $(calls) == "$want" ]] || fail "reboot on: calls were $(calls), want $want"
+# The default reboot tasks use Ansible's reboot module: it runs, and refuses the
+# controller over the local connection, which is the proof it tried (and is safe).
+rm -f "$RROOT/etc/booted-with-change" "$RROOT/run/reboot-required"
+pb reboot-module 2 -i "$INV" "$PLAYBOOKS/role.yml" "${rvars[@]}" -e '{"provisioner_reboot": true}'
+log_has "TASK [provisioner.host.provisioner : Reboot for provisioner]"
 log_has "would reboot the control node"
+# provisioner_drain=false (a host that is not a Kubernetes node): no kubectl at all.
+rm -f "$RROOT/etc/booted-with-change" "$RROOT/run/reboot-required"
+: >"$KUBECTL_LOG"
+pb reboot-nodrain 0 -i "$INV" "$PLAYBOOKS/role.yml" "${rvars[@]}" -e '{"provisioner_reboot": true}' \
+  -e "provisioner_reboot_tasks=$R/test/fleet/reboot_stub_tasks.yml" -e '{"provisioner_drain": false}'
+[[ $(calls) == "provisioner apply;reboot;provisioner apply;" ]] || fail "no drain: calls were $(calls)"
+
+# 5b. A change that destroys the VFs pods use (numVfs 8 -> 4 on 0000:af:00.1, a replace:
+#     apply writes 0 first) drains the node before apply and uncordons it after, with the
+#     real binary on the tree from step 2; exit 0, no reboot.
+dvars=("${vars[@]}" -e "provisioner_kubectl=$R/test/fleet/kubectl_stub.sh"
+  -e provisioner_kube_node_name=gpu-node-001 -e provisioner_drain_retries=1 -e provisioner_drain_delay=0)
+four='{"provisioner_nics": [{"name": "gpu1-nic", "nicSelector": {"rootDevices": ["0000:af:00.1"]}, "numVfs": 4}]}'
+# A drain that fails: uncordoned again, the host fails, nothing applied.
+: >"$KUBECTL_LOG"
+KUBECTL_FAIL_DRAIN=1 pb drain-fails 2 -i "$INV" "$PLAYBOOKS/role.yml" "${dvars[@]}" -e "$four"
+log_has "could not drain node gpu-node-001 (sriov/0000:af:00.1/numVfs)"
+[[ $(pf_vfs 0000:af:00.1) == 8 ]] || fail "a failed drain still applied: $(pf_vfs 0000:af:00.1) VFs"
+[[ $(calls) == kubectl\ cordon\ gpu-node-001\;kubectl\ drain*\;kubectl\ uncordon\ gpu-node-001\; ]] ||
+  fail "failed drain: calls were $(calls)"
+: >"$KUBECTL_LOG"
+pb drain-apply 0 -i "$INV" "$PLAYBOOKS/role.yml" "${dvars[@]}" -e "$four"
+recap_has failed=0
+[[ $(pf_vfs 0000:af:00.1) == 4 ]] || fail "0000:af:00.1 has $(pf_vfs 0000:af:00.1) VFs, want 4"
+want="kubectl cordon gpu-node-001;kubectl drain gpu-node-001 --ignore-daemonsets --delete-emptydir-data"
+want+=" --force --grace-period=-1 --timeout=90s;kubectl uncordon gpu-node-001;"
+[[ $(calls) == "$want" ]] || fail "replace: calls were $(calls), want $want"
+# Converged (or only adding VFs): no drain.
+: >"$KUBECTL_LOG"
+pb drain-none 0 -i "$INV" "$PLAYBOOKS/role.yml" "${dvars[@]}" -e "$four"
+recap_has changed=0
+[[ ! -s $KUBECTL_LOG ]] || fail "a converged host was drained: $(calls)"
 
 # 6. The fleet example: the playbook parses, the role resolves, and the inventory gives
 #    gpu-node-017 its own NICs (host_vars) and the others the group's.

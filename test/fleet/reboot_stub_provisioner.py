@@ -5,7 +5,9 @@ No module of the real binary plans a reboot change on a host tree yet (link type
 needs mstconfig and firmware), so the role's reboot path is tested against this
 double of the contract (docs/CONTRACT.md): `apply` of a pending change prints the
 apply JSON, writes run/reboot-required under --root and exits 3; once that marker
-is there the host counts as converged (exit 0, no changes).
+is there, or etc/booted-with-change (the test's stand-in reboot makes it), the host
+counts as converged (exit 0, no changes). Each plan/apply is appended to
+$KUBECTL_LOG when set, so the role test sees it in order with kubectl's calls.
 """
 import json
 import os
@@ -13,7 +15,7 @@ import sys
 
 CHANGE = {
     "id": "linktype/0000:af:00.0/linkType", "module": "linktype", "target": "0000:af:00.0",
-    "attribute": "linkType", "before": "ib", "after": "eth", "disruption": "reboot",
+    "attribute": "linkType", "before": "ib", "after": "eth", "disruption": "reboot", "action": "change",
     "reason": "nic gpu1-nic wants linkType eth",
 }
 
@@ -28,8 +30,14 @@ def main(argv):
     if command == "validate":
         print("%s: valid" % path)
         return 0
+    log = os.environ.get("KUBECTL_LOG")
+    if log:
+        with open(log, "a") as f:
+            f.write("provisioner %s\n" % command)
     marker = os.path.join(root, "run", "reboot-required")
-    pending = [] if os.path.exists(marker) else [dict(CHANGE)]
+    booted = os.path.join(root, "etc", "booted-with-change")
+    done = os.path.exists(marker) or os.path.exists(booted)
+    pending = [] if done else [dict(CHANGE)]
     doc = {"formatVersion": 1, "root": root, "changes": pending, "warnings": [],
            "summary": {"changes": len(pending), "rebootRequired": bool(pending)}}
     if command == "plan" or not pending:
