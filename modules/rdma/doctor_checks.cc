@@ -66,7 +66,8 @@ void CheckPortNetdevs(const HostFacts& facts, CheckSink& sink) {
       if (!p.gids_captured || !d.device_captured) {
         // A partial capture (gpud's copy of /sys/class/infiniband): the
         // evidence is missing, which is not the host's fault.
-        const std::string missing = !d.device_captured ? Dev(d) + "/device" : PortDir(d, p) + "/gids";
+        const std::string missing =
+            !d.device_captured ? Dev(d) + "/device" : PortDir(d, p) + "/gids";
         CheckResult r = Result("rdma.port-netdev", PortName(d, p), Verdict::kWarn,
                                "not captured: " + missing + " is not in this tree; " +
                                    PortName(d, p) + "'s netdev and GIDs not checked");
@@ -442,10 +443,10 @@ void CheckGpuDirect(const HostFacts& facts, CheckSink& sink) {
   }
   if (gpus.empty() || facts.rdma.devices.empty()) return;
   if (facts.loaded_modules.empty()) {
-    CheckResult r = Result("rdma.gpudirect", "nvidia_peermem", Verdict::kWarn,
+    CheckResult r = Result("rdma.gpudirect", "gdrdrv", Verdict::kWarn,
                            "NVIDIA GPUs present but the loaded kernel modules are unknown");
     r.evidence = {{"GPUs", Join(gpus)}, {"/proc/modules", "(not read)"}};
-    r.fix = "check lsmod for nvidia_peermem and gdrdrv";
+    r.fix = "check lsmod for gdrdrv";
     sink.Add(std::move(r));
     return;
   }
@@ -455,8 +456,9 @@ void CheckGpuDirect(const HostFacts& facts, CheckSink& sink) {
     const char* what;
   };
   for (const Want& w :
-       {Want{"nvidia_peermem", "nv_peer_mem", "GPUDirect RDMA (NIC DMA to GPU memory)"},
-        Want{"gdrdrv", "", "GDRCopy (CPU copies to GPU memory)"}}) {
+       // GPUDirect RDMA itself (nvidia_peermem, or the dma-buf path that
+       // makes it unnecessary) is health.gpudirect-rdma's gate.
+       {Want{"gdrdrv", "", "GDRCopy (CPU copies to GPU memory)"}}) {
     bool loaded = Loaded(facts, w.module) || (*w.alias && Loaded(facts, w.alias));
     // Missing means slower (staging through host memory), not broken.
     CheckResult r = Result(
@@ -485,8 +487,8 @@ void CheckMultusPkeys(const DesiredState& desired, const HostFacts& facts, Check
       for (const RdmaDevice* d : DevicesOn(facts, pf->pci_address)) {
         for (const RdmaPort& p : d->ports) {
           if (p.link_layer != "InfiniBand") continue;
-          const std::string target = "multusConfig " + mc.name + " pkey " + *mc.pkey + " on " +
-                                     PortName(*d, p);
+          const std::string target =
+              "multusConfig " + mc.name + " pkey " + *mc.pkey + " on " + PortName(*d, p);
           if (!p.pkeys) {
             CheckResult r = Result("rdma.multus-pkey", target, Verdict::kWarn,
                                    "not captured: " + PortDir(*d, p) +
@@ -501,13 +503,13 @@ void CheckMultusPkeys(const DesiredState& desired, const HostFacts& facts, Check
                 auto have = ParsePkey(k);
                 return have && (*have & ~kPkeyFullMember) == (*want & ~kPkeyFullMember);
               });
-          CheckResult r = Result(
-              "rdma.multus-pkey", target, in_table ? Verdict::kOk : Verdict::kFail,
-              in_table ? PortName(*d, p) + " is in partition " + *mc.pkey
-                       : "partition " + *mc.pkey + " of multusConfig " + mc.name +
-                             " is not in the P_Key table of " + PortName(*d, p) +
-                             ": the subnet manager has not put the port in it, so pods of " +
-                             mc.name + " get VFs that cannot reach the partition");
+          CheckResult r =
+              Result("rdma.multus-pkey", target, in_table ? Verdict::kOk : Verdict::kFail,
+                     in_table ? PortName(*d, p) + " is in partition " + *mc.pkey
+                              : "partition " + *mc.pkey + " of multusConfig " + mc.name +
+                                    " is not in the P_Key table of " + PortName(*d, p) +
+                                    ": the subnet manager has not put the port in it, so pods of " +
+                                    mc.name + " get VFs that cannot reach the partition");
           r.evidence = {{PortDir(*d, p) + "/pkeys", Join(*p.pkeys, " ")}};
           if (!in_table) {
             r.fix = "add the port's GUID to partition " + *mc.pkey +

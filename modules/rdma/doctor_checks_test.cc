@@ -340,12 +340,13 @@ TEST(DoctorChecks, GpuDirectModulesWhenNvidiaGpusPresent) {
   CheckSink sink;
   CheckGpuDirect(f, sink);
   auto r = Results(sink, "rdma.gpudirect");
-  ASSERT_EQ(r.size(), 2u);
-  EXPECT_EQ(r[0].target, "nvidia_peermem");
+  // GDRCopy only: GPUDirect RDMA (nvidia_peermem or dma-buf) is
+  // health.gpudirect-rdma's gate, which knows the dma-buf path.
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].target, "gdrdrv");
   EXPECT_EQ(r[0].verdict, Verdict::kWarn);
-  EXPECT_THAT(r[0].summary, HasSubstr("no GPUDirect RDMA"));
+  EXPECT_THAT(r[0].summary, HasSubstr("no GDRCopy"));
   EXPECT_THAT(r[0].evidence[0].second, HasSubstr("0000:18:00.0"));
-  f.loaded_modules.push_back("nvidia_peermem");
   f.loaded_modules.push_back("gdrdrv");
   CheckSink ok;
   CheckGpuDirect(f, ok);

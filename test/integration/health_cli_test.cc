@@ -88,6 +88,13 @@ TEST(HealthCliTest, HealthyNodePassesTheGate) {
   const json& gd = d.by_id["health.gpudirect-rdma"]["GPUDirect RDMA"];
   EXPECT_EQ(gd["verdict"], "ok");
   EXPECT_TRUE(Contains(gd["summary"], "dma-buf")) << gd;
+  EXPECT_TRUE(Contains(gd["summary"], "nvidia_peermem not needed")) << gd;
+  // With the dma-buf path, no other check asks for nvidia_peermem (rdma.gpudirect
+  // used to warn that it is not loaded, contradicting the gate above).
+  for (const auto& c : d.doc["checks"]) {
+    if (c["verdict"] == "ok") continue;
+    EXPECT_FALSE(Contains(c["summary"], "nvidia_peermem")) << c;
+  }
 }
 
 // The "done when": a NIC trained at x8 of x16 fails doctor, which
