@@ -27,7 +27,9 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/config/loader.h"
@@ -79,6 +81,25 @@ struct Result {
 
 double Seconds(std::chrono::milliseconds d) { return std::chrono::duration<double>(d).count(); }
 
+// One process's view of the host: its simulator, its modules, its context.
+struct Process {
+  Process(const std::string& root, SimOptions options)
+      : fs(NewSimulatedHostFs(root, std::move(options))), modules(ModuleRegistry::CreateAll()) {
+    ctx.fs = fs.get();
+    ctx.clock = &RealClock();
+  }
+  // Discovers the host and plans `desired` into `out`: "" or why not.
+  std::string PlanFor(const DesiredState& desired, PlanResult* out) {
+    auto facts = Discover(modules, ctx, desired);
+    if (!facts.ok()) return "discover: " + facts.status().message();
+    *out = BuildPlan(modules, desired, *facts);
+    return "";
+  }
+  std::unique_ptr<HostFs> fs;
+  std::vector<std::unique_ptr<Module>> modules;
+  HostContext ctx;
+};
+
 Result Once(size_t parallelism) {
   Result r;
   std::string error;
@@ -102,17 +123,10 @@ Result Once(size_t parallelism) {
   }
   SimOptions options;
   options.latency = Mlx5Latencies();
-  auto fs = NewSimulatedHostFs(dir, options);
-  auto modules = ModuleRegistry::CreateAll();
-  HostContext ctx;
-  ctx.fs = fs.get();
-  ctx.clock = &RealClock();
-  auto facts = Discover(modules, ctx, *loaded.state);
-  if (!facts.ok()) {
-    r.error = facts.status().message();
-    return r;
-  }
-  PlanResult planned = BuildPlan(modules, *loaded.state, *facts);
+  Process boot(dir, options);
+  PlanResult planned;
+  r.error = boot.PlanFor(*loaded.state, &planned);
+  if (!r.error.empty()) return r;
   for (const auto& d : planned.diagnostics) {
     if (d.severity == Severity::kError) r.error += d.path + ": " + d.message + "; ";
   }
@@ -123,7 +137,7 @@ Result Once(size_t parallelism) {
   o.parallelism = parallelism;
   o.check_converged = false;  // checked below, untimed (see the top)
   const auto start = std::chrono::steady_clock::now();
-  ApplyReport report = ApplyPlan(modules, planned.plan, *loaded.state, ctx, o);
+  ApplyReport report = ApplyPlan(boot.modules, planned.plan, *loaded.state, boot.ctx, o);
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   r.chain = report.longest_chain;
   if (!report.status.ok()) {
@@ -150,18 +164,12 @@ Result Once(size_t parallelism) {
     r.longest_changes.push_back(a.change.id + buf);
   }
   // Converged: a fresh process (simulator) finds nothing to do.
-  auto fresh = NewSimulatedHostFs(dir, {});
-  auto modules2 = ModuleRegistry::CreateAll();
-  HostContext ctx2;
-  ctx2.fs = fresh.get();
-  ctx2.clock = &RealClock();
-  auto after = Discover(modules2, ctx2, *loaded.state);
-  if (!after.ok()) {
-    r.error = "discover after apply: " + after.status().message();
-    return r;
-  }
-  PlanResult again = BuildPlan(modules2, *loaded.state, *after);
-  if (!again.plan.changes.empty()) {
+  Process next(dir, {});
+  PlanResult again;
+  r.error = next.PlanFor(*loaded.state, &again);
+  if (!r.error.empty()) {
+    r.error = "after apply: " + r.error;
+  } else if (!again.plan.changes.empty()) {
     r.error = "not converged: " + std::to_string(again.plan.changes.size()) +
               " change(s) left, the first " + again.plan.changes.front().id;
   }
