@@ -5,7 +5,9 @@
 # mount and network namespace (`unshare -m -n`) whose /sys is a generated
 # 10-card host (make_tree --preset bench-10: ten single-port ConnectX-5
 # cards, sriov_totalvfs 127) and whose links are a veth per netdev of the
-# tree. `mstconfig` is a stand-in first on PATH that sleeps 1 s per call and
+# tree. `mstconfig` is a stand-in first on PATH that sleeps
+# $MSTCONFIG_LATENCY seconds per call (default 1: a query or set of a
+# ConnectX card, as test/sim Mlx5Latencies) and
 # answers like the real tool for a ConnectX-5
 # (modules/firmware/testdata/cx5-vpi-ib.query, ports Ethernet), logging when
 # each call starts and ends.
@@ -36,6 +38,8 @@ kernel_sim="$here/test/sim/kernel_sim"
 unit="$here/dist/systemd/provisioner-apply.service"
 answer_src="$here/modules/firmware/testdata/cx5-vpi-ib.query"
 runs=${1:-3}
+latency=${MSTCONFIG_LATENCY:-1}
+[[ "$latency" =~ ^[0-9]+(\.[0-9]+)?$ ]] || { echo "MSTCONFIG_LATENCY=$latency: seconds, e.g. 1 or 0.5"; exit 2; }
 [ "$(id -u)" = 0 ] || { echo "needs root (unshare -m -n, mount --bind)"; exit 1; }
 work=$(mktemp -d /dev/shm/fw-bench.XXXXXX 2>/dev/null || mktemp -d)
 sim_pid=""
@@ -45,8 +49,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# The stand-in mstconfig: `mstconfig -e -d <BDF> query` answers after 1 s;
-# `set` is accepted (apply) after 1 s too.
+# The stand-in mstconfig: `mstconfig -e -d <BDF> query` answers after
+# $latency s; `set` is accepted (apply) after $latency s too.
 mkdir -p "$work/bin"
 sed -e 's/^Device:.*/Device:         @DEV@/' \
   -e '/LINK_TYPE_P/s/IB(1)/ETH(2)/g' "$answer_src" >"$work/answer.query"
@@ -62,7 +66,7 @@ while [ \$# -gt 0 ]; do
   shift
 done
 echo "start \$op \$dev \$(date +%s%N)" >>"$work/calls.log"
-sleep 1
+sleep $latency
 if [ "\$op" = query ]; then sed "s/@DEV@/\$dev/" "$work/answer.query"; fi
 echo "end \$op \$dev \$(date +%s%N)" >>"$work/calls.log"
 EOF
@@ -134,7 +138,7 @@ bench() {
   printf '| %s | %s | %s | %s |\n' "$name" "$(echo "${times[*]}" | median)" "$n" "$span"
 }
 
-echo "## 10-card host, live-style, stand-in mstconfig sleeping 1 s per call ($runs runs)"
+echo "## 10-card host, live-style, stand-in mstconfig sleeping $latency s per call ($runs runs)"
 tree="$work/bench-10"
 "$make_tree" --preset bench-10 --dir "$tree" >/dev/null
 pfs=$(for d in "$tree"/sys/bus/pci/devices/*; do

@@ -129,17 +129,18 @@ def trace_discovery(provisioner, root, list_path):
 
 
 def count_syscalls(argv):
-    """strace -c -f: open/read/getdents calls of one run (independent of our counters)."""
+    """strace -c -f: open/read/getdents/stat/fcntl/close calls of one run (independent of our counters)."""
     with tempfile.NamedTemporaryFile("r", suffix=".strace") as t:
         subprocess.run(["strace", "-c", "-f", "--seccomp-bpf", "-e",
-                        "trace=open,openat,openat2,read,getdents64,newfstatat,readlink,readlinkat,statx",
+                        "trace=open,openat,openat2,read,getdents64,newfstatat,readlink,readlinkat,statx,fcntl,close",
                         "-o", t.name] + argv,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         calls = {}
         for line in open(t.name):
             f = line.split()
             if len(f) >= 5 and f[-1] in ("open", "openat", "openat2", "read", "getdents64",
-                                         "newfstatat", "readlink", "readlinkat", "statx"):
+                                         "newfstatat", "readlink", "readlinkat", "statx", "fcntl",
+                                         "close"):
                 calls[f[-1]] = int(f[3])
         return calls
 

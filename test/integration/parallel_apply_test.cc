@@ -18,10 +18,10 @@
 #include "engine/core/journal.h"
 #include "engine/module/registry.h"
 #include "gtest/gtest.h"
+#include "test/sim/rail_host.h"
 #include "test/sim/sim_host_fs.h"
 #include "test/support/host_presets.h"
 #include "test/support/host_tree.h"
-#include "test/support/ttar.h"
 
 namespace provisioner::testing {
 namespace {
@@ -63,18 +63,7 @@ struct ApplyRun {
   std::string root;
 };
 
-// A directory in memory (tmpfs) when there is one: sysfs is in memory, and
-// on a disk file system the simulator's file creation (a VF is ~40 files)
-// would be what the test measures, not the kernel's waits.
-std::string MemoryTempDir(const std::string& prefix) {
-  std::string tmpl = "/dev/shm/provisioner-" + prefix + ".XXXXXX";
-  std::vector<char> buf(tmpl.begin(), tmpl.end());
-  buf.push_back('\0');
-  if (::mkdtemp(buf.data()) != nullptr) return buf.data();
-  return MakeTempDir(prefix);
-}
-
-// Removes the tree afterwards (tmpfs is not the test's own directory).
+// Removes the trees afterwards (tmpfs is not the test's own directory).
 struct TreeCleanup {
   ~TreeCleanup() {
     for (const auto& d : dirs) {
@@ -86,22 +75,15 @@ struct TreeCleanup {
 };
 TreeCleanup g_trees;
 
-// The HGX H100 tree with `initial_vfs` VFs (netdevs present) on every rail.
+// The HGX H100 tree in memory with `initial_vfs` VFs (netdevs present) on
+// every rail (test/sim/rail_host.h).
 std::string RailTree(int initial_vfs) {
   HostSpec spec;
   EXPECT_TRUE(PresetByName("hgx-h100", &spec));
-  std::string dir = MemoryTempDir("rails");
-  g_trees.dirs.push_back(dir);
-  Status s = BuildHostTree(spec, dir);
-  EXPECT_TRUE(s.ok()) << s.message();
-  if (initial_vfs > 0) {
-    SriovSim sim(dir);
-    for (const char* bus : {"1a", "3c", "4d", "5e", "9c", "bc", "cc", "dc"}) {
-      const std::string pf = std::string("/sys/bus/pci/devices/0000:") + bus + ":00.0";
-      EXPECT_EQ(sim.WriteNumVfs(pf, std::to_string(initial_vfs)), 0) << pf << sim.last_error();
-    }
-    EXPECT_TRUE(sim.Flush().ok());
-  }
+  std::string error;
+  std::string dir = BuildRailTree(spec, initial_vfs, &error);
+  EXPECT_FALSE(dir.empty()) << error;
+  if (!dir.empty()) g_trees.dirs.push_back(dir);
   return dir;
 }
 

@@ -12,6 +12,10 @@
 namespace provisioner::testing {
 namespace {
 
+void SleepFor(std::chrono::milliseconds d) {
+  if (d.count() > 0) std::this_thread::sleep_for(d);
+}
+
 bool AllDigits(std::string_view s) {
   if (s.empty()) return false;
   for (char c : s) {
@@ -57,6 +61,10 @@ void SimulatedHostFs::Tick() const {
 }
 
 StatusOr<std::string> SimulatedHostFs::ReadFile(std::string_view path) const {
+  // The card's time to answer, outside the lock: cards answer at once.
+  if (options_.latency.firmware_query.count() > 0 && IsFirmwareCapture(path)) {
+    SleepFor(options_.latency.firmware_query);
+  }
   std::lock_guard<std::recursive_mutex> lock(mu_);
   Tick();
   StatusOr<std::string> r = inner_->ReadFile(path);
@@ -155,16 +163,19 @@ SimLatencies Mlx5Latencies() {
   l.netdev_appear = std::chrono::seconds(1);
   l.bind = std::chrono::milliseconds(50);
   l.config_write = std::chrono::milliseconds(1);
+  l.firmware_query = std::chrono::seconds(1);
+  l.firmware_set = std::chrono::seconds(1);
   return l;
 }
 
-namespace {
-
-void Sleep(std::chrono::milliseconds d) {
-  if (d.count() > 0) std::this_thread::sleep_for(d);
+bool IsFirmwareCapture(std::string_view path) {
+  constexpr std::string_view kPrefix = "/run/provisioner/mstconfig/";
+  constexpr std::string_view kSuffix = ".query";
+  return path.size() > kPrefix.size() + kSuffix.size() &&
+         path.substr(0, kPrefix.size()) == kPrefix &&
+         path.substr(path.size() - kSuffix.size()) == kSuffix &&
+         path.find('/', kPrefix.size()) == std::string_view::npos;
 }
-
-}  // namespace
 
 Status SimulatedHostFs::WriteAttr(std::string_view path, std::string_view value) {
   // The kernel's time for this write, slept before acting and outside the
@@ -178,9 +189,10 @@ Status SimulatedHostFs::WriteAttr(std::string_view path, std::string_view value)
         auto text = inner_->ReadFile(std::string(Dirname(path)) + "/sriov_numvfs");
         if (text.ok()) current = std::atoi(text->c_str());
       }
-      Sleep(n > 0 ? options_.latency.enable_per_vf * n : options_.latency.disable_per_vf * current);
+      SleepFor(n > 0 ? options_.latency.enable_per_vf * n
+                     : options_.latency.disable_per_vf * current);
     } else if (file == "bind" || file == "unbind") {
-      Sleep(options_.latency.bind);
+      SleepFor(options_.latency.bind);
     }
   }
   std::lock_guard<std::recursive_mutex> lock(mu_);
@@ -245,6 +257,9 @@ Status SimulatedHostFs::WriteAttr(std::string_view path, std::string_view value)
 }
 
 Status SimulatedHostFs::WriteFileAtomic(std::string_view path, std::string_view content, int mode) {
+  if (options_.latency.firmware_set.count() > 0 && IsFirmwareCapture(path)) {
+    SleepFor(options_.latency.firmware_set);
+  }
   std::lock_guard<std::recursive_mutex> lock(mu_);
   ++writes_;
   if (int err = MatchFault(path); err != 0) return ErrnoToStatus(err, "write " + std::string(path));
@@ -254,7 +269,7 @@ Status SimulatedHostFs::WriteFileAtomic(std::string_view path, std::string_view 
 }
 
 Status SimulatedHostFs::WriteAt(std::string_view path, uint64_t offset, std::string_view bytes) {
-  Sleep(options_.latency.config_write);
+  SleepFor(options_.latency.config_write);
   std::lock_guard<std::recursive_mutex> lock(mu_);
   ++writes_;
   if (int err = MatchFault(path); err != 0) {

@@ -50,12 +50,24 @@ struct SimLatencies {
   std::chrono::milliseconds bind{0};
   // A PCI config-space write (ACS, MaxReadReq).
   std::chrono::milliseconds config_write{0};
+  // The card's firmware tool: under a tree root `mstconfig -e -d <BDF> query`
+  // is a read of the capture /run/provisioner/mstconfig/<BDF>.query and
+  // `mstconfig -d <BDF> -y set` a write of it (modules/firmware
+  // firmware_tool.h). Each read of a capture takes firmware_query, each
+  // write firmware_set; a set reads the capture first, as mstconfig queries
+  // the card before it writes, so one set costs both.
+  std::chrono::milliseconds firmware_query{0};
+  std::chrono::milliseconds firmware_set{0};
 };
 
 // mlx5 on a ConnectX-7: about 100 ms per VF probed by an enable (the write
 // returns after each VF's mlx5_core probe, EQs, a firmware command or more),
-// 30 ms per VF removed, netdevs 1 s after, 50 ms a bind, 1 ms a config write.
+// 30 ms per VF removed, netdevs 1 s after, 50 ms a bind, 1 ms a config write;
+// mstconfig: 1 s a query, 1 s a set (the write after the set's own query).
 SimLatencies Mlx5Latencies();
+
+// True for a firmware tool capture: /run/provisioner/mstconfig/<BDF>.query.
+bool IsFirmwareCapture(std::string_view path);
 
 struct SimOptions {
   // Netdevs and RDMA devices of new VFs stay invisible to this many later

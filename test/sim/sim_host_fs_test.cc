@@ -1,7 +1,10 @@
 #include "test/sim/sim_host_fs.h"
 
 #include <cerrno>
+#include <chrono>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "gtest/gtest.h"
 #include "test/support/host_presets.h"
@@ -143,7 +146,7 @@ TEST(SimHostFsTest, IpoibChildrenAndModeAsTheKernel) {
   EXPECT_EQ(fs->WriteAttr(ib + "/create_child", "0").err(), EINVAL);
   EXPECT_EQ(fs->WriteAttr(ib + "/create_child", "pkey").err(), EINVAL);
   EXPECT_EQ(fs->WriteAttr(ib + "/create_child", "0xffff").err(), ENOTUNIQ);  // its own
-  ASSERT_TRUE(fs->WriteAttr(ib + "/create_child", "32769\n").ok());  // %i: decimal 0x8001
+  ASSERT_TRUE(fs->WriteAttr(ib + "/create_child", "32769\n").ok());          // %i: decimal 0x8001
   const std::string child = "/sys/class/net/ibs5f0.8001";
   EXPECT_EQ(fs->ReadAttr(child + "/pkey").value_or(""), "0x8001");
   EXPECT_EQ(fs->ReadAttr(child + "/parent").value_or(""), "ibs5f0");
@@ -178,6 +181,83 @@ TEST(SimHostFsTest, IpoibConnectedModeSetsTheMtu) {
   EXPECT_EQ(fs->ReadAttr(ib + "/mtu").value_or(""), "65520");
   ASSERT_TRUE(fs->WriteAttr(ib + "/mode", "datagram\n").ok());
   EXPECT_EQ(fs->ReadAttr(ib + "/mtu").value_or(""), "4092");
+}
+
+// Firmware latency (issue 27): under a tree root the firmware module's
+// `mstconfig query` is a read of the card's capture and `mstconfig set` a
+// write of it (modules/firmware/firmware_tool.h); each takes its latency,
+// outside the simulator's lock, so cards answer at once. Nothing else waits,
+// and the default is no wait at all.
+TEST(SimHostFsTest, FirmwareQueryAndSetTakeTheirLatencyPerCardConcurrently) {
+  using Clock = std::chrono::steady_clock;
+  using std::chrono::milliseconds;
+  EXPECT_TRUE(IsFirmwareCapture("/run/provisioner/mstconfig/0000:1a:00.0.query"));
+  EXPECT_FALSE(IsFirmwareCapture("/run/provisioner/mstconfig/0000:1a:00.0.query.tmp"));
+  EXPECT_FALSE(IsFirmwareCapture("/run/provisioner/mstconfig/x/0000:1a:00.0.query"));
+  EXPECT_FALSE(IsFirmwareCapture("/run/provisioner/mstconfig/.query"));
+  EXPECT_FALSE(IsFirmwareCapture("/sys/bus/pci/devices/0000:86:00.0/vendor"));
+
+  // The cx5-ib tree's captured query, as if three cards had answered it.
+  const std::vector<std::string> cards = {"0000:86:00.0", "0000:87:00.0", "0000:88:00.0"};
+  auto capture = [](const std::string& card) {
+    return "/run/provisioner/mstconfig/" + card + ".query";
+  };
+  HostSpec spec = Cx5IbHost();
+  std::string answer;
+  for (const auto& [path, content] : spec.files) {
+    if (path == capture(cards[0])) answer = content;
+  }
+  ASSERT_FALSE(answer.empty());
+  spec.files.push_back({capture(cards[1]), answer});
+  spec.files.push_back({capture(cards[2]), answer});
+  std::string root = MakeTempDir("fw-latency");
+  ASSERT_TRUE(BuildHostTree(spec, root).ok());
+  auto ms_since = [](Clock::time_point t) {
+    return std::chrono::duration_cast<milliseconds>(Clock::now() - t).count();
+  };
+  const milliseconds query(400), set(300);
+  SimOptions o;
+  o.latency.firmware_query = query;
+  o.latency.firmware_set = set;
+  auto fs = NewSimulatedHostFs(root, o);
+
+  // One query: the capture's text, after the card's time.
+  auto t = Clock::now();
+  auto text = fs->ReadFile(capture(cards[0]));
+  EXPECT_GE(ms_since(t), query.count());
+  ASSERT_TRUE(text.ok()) << text.status().message();
+  EXPECT_NE(text->find("LINK_TYPE_P1"), std::string::npos);
+  // A set: the write after its own query.
+  t = Clock::now();
+  ASSERT_TRUE(fs->WriteFileAtomic(capture(cards[0]), *text, 0644).ok());
+  EXPECT_GE(ms_since(t), set.count());
+
+  // Three cards queried on three threads: one card's time, not three (1.2 s).
+  t = Clock::now();
+  std::vector<std::thread> threads;
+  std::vector<bool> ok(cards.size());
+  for (size_t i = 0; i < cards.size(); ++i) {
+    threads.emplace_back([&, i] { ok[i] = fs->ReadFile(capture(cards[i])).ok(); });
+  }
+  for (auto& th : threads) th.join();
+  const auto together = ms_since(t);
+  EXPECT_GE(together, query.count());
+  EXPECT_LT(together, 1000) << "the cards' queries ran one after the other";
+  for (size_t i = 0; i < cards.size(); ++i) EXPECT_TRUE(ok[i]) << cards[i];
+
+  // Any other file is read without the card's time: 20 reads in less than
+  // one query.
+  t = Clock::now();
+  for (int i = 0; i < 20; ++i) {
+    EXPECT_TRUE(fs->ReadFile("/sys/bus/pci/devices/0000:86:00.0/vendor").ok());
+  }
+  EXPECT_LT(ms_since(t), query.count());
+
+  // The default (unit tests, the fault matrix): no firmware latency.
+  EXPECT_EQ(SimLatencies{}.firmware_query.count(), 0);
+  EXPECT_EQ(SimLatencies{}.firmware_set.count(), 0);
+  EXPECT_EQ(Mlx5Latencies().firmware_query, std::chrono::seconds(1));
+  EXPECT_EQ(Mlx5Latencies().firmware_set, std::chrono::seconds(1));
 }
 
 }  // namespace
