@@ -10,21 +10,20 @@
 namespace provisioner::config {
 namespace {
 
-using testing::Diagnose;
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
+using testing::Diagnose;
 using testing::WithHeader;
 
 // A one-NIC spec; `field` is added to the NIC as its last line (line 10).
 std::string NicWith(const std::string& field) {
   return WithHeader(
-      "spec:\n"                     // 5
-      "  nics:\n"                   // 6
-      "    - name: nic0\n"          // 7
-      "      nicSelector:\n"        // 8
-      "        vendor: \"15b3\"\n"  // 9
-      "      " +
-      field + "\n");  // 10
+      "spec:\n"                      // 5
+      "  nics:\n"                    // 6
+      "    - name: nic0\n"           // 7
+      "      nicSelector:\n"         // 8
+      "        vendor: \"15b3\"\n"   // 9
+      "      " + field + "\n");      // 10
 }
 
 TEST(SchemaTest, GoodNicHasNoDiagnostics) {
@@ -49,15 +48,15 @@ TEST(SchemaTest, UnknownFieldNamesItAtTheKey) {
 
 TEST(SchemaTest, EveryUnknownFieldIsReported) {
   // valijson names only the first unknown property of an object.
-  EXPECT_THAT(
-      Diagnose(NicWith("numVF: 12\n      mtuu: 9000\n      foo: bar")),
-      ElementsAre("host.yaml:10:7: spec.nics[0].numVF: unknown field \"numVF\" (did you "
-                  "mean \"numVfs\"?)",
-                  "host.yaml:11:7: spec.nics[0].mtuu: unknown field \"mtuu\" (did you "
-                  "mean \"mtu\"?)",
-                  "host.yaml:12:7: spec.nics[0].foo: unknown field \"foo\"; expected one "
-                  "of: deviceType, firmware, ipoib, isRdma, linkType, mtu, name, "
-                  "nicSelector, numVfs, pcie, resourceName, roce, vfGroups, vfSpoofChk, vfTrust"));
+  EXPECT_THAT(Diagnose(NicWith("numVF: 12\n      mtuu: 9000\n      foo: bar")),
+              ElementsAre("host.yaml:10:7: spec.nics[0].numVF: unknown field \"numVF\" (did you "
+                          "mean \"numVfs\"?)",
+                          "host.yaml:11:7: spec.nics[0].mtuu: unknown field \"mtuu\" (did you "
+                          "mean \"mtu\"?)",
+                          "host.yaml:12:7: spec.nics[0].foo: unknown field \"foo\"; expected one "
+                          "of: deviceType, firmware, ipoib, isRdma, linkType, mtu, name, "
+                          "nicSelector, numVfs, pcie, resourceName, roce, vfGroups, vfSpoofChk, "
+                          "vfTrust"));
 }
 
 TEST(SchemaTest, PcieFieldsAreCheckedWithTheirPosition) {
@@ -67,10 +66,10 @@ TEST(SchemaTest, PcieFieldsAreCheckedWithTheirPosition) {
               ElementsAre(::testing::AllOf(
                   ::testing::StartsWith("host.yaml:10:31: spec.nics[0].pcie.maxReadRequest: "),
                   ::testing::HasSubstr("4096"))));
-  EXPECT_THAT(
-      Diagnose(WithHeader("spec:\n  pcie:\n    disableAcs: some\n")),
-      ElementsAre(::testing::AllOf(::testing::StartsWith("host.yaml:7:17: spec.pcie.disableAcs: "),
-                                   ::testing::HasSubstr("gpuNicPaths"))));
+  EXPECT_THAT(Diagnose(WithHeader("spec:\n  pcie:\n    disableAcs: some\n")),
+              ElementsAre(::testing::AllOf(
+                  ::testing::StartsWith("host.yaml:7:17: spec.pcie.disableAcs: "),
+                  ::testing::HasSubstr("gpuNicPaths"))));
   EXPECT_THAT(Diagnose(WithHeader("spec:\n  pcie:\n    disableACS: all\n")),
               ElementsAre(::testing::StartsWith(
                   "host.yaml:7:5: spec.pcie.disableACS: unknown field \"disableACS\"")));
@@ -265,15 +264,14 @@ TEST(SchemaTest, NodeSelectorValuesAreLabelValues) {
 TEST(SchemaTest, LengthBeatsPatternOnTheSameField) {
   std::string name(70, 'a');
   EXPECT_THAT(Diagnose(NicWith("resourceName: " + name)),
-              ElementsAre("host.yaml:10:21: spec.nics[0].resourceName: \"" + std::string(64, 'a') +
-                          "...\" is longer than 63 characters"));
+              ElementsAre("host.yaml:10:21: spec.nics[0].resourceName: \"" +
+                          std::string(64, 'a') + "...\" is longer than 63 characters"));
 }
 
 }  // namespace
 TEST(SchemaTest, FirmwareTakesBoolsIntsAndValueNames) {
-  EXPECT_THAT(
-      Diagnose(NicWith("firmware: { ATS_ENABLED: true, NUM_OF_VFS: 16, LINK_TYPE_P1: ETH }")),
-      IsEmpty());
+  EXPECT_THAT(Diagnose(NicWith("firmware: { ATS_ENABLED: true, NUM_OF_VFS: 16, LINK_TYPE_P1: ETH }")),
+              IsEmpty());
   EXPECT_THAT(Diagnose(NicWith("firmware: { ATS_ENABLED: \"on; reboot\" }")),
               ElementsAre("host.yaml:10:32: spec.nics[0].firmware.ATS_ENABLED: \"on; reboot\" is "
                           "not true/false, a number, or mstconfig's name of a value (ETH, IB, "

@@ -46,7 +46,7 @@ struct IpoibSpec {
   std::optional<int> mtu;           // of the PF's IPoIB netdev and its pkey children
   // Global addresses of the PF's IPoIB netdev, CIDR as written; unset: unmanaged.
   std::optional<std::vector<std::string>> addresses;
-  std::vector<std::string> pkeys;  // "0x8001" as written: one child each
+  std::vector<std::string> pkeys;   // "0x8001" as written: one child each
 };
 
 // spec.nics[].roce: { trust: dscp, pfc: [3], ecn: [3] } (priorities 0..7).
@@ -73,8 +73,8 @@ struct KernelModuleSpec {
 
 // spec.nics[].nicSelector: all given fields must match.
 struct NicSelector {
-  std::optional<std::string> vendor;      // "15b3" (lower-case hex, no 0x)
-  std::optional<std::string> device_id;   // "1017"
+  std::optional<std::string> vendor;     // "15b3" (lower-case hex, no 0x)
+  std::optional<std::string> device_id;  // "1017"
   std::vector<std::string> root_devices;  // PF PCI addresses "0000:af:00.0"
   std::vector<std::string> pf_names;      // PF netdev names
   std::optional<int> near_gpu;            // nearGpu: index (topology issue)
@@ -112,20 +112,22 @@ struct VfGroupSpec {
 struct NicSpec {
   std::string name;
   NicSelector selector;
-  std::optional<std::string> link_type;      // linkType: eth | ib
-  std::optional<int> num_vfs;                // numVfs
-  std::optional<int> mtu;                    // mtu
-  std::optional<std::string> device_type;    // deviceType: netdevice | vfio-pci
-  std::optional<bool> is_rdma;               // isRdma
+  std::optional<std::string> link_type;    // linkType: eth | ib
+  std::optional<int> num_vfs;              // numVfs
+  std::optional<int> mtu;                  // mtu
+  std::optional<std::string> device_type;  // deviceType: netdevice | vfio-pci
+  std::optional<bool> is_rdma;             // isRdma
   std::optional<std::string> resource_name;  // resourceName
-  std::optional<bool> vf_trust;              // vfTrust
-  std::optional<bool> vf_spoof_chk;          // vfSpoofChk
-  std::vector<VfGroupSpec> vf_groups;        // vfGroups (empty: all VFs alike)
+  std::optional<bool> vf_trust;            // vfTrust
+  std::optional<bool> vf_spoof_chk;        // vfSpoofChk
   // firmware: { PARAM: value }, by parameter name (mstconfig's spelling).
   std::map<std::string, FirmwareSetting> firmware;
-  std::optional<NicPcieSpec> pcie;  // pcie
-  std::optional<IpoibSpec> ipoib;   // ipoib
-  std::optional<NicRoceSpec> roce;  // roce
+  std::optional<NicPcieSpec> pcie;         // pcie
+  std::optional<IpoibSpec> ipoib;          // ipoib
+  std::optional<NicRoceSpec> roce;         // roce
+
+  // vfGroups (empty: all VFs alike)
+  std::vector<VfGroupSpec> vf_groups;
 };
 
 // A group with the nic's deviceType, isRdma and resourceName filled in
@@ -141,8 +143,8 @@ inline VfGroupSpec EffectiveVfGroup(const NicSpec& nic, const VfGroupSpec& g) {
 // spec.ipPools[]
 struct IpPoolSpec {
   std::string name;
-  std::string subnet;            // "172.16.11.0/16" (IPv4 or IPv6 CIDR)
-  std::vector<std::string> ips;  // "a.b.c.d-a.b.c.e" ranges or single IPs
+  std::string subnet;                 // "172.16.11.0/16" (IPv4 or IPv6 CIDR)
+  std::vector<std::string> ips;       // "a.b.c.d-a.b.c.e" ranges or single IPs
   std::optional<std::string> gateway;
   std::optional<int> vlan;
   std::vector<std::string> exclude_ips;  // excludeIPs
@@ -158,15 +160,16 @@ struct IpPoolRefs {
 struct MultusConfigSpec {
   std::string name;
   std::string namespace_name = "default";  // namespace
-  std::string cni_type;                    // macvlan | ipvlan | sriov | ib-sriov | ipoib
-  std::string nic;                         // a spec.nics[].name
+  std::string cni_type;  // macvlan | ipvlan | sriov | ib-sriov | ipoib
+  std::string nic;       // a spec.nics[].name
   IpPoolRefs ippools;
-  std::optional<std::string> pkey;                  // ib-sriov only
-  std::optional<std::string> rdma_resource_inject;  // annotation value
+  std::optional<std::string> pkey;                   // ib-sriov only
+  std::optional<std::string> rdma_resource_inject;   // annotation value
+  std::optional<int> vlan;
+
   // resourceName: sriov/ib-sriov on a nic with vfGroups: which of the nic's
   // resources (a group's) the config's pods get.
   std::optional<std::string> resource_name;
-  std::optional<int> vlan;
 };
 
 // spec.kubernetes.rdmaSharedDevicePlugin

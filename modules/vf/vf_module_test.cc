@@ -164,8 +164,7 @@ TEST_F(VfModuleTest, VfioBindingTrustSpoofCheckInOrderThenConverged) {
     EXPECT_EQ(*fs_->ReadAttr(dev + "/driver_override"), "vfio-pci");
     EXPECT_TRUE(fs_->Exists("/dev/vfio/" + Link(dev + "/iommu_group")));
     EXPECT_FALSE(fs_->Exists(dev + "/net"));
-    EXPECT_EQ(*fs_->ReadAttr(VfStateCapturePath("0000:af:00.0", static_cast<int>(i), "trust")),
-              "1");
+    EXPECT_EQ(*fs_->ReadAttr(VfStateCapturePath("0000:af:00.0", static_cast<int>(i), "trust")), "1");
     EXPECT_EQ(*fs_->ReadAttr(VfStateCapturePath("0000:af:00.0", static_cast<int>(i), "spoofchk")),
               "0");
   }
