@@ -258,7 +258,7 @@ TEST_F(VfModuleTest, VfGroupsBindEachRangeAndLeaveTheRest) {
   ASSERT_EQ(Ids(p.plan),
             (std::vector<std::string>{"sriov/0000:af:00.0/numVfs", "vf/0000:af:00.0/driver"}));
   const Change& bind = p.plan.changes[1];
-  EXPECT_EQ(bind.field_path, "spec.nics[0].vfGroups[0].deviceType");
+  EXPECT_EQ(bind.field_path, "spec.nics[0].vfGroups[1].deviceType");  // the VFs that move
   EXPECT_EQ(bind.reason,
             "nic pf0 wants VFs 0-3 on mlx5_core (netdevice), 4-7 on vfio-pci (vfio-pci)");
   EXPECT_EQ(bind.after, nlohmann::json({"mlx5_core", "mlx5_core", "mlx5_core", "mlx5_core",

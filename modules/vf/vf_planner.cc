@@ -150,13 +150,15 @@ void PlanDriver(const DesiredState& desired, const HostFacts& facts, const NicSp
   } else {
     for (const VfInfo& vf : s.vfs) predicted.push_back(vf.driver);
   }
-  bool same = true;
-  for (int n = 0; n < count; ++n) {
+  // The field of the first VF that moves: the change's field.
+  std::string first_path;
+  for (int n = 0; n < count && first_path.empty(); ++n) {
     const size_t i = static_cast<size_t>(n);
-    if (want[i].type) same = same && i < predicted.size() && predicted[i] == target[i];
+    if (want[i].type && (i >= predicted.size() || predicted[i] != target[i])) {
+      first_path = want[i].field_path;
+    }
   }
-  if (same) return;
-  const std::string first_path = type_path.begin()->second;
+  if (first_path.empty()) return;
   if (any_vfio) {
     const std::string& vfio_path = type_path[kVfioPci];
     // vfio-pci refuses a device without an IOMMU group (EINVAL).
