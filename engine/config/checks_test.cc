@@ -675,6 +675,12 @@ TEST(ChecksTest, VfGroupsRangesFieldsAndResources) {
               ElementsAre("host.yaml:15:55: spec.multusConfigs[0].resourceName: \"x\" is none "
                           "of nic \"n\"'s vfGroups resources (pods, vms; spec.nics[0].vfGroups, "
                           "line 12)"));
+  EXPECT_THAT(Diagnose(nic(good,
+                           "  multusConfigs:\n"
+                           "    - {name: a, cniType: macvlan, nic: n, resourceName: pods}\n")),
+              ElementsAre(::testing::HasSubstr(
+                  "spec.multusConfigs[0].resourceName: resourceName picks one of the nic's VF "
+                  "resources: only for cniType sriov and ib-sriov, not macvlan")));
   EXPECT_THAT(Diagnose(nic("        - {range: \"4-8\", resourceName: a}\n")),
               ElementsAre("host.yaml:12:19: spec.nics[0].vfGroups[0].range: \"4-8\" is outside "
                           "the nic's VFs 0-7 (numVfs 8, spec.nics[0].numVfs, line 9)"));
