@@ -79,6 +79,33 @@ std::string Lower(std::string s) {
   return s;
 }
 
+// "0-3" -> 0, 3; "5" -> 5, 5. A range the schema let through but that does
+// not parse (too long a number) stays first 0, last -1: checks.cc reports it.
+VfGroupSpec BuildVfGroup(const json& j) {
+  VfGroupSpec g;
+  g.range = String(j, "range").value_or("");
+  const size_t dash = g.range.find('-');
+  const std::string a = g.range.substr(0, dash);
+  const std::string b = dash == std::string::npos ? a : g.range.substr(dash + 1);
+  auto number = [](const std::string& t) -> std::optional<int> {
+    if (t.empty() || t.size() > 6) return std::nullopt;
+    int v = 0;
+    for (char c : t) {
+      if (c < '0' || c > '9') return std::nullopt;
+      v = v * 10 + (c - '0');
+    }
+    return v;
+  };
+  if (auto first = number(a), last = number(b); first && last) {
+    g.first = *first;
+    g.last = *last;
+  }
+  g.device_type = String(j, "deviceType");
+  g.is_rdma = Bool(j, "isRdma");
+  g.resource_name = String(j, "resourceName");
+  return g;
+}
+
 NicSpec BuildNic(const json& j) {
   NicSpec nic;
   nic.name = String(j, "name").value_or("");
@@ -100,6 +127,9 @@ NicSpec BuildNic(const json& j) {
   nic.resource_name = String(j, "resourceName");
   nic.vf_trust = Bool(j, "vfTrust");
   nic.vf_spoof_chk = Bool(j, "vfSpoofChk");
+  if (const json* groups = Field(j, "vfGroups"); groups != nullptr && groups->is_array()) {
+    for (const auto& g : *groups) nic.vf_groups.push_back(BuildVfGroup(g));
+  }
   if (const json* fw = Field(j, "firmware"); fw != nullptr && fw->is_object()) {
     for (const auto& [name, v] : fw->items()) {
       FirmwareSetting f;
@@ -175,6 +205,7 @@ MultusConfigSpec BuildMultus(const json& j) {
     if (auto v = ParsePkeySpelling(*m.pkey)) m.pkey = PkeyText(*v);
   }
   m.rdma_resource_inject = String(j, "rdmaResourceInject");
+  m.resource_name = String(j, "resourceName");
   m.vlan = Int(j, "vlan");
   return m;
 }

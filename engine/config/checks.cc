@@ -30,6 +30,12 @@ bool IsQualifiedName(std::string_view s) {
   return true;
 }
 
+std::string Join(const std::vector<std::string>& items, const char* sep) {
+  std::string out;
+  for (const auto& i : items) out += (out.empty() ? "" : sep) + i;
+  return out;
+}
+
 std::string IpVersionName(int version) { return version == 4 ? "IPv4" : "IPv6"; }
 
 // One pass over a DesiredState; each rule appends to diags_.
@@ -130,6 +136,74 @@ class Checker {
       }
       CheckFirmwareVsNumVfs(nic, path);
       if (nic.ipoib) CheckIpoib(nic, path);
+      if (!nic.vf_groups.empty()) CheckVfGroups(nic, path);
+    }
+  }
+
+  // spec.nics[].vfGroups: ranges inside 0..numVfs-1 and apart (the
+  // operator's webhook refuses overlapping pfNames ranges on a PF), each
+  // group's fields (with the nic's filled in) checked as a nic's, and one
+  // resource per group: the operator merges a PF's groups by resourceName and
+  // keeps only one of two that share it.
+  void CheckVfGroups(const NicSpec& nic, const std::string& nic_path) {
+    const std::string list_path = JoinField(nic_path, "vfGroups");
+    if (Tainted(list_path)) return;
+    const bool count_known = nic.num_vfs.has_value() && !Tainted(nic_path + ".numVfs");
+    if (!nic.num_vfs || *nic.num_vfs <= 0) {
+      if (count_known || !nic.num_vfs) {
+        Error(list_path, "vfGroups split the nic's VFs by index, but nic " + Quote(nic.name) +
+                             " sets no numVfs > 0");
+      }
+      return;
+    }
+    std::vector<size_t> good;  // groups whose range parsed and fits
+    std::map<std::string, size_t> resources;
+    for (size_t k = 0; k < nic.vf_groups.size(); ++k) {
+      const VfGroupSpec& g = nic.vf_groups[k];
+      const std::string path = JoinIndex(list_path, k);
+      const std::string range_path = path + ".range";
+      if (!Tainted(range_path) && !g.range.empty()) {
+        if (g.last < g.first) {
+          Error(range_path, Quote(g.range) + ": the range's first index is above its last");
+        } else if (count_known && g.last >= *nic.num_vfs) {
+          Error(range_path, Quote(g.range) + " is outside the nic's VFs 0-" +
+                                std::to_string(*nic.num_vfs - 1) + " (numVfs " +
+                                std::to_string(*nic.num_vfs) + ", " + Where(nic_path + ".numVfs") +
+                                ")");
+        } else {
+          for (size_t other : good) {
+            const VfGroupSpec& o = nic.vf_groups[other];
+            if (g.first <= o.last && o.first <= g.last) {
+              Error(range_path, "VFs " + Quote(g.range) + " overlap " + Quote(o.range) + " of " +
+                                    Where(JoinIndex(list_path, other)) +
+                                    ": a VF belongs to one group");
+              break;
+            }
+          }
+          good.push_back(k);
+        }
+      }
+      const VfGroupSpec e = EffectiveVfGroup(nic, g);
+      if (e.device_type == "vfio-pci" && e.is_rdma == true && !Tainted(path + ".isRdma") &&
+          !Tainted(path + ".deviceType") && !Tainted(nic_path + ".isRdma") &&
+          !Tainted(nic_path + ".deviceType")) {
+        const bool own = g.is_rdma.has_value();
+        Error(own ? path + ".isRdma" : path + ".deviceType",
+              std::string(own ? "isRdma" : "deviceType vfio-pci with the nic's isRdma") +
+                  " needs deviceType netdevice: VFs bound to vfio-pci have no RDMA device");
+      }
+      if (e.resource_name && !Tainted(path + ".resourceName") &&
+          !Tainted(nic_path + ".resourceName")) {
+        auto [it, fresh] = resources.emplace(*e.resource_name, k);
+        if (!fresh) {
+          Error(g.resource_name ? path + ".resourceName" : path,
+                "resourceName " + Quote(*e.resource_name) +
+                    (g.resource_name ? "" : " (the nic's)") + " is also " +
+                    Where(JoinIndex(list_path, it->second)) +
+                    "'s: each group is its own device-plugin resource (the "
+                    "sriov-network-operator keeps one group per resource on a PF)");
+        }
+      }
     }
   }
 
@@ -496,6 +570,14 @@ class Checker {
         Error(path + ".pkey", "pkey is only for cniType ib-sriov, not " + cni);
       }
       if (m.pkey && !Tainted(path + ".pkey")) CheckMultusPkey(path + ".pkey", *m.pkey);
+      // resourceName picks a VF resource: sriov/ib-sriov only.
+      if (m.resource_name && cni_clean && cni != "sriov" && cni != "ib-sriov" &&
+          !Tainted(path + ".resourceName")) {
+        Error(path + ".resourceName",
+              "resourceName picks one of the nic's VF resources: only for cniType sriov and "
+              "ib-sriov, not " +
+                  cni);
+      }
       if (m.vlan && cni_clean && (cni == "ib-sriov" || cni == "ipoib") &&
           !Tainted(path + ".vlan")) {
         Error(path + ".vlan", "vlan is Ethernet only; cniType " + cni + " has no VLANs (use pkey)");
@@ -552,7 +634,14 @@ class Checker {
         Error(ref_path, "cniType " + cni + " needs VFs, but nic " + Quote(nic.name) +
                             " sets no numVfs > 0 (" + Where(nic_path) + ")");
       }
-      if (!Tainted(nic_path + ".resourceName") && !nic.resource_name) {
+      if (!nic.vf_groups.empty()) {
+        CheckGroupResourceRef(m, path, nic, nic_index);
+      } else if (m.resource_name && nic.resource_name && *m.resource_name != *nic.resource_name &&
+                 !Tainted(path + ".resourceName") && !Tainted(nic_path + ".resourceName")) {
+        Error(path + ".resourceName", Quote(*m.resource_name) + " is not nic " + Quote(nic.name) +
+                                          "'s resourceName " + Quote(*nic.resource_name) + " (" +
+                                          Where(nic_path + ".resourceName") + ")");
+      } else if (!Tainted(nic_path + ".resourceName") && !nic.resource_name) {
         Error(ref_path, "cniType " + cni + " needs nic " + Quote(nic.name) +
                             " to set resourceName, the device-plugin resource of its VFs (" +
                             Where(nic_path) + ")");
@@ -562,6 +651,35 @@ class Checker {
                               "'s VFs are visible in every pod with spec.rdma.netnsMode "
                               "shared; the RDMA CNI isolates them only in exclusive mode");
       }
+    }
+  }
+
+  // A sriov/ib-sriov config on a nic with vfGroups: its resourceName names
+  // one of the groups' resources, or the nic has exactly one.
+  void CheckGroupResourceRef(const MultusConfigSpec& m, const std::string& path, const NicSpec& nic,
+                             size_t nic_index) {
+    const std::string groups_path = JoinField(NicPath(nic_index), "vfGroups");
+    if (TaintedWithin(groups_path) || Tainted(path + ".resourceName")) return;
+    std::vector<std::string> names;
+    for (const VfGroupSpec& g : nic.vf_groups) {
+      const VfGroupSpec e = EffectiveVfGroup(nic, g);
+      if (e.resource_name &&
+          std::find(names.begin(), names.end(), *e.resource_name) == names.end()) {
+        names.push_back(*e.resource_name);
+      }
+    }
+    if (m.resource_name) {
+      if (std::find(names.begin(), names.end(), *m.resource_name) == names.end()) {
+        Error(path + ".resourceName", Quote(*m.resource_name) + " is none of nic " +
+                                          Quote(nic.name) + "'s vfGroups resources (" +
+                                          Join(names, ", ") + "; " + Where(groups_path) + ")");
+      }
+    } else if (names.size() != 1) {
+      Error(path + ".nic", "nic " + Quote(nic.name) + " has vfGroups with " +
+                               (names.empty() ? std::string("no resourceName")
+                                              : "several resources (" + Join(names, ", ") + ")") +
+                               ": set resourceName here to say which one the pods get (" +
+                               Where(groups_path) + ")");
     }
   }
 

@@ -640,4 +640,72 @@ TEST(ChecksTest, IpoibPkeys) {
 }
 
 }  // namespace
+// Issue 28 item 3: vfGroups' ranges lie inside 0..numVfs-1 and apart, each
+// group is checked as a nic (isRdma with vfio-pci), one resource per group,
+// and a sriov config on a nic with several group resources says which.
+TEST(ChecksTest, VfGroupsRangesFieldsAndResources) {
+  auto nic = [](const std::string& groups, const std::string& multus = "") {
+    return WithHeader(
+        "spec:\n"                                   // 5
+        "  nics:\n"                                 // 6
+        "    - name: n\n"                           // 7
+        "      nicSelector: {pfNames: [ens1f0]}\n"  // 8
+        "      numVfs: 8\n"                         // 9
+        "      isRdma: true\n"                      // 10
+        "      vfGroups:\n" +                       // 11
+        groups +
+        multus);
+  };
+  const std::string good =
+      "        - {range: \"0-3\", deviceType: netdevice, resourceName: pods}\n"  // 12
+      "        - {range: \"4-7\", deviceType: vfio-pci, isRdma: false, resourceName: vms}\n";
+  EXPECT_THAT(Diagnose(nic(good)), IsEmpty());
+  EXPECT_THAT(Diagnose(nic(good,
+                           "  multusConfigs:\n"
+                           "    - {name: a, cniType: sriov, nic: n, resourceName: pods}\n")),
+              IsEmpty());
+  EXPECT_THAT(
+      Diagnose(nic(good, "  multusConfigs:\n    - {name: a, cniType: sriov, nic: n}\n")),
+      ElementsAre("host.yaml:15:38: spec.multusConfigs[0].nic: nic \"n\" has vfGroups with "
+                  "several resources (pods, vms): set resourceName here to say which one the pods "
+                  "get (spec.nics[0].vfGroups, line 12)"));
+  EXPECT_THAT(Diagnose(nic(good,
+                           "  multusConfigs:\n"
+                           "    - {name: a, cniType: sriov, nic: n, resourceName: x}\n")),
+              ElementsAre("host.yaml:15:55: spec.multusConfigs[0].resourceName: \"x\" is none "
+                          "of nic \"n\"'s vfGroups resources (pods, vms; spec.nics[0].vfGroups, "
+                          "line 12)"));
+  EXPECT_THAT(Diagnose(nic(good,
+                           "  multusConfigs:\n"
+                           "    - {name: a, cniType: macvlan, nic: n, resourceName: pods}\n")),
+              ElementsAre(::testing::HasSubstr(
+                  "spec.multusConfigs[0].resourceName: resourceName picks one of the nic's VF "
+                  "resources: only for cniType sriov and ib-sriov, not macvlan")));
+  EXPECT_THAT(Diagnose(nic("        - {range: \"4-8\", resourceName: a}\n")),
+              ElementsAre("host.yaml:12:19: spec.nics[0].vfGroups[0].range: \"4-8\" is outside "
+                          "the nic's VFs 0-7 (numVfs 8, spec.nics[0].numVfs, line 9)"));
+  EXPECT_THAT(Diagnose(nic("        - {range: \"3-1\", resourceName: a}\n")),
+              ElementsAre("host.yaml:12:19: spec.nics[0].vfGroups[0].range: \"3-1\": the "
+                          "range's first index is above its last"));
+  EXPECT_THAT(Diagnose(nic("        - {range: \"0-3\", resourceName: a}\n"
+                           "        - {range: \"3\", resourceName: b}\n")),
+              ElementsAre("host.yaml:13:19: spec.nics[0].vfGroups[1].range: VFs \"3\" overlap "
+                          "\"0-3\" of spec.nics[0].vfGroups[0], line 12: a VF belongs to one "
+                          "group"));
+  EXPECT_THAT(Diagnose(nic("        - {range: \"0-3\", deviceType: vfio-pci, resourceName: a}\n")),
+              ElementsAre("host.yaml:12:38: spec.nics[0].vfGroups[0].deviceType: deviceType "
+                          "vfio-pci with the nic's isRdma needs deviceType netdevice: VFs bound to "
+                          "vfio-pci have no RDMA device"));
+  EXPECT_THAT(Diagnose(nic("        - {range: \"0-3\", resourceName: a}\n"
+                           "        - {range: \"4-5\", resourceName: a}\n")),
+              ElementsAre("host.yaml:13:40: spec.nics[0].vfGroups[1].resourceName: resourceName "
+                          "\"a\" is also spec.nics[0].vfGroups[0], line 12's: each group is its "
+                          "own device-plugin resource (the sriov-network-operator keeps one group "
+                          "per resource on a PF)"));
+  EXPECT_THAT(Diagnose(nic("        - {range: \"0-3\", bogus: 1}\n")),
+              ElementsAre(::testing::HasSubstr("spec.nics[0].vfGroups[0].bogus")));
+  EXPECT_THAT(Diagnose(nic("        - {range: \"0-x\"}\n")),
+              ElementsAre(::testing::HasSubstr("spec.nics[0].vfGroups[0].range")));
+}
+
 }  // namespace provisioner::config

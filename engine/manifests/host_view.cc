@@ -165,6 +165,65 @@ StatusOr<std::string> HostView::SriovResource(const NicRef& ref) const {
   return *ref.nic->resource_name;
 }
 
+std::optional<VfGroupSpec> HostView::ConfigGroup(const NicRef& ref,
+                                                 const MultusConfigSpec& mc) const {
+  const NicSpec& nic = *ref.nic;
+  std::optional<VfGroupSpec> only;
+  int resources = 0;
+  for (const VfGroupSpec& g : nic.vf_groups) {
+    VfGroupSpec e = EffectiveVfGroup(nic, g);
+    if (!e.resource_name) continue;
+    if (mc.resource_name && *e.resource_name == *mc.resource_name) return e;
+    ++resources;
+    only = std::move(e);
+  }
+  // The loader's checks refuse a config that names none or leaves it open
+  // among several.
+  if (!mc.resource_name && resources == 1) return only;
+  return std::nullopt;
+}
+
+StatusOr<std::string> HostView::SriovResource(const NicRef& ref, const MultusConfigSpec& mc) const {
+  if (ref.nic->vf_groups.empty()) return SriovResource(ref);
+  std::optional<VfGroupSpec> g = ConfigGroup(ref, mc);
+  if (!g) {
+    return InvalidArgumentError(NicField(ref.index, "vfGroups") + ": no group's resource for " +
+                                "multus config " + mc.name + " (set its resourceName)");
+  }
+  return *g->resource_name;
+}
+
+bool HostView::VfIsRdma(const NicRef& ref, const MultusConfigSpec& mc) const {
+  if (ref.nic->vf_groups.empty()) return ref.nic->is_rdma.value_or(false);
+  std::optional<VfGroupSpec> g = ConfigGroup(ref, mc);
+  return g ? g->is_rdma.value_or(false) : ref.nic->is_rdma.value_or(false);
+}
+
+bool HostView::RdmaIsolation(const NicRef& ref, const MultusConfigSpec& mc) {
+  return NetnsMode() == "exclusive" && VfIsRdma(ref, mc);
+}
+
+bool HostView::NicNumaRemote(const NicSpec& nic) const {
+  if (facts() == nullptr || !nic.selector.near_gpu || !nic.selector.allow_remote) return false;
+  NearGpuChoice c = ChooseNearGpu(nic.selector, *facts());
+  if (c.pf == nullptr || !c.gpu) return false;
+  // NUMA nodes as the kernel reports them; unknown on either side (-1, a
+  // single-node machine): the topology level says (SYS = across nodes).
+  if (c.pf->numa_node >= 0 && c.gpu->numa_node >= 0) return c.pf->numa_node != c.gpu->numa_node;
+  return c.level == PcieLevel::kSys;
+}
+
+bool HostView::ExcludeTopology(const std::string& resource) const {
+  for (const NicSpec& nic : d_.nics) {
+    if (nic.num_vfs.value_or(0) <= 0 || !NicNumaRemote(nic)) continue;
+    if (nic.resource_name == resource) return true;
+    for (const VfGroupSpec& g : nic.vf_groups) {
+      if (EffectiveVfGroup(nic, g).resource_name == resource) return true;
+    }
+  }
+  return false;
+}
+
 std::string HostView::NodeOrPoolName() const {
   if (!IsPool()) return d_.name;
   if (Kubernetes().pool_name) return *Kubernetes().pool_name;
@@ -192,6 +251,11 @@ std::map<std::string, std::string> HostView::NodeOrPoolSelector() const {
 
 std::string HostView::PolicyName(const NicSpec& nic) const {
   return IsPool() ? nic.name : nic.name + "-" + d_.name;
+}
+
+std::string HostView::PolicyName(const NicSpec& nic, const VfGroupSpec& group) const {
+  const std::string base = nic.name + "-vf" + group.RangeText();
+  return IsPool() ? base : base + "-" + d_.name;
 }
 
 }  // namespace provisioner::manifests

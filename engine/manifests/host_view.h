@@ -71,6 +71,28 @@ class HostView {
 
   std::string ResourcePrefix() const;
   StatusOr<std::string> SriovResource(const NicRef& ref) const;
+
+  // -- vfGroups (issue 28 item 3) ------------------------------------------
+  // The group (with the nic's fields filled in) whose resource a sriov/ib-sriov
+  // config gets: its resourceName's, else the nic's only one; nullopt for a
+  // nic without vfGroups.
+  std::optional<VfGroupSpec> ConfigGroup(const NicRef& ref, const MultusConfigSpec& mc) const;
+  // The config's VF resource: its group's, else the nic's.
+  StatusOr<std::string> SriovResource(const NicRef& ref, const MultusConfigSpec& mc) const;
+  // isRdma of the config's VFs: its group's, else the nic's.
+  bool VfIsRdma(const NicRef& ref, const MultusConfigSpec& mc) const;
+  // rdmaIsolation of a sriov/ib-sriov config: exclusive mode and its VFs' isRdma.
+  bool RdmaIsolation(const NicRef& ref, const MultusConfigSpec& mc);
+
+  // -- excludeTopology (issue 28 item 6) -----------------------------------
+  // True when the device-plugin resource must not advertise its VFs' NUMA
+  // node: some nic of the resource is a nearGpu + allowRemote pick on another
+  // NUMA node than its GPU (the operator's webhook wants one value per
+  // resource, so one remote nic decides for the resource).
+  bool ExcludeTopology(const std::string& resource) const;
+  // A nic's own answer (nearGpu with allowRemote, NIC and GPU NUMA nodes
+  // differ); needs facts.
+  bool NicNumaRemote(const NicSpec& nic) const;
   const KubernetesSpec& Kubernetes() const;
 
   // spec.kubernetes.spiderpool.version, else kSpiderpoolDefault.
@@ -89,6 +111,8 @@ class HostView {
   std::map<std::string, std::string> NodeOrPoolSelector() const;
   // SriovNetworkNodePolicy name: the nic's in a pool, "<nic>-<node>" without.
   std::string PolicyName(const NicSpec& nic) const;
+  // A vfGroup's policy: "<nic>-vf0-3" in a pool, "<nic>-vf0-3-<node>" without.
+  std::string PolicyName(const NicSpec& nic, const VfGroupSpec& group) const;
 
  private:
   const DesiredState& d_;

@@ -67,7 +67,7 @@ StatusOr<Manifest> SpiderMultusConfig(HostView& view, const MultusConfigSpec& mc
     }
     spec[mc.cni_type] = c;
   } else if (IsVfCni(mc.cni_type)) {
-    ASSIGN_OR_RETURN(std::string res, view.SriovResource(ref));
+    ASSIGN_OR_RETURN(std::string res, view.SriovResource(ref, mc));
     json c = {{"resourceName", view.ResourcePrefix() + "/" + res}};
     if (mc.cni_type == "ib-sriov" && mc.pkey) c["pkey"] = *mc.pkey;
     // Always explicit: the CRD defaults differ (sriov false, ib-sriov true)
@@ -77,7 +77,7 @@ StatusOr<Manifest> SpiderMultusConfig(HostView& view, const MultusConfigSpec& mc
     // unknown field is pruned, and the default false leaves exclusive-mode
     // pods without their RDMA device); ibsriov has rdmaIsolation in both.
     const bool v09_sriov = view.SpiderpoolV09() && mc.cni_type == "sriov";
-    c[v09_sriov ? "enableRdma" : "rdmaIsolation"] = view.RdmaIsolation(ref);
+    c[v09_sriov ? "enableRdma" : "rdmaIsolation"] = view.RdmaIsolation(ref, mc);
     if (!pools.empty()) c["ippools"] = pools;
     if (mc.cni_type == "sriov" && mc.vlan) c["vlanID"] = *mc.vlan;
     spec[mc.cni_type == "sriov" ? "sriov" : "ibsriov"] = c;
@@ -183,12 +183,12 @@ StatusOr<Manifest> NetworkAttachmentDefinition(HostView& view, const MultusConfi
     plugin["master"] = master.front();
     if (mc.cni_type == "macvlan") plugin["mode"] = "bridge";
   } else if (IsVfCni(mc.cni_type)) {
-    ASSIGN_OR_RETURN(std::string res, view.SriovResource(ref));
+    ASSIGN_OR_RETURN(std::string res, view.SriovResource(ref, mc));
     doc["metadata"]["annotations"] = {
         {"k8s.v1.cni.cncf.io/resourceName", view.ResourcePrefix() + "/" + res}};
     if (mc.cni_type == "sriov" && mc.vlan) plugin["vlan"] = *mc.vlan;
     if (mc.cni_type == "ib-sriov" && mc.pkey) plugin["pkey"] = *mc.pkey;
-    rdma = view.RdmaIsolation(ref);
+    rdma = view.RdmaIsolation(ref, mc);
   } else if (mc.cni_type == "ipoib") {
     ASSIGN_OR_RETURN(std::vector<std::string> master, view.PfNetdevs(ref, /*required=*/true));
     plugin["master"] = master.front();
@@ -236,6 +236,53 @@ StatusOr<Manifest> SriovPolicy(HostView& view, size_t i) {
   if (nic.device_type) spec["deviceType"] = *nic.device_type;
   if (nic.is_rdma) spec["isRdma"] = *nic.is_rdma;
   if (nic.mtu) spec["mtu"] = *nic.mtu;
+  if (view.ExcludeTopology(res)) spec["excludeTopology"] = true;
+  json doc =
+      Object(kSriovApi, "SriovNetworkNodePolicy", name, view.Kubernetes().sriov_operator_namespace);
+  doc["spec"] = spec;
+  return Manifest{"SriovNetworkNodePolicy", name, doc};
+}
+
+// The PF netdevs of a nic with vfGroups, each with "#first-last": the
+// operator's and the device plugin's way to select some of a PF's VFs.
+StatusOr<std::vector<std::string>> RangedPfNames(const HostView& view, const NicRef& ref,
+                                                 const VfGroupSpec& g) {
+  ASSIGN_OR_RETURN(std::vector<std::string> names, view.PfNetdevs(ref, /*required=*/true));
+  for (auto& n : names) n += "#" + g.RangeText();
+  return names;
+}
+
+// One per vfGroup of a nic (issue 28 item 3): pfNames "<pf>#first-last", the
+// group's resource, deviceType and isRdma. No rootDevices: the operator's
+// webhook refuses two policies that list the same root device, range or not
+// (validateRootDevices; pfNames ranges are checked for overlap instead).
+// numVfs is the nic's in each (the operator takes the largest of a PF's
+// policies).
+StatusOr<Manifest> SriovGroupPolicy(HostView& view, size_t i, const VfGroupSpec& group) {
+  const NicSpec& nic = view.desired().nics[i];
+  const NicRef ref{i, &nic};
+  const VfGroupSpec g = EffectiveVfGroup(nic, group);
+  if (!g.resource_name) {
+    return InvalidArgumentError(HostView::NicField(i, "vfGroups") + " range " + group.range +
+                                ": needs a resourceName (its own or the nic's) for its policy");
+  }
+  json sel = json::object();
+  if (nic.selector.vendor) sel["vendor"] = *nic.selector.vendor;
+  if (nic.selector.device_id) sel["deviceID"] = *nic.selector.device_id;
+  ASSIGN_OR_RETURN(std::vector<std::string> pf_names, RangedPfNames(view, ref, group));
+  sel["pfNames"] = pf_names;
+  const std::string name = view.PolicyName(nic, group);
+  json spec = {{"externallyManaged", true},
+               {"nodeSelector", view.NodeOrPoolSelector()},
+               {"nicSelector", sel},
+               {"numVfs", *nic.num_vfs},
+               {"resourceName", *g.resource_name},
+               {"priority", 0}};  // as SriovPolicy's
+  if (nic.link_type) spec["linkType"] = *nic.link_type == "ib" ? "ib" : "eth";
+  if (g.device_type) spec["deviceType"] = *g.device_type;
+  if (g.is_rdma) spec["isRdma"] = *g.is_rdma;
+  if (nic.mtu) spec["mtu"] = *nic.mtu;
+  if (view.ExcludeTopology(*g.resource_name)) spec["excludeTopology"] = true;
   json doc =
       Object(kSriovApi, "SriovNetworkNodePolicy", name, view.Kubernetes().sriov_operator_namespace);
   doc["spec"] = spec;
@@ -298,6 +345,41 @@ std::string VfDeviceId(const HostView& view, const NicRef& ref) {
   return "";
 }
 
+// The device-plugin resources of a nic with vfGroups, one per group, as the
+// operator renders a ranged policy (controllers/sriovnetworknodepolicy_
+// controller.go): pfNames "<pf>#first-last" (the plugin's VF index range
+// selector), drivers vfio-pci for a vfio group, link type only for netdevice
+// (a vfio-pci VF's link type is not detectable).
+StatusOr<json> GroupDevicePluginResources(HostView& view, size_t i) {
+  const NicSpec& nic = view.desired().nics[i];
+  const NicRef ref{i, &nic};
+  json out = json::array();
+  for (const VfGroupSpec& group : nic.vf_groups) {
+    const VfGroupSpec g = EffectiveVfGroup(nic, group);
+    if (!g.resource_name) continue;
+    const bool vfio = g.device_type == std::optional<std::string>("vfio-pci");
+    json sel = json::object();
+    if (nic.selector.vendor) sel["vendors"] = json::array({*nic.selector.vendor});
+    std::string vf = VfDeviceId(view, ref);
+    if (!vf.empty()) sel["devices"] = json::array({vf});
+    if (vfio) sel["drivers"] = json::array({"vfio-pci"});
+    ASSIGN_OR_RETURN(std::vector<std::string> pf_names, RangedPfNames(view, ref, group));
+    sel["pfNames"] = pf_names;
+    std::vector<std::string> roots = view.RootDevices(ref);
+    if (!roots.empty()) sel["rootDevices"] = roots;
+    if (nic.link_type && !vfio) {
+      sel["linkTypes"] = json::array({*nic.link_type == "ib" ? "infiniband" : "ether"});
+    }
+    if (g.is_rdma) sel["isRdma"] = *g.is_rdma;
+    json resource = {{"resourceName", *g.resource_name},
+                     {"resourcePrefix", view.ResourcePrefix()},
+                     {"selectors", sel}};
+    if (view.ExcludeTopology(*g.resource_name)) resource["excludeTopology"] = true;
+    out.push_back(std::move(resource));
+  }
+  return out;
+}
+
 // The standalone SR-IOV network device plugin's ConfigMap (sriovdp-config,
 // multus flavor): one resource per NIC with VFs, selecting the VFs by
 // vendor, VF device ID, PF and link type. Under the sriov-network-operator
@@ -308,6 +390,11 @@ StatusOr<Manifest> SriovDevicePluginConfigMap(HostView& view) {
   json resources = json::array();
   for (size_t i = 0; i < d.nics.size(); ++i) {
     const NicSpec& nic = d.nics[i];
+    if (nic.num_vfs.value_or(0) > 0 && !nic.vf_groups.empty()) {
+      ASSIGN_OR_RETURN(json group_resources, GroupDevicePluginResources(view, i));
+      for (auto& r : group_resources) resources.push_back(std::move(r));
+      continue;
+    }
     if (nic.num_vfs.value_or(0) <= 0 || !nic.resource_name) continue;
     NicRef ref{i, &nic};
     json sel = json::object();
@@ -325,9 +412,11 @@ StatusOr<Manifest> SriovDevicePluginConfigMap(HostView& view) {
       sel["linkTypes"] = json::array({*nic.link_type == "ib" ? "infiniband" : "ether"});
     }
     if (nic.is_rdma) sel["isRdma"] = *nic.is_rdma;
-    resources.push_back({{"resourceName", *nic.resource_name},
-                         {"resourcePrefix", view.ResourcePrefix()},
-                         {"selectors", sel}});
+    json resource = {{"resourceName", *nic.resource_name},
+                     {"resourcePrefix", view.ResourcePrefix()},
+                     {"selectors", sel}};
+    if (view.ExcludeTopology(*nic.resource_name)) resource["excludeTopology"] = true;
+    resources.push_back(std::move(resource));
   }
   json config = {{"resourceList", resources}};
   json doc = Object("v1", "ConfigMap", "sriovdp-config", std::string(kDevicePluginNamespace));
@@ -337,7 +426,11 @@ StatusOr<Manifest> SriovDevicePluginConfigMap(HostView& view) {
 
 bool HasSriovResource(const DesiredState& d) {
   for (const auto& nic : d.nics) {
-    if (nic.num_vfs.value_or(0) > 0 && nic.resource_name) return true;
+    if (nic.num_vfs.value_or(0) <= 0) continue;
+    if (nic.resource_name) return true;
+    for (const auto& g : nic.vf_groups) {
+      if (g.resource_name) return true;
+    }
   }
   return false;
 }
@@ -440,6 +533,13 @@ StatusOr<HostManifests> BuildHostManifests(const DesiredState& desired,
   }
   for (size_t i = 0; i < desired.nics.size(); ++i) {
     if (desired.nics[i].num_vfs.value_or(0) <= 0) continue;
+    if (!desired.nics[i].vf_groups.empty()) {
+      for (const VfGroupSpec& g : desired.nics[i].vf_groups) {
+        ASSIGN_OR_RETURN(Manifest m, SriovGroupPolicy(view, i, g));
+        out.push_back(std::move(m));
+      }
+      continue;
+    }
     ASSIGN_OR_RETURN(Manifest m, SriovPolicy(view, i));
     out.push_back(std::move(m));
   }

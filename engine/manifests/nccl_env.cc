@@ -172,8 +172,8 @@ StatusOr<std::vector<Manifest>> NcclEnvConfigMaps(HostView& view) {
   bool vf_shared_mode = false, unknown = false, all_ipv6 = true;
   for (const auto& mc : d.multus_configs) {
     ASSIGN_OR_RETURN(NicRef ref, view.FindNic(mc.nic));
-    if (IsVfCni(mc.cni_type) && ref.nic->is_rdma.value_or(false)) {
-      if (view.RdmaIsolation(ref)) {
+    if (IsVfCni(mc.cni_type) && view.VfIsRdma(ref, mc)) {
+      if (view.RdmaIsolation(ref, mc)) {
         std::string prefix = VfDevicePrefix(view, ref);
         if (prefix.empty()) unknown = true;
         else exclusive_prefixes.insert(prefix);

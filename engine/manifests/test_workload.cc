@@ -116,7 +116,7 @@ StatusOr<std::vector<Manifest>> TestWorkloadManifests(HostView& view, bool with_
     networks.push_back(mc.namespace_name + "/" + mc.name);
     ASSIGN_OR_RETURN(NicRef ref, view.FindNic(mc.nic));
     if (IsVfCni(mc.cni_type)) {
-      ASSIGN_OR_RETURN(std::string res, view.SriovResource(ref));
+      ASSIGN_OR_RETURN(std::string res, view.SriovResource(ref, mc));
       limits[view.ResourcePrefix() + "/" + res] = 1;
     } else if (d.kubernetes && d.kubernetes->rdma_shared_device_plugin) {
       limits[view.ResourcePrefix() + "/" + d.kubernetes->rdma_shared_device_plugin->resource_name] =

@@ -91,6 +91,23 @@ struct FirmwareSetting {
   std::string text;
 };
 
+// spec.nics[].vfGroups[]: { range: "0-3", deviceType: vfio-pci, isRdma: false,
+//                           resourceName: gpu1vfio }
+// Some of a PF's VFs, by index, as the sriov-network-operator's pfNames
+// "ens1f0#0-3". Fields left out take the nic's (EffectiveVfGroup); per-VF
+// settings that nics get later (vfMtu, L2 settings) go here beside them.
+struct VfGroupSpec {
+  std::string range;  // as written: "0-3" or "5"
+  int first = 0;      // parsed from range (checks.cc refuses bad ones)
+  int last = -1;
+  std::optional<std::string> device_type;    // deviceType: netdevice | vfio-pci
+  std::optional<bool> is_rdma;               // isRdma
+  std::optional<std::string> resource_name;  // resourceName
+  bool Contains(int vf) const { return vf >= first && vf <= last; }
+  // "0-3", also for a group written "5" ("5-5": the operator's form).
+  std::string RangeText() const { return std::to_string(first) + "-" + std::to_string(last); }
+};
+
 // spec.nics[]
 struct NicSpec {
   std::string name;
@@ -108,7 +125,20 @@ struct NicSpec {
   std::optional<NicPcieSpec> pcie;         // pcie
   std::optional<IpoibSpec> ipoib;          // ipoib
   std::optional<NicRoceSpec> roce;         // roce
+
+  // vfGroups (empty: all VFs alike)
+  std::vector<VfGroupSpec> vf_groups;
 };
+
+// A group with the nic's deviceType, isRdma and resourceName filled in
+// where the group leaves them out.
+inline VfGroupSpec EffectiveVfGroup(const NicSpec& nic, const VfGroupSpec& g) {
+  VfGroupSpec e = g;
+  if (!e.device_type) e.device_type = nic.device_type;
+  if (!e.is_rdma) e.is_rdma = nic.is_rdma;
+  if (!e.resource_name) e.resource_name = nic.resource_name;
+  return e;
+}
 
 // spec.ipPools[]
 struct IpPoolSpec {
@@ -136,6 +166,10 @@ struct MultusConfigSpec {
   std::optional<std::string> pkey;                   // ib-sriov only
   std::optional<std::string> rdma_resource_inject;   // annotation value
   std::optional<int> vlan;
+
+  // resourceName: sriov/ib-sriov on a nic with vfGroups: which of the nic's
+  // resources (a group's) the config's pods get.
+  std::optional<std::string> resource_name;
 };
 
 // spec.kubernetes.rdmaSharedDevicePlugin

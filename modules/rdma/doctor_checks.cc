@@ -410,20 +410,34 @@ void CheckLinkLayer(const DesiredState& desired, const HostFacts& facts, CheckSi
 void CheckVfRdma(const DesiredState& desired, const HostFacts& facts, CheckSink& sink) {
   for (size_t i = 0; i < desired.nics.size(); ++i) {
     const NicSpec& nic = desired.nics[i];
-    if (!nic.is_rdma.value_or(false) || nic.num_vfs.value_or(0) == 0) continue;
+    // isRdma per VF: its vfGroup's (issue 28 item 3), else the nic's.
+    auto wants_rdma = [&nic](int vf_index) {
+      for (const VfGroupSpec& g : nic.vf_groups) {
+        if (g.Contains(vf_index)) return EffectiveVfGroup(nic, g).is_rdma.value_or(false);
+      }
+      return nic.is_rdma.value_or(false);
+    };
+    bool any = nic.is_rdma.value_or(false);
+    for (const VfGroupSpec& g : nic.vf_groups) {
+      any = any || EffectiveVfGroup(nic, g).is_rdma.value_or(false);
+    }
+    if (!any || nic.num_vfs.value_or(0) == 0) continue;
     for (const PciFunction* pf : SelectPfs(nic, facts)) {
       if (!pf->sriov || pf->sriov->vfs.empty()) continue;
       std::vector<std::string> missing;
+      size_t wanted = 0;
       for (const auto& vf : pf->sriov->vfs) {
+        if (!wants_rdma(vf.vf_index)) continue;
+        ++wanted;
         if (vf.rdma_devices.empty()) missing.push_back(vf.pci_address);
       }
+      if (wanted == 0) continue;
       CheckResult r =
           Result("rdma.vf-rdma", pf->pci_address, missing.empty() ? Verdict::kOk : Verdict::kFail,
-                 missing.empty()
-                     ? "every VF of " + pf->pci_address + " has an RDMA device"
-                     : std::to_string(missing.size()) + " of " +
-                           std::to_string(pf->sriov->vfs.size()) + " VFs of " + pf->pci_address +
-                           " have no RDMA device, nics[" + nic.name + "] wants isRdma");
+                 missing.empty() ? "every VF of " + pf->pci_address + " has an RDMA device"
+                                 : std::to_string(missing.size()) + " of " +
+                                       std::to_string(wanted) + " VFs of " + pf->pci_address +
+                                       " have no RDMA device, nics[" + nic.name + "] wants isRdma");
       r.evidence = {{"VFs without /sys/bus/pci/devices/<vf>/infiniband", Join(missing)},
                     {DesiredState::NicPath(i) + ".isRdma", "true"}};
       if (!missing.empty()) {

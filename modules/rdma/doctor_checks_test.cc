@@ -334,6 +334,50 @@ TEST(DoctorChecks, VfsWithoutRdmaDevices) {
   EXPECT_THAT(r[0].evidence[0].second, HasSubstr("0000:af:00.3"));
 }
 
+// Issue 28 item 3: with vfGroups, isRdma is per group: a VF without an RDMA
+// device in a group that does not want one (a vfio-pci group) is no failure,
+// one in a group that wants it is.
+TEST(DoctorChecks, VfRdmaFollowsEachVfGroup) {
+  std::string root = Tree("cx5-roce-vfs");
+  auto fs = NewLocalHostFs(root);
+  auto vf = fs->Resolve("/sys/bus/pci/devices/0000:af:00.3");
+  ASSERT_TRUE(vf.ok());
+  auto ib = fs->ListDir(*vf + "/infiniband");
+  ASSERT_TRUE(ib.ok() && ib->size() == 1);
+  Sh("rm -rf '" + root + *vf + "/infiniband' '" + root + "/sys/class/infiniband/" + (*ib)[0] + "'");
+  HostFacts facts = Facts(root);
+  const PciFunction* pf = facts.FindPci("0000:af:00.0");
+  ASSERT_NE(pf, nullptr);
+  ASSERT_TRUE(pf->sriov);
+  int index = -1;  // the VF without an RDMA device
+  for (const auto& v : pf->sriov->vfs) {
+    if (v.pci_address == "0000:af:00.3") index = v.vf_index;
+  }
+  ASSERT_GE(index, 0);
+  DesiredState d;
+  NicSpec n = Nic("n");
+  n.selector.root_devices = {"0000:af:00.0"};
+  n.num_vfs = 4;
+  n.is_rdma = true;
+  VfGroupSpec g;
+  g.range = std::to_string(index);
+  g.first = g.last = index;
+  g.is_rdma = false;
+  n.vf_groups = {g};
+  d.nics = {n};
+  CheckSink ok;
+  CheckVfRdma(d, facts, ok);
+  ASSERT_EQ(Results(ok, "rdma.vf-rdma").size(), 1u);
+  EXPECT_EQ(Results(ok, "rdma.vf-rdma")[0].verdict, Verdict::kOk);
+  d.nics[0].vf_groups[0].is_rdma = true;
+  CheckSink bad;
+  CheckVfRdma(d, facts, bad);
+  auto r = Results(bad, "rdma.vf-rdma");
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].verdict, Verdict::kFail);
+  EXPECT_THAT(r[0].summary, HasSubstr("1 of 4 VFs of 0000:af:00.0 have no RDMA device"));
+}
+
 TEST(DoctorChecks, GpuDirectModulesWhenNvidiaGpusPresent) {
   HostFacts f = Facts(Tree("cx5-roce"));  // H100 at 0000:18:00.0
   f.loaded_modules = {"mlx5_core", "mlx5_ib", "ib_core", "nvidia"};

@@ -254,6 +254,18 @@ Status VerifyFlag(const Change& c, HostContext& ctx, VfSettingsBackend& backend)
 
 std::string DriverTarget(const json& v) { return v.is_string() ? v.get<std::string>() : ""; }
 
+// detail.vfIndexes (vfGroups leaving some VFs to no group): only those VFs
+// are the change's, forward and inverse; without it every VF is.
+bool ManagesVf(const Change& c, size_t i) {
+  if (!c.detail.is_object() || !c.detail.contains("vfIndexes")) return true;
+  const json& list = c.detail["vfIndexes"];
+  if (!list.is_array()) return true;
+  for (const json& x : list) {
+    if (x.is_number_integer() && x.get<long long>() == static_cast<long long>(i)) return true;
+  }
+  return false;
+}
+
 bool SafeName(const std::string& s) {
   return !s.empty() && s.find('/') == std::string::npos && s != "." && s != "..";
 }
@@ -262,6 +274,7 @@ Status ApplyDriver(const Change& c, HostContext& ctx, const VfHostOptions& optio
   ASSIGN_OR_RETURN(std::vector<std::string> vfs, ChangeVfs(c, *ctx.fs));
   std::vector<json> want = PerVf(c.after, vfs.size());
   for (size_t i = 0; i < vfs.size(); ++i) {
+    if (!ManagesVf(c, i)) continue;
     const std::string target = DriverTarget(want[i]);
     if (!target.empty() && !SafeName(target)) {
       return InvalidArgumentError(c.id + ": not a driver name: " + Quote(want[i].dump()));
@@ -280,6 +293,7 @@ Status VerifyDriver(const Change& c, HostContext& ctx) {
   ASSIGN_OR_RETURN(std::vector<std::string> vfs, ChangeVfs(c, *ctx.fs));
   std::vector<json> want = PerVf(c.after, vfs.size());
   for (size_t i = 0; i < vfs.size(); ++i) {
+    if (!ManagesVf(c, i)) continue;
     const std::string target = DriverTarget(want[i]);
     const std::string now = DriverOf(*ctx.fs, vfs[i]);
     if (now != target) {

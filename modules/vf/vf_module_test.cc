@@ -238,6 +238,78 @@ TEST_F(VfModuleTest, RollbackRestoresTheDrivers) {
   }
 }
 
+// Issue 28 item 3: vfGroups split one PF's VFs between drivers by index;
+// the kernel simulator reacts to driver_override/unbind/bind as the kernel
+// does. VFs in no group (and no nic deviceType) are left where they are, by
+// apply, verify and rollback alike.
+TEST_F(VfModuleTest, VfGroupsBindEachRangeAndLeaveTheRest) {
+  Build(testing::Cx5RoceHost());
+  ASSERT_TRUE(sim_->sim().RegisterDriver("vfio-pci").ok());
+  DesiredState d = Load(R"(  nics:
+    - name: pf0
+      nicSelector: { rootDevices: ["0000:af:00.0"] }
+      numVfs: 8
+      vfGroups:
+        - { range: "0-3", deviceType: netdevice, resourceName: pods }
+        - { range: "4-7", deviceType: vfio-pci, resourceName: vms }
+)");
+  PlanResult p = PlanNow(d);
+  EXPECT_TRUE(p.diagnostics.empty());
+  ASSERT_EQ(Ids(p.plan),
+            (std::vector<std::string>{"sriov/0000:af:00.0/numVfs", "vf/0000:af:00.0/driver"}));
+  const Change& bind = p.plan.changes[1];
+  EXPECT_EQ(bind.field_path, "spec.nics[0].vfGroups[1].deviceType");  // the VFs that move
+  EXPECT_EQ(bind.reason,
+            "nic pf0 wants VFs 0-3 on mlx5_core (netdevice), 4-7 on vfio-pci (vfio-pci)");
+  EXPECT_EQ(bind.after, nlohmann::json({"mlx5_core", "mlx5_core", "mlx5_core", "mlx5_core",
+                                        "vfio-pci", "vfio-pci", "vfio-pci", "vfio-pci"}));
+  ApplyReport r = ApplyPlan(modules_, p.plan, d, ctx_);  // verifies too
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  auto vfs = ResolveVfs(*fs_, "0000:af:00.0");
+  ASSERT_TRUE(vfs.ok());
+  ASSERT_EQ(vfs->size(), 8u);
+  for (size_t i = 0; i < 8; ++i) {
+    const std::string dev = "/sys/bus/pci/devices/" + (*vfs)[i];
+    const bool vfio = i >= 4;
+    EXPECT_EQ(Link(dev + "/driver"), vfio ? "vfio-pci" : "mlx5_core") << i;
+    EXPECT_EQ(*fs_->ReadAttr(dev + "/driver_override"), vfio ? "vfio-pci" : "(null)") << i;
+    EXPECT_EQ(fs_->IsDir(dev + "/net"), !vfio) << i;
+  }
+  EXPECT_TRUE(PlanNow(d).plan.changes.empty());
+
+  // Only 4-7 named: VFs 0-3 are no group's and nobody's; nothing to do.
+  d.nics[0].vf_groups.erase(d.nics[0].vf_groups.begin());
+  EXPECT_TRUE(PlanNow(d).plan.changes.empty());
+
+  // 4-5 back to netdevice, 6-7 stay: one change managing VFs 4 and 5.
+  d.nics[0].vf_groups[0].range = "4-5";
+  d.nics[0].vf_groups[0].last = 5;
+  d.nics[0].vf_groups[0].device_type = "netdevice";
+  p = PlanNow(d);
+  ASSERT_EQ(Ids(p.plan), std::vector<std::string>{"vf/0000:af:00.0/driver"});
+  EXPECT_EQ(p.plan.changes[0].detail["vfIndexes"], nlohmann::json({4, 5}));
+  // VF 5 fails after its unbind: VF 4 goes back to vfio-pci, 5 is bound
+  // again, 0-3 and 6-7 are untouched.
+  sim_->AddFault({0, (*vfs)[5] + "/driver_override", EIO, 1});
+  r = ApplyPlan(modules_, p.plan, d, ctx_);
+  ASSERT_FALSE(r.status.ok());
+  ASSERT_EQ(r.rolled_back.size(), 1u);
+  EXPECT_TRUE(r.rolled_back[0].status.ok()) << r.rolled_back[0].status.message();
+  for (size_t i = 0; i < 8; ++i) {
+    EXPECT_EQ(Link("/sys/bus/pci/devices/" + (*vfs)[i] + "/driver"),
+              i >= 4 ? "vfio-pci" : "mlx5_core")
+        << i;
+  }
+  r = ApplyPlan(modules_, p.plan, d, ctx_);
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  for (size_t i = 0; i < 8; ++i) {
+    EXPECT_EQ(Link("/sys/bus/pci/devices/" + (*vfs)[i] + "/driver"),
+              i >= 6 ? "vfio-pci" : "mlx5_core")
+        << i;
+  }
+  EXPECT_TRUE(PlanNow(d).plan.changes.empty());
+}
+
 // Every write of a VF apply failing in turn (EBUSY, EIO, ...): apply fails
 // naming the errno, and the rollback leaves the tree exactly as it was.
 TEST_F(VfModuleTest, EveryFailingWriteIsRolledBackExactly) {

@@ -86,6 +86,154 @@ void PlanFlag(const PfView& v, bool want, std::optional<bool> VfInfo::*field, co
   sink.AddChange(std::move(c));
 }
 
+// The deviceType each VF of the nic wants: its group's (with the nic's as
+// default), else the nic's; nullopt for a VF in no group of a nic without
+// deviceType (unmanaged). The field that asks, for messages.
+struct VfTypeWant {
+  std::optional<std::string> type;
+  std::string field_path;
+};
+std::vector<VfTypeWant> WantedTypes(const NicSpec& nic, const std::string& path, int count) {
+  std::vector<VfTypeWant> out(static_cast<size_t>(count));
+  for (int n = 0; n < count; ++n) {
+    VfTypeWant& w = out[static_cast<size_t>(n)];
+    w.type = nic.device_type;
+    w.field_path = path + ".deviceType";
+    for (size_t k = 0; k < nic.vf_groups.size(); ++k) {
+      const VfGroupSpec& g = nic.vf_groups[k];
+      if (!g.Contains(n)) continue;
+      if (g.device_type) {
+        w.type = g.device_type;
+        w.field_path = path + ".vfGroups[" + std::to_string(k) + "].deviceType";
+      }
+      break;
+    }
+  }
+  return out;
+}
+
+// deviceType, per PF: one change binding every VF whose driver differs from
+// what its nic (or its vfGroup) asks. With one driver for every VF `after`
+// is that driver's name; with groups it is a list (one driver per VF, null
+// for a VF no group and no deviceType manages) and detail.vfIndexes lists
+// the VFs the change manages (apply, verify and the inverse touch only those).
+void PlanDriver(const DesiredState& desired, const HostFacts& facts, const NicSpec& nic,
+                const PfView& v, PlanSink& sink) {
+  const PciFunction* pf = v.pf;
+  const SriovInfo& s = *pf->sriov;
+  const int count = v.count;
+  const std::vector<VfTypeWant> want = WantedTypes(nic, v.path, count);
+  // The driver per VF ("" unmanaged), and the first field asking for each type.
+  std::vector<std::string> target(static_cast<size_t>(count));
+  std::map<std::string, std::string> type_path;  // deviceType -> field path
+  bool any_vfio = false, any = false;
+  for (int n = 0; n < count; ++n) {
+    const VfTypeWant& w = want[static_cast<size_t>(n)];
+    if (!w.type) continue;
+    any = true;
+    type_path.emplace(*w.type, w.field_path);
+    const bool vfio = *w.type == "vfio-pci";
+    any_vfio = any_vfio || vfio;
+    if (!vfio && pf->driver.empty()) {
+      sink.Error(w.field_path, pf->pci_address + " has no driver: cannot tell its VFs' driver");
+      return;
+    }
+    target[static_cast<size_t>(n)] = vfio ? kVfioPci : VfNetdeviceDriver(pf->driver);
+  }
+  if (!any) return;
+  // What the VFs will be bound to once numVfs has run.
+  std::vector<std::string> predicted;
+  if (v.recreated) {
+    const bool autoprobe = s.drivers_autoprobe.value_or(true);
+    predicted.assign(static_cast<size_t>(count),
+                     autoprobe ? VfNetdeviceDriver(pf->driver) : std::string());
+  } else {
+    for (const VfInfo& vf : s.vfs) predicted.push_back(vf.driver);
+  }
+  // The field of the first VF that moves: the change's field.
+  std::string first_path;
+  for (int n = 0; n < count && first_path.empty(); ++n) {
+    const size_t i = static_cast<size_t>(n);
+    if (want[i].type && (i >= predicted.size() || predicted[i] != target[i])) {
+      first_path = want[i].field_path;
+    }
+  }
+  if (first_path.empty()) return;
+  if (any_vfio) {
+    const std::string& vfio_path = type_path[kVfioPci];
+    // vfio-pci refuses a device without an IOMMU group (EINVAL).
+    std::string no_group;
+    if (v.recreated && pf->iommu_group.empty()) no_group = pf->pci_address + " (PF)";
+    for (size_t i = 0; i < s.vfs.size(); ++i) {
+      if (v.recreated || !no_group.empty()) break;
+      if (i >= target.size() || target[i] != kVfioPci) continue;
+      const PciFunction* f = facts.FindPci(s.vfs[i].pci_address);
+      if (f != nullptr && f->iommu_group.empty()) no_group = s.vfs[i].pci_address;
+    }
+    if (!no_group.empty()) {
+      sink.Error(vfio_path, "vfio-pci needs an IOMMU, but " + no_group +
+                                " has no iommu_group (boot with intel_iommu=on or "
+                                "amd_iommu=on: spec.kernel.cmdline: [intel_iommu=on, "
+                                "iommu=pt])");
+      return;
+    }
+    bool module_known =
+        HasModule(facts.pci_drivers, kVfioPci) || HasModule(facts.loaded_modules, "vfio_pci");
+    for (const KernelModuleSpec& k : desired.kernel_modules) {
+      module_known = module_known || k.name == "vfio_pci" || k.name == "vfio-pci";
+    }
+    if (!module_known) {
+      sink.Warning(vfio_path,
+                   "vfio-pci: the vfio_pci kernel module is not loaded and not in "
+                   "spec.kernelModules; add it there, or binding will fail");
+    }
+  }
+  // One driver for every VF: the plain form.
+  bool uniform = true;
+  for (size_t i = 0; i < target.size(); ++i) {
+    uniform = uniform && want[i].type && target[i] == target.front();
+  }
+  std::string reason;
+  json after;
+  json managed;  // null: every VF
+  if (uniform) {
+    reason = "nic " + nic.name + " wants its VFs on " + target.front() + " (deviceType " +
+             *want.front().type + ")";
+    after = target.front();
+  } else {
+    // "VFs 0-3 on mlx5_core (netdevice), 4-7 on vfio-pci (vfio-pci)", by runs.
+    std::string runs;
+    for (int n = 0; n < count;) {
+      const size_t i = static_cast<size_t>(n);
+      int m = n;
+      while (m + 1 < count && want[static_cast<size_t>(m + 1)].type == want[i].type) ++m;
+      if (want[i].type) {
+        if (!runs.empty()) runs += ", ";
+        runs += (m == n ? std::to_string(n) : std::to_string(n) + "-" + std::to_string(m)) +
+                " on " + target[i] + " (" + *want[i].type + ")";
+      }
+      n = m + 1;
+    }
+    reason = "nic " + nic.name + " wants VFs " + runs;
+    after = json::array();
+    managed = json::array();
+    for (int n = 0; n < count; ++n) {
+      const size_t i = static_cast<size_t>(n);
+      after.push_back(want[i].type ? json(target[i]) : json(nullptr));
+      if (want[i].type) managed.push_back(n);
+    }
+  }
+  Change c = NewChange(v, kDriverAttribute, kPhaseVfBinding, first_path, reason);
+  if (!managed.is_null()) c.detail["vfIndexes"] = std::move(managed);
+  json before = json::array();
+  for (const VfInfo& vf : s.vfs) {
+    before.push_back(vf.driver.empty() ? json(nullptr) : json(vf.driver));
+  }
+  c.before = std::move(before);
+  c.after = std::move(after);
+  sink.AddChange(std::move(c));
+}
+
 }  // namespace
 
 std::string VfChangeId(const std::string& pf, const std::string& attribute) {
@@ -172,7 +320,10 @@ void PlanVf(const DesiredState& desired, const HostFacts& facts, PlanSink& sink)
     const NicSpec& nic = desired.nics[i];
     const std::string path = DesiredState::NicPath(i);
     const bool wants_guids = ib_sriov.count(nic.name) > 0;
-    if (!wants_guids && !nic.vf_trust && !nic.vf_spoof_chk && !nic.device_type) continue;
+    if (!wants_guids && !nic.vf_trust && !nic.vf_spoof_chk && !nic.device_type &&
+        nic.vf_groups.empty()) {
+      continue;
+    }
     for (const PciFunction* pf : SelectPfs(nic, facts)) {
       if (!pf->sriov) continue;  // the sriov module reports numVfs on a PF without SR-IOV
       const SriovInfo& s = *pf->sriov;
@@ -231,64 +382,7 @@ void PlanVf(const DesiredState& desired, const HostFacts& facts, PlanSink& sink)
         PlanFlag(v, *nic.vf_spoof_chk, &VfInfo::spoof_chk, kSpoofChkAttribute, "vfSpoofChk", sink);
       }
 
-      if (nic.device_type) {
-        const std::string type_path = path + ".deviceType";
-        const bool vfio = *nic.device_type == "vfio-pci";
-        if (!vfio && pf->driver.empty()) {
-          sink.Error(type_path, pf->pci_address + " has no driver: cannot tell its VFs' driver");
-          continue;
-        }
-        const std::string target = vfio ? kVfioPci : VfNetdeviceDriver(pf->driver);
-        // What the VFs will be bound to once numVfs has run.
-        std::vector<std::string> predicted;
-        if (v.recreated) {
-          const bool autoprobe = s.drivers_autoprobe.value_or(true);
-          predicted.assign(static_cast<size_t>(count),
-                           autoprobe ? VfNetdeviceDriver(pf->driver) : std::string());
-        } else {
-          for (const VfInfo& vf : s.vfs) predicted.push_back(vf.driver);
-        }
-        bool same = true;
-        for (const std::string& d : predicted) same = same && d == target;
-        if (same) continue;
-        if (vfio) {
-          // vfio-pci refuses a device without an IOMMU group (EINVAL).
-          std::string no_group;
-          if (v.recreated && pf->iommu_group.empty()) no_group = pf->pci_address + " (PF)";
-          for (const VfInfo& vf : s.vfs) {
-            if (v.recreated || !no_group.empty()) break;
-            const PciFunction* f = facts.FindPci(vf.pci_address);
-            if (f != nullptr && f->iommu_group.empty()) no_group = vf.pci_address;
-          }
-          if (!no_group.empty()) {
-            sink.Error(type_path, "vfio-pci needs an IOMMU, but " + no_group +
-                                      " has no iommu_group (boot with intel_iommu=on or "
-                                      "amd_iommu=on: spec.kernel.cmdline: [intel_iommu=on, "
-                                      "iommu=pt])");
-            continue;
-          }
-          bool module_known =
-              HasModule(facts.pci_drivers, kVfioPci) || HasModule(facts.loaded_modules, "vfio_pci");
-          for (const KernelModuleSpec& k : desired.kernel_modules) {
-            module_known = module_known || k.name == "vfio_pci" || k.name == "vfio-pci";
-          }
-          if (!module_known) {
-            sink.Warning(type_path,
-                         "vfio-pci: the vfio_pci kernel module is not loaded and not in "
-                         "spec.kernelModules; add it there, or binding will fail");
-          }
-        }
-        Change c = NewChange(v, kDriverAttribute, kPhaseVfBinding, type_path,
-                             "nic " + nic.name + " wants its VFs on " + target + " (deviceType " +
-                                 *nic.device_type + ")");
-        json before = json::array();
-        for (const VfInfo& vf : s.vfs) {
-          before.push_back(vf.driver.empty() ? json(nullptr) : json(vf.driver));
-        }
-        c.before = std::move(before);
-        c.after = target;
-        sink.AddChange(std::move(c));
-      }
+      PlanDriver(desired, facts, nic, v, sink);
     }
   }
 }

@@ -178,6 +178,63 @@ TEST(VfBindingPlanTest, VfioWithoutIommuIsAnError) {
       << r.diagnostics[0].message;
 }
 
+// Issue 28 item 3: with vfGroups the driver is per VF: a group's deviceType,
+// else the nic's; VFs in no group of a nic without deviceType are not the
+// change's (detail.vfIndexes), and only the vfio group's VFs need an IOMMU
+// group.
+VfGroupSpec Group(int first, int last, std::optional<std::string> type) {
+  VfGroupSpec g;
+  g.range = std::to_string(first) + "-" + std::to_string(last);
+  g.first = first;
+  g.last = last;
+  g.device_type = std::move(type);
+  return g;
+}
+
+TEST(VfBindingPlanTest, VfGroupsBindPerVf) {
+  DesiredState d;
+  d.kernel_modules.push_back({"vfio_pci", true});
+  d.nics.push_back(Nic(4));
+  d.nics[0].device_type = "vfio-pci";  // VFs 2-3 (no group) follow it
+  d.nics[0].vf_groups = {Group(0, 1, "netdevice")};
+  PciFunction pf = Pf(kPf, 4);
+  Result r = PlanOf(d, Facts({pf}));
+  ASSERT_EQ(r.changes.size(), 1u) << r.Messages();
+  EXPECT_EQ(r.changes[0].after, (nlohmann::json{"mlx5_core", "mlx5_core", "vfio-pci", "vfio-pci"}));
+  EXPECT_EQ(r.changes[0].detail["vfIndexes"], (nlohmann::json{0, 1, 2, 3}));
+  EXPECT_EQ(r.changes[0].field_path, "spec.nics[0].deviceType");
+
+  // No nic deviceType: VFs 2-3 are nobody's; already there: no change.
+  d.nics[0].device_type.reset();
+  d.nics[0].vf_groups = {Group(0, 1, "vfio-pci")};
+  pf.sriov->vfs[2].driver = "";  // unmanaged: left unbound
+  r = PlanOf(d, Facts({pf}));
+  ASSERT_EQ(r.changes.size(), 1u) << r.Messages();
+  EXPECT_EQ(r.changes[0].after, (nlohmann::json{"vfio-pci", "vfio-pci", nullptr, nullptr}));
+  EXPECT_EQ(r.changes[0].detail["vfIndexes"], (nlohmann::json{0, 1}));
+  EXPECT_EQ(r.changes[0].field_path, "spec.nics[0].vfGroups[0].deviceType");
+  for (int i = 0; i < 2; ++i) pf.sriov->vfs[static_cast<size_t>(i)].driver = "vfio-pci";
+  EXPECT_TRUE(PlanOf(d, Facts({pf})).changes.empty());
+
+  // A VF of the netdevice group without an IOMMU group is no error; one of
+  // the vfio group is.
+  HostFacts h = Facts({Pf(kPf, 4)});
+  PciFunction vf3;
+  vf3.pci_address = "0000:af:01.3";
+  h.pci.push_back(vf3);  // no iommu_group
+  d.nics[0].vf_groups = {Group(0, 1, "vfio-pci"), Group(2, 3, "netdevice")};
+  r = PlanOf(d, h);
+  EXPECT_EQ(r.changes.size(), 1u) << r.Messages();
+  EXPECT_TRUE(r.diagnostics.empty()) << r.Messages();
+  d.nics[0].vf_groups = {Group(0, 1, "netdevice"), Group(2, 3, "vfio-pci")};
+  r = PlanOf(d, h);
+  EXPECT_TRUE(r.changes.empty());
+  ASSERT_EQ(r.diagnostics.size(), 1u);
+  EXPECT_EQ(r.diagnostics[0].path, "spec.nics[0].vfGroups[1].deviceType");
+  EXPECT_NE(r.diagnostics[0].message.find("0000:af:01.3 has no iommu_group"), std::string::npos)
+      << r.Messages();
+}
+
 TEST(VfFlagPlanTest, TrustAndSpoofCheck) {
   DesiredState d;
   d.nics.push_back(Nic(2));

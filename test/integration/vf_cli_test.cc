@@ -294,5 +294,50 @@ spec:
   EXPECT_TRUE(found) << facts.dump(2);
 }
 
+// Issue 28 item 3 "Done when": vfGroups 0-3 netdevice and 4-7 vfio-pci on
+// the RoCE host with the kernel_sim daemon: after apply each range is on its
+// driver, the next plan is empty, and `manifests` writes two policies whose
+// pfNames end in #0-3 and #4-7.
+TEST(VfCliTest, VfGroupsBindEachRangeAndMakeAPolicyPerGroup) {
+  std::string root = ExtractHost("cx5-roce");
+  KernelSimDaemon sim(root, 100, {"--driver", "vfio-pci"});
+  ASSERT_TRUE(sim.ready());
+  std::string yaml = WriteTempFile("groups.yaml", R"(apiVersion: provisioner/v1alpha1
+kind: HostConfig
+metadata:
+  name: worker1
+spec:
+  nics:
+    - name: split
+      nicSelector: { pfNames: ["ens6f0np0"] }
+      numVfs: 8
+      vfGroups:
+        - { range: "0-3", deviceType: netdevice, isRdma: true, resourceName: podvfs }
+        - { range: "4-7", deviceType: vfio-pci, resourceName: vmvfs }
+)");
+  RunResult a =
+      Provisioner({"apply", yaml, "--root", root, "-o", "json", "--settle-timeout", "30"});
+  ASSERT_EQ(a.exit_code, 0) << a.out << a.err;
+  EXPECT_EQ(Ids(ParseJson(a)["changes"]),
+            (std::vector<std::string>{"sriov/0000:af:00.0/numVfs", "vf/0000:af:00.0/driver"}));
+  EXPECT_EQ(sim.Refused(), "");
+  for (int i = 0; i < 8; ++i) {
+    const std::string vf = root + kPf0 + "/virtfn" + std::to_string(i);
+    const bool vfio = i >= 4;
+    EXPECT_EQ(LinkBase(vf + "/driver"), vfio ? "vfio-pci" : "mlx5_core") << i;
+    EXPECT_EQ(ReadFile(vf + "/driver_override"), vfio ? "vfio-pci\n" : "(null)\n") << i;
+    EXPECT_EQ(Exists(vf + "/net"), !vfio) << i;
+  }
+  RunResult again = Provisioner({"plan", yaml, "--root", root, "--detailed-exitcode"});
+  EXPECT_EQ(again.exit_code, 0) << again.out << again.err;
+
+  RunResult m = Provisioner({"manifests", yaml});
+  ASSERT_EQ(m.exit_code, 0) << m.err;
+  EXPECT_NE(m.out.find("name: \"split-vf0-3-worker1\""), std::string::npos) << m.out;
+  EXPECT_NE(m.out.find("- \"ens6f0np0#0-3\""), std::string::npos) << m.out;
+  EXPECT_NE(m.out.find("- \"ens6f0np0#4-7\""), std::string::npos) << m.out;
+  EXPECT_NE(m.out.find("resourceName: \"vmvfs\""), std::string::npos) << m.out;
+}
+
 }  // namespace
 }  // namespace provisioner::testing

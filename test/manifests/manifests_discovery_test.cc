@@ -206,8 +206,10 @@ TEST(ManifestsDiscoveryTest, GoldenWithDiscoveredFacts) {
   struct Case {
     const char* example;
     const char* tree;
-  } cases[] = {
-      {"rails", "hgx-h100"}, {"roce-shared-macvlan", "cx5-roce"}, {"roce-sriov", "cx5-roce"}};
+  } cases[] = {{"rails", "hgx-h100"},
+               {"roce-shared-macvlan", "cx5-roce"},
+               {"roce-sriov", "cx5-roce"},
+               {"vf-groups", "cx5-roce"}};
   for (const Case& c : cases) {
     HostFacts facts = DiscoverTree(std::string("examples/hosts/") + c.tree + ".ttar",
                                    std::string("golden-") + c.example);
@@ -222,6 +224,117 @@ TEST(ManifestsDiscoveryTest, GoldenWithDiscoveredFacts) {
     provisioner::testing::ExpectGolden(base + ".yaml", RenderManifests(hm->manifests));
     provisioner::testing::ExpectGolden(base + ".values.yaml", JsonToYaml(hm->helm_values));
   }
+}
+
+// Issue 28 item 3: a nic with vfGroups 0-3 netdevice and 4-7 vfio-pci makes
+// two SriovNetworkNodePolicies, pfNames "<pf>#0-3" and "<pf>#4-7" and no
+// rootDevices (the operator's webhook refuses two policies on one root
+// device), each with its group's deviceType, isRdma and resource; the
+// standalone device plugin gets one resource per group with the same ranged
+// pfNames; the multus config takes its group's resource and isRdma.
+TEST(ManifestsDiscoveryTest, VfGroupsMakeAPolicyAndAResourcePerGroup) {
+  HostFacts facts = DiscoverTree("examples/hosts/cx5-roce.ttar", "cx5-roce-groups");
+  LoadResult r = LoadDesiredStateFromFile("examples/vf-groups.yaml");
+  ASSERT_TRUE(r.state);
+  ManifestOptions opt;
+  opt.facts = &facts;
+  auto ms = BuildManifests(*r.state, opt);
+  ASSERT_TRUE(ms.ok()) << ms.status().message();
+  const Manifest* pods = Find(*ms, "SriovNetworkNodePolicy", "split-nic-vf0-3");
+  const Manifest* vms = Find(*ms, "SriovNetworkNodePolicy", "split-nic-vf4-7");
+  ASSERT_NE(pods, nullptr);
+  ASSERT_NE(vms, nullptr);
+  EXPECT_EQ(pods->doc["spec"]["nicSelector"]["pfNames"], json({"ens6f0np0#0-3"}));
+  EXPECT_EQ(vms->doc["spec"]["nicSelector"]["pfNames"], json({"ens6f0np0#4-7"}));
+  EXPECT_FALSE(pods->doc["spec"]["nicSelector"].contains("rootDevices"));
+  EXPECT_EQ(pods->doc["spec"]["deviceType"], "netdevice");
+  EXPECT_EQ(pods->doc["spec"]["isRdma"], true);
+  EXPECT_EQ(pods->doc["spec"]["resourceName"], "podvfs");
+  EXPECT_EQ(vms->doc["spec"]["deviceType"], "vfio-pci");
+  EXPECT_FALSE(vms->doc["spec"].contains("isRdma"));
+  EXPECT_EQ(vms->doc["spec"]["resourceName"], "vmvfs");
+  for (const Manifest* p : {pods, vms}) {
+    EXPECT_EQ(p->doc["spec"]["numVfs"], 8);
+    EXPECT_FALSE(p->doc["spec"].contains("excludeTopology"));
+  }
+  const Manifest* smc = Find(*ms, "SpiderMultusConfig", "pod-vfs");
+  ASSERT_NE(smc, nullptr);
+  EXPECT_EQ(smc->doc["spec"]["sriov"]["resourceName"], "spidernet.io/podvfs");
+  EXPECT_EQ(smc->doc["spec"]["sriov"]["rdmaIsolation"], true);
+
+  opt.flavor = "multus";
+  auto mm = BuildHostManifests(*r.state, opt);
+  ASSERT_TRUE(mm.ok()) << mm.status().message();
+  const Manifest* dp = Find(mm->manifests, "ConfigMap", "sriovdp-config");
+  ASSERT_NE(dp, nullptr);
+  json config = json::parse(dp->doc["data"]["config.json"].get<std::string>());
+  ASSERT_EQ(config["resourceList"].size(), 2u);
+  EXPECT_EQ(config["resourceList"][0]["resourceName"], "podvfs");
+  EXPECT_EQ(config["resourceList"][0]["selectors"]["pfNames"], json({"ens6f0np0#0-3"}));
+  EXPECT_EQ(config["resourceList"][0]["selectors"]["isRdma"], true);
+  EXPECT_EQ(config["resourceList"][1]["resourceName"], "vmvfs");
+  EXPECT_EQ(config["resourceList"][1]["selectors"]["pfNames"], json({"ens6f0np0#4-7"}));
+  EXPECT_EQ(config["resourceList"][1]["selectors"]["drivers"], json({"vfio-pci"}));
+  EXPECT_FALSE(config["resourceList"][1]["selectors"].contains("linkTypes"));
+  const Manifest* nad = Find(mm->manifests, "NetworkAttachmentDefinition", "pod-vfs");
+  ASSERT_NE(nad, nullptr);
+  EXPECT_EQ(nad->doc["metadata"]["annotations"]["k8s.v1.cni.cncf.io/resourceName"],
+            "spidernet.io/podvfs");
+  provisioner::testing::ExpectGolden("test/manifests/golden/vf-groups.cx5-roce.multus.yaml",
+                                     RenderManifests(mm->manifests));
+}
+
+// Issue 28 item 6: a nearGpu pick that allowRemote let cross NUMA nodes
+// (GPU 0 on node 0, the NIC 0000:9d:00.0 on node 1 of the HGX tree) gets
+// excludeTopology on its policy and its device-plugin resource, so that a
+// single-numa-node pod can have it; the local pick of GPU 1 does not.
+TEST(ManifestsDiscoveryTest, ExcludeTopologyOnlyForANumaRemotePick) {
+  HostFacts facts = DiscoverTree("examples/hosts/hgx-h100.ttar", "hgx-numa");
+  LoadResult r = LoadDesiredStateFromString(R"(apiVersion: provisioner/v1alpha1
+kind: HostConfig
+metadata:
+  name: w
+spec:
+  nics:
+    - name: far
+      nicSelector: { nearGpu: 0, deviceID: "101d", rootDevices: ["0000:9d:00.0"], allowRemote: true }
+      numVfs: 2
+      resourceName: far
+    - name: near
+      nicSelector: { nearGpu: 1, vendor: "15b3", deviceID: "1021", allowRemote: true }
+      numVfs: 2
+      resourceName: near
+  kubernetes:
+    nodeSelector: { kubernetes.io/os: linux }
+)",
+                                            "numa.yaml");
+  for (const auto& d : r.diagnostics) ADD_FAILURE() << d.path << ": " << d.message;
+  ASSERT_TRUE(r.state);
+  ManifestOptions opt;
+  opt.facts = &facts;
+  auto hm = BuildHostManifests(*r.state, opt);
+  ASSERT_TRUE(hm.ok()) << hm.status().message();
+  ExpectCrdValid("numa", hm->manifests);
+  const Manifest* far = Find(hm->manifests, "SriovNetworkNodePolicy", "far");
+  const Manifest* near = Find(hm->manifests, "SriovNetworkNodePolicy", "near");
+  ASSERT_NE(far, nullptr);
+  ASSERT_NE(near, nullptr);
+  EXPECT_EQ(far->doc["spec"]["excludeTopology"], true);
+  EXPECT_FALSE(near->doc["spec"].contains("excludeTopology"));
+  provisioner::testing::ExpectGolden("test/manifests/golden/numa-remote.hgx-h100.yaml",
+                                     RenderManifests(hm->manifests));
+  opt.flavor = "multus";
+  auto mm = BuildHostManifests(*r.state, opt);
+  ASSERT_TRUE(mm.ok()) << mm.status().message();
+  const Manifest* dp = Find(mm->manifests, "ConfigMap", "sriovdp-config");
+  ASSERT_NE(dp, nullptr);
+  json config = json::parse(dp->doc["data"]["config.json"].get<std::string>());
+  ASSERT_EQ(config["resourceList"].size(), 2u);
+  EXPECT_EQ(config["resourceList"][0]["resourceName"], "far");
+  EXPECT_EQ(config["resourceList"][0]["excludeTopology"], true);
+  EXPECT_FALSE(config["resourceList"][1].contains("excludeTopology"));
+  provisioner::testing::ExpectGolden("test/manifests/golden/numa-remote.hgx-h100.multus.yaml",
+                                     RenderManifests(mm->manifests));
 }
 
 // Two nics that discovery resolves to one PF: named both, exit 1.
