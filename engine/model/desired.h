@@ -103,6 +103,9 @@ struct NicSpec {
   std::optional<std::string> resource_name;  // resourceName
   std::optional<bool> vf_trust;            // vfTrust
   std::optional<bool> vf_spoof_chk;        // vfSpoofChk
+  // vfMtu: the MTU of every VF netdev (IFLA_MTU on the VF), at most the
+  // PF's; what the SriovNetworkNodePolicy's spec.mtu says.
+  std::optional<int> vf_mtu;
   // firmware: { PARAM: value }, by parameter name (mstconfig's spelling).
   std::map<std::string, FirmwareSetting> firmware;
   std::optional<NicPcieSpec> pcie;         // pcie

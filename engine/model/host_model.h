@@ -26,6 +26,10 @@ namespace provisioner {
 // a VM or DPDK, pci-stub, UIO): such a VF has no netdev, and none to wait for.
 bool IsUserspaceDriver(const std::string& driver);
 
+// The driver a PF's VFs use as network devices (mlx5_core -> mlx5_core,
+// igb -> igbvf, ixgbe -> ixgbevf, i40e/ice -> iavf, others: the PF's).
+std::string VfNetdeviceDriver(const std::string& pf_driver);
+
 // A VF as seen from its PF (contract: nics[].sriov.vfs[]).
 struct VfInfo {
   std::string pci_address;

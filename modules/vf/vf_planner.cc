@@ -144,13 +144,6 @@ uint64_t DeriveVfGuid(uint64_t pf_guid, int vf_index) {
   return g;
 }
 
-std::string VfNetdeviceDriver(const std::string& pf_driver) {
-  if (pf_driver == "igb") return "igbvf";
-  if (pf_driver == "ixgbe") return "ixgbevf";
-  if (pf_driver == "i40e" || pf_driver == "ice") return "iavf";
-  return pf_driver;
-}
-
 void PlanVf(const DesiredState& desired, const HostFacts& facts, PlanSink& sink) {
   // Which nics an ib-sriov multus config uses (first config's path for messages).
   std::map<std::string, std::string> ib_sriov;

@@ -56,10 +56,6 @@ std::string FormatGuidBytes(uint64_t guid);
 // are the same value, as the operators set them. vf_index < 65535.
 uint64_t DeriveVfGuid(uint64_t pf_guid, int vf_index);
 
-// The driver a PF's VFs use as network devices (mlx5_core -> mlx5_core,
-// igb -> igbvf, ixgbe -> ixgbevf, i40e/ice -> iavf, others: the PF's).
-std::string VfNetdeviceDriver(const std::string& pf_driver);
-
 // For every nic with numVfs > 0 (desired, or current when numVfs is not
 // given): VF GUIDs for nics used by an ib-sriov multus config, vfTrust,
 // vfSpoofChk (phase kPhaseVfSettings) and deviceType (kPhaseVfBinding).
