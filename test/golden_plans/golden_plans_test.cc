@@ -38,6 +38,7 @@ const std::map<std::string, std::string>& TreeOf() {
       {"roce-lossless", "cx5-roce-qos"},
       {"roce-shared-macvlan", "cx5-roce"},
       {"roce-sriov", "cx5-roce"},
+      {"roce-sriov-jumbo", "cx5-roce"},
   };
   return *trees;
 }
