@@ -101,6 +101,7 @@ NicSpec BuildNic(const json& j) {
   nic.vf_trust = Bool(j, "vfTrust");
   nic.vf_spoof_chk = Bool(j, "vfSpoofChk");
   nic.vf_mtu = Int(j, "vfMtu");
+  nic.vf_link_state = String(j, "vfLinkState");
   if (const json* fw = Field(j, "firmware"); fw != nullptr && fw->is_object()) {
     for (const auto& [name, v] : fw->items()) {
       FirmwareSetting f;

@@ -106,6 +106,8 @@ struct NicSpec {
   // vfMtu: the MTU of every VF netdev (IFLA_MTU on the VF), at most the
   // PF's; what the SriovNetworkNodePolicy's spec.mtu says.
   std::optional<int> vf_mtu;
+  // vfLinkState: auto | enable | disable, every VF's IFLA_VF_LINK_STATE.
+  std::optional<std::string> vf_link_state;
   // firmware: { PARAM: value }, by parameter name (mstconfig's spelling).
   std::map<std::string, FirmwareSetting> firmware;
   std::optional<NicPcieSpec> pcie;         // pcie

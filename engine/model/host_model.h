@@ -43,6 +43,7 @@ struct VfInfo {
   std::string ib_port_guid;
   std::optional<bool> trust;        // IFLA_VF_TRUST
   std::optional<bool> spoof_chk;    // IFLA_VF_SPOOFCHK
+  std::optional<std::string> link_state;  // IFLA_VF_LINK_STATE: auto | enable | disable
 };
 
 // SR-IOV capability of a PF (absent without sriov_totalvfs, e.g. SRIOV_EN=0).

@@ -252,6 +252,86 @@ Status VerifyFlag(const Change& c, HostContext& ctx, VfSettingsBackend& backend)
   return OkStatus();
 }
 
+// The VF indexes of a linkState change (detail first..last) and the state
+// each is to get ("" = leave: an inverse change's unknown before).
+StatusOr<std::vector<std::pair<int, std::string>>> LinkStateTargets(const Change& c) {
+  auto index = [&](const char* key) -> std::optional<int> {
+    if (!c.detail.is_object() || !c.detail.contains(key) || !c.detail[key].is_number_integer())
+      return std::nullopt;
+    const long long v = c.detail[key].get<long long>();
+    if (v < 0 || v > 65535) return std::nullopt;
+    return static_cast<int>(v);
+  };
+  const std::optional<int> first = index("first"), last = index("last");
+  if (!first || !last || *first > *last) {
+    return InvalidArgumentError(c.id + ": detail.first..last must be a VF index range");
+  }
+  std::vector<std::pair<int, std::string>> out;
+  for (int n = *first; n <= *last; ++n) {
+    const json& a = c.after.is_array() ? (static_cast<size_t>(n - *first) < c.after.size()
+                                              ? c.after[static_cast<size_t>(n - *first)]
+                                              : json(nullptr))
+                                       : c.after;
+    if (a.is_null()) continue;
+    if (!a.is_string() || !ParseVfLinkState(a.get<std::string>())) {
+      return InvalidArgumentError(c.id +
+                                  ": not a VF link state (auto, enable, disable): " + a.dump());
+    }
+    out.emplace_back(n, a.get<std::string>());
+  }
+  return out;
+}
+
+Status ApplyLinkState(const Change& c, HostContext& ctx, VfSettingsBackend& backend) {
+  if (!PciAddress::ParseFull(c.target)) return InvalidArgumentError(c.id + ": not a PCI address");
+  ASSIGN_OR_RETURN(auto targets, LinkStateTargets(c));
+  ASSIGN_OR_RETURN(std::vector<std::string> vfs, ResolveVfs(*ctx.fs, c.target));
+  const std::string netdev = Netdev(c);
+  if (backend.NeedsPfNetdev() && netdev.empty()) {
+    return FailedPreconditionError(c.id + ": the PF has no netdev");
+  }
+  std::map<int, VfLinkState> link = backend.Read(c.target, netdev);
+  for (const auto& [n, want] : targets) {
+    if (static_cast<size_t>(n) >= vfs.size()) {
+      if (c.after.is_array()) continue;  // an inverse: that VF is gone
+      return FailedPreconditionError(c.target + " has no VF " + std::to_string(n) + " (" +
+                                     std::to_string(vfs.size()) + " VFs)");
+    }
+    auto it = link.find(n);
+    if (it != link.end() && it->second.link_state &&
+        VfLinkStateName(*it->second.link_state) == want)
+      continue;
+    const std::string vf_label =
+        "VF " + std::to_string(n) + " (" + vfs[static_cast<size_t>(n)] + ")";
+    if (ctx.progress) ctx.progress->Step(c.target + ": " + vf_label + " state " + want);
+    RETURN_IF_ERROR(
+        backend.SetLinkState(c.target, netdev, n, *ParseVfLinkState(want)).WithContext(vf_label));
+  }
+  return OkStatus();
+}
+
+Status VerifyLinkState(const Change& c, HostContext& ctx, VfSettingsBackend& backend) {
+  ASSIGN_OR_RETURN(auto targets, LinkStateTargets(c));
+  ASSIGN_OR_RETURN(std::vector<std::string> vfs, ResolveVfs(*ctx.fs, c.target));
+  std::map<int, VfLinkState> link = backend.Read(c.target, Netdev(c));
+  for (const auto& [n, want] : targets) {
+    if (static_cast<size_t>(n) >= vfs.size()) {
+      if (c.after.is_array()) continue;
+      return FailedPreconditionError(Label(c) + ": no VF " + std::to_string(n));
+    }
+    auto it = link.find(n);
+    const std::string now = it != link.end() && it->second.link_state
+                                ? VfLinkStateName(*it->second.link_state)
+                                : std::string();
+    if (now != want) {
+      return FailedPreconditionError(Label(c) + " VF " + std::to_string(n) + " (" +
+                                     vfs[static_cast<size_t>(n)] + ") linkState: desired " + want +
+                                     ", current " + (now.empty() ? "unknown" : now));
+    }
+  }
+  return OkStatus();
+}
+
 std::string DriverTarget(const json& v) { return v.is_string() ? v.get<std::string>() : ""; }
 
 bool SafeName(const std::string& s) {
@@ -345,6 +425,10 @@ Status DiscoverVfFacts(const HostFs& fs, VfSettingsBackend& backend, HostFacts& 
       }
       vf.trust = l ? l->trust : std::nullopt;
       vf.spoof_chk = l ? l->spoof_chk : std::nullopt;
+      vf.link_state.reset();
+      if (l && l->link_state && !VfLinkStateName(*l->link_state).empty()) {
+        vf.link_state = VfLinkStateName(*l->link_state);
+      }
     }
   }
   return OkStatus();
@@ -396,6 +480,8 @@ Status ApplyVfChange(const Change& change, HostContext& ctx, VfSettingsBackend& 
     s = ApplyFlag(change, ctx, backend);
   } else if (change.attribute == kDriverAttribute) {
     s = ApplyDriver(change, ctx, options);
+  } else if (change.attribute == kLinkStateAttribute) {
+    s = ApplyLinkState(change, ctx, backend);
   } else {
     return InvalidArgumentError("module vf has no attribute " + change.attribute + " (" +
                                 change.id + ")");
@@ -409,6 +495,7 @@ Status VerifyVfChange(const Change& change, HostContext& ctx, VfSettingsBackend&
     return VerifyFlag(change, ctx, backend);
   }
   if (change.attribute == kDriverAttribute) return VerifyDriver(change, ctx);
+  if (change.attribute == kLinkStateAttribute) return VerifyLinkState(change, ctx, backend);
   return InvalidArgumentError("module vf has no attribute " + change.attribute + " (" + change.id +
                               ")");
 }

@@ -88,6 +88,47 @@ void PlanFlag(const PfView& v, bool want, std::optional<bool> VfInfo::*field, co
 
 }  // namespace
 
+void PlanVfLinkState(const PciFunction& pf, const std::string& want, const VfRangeRef& r,
+                     PlanSink& sink) {
+  if (!pf.sriov || r.count <= 0) return;
+  const SriovInfo& s = *pf.sriov;
+  const std::string range_text = std::to_string(r.first) + "-" + std::to_string(r.last);
+  if (r.first < 0 || r.last < r.first || r.last >= r.count) {
+    sink.Error(r.field_path, "VFs " + range_text + " are not VFs of " + pf.pci_address +
+                                 " (it will have " + std::to_string(r.count) + ")");
+    return;
+  }
+  const bool recreated = r.count != s.num_vfs || static_cast<int>(s.vfs.size()) != r.count;
+  json before = nullptr;
+  bool same = !recreated;
+  if (!recreated) {
+    before = json::array();
+    for (int n = r.first; n <= r.last; ++n) {
+      const VfInfo& vf = s.vfs[static_cast<size_t>(n)];
+      before.push_back(vf.link_state ? json(*vf.link_state) : json(nullptr));
+      same = same && vf.link_state == want;
+    }
+  }
+  if (same) return;
+  if (pf.netdevs.empty()) {
+    sink.Error(r.field_path, pf.pci_address +
+                                 " has no netdev: a VF's link state is set over "
+                                 "netlink on its PF's netdev");
+    return;
+  }
+  const bool whole = r.first == 0 && r.last == r.count - 1;
+  PfView v{&pf, r.count, recreated, r.nic, r.field_path};
+  Change c = NewChange(v, kLinkStateAttribute, kPhaseVfSettings, r.field_path,
+                       "nic " + r.nic + " wants " + (whole ? "its VFs'" : "VFs " + range_text) +
+                           " link state " + want);
+  if (!whole) c.id += "#" + range_text;
+  c.detail["first"] = r.first;
+  c.detail["last"] = r.last;
+  c.before = std::move(before);
+  c.after = want;
+  sink.AddChange(std::move(c));
+}
+
 std::string VfChangeId(const std::string& pf, const std::string& attribute) {
   return std::string(kVfModule) + "/" + pf + "/" + attribute;
 }
@@ -165,7 +206,10 @@ void PlanVf(const DesiredState& desired, const HostFacts& facts, PlanSink& sink)
     const NicSpec& nic = desired.nics[i];
     const std::string path = DesiredState::NicPath(i);
     const bool wants_guids = ib_sriov.count(nic.name) > 0;
-    if (!wants_guids && !nic.vf_trust && !nic.vf_spoof_chk && !nic.device_type) continue;
+    if (!wants_guids && !nic.vf_trust && !nic.vf_spoof_chk && !nic.device_type &&
+        !nic.vf_link_state) {
+      continue;
+    }
     for (const PciFunction* pf : SelectPfs(nic, facts)) {
       if (!pf->sriov) continue;  // the sriov module reports numVfs on a PF without SR-IOV
       const SriovInfo& s = *pf->sriov;
@@ -222,6 +266,10 @@ void PlanVf(const DesiredState& desired, const HostFacts& facts, PlanSink& sink)
         PlanFlag(v, *nic.vf_trust, &VfInfo::trust, kTrustAttribute, "vfTrust", sink);
       if (nic.vf_spoof_chk) {
         PlanFlag(v, *nic.vf_spoof_chk, &VfInfo::spoof_chk, kSpoofChkAttribute, "vfSpoofChk", sink);
+      }
+      if (nic.vf_link_state) {
+        PlanVfLinkState(*pf, *nic.vf_link_state,
+                        VfRangeRef{0, count - 1, count, nic.name, path + ".vfLinkState"}, sink);
       }
 
       if (nic.device_type) {

@@ -10,6 +10,8 @@
 //   vf/<PF>/trust     before [bool per VF | null]       after bool
 //   vf/<PF>/spoofChk  before [bool per VF | null]       after bool
 //   vf/<PF>/driver    before [driver per VF | null]     after "vfio-pci" | "mlx5_core" ...
+//   vf/<PF>/linkState before [state per VF | null] | null (VFs made by this
+//                     plan)  after "auto" | "enable" | "disable"
 //
 // An inverse change (rollback) carries an array in `after`: one value per VF.
 #ifndef PROVISIONER_MODULES_VF_VF_PLANNER_H_
@@ -31,6 +33,26 @@ inline constexpr char kTrustAttribute[] = "trust";
 inline constexpr char kSpoofChkAttribute[] = "spoofChk";
 inline constexpr char kDriverAttribute[] = "driver";
 inline constexpr char kVfioPci[] = "vfio-pci";
+inline constexpr char kLinkStateAttribute[] = "linkState";
+
+// The VFs a per-VF setting is for: indexes first..last (both included) of a
+// PF that has `count` VFs after the numVfs phase; a nic's are 0..count-1, a
+// VF group's its range. `nic` and `field_path` name who asked.
+struct VfRangeRef {
+  int first = 0;
+  int last = 0;
+  int count = 0;
+  std::string nic;
+  std::string field_path;  // "spec.nics[0].vfLinkState"
+};
+
+// vfLinkState ("auto" | "enable" | "disable") for the VFs of `range` of
+// `pf`: the change vf/<PF>/linkState (vf/<PF>/linkState#<first>-<last> for
+// part of the VFs), unless every VF there already has it. Detail: first,
+// last, count, netdev (the PF's, which carries the message). Errors at
+// range.field_path: a range outside 0..count-1, a PF without a netdev.
+void PlanVfLinkState(const PciFunction& pf, const std::string& want, const VfRangeRef& range,
+                     PlanSink& sink);
 
 // "vf/0000:af:00.0/driver"
 std::string VfChangeId(const std::string& pf, const std::string& attribute);

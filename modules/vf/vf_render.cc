@@ -23,6 +23,7 @@ void VfModule::RenderFactsJson(const HostFacts& facts, FactsJson& out) const {
       if (!vf.ib_port_guid.empty()) v["portGuid"] = vf.ib_port_guid;
       if (vf.trust) v["trust"] = *vf.trust;
       if (vf.spoof_chk) v["spoofChk"] = *vf.spoof_chk;
+      if (vf.link_state) v["linkState"] = *vf.link_state;
     }
   }
 }

@@ -33,6 +33,10 @@ class NetlinkVfSettings final : public VfSettingsBackend {
         if (s.spoof_chk) {
           notes_.NoteCapture(VfStateCapturePath(pf, s.vf, "spoofchk"), FlagText(s.spoof_chk));
         }
+        if (s.link_state && !VfLinkStateName(*s.link_state).empty()) {
+          notes_.NoteCapture(VfStateCapturePath(pf, s.vf, "link_state"),
+                             VfLinkStateName(*s.link_state) + "\n");
+        }
       }
     }
     return out;
@@ -43,6 +47,13 @@ class NetlinkVfSettings final : public VfSettingsBackend {
     (void)pf;
     if (nl_ == nullptr) return InternalError("vf: no netlink client");
     return name == "trust" ? nl_->SetTrust(pf_netdev, vf, on) : nl_->SetSpoofChk(pf_netdev, vf, on);
+  }
+
+  Status SetLinkState(const std::string& pf, const std::string& pf_netdev, int vf,
+                      int state) override {
+    (void)pf;
+    if (nl_ == nullptr) return InternalError("vf: no netlink client");
+    return nl_->SetLinkState(pf_netdev, vf, state);
   }
 
   StatusOr<bool> SetGuids(const std::string& pf, const std::string& pf_netdev, int vf,
@@ -77,6 +88,9 @@ class TreeVfSettings final : public VfSettingsBackend {
       s.vf = n;
       s.trust = Flag(pf, n, "trust");
       s.spoof_chk = Flag(pf, n, "spoofchk");
+      if (auto v = fs_.ReadAttr(VfStateCapturePath(pf, n, "link_state")); v.ok()) {
+        s.link_state = ParseVfLinkState(*v);
+      }
       out[n] = s;
     }
     return out;
@@ -86,6 +100,14 @@ class TreeVfSettings final : public VfSettingsBackend {
                  const std::string& name, bool on) override {
     (void)pf_netdev;
     return fs_.WriteFileAtomic(VfStateCapturePath(pf, vf, name), on ? "1\n" : "0\n", 0644);
+  }
+
+  Status SetLinkState(const std::string& pf, const std::string& pf_netdev, int vf,
+                      int state) override {
+    (void)pf_netdev;
+    const std::string name = VfLinkStateName(state);
+    if (name.empty()) return InvalidArgumentError("not a VF link state: " + std::to_string(state));
+    return fs_.WriteFileAtomic(VfStateCapturePath(pf, vf, "link_state"), name + "\n", 0644);
   }
 
   StatusOr<bool> SetGuids(const std::string&, const std::string&, int, uint64_t) override {
