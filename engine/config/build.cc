@@ -102,6 +102,9 @@ NicSpec BuildNic(const json& j) {
   nic.vf_spoof_chk = Bool(j, "vfSpoofChk");
   nic.vf_mtu = Int(j, "vfMtu");
   nic.vf_link_state = String(j, "vfLinkState");
+  if (const json* rate = Field(j, "vfRate"); rate != nullptr && rate->is_object()) {
+    nic.vf_rate = VfRateSpec{Int(*rate, "min").value_or(0), Int(*rate, "max").value_or(0)};
+  }
   if (const json* fw = Field(j, "firmware"); fw != nullptr && fw->is_object()) {
     for (const auto& [name, v] : fw->items()) {
       FirmwareSetting f;

@@ -131,6 +131,7 @@ class Checker {
       CheckFirmwareVsNumVfs(nic, path);
       CheckVfMtu(nic.vf_mtu, nic.device_type, JoinField(path, "vfMtu"),
                  JoinField(path, "deviceType"), nic.mtu, JoinField(path, "mtu"));
+      CheckVfRate(nic.vf_rate, JoinField(path, "vfRate"));
       if (nic.ipoib) CheckIpoib(nic, path);
     }
   }
@@ -154,6 +155,18 @@ class Checker {
                       " (" + Where(pf_mtu_path) +
                       "): a VF cannot carry frames its PF's port does not; raise mtu to " +
                       std::to_string(*vf_mtu) + " or more");
+    }
+  }
+
+  // A vfRate (of a nic or a VF group): the kernel refuses a limit below the
+  // guarantee (ndo_set_vf_rate: mlx5 and ice EINVAL when max < min).
+  void CheckVfRate(const std::optional<VfRateSpec>& rate, const std::string& path) {
+    if (!rate || Tainted(path)) return;
+    if (rate->max != 0 && rate->min > rate->max) {
+      Error(JoinField(path, "max"), std::to_string(rate->max) + " Mbps is below min " +
+                                        std::to_string(rate->min) +
+                                        " Mbps: the limit cannot be below the guarantee "
+                                        "(0 = no limit)");
     }
   }
 

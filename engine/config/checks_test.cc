@@ -305,6 +305,19 @@ TEST(ChecksTest, VfMtuNeedsNetdevVfsAndFitsThePfMtu) {
       ElementsAre(::testing::HasSubstr("host.yaml:9:14: spec.nics[0].vfMtu:")));
 }
 
+TEST(ChecksTest, VfRateLimitNotBelowTheGuarantee) {
+  const std::string head =
+      "spec:\n"                                       // 5
+      "  nics:\n"                                     // 6
+      "    - name: n\n"                               // 7
+      "      nicSelector: {pfNames: [ens6f0np0]}\n";  // 8
+  EXPECT_THAT(Diagnose(WithHeader(head + "      vfRate: {min: 1000, max: 10000}\n")), IsEmpty());
+  EXPECT_THAT(Diagnose(WithHeader(head + "      vfRate: {min: 1000}\n")), IsEmpty());
+  EXPECT_THAT(Diagnose(WithHeader(head + "      vfRate: {min: 5000, max: 1000}\n")),
+              ElementsAre("host.yaml:9:32: spec.nics[0].vfRate.max: 1000 Mbps is below min 5000 "
+                          "Mbps: the limit cannot be below the guarantee (0 = no limit)"));
+}
+
 TEST(ChecksTest, LinkTypeMustFitTheCniType) {
   EXPECT_THAT(Diagnose(Spec("    - {name: a, cniType: sriov, nic: eth-nic}\n"
                             "    - {name: b, cniType: ib-sriov, nic: ib-nic}\n"

@@ -56,7 +56,7 @@ TEST(SchemaTest, EveryUnknownFieldIsReported) {
                           "host.yaml:12:7: spec.nics[0].foo: unknown field \"foo\"; expected one "
                           "of: deviceType, firmware, ipoib, isRdma, linkType, mtu, name, "
                           "nicSelector, numVfs, pcie, resourceName, roce, vfLinkState, vfMtu, "
-                          "vfSpoofChk, vfTrust"));
+                          "vfRate, vfSpoofChk, vfTrust"));
 }
 
 TEST(SchemaTest, PcieFieldsAreCheckedWithTheirPosition) {

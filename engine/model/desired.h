@@ -91,6 +91,14 @@ struct FirmwareSetting {
   std::string text;
 };
 
+// spec.nics[].vfRate: { min: 1000, max: 10000 }, Mbps (IFLA_VF_RATE's
+// min_tx_rate / max_tx_rate, `ip link set <pf> vf N min_tx_rate .. max_tx_rate ..`);
+// a field not given is 0, no guarantee / no limit.
+struct VfRateSpec {
+  int min = 0;
+  int max = 0;
+};
+
 // spec.nics[]
 struct NicSpec {
   std::string name;
@@ -108,6 +116,7 @@ struct NicSpec {
   std::optional<int> vf_mtu;
   // vfLinkState: auto | enable | disable, every VF's IFLA_VF_LINK_STATE.
   std::optional<std::string> vf_link_state;
+  std::optional<VfRateSpec> vf_rate;  // vfRate
   // firmware: { PARAM: value }, by parameter name (mstconfig's spelling).
   std::map<std::string, FirmwareSetting> firmware;
   std::optional<NicPcieSpec> pcie;         // pcie

@@ -44,6 +44,8 @@ struct VfInfo {
   std::optional<bool> trust;        // IFLA_VF_TRUST
   std::optional<bool> spoof_chk;    // IFLA_VF_SPOOFCHK
   std::optional<std::string> link_state;  // IFLA_VF_LINK_STATE: auto | enable | disable
+  std::optional<int64_t> min_tx_rate;     // IFLA_VF_RATE, Mbps
+  std::optional<int64_t> max_tx_rate;
 };
 
 // SR-IOV capability of a PF (absent without sriov_totalvfs, e.g. SRIOV_EN=0).

@@ -252,9 +252,46 @@ Status VerifyFlag(const Change& c, HostContext& ctx, VfSettingsBackend& backend)
   return OkStatus();
 }
 
-// The VF indexes of a linkState change (detail first..last) and the state
-// each is to get ("" = leave: an inverse change's unknown before).
-StatusOr<std::vector<std::pair<int, std::string>>> LinkStateTargets(const Change& c) {
+// A per-VF setting over a VF range (linkState, rate): each VF's value as the
+// change's `after` says and as the backend reads it, in the JSON the plan
+// carries ("enable"; {"min": 0, "max": 10000}).
+bool ValidRangeValue(const Change& c, const json& v) {
+  if (c.attribute == kLinkStateAttribute) {
+    return v.is_string() && ParseVfLinkState(v.get<std::string>()).has_value();
+  }
+  auto rate = [&](const char* k) {
+    return v.contains(k) && v[k].is_number_integer() && v[k].get<long long>() >= 0 &&
+           v[k].get<long long>() <= 0xffffffffLL;
+  };
+  return v.is_object() && v.size() == 2 && rate("min") && rate("max");
+}
+
+json RangeValueNow(const Change& c, const VfLinkState& l) {
+  if (c.attribute == kLinkStateAttribute) {
+    return l.link_state && !VfLinkStateName(*l.link_state).empty()
+               ? json(VfLinkStateName(*l.link_state))
+               : json(nullptr);
+  }
+  return l.min_tx_rate && l.max_tx_rate ? json{{"min", *l.min_tx_rate}, {"max", *l.max_tx_rate}}
+                                        : json(nullptr);
+}
+
+Status SetRangeValue(const Change& c, VfSettingsBackend& backend, const std::string& netdev, int n,
+                     const json& v) {
+  if (c.attribute == kLinkStateAttribute) {
+    return backend.SetLinkState(c.target, netdev, n, *ParseVfLinkState(v.get<std::string>()));
+  }
+  return backend.SetRate(c.target, netdev, n, static_cast<uint32_t>(v["min"].get<long long>()),
+                         static_cast<uint32_t>(v["max"].get<long long>()));
+}
+
+std::string RangeValueText(const json& v) {
+  return v.is_null() ? "unknown" : v.is_string() ? v.get<std::string>() : v.dump();
+}
+
+// The VF indexes of the change (detail first..last) and the value each is to
+// get (an inverse change's unknown before: left as it is).
+StatusOr<std::vector<std::pair<int, json>>> RangeTargets(const Change& c) {
   auto index = [&](const char* key) -> std::optional<int> {
     if (!c.detail.is_object() || !c.detail.contains(key) || !c.detail[key].is_number_integer())
       return std::nullopt;
@@ -266,25 +303,22 @@ StatusOr<std::vector<std::pair<int, std::string>>> LinkStateTargets(const Change
   if (!first || !last || *first > *last) {
     return InvalidArgumentError(c.id + ": detail.first..last must be a VF index range");
   }
-  std::vector<std::pair<int, std::string>> out;
+  std::vector<std::pair<int, json>> out;
   for (int n = *first; n <= *last; ++n) {
-    const json& a = c.after.is_array() ? (static_cast<size_t>(n - *first) < c.after.size()
-                                              ? c.after[static_cast<size_t>(n - *first)]
-                                              : json(nullptr))
-                                       : c.after;
+    const size_t k = static_cast<size_t>(n - *first);
+    const json a = c.after.is_array() ? (k < c.after.size() ? c.after[k] : json(nullptr)) : c.after;
     if (a.is_null()) continue;
-    if (!a.is_string() || !ParseVfLinkState(a.get<std::string>())) {
-      return InvalidArgumentError(c.id +
-                                  ": not a VF link state (auto, enable, disable): " + a.dump());
+    if (!ValidRangeValue(c, a)) {
+      return InvalidArgumentError(c.id + ": not a VF " + c.attribute + ": " + a.dump());
     }
-    out.emplace_back(n, a.get<std::string>());
+    out.emplace_back(n, a);
   }
   return out;
 }
 
-Status ApplyLinkState(const Change& c, HostContext& ctx, VfSettingsBackend& backend) {
+Status ApplyRangeSetting(const Change& c, HostContext& ctx, VfSettingsBackend& backend) {
   if (!PciAddress::ParseFull(c.target)) return InvalidArgumentError(c.id + ": not a PCI address");
-  ASSIGN_OR_RETURN(auto targets, LinkStateTargets(c));
+  ASSIGN_OR_RETURN(auto targets, RangeTargets(c));
   ASSIGN_OR_RETURN(std::vector<std::string> vfs, ResolveVfs(*ctx.fs, c.target));
   const std::string netdev = Netdev(c);
   if (backend.NeedsPfNetdev() && netdev.empty()) {
@@ -298,20 +332,20 @@ Status ApplyLinkState(const Change& c, HostContext& ctx, VfSettingsBackend& back
                                      std::to_string(vfs.size()) + " VFs)");
     }
     auto it = link.find(n);
-    if (it != link.end() && it->second.link_state &&
-        VfLinkStateName(*it->second.link_state) == want)
-      continue;
+    if (it != link.end() && RangeValueNow(c, it->second) == want) continue;
     const std::string vf_label =
         "VF " + std::to_string(n) + " (" + vfs[static_cast<size_t>(n)] + ")";
-    if (ctx.progress) ctx.progress->Step(c.target + ": " + vf_label + " state " + want);
-    RETURN_IF_ERROR(
-        backend.SetLinkState(c.target, netdev, n, *ParseVfLinkState(want)).WithContext(vf_label));
+    if (ctx.progress) {
+      ctx.progress->Step(c.target + ": " + vf_label + " " + c.attribute + " " +
+                         RangeValueText(want));
+    }
+    RETURN_IF_ERROR(SetRangeValue(c, backend, netdev, n, want).WithContext(vf_label));
   }
   return OkStatus();
 }
 
-Status VerifyLinkState(const Change& c, HostContext& ctx, VfSettingsBackend& backend) {
-  ASSIGN_OR_RETURN(auto targets, LinkStateTargets(c));
+Status VerifyRangeSetting(const Change& c, HostContext& ctx, VfSettingsBackend& backend) {
+  ASSIGN_OR_RETURN(auto targets, RangeTargets(c));
   ASSIGN_OR_RETURN(std::vector<std::string> vfs, ResolveVfs(*ctx.fs, c.target));
   std::map<int, VfLinkState> link = backend.Read(c.target, Netdev(c));
   for (const auto& [n, want] : targets) {
@@ -320,13 +354,11 @@ Status VerifyLinkState(const Change& c, HostContext& ctx, VfSettingsBackend& bac
       return FailedPreconditionError(Label(c) + ": no VF " + std::to_string(n));
     }
     auto it = link.find(n);
-    const std::string now = it != link.end() && it->second.link_state
-                                ? VfLinkStateName(*it->second.link_state)
-                                : std::string();
+    const json now = it != link.end() ? RangeValueNow(c, it->second) : json(nullptr);
     if (now != want) {
-      return FailedPreconditionError(Label(c) + " VF " + std::to_string(n) + " (" +
-                                     vfs[static_cast<size_t>(n)] + ") linkState: desired " + want +
-                                     ", current " + (now.empty() ? "unknown" : now));
+      return FailedPreconditionError(
+          Label(c) + " VF " + std::to_string(n) + " (" + vfs[static_cast<size_t>(n)] + ") " +
+          c.attribute + ": desired " + RangeValueText(want) + ", current " + RangeValueText(now));
     }
   }
   return OkStatus();
@@ -429,6 +461,12 @@ Status DiscoverVfFacts(const HostFs& fs, VfSettingsBackend& backend, HostFacts& 
       if (l && l->link_state && !VfLinkStateName(*l->link_state).empty()) {
         vf.link_state = VfLinkStateName(*l->link_state);
       }
+      vf.min_tx_rate.reset();
+      vf.max_tx_rate.reset();
+      if (l && l->min_tx_rate && l->max_tx_rate) {
+        vf.min_tx_rate = *l->min_tx_rate;
+        vf.max_tx_rate = *l->max_tx_rate;
+      }
     }
   }
   return OkStatus();
@@ -480,8 +518,8 @@ Status ApplyVfChange(const Change& change, HostContext& ctx, VfSettingsBackend& 
     s = ApplyFlag(change, ctx, backend);
   } else if (change.attribute == kDriverAttribute) {
     s = ApplyDriver(change, ctx, options);
-  } else if (change.attribute == kLinkStateAttribute) {
-    s = ApplyLinkState(change, ctx, backend);
+  } else if (change.attribute == kLinkStateAttribute || change.attribute == kRateAttribute) {
+    s = ApplyRangeSetting(change, ctx, backend);
   } else {
     return InvalidArgumentError("module vf has no attribute " + change.attribute + " (" +
                                 change.id + ")");
@@ -495,7 +533,9 @@ Status VerifyVfChange(const Change& change, HostContext& ctx, VfSettingsBackend&
     return VerifyFlag(change, ctx, backend);
   }
   if (change.attribute == kDriverAttribute) return VerifyDriver(change, ctx);
-  if (change.attribute == kLinkStateAttribute) return VerifyLinkState(change, ctx, backend);
+  if (change.attribute == kLinkStateAttribute || change.attribute == kRateAttribute) {
+    return VerifyRangeSetting(change, ctx, backend);
+  }
   return InvalidArgumentError("module vf has no attribute " + change.attribute + " (" + change.id +
                               ")");
 }

@@ -121,6 +121,18 @@ class LibnlVfNetlink final : public VfNetlink {
       rtnl_link_vf_set_linkstate(v, static_cast<uint32_t>(state));
     });
   }
+  Status SetRate(const std::string& pf, int vf, uint32_t min, uint32_t max) override {
+    return Change(pf, vf,
+                  "min_tx_rate " + std::to_string(min) + " max_tx_rate " + std::to_string(max),
+                  [min, max](struct rtnl_link_vf* v) {
+                    struct nl_vf_rate rate;
+                    std::memset(&rate, 0, sizeof rate);
+                    rate.api = RTNL_LINK_VF_RATE_API_NEW;  // IFLA_VF_RATE, not IFLA_VF_TX_RATE
+                    rate.min_tx_rate = min;
+                    rate.max_tx_rate = max;
+                    rtnl_link_vf_set_rate(v, &rate);
+                  });
+  }
 
  private:
   // One RTM_SETLINK on the PF carrying one VF attribute.
@@ -179,6 +191,10 @@ std::vector<VfLinkState> ParseVfInfoList(struct nlmsghdr* msg) {
       s.port_guid = g->guid;
     if (const auto l = Payload<struct ifla_vf_link_state>(vf[IFLA_VF_LINK_STATE])) {
       s.link_state = static_cast<int>(l->link_state);
+    }
+    if (const auto r = Payload<struct ifla_vf_rate>(vf[IFLA_VF_RATE])) {
+      s.min_tx_rate = r->min_tx_rate;
+      s.max_tx_rate = r->max_tx_rate;
     }
     out.push_back(s);
   }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <set>
 #include <utility>
@@ -88,8 +89,13 @@ void PlanFlag(const PfView& v, bool want, std::optional<bool> VfInfo::*field, co
 
 }  // namespace
 
-void PlanVfLinkState(const PciFunction& pf, const std::string& want, const VfRangeRef& r,
-                     PlanSink& sink) {
+namespace {
+
+// A per-VF setting over a VF range: `now(vf)` its value now (null unknown),
+// `want` the value asked.
+void PlanVfRangeSetting(const PciFunction& pf, const VfRangeRef& r, const char* attribute,
+                        const json& want, const std::function<json(const VfInfo&)>& now,
+                        const std::string& what, PlanSink& sink) {
   if (!pf.sriov || r.count <= 0) return;
   const SriovInfo& s = *pf.sriov;
   const std::string range_text = std::to_string(r.first) + "-" + std::to_string(r.last);
@@ -104,29 +110,54 @@ void PlanVfLinkState(const PciFunction& pf, const std::string& want, const VfRan
   if (!recreated) {
     before = json::array();
     for (int n = r.first; n <= r.last; ++n) {
-      const VfInfo& vf = s.vfs[static_cast<size_t>(n)];
-      before.push_back(vf.link_state ? json(*vf.link_state) : json(nullptr));
-      same = same && vf.link_state == want;
+      json v = now(s.vfs[static_cast<size_t>(n)]);
+      same = same && v == want;
+      before.push_back(std::move(v));
     }
   }
   if (same) return;
   if (pf.netdevs.empty()) {
-    sink.Error(r.field_path, pf.pci_address +
-                                 " has no netdev: a VF's link state is set over "
-                                 "netlink on its PF's netdev");
+    sink.Error(r.field_path, pf.pci_address + " has no netdev: a VF's " + what +
+                                 " is set over netlink on its PF's netdev");
     return;
   }
   const bool whole = r.first == 0 && r.last == r.count - 1;
   PfView v{&pf, r.count, recreated, r.nic, r.field_path};
-  Change c = NewChange(v, kLinkStateAttribute, kPhaseVfSettings, r.field_path,
-                       "nic " + r.nic + " wants " + (whole ? "its VFs'" : "VFs " + range_text) +
-                           " link state " + want);
+  Change c =
+      NewChange(v, attribute, kPhaseVfSettings, r.field_path,
+                "nic " + r.nic + " wants " + (whole ? "its VFs'" : "VFs " + range_text) + " " +
+                    what + " " + (want.is_string() ? want.get<std::string>() : want.dump()));
   if (!whole) c.id += "#" + range_text;
   c.detail["first"] = r.first;
   c.detail["last"] = r.last;
   c.before = std::move(before);
   c.after = want;
   sink.AddChange(std::move(c));
+}
+
+}  // namespace
+
+void PlanVfLinkState(const PciFunction& pf, const std::string& want, const VfRangeRef& r,
+                     PlanSink& sink) {
+  PlanVfRangeSetting(
+      pf, r, kLinkStateAttribute, json(want),
+      [](const VfInfo& vf) { return vf.link_state ? json(*vf.link_state) : json(nullptr); },
+      "link state", sink);
+}
+
+namespace {
+json VfRateJson(int64_t min, int64_t max) { return json{{"min", min}, {"max", max}}; }
+}  // namespace
+
+void PlanVfRate(const PciFunction& pf, const VfRateSpec& want, const VfRangeRef& r,
+                PlanSink& sink) {
+  PlanVfRangeSetting(
+      pf, r, kRateAttribute, VfRateJson(want.min, want.max),
+      [](const VfInfo& vf) {
+        return vf.min_tx_rate && vf.max_tx_rate ? VfRateJson(*vf.min_tx_rate, *vf.max_tx_rate)
+                                                : json(nullptr);
+      },
+      "tx rate (Mbps)", sink);
 }
 
 std::string VfChangeId(const std::string& pf, const std::string& attribute) {
@@ -207,7 +238,7 @@ void PlanVf(const DesiredState& desired, const HostFacts& facts, PlanSink& sink)
     const std::string path = DesiredState::NicPath(i);
     const bool wants_guids = ib_sriov.count(nic.name) > 0;
     if (!wants_guids && !nic.vf_trust && !nic.vf_spoof_chk && !nic.device_type &&
-        !nic.vf_link_state) {
+        !nic.vf_link_state && !nic.vf_rate) {
       continue;
     }
     for (const PciFunction* pf : SelectPfs(nic, facts)) {
@@ -270,6 +301,10 @@ void PlanVf(const DesiredState& desired, const HostFacts& facts, PlanSink& sink)
       if (nic.vf_link_state) {
         PlanVfLinkState(*pf, *nic.vf_link_state,
                         VfRangeRef{0, count - 1, count, nic.name, path + ".vfLinkState"}, sink);
+      }
+      if (nic.vf_rate) {
+        PlanVfRate(*pf, *nic.vf_rate, VfRangeRef{0, count - 1, count, nic.name, path + ".vfRate"},
+                   sink);
       }
 
       if (nic.device_type) {

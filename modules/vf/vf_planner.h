@@ -12,6 +12,7 @@
 //   vf/<PF>/driver    before [driver per VF | null]     after "vfio-pci" | "mlx5_core" ...
 //   vf/<PF>/linkState before [state per VF | null] | null (VFs made by this
 //                     plan)  after "auto" | "enable" | "disable"
+//   vf/<PF>/rate      before [{min, max} per VF | null] | null  after {min, max} (Mbps)
 //
 // An inverse change (rollback) carries an array in `after`: one value per VF.
 #ifndef PROVISIONER_MODULES_VF_VF_PLANNER_H_
@@ -34,6 +35,7 @@ inline constexpr char kSpoofChkAttribute[] = "spoofChk";
 inline constexpr char kDriverAttribute[] = "driver";
 inline constexpr char kVfioPci[] = "vfio-pci";
 inline constexpr char kLinkStateAttribute[] = "linkState";
+inline constexpr char kRateAttribute[] = "rate";
 
 // The VFs a per-VF setting is for: indexes first..last (both included) of a
 // PF that has `count` VFs after the numVfs phase; a nic's are 0..count-1, a
@@ -53,6 +55,12 @@ struct VfRangeRef {
 // range.field_path: a range outside 0..count-1, a PF without a netdev.
 void PlanVfLinkState(const PciFunction& pf, const std::string& want, const VfRangeRef& range,
                      PlanSink& sink);
+
+// vfRate {min, max} (Mbps, 0 = none) for the VFs of `range` of `pf`: the
+// change vf/<PF>/rate (vf/<PF>/rate#<first>-<last> for part of the VFs),
+// unless every VF there already has both; as PlanVfLinkState otherwise.
+void PlanVfRate(const PciFunction& pf, const VfRateSpec& want, const VfRangeRef& range,
+                PlanSink& sink);
 
 // "vf/0000:af:00.0/driver"
 std::string VfChangeId(const std::string& pf, const std::string& attribute);

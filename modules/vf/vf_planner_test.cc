@@ -256,6 +256,28 @@ TEST(VfLinkStatePlanTest, EveryVfOrARange) {
   EXPECT_EQ(r.diagnostics[0].path, "spec.nics[0].vfLinkState");
 }
 
+TEST(VfRatePlanTest, BothRatesPerVf) {
+  DesiredState d;
+  d.nics.push_back(Nic(2));
+  d.nics[0].vf_rate = VfRateSpec{0, 10000};
+  PciFunction pf = Pf(kPf, 2);
+  Result r = PlanOf(d, Facts({pf}));
+  ASSERT_EQ(r.changes.size(), 1u) << r.Messages();
+  EXPECT_EQ(r.changes[0].id, "vf/0000:af:00.0/rate");
+  EXPECT_EQ(r.changes[0].before, (nlohmann::json{nullptr, nullptr}));
+  EXPECT_EQ(r.changes[0].after, (nlohmann::json{{"min", 0}, {"max", 10000}}));
+  EXPECT_EQ(r.changes[0].field_path, "spec.nics[0].vfRate");
+  for (auto& vf : pf.sriov->vfs) {
+    vf.min_tx_rate = 0;
+    vf.max_tx_rate = 10000;
+  }
+  EXPECT_TRUE(PlanOf(d, Facts({pf})).changes.empty());
+  pf.sriov->vfs[1].min_tx_rate = 500;
+  r = PlanOf(d, Facts({pf}));
+  ASSERT_EQ(r.changes.size(), 1u);
+  EXPECT_EQ(r.changes[0].before[1], (nlohmann::json{{"min", 500}, {"max", 10000}}));
+}
+
 DesiredState IbSriov(int num_vfs) {
   DesiredState d;
   d.nics.push_back(Nic(num_vfs));

@@ -24,6 +24,9 @@ void VfModule::RenderFactsJson(const HostFacts& facts, FactsJson& out) const {
       if (vf.trust) v["trust"] = *vf.trust;
       if (vf.spoof_chk) v["spoofChk"] = *vf.spoof_chk;
       if (vf.link_state) v["linkState"] = *vf.link_state;
+      if (vf.min_tx_rate && vf.max_tx_rate) {
+        v["rate"] = {{"min", *vf.min_tx_rate}, {"max", *vf.max_tx_rate}};
+      }
     }
   }
 }
