@@ -130,6 +130,11 @@ NicSpec BuildNic(const json& j) {
   if (const json* groups = Field(j, "vfGroups"); groups != nullptr && groups->is_array()) {
     for (const auto& g : *groups) nic.vf_groups.push_back(BuildVfGroup(g));
   }
+  nic.vf_mtu = Int(j, "vfMtu");
+  nic.vf_link_state = String(j, "vfLinkState");
+  if (const json* rate = Field(j, "vfRate"); rate != nullptr && rate->is_object()) {
+    nic.vf_rate = VfRateSpec{Int(*rate, "min").value_or(0), Int(*rate, "max").value_or(0)};
+  }
   if (const json* fw = Field(j, "firmware"); fw != nullptr && fw->is_object()) {
     for (const auto& [name, v] : fw->items()) {
       FirmwareSetting f;

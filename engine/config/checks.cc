@@ -135,6 +135,9 @@ class Checker {
         }
       }
       CheckFirmwareVsNumVfs(nic, path);
+      CheckVfMtu(nic.vf_mtu, nic.device_type, JoinField(path, "vfMtu"),
+                 JoinField(path, "deviceType"), nic.mtu, JoinField(path, "mtu"));
+      CheckVfRate(nic.vf_rate, JoinField(path, "vfRate"));
       if (nic.ipoib) CheckIpoib(nic, path);
       if (!nic.vf_groups.empty()) CheckVfGroups(nic, path);
     }
@@ -204,6 +207,40 @@ class Checker {
                     "sriov-network-operator keeps one group per resource on a PF)");
         }
       }
+    }
+  }
+
+  // A vfMtu (of a nic, or of a VF group: its own vfMtu and deviceType, the
+  // nic's mtu): the VFs need a netdev to carry it, and the PF's MTU bounds
+  // it (sriov-network-operator refuses a policy's spec.mtu above the PF's
+  // on an externallyManaged PF, and mlx5 VFs cannot send above it). The
+  // PF's current MTU is plan's to compare (modules/link PlanVfMtu).
+  void CheckVfMtu(std::optional<int> vf_mtu, const std::optional<std::string>& device_type,
+                  const std::string& path, const std::string& device_type_path,
+                  std::optional<int> pf_mtu, const std::string& pf_mtu_path) {
+    if (!vf_mtu || Tainted(path)) return;
+    if (device_type == "vfio-pci" && !Tainted(device_type_path)) {
+      Error(path, "vfMtu sets the VF netdevs' MTU, but deviceType vfio-pci (" +
+                      Where(device_type_path) +
+                      ") leaves the VFs without a netdev: the VM or DPDK application sets it");
+    }
+    if (pf_mtu && *vf_mtu > *pf_mtu && !Tainted(pf_mtu_path)) {
+      Error(path, std::to_string(*vf_mtu) + " is above the PF's mtu " + std::to_string(*pf_mtu) +
+                      " (" + Where(pf_mtu_path) +
+                      "): a VF cannot carry frames its PF's port does not; raise mtu to " +
+                      std::to_string(*vf_mtu) + " or more");
+    }
+  }
+
+  // A vfRate (of a nic or a VF group): the kernel refuses a limit below the
+  // guarantee (ndo_set_vf_rate: mlx5 and ice EINVAL when max < min).
+  void CheckVfRate(const std::optional<VfRateSpec>& rate, const std::string& path) {
+    if (!rate || Tainted(path)) return;
+    if (rate->max != 0 && rate->min > rate->max) {
+      Error(JoinField(path, "max"), std::to_string(rate->max) + " Mbps is below min " +
+                                        std::to_string(rate->min) +
+                                        " Mbps: the limit cannot be below the guarantee "
+                                        "(0 = no limit)");
     }
   }
 

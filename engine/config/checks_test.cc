@@ -279,6 +279,45 @@ TEST(ChecksTest, RoceNeedsAnEthernetLink) {
                           "(spec.nics[0].linkType, line 10)"));
 }
 
+TEST(ChecksTest, VfMtuNeedsNetdevVfsAndFitsThePfMtu) {
+  const std::string head =
+      "spec:\n"                                      // 5
+      "  nics:\n"                                    // 6
+      "    - name: n\n"                              // 7
+      "      nicSelector: {pfNames: [ens6f0np0]}\n"  // 8
+      "      numVfs: 4\n"                            // 9
+      "      vfMtu: 9000\n";                         // 10
+  EXPECT_THAT(Diagnose(WithHeader(head)), IsEmpty());
+  EXPECT_THAT(Diagnose(WithHeader(head + "      mtu: 9000\n      deviceType: netdevice\n")),
+              IsEmpty());
+  EXPECT_THAT(Diagnose(WithHeader(head + "      mtu: 4200\n")),
+              ElementsAre("host.yaml:10:14: spec.nics[0].vfMtu: 9000 is above the PF's mtu 4200 "
+                          "(spec.nics[0].mtu, line 11): a VF cannot carry frames its PF's port "
+                          "does not; raise mtu to 9000 or more"));
+  EXPECT_THAT(Diagnose(WithHeader(head + "      deviceType: vfio-pci\n")),
+              ElementsAre("host.yaml:10:14: spec.nics[0].vfMtu: vfMtu sets the VF netdevs' MTU, "
+                          "but deviceType vfio-pci (spec.nics[0].deviceType, line 11) leaves the "
+                          "VFs without a netdev: the VM or DPDK application sets it"));
+  // The schema's range: 68..65535.
+  EXPECT_THAT(
+      Diagnose(WithHeader("spec:\n  nics:\n    - name: n\n      nicSelector: {pfNames: [a]}\n"
+                          "      vfMtu: 60\n")),
+      ElementsAre(::testing::HasSubstr("host.yaml:9:14: spec.nics[0].vfMtu:")));
+}
+
+TEST(ChecksTest, VfRateLimitNotBelowTheGuarantee) {
+  const std::string head =
+      "spec:\n"                                       // 5
+      "  nics:\n"                                     // 6
+      "    - name: n\n"                               // 7
+      "      nicSelector: {pfNames: [ens6f0np0]}\n";  // 8
+  EXPECT_THAT(Diagnose(WithHeader(head + "      vfRate: {min: 1000, max: 10000}\n")), IsEmpty());
+  EXPECT_THAT(Diagnose(WithHeader(head + "      vfRate: {min: 1000}\n")), IsEmpty());
+  EXPECT_THAT(Diagnose(WithHeader(head + "      vfRate: {min: 5000, max: 1000}\n")),
+              ElementsAre("host.yaml:9:32: spec.nics[0].vfRate.max: 1000 Mbps is below min 5000 "
+                          "Mbps: the limit cannot be below the guarantee (0 = no limit)"));
+}
+
 TEST(ChecksTest, LinkTypeMustFitTheCniType) {
   EXPECT_THAT(Diagnose(Spec("    - {name: a, cniType: sriov, nic: eth-nic}\n"
                             "    - {name: b, cniType: ib-sriov, nic: ib-nic}\n"

@@ -235,7 +235,11 @@ StatusOr<Manifest> SriovPolicy(HostView& view, size_t i) {
   if (nic.link_type) spec["linkType"] = *nic.link_type == "ib" ? "ib" : "eth";
   if (nic.device_type) spec["deviceType"] = *nic.device_type;
   if (nic.is_rdma) spec["isRdma"] = *nic.is_rdma;
-  if (nic.mtu) spec["mtu"] = *nic.mtu;
+  // The operator's spec.mtu is the VFs' MTU: it sets every netdevice VF's
+  // MTU to it (and raises the PF's to it, or on an externallyManaged PF
+  // refuses a value above the PF's): the nic's vfMtu, never its PF mtu,
+  // which the operator would otherwise copy onto the VFs behind our back.
+  if (nic.vf_mtu) spec["mtu"] = *nic.vf_mtu;
   if (view.ExcludeTopology(res)) spec["excludeTopology"] = true;
   json doc =
       Object(kSriovApi, "SriovNetworkNodePolicy", name, view.Kubernetes().sriov_operator_namespace);
@@ -281,7 +285,9 @@ StatusOr<Manifest> SriovGroupPolicy(HostView& view, size_t i, const VfGroupSpec&
   if (nic.link_type) spec["linkType"] = *nic.link_type == "ib" ? "ib" : "eth";
   if (g.device_type) spec["deviceType"] = *g.device_type;
   if (g.is_rdma) spec["isRdma"] = *g.is_rdma;
-  if (nic.mtu) spec["mtu"] = *nic.mtu;
+  // vfMtu as in SriovPolicy, for the group's netdevice VFs only (the
+  // operator sets no MTU on vfio-pci VFs).
+  if (nic.vf_mtu && g.device_type.value_or("netdevice") != "vfio-pci") spec["mtu"] = *nic.vf_mtu;
   if (view.ExcludeTopology(*g.resource_name)) spec["excludeTopology"] = true;
   json doc =
       Object(kSriovApi, "SriovNetworkNodePolicy", name, view.Kubernetes().sriov_operator_namespace);

@@ -108,6 +108,14 @@ struct VfGroupSpec {
   std::string RangeText() const { return std::to_string(first) + "-" + std::to_string(last); }
 };
 
+// spec.nics[].vfRate: { min: 1000, max: 10000 }, Mbps (IFLA_VF_RATE's
+// min_tx_rate / max_tx_rate, `ip link set <pf> vf N min_tx_rate .. max_tx_rate ..`);
+// a field not given is 0, no guarantee / no limit.
+struct VfRateSpec {
+  int min = 0;
+  int max = 0;
+};
+
 // spec.nics[]
 struct NicSpec {
   std::string name;
@@ -120,6 +128,12 @@ struct NicSpec {
   std::optional<std::string> resource_name;  // resourceName
   std::optional<bool> vf_trust;            // vfTrust
   std::optional<bool> vf_spoof_chk;        // vfSpoofChk
+  // vfMtu: the MTU of every VF netdev (IFLA_MTU on the VF), at most the
+  // PF's; what the SriovNetworkNodePolicy's spec.mtu says.
+  std::optional<int> vf_mtu;
+  // vfLinkState: auto | enable | disable, every VF's IFLA_VF_LINK_STATE.
+  std::optional<std::string> vf_link_state;
+  std::optional<VfRateSpec> vf_rate;  // vfRate
   // firmware: { PARAM: value }, by parameter name (mstconfig's spelling).
   std::map<std::string, FirmwareSetting> firmware;
   std::optional<NicPcieSpec> pcie;         // pcie

@@ -7,6 +7,13 @@ bool IsUserspaceDriver(const std::string& driver) {
          driver == "igb_uio";
 }
 
+std::string VfNetdeviceDriver(const std::string& pf_driver) {
+  if (pf_driver == "igb") return "igbvf";
+  if (pf_driver == "ixgbe") return "ixgbevf";
+  if (pf_driver == "i40e" || pf_driver == "ice") return "iavf";
+  return pf_driver;
+}
+
 const PciFunction* HostFacts::FindPci(const std::string& address) const {
   for (const auto& f : pci) {
     if (f.pci_address == address) return &f;

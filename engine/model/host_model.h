@@ -26,6 +26,10 @@ namespace provisioner {
 // a VM or DPDK, pci-stub, UIO): such a VF has no netdev, and none to wait for.
 bool IsUserspaceDriver(const std::string& driver);
 
+// The driver a PF's VFs use as network devices (mlx5_core -> mlx5_core,
+// igb -> igbvf, ixgbe -> ixgbevf, i40e/ice -> iavf, others: the PF's).
+std::string VfNetdeviceDriver(const std::string& pf_driver);
+
 // A VF as seen from its PF (contract: nics[].sriov.vfs[]).
 struct VfInfo {
   std::string pci_address;
@@ -39,6 +43,9 @@ struct VfInfo {
   std::string ib_port_guid;
   std::optional<bool> trust;        // IFLA_VF_TRUST
   std::optional<bool> spoof_chk;    // IFLA_VF_SPOOFCHK
+  std::optional<std::string> link_state;  // IFLA_VF_LINK_STATE: auto | enable | disable
+  std::optional<int64_t> min_tx_rate;     // IFLA_VF_RATE, Mbps
+  std::optional<int64_t> max_tx_rate;
 };
 
 // SR-IOV capability of a PF (absent without sriov_totalvfs, e.g. SRIOV_EN=0).

@@ -1,6 +1,7 @@
 #include "modules/link/link_module.h"
 
 #include <cerrno>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,62 @@ StatusOr<std::vector<std::string>> VfNetdevs(const HostFs& fs, const std::string
   return out;
 }
 
+// VF n of a PF now: its virtfn<n> link's target ("" when absent).
+std::string VfOf(const HostFs& fs, const std::string& pf, int n) {
+  auto target = fs.ReadLink("/sys/bus/pci/devices/" + pf + "/virtfn" + std::to_string(n));
+  if (!target.ok()) return "";
+  const size_t slash = target->rfind('/');
+  return slash == std::string::npos ? *target : target->substr(slash + 1);
+}
+
+int DetailInt(const Change& c, const char* key) {
+  return static_cast<int>(c.detail.at(key).get<long long>());
+}
+
+// The VFs a vfMtu change is for, with the MTU each is to get (nullopt: an
+// inverse change's VF that had no known MTU before: left as it is), and
+// their netdevs now. A VF without a netdev is an error: bound to vfio-pci or
+// not probed, nothing carries the MTU.
+struct VfMtuTarget {
+  int index;
+  std::string vf;
+  std::string netdev;
+  std::optional<int> want;
+};
+StatusOr<std::vector<VfMtuTarget>> VfMtuTargets(const Change& c, const HostFs& fs) {
+  const int first = DetailInt(c, "first");
+  const int last = DetailInt(c, "last");
+  std::vector<VfMtuTarget> out;
+  for (int n = first; n <= last; ++n) {
+    VfMtuTarget t{n, "", "", std::nullopt};
+    if (c.after.is_array()) {
+      const nlohmann::json& a = c.after[static_cast<size_t>(n - first)];
+      if (a.is_number_integer()) t.want = static_cast<int>(a.get<long long>());
+    } else {
+      t.want = static_cast<int>(c.after.get<long long>());
+    }
+    if (!t.want) continue;
+    t.vf = VfOf(fs, c.target, n);
+    if (t.vf.empty()) {
+      return FailedPreconditionError(c.target + " has no VF " + std::to_string(n) + " (no virtfn" +
+                                     std::to_string(n) + ")");
+    }
+    auto net = fs.ListDir("/sys/bus/pci/devices/" + t.vf + "/net");
+    if (!net.ok() || net->empty()) {
+      std::string driver;
+      if (auto d = fs.ReadLink("/sys/bus/pci/devices/" + t.vf + "/driver"); d.ok()) {
+        driver = d->substr(d->rfind('/') + 1);
+      }
+      return FailedPreconditionError("VF " + std::to_string(n) + " (" + t.vf +
+                                     ") has no netdev to set the mtu on (driver " +
+                                     (driver.empty() ? std::string("none") : driver) + ")");
+    }
+    t.netdev = net->front();
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
 Status CheckChangeShape(const Change& c) {
   if (c.module != kLinkModule) return InvalidArgumentError("module link cannot apply " + c.id);
   if (c.attribute == kMtuAttribute) {
@@ -47,6 +104,33 @@ Status CheckChangeShape(const Change& c) {
     if (!PciAddress::ParseFull(c.target)) return InvalidArgumentError(c.id + ": bad PCI address");
     if (!c.after.is_boolean() && !c.after.is_null()) {
       return InvalidArgumentError(c.id + ": vfsUp must be true, false or null");
+    }
+    return OkStatus();
+  }
+  if (c.attribute == kVfMtuAttribute) {
+    if (!PciAddress::ParseFull(c.target)) return InvalidArgumentError(c.id + ": bad PCI address");
+    auto index = [&](const char* key) {
+      return c.detail.is_object() && c.detail.contains(key) && c.detail[key].is_number_integer() &&
+             c.detail[key].get<long long>() >= 0 && c.detail[key].get<long long>() < 65536;
+    };
+    if (!index("first") || !index("last") ||
+        c.detail["first"].get<long long>() > c.detail["last"].get<long long>()) {
+      return InvalidArgumentError(c.id + ": detail.first..last must be a VF index range");
+    }
+    const size_t n = static_cast<size_t>(c.detail["last"].get<long long>() -
+                                         c.detail["first"].get<long long>() + 1);
+    auto mtu = [](const nlohmann::json& v) {
+      return v.is_number_integer() && v.get<long long>() >= kMinMtu &&
+             v.get<long long>() <= 0x7fffffff;
+    };
+    if (mtu(c.after)) return OkStatus();
+    if (c.after.is_null()) return OkStatus();  // undoing "VFs created": nothing to restore
+    bool ok = c.after.is_array() && c.after.size() == n;
+    for (size_t i = 0; ok && i < n; ++i) ok = c.after[i].is_null() || mtu(c.after[i]);
+    if (!ok) {
+      return InvalidArgumentError(c.id +
+                                  ": vfMtu must be a number >= 68, or one (or null) per VF " +
+                                  "of the range, not " + c.after.dump());
     }
     return OkStatus();
   }
@@ -110,7 +194,19 @@ Status LinkModule::Apply(const Change& change, HostContext& ctx) {
     if (now.admin_up == change.after.get<bool>()) return OkStatus();
     return backend->SetUp(change.target, change.after.get<bool>());
   }
-  if (change.after.is_null()) return OkStatus();  // undoing "VFs created up": nothing to restore
+  if (change.after.is_null()) return OkStatus();  // undoing "VFs created": nothing to restore
+  if (change.attribute == kVfMtuAttribute) {
+    ASSIGN_OR_RETURN(std::vector<VfMtuTarget> vfs, VfMtuTargets(change, *ctx.fs));
+    for (const VfMtuTarget& t : vfs) {
+      const std::string label = "VF " + std::to_string(t.index) + " (" + t.vf + ")";
+      StatusOr<LinkFacts> now = backend->Read(t.netdev);
+      if (!now.ok()) return now.status().WithContext(label);
+      if (now->mtu == *t.want) continue;
+      if (ctx.progress) ctx.progress->Step(t.netdev + " mtu " + std::to_string(*t.want));
+      RETURN_IF_ERROR(backend->SetMtu(t.netdev, *t.want).WithContext(label));
+    }
+    return OkStatus();
+  }
   const bool up = change.after.get<bool>();
   ASSIGN_OR_RETURN(std::vector<std::string> vfs, VfNetdevs(*ctx.fs, change.target));
   for (const std::string& n : vfs) {
@@ -136,6 +232,19 @@ Status LinkModule::Verify(const Change& change, HostContext& ctx) {
     if (now.mtu != want) {
       return FailedPreconditionError(label + " (" + change.target + "): desired " +
                                      std::to_string(want) + ", current " + std::to_string(now.mtu));
+    }
+    return OkStatus();
+  }
+  if (change.attribute == kVfMtuAttribute) {
+    if (change.after.is_null()) return OkStatus();
+    ASSIGN_OR_RETURN(std::vector<VfMtuTarget> vfs, VfMtuTargets(change, *ctx.fs));
+    for (const VfMtuTarget& t : vfs) {
+      ASSIGN_OR_RETURN(LinkFacts now, backend->Read(t.netdev));
+      if (now.mtu != *t.want) {
+        return FailedPreconditionError(label + " (VF " + std::to_string(t.index) + ", " + t.netdev +
+                                       "): desired " + std::to_string(*t.want) + ", current " +
+                                       std::to_string(now.mtu));
+      }
     }
     return OkStatus();
   }

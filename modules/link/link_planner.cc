@@ -18,11 +18,79 @@ Change LinkChange(const std::string& target, const std::string& attribute, nlohm
 }
 
 bool BringsUp(const NicSpec& nic) {
-  return nic.mtu || (nic.num_vfs && *nic.num_vfs > 0) ||
+  return nic.mtu || nic.vf_mtu || (nic.num_vfs && *nic.num_vfs > 0) ||
          nic.device_type == std::optional<std::string>("netdevice");
 }
 
+std::string RangeText(const VfIndexRange& r) {
+  return std::to_string(r.first) + "-" + std::to_string(r.last);
+}
+
 }  // namespace
+
+void PlanVfMtu(const PciFunction& pf, const VfMtuRequest& req, const HostFacts& facts,
+               PlanSink& sink) {
+  if (!pf.sriov || req.count <= 0) return;
+  const SriovInfo& s = *pf.sriov;
+  if (req.range.first < 0 || req.range.last < req.range.first || req.range.last >= req.count) {
+    sink.Error(req.field_path, "VFs " + RangeText(req.range) + " are not VFs of " + pf.pci_address +
+                                   " (it will have " + std::to_string(req.count) + ")");
+    return;
+  }
+  const std::string pf_netdev = pf.netdevs.empty() ? "" : pf.netdevs.front();
+  const LinkFacts* pf_link = nullptr;
+  if (auto it = facts.links.find(pf_netdev); !pf_netdev.empty() && it != facts.links.end()) {
+    pf_link = &it->second;
+  }
+  if (!req.pf_mtu && pf_link != nullptr && req.mtu > pf_link->mtu) {
+    sink.Error(req.field_path,
+               std::to_string(req.mtu) + " is above the MTU of the PF " + pf_netdev + " (" +
+                   pf.pci_address + "), " + std::to_string(pf_link->mtu) +
+                   ": a VF cannot carry frames its PF's port does not; set the nic's mtu to " +
+                   std::to_string(req.mtu) + " or more");
+    return;
+  }
+  const bool recreated = req.count != s.num_vfs || static_cast<int>(s.vfs.size()) != req.count;
+  const std::string want_driver = req.device_type == std::optional<std::string>("netdevice")
+                                      ? VfNetdeviceDriver(pf.driver)
+                                      : std::string();
+  nlohmann::json before = nullptr;
+  bool same = !recreated;
+  if (!recreated) {
+    before = nlohmann::json::array();
+    for (int n = req.range.first; n <= req.range.last; ++n) {
+      const VfInfo& vf = s.vfs[static_cast<size_t>(n)];
+      const LinkFacts* l = nullptr;
+      if (!vf.netdevs.empty()) {
+        if (auto it = facts.links.find(vf.netdevs.front()); it != facts.links.end()) {
+          l = &it->second;
+        }
+      }
+      if (l != nullptr && l->max_mtu && *l->max_mtu > 0 && req.mtu > *l->max_mtu) {
+        sink.Error(req.field_path, std::to_string(req.mtu) + " is above the largest MTU of " +
+                                       vf.netdevs.front() + " (VF " + std::to_string(n) + " of " +
+                                       pf.pci_address + "), " + std::to_string(*l->max_mtu));
+        return;
+      }
+      before.push_back(l != nullptr ? nlohmann::json(l->mtu) : nlohmann::json(nullptr));
+      // Rebound to the network driver by phase binding: a new netdev.
+      const bool rebound = !want_driver.empty() && vf.driver != want_driver;
+      same = same && l != nullptr && l->mtu == req.mtu && !rebound;
+    }
+  }
+  if (same) return;
+  const bool whole = req.range.first == 0 && req.range.last == req.count - 1;
+  Change c = MakeChange(kLinkModule, pf.pci_address, kVfMtuAttribute, std::move(before), req.mtu,
+                        Disruption::kLive, kPhaseLinks,
+                        "nic " + req.nic + " wants mtu " + std::to_string(req.mtu) + " on " +
+                            (whole ? "its VF netdevs" : "VFs " + RangeText(req.range)),
+                        req.field_path);
+  if (!whole) c.id += "#" + RangeText(req.range);
+  c.detail["nic"] = req.nic;
+  c.detail["first"] = req.range.first;
+  c.detail["last"] = req.range.last;
+  sink.AddChange(std::move(c));
+}
 
 void PlanLinks(const DesiredState& desired, const HostFacts& facts, PlanSink& sink) {
   std::set<std::string> planned;
@@ -87,6 +155,17 @@ void PlanLinks(const DesiredState& desired, const HostFacts& facts, PlanSink& si
                          l == nullptr ? nlohmann::json() : nlohmann::json(false), true,
                          "nic " + nic.name + " is configured: " + ifname + " up", path, nic));
         }
+      }
+      if (nic.vf_mtu && pf->sriov) {
+        VfMtuRequest req;
+        req.mtu = *nic.vf_mtu;
+        req.count = nic.num_vfs ? *nic.num_vfs : pf->sriov->num_vfs;
+        req.range = {0, req.count - 1};
+        req.pf_mtu = nic.mtu;
+        req.device_type = nic.device_type;
+        req.nic = nic.name;
+        req.field_path = path + ".vfMtu";
+        PlanVfMtu(*pf, req, facts, sink);
       }
       if (nic.device_type != std::optional<std::string>("netdevice") || !pf->sriov) continue;
       // The VFs there after numVfs: desired count, else the current one.

@@ -155,5 +155,125 @@ TEST(LinkPlanner, NetdeviceVfsUpPlannedFromDesiredAndFacts) {
   EXPECT_TRUE(Changes(d, f).empty());
 }
 
+// A PF with `n` VFs bound to mlx5_core, each with netdev ens6f0v<i> at `mtu`.
+HostFacts VfHost(int n, int vf_mtu, int pf_mtu = 9000) {
+  HostFacts f;
+  PciFunction pf = Pf("0000:af:00.0", "ens6f0np0");
+  pf.driver = "mlx5_core";
+  pf.sriov = SriovInfo{};
+  pf.sriov->total_vfs = 8;
+  pf.sriov->num_vfs = n;
+  f.links["ens6f0np0"] = Link("ens6f0np0", pf_mtu, true);
+  for (int i = 0; i < n; ++i) {
+    VfInfo v;
+    v.vf_index = i;
+    v.driver = "mlx5_core";
+    v.netdevs = {"ens6f0v" + std::to_string(i)};
+    pf.sriov->vfs.push_back(v);
+    f.links[v.netdevs[0]] = Link(v.netdevs[0], vf_mtu, true);
+  }
+  f.pci = {pf};
+  return f;
+}
+
+std::vector<Change> Only(const std::vector<Change>& all, const std::string& attribute) {
+  std::vector<Change> out;
+  for (const Change& c : all) {
+    if (c.attribute == attribute) out.push_back(c);
+  }
+  return out;
+}
+
+TEST(LinkPlanner, VfMtuPlannedAfterThePfMtuFromDesiredAndFacts) {
+  DesiredState d;
+  d.nics = {Nic("ens6f0np0")};
+  d.nics[0].num_vfs = 4;
+  d.nics[0].mtu = 9000;
+  d.nics[0].vf_mtu = 9000;
+  // VFs made by this plan, PF at 1500: PF mtu first, then the VFs', before unknown.
+  HostFacts f = VfHost(0, 1500, 1500);
+  std::vector<Change> c = Changes(d, f);
+  ASSERT_GE(c.size(), 2u);
+  EXPECT_EQ(c[0].id, "link/ens6f0np0/mtu");
+  std::vector<Change> v = Only(c, kVfMtuAttribute);
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0].id, "link/0000:af:00.0/vfMtu");
+  EXPECT_TRUE(v[0].before.is_null());
+  EXPECT_EQ(v[0].after, 9000);
+  EXPECT_EQ(v[0].phase, kPhaseLinks);
+  EXPECT_EQ(v[0].field_path, "spec.nics[0].vfMtu");
+  EXPECT_EQ(v[0].detail["first"], 0);
+  EXPECT_EQ(v[0].detail["last"], 3);
+  // VFs there at 1500: each one's MTU before.
+  f = VfHost(4, 1500);
+  v = Only(Changes(d, f), kVfMtuAttribute);
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0].before, nlohmann::json({1500, 1500, 1500, 1500}));
+  // One VF left behind: planned, with the others' values.
+  f = VfHost(4, 9000);
+  f.links["ens6f0v2"].mtu = 1500;
+  v = Only(Changes(d, f), kVfMtuAttribute);
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0].before, nlohmann::json({9000, 9000, 1500, 9000}));
+  // Converged: nothing.
+  f = VfHost(4, 9000);
+  EXPECT_TRUE(Only(Changes(d, f), kVfMtuAttribute).empty());
+  // Converged, but deviceType netdevice rebinds a VF now on vfio-pci (a new
+  // netdev starts at 1500): planned.
+  f.pci[0].sriov->vfs[1].driver = "vfio-pci";
+  d.nics[0].device_type = "netdevice";
+  v = Only(Changes(d, f), kVfMtuAttribute);
+  ASSERT_EQ(v.size(), 1u);
+}
+
+TEST(LinkPlanner, VfMtuAboveThePfOrTheVfMaximumIsAnError) {
+  DesiredState d;
+  d.nics = {Nic("ens6f0np0")};
+  d.nics[0].num_vfs = 4;
+  d.nics[0].vf_mtu = 9000;
+  // No nic mtu: the PF's current one bounds it.
+  HostFacts f = VfHost(4, 1500, 1500);
+  std::vector<Diagnostic> diags;
+  EXPECT_TRUE(Only(Changes(d, f, &diags), kVfMtuAttribute).empty());
+  ASSERT_EQ(diags.size(), 1u);
+  EXPECT_EQ(diags[0].path, "spec.nics[0].vfMtu");
+  EXPECT_EQ(diags[0].message,
+            "9000 is above the MTU of the PF ens6f0np0 (0000:af:00.0), 1500: a VF cannot carry "
+            "frames its PF's port does not; set the nic's mtu to 9000 or more");
+  // A VF's IFLA_MAX_MTU (netlink discovery) below it.
+  f = VfHost(4, 1500, 9000);
+  f.links["ens6f0v3"].max_mtu = 4000;
+  EXPECT_TRUE(Only(Changes(d, f, &diags), kVfMtuAttribute).empty());
+  ASSERT_EQ(diags.size(), 1u);
+  EXPECT_EQ(diags[0].message,
+            "9000 is above the largest MTU of ens6f0v3 (VF 3 of 0000:af:00.0), 4000");
+}
+
+TEST(LinkPlanner, VfMtuForPartOfTheVfs) {
+  // What a VF group calls: VFs 2-3 only.
+  HostFacts f = VfHost(4, 1500);
+  VfMtuRequest req;
+  req.mtu = 4000;
+  req.range = {2, 3};
+  req.count = 4;
+  req.nic = "nic0";
+  req.field_path = "spec.nics[0].vfGroups[1].vfMtu";
+  PlanSink sink;
+  PlanVfMtu(f.pci[0], req, f, sink);
+  ASSERT_EQ(sink.changes().size(), 1u);
+  const Change& c = sink.changes()[0];
+  EXPECT_EQ(c.id, "link/0000:af:00.0/vfMtu#2-3");
+  EXPECT_EQ(c.before, nlohmann::json({1500, 1500}));
+  EXPECT_EQ(c.detail["first"], 2);
+  EXPECT_EQ(c.detail["last"], 3);
+  // A range past the VFs.
+  req.range = {2, 5};
+  PlanSink bad;
+  PlanVfMtu(f.pci[0], req, f, bad);
+  EXPECT_TRUE(bad.changes().empty());
+  ASSERT_EQ(bad.diagnostics().size(), 1u);
+  EXPECT_EQ(bad.diagnostics()[0].message, "VFs 2-5 are not VFs of 0000:af:00.0 (it will have 4)");
+}
+
 }  // namespace
 }  // namespace provisioner

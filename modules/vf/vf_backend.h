@@ -7,7 +7,8 @@
 //   below, so a snapshot of the host replays it.
 // - tree root: no sysfs file holds trust or spoof check in the real kernel,
 //   so a tree keeps them in the capture files
-//   kVfStateCapturePrefix<PF>/<vf>/{trust,spoofchk} ("0"/"1"; absent =
+//   kVfStateCapturePrefix<PF>/<vf>/{trust,spoofchk,link_state,rate} ("0"/"1", link_state
+//   "auto"/"enable"/"disable", rate "<min> <max>"; absent =
 //   unknown), which a set rewrites. IB GUIDs under a tree go to the
 //   MLNX_OFED files (vf_host.h, OfedGuidPath) as on an OFED host.
 #ifndef PROVISIONER_MODULES_VF_VF_BACKEND_H_
@@ -42,6 +43,14 @@ class VfSettingsBackend {
   // `name`: "trust" | "spoofchk".
   virtual Status SetFlag(const std::string& pf, const std::string& pf_netdev, int vf,
                          const std::string& name, bool on) = 0;
+  // IFLA_VF_LINK_STATE_* of VF `vf`; the tree keeps the name
+  // ("auto\n" | "enable\n" | "disable\n") in the capture file `link_state`.
+  virtual Status SetLinkState(const std::string& pf, const std::string& pf_netdev, int vf,
+                              int state) = 0;
+  // IFLA_VF_RATE of VF `vf` (Mbps); the tree keeps "<min> <max>\n" in the
+  // capture file `rate`.
+  virtual Status SetRate(const std::string& pf, const std::string& pf_netdev, int vf, uint32_t min,
+                         uint32_t max) = 0;
   // Sets both IB GUIDs of VF `vf` (node, then port: two messages). OK(false)
   // when this backend does not set GUIDs and the caller writes the MLNX_OFED
   // files instead.

@@ -27,6 +27,9 @@ class FakeNetlink : public VfNetlink {
     a.vf = 0;
     a.trust = true;
     a.spoof_chk = false;
+    a.link_state = 1;  // IFLA_VF_LINK_STATE_ENABLE
+    a.min_tx_rate = 0;
+    a.max_tx_rate = 25000;
     VfLinkState b;
     b.vf = 1;
     b.trust = false;  // no spoof check attribute: unknown
@@ -36,6 +39,8 @@ class FakeNetlink : public VfNetlink {
   Status SetPortGuid(const std::string&, int, uint64_t) override { return Count(); }
   Status SetTrust(const std::string&, int, bool) override { return Count(); }
   Status SetSpoofChk(const std::string&, int, bool) override { return Count(); }
+  Status SetLinkState(const std::string&, int, int) override { return Count(); }
+  Status SetRate(const std::string&, int, uint32_t, uint32_t) override { return Count(); }
   int calls = 0;
 
  private:
@@ -82,7 +87,7 @@ TEST(VfSettings, SnapshotRecordsTheNetlinkAnswerAndTheTreeReplaysIt) {
   auto recording = NewRecordingHostFs(live.get(), &record);
   auto answered = NewNetlinkVfSettings(&nl, *recording)->Read("0000:af:00.0", "ens1f0");
   ASSERT_EQ(answered.size(), 2u);
-  EXPECT_EQ(record.captures.size(), 3u);  // VF 1 has no spoof check answer
+  EXPECT_EQ(record.captures.size(), 5u);  // VF 1 has no spoof check, link state, rate answer
 
   std::string root = FreshDir();
   ASSERT_FALSE(root.empty());
@@ -95,6 +100,8 @@ TEST(VfSettings, SnapshotRecordsTheNetlinkAnswerAndTheTreeReplaysIt) {
   for (const auto& [n, s] : answered) {
     EXPECT_EQ(replayed[n].trust, s.trust) << n;
     EXPECT_EQ(replayed[n].spoof_chk, s.spoof_chk) << n;
+    EXPECT_EQ(replayed[n].link_state, s.link_state) << n;
+    EXPECT_EQ(replayed[n].max_tx_rate, s.max_tx_rate) << n;
   }
 }
 

@@ -252,6 +252,118 @@ Status VerifyFlag(const Change& c, HostContext& ctx, VfSettingsBackend& backend)
   return OkStatus();
 }
 
+// A per-VF setting over a VF range (linkState, rate): each VF's value as the
+// change's `after` says and as the backend reads it, in the JSON the plan
+// carries ("enable"; {"min": 0, "max": 10000}).
+bool ValidRangeValue(const Change& c, const json& v) {
+  if (c.attribute == kLinkStateAttribute) {
+    return v.is_string() && ParseVfLinkState(v.get<std::string>()).has_value();
+  }
+  auto rate = [&](const char* k) {
+    return v.contains(k) && v[k].is_number_integer() && v[k].get<long long>() >= 0 &&
+           v[k].get<long long>() <= 0xffffffffLL;
+  };
+  return v.is_object() && v.size() == 2 && rate("min") && rate("max");
+}
+
+json RangeValueNow(const Change& c, const VfLinkState& l) {
+  if (c.attribute == kLinkStateAttribute) {
+    return l.link_state && !VfLinkStateName(*l.link_state).empty()
+               ? json(VfLinkStateName(*l.link_state))
+               : json(nullptr);
+  }
+  return l.min_tx_rate && l.max_tx_rate ? json{{"min", *l.min_tx_rate}, {"max", *l.max_tx_rate}}
+                                        : json(nullptr);
+}
+
+Status SetRangeValue(const Change& c, VfSettingsBackend& backend, const std::string& netdev, int n,
+                     const json& v) {
+  if (c.attribute == kLinkStateAttribute) {
+    return backend.SetLinkState(c.target, netdev, n, *ParseVfLinkState(v.get<std::string>()));
+  }
+  return backend.SetRate(c.target, netdev, n, static_cast<uint32_t>(v["min"].get<long long>()),
+                         static_cast<uint32_t>(v["max"].get<long long>()));
+}
+
+std::string RangeValueText(const json& v) {
+  return v.is_null() ? "unknown" : v.is_string() ? v.get<std::string>() : v.dump();
+}
+
+// The VF indexes of the change (detail first..last) and the value each is to
+// get (an inverse change's unknown before: left as it is).
+StatusOr<std::vector<std::pair<int, json>>> RangeTargets(const Change& c) {
+  auto index = [&](const char* key) -> std::optional<int> {
+    if (!c.detail.is_object() || !c.detail.contains(key) || !c.detail[key].is_number_integer())
+      return std::nullopt;
+    const long long v = c.detail[key].get<long long>();
+    if (v < 0 || v > 65535) return std::nullopt;
+    return static_cast<int>(v);
+  };
+  const std::optional<int> first = index("first"), last = index("last");
+  if (!first || !last || *first > *last) {
+    return InvalidArgumentError(c.id + ": detail.first..last must be a VF index range");
+  }
+  std::vector<std::pair<int, json>> out;
+  for (int n = *first; n <= *last; ++n) {
+    const size_t k = static_cast<size_t>(n - *first);
+    const json a = c.after.is_array() ? (k < c.after.size() ? c.after[k] : json(nullptr)) : c.after;
+    if (a.is_null()) continue;
+    if (!ValidRangeValue(c, a)) {
+      return InvalidArgumentError(c.id + ": not a VF " + c.attribute + ": " + a.dump());
+    }
+    out.emplace_back(n, a);
+  }
+  return out;
+}
+
+Status ApplyRangeSetting(const Change& c, HostContext& ctx, VfSettingsBackend& backend) {
+  if (!PciAddress::ParseFull(c.target)) return InvalidArgumentError(c.id + ": not a PCI address");
+  ASSIGN_OR_RETURN(auto targets, RangeTargets(c));
+  ASSIGN_OR_RETURN(std::vector<std::string> vfs, ResolveVfs(*ctx.fs, c.target));
+  const std::string netdev = Netdev(c);
+  if (backend.NeedsPfNetdev() && netdev.empty()) {
+    return FailedPreconditionError(c.id + ": the PF has no netdev");
+  }
+  std::map<int, VfLinkState> link = backend.Read(c.target, netdev);
+  for (const auto& [n, want] : targets) {
+    if (static_cast<size_t>(n) >= vfs.size()) {
+      if (c.after.is_array()) continue;  // an inverse: that VF is gone
+      return FailedPreconditionError(c.target + " has no VF " + std::to_string(n) + " (" +
+                                     std::to_string(vfs.size()) + " VFs)");
+    }
+    auto it = link.find(n);
+    if (it != link.end() && RangeValueNow(c, it->second) == want) continue;
+    const std::string vf_label =
+        "VF " + std::to_string(n) + " (" + vfs[static_cast<size_t>(n)] + ")";
+    if (ctx.progress) {
+      ctx.progress->Step(c.target + ": " + vf_label + " " + c.attribute + " " +
+                         RangeValueText(want));
+    }
+    RETURN_IF_ERROR(SetRangeValue(c, backend, netdev, n, want).WithContext(vf_label));
+  }
+  return OkStatus();
+}
+
+Status VerifyRangeSetting(const Change& c, HostContext& ctx, VfSettingsBackend& backend) {
+  ASSIGN_OR_RETURN(auto targets, RangeTargets(c));
+  ASSIGN_OR_RETURN(std::vector<std::string> vfs, ResolveVfs(*ctx.fs, c.target));
+  std::map<int, VfLinkState> link = backend.Read(c.target, Netdev(c));
+  for (const auto& [n, want] : targets) {
+    if (static_cast<size_t>(n) >= vfs.size()) {
+      if (c.after.is_array()) continue;
+      return FailedPreconditionError(Label(c) + ": no VF " + std::to_string(n));
+    }
+    auto it = link.find(n);
+    const json now = it != link.end() ? RangeValueNow(c, it->second) : json(nullptr);
+    if (now != want) {
+      return FailedPreconditionError(
+          Label(c) + " VF " + std::to_string(n) + " (" + vfs[static_cast<size_t>(n)] + ") " +
+          c.attribute + ": desired " + RangeValueText(want) + ", current " + RangeValueText(now));
+    }
+  }
+  return OkStatus();
+}
+
 std::string DriverTarget(const json& v) { return v.is_string() ? v.get<std::string>() : ""; }
 
 // detail.vfIndexes (vfGroups leaving some VFs to no group): only those VFs
@@ -359,6 +471,16 @@ Status DiscoverVfFacts(const HostFs& fs, VfSettingsBackend& backend, HostFacts& 
       }
       vf.trust = l ? l->trust : std::nullopt;
       vf.spoof_chk = l ? l->spoof_chk : std::nullopt;
+      vf.link_state.reset();
+      if (l && l->link_state && !VfLinkStateName(*l->link_state).empty()) {
+        vf.link_state = VfLinkStateName(*l->link_state);
+      }
+      vf.min_tx_rate.reset();
+      vf.max_tx_rate.reset();
+      if (l && l->min_tx_rate && l->max_tx_rate) {
+        vf.min_tx_rate = *l->min_tx_rate;
+        vf.max_tx_rate = *l->max_tx_rate;
+      }
     }
   }
   return OkStatus();
@@ -410,6 +532,8 @@ Status ApplyVfChange(const Change& change, HostContext& ctx, VfSettingsBackend& 
     s = ApplyFlag(change, ctx, backend);
   } else if (change.attribute == kDriverAttribute) {
     s = ApplyDriver(change, ctx, options);
+  } else if (change.attribute == kLinkStateAttribute || change.attribute == kRateAttribute) {
+    s = ApplyRangeSetting(change, ctx, backend);
   } else {
     return InvalidArgumentError("module vf has no attribute " + change.attribute + " (" +
                                 change.id + ")");
@@ -423,6 +547,9 @@ Status VerifyVfChange(const Change& change, HostContext& ctx, VfSettingsBackend&
     return VerifyFlag(change, ctx, backend);
   }
   if (change.attribute == kDriverAttribute) return VerifyDriver(change, ctx);
+  if (change.attribute == kLinkStateAttribute || change.attribute == kRateAttribute) {
+    return VerifyRangeSetting(change, ctx, backend);
+  }
   return InvalidArgumentError("module vf has no attribute " + change.attribute + " (" + change.id +
                               ")");
 }

@@ -72,6 +72,20 @@ class FakeNetlink final : public VfNetlink {
     state[vf].spoof_chk = on;
     return OkStatus();
   }
+  Status SetLinkState(const std::string& netdev, int vf, int s) override {
+    calls.push_back("state " + netdev + " " + std::to_string(vf) + " " + VfLinkStateName(s));
+    state[vf].vf = vf;
+    state[vf].link_state = s;
+    return OkStatus();
+  }
+  Status SetRate(const std::string& netdev, int vf, uint32_t min, uint32_t max) override {
+    calls.push_back("rate " + netdev + " " + std::to_string(vf) + " " + std::to_string(min) + " " +
+                    std::to_string(max));
+    state[vf].vf = vf;
+    state[vf].min_tx_rate = min;
+    state[vf].max_tx_rate = max;
+    return OkStatus();
+  }
   std::vector<std::string> calls;
   std::map<int, VfLinkState> state;
   bool refuse_spoofchk = false;
@@ -460,6 +474,100 @@ TEST_F(VfModuleTest, LiveRootPathUsesNetlinkTwoGuidMessagesThenRebinds) {
   r = ApplyPlan(modules_, p.plan, d, ctx_);
   ASSERT_FALSE(r.status.ok());
   EXPECT_NE(r.status.message().find("EOPNOTSUPP"), std::string::npos) << r.status.message();
+}
+
+// vfLinkState under a tree root: the capture files (as `snapshot` writes
+// them from the live netlink answer), after numVfs; converged; a failure on
+// VF 1 puts VF 0 back.
+TEST_F(VfModuleTest, LinkStateAppliedVerifiedAndRolledBack) {
+  Build(testing::Cx5RoceHost());
+  DesiredState d = Load(R"(  nics:
+    - name: pf0
+      nicSelector: { rootDevices: ["0000:af:00.0"] }
+      numVfs: 2
+      vfLinkState: enable
+)");
+  PlanResult p = PlanNow(d);
+  EXPECT_EQ(Ids(p.plan),
+            (std::vector<std::string>{"sriov/0000:af:00.0/numVfs", "vf/0000:af:00.0/linkState"}));
+  ApplyReport r = ApplyPlan(modules_, p.plan, d, ctx_);  // checks convergence too
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(*fs_->ReadAttr(VfStateCapturePath("0000:af:00.0", i, "link_state")), "enable");
+  }
+  EXPECT_TRUE(PlanNow(d).plan.changes.empty());
+
+  d.nics[0].vf_link_state = "disable";
+  p = PlanNow(d);
+  ASSERT_EQ(p.plan.changes.size(), 1u);
+  EXPECT_EQ(p.plan.changes[0].before, (nlohmann::json{"enable", "enable"}));
+  sim_->AddFault({0, "0000:af:00.0/1/link_state", EIO, -1});
+  r = ApplyPlan(modules_, p.plan, d, ctx_);
+  ASSERT_FALSE(r.status.ok());
+  EXPECT_NE(r.status.message().find("VF 1 (0000:af:00.3)"), std::string::npos)
+      << r.status.message();
+  ASSERT_EQ(r.rolled_back.size(), 1u);
+  EXPECT_TRUE(r.rolled_back[0].status.ok()) << r.rolled_back[0].status.message();
+  EXPECT_EQ(*fs_->ReadAttr(VfStateCapturePath("0000:af:00.0", 0, "link_state")), "enable");
+}
+
+// The live-root path: one IFLA_VF_LINK_STATE message per VF on the PF netdev.
+TEST_F(VfModuleTest, LinkStateOverNetlink) {
+  FakeNetlink* fake = nullptr;
+  VfModuleOptions o;
+  o.use_netlink = true;
+  o.netlink_factory = [&]() {
+    auto f = std::make_unique<FakeNetlink>(nullptr, "0000:af:00.0");
+    fake = f.get();
+    return f;
+  };
+  Build(testing::Cx5RoceHost(), std::move(o));
+  DesiredState d = Load(R"(  nics:
+    - name: pf0
+      nicSelector: { rootDevices: ["0000:af:00.0"] }
+      numVfs: 2
+      vfLinkState: auto
+)");
+  ApplyReport r = ApplyPlan(modules_, PlanNow(d).plan, d, ctx_);
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  ASSERT_NE(fake, nullptr);
+  std::vector<std::string> sets;
+  for (const auto& c : fake->calls) {
+    if (c.rfind("state ", 0) == 0) sets.push_back(c);
+  }
+  EXPECT_EQ(sets, (std::vector<std::string>{"state ens6f0np0 0 auto", "state ens6f0np0 1 auto"}));
+}
+
+// vfRate under a tree root (capture file `rate`, "<min> <max>"), converged,
+// then a failed VF 1 puts VF 0's rate back.
+TEST_F(VfModuleTest, RateAppliedVerifiedAndRolledBack) {
+  Build(testing::Cx5RoceHost());
+  DesiredState d = Load(R"(  nics:
+    - name: pf0
+      nicSelector: { rootDevices: ["0000:af:00.0"] }
+      numVfs: 2
+      vfRate: { max: 10000 }
+)");
+  PlanResult p = PlanNow(d);
+  EXPECT_EQ(Ids(p.plan),
+            (std::vector<std::string>{"sriov/0000:af:00.0/numVfs", "vf/0000:af:00.0/rate"}));
+  ASSERT_TRUE(ApplyPlan(modules_, p.plan, d, ctx_).status.ok());
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(*fs_->ReadAttr(VfStateCapturePath("0000:af:00.0", i, "rate")), "0 10000");
+  }
+  EXPECT_TRUE(PlanNow(d).plan.changes.empty());
+  d.nics[0].vf_rate = VfRateSpec{1000, 25000};
+  p = PlanNow(d);
+  ASSERT_EQ(p.plan.changes.size(), 1u);
+  EXPECT_EQ(p.plan.changes[0].before,
+            (nlohmann::json{{{"max", 10000}, {"min", 0}}, {{"max", 10000}, {"min", 0}}}));
+  EXPECT_EQ(p.plan.changes[0].after, (nlohmann::json{{"max", 25000}, {"min", 1000}}));
+  sim_->AddFault({0, "0000:af:00.0/1/rate", EIO, -1});
+  ApplyReport r = ApplyPlan(modules_, p.plan, d, ctx_);
+  ASSERT_FALSE(r.status.ok());
+  ASSERT_EQ(r.rolled_back.size(), 1u);
+  EXPECT_TRUE(r.rolled_back[0].status.ok()) << r.rolled_back[0].status.message();
+  EXPECT_EQ(*fs_->ReadAttr(VfStateCapturePath("0000:af:00.0", 0, "rate")), "0 10000");
 }
 
 }  // namespace

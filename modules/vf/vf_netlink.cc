@@ -116,6 +116,23 @@ class LibnlVfNetlink final : public VfNetlink {
     return Change(pf, vf, on ? "spoofchk on" : "spoofchk off",
                   [on](struct rtnl_link_vf* v) { rtnl_link_vf_set_spoofchk(v, on ? 1 : 0); });
   }
+  Status SetLinkState(const std::string& pf, int vf, int state) override {
+    return Change(pf, vf, "state " + VfLinkStateName(state), [state](struct rtnl_link_vf* v) {
+      rtnl_link_vf_set_linkstate(v, static_cast<uint32_t>(state));
+    });
+  }
+  Status SetRate(const std::string& pf, int vf, uint32_t min, uint32_t max) override {
+    return Change(pf, vf,
+                  "min_tx_rate " + std::to_string(min) + " max_tx_rate " + std::to_string(max),
+                  [min, max](struct rtnl_link_vf* v) {
+                    struct nl_vf_rate rate;
+                    std::memset(&rate, 0, sizeof rate);
+                    rate.api = RTNL_LINK_VF_RATE_API_NEW;  // IFLA_VF_RATE, not IFLA_VF_TX_RATE
+                    rate.min_tx_rate = min;
+                    rate.max_tx_rate = max;
+                    rtnl_link_vf_set_rate(v, &rate);
+                  });
+  }
 
  private:
   // One RTM_SETLINK on the PF carrying one VF attribute.
@@ -172,9 +189,36 @@ std::vector<VfLinkState> ParseVfInfoList(struct nlmsghdr* msg) {
       s.node_guid = g->guid;
     if (const auto g = Payload<struct ifla_vf_guid>(vf[IFLA_VF_IB_PORT_GUID]))
       s.port_guid = g->guid;
+    if (const auto l = Payload<struct ifla_vf_link_state>(vf[IFLA_VF_LINK_STATE])) {
+      s.link_state = static_cast<int>(l->link_state);
+    }
+    if (const auto r = Payload<struct ifla_vf_rate>(vf[IFLA_VF_RATE])) {
+      s.min_tx_rate = r->min_tx_rate;
+      s.max_tx_rate = r->max_tx_rate;
+    }
     out.push_back(s);
   }
   return out;
+}
+
+std::string VfLinkStateName(int state) {
+  switch (state) {
+    case IFLA_VF_LINK_STATE_AUTO:
+      return "auto";
+    case IFLA_VF_LINK_STATE_ENABLE:
+      return "enable";
+    case IFLA_VF_LINK_STATE_DISABLE:
+      return "disable";
+    default:
+      return "";
+  }
+}
+
+std::optional<int> ParseVfLinkState(const std::string& name) {
+  if (name == "auto") return IFLA_VF_LINK_STATE_AUTO;
+  if (name == "enable") return IFLA_VF_LINK_STATE_ENABLE;
+  if (name == "disable") return IFLA_VF_LINK_STATE_DISABLE;
+  return std::nullopt;
 }
 
 std::unique_ptr<VfNetlink> NewLibnlVfNetlink() { return std::make_unique<LibnlVfNetlink>(); }

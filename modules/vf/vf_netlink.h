@@ -25,7 +25,16 @@ struct VfLinkState {
   std::optional<bool> spoof_chk;
   std::optional<uint64_t> node_guid;
   std::optional<uint64_t> port_guid;
+  std::optional<int> link_state;  // IFLA_VF_LINK_STATE_AUTO (0) / ENABLE (1) / DISABLE (2)
+  std::optional<uint32_t> min_tx_rate;  // IFLA_VF_RATE, Mbps
+  std::optional<uint32_t> max_tx_rate;
 };
+
+// "auto" | "enable" | "disable" for IFLA_VF_LINK_STATE_* (as `ip link` prints
+// it); "" for another value.
+std::string VfLinkStateName(int state);
+// The IFLA_VF_LINK_STATE_* value of "auto" | "enable" | "disable".
+std::optional<int> ParseVfLinkState(const std::string& name);
 
 class VfNetlink {
  public:
@@ -38,6 +47,11 @@ class VfNetlink {
   virtual Status SetPortGuid(const std::string& pf_netdev, int vf, uint64_t guid) = 0;
   virtual Status SetTrust(const std::string& pf_netdev, int vf, bool on) = 0;
   virtual Status SetSpoofChk(const std::string& pf_netdev, int vf, bool on) = 0;
+  // IFLA_VF_LINK_STATE (`ip link set <pf> vf N state auto|enable|disable`).
+  virtual Status SetLinkState(const std::string& pf_netdev, int vf, int state) = 0;
+  // IFLA_VF_RATE, both rates in one message (`ip link set <pf> vf N
+  // min_tx_rate MIN max_tx_rate MAX`), Mbps; 0 = none.
+  virtual Status SetRate(const std::string& pf_netdev, int vf, uint32_t min, uint32_t max) = 0;
 };
 
 // The VFs of one RTM_NEWLINK message (the kernel's answer to RTM_GETLINK

@@ -32,7 +32,11 @@ TEST(ParseVfInfoListTest, ReadsIndexTrustSpoofCheckAndGuids) {
     std::memset(&mac, 0, sizeof mac);
     mac.vf = i;
     ASSERT_GE(nla_put(msg, IFLA_VF_MAC, sizeof mac, &mac), 0);
-    if (i == 1) {  // VF 0 reports no trust/spoofchk/GUIDs (older kernel, other driver)
+    if (i == 1) {  // VF 0 reports no trust/spoofchk/GUIDs/state (older kernel, other driver)
+      struct ifla_vf_link_state ls = {i, IFLA_VF_LINK_STATE_DISABLE};
+      ASSERT_GE(nla_put(msg, IFLA_VF_LINK_STATE, sizeof ls, &ls), 0);
+      struct ifla_vf_rate rate = {i, 1000, 25000};
+      ASSERT_GE(nla_put(msg, IFLA_VF_RATE, sizeof rate, &rate), 0);
       struct ifla_vf_trust t = {i, 1};
       struct ifla_vf_spoofchk sc = {i, 0};
       struct ifla_vf_guid node = {i, 0xee0d9a00028abcdeULL};
@@ -56,6 +60,22 @@ TEST(ParseVfInfoListTest, ReadsIndexTrustSpoofCheckAndGuids) {
   EXPECT_EQ(vfs[1].spoof_chk, false);
   EXPECT_EQ(vfs[1].node_guid, 0xee0d9a00028abcdeULL);
   EXPECT_EQ(vfs[1].port_guid, 0xee0d9a00028abcdfULL);
+  EXPECT_FALSE(vfs[0].link_state.has_value());
+  ASSERT_EQ(vfs[1].link_state, IFLA_VF_LINK_STATE_DISABLE);
+  EXPECT_EQ(VfLinkStateName(*vfs[1].link_state), "disable");
+  EXPECT_FALSE(vfs[0].max_tx_rate.has_value());
+  EXPECT_EQ(vfs[1].min_tx_rate, 1000u);
+  EXPECT_EQ(vfs[1].max_tx_rate, 25000u);
+}
+
+TEST(VfLinkStateNameTest, AsIpLinkSpellsThem) {
+  for (const char* name : {"auto", "enable", "disable"}) {
+    auto v = ParseVfLinkState(name);
+    ASSERT_TRUE(v.has_value()) << name;
+    EXPECT_EQ(VfLinkStateName(*v), name);
+  }
+  EXPECT_EQ(ParseVfLinkState("up"), std::nullopt);
+  EXPECT_EQ(VfLinkStateName(3), "");
 }
 
 class VfNetlinkTest : public ::testing::Test {
@@ -84,13 +104,24 @@ TEST_F(VfNetlinkTest, MissingNetdevIsENODEV) {
   EXPECT_EQ(s.err(), ENODEV) << s.message();
   EXPECT_NE(s.message().find("ip link set nosuch0 vf 0 trust on"), std::string::npos)
       << s.message();
+  s = nl->SetLinkState("nosuch0", 1, IFLA_VF_LINK_STATE_DISABLE);
+  EXPECT_EQ(s.err(), ENODEV) << s.message();
+  EXPECT_NE(s.message().find("ip link set nosuch0 vf 1 state disable"), std::string::npos)
+      << s.message();
+  s = nl->SetRate("nosuch0", 2, 0, 10000);
+  EXPECT_EQ(s.err(), ENODEV) << s.message();
+  EXPECT_NE(s.message().find("ip link set nosuch0 vf 2 min_tx_rate 0 max_tx_rate 10000"),
+            std::string::npos)
+      << s.message();
 }
 
 TEST_F(VfNetlinkTest, VfSettingsOnANetdevWithoutVfsAreRefusedWithTheKernelsErrno) {
   auto nl = NewLibnlVfNetlink();
-  for (Status s : {nl->SetTrust("lo", 0, true), nl->SetSpoofChk("lo", 0, false),
-                   nl->SetNodeGuid("lo", 0, 0xee0d9a00018abcdeULL),
-                   nl->SetPortGuid("lo", 0, 0xee0d9a00018abcdeULL)}) {
+  for (Status s :
+       {nl->SetTrust("lo", 0, true), nl->SetSpoofChk("lo", 0, false),
+        nl->SetNodeGuid("lo", 0, 0xee0d9a00018abcdeULL),
+        nl->SetPortGuid("lo", 0, 0xee0d9a00018abcdeULL),
+        nl->SetLinkState("lo", 0, IFLA_VF_LINK_STATE_ENABLE), nl->SetRate("lo", 0, 1000, 25000)}) {
     ASSERT_FALSE(s.ok());
     EXPECT_EQ(s.err(), EOPNOTSUPP) << s.message();
     EXPECT_NE(s.message().find("netlink: ip link set lo vf 0"), std::string::npos) << s.message();

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <set>
 #include <utility>
@@ -236,6 +237,77 @@ void PlanDriver(const DesiredState& desired, const HostFacts& facts, const NicSp
 
 }  // namespace
 
+namespace {
+
+// A per-VF setting over a VF range: `now(vf)` its value now (null unknown),
+// `want` the value asked.
+void PlanVfRangeSetting(const PciFunction& pf, const VfRangeRef& r, const char* attribute,
+                        const json& want, const std::function<json(const VfInfo&)>& now,
+                        const std::string& what, PlanSink& sink) {
+  if (!pf.sriov || r.count <= 0) return;
+  const SriovInfo& s = *pf.sriov;
+  const std::string range_text = std::to_string(r.first) + "-" + std::to_string(r.last);
+  if (r.first < 0 || r.last < r.first || r.last >= r.count) {
+    sink.Error(r.field_path, "VFs " + range_text + " are not VFs of " + pf.pci_address +
+                                 " (it will have " + std::to_string(r.count) + ")");
+    return;
+  }
+  const bool recreated = r.count != s.num_vfs || static_cast<int>(s.vfs.size()) != r.count;
+  json before = nullptr;
+  bool same = !recreated;
+  if (!recreated) {
+    before = json::array();
+    for (int n = r.first; n <= r.last; ++n) {
+      json v = now(s.vfs[static_cast<size_t>(n)]);
+      same = same && v == want;
+      before.push_back(std::move(v));
+    }
+  }
+  if (same) return;
+  if (pf.netdevs.empty()) {
+    sink.Error(r.field_path, pf.pci_address + " has no netdev: a VF's " + what +
+                                 " is set over netlink on its PF's netdev");
+    return;
+  }
+  const bool whole = r.first == 0 && r.last == r.count - 1;
+  PfView v{&pf, r.count, recreated, r.nic, r.field_path};
+  Change c =
+      NewChange(v, attribute, kPhaseVfSettings, r.field_path,
+                "nic " + r.nic + " wants " + (whole ? "its VFs'" : "VFs " + range_text) + " " +
+                    what + " " + (want.is_string() ? want.get<std::string>() : want.dump()));
+  if (!whole) c.id += "#" + range_text;
+  c.detail["first"] = r.first;
+  c.detail["last"] = r.last;
+  c.before = std::move(before);
+  c.after = want;
+  sink.AddChange(std::move(c));
+}
+
+}  // namespace
+
+void PlanVfLinkState(const PciFunction& pf, const std::string& want, const VfRangeRef& r,
+                     PlanSink& sink) {
+  PlanVfRangeSetting(
+      pf, r, kLinkStateAttribute, json(want),
+      [](const VfInfo& vf) { return vf.link_state ? json(*vf.link_state) : json(nullptr); },
+      "link state", sink);
+}
+
+namespace {
+json VfRateJson(int64_t min, int64_t max) { return json{{"min", min}, {"max", max}}; }
+}  // namespace
+
+void PlanVfRate(const PciFunction& pf, const VfRateSpec& want, const VfRangeRef& r,
+                PlanSink& sink) {
+  PlanVfRangeSetting(
+      pf, r, kRateAttribute, VfRateJson(want.min, want.max),
+      [](const VfInfo& vf) {
+        return vf.min_tx_rate && vf.max_tx_rate ? VfRateJson(*vf.min_tx_rate, *vf.max_tx_rate)
+                                                : json(nullptr);
+      },
+      "tx rate (Mbps)", sink);
+}
+
 std::string VfChangeId(const std::string& pf, const std::string& attribute) {
   return std::string(kVfModule) + "/" + pf + "/" + attribute;
 }
@@ -292,13 +364,6 @@ uint64_t DeriveVfGuid(uint64_t pf_guid, int vf_index) {
   return g;
 }
 
-std::string VfNetdeviceDriver(const std::string& pf_driver) {
-  if (pf_driver == "igb") return "igbvf";
-  if (pf_driver == "ixgbe") return "ixgbevf";
-  if (pf_driver == "i40e" || pf_driver == "ice") return "iavf";
-  return pf_driver;
-}
-
 void PlanVf(const DesiredState& desired, const HostFacts& facts, PlanSink& sink) {
   // Which nics an ib-sriov multus config uses (first config's path for messages).
   std::map<std::string, std::string> ib_sriov;
@@ -321,7 +386,7 @@ void PlanVf(const DesiredState& desired, const HostFacts& facts, PlanSink& sink)
     const std::string path = DesiredState::NicPath(i);
     const bool wants_guids = ib_sriov.count(nic.name) > 0;
     if (!wants_guids && !nic.vf_trust && !nic.vf_spoof_chk && !nic.device_type &&
-        nic.vf_groups.empty()) {
+        nic.vf_groups.empty() && !nic.vf_link_state && !nic.vf_rate) {
       continue;
     }
     for (const PciFunction* pf : SelectPfs(nic, facts)) {
@@ -380,6 +445,14 @@ void PlanVf(const DesiredState& desired, const HostFacts& facts, PlanSink& sink)
         PlanFlag(v, *nic.vf_trust, &VfInfo::trust, kTrustAttribute, "vfTrust", sink);
       if (nic.vf_spoof_chk) {
         PlanFlag(v, *nic.vf_spoof_chk, &VfInfo::spoof_chk, kSpoofChkAttribute, "vfSpoofChk", sink);
+      }
+      if (nic.vf_link_state) {
+        PlanVfLinkState(*pf, *nic.vf_link_state,
+                        VfRangeRef{0, count - 1, count, nic.name, path + ".vfLinkState"}, sink);
+      }
+      if (nic.vf_rate) {
+        PlanVfRate(*pf, *nic.vf_rate, VfRangeRef{0, count - 1, count, nic.name, path + ".vfRate"},
+                   sink);
       }
 
       PlanDriver(desired, facts, nic, v, sink);

@@ -10,6 +10,9 @@
 //   vf/<PF>/trust     before [bool per VF | null]       after bool
 //   vf/<PF>/spoofChk  before [bool per VF | null]       after bool
 //   vf/<PF>/driver    before [driver per VF | null]     after "vfio-pci" | "mlx5_core" ...
+//   vf/<PF>/linkState before [state per VF | null] | null (VFs made by this
+//                     plan)  after "auto" | "enable" | "disable"
+//   vf/<PF>/rate      before [{min, max} per VF | null] | null  after {min, max} (Mbps)
 //
 // An inverse change (rollback) carries an array in `after`: one value per VF.
 #ifndef PROVISIONER_MODULES_VF_VF_PLANNER_H_
@@ -31,6 +34,33 @@ inline constexpr char kTrustAttribute[] = "trust";
 inline constexpr char kSpoofChkAttribute[] = "spoofChk";
 inline constexpr char kDriverAttribute[] = "driver";
 inline constexpr char kVfioPci[] = "vfio-pci";
+inline constexpr char kLinkStateAttribute[] = "linkState";
+inline constexpr char kRateAttribute[] = "rate";
+
+// The VFs a per-VF setting is for: indexes first..last (both included) of a
+// PF that has `count` VFs after the numVfs phase; a nic's are 0..count-1, a
+// VF group's its range. `nic` and `field_path` name who asked.
+struct VfRangeRef {
+  int first = 0;
+  int last = 0;
+  int count = 0;
+  std::string nic;
+  std::string field_path;  // "spec.nics[0].vfLinkState"
+};
+
+// vfLinkState ("auto" | "enable" | "disable") for the VFs of `range` of
+// `pf`: the change vf/<PF>/linkState (vf/<PF>/linkState#<first>-<last> for
+// part of the VFs), unless every VF there already has it. Detail: first,
+// last, count, netdev (the PF's, which carries the message). Errors at
+// range.field_path: a range outside 0..count-1, a PF without a netdev.
+void PlanVfLinkState(const PciFunction& pf, const std::string& want, const VfRangeRef& range,
+                     PlanSink& sink);
+
+// vfRate {min, max} (Mbps, 0 = none) for the VFs of `range` of `pf`: the
+// change vf/<PF>/rate (vf/<PF>/rate#<first>-<last> for part of the VFs),
+// unless every VF there already has both; as PlanVfLinkState otherwise.
+void PlanVfRate(const PciFunction& pf, const VfRateSpec& want, const VfRangeRef& range,
+                PlanSink& sink);
 
 // "vf/0000:af:00.0/driver"
 std::string VfChangeId(const std::string& pf, const std::string& attribute);
@@ -55,10 +85,6 @@ std::string FormatGuidBytes(uint64_t guid);
 // outside bytes 3-4 (the planner checks the whole host). Node and port GUID
 // are the same value, as the operators set them. vf_index < 65535.
 uint64_t DeriveVfGuid(uint64_t pf_guid, int vf_index);
-
-// The driver a PF's VFs use as network devices (mlx5_core -> mlx5_core,
-// igb -> igbvf, ixgbe -> ixgbevf, i40e/ice -> iavf, others: the PF's).
-std::string VfNetdeviceDriver(const std::string& pf_driver);
 
 // For every nic with numVfs > 0 (desired, or current when numVfs is not
 // given): VF GUIDs for nics used by an ib-sriov multus config, vfTrust,

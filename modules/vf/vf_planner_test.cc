@@ -269,6 +269,72 @@ TEST(VfFlagPlanTest, TrustAndSpoofCheck) {
   EXPECT_EQ(r.diagnostics.size(), 2u);
 }
 
+TEST(VfLinkStatePlanTest, EveryVfOrARange) {
+  DesiredState d;
+  d.nics.push_back(Nic(4));
+  d.nics[0].vf_link_state = "enable";
+  // VFs made by this plan: before unknown, applied after numVfs.
+  Result r = PlanOf(d, Facts({Pf(kPf, 0)}));
+  ASSERT_EQ(r.changes.size(), 1u) << r.Messages();
+  EXPECT_EQ(r.changes[0].id, "vf/0000:af:00.0/linkState");
+  EXPECT_TRUE(r.changes[0].before.is_null());
+  EXPECT_EQ(r.changes[0].after, "enable");
+  EXPECT_EQ(r.changes[0].phase, kPhaseVfSettings);
+  EXPECT_EQ(r.changes[0].field_path, "spec.nics[0].vfLinkState");
+  EXPECT_EQ(r.changes[0].detail["first"], 0);
+  EXPECT_EQ(r.changes[0].detail["last"], 3);
+  EXPECT_EQ(r.changes[0].detail["netdev"], "ens6f0np0");
+  // VFs there: each one's state before (unknown: null).
+  PciFunction pf = Pf(kPf, 4);
+  pf.sriov->vfs[0].link_state = "auto";
+  pf.sriov->vfs[1].link_state = "enable";
+  r = PlanOf(d, Facts({pf}));
+  ASSERT_EQ(r.changes.size(), 1u);
+  EXPECT_EQ(r.changes[0].before, (nlohmann::json{"auto", "enable", nullptr, nullptr}));
+  for (auto& vf : pf.sriov->vfs) vf.link_state = "enable";
+  EXPECT_TRUE(PlanOf(d, Facts({pf})).changes.empty());
+  // What a VF group calls: VFs 2-3 only.
+  PlanSink sink;
+  PlanVfLinkState(pf, "disable", VfRangeRef{2, 3, 4, "nic0", "spec.nics[0].vfGroups[1]"}, sink);
+  ASSERT_EQ(sink.changes().size(), 1u);
+  EXPECT_EQ(sink.changes()[0].id, "vf/0000:af:00.0/linkState#2-3");
+  EXPECT_EQ(sink.changes()[0].before, (nlohmann::json{"enable", "enable"}));
+  PlanSink outside;
+  PlanVfLinkState(pf, "disable", VfRangeRef{3, 4, 4, "nic0", "spec.nics[0].vfGroups[1]"}, outside);
+  ASSERT_EQ(outside.diagnostics().size(), 1u);
+  EXPECT_EQ(outside.diagnostics()[0].message,
+            "VFs 3-4 are not VFs of 0000:af:00.0 (it will have 4)");
+  // No PF netdev: no netlink target.
+  pf.netdevs.clear();
+  pf.sriov->vfs[0].link_state = "auto";
+  r = PlanOf(d, Facts({pf}));
+  EXPECT_TRUE(r.changes.empty());
+  ASSERT_EQ(r.diagnostics.size(), 1u);
+  EXPECT_EQ(r.diagnostics[0].path, "spec.nics[0].vfLinkState");
+}
+
+TEST(VfRatePlanTest, BothRatesPerVf) {
+  DesiredState d;
+  d.nics.push_back(Nic(2));
+  d.nics[0].vf_rate = VfRateSpec{0, 10000};
+  PciFunction pf = Pf(kPf, 2);
+  Result r = PlanOf(d, Facts({pf}));
+  ASSERT_EQ(r.changes.size(), 1u) << r.Messages();
+  EXPECT_EQ(r.changes[0].id, "vf/0000:af:00.0/rate");
+  EXPECT_EQ(r.changes[0].before, (nlohmann::json{nullptr, nullptr}));
+  EXPECT_EQ(r.changes[0].after, (nlohmann::json{{"min", 0}, {"max", 10000}}));
+  EXPECT_EQ(r.changes[0].field_path, "spec.nics[0].vfRate");
+  for (auto& vf : pf.sriov->vfs) {
+    vf.min_tx_rate = 0;
+    vf.max_tx_rate = 10000;
+  }
+  EXPECT_TRUE(PlanOf(d, Facts({pf})).changes.empty());
+  pf.sriov->vfs[1].min_tx_rate = 500;
+  r = PlanOf(d, Facts({pf}));
+  ASSERT_EQ(r.changes.size(), 1u);
+  EXPECT_EQ(r.changes[0].before[1], (nlohmann::json{{"min", 500}, {"max", 10000}}));
+}
+
 DesiredState IbSriov(int num_vfs) {
   DesiredState d;
   d.nics.push_back(Nic(num_vfs));

@@ -23,6 +23,10 @@ void VfModule::RenderFactsJson(const HostFacts& facts, FactsJson& out) const {
       if (!vf.ib_port_guid.empty()) v["portGuid"] = vf.ib_port_guid;
       if (vf.trust) v["trust"] = *vf.trust;
       if (vf.spoof_chk) v["spoofChk"] = *vf.spoof_chk;
+      if (vf.link_state) v["linkState"] = *vf.link_state;
+      if (vf.min_tx_rate && vf.max_tx_rate) {
+        v["rate"] = {{"min", *vf.min_tx_rate}, {"max", *vf.max_tx_rate}};
+      }
     }
   }
 }

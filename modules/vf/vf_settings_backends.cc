@@ -1,6 +1,7 @@
 // The two VfSettingsBackends (vf_backend.h): rtnetlink for the live root, the
 // capture files for a tree root.
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 
 #include "modules/vf/vf_backend.h"
@@ -33,6 +34,15 @@ class NetlinkVfSettings final : public VfSettingsBackend {
         if (s.spoof_chk) {
           notes_.NoteCapture(VfStateCapturePath(pf, s.vf, "spoofchk"), FlagText(s.spoof_chk));
         }
+        if (s.min_tx_rate && s.max_tx_rate) {
+          notes_.NoteCapture(
+              VfStateCapturePath(pf, s.vf, "rate"),
+              std::to_string(*s.min_tx_rate) + " " + std::to_string(*s.max_tx_rate) + "\n");
+        }
+        if (s.link_state && !VfLinkStateName(*s.link_state).empty()) {
+          notes_.NoteCapture(VfStateCapturePath(pf, s.vf, "link_state"),
+                             VfLinkStateName(*s.link_state) + "\n");
+        }
       }
     }
     return out;
@@ -43,6 +53,20 @@ class NetlinkVfSettings final : public VfSettingsBackend {
     (void)pf;
     if (nl_ == nullptr) return InternalError("vf: no netlink client");
     return name == "trust" ? nl_->SetTrust(pf_netdev, vf, on) : nl_->SetSpoofChk(pf_netdev, vf, on);
+  }
+
+  Status SetLinkState(const std::string& pf, const std::string& pf_netdev, int vf,
+                      int state) override {
+    (void)pf;
+    if (nl_ == nullptr) return InternalError("vf: no netlink client");
+    return nl_->SetLinkState(pf_netdev, vf, state);
+  }
+
+  Status SetRate(const std::string& pf, const std::string& pf_netdev, int vf, uint32_t min,
+                 uint32_t max) override {
+    (void)pf;
+    if (nl_ == nullptr) return InternalError("vf: no netlink client");
+    return nl_->SetRate(pf_netdev, vf, min, max);
   }
 
   StatusOr<bool> SetGuids(const std::string& pf, const std::string& pf_netdev, int vf,
@@ -77,6 +101,18 @@ class TreeVfSettings final : public VfSettingsBackend {
       s.vf = n;
       s.trust = Flag(pf, n, "trust");
       s.spoof_chk = Flag(pf, n, "spoofchk");
+      if (auto v = fs_.ReadAttr(VfStateCapturePath(pf, n, "link_state")); v.ok()) {
+        s.link_state = ParseVfLinkState(*v);
+      }
+      if (auto v = fs_.ReadAttr(VfStateCapturePath(pf, n, "rate")); v.ok()) {
+        unsigned long min = 0, max = 0;
+        char extra = 0;
+        if (std::sscanf(v->c_str(), "%lu %lu %c", &min, &max, &extra) == 2 && min <= 0xffffffffUL &&
+            max <= 0xffffffffUL) {
+          s.min_tx_rate = static_cast<uint32_t>(min);
+          s.max_tx_rate = static_cast<uint32_t>(max);
+        }
+      }
       out[n] = s;
     }
     return out;
@@ -86,6 +122,21 @@ class TreeVfSettings final : public VfSettingsBackend {
                  const std::string& name, bool on) override {
     (void)pf_netdev;
     return fs_.WriteFileAtomic(VfStateCapturePath(pf, vf, name), on ? "1\n" : "0\n", 0644);
+  }
+
+  Status SetLinkState(const std::string& pf, const std::string& pf_netdev, int vf,
+                      int state) override {
+    (void)pf_netdev;
+    const std::string name = VfLinkStateName(state);
+    if (name.empty()) return InvalidArgumentError("not a VF link state: " + std::to_string(state));
+    return fs_.WriteFileAtomic(VfStateCapturePath(pf, vf, "link_state"), name + "\n", 0644);
+  }
+
+  Status SetRate(const std::string& pf, const std::string& pf_netdev, int vf, uint32_t min,
+                 uint32_t max) override {
+    (void)pf_netdev;
+    return fs_.WriteFileAtomic(VfStateCapturePath(pf, vf, "rate"),
+                               std::to_string(min) + " " + std::to_string(max) + "\n", 0644);
   }
 
   StatusOr<bool> SetGuids(const std::string&, const std::string&, int, uint64_t) override {

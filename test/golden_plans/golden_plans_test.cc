@@ -39,6 +39,7 @@ const std::map<std::string, std::string>& TreeOf() {
       {"roce-shared-macvlan", "cx5-roce"},
       {"roce-sriov", "cx5-roce"},
       {"vf-groups", "cx5-roce"},
+      {"roce-sriov-jumbo", "cx5-roce"},
   };
   return *trees;
 }

@@ -119,5 +119,80 @@ spec:
   EXPECT_EQ(again.exit_code, 0) << again.out << again.err;
 }
 
+// Issue 28 item 1, "done when": vfMtu 9000 with numVfs 4 on a simulated
+// ConnectX host (the kernel simulator daemon refuses a VF MTU above its
+// PF's): every VF netdev at 9000, the next plan empty, and the
+// SriovNetworkNodePolicy's spec.mtu 9000.
+TEST(LinkCliTest, VfMtuOnEveryVfThenNoChangeAndThePolicySaysIt) {
+  std::string root = ExtractHost("cx5-roce");
+  KernelSimDaemon sim(root, 50);
+  ASSERT_TRUE(sim.ready());
+  const std::string yaml = WriteTempFile("jumbo.yaml", R"(apiVersion: provisioner/v1alpha1
+kind: HostConfig
+metadata:
+  name: worker1
+spec:
+  nics:
+    - name: pf0
+      nicSelector: { rootDevices: ["0000:af:00.0"] }
+      numVfs: 4
+      mtu: 9000
+      vfMtu: 9000
+      deviceType: netdevice
+      resourceName: mellanoxrdma
+)");
+  RunResult p = Provisioner({"plan", yaml, "--root", root, "-o", "json"});
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  std::vector<std::string> ids = Ids(json::parse(p.out)["changes"]);
+  std::vector<std::string> links;
+  for (const auto& id : ids) {
+    if (id.rfind("link/", 0) == 0) links.push_back(id);
+  }
+  EXPECT_EQ(links, (std::vector<std::string>{"link/ens6f0np0/mtu", "link/0000:af:00.0/vfMtu",
+                                             "link/0000:af:00.0/vfsUp"}));
+
+  RunResult a = Provisioner({"apply", yaml, "--root", root, "--settle-timeout", "30"});
+  ASSERT_EQ(a.exit_code, 0) << a.out << a.err;
+  EXPECT_EQ(sim.Refused(), "");
+  EXPECT_EQ(ReadFile(root + "/sys/class/net/ens6f0np0/mtu"), "9000\n");
+  for (int i = 0; i < 4; ++i) {
+    const std::string vf = root + "/sys/class/net/ens6f0v" + std::to_string(i) + "/mtu";
+    EXPECT_EQ(ReadFile(vf), "9000\n") << vf;
+  }
+  RunResult again = Provisioner({"plan", yaml, "--root", root, "--detailed-exitcode"});
+  EXPECT_EQ(again.exit_code, 0) << again.out << again.err;
+
+  RunResult mj = Provisioner({"manifests", yaml});
+  ASSERT_EQ(mj.exit_code, 0) << mj.err;
+  const size_t policy = mj.out.find("kind: \"SriovNetworkNodePolicy\"");
+  ASSERT_NE(policy, std::string::npos) << mj.out;
+  const size_t end = mj.out.find("\n---", policy);
+  EXPECT_NE(mj.out.substr(policy, end - policy).find("\n  mtu: 9000\n"), std::string::npos)
+      << mj.out.substr(policy, end - policy);
+}
+
+// The kernel simulator refuses a VF MTU above the PF's (EINVAL): the PF
+// lowered after the plan was saved; apply fails naming the VF and rolls back.
+TEST(LinkCliTest, VfMtuAboveThePfIsAPlanErrorAndTheKernelRefusesIt) {
+  std::string root = ExtractHost("cx5-roce");
+  std::string yaml = WriteTempFile("vfmtu.yaml", R"(apiVersion: provisioner/v1alpha1
+kind: HostConfig
+metadata:
+  name: worker1
+spec:
+  nics:
+    - name: pf0
+      nicSelector: { rootDevices: ["0000:af:00.0"] }
+      numVfs: 2
+      vfMtu: 9000
+)");
+  RunResult p = Provisioner({"plan", yaml, "--root", root});
+  EXPECT_EQ(p.exit_code, 1) << p.out;
+  EXPECT_NE(p.err.find("spec.nics[0].vfMtu: 9000 is above the MTU of the PF ens6f0np0 "
+                       "(0000:af:00.0), 1500"),
+            std::string::npos)
+      << p.err;
+}
+
 }  // namespace
 }  // namespace provisioner::testing

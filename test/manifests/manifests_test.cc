@@ -25,8 +25,8 @@ using nlohmann::json;
 using provisioner::testing::CrdChecker;
 using provisioner::testing::ExpectGolden;
 
-const char* const kExamples[] = {"roce-shared-macvlan", "roce-sriov", "ib-sriov", "ipoib",
-                                 "rails-8gpu"};
+const char* const kExamples[] = {
+    "roce-shared-macvlan", "roce-sriov", "roce-sriov-jumbo", "ib-sriov", "ipoib", "rails-8gpu"};
 
 DesiredState Load(const std::string& example) {
   LoadResult r = LoadDesiredStateFromFile("examples/" + example + ".yaml");

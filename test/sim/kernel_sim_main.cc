@@ -45,6 +45,7 @@
 #include <vector>
 
 #include "test/sim/ipoib_sim.h"
+#include "test/sim/netdev_sim.h"
 #include "test/sim/sriov_sim.h"
 #include "test/support/host_tree.h"
 
@@ -149,6 +150,7 @@ int main(int argc, char** argv) {
   std::map<int, std::string> watches;        // wd -> host dir
   std::map<std::string, int> current;        // PF host dir -> enabled VFs
   std::map<std::string, std::string> modes;  // IPoIB netdev dir -> its mode
+  std::map<std::string, std::string> mtus;   // VF netdev dir -> its mtu file as accepted
   auto watch = [&](const std::string& dir, uint32_t mask) {
     int wd = inotify_add_watch(ifd, w.Fs(dir).c_str(), mask);
     if (wd < 0) {
@@ -163,6 +165,9 @@ int main(int argc, char** argv) {
   // again after each change: VFs and drivers come and go.
   auto scan = [&]() {
     bool ok = true;
+    for (auto it = mtus.begin(); it != mtus.end();) {
+      it = w.Exists(it->first) ? std::next(it) : mtus.erase(it);  // VF gone: a new one starts anew
+    }
     for (const auto& bdf : w.List("/sys/bus/pci/devices")) {
       auto dir = w.RealPath("/sys/bus/pci/devices/" + bdf);
       if (!dir.ok() || !w.Exists(*dir + "/vendor")) continue;
@@ -170,6 +175,12 @@ int main(int argc, char** argv) {
       // IPoIB netdevs (a pkey file): create_child, delete_child, mode.
       for (const auto& n : w.List(*dir + "/net")) {
         const std::string nd = *dir + "/net/" + n;
+        // VF netdevs: mtu (netdev_sim.h).
+        if (IsVfNetdevDir(w, nd) && !w.Exists(nd + "/pkey")) {
+          ok = watch(nd, IN_CLOSE_WRITE) && ok;
+          if (!mtus.count(nd)) mtus[nd] = w.ReadFile(nd + "/mtu").value_or("");
+          continue;
+        }
         if (!w.Exists(nd + "/pkey")) continue;
         ok = watch(nd, IN_CLOSE_WRITE) && ok;
         if (!modes.count(nd)) modes[nd] = w.ReadAttr(nd + "/mode").value_or("");
@@ -274,6 +285,32 @@ int main(int argc, char** argv) {
     cur = w.ReadAttr(file).value_or(cur);
     Log(file + " <- " + cur);
   };
+  // A VF netdev's mtu write: refused (the old value put back) as the kernel
+  // refuses it.
+  auto handle_mtu = [&](const std::string& dir) {
+    const std::string file = dir + "/mtu";
+    auto content = w.ReadFile(file);
+    if (!content.ok() || content->empty()) return;  // a writer mid-write
+    std::string& cur = mtus[dir];
+    if (*content == cur) return;  // our own write, or a no-op
+    int mtu = 0;
+    bool injected = false;
+    for (const auto& f : faults) injected = injected || file.find(f.substring) != std::string::npos;
+    const int err = injected ? EIO : VfNetdevCheckMtu(w, dir, *content, &mtu);
+    if (err != 0) {
+      // Put back in one step (a rename): a reader never sees it empty.
+      const std::string tmp = w.Fs(file) + ".sim-tmp";
+      FILE* f = std::fopen(tmp.c_str(), "w");
+      if (f != nullptr && std::fputs(cur.c_str(), f) >= 0 && std::fclose(f) == 0) {
+        (void)std::rename(tmp.c_str(), w.Fs(file).c_str());
+      }
+      return log_refused(file, err, injected ? "injected fault" : "above the PF's or the maximum");
+    }
+    // Accepted: the file holds what was written; the kernel shows it as "<n>\n".
+    cur = std::to_string(mtu) + "\n";
+    if (*content != cur) (void)w.WriteFile(file, cur, 0644);
+    Log(file + " <- " + std::to_string(mtu));
+  };
   auto handle = [&](const std::string& dir) {
     const std::string file = dir + "/sriov_numvfs";
     auto content = w.ReadFile(file);
@@ -346,6 +383,8 @@ int main(int argc, char** argv) {
               return name == "create_child" ? IpoibCreateChild(w, dir, v)
                                             : IpoibDeleteChild(w, dir, v);
             });
+          } else if (name == "mtu" && mtus.count(dir)) {
+            handle_mtu(dir);
           } else if (name == "mode" && modes.count(dir)) {
             handle_mode(dir);
           } else if (name == "drivers_probe" && dir == "/sys/bus/pci") {
@@ -374,6 +413,7 @@ int main(int argc, char** argv) {
         due = std::move(later);
         provisioner::Status s = sim.Flush(up_to);
         if (!s.ok()) Log("creating VF netdevs: " + s.message());
+        (void)scan();  // the new VF netdevs' mtu
       }
     }
   }

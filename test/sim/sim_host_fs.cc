@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "test/sim/ipoib_sim.h"
+#include "test/sim/netdev_sim.h"
 
 namespace provisioner::testing {
 namespace {
@@ -239,6 +240,18 @@ Status SimulatedHostFs::WriteAttr(std::string_view path, std::string_view value)
     if (err >= 0) {
       ++extra_writes_;
       if (err != 0) return ErrnoToStatus(err, "write " + std::string(path));
+      return OkStatus();
+    }
+  }
+  if (resolved.ok() && Basename(*resolved) == "mtu") {
+    // A VF netdev's MTU (netdev_sim.h): refused above its PF's or its maximum.
+    TreeWriter w(root());
+    const std::string dir(Dirname(*resolved));
+    if (IsVfNetdevDir(w, dir)) {
+      ++extra_writes_;
+      if (int err = VfNetdevSetMtu(w, dir, value); err != 0) {
+        return ErrnoToStatus(err, "write " + std::string(path));
+      }
       return OkStatus();
     }
   }

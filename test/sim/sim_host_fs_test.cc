@@ -58,6 +58,35 @@ TEST(SimHostFsTest, NetdevsAppearAfterSomeReads) {
   EXPECT_EQ(fs->ReadAttr("/sys/bus/pci/devices/0000:af:00.3/net/ens6f0v1/type").value_or(""), "1");
 }
 
+// dev_set_mtu on a VF netdev: kstrtoul, min 68, the VF's max_mtu (mlx5
+// 9978), and never above its PF's MTU; a refusal changes nothing.
+TEST(SimHostFsTest, VfNetdevMtuIsRefusedAboveThePfsOrTheMaximum) {
+  std::string root = NewRoceTree();
+  SimOptions o;
+  o.settle_reads = 0;
+  auto fs = NewSimulatedHostFs(root, o);
+  ASSERT_TRUE(fs->WriteAttr(kPf0 + "/sriov_numvfs", "2\n").ok());
+  const std::string vf = "/sys/class/net/ens6f0v0/mtu";
+  ASSERT_EQ(fs->ReadAttr(vf).value_or(""), "1500");  // a new mlx5 VF netdev, whatever its PF's
+  ASSERT_EQ(fs->ReadAttr("/sys/class/net/ens6f0np0/mtu").value_or(""), "1500");
+  Status s = fs->WriteAttr(vf, "9000\n");
+  EXPECT_EQ(s.err(), EINVAL) << s.ToString();
+  EXPECT_EQ(fs->ReadAttr(vf).value_or(""), "1500");
+  EXPECT_EQ(fs->WriteAttr(vf, "1400\n").err(), 0);
+  EXPECT_EQ(fs->ReadAttr(vf).value_or(""), "1400");
+  // The PF raised first (a PF netdev's mtu is a plain file here).
+  ASSERT_TRUE(fs->WriteAttr("/sys/class/net/ens6f0np0/mtu", "9000\n").ok());
+  EXPECT_EQ(fs->WriteAttr(vf, "9000\n").err(), 0);
+  EXPECT_EQ(fs->ReadAttr(vf).value_or(""), "9000");
+  EXPECT_EQ(fs->ReadAttr("/sys/class/net/ens6f0v1/mtu").value_or(""), "1500");
+  ASSERT_TRUE(fs->WriteAttr("/sys/class/net/ens6f0np0/mtu", "12000\n").ok());
+  EXPECT_EQ(fs->WriteAttr(vf, "9979\n").err(), EINVAL);  // above max_mtu
+  EXPECT_EQ(fs->WriteAttr(vf, "67").err(), EINVAL);      // below ETH_MIN_MTU
+  EXPECT_EQ(fs->WriteAttr(vf, "nine").err(), EINVAL);
+  EXPECT_EQ(fs->WriteAttr(vf, "0x2328").err(), 0);  // kstrtoul base 0
+  EXPECT_EQ(fs->ReadAttr(vf).value_or(""), "9000");
+}
+
 TEST(SimHostFsTest, ZeroSettleAndNeverSettle) {
   std::string root = NewRoceTree();
   SimOptions now;

@@ -1,0 +1,170 @@
+// vfMtu through the engine (pci, sriov, vf, link) against the in-process
+// kernel simulator (test/sim/netdev_sim.h refuses a VF netdev's MTU above its
+// PF's or its maximum): plan order, apply, verify, convergence, rollback.
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/config/loader.h"
+#include "engine/core/engine.h"
+#include "gtest/gtest.h"
+#include "modules/link/link_backend.h"
+#include "modules/link/link_module.h"
+#include "modules/pci/pci_module.h"
+#include "modules/sriov/sriov_module.h"
+#include "modules/vf/vf_module.h"
+#include "test/sim/sim_host_fs.h"
+#include "test/support/host_presets.h"
+#include "test/support/host_tree.h"
+#include "test/support/ttar.h"
+
+namespace provisioner {
+namespace {
+
+using std::chrono::milliseconds;
+
+class FakeClock final : public Clock {
+ public:
+  std::chrono::steady_clock::time_point Now() override { return now_; }
+  void SleepFor(milliseconds d) override { now_ += d; }
+
+ private:
+  std::chrono::steady_clock::time_point now_;
+};
+
+class VfMtuSimTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = testing::MakeTempDir("vfmtu");
+    ASSERT_TRUE(testing::BuildHostTree(testing::Cx5RoceHost(), root_).ok());
+    testing::SimOptions o;
+    o.settle_reads = 3;
+    fs_ = testing::NewSimulatedHostFs(root_, o);
+    sim_ = static_cast<testing::SimulatedHostFs*>(fs_.get());
+    ctx_.fs = fs_.get();
+    ctx_.clock = &clock_;
+    ctx_.settle_timeout = std::chrono::seconds(30);
+    VfModuleOptions vf;
+    vf.use_netlink = false;
+    LinkModuleOptions link;
+    link.backend = [](HostFs& fs) { return NewSysfsLinkBackend(fs); };
+    modules_.push_back(std::make_unique<PciModule>());
+    modules_.push_back(std::make_unique<SriovModule>());
+    modules_.push_back(std::make_unique<VfModule>(std::move(vf)));
+    modules_.push_back(std::make_unique<LinkModule>(std::move(link)));
+  }
+
+  DesiredState Load(const std::string& nics) {
+    LoadResult r = LoadDesiredStateFromString(
+        "apiVersion: provisioner/v1alpha1\nkind: HostConfig\nmetadata:\n  name: w\nspec:\n" + nics,
+        "host.yaml");
+    for (const auto& d : r.diagnostics) ADD_FAILURE() << d.path << ": " << d.message;
+    EXPECT_TRUE(r.state.has_value());
+    return r.state.value_or(DesiredState());
+  }
+
+  PlanResult PlanNow(const DesiredState& d) {
+    auto facts = Discover(modules_, ctx_);
+    EXPECT_TRUE(facts.ok()) << facts.status().message();
+    return BuildPlan(modules_, d, facts.value_or(HostFacts()));
+  }
+
+  static std::vector<std::string> Ids(const Plan& p) {
+    std::vector<std::string> ids;
+    for (const auto& c : p.changes) ids.push_back(c.id);
+    return ids;
+  }
+
+  std::string Mtu(const std::string& netdev) {
+    return fs_->ReadAttr("/sys/class/net/" + netdev + "/mtu").value_or("?");
+  }
+
+  std::string root_;
+  std::unique_ptr<HostFs> fs_;
+  testing::SimulatedHostFs* sim_ = nullptr;
+  FakeClock clock_;
+  HostContext ctx_;
+  std::vector<std::unique_ptr<Module>> modules_;
+};
+
+constexpr char kFourVfs[] = R"(  nics:
+    - name: pf0
+      nicSelector: { rootDevices: ["0000:af:00.0"] }
+      numVfs: 4
+)";
+
+constexpr char kJumboVfs[] = R"(  nics:
+    - name: pf0
+      nicSelector: { rootDevices: ["0000:af:00.0"] }
+      numVfs: 4
+      mtu: 9000
+      vfMtu: 9000
+)";
+
+// The issue's "done when": numVfs 4 and vfMtu 9000 on a ConnectX host.
+TEST_F(VfMtuSimTest, VfsCreatedThenPfRaisedThenVfMtuThenConverged) {
+  DesiredState d = Load(kJumboVfs);
+  PlanResult p = PlanNow(d);
+  EXPECT_TRUE(p.diagnostics.empty());
+  EXPECT_EQ(Ids(p.plan),
+            (std::vector<std::string>{"sriov/0000:af:00.0/numVfs", "link/ens6f0np0/mtu",
+                                      "link/0000:af:00.0/vfMtu"}));
+  ApplyReport r = ApplyPlan(modules_, p.plan, d, ctx_);  // verifies and checks convergence
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  EXPECT_EQ(Mtu("ens6f0np0"), "9000");
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(Mtu("ens6f0v" + std::to_string(i)), "9000") << i;
+  EXPECT_EQ(Mtu("ens6f1np1"), "1500");  // the other port: not asked
+  EXPECT_TRUE(PlanNow(d).plan.changes.empty());
+}
+
+// VFs there at 1500; VF 3's write fails: the PF and VFs 0-2 go back to 1500.
+TEST_F(VfMtuSimTest, AFailedVfRollsBackEveryMtu) {
+  DesiredState four = Load(kFourVfs);
+  ASSERT_TRUE(ApplyPlan(modules_, PlanNow(four).plan, four, ctx_).status.ok());
+  DesiredState d = Load(kJumboVfs);
+  PlanResult p = PlanNow(d);
+  ASSERT_EQ(Ids(p.plan),
+            (std::vector<std::string>{"link/ens6f0np0/mtu", "link/0000:af:00.0/vfMtu"}));
+  EXPECT_EQ(p.plan.changes[1].before, nlohmann::json({1500, 1500, 1500, 1500}));
+  sim_->AddFault({0, "ens6f0v3/mtu", EIO, -1});
+  ApplyReport r = ApplyPlan(modules_, p.plan, d, ctx_);
+  ASSERT_FALSE(r.status.ok());
+  EXPECT_NE(r.status.message().find("VF 3 (0000:af:00.5)"), std::string::npos)
+      << r.status.message();
+  EXPECT_NE(r.status.message().find("EIO"), std::string::npos) << r.status.message();
+  ASSERT_EQ(r.rolled_back.size(), 2u);
+  for (const auto& rb : r.rolled_back) EXPECT_TRUE(rb.status.ok()) << rb.status.message();
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(Mtu("ens6f0v" + std::to_string(i)), "1500") << i;
+  EXPECT_EQ(Mtu("ens6f0np0"), "1500");
+}
+
+// The PF lowered behind the plan's back: the simulated kernel refuses the
+// VF's MTU above it (EINVAL), apply says which VF, nothing stays half-done.
+TEST_F(VfMtuSimTest, TheKernelRefusesAVfMtuAboveThePf) {
+  DesiredState four = Load(kFourVfs);
+  ASSERT_TRUE(ApplyPlan(modules_, PlanNow(four).plan, four, ctx_).status.ok());
+  ASSERT_TRUE(fs_->WriteAttr("/sys/class/net/ens6f0np0/mtu", "9000\n").ok());
+  DesiredState d = Load(R"(  nics:
+    - name: pf0
+      nicSelector: { rootDevices: ["0000:af:00.0"] }
+      numVfs: 4
+      vfMtu: 9000
+)");
+  PlanResult p = PlanNow(d);
+  ASSERT_EQ(Ids(p.plan), (std::vector<std::string>{"link/0000:af:00.0/vfMtu"}));
+  ASSERT_TRUE(fs_->WriteAttr("/sys/class/net/ens6f0np0/mtu", "4000\n").ok());
+  ApplyReport r = ApplyPlan(modules_, p.plan, d, ctx_);
+  ASSERT_FALSE(r.status.ok());
+  EXPECT_NE(r.status.message().find("VF 0 (0000:af:00.2)"), std::string::npos)
+      << r.status.message();
+  EXPECT_NE(r.status.message().find("EINVAL"), std::string::npos) << r.status.message();
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(Mtu("ens6f0v" + std::to_string(i)), "1500") << i;
+  // Planned again against the PF's 4000: a plan error at the field.
+  PlanResult again = PlanNow(d);
+  ASSERT_EQ(again.diagnostics.size(), 1u);
+  EXPECT_EQ(again.diagnostics[0].path, "spec.nics[0].vfMtu");
+}
+
+}  // namespace
+}  // namespace provisioner
