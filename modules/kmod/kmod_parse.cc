@@ -1,5 +1,7 @@
 #include "modules/kmod/kmod_parse.h"
 
+#include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <sstream>
 
