@@ -68,6 +68,7 @@ std::string Journal::Describe() const {
 
 Status JournalWriter::Begin(const std::vector<Change>& changes) {
   std::lock_guard<std::mutex> lock(mu_);
+  begun_ = true;
   journal_ = Journal();
   journal_.pid = ::getpid();
   journal_.started_at = NowUtc();

@@ -50,12 +50,15 @@ class JournalWriter {
   Status Begin(const std::vector<Change>& changes);
   Status Mark(size_t index, JournalStep step);
   Status Finish();  // removes the file
+  // Begin was called: the apply wrote to the tree.
+  bool begun() const { return begun_; }
 
  private:
   Status Write();
   HostFs* fs_;
   std::mutex mu_;
   Journal journal_;
+  bool begun_ = false;
 };
 
 // nullopt when there is no journal; an error when it exists but is unreadable.

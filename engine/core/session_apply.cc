@@ -90,6 +90,7 @@ ApplyOutcome ApplyPlanned(PlanOutcome& planned, const ApplyRequest& request) {
       (!request.dry_run && plan.changes.empty() && planned.interrupted)) {
     // Nothing to undo, or already converged: the interrupted apply's journal is settled.
     out.journal_status = journal.Finish();
+    planned.lock.Keep();  // the tree had a journal: an apply ran here
     return out;
   }
   if (request.dry_run || plan.changes.empty()) {
@@ -103,6 +104,10 @@ ApplyOutcome ApplyPlanned(PlanOutcome& planned, const ApplyRequest& request) {
   options.check_converged = !request.rollback;  // a rollback moves away from host.yaml
   options.parallelism = request.parallelism;
   out = OutcomeOf(ApplyPlan(host.modules, plan, planned.desired, host.ctx, options));
+  // The lock file a first apply created stays once the apply wrote to the
+  // tree; refused before that (and a dry run, nothing to do) it goes on
+  // release, and the tree is as it was (HostLock).
+  if (journal.begun()) planned.lock.Keep();
   if (out.status.ok() && out.reboot_required)
     out.reboot_marker_status = WriteRebootMarker(*host.fs);
   return out;

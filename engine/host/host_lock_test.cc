@@ -41,7 +41,12 @@ TEST(HostLockTest, SecondHolderFailsAtOnceThenSucceedsAfterRelease) {
 
 TEST(HostLockTest, ExistingLockFileIsNotWritten) {
   auto fs = NewLocalHostFs(TempRoot());
-  ASSERT_TRUE(AcquireHostLock(*fs, kApplyLockPath, std::chrono::milliseconds(0)).ok());
+  {
+    auto first = AcquireHostLock(*fs, kApplyLockPath, std::chrono::milliseconds(0));
+    ASSERT_TRUE(first.ok());
+    first->Keep();
+  }
+  ASSERT_TRUE(fs->Exists("/run/provisioner/lock"));
   auto fs2 = NewLocalHostFs(fs->root());
   ASSERT_TRUE(AcquireHostLock(*fs2, kApplyLockPath, std::chrono::milliseconds(0)).ok());
   EXPECT_EQ(fs2->stats().files_opened_for_write, 0u);
@@ -50,9 +55,78 @@ TEST(HostLockTest, ExistingLockFileIsNotWritten) {
 TEST(HostLockTest, FirstLockOpensNoFileForWriting) {
   auto fs = NewLocalHostFs(TempRoot());
   ASSERT_FALSE(fs->Exists("/run"));
-  ASSERT_TRUE(AcquireHostLock(*fs, kApplyLockPath, std::chrono::milliseconds(0)).ok());
+  auto lock = AcquireHostLock(*fs, kApplyLockPath, std::chrono::milliseconds(0));
+  ASSERT_TRUE(lock.ok());
   EXPECT_TRUE(fs->Exists("/run/provisioner/lock"));
   EXPECT_EQ(fs->stats().files_opened_for_write, 0u);
+}
+
+// Issue 26, item 14: a lock that created its file (and the directories above
+// it) removes them on release unless kept (an apply that wrote keeps it); a
+// file that was there before stays.
+TEST(HostLockTest, CreatedLockFileGoesOnReleaseUnlessKept) {
+  auto fs = NewLocalHostFs(TempRoot());
+  ::mkdir((fs->root() + "/run").c_str(), 0755);
+  {
+    auto lock = AcquireHostLock(*fs, kApplyLockPath, std::chrono::milliseconds(0));
+    ASSERT_TRUE(lock.ok());
+    EXPECT_TRUE(lock->removes_file());
+    EXPECT_TRUE(fs->Exists("/run/provisioner/lock"));
+  }
+  EXPECT_FALSE(fs->Exists("/run/provisioner")) << "made for the lock: removed with it";
+  EXPECT_TRUE(fs->Exists("/run")) << "there before";
+  {
+    auto lock = AcquireHostLock(*fs, kApplyLockPath, std::chrono::milliseconds(0));
+    ASSERT_TRUE(lock.ok());
+    lock->Keep();
+  }
+  EXPECT_TRUE(fs->Exists("/run/provisioner/lock"));
+  {
+    auto lock = AcquireHostLock(*fs, kApplyLockPath, std::chrono::milliseconds(0));
+    ASSERT_TRUE(lock.ok());
+    EXPECT_FALSE(lock->removes_file()) << "not created by this lock";
+  }
+  EXPECT_TRUE(fs->Exists("/run/provisioner/lock"));
+}
+
+// A process waiting on a lock file that its holder then removes opens the
+// lock again, so it never holds an unlinked file beside a newer holder of
+// the file at the path.
+TEST(HostLockTest, WaiterOnARemovedLockFileLocksTheFileAtThePath) {
+  auto fs = NewLocalHostFs(TempRoot());
+  int ready[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    auto fs_child = NewLocalHostFs(fs->root());
+    auto l = AcquireHostLock(*fs_child, kApplyLockPath, std::chrono::milliseconds(0));
+    if (!l.ok() || !l->removes_file()) ::_exit(2);
+    (void)!::write(ready[1], "x", 1);
+    ::usleep(300 * 1000);
+    ::_exit(0);  // not released by the destructor: released below instead
+  }
+  char c;
+  ASSERT_EQ(::read(ready[0], &c, 1), 1);
+  struct stat held;
+  ASSERT_EQ(::stat((fs->root() + "/run/provisioner/lock").c_str(), &held), 0);
+  int status = 0;
+  // The child exits without removing; remove it as its release would have,
+  // while another process waits on the old file.
+  pid_t waiter = ::fork();
+  if (waiter == 0) {
+    auto fs_w = NewLocalHostFs(fs->root());
+    auto l = AcquireHostLock(*fs_w, kApplyLockPath, std::chrono::milliseconds(5000));
+    if (!l.ok()) ::_exit(3);
+    struct stat now;
+    if (::stat((fs_w->root() + "/run/provisioner/lock").c_str(), &now) != 0) ::_exit(4);
+    ::_exit(0);
+  }
+  ::usleep(100 * 1000);
+  ASSERT_EQ(::unlink((fs->root() + "/run/provisioner/lock").c_str()), 0);
+  ::waitpid(pid, &status, 0);
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  ::waitpid(waiter, &status, 0);
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "the waiter did not lock a file at the lock's path";
 }
 
 TEST(HostLockTest, WaitsForAHolderThatLetsGo) {

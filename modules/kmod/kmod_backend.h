@@ -5,8 +5,9 @@
 // - tree root (--root: images, CI, the kernel simulator): the tree's
 //   <root>/proc/modules file, which the tree backend reads and rewrites as the
 //   kernel would list the modules (kmod_tree_backend.cc).
-// Discovery of everything else (modules.dep, modprobe.d through libkmod's
-// config iterators, parameters) reads the root through HostFs either way.
+// Discovery of everything else (modules.dep, modprobe.d, parameters) reads
+// the root through HostFs either way; libkmod never runs for a tree (its
+// kmod_new() reads the running machine's /proc/cmdline).
 #ifndef PROVISIONER_MODULES_KMOD_KMOD_BACKEND_H_
 #define PROVISIONER_MODULES_KMOD_KMOD_BACKEND_H_
 
@@ -40,8 +41,9 @@ class KmodBackend {
 // files libkmod read, for `snapshot`.
 std::unique_ptr<KmodBackend> NewLibkmodBackend(const HostFs& fs);
 // The kernel's stand-in under a tree root: <root>/proc/modules. Load adds the
-// missing dependencies (libkmod's answer when the tree has depmod's index
-// modules.dep.bin, else `dependencies`, loaded last-first) and then `name` at
+// missing dependencies (the tree's modules.dep line for the module when it
+// has one, else `dependencies`; NotFound when the tree has depmod's index
+// modules.dep.bin and no line for it; loaded last-first) and then `name` at
 // the top of the file, as the kernel lists a newly loaded module; Unload
 // removes its line.
 std::unique_ptr<KmodBackend> NewTreeKmodBackend(HostFs& fs);

@@ -14,7 +14,6 @@
 #include <sstream>
 #include <tuple>
 
-#include "engine/base/temp_dir.h"
 #include "modules/kmod/kmod_parse.h"
 #include "spdlog/spdlog.h"
 
@@ -56,84 +55,28 @@ const char* const kConfigDirs[] = {"/etc/modprobe.d", "/run/modprobe.d",
 
 std::string ReleaseDir(const std::string& release) { return "/lib/modules/" + release; }
 
+// The names libkmod 30 reads in a config directory (conf_files_filter_out):
+// not hidden, ending in .conf or .alias.
 bool IsConfName(const std::string& n) {
-  return n.size() > 5 && n.compare(n.size() - 5, 5, ".conf") == 0;
+  auto ends = [&](const char* suffix, size_t len) {
+    return n.size() >= 6 && n.size() >= len && n.compare(n.size() - len, len, suffix) == 0;
+  };
+  return !n.empty() && n[0] != '.' && (ends(".conf", 5) || ends(".alias", 6));
 }
 
-// libkmod opens the config paths it is given itself, following any link
-// (an absolute one in a tree leads to this machine's /etc). It gets
-// confined copies instead, on every root (the module never asks which one):
-// each *.conf read through the host layer (a link leaving the root, a
-// dangling one, a FIFO: skipped, with a warning), one directory per config
-// directory, in libkmod's order. On the live root the copies hold what
-// modprobe reads.
-class ConfigView {
- public:
-  ConfigView(const HostFs& fs, std::vector<std::string>* warnings) {
-    if (std::string err = dir_.Create("provisioner-modprobe"); !err.empty()) {
-      warnings->push_back("modprobe.d of the tree not read: " + err);
-      return;
-    }
-    for (size_t i = 0; i < sizeof kConfigDirs / sizeof kConfigDirs[0]; ++i) {
-      const std::string copy = dir_.path() + "/" + std::to_string(i);
-      std::filesystem::create_directory(copy);
-      paths_.push_back(copy);
-      for (const std::string& n : ListDirIfPresent(fs, kConfigDirs[i])) {
-        if (!IsConfName(n)) continue;
-        const std::string path = JoinPath(kConfigDirs[i], n);
-        auto text = fs.ReadFile(path);
-        if (!text.ok()) {
-          warnings->push_back(path + " not read: " + text.status().message());
-          continue;
-        }
-        std::ofstream(copy + "/" + n, std::ios::binary) << *text;
-        origin_[copy + "/" + n] = path;
-      }
+// The modprobe.d files under the root in libkmod's order
+// (conf_files_insert_sorted): all directories merged by file name (strcmp),
+// a name in an earlier directory hiding the same name in later ones.
+std::vector<std::string> ModprobeFiles(const HostFs& fs) {
+  std::map<std::string, std::string> by_name;  // std::string compares as strcmp
+  for (const char* dir : kConfigDirs) {
+    for (const std::string& n : ListDirIfPresent(fs, dir)) {
+      if (IsConfName(n)) by_name.emplace(n, JoinPath(dir, n));
     }
   }
-
-  // The directories to give libkmod, in its order.
-  const std::vector<std::string>& paths() const { return paths_; }
-  // The files to read one at a time (name -> path given to libkmod and host
-  // path), first directory wins, as libkmod merges them.
-  std::map<std::string, std::pair<std::string, std::string>> Files(const HostFs& fs) const {
-    std::map<std::string, std::pair<std::string, std::string>> out;
-    for (size_t i = 0; i < paths_.size(); ++i) {
-      for (const auto& [copy, host] : origin_) {
-        if (copy.compare(0, paths_[i].size() + 1, paths_[i] + "/") != 0) continue;
-        out.emplace(std::string(Basename(host)), std::make_pair(copy, host));
-      }
-    }
-    return out;
-  }
-
- private:
-  ScopedTempDir dir_;
-  std::vector<std::string> paths_;
-  std::map<std::string, std::string> origin_;  // copy -> host path
-};
-
-using Entry = std::tuple<int, std::string, std::string>;  // kind, key, value
-
-enum Kind { kOptions, kBlacklist, kInstall, kRemove, kSoftdep, kAlias };
-
-std::vector<Entry> ConfigEntries(kmod_ctx* ctx) {
-  std::vector<Entry> out;
-  auto take = [&](int kind, kmod_config_iter* it) {
-    if (it == nullptr) return;
-    while (kmod_config_iter_next(it)) {
-      const char* k = kmod_config_iter_get_key(it);
-      const char* v = kmod_config_iter_get_value(it);
-      out.emplace_back(kind, k ? k : "", v ? v : "");
-    }
-    kmod_config_iter_free_iter(it);
-  };
-  take(kOptions, kmod_config_get_options(ctx));
-  take(kBlacklist, kmod_config_get_blacklists(ctx));
-  take(kInstall, kmod_config_get_install_commands(ctx));
-  take(kRemove, kmod_config_get_remove_commands(ctx));
-  take(kSoftdep, kmod_config_get_softdeps(ctx));
-  take(kAlias, kmod_config_get_aliases(ctx));
+  std::vector<std::string> out;
+  out.reserve(by_name.size());
+  for (const auto& [name, path] : by_name) out.push_back(path);
   return out;
 }
 
@@ -145,94 +88,123 @@ std::string StateOf(kmod_module* mod) {
   return "Live";
 }
 
-// Defined below ModprobeOptionsByFile's neighbours.
-std::vector<ModprobeFileOptions> OptionsByFile(const HostFs& fs, const ConfigView& view);
-
-}  // namespace
-
-Status ReadModprobeConfig(const HostFs& fs, const std::string& release, KmodFacts* facts) {
-  ConfigView view(fs, &facts->config_warnings);
-  for (const char* dir : kConfigDirs) {
-    // For the snapshot: libkmod reads these itself on the live root.
-    for (const std::string& n : ListDirIfPresent(fs, dir)) {
-      if (IsConfName(n)) fs.NoteExternalRead(JoinPath(dir, n));
+// Each modprobe.d file, read through the host layer (a link leaving the
+// root, a dangling one, a FIFO: skipped, with a warning in `warnings`) and
+// parsed on its own.
+struct ReadConf {
+  std::string path;
+  ModprobeConf conf;
+};
+std::vector<ReadConf> ReadModprobeFiles(const HostFs& fs, std::vector<std::string>* warnings) {
+  std::vector<ReadConf> out;
+  for (const std::string& path : ModprobeFiles(fs)) {
+    auto text = fs.ReadFile(path);
+    if (!text.ok()) {
+      if (warnings != nullptr) warnings->push_back(path + " not read: " + text.status().message());
+      continue;
     }
+    ReadConf r;
+    r.path = path;
+    ParseModprobeConf(*text, &r.conf);
+    out.push_back(std::move(r));
   }
-  std::vector<const char*> cpaths;
-  cpaths.reserve(view.paths().size() + 1);
-  for (const auto& p : view.paths()) cpaths.push_back(p.c_str());
-  cpaths.push_back(nullptr);
-  std::string moddir = fs.FsPath(ReleaseDir(release.empty() ? "none" : release));
-  Ctx ctx = NewCtx(moddir.c_str(), cpaths.data());
-  // The same with no config file: what libkmod takes from this machine's
-  // kernel command line, which is not the root's modprobe.d.
-  const std::string none = fs.FsPath("/nonexistent-provisioner-modprobe.d");
-  const char* no_paths[] = {none.c_str(), nullptr};
-  Ctx cmdline_only = NewCtx(moddir.c_str(), no_paths);
-  if (!ctx || !cmdline_only) return InternalError("libkmod: kmod_new failed");
-
-  std::vector<Entry> entries = ConfigEntries(ctx.get());
-  for (const Entry& e : ConfigEntries(cmdline_only.get())) {
-    auto it = std::find(entries.begin(), entries.end(), e);
-    if (it != entries.end()) entries.erase(it);
-  }
-  for (const auto& [kind, key, value] : entries) {
-    switch (kind) {
-      case kOptions: facts->options.push_back({key, value}); break;
-      case kBlacklist: facts->blacklist.push_back(key); break;
-      case kInstall: facts->install.push_back({key, value}); break;
-      case kRemove: facts->remove.push_back({key, value}); break;
-      case kSoftdep: facts->softdeps.push_back({key, value}); break;
-      default: facts->aliases.push_back({key, value}); break;
-    }
-  }
-  facts->options_by_file = OptionsByFile(fs, view);  // the same copies: one read
-  return OkStatus();
+  return out;
 }
 
-namespace {
-
-// Each file of `view` through libkmod on its own.
-std::vector<ModprobeFileOptions> OptionsByFile(const HostFs& fs, const ConfigView& view) {
-  const auto files = view.Files(fs);  // name -> (path for libkmod, host path)
+std::vector<ModprobeFileOptions> OptionsByFile(const std::vector<ReadConf>& files) {
   std::vector<ModprobeFileOptions> out;
-  if (files.empty()) return out;
-  const std::string moddir = fs.FsPath("/lib/modules/none");
-  // What libkmod adds from this machine's kernel command line: taken out.
-  const std::string none = fs.FsPath("/nonexistent-provisioner-modprobe.d");
-  const char* no_paths[] = {none.c_str(), nullptr};
-  Ctx cmdline_only = NewCtx(moddir.c_str(), no_paths);
-  if (!cmdline_only) return out;
-  const std::vector<Entry> cmdline = ConfigEntries(cmdline_only.get());
-  for (const auto& [name, where] : files) {
-    const auto& [given, path] = where;
-    const std::string& file = given;
-    const char* paths[] = {file.c_str(), nullptr};
-    Ctx ctx = NewCtx(moddir.c_str(), paths);
-    if (!ctx) continue;
-    fs.NoteExternalRead(path);  // for the snapshot: libkmod reads it itself
-    ModprobeFileOptions f;
-    f.path = path;
-    std::vector<Entry> rest = cmdline;
-    for (const auto& e : ConfigEntries(ctx.get())) {
-      auto it = std::find(rest.begin(), rest.end(), e);
-      if (it != rest.end()) {
-        rest.erase(it);
-        continue;
-      }
-      if (std::get<0>(e) == kOptions) f.options.push_back({std::get<1>(e), std::get<2>(e)});
-    }
-    out.push_back(std::move(f));
-  }
+  for (const ReadConf& r : files) out.push_back({r.path, r.conf.options});
   return out;
 }
 
 }  // namespace
 
+// Not libkmod: its kmod_new() always adds `mod.param=` options and
+// `modprobe.blacklist=` from the running machine's /proc/cmdline (libkmod 30
+// libkmod-config.c, kmod_config_parse_kcmdline, a fixed path), so under a
+// tree root the facts would depend on the machine that reads the tree, and
+// the machine's file would be read (issue 26, item 14). The facts are what
+// the root's modprobe.d files say, read through the host layer and parsed as
+// libkmod parses them (ParseModprobeConf; kmod_host_test compares the two).
+Status ReadModprobeConfig(const HostFs& fs, const std::string& release, KmodFacts* facts) {
+  (void)release;  // libkmod's <moddir>/modules.softdep was never part of these facts
+  const std::vector<ReadConf> files = ReadModprobeFiles(fs, &facts->config_warnings);
+  ModprobeConf all;
+  for (const ReadConf& r : files) {
+    auto append = [](auto* to, const auto& from) {
+      to->insert(to->end(), from.begin(), from.end());
+    };
+    append(&all.options, r.conf.options);
+    append(&all.blacklist, r.conf.blacklist);
+    append(&all.install, r.conf.install);
+    append(&all.remove, r.conf.remove);
+    append(&all.softdeps, r.conf.softdeps);
+    append(&all.aliases, r.conf.aliases);
+  }
+  facts->options = std::move(all.options);
+  facts->blacklist = std::move(all.blacklist);
+  facts->install = std::move(all.install);
+  facts->remove = std::move(all.remove);
+  facts->softdeps = std::move(all.softdeps);
+  facts->aliases = std::move(all.aliases);
+  facts->options_by_file = OptionsByFile(files);  // the same reads
+  return OkStatus();
+}
+
 std::vector<ModprobeFileOptions> ModprobeOptionsByFile(const HostFs& fs) {
-  std::vector<std::string> ignored;  // ReadModprobeConfig reports the same files
-  ConfigView view(fs, &ignored);
-  return OptionsByFile(fs, view);
+  return OptionsByFile(ReadModprobeFiles(fs, nullptr));  // ReadModprobeConfig warns
+}
+
+StatusOr<ModprobeConf> LibkmodModprobeConf(const std::vector<std::string>& config_paths) {
+  std::vector<const char*> cpaths;
+  for (const auto& p : config_paths) cpaths.push_back(p.c_str());
+  cpaths.push_back(nullptr);
+  const char* none[] = {"/nonexistent-provisioner-modprobe.d", nullptr};
+  Ctx ctx = NewCtx("/nonexistent-provisioner-moddir", cpaths.data());
+  Ctx cmdline_only = NewCtx("/nonexistent-provisioner-moddir", none);
+  if (!ctx || !cmdline_only) return InternalError("libkmod: kmod_new failed");
+  using Entry = std::pair<std::string, std::string>;
+  enum Kind { kOptions, kBlacklist, kInstall, kRemove, kSoftdep, kAlias, kKinds };
+  auto entries = [](kmod_ctx* c) {
+    std::vector<std::vector<Entry>> out(kKinds);
+    auto take = [&](int kind, kmod_config_iter* it) {
+      if (it == nullptr) return;
+      while (kmod_config_iter_next(it)) {
+        const char* k = kmod_config_iter_get_key(it);
+        const char* v = kmod_config_iter_get_value(it);
+        out[kind].emplace_back(k ? k : "", v ? v : "");
+      }
+      kmod_config_iter_free_iter(it);
+    };
+    take(kOptions, kmod_config_get_options(c));
+    take(kBlacklist, kmod_config_get_blacklists(c));
+    take(kInstall, kmod_config_get_install_commands(c));
+    take(kRemove, kmod_config_get_remove_commands(c));
+    take(kSoftdep, kmod_config_get_softdeps(c));
+    take(kAlias, kmod_config_get_aliases(c));
+    return out;
+  };
+  std::vector<std::vector<Entry>> got = entries(ctx.get());
+  const std::vector<std::vector<Entry>> cmdline = entries(cmdline_only.get());
+  // libkmod appends the command line's entries after the files' ones.
+  for (int k = 0; k < kKinds; ++k) {
+    if (got[k].size() < cmdline[k].size() ||
+        !std::equal(cmdline[k].begin(), cmdline[k].end(), got[k].end() - cmdline[k].size())) {
+      return InternalError("libkmod: the kernel command line's entries are not last");
+    }
+    got[k].resize(got[k].size() - cmdline[k].size());
+  }
+  ModprobeConf conf;
+  auto to = [](const std::vector<Entry>& from, std::vector<ModprobeEntry>* out) {
+    for (const auto& [k, v] : from) out->push_back({k, v});
+  };
+  to(got[kOptions], &conf.options);
+  for (const auto& [k, v] : got[kBlacklist]) conf.blacklist.push_back(k);
+  to(got[kInstall], &conf.install);
+  to(got[kRemove], &conf.remove);
+  to(got[kSoftdep], &conf.softdeps);
+  to(got[kAlias], &conf.aliases);
+  return conf;
 }
 
 // KmodFacts::builtin. modules.builtin lists one module a line by its path
@@ -292,7 +264,8 @@ StatusOr<KmodFacts> DiscoverKmod(const HostFs& fs, KmodBackend& backend,
     auto dep = fs.ReadFile(k.modules_dir + "/modules.dep");
     if (dep.ok()) {
       auto parsed = ParseModulesDep(*dep);
-      if (!parsed.ok()) return parsed.status().WithContext(fs.FsPath(k.modules_dir + "/modules.dep"));
+      if (!parsed.ok())
+        return parsed.status().WithContext(fs.FsPath(k.modules_dir + "/modules.dep"));
       k.available = std::move(*parsed);
       k.modules_dep_found = true;
     } else if (dep.status().err() != ENOENT) {
@@ -325,9 +298,11 @@ StatusOr<std::vector<std::string>> LibkmodDependencies(const HostFs& fs, const s
   if (!ctx) return InternalError("libkmod: kmod_new failed");
   kmod_list* list = nullptr;
   int err = kmod_module_new_from_lookup(ctx.get(), name.c_str(), &list);
-  if (err < 0) return ErrnoToStatus(-err, "look up kernel module " + name + " in " + moddir + " (libkmod)");
+  if (err < 0)
+    return ErrnoToStatus(-err, "look up kernel module " + name + " in " + moddir + " (libkmod)");
   if (list == nullptr) {
-    return NotFoundError("kernel module " + name + " not found in " + moddir + "/modules.dep.bin (libkmod)");
+    return NotFoundError("kernel module " + name + " not found in " + moddir +
+                         "/modules.dep.bin (libkmod)");
   }
   kmod_module* mod = kmod_module_get_module(list);
   std::vector<std::string> out;
@@ -409,7 +384,8 @@ class LibkmodBackend final : public KmodBackend {
         result = ErrnoToStatus(-r, "load kernel module " + std::string(kmod_module_get_name(mod)) +
                                        " (libkmod probe)");
       } else if (r > 0 && result.ok()) {
-        result = FailedPreconditionError("load kernel module " + name + ": blacklisted in modprobe.d");
+        result =
+            FailedPreconditionError("load kernel module " + name + ": blacklisted in modprobe.d");
       }
       kmod_module_unref(mod);
     }

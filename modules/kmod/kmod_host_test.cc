@@ -6,7 +6,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "gmock/gmock.h"
@@ -172,8 +174,10 @@ class KmodDepmodTree : public ::testing::Test {
     for (const char* p : {"/usr/sbin/depmod", "/sbin/depmod"}) {
       if (::access(p, X_OK) == 0) depmod = p;
     }
-    ASSERT_FALSE(depmod.empty()) << "depmod not found: install Debian's kmod (scripts/setup.sh does)";
-    ASSERT_EQ(std::system((depmod + " -b '" + root_ + "' " + kRelease + " 2>/dev/null").c_str()), 0);
+    ASSERT_FALSE(depmod.empty())
+        << "depmod not found: install Debian's kmod (scripts/setup.sh does)";
+    ASSERT_EQ(std::system((depmod + " -b '" + root_ + "' " + kRelease + " 2>/dev/null").c_str()),
+              0);
     fs_ = NewLocalHostFs(root_);
   }
   void Module(const std::string& name, const std::string& exports,
@@ -185,7 +189,8 @@ class KmodDepmodTree : public ::testing::Test {
              exports + "\";\n";
     }
     for (const auto& u : uses) src += "extern int " + u + ";\nint *use_" + u + " = &" + u + ";\n";
-    src += "__attribute__((section(\".modinfo\"), used)) static const char lic[] = \"license=GPL\";\n";
+    src +=
+        "__attribute__((section(\".modinfo\"), used)) static const char lic[] = \"license=GPL\";\n";
     const std::string c = root_ + "/" + name + ".c";
     std::ofstream(c) << src;
     const std::string ko = root_ + "/lib/modules/" + kRelease + "/kernel/" + name + ".ko";
@@ -212,8 +217,9 @@ TEST_F(KmodDepmodTree, LibkmodAndModulesDepTextAgree) {
   EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
 }
 
-TEST_F(KmodDepmodTree, TreeLoadTakesLibkmodDependencies) {
-  // No dependencies given: libkmod finds them in the tree's indexes.
+TEST_F(KmodDepmodTree, TreeLoadTakesTheTreesDependencies) {
+  // No dependencies given: found in the tree's modules.dep (libkmod agrees:
+  // LibkmodAndModulesDepTextAgree).
   auto tree = NewTreeKmodBackend(*fs_);
   ASSERT_TRUE(tree->Load("mlx5_ib", {}).ok());
   auto loaded = tree->ReadLoaded();
@@ -253,6 +259,99 @@ TEST(KmodLive, LibkmodAndProcModulesCopyAgree) {
     EXPECT_EQ((*from_libkmod)[i].name, (*parsed)[i].name);
     EXPECT_EQ((*from_libkmod)[i].size, (*parsed)[i].size);
   }
+}
+
+// ParseModprobeConf is libkmod's parser, quirks included: the same files
+// through libkmod 30 itself (kmod_new's config iterators, without what it
+// adds from this machine's /proc/cmdline) give the same entries in the same
+// order. Crafted files, then this machine's own modprobe.d directories.
+void ExpectSameAsLibkmod(const std::vector<std::string>& config_paths,
+                         const std::vector<std::string>& files_in_order) {
+  auto lib = LibkmodModprobeConf(config_paths);
+  ASSERT_TRUE(lib.ok()) << lib.status().ToString();
+  ModprobeConf ours;
+  for (const std::string& f : files_in_order) {
+    std::ifstream in(f, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    ParseModprobeConf(ss.str(), &ours);
+  }
+  auto pairs = [](const std::vector<ModprobeEntry>& v) {
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const auto& e : v) out.emplace_back(e.module, e.value);
+    return out;
+  };
+  EXPECT_EQ(pairs(ours.options), pairs(lib->options));
+  EXPECT_EQ(ours.blacklist, lib->blacklist);
+  EXPECT_EQ(pairs(ours.install), pairs(lib->install));
+  EXPECT_EQ(pairs(ours.remove), pairs(lib->remove));
+  EXPECT_EQ(pairs(ours.softdeps), pairs(lib->softdeps));
+  EXPECT_EQ(pairs(ours.aliases), pairs(lib->aliases));
+}
+
+TEST(ModprobeConfParser, AgreesWithLibkmodOnCraftedFiles) {
+  const std::string dir = FreshDir();
+  ASSERT_FALSE(dir.empty());
+  const std::vector<std::pair<std::string, std::string>> files = {
+      {"a.conf",
+       "# comment\n"
+       "options ib_core netns_mode=0\n"
+       "options ib-core\tnetns_mode=1 foo=\"a b\"\t \n"
+       "options  mlx5-core  prof_sel=2\n"
+       "  options mlx5_core log_num_mgm_entry_size=-1\n"
+       "options nothing\n"
+       "options mlx5_core x=1 \\\n y=2\n"
+       "options snd-[a-z]-x v=1\n"
+       "options bad]name v=1\n"
+       "options \\#esc a=\\b\n"
+       " # indented comment\n"
+       "blacklist nouveau\n"
+       "blacklist rdma-rxe extra words\n"
+       "blacklist\n"
+       "install gdr-drv /sbin/modprobe --ignore-install gdrdrv && echo \\\n done\n"
+       "remove  mlx5_ib\t/bin/true\n"
+       "alias net-pf-99 rdma-cm trailing\n"
+       "alias only_one\n"
+       "include /etc/other.conf\n"
+       "config x\n"
+       "unknown command here\n"
+       "softdep mlx5_core pre: mlx5_ib post: ib_ipoib rdma_ucm\n"
+       "softdep a  pre: x\n"
+       "softdep b pre: x y post: z pre: w\n"
+       "softdep c post:   p  q   \n"
+       "softdep d pre:\n"
+       "softdep e nothing here\n"
+       "options\tnvidia NVreg_EnableGpuFirmware=0\r\n"
+       "options last noeol=1\\"},
+      {"b.conf", "options z z=1\n\n\n#\noptions y y=2"},
+  };
+  std::vector<std::string> paths;
+  for (const auto& [name, text] : files) {
+    std::ofstream(dir + "/" + name, std::ios::binary) << text;
+    paths.push_back(dir + "/" + name);
+  }
+  ExpectSameAsLibkmod({dir}, paths);
+}
+
+TEST(ModprobeConfParser, AgreesWithLibkmodOnThisMachinesModprobeD) {
+  const char* const dirs[] = {"/etc/modprobe.d", "/run/modprobe.d", "/usr/local/lib/modprobe.d",
+                              "/lib/modprobe.d"};
+  std::map<std::string, std::string> by_name;
+  std::vector<std::string> config_paths;
+  for (const char* d : dirs) {
+    config_paths.push_back(d);
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(d, ec)) {
+      const std::string n = e.path().filename().string();
+      const bool conf = n.size() >= 6 && (n.compare(n.size() - 5, 5, ".conf") == 0 ||
+                                          n.compare(n.size() - 6, 6, ".alias") == 0);
+      if (conf && n[0] != '.' && !e.is_directory()) by_name.emplace(n, e.path().string());
+    }
+  }
+  std::vector<std::string> files;
+  for (const auto& [n, p] : by_name) files.push_back(p);
+  if (files.empty()) GTEST_SKIP() << "no modprobe.d files on this machine";
+  ExpectSameAsLibkmod(config_paths, files);
 }
 
 // The factory picks by root: libkmod only for "/", the tree's proc/modules

@@ -44,7 +44,8 @@ TEST(ParseProcModules, RenderRoundTrips) {
 TEST(ParseModulesDep, NamesAndDependencies) {
   auto d = ParseModulesDep(
       "kernel/drivers/infiniband/hw/mlx5/mlx5_ib.ko.xz: "
-      "kernel/drivers/infiniband/core/ib_uverbs.ko.xz kernel/drivers/infiniband/core/ib_core.ko.xz\n"
+      "kernel/drivers/infiniband/core/ib_uverbs.ko.xz "
+      "kernel/drivers/infiniband/core/ib_core.ko.xz\n"
       "kernel/drivers/infiniband/core/ib_core.ko:\n"
       "updates/dkms/nvidia-peermem.ko.zst: updates/dkms/nvidia.ko.zst\n");
   ASSERT_TRUE(d.ok()) << d.status().ToString();
@@ -55,7 +56,8 @@ TEST(ParseModulesDep, NamesAndDependencies) {
 }
 
 TEST(ModulesLoad, ParseSkipsCommentsAndRenderRoundTrips) {
-  EXPECT_THAT(ParseModulesLoad("# c\n; c\n\nmlx5_ib\n  rdma_ucm  \n"), ElementsAre("mlx5_ib", "rdma_ucm"));
+  EXPECT_THAT(ParseModulesLoad("# c\n; c\n\nmlx5_ib\n  rdma_ucm  \n"),
+              ElementsAre("mlx5_ib", "rdma_ucm"));
   EXPECT_THAT(ParseModulesLoad(RenderModulesLoad({"a", "b"})), ElementsAre("a", "b"));
 }
 

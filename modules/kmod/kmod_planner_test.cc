@@ -14,7 +14,8 @@ HostFacts Facts() {
   f.kmod.discovered = true;
   f.kmod.modules_dir = "/lib/modules/6.1.0";
   f.kmod.modules_dep_found = true;
-  for (const char* n : {"mlx5_core", "mlx5_ib", "ib_core"}) f.kmod.loaded.push_back({n, 1, 0, {}, "Live"});
+  for (const char* n : {"mlx5_core", "mlx5_ib", "ib_core"})
+    f.kmod.loaded.push_back({n, 1, 0, {}, "Live"});
   f.kmod.available = {{"mlx5_ib", {"ib_uverbs", "ib_core"}},
                       {"rdma_ucm", {"rdma_cm", "ib_uverbs", "ib_core"}},
                       {"rdma_cm", {"ib_core"}}};
@@ -36,7 +37,8 @@ TEST(KmodPlanner, LoadsMissingWithUnloadedDepsAndPersists) {
   EXPECT_EQ(load.id, "kmod/rdma_ucm/loaded");
   EXPECT_EQ(load.field_path, "spec.kernelModules[1]");
   EXPECT_EQ(load.phase, kPhaseKernelModules);
-  EXPECT_EQ(load.detail["dependencies"], nlohmann::json({"rdma_cm", "ib_uverbs"}));  // ib_core loaded
+  EXPECT_EQ(load.detail["dependencies"],
+            nlohmann::json({"rdma_cm", "ib_uverbs"}));  // ib_core loaded
   const Change& persist = sink.changes()[1];
   EXPECT_EQ(persist.id, "kmod/modules-load.d/provisioner.conf/modules");
   EXPECT_TRUE(persist.before.is_null());

@@ -26,12 +26,27 @@ class TreeKmodBackend final : public KmodBackend {
   Status Load(const std::string& name, const std::vector<std::string>& given_deps) override {
     std::vector<std::string> dependencies = given_deps;
     auto release = fs_.ReadAttr("/proc/sys/kernel/osrelease");
-    if (release.ok() && !release->empty() &&
-        fs_.Exists("/lib/modules/" + *release + "/modules.dep.bin")) {
-      // The tree has depmod's indexes: ask libkmod, as modprobe would.
-      auto deps = LibkmodDependencies(fs_, *release, name);
-      if (!deps.ok()) return deps.status().WithContext("load " + name);
-      dependencies = std::move(*deps);
+    if (release.ok() && !release->empty()) {
+      // The tree's depmod output, as modprobe would look the module up: the
+      // text modules.dep (depmod writes it with modules.dep.bin, from the
+      // same data; kmod_host_test checks that libkmod agrees). Not libkmod
+      // here: its kmod_new() reads this machine's /proc/cmdline.
+      const std::string dep_path = "/lib/modules/" + *release + "/modules.dep";
+      auto dep = fs_.ReadFile(dep_path);
+      if (dep.ok()) {
+        auto parsed = ParseModulesDep(*dep);
+        if (!parsed.ok()) return parsed.status().WithContext(fs_.FsPath(dep_path));
+        auto it = parsed->find(NormalizeModuleName(name));
+        if (it != parsed->end()) {
+          dependencies = it->second;
+        } else if (fs_.Exists("/lib/modules/" + *release + "/modules.dep.bin")) {
+          // A complete depmod output without it: modprobe would fail too.
+          return NotFoundError("load " + name + ": kernel module " + name + " not found in " +
+                               fs_.FsPath(dep_path));
+        }
+      } else if (dep.status().err() != ENOENT) {
+        return dep.status().WithContext("load " + name);
+      }
     }
     std::vector<LoadedModule> mods;
     auto cur = ReadLoaded();
