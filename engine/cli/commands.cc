@@ -478,11 +478,16 @@ int RunApply(const CommonOptions& opt) {
   }
   json doc = PlanToJson(plan, root);
   doc["dryRun"] = opt.dry_run;
+  if (p.already_applied) doc["alreadyApplied"] = true;
   if (!out.ran) {
     for (auto& c : doc["changes"]) c["status"] = "planned";
     if (opt.output != "table") {
       PrintDocument(doc, opt.output);
     } else {
+      if (p.already_applied) {
+        std::cout << "Saved plan " << opt.file << " is already applied: the host under "
+                  << AbsoluteRoot(root) << " matches " << saved->desired_file << ".\n";
+      }
       if (opt.dry_run && !plan.changes.empty()) std::cout << "Dry run: nothing was changed.\n";
       // The warnings went to stderr above.
       Plan quiet = table_plan;

@@ -222,7 +222,9 @@ int Dispatch(int argc, char** argv) {
   std::vector<CLI::Option*> root_options;
   auto add_root = [&](CLI::App* sub) {
     root_options.push_back(
-        sub->add_option("--root", opt.root, "Host root: resolve /sys, /proc, /etc ... under DIR"));
+        sub->add_option("--root", opt.root,
+                        "Host root: resolve /sys, /proc, /etc ... under DIR (a FILE.ttar "
+                        "archive of a tree: read-only)"));
     root_options.back()->type_name("DIR")->capture_default_str();
   };
   auto add_output = [&](CLI::App* sub, const std::vector<std::string>& formats) {

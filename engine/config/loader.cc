@@ -35,6 +35,12 @@ void SortByMark(const MarkIndex& marks, std::vector<Diagnostic>* diags) {
 
 }  // namespace
 
+std::string CanonicalDesiredText(std::string_view yaml) {
+  config::YamlDocument doc = config::ParseYamlDocument(yaml);
+  if (!doc.ok) return std::string(yaml);
+  return doc.root.dump();
+}
+
 LoadResult LoadDesiredStateFromString(std::string_view yaml, const std::string& file_name) {
   return LoadDesiredStateFromString(yaml, file_name, LoadOptions{});
 }

@@ -109,6 +109,9 @@ struct PlanOutcome {
   Plan plan;
   std::string facts_digest;
   std::optional<Journal> interrupted;  // an earlier apply's journal, found under the root
+  // A saved plan whose host changed since, into the state it plans: planning
+  // again gives no change (its apply ran already). Not refused: nothing to do.
+  bool already_applied = false;
   // The host's network PFs (address, netdevs, vendor:device): the
   // candidates a "selects no PCI function" error lists.
   struct NicHere {
