@@ -84,7 +84,9 @@ bool FitsLiteralBlock(const std::string& s) {
   return true;
 }
 
-void EmitYaml(YAML::Emitter& e, const json& v) {
+// json, or ordered_json (validate --show-expanded: host.yaml's key order).
+template <typename Json>
+void EmitYaml(YAML::Emitter& e, const Json& v) {
   if (v.is_object()) {
     e << YAML::BeginMap;
     for (auto it = v.begin(); it != v.end(); ++it) {
@@ -103,7 +105,7 @@ void EmitYaml(YAML::Emitter& e, const json& v) {
     for (const auto& x : v) EmitYaml(e, x);
     e << YAML::EndSeq;
   } else if (v.is_string()) {
-    const std::string& s = v.get_ref<const std::string&>();
+    const std::string& s = v.template get_ref<const std::string&>();
     // Multi-line text ending in one newline (a ConfigMap's config.json) reads
     // best as a literal block; "|" keeps exactly one final newline.
     if (FitsLiteralBlock(s)) {
@@ -114,7 +116,7 @@ void EmitYaml(YAML::Emitter& e, const json& v) {
   } else if (v.is_null()) {
     e << YAML::Null;
   } else {
-    e << NumberText(v);
+    e << NumberText(json(v));
   }
 }
 
@@ -267,6 +269,12 @@ std::string RenderPlanTable(const Plan& plan, bool color, bool dry_run) {
 }
 
 std::string JsonToYaml(const json& doc) {
+  YAML::Emitter e;
+  EmitYaml(e, doc);
+  return std::string(e.c_str()) + "\n";
+}
+
+std::string OrderedJsonToYaml(const nlohmann::ordered_json& doc) {
   YAML::Emitter e;
   EmitYaml(e, doc);
   return std::string(e.c_str()) + "\n";

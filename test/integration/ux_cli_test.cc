@@ -488,5 +488,28 @@ TEST(UxCliTest, ColourFollowsNoColorAndTerm) {
   EXPECT_EQ(dumb.out.find("\033[3"), std::string::npos) << dumb.out;
 }
 
+// Issue 31 (low): validate --show-expanded keeps host.yaml's key order
+// (it was every mapping's keys sorted: spec.ipPools first, rdma last, a
+// nic's linkType before its name); the rails' items take their template's.
+TEST(UxCliTest, ShowExpandedKeepsInputOrder) {
+  RunResult r = Provisioner({"validate", Example("rails.yaml"), "--show-expanded"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto at = [&](const std::string& what) {
+    const size_t p = r.out.find(what);
+    EXPECT_NE(p, std::string::npos) << what << " in\n" << r.out;
+    return p;
+  };
+  EXPECT_LT(at("apiVersion:"), at("\nkind:"));
+  EXPECT_LT(at("\nkind:"), at("\nmetadata:"));
+  EXPECT_LT(at("\n  rdma:"), at("\n  kernelModules:"));
+  EXPECT_LT(at("\n  kernelModules:"), at("\n  nics:"));
+  EXPECT_LT(at("\n  nics:"), at("\n  ipPools:"));
+  EXPECT_LT(at("\n  multusConfigs:"), at("\n  kubernetes:"));
+  const size_t nic = at("- name: \"gpu1-nic\"\n");
+  EXPECT_LT(nic, at("linkType: \"eth\""));
+  EXPECT_LT(at("nicSelector:"), at("numVfs: 12"));
+  EXPECT_LT(at("numVfs: 12"), at("resourceName: \"gpu1sriov\""));
+}
+
 }  // namespace
 }  // namespace provisioner::testing
