@@ -203,6 +203,19 @@ PlanOutcome PlanFile(const PlanRequest& request) {
   }
   PlanResult result = BuildPlan(p.host->modules, p.desired, *facts);
   p.plan = std::move(result.plan);
+  if (auto pending = p.host->fs->ReadFile(kPendingRebootPath); pending.ok()) {
+    const json deferred = json::parse(*pending, nullptr, false);
+    for (const auto& c : p.plan.changes) {
+      if (!deferred.is_array()) break;
+      for (const auto& d : deferred) {
+        if (d.is_object() && d.value("id", "") == c.id && d.contains("after") &&
+            d["after"] == c.after) {
+          p.plan.pending_reboot.push_back(c.id);
+          break;
+        }
+      }
+    }
+  }
   p.facts_digest = FactsDigest(*facts);
   auto journal = ReadJournal(*p.host->fs);
   if (!journal.ok()) {

@@ -93,6 +93,9 @@ struct PlanRequest {
   std::chrono::milliseconds lock_timeout{0};
 };
 
+// Changes an apply made that take effect at the next boot ([{id, after}]).
+inline constexpr char kPendingRebootPath[] = "/run/provisioner/pending-reboot";
+
 struct PlanOutcome {
   // ok, or why there is no plan: host.yaml's errors (file_invalid), the
   // host's (root, lock, discovery, journal) or why a saved plan is refused.

@@ -103,8 +103,19 @@ ApplyOutcome ApplyPlanned(PlanOutcome& planned, const ApplyRequest& request) {
   options.check_converged = !request.rollback;  // a rollback moves away from host.yaml
   options.parallelism = request.parallelism;
   out = OutcomeOf(ApplyPlan(host.modules, plan, planned.desired, host.ctx, options));
-  if (out.status.ok() && out.reboot_required)
+  if (out.status.ok() && out.reboot_required) {
     out.reboot_marker_status = WriteRebootMarker(*host.fs);
+    // What plan shows as pending until the reboot (PlanFile).
+    nlohmann::json pending = nlohmann::json::array();
+    for (const auto& c : out.changes) {
+      if (c.status == ChangeStatus::kDeferredToReboot) {
+        pending.push_back({{"id", c.change.id}, {"after", c.change.after}});
+      }
+    }
+    if (out.reboot_marker_status.ok() && !pending.empty()) {
+      out.reboot_marker_status = host.fs->WriteFileAtomic(kPendingRebootPath, pending.dump() + "\n");
+    }
+  }
   return out;
 }
 

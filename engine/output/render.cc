@@ -225,6 +225,10 @@ json PlanToJson(const Plan& plan, const std::string& root) {
                     {"remove", n.remove},
                     {"replace", n.replace}};
   if (int flaps = plan.LinkFlaps()) doc["summary"]["linkFlaps"] = flaps;
+  if (!plan.pending_reboot.empty()) {
+    doc["summary"]["pendingReboot"] = plan.pending_reboot.size();
+    doc["pendingReboot"] = plan.pending_reboot;
+  }
   doc["warnings"] = json(plan.warnings);
   return doc;
 }
@@ -252,6 +256,10 @@ std::string RenderPlanTable(const Plan& plan, bool color, bool dry_run) {
       } else if (c.disruption != Disruption::kLive || c.link_flap) {
         out << "  (" << DisruptionLabel(c) << ")";
       }
+      if (std::find(plan.pending_reboot.begin(), plan.pending_reboot.end(), c.id) !=
+          plan.pending_reboot.end()) {
+        out << "  (pending reboot: applied, takes effect at the next boot)";
+      }
       out << "\n";
       if (!c.reason.empty()) out << "      # " << c.reason << "\n";
     }
@@ -262,6 +270,9 @@ std::string RenderPlanTable(const Plan& plan, bool color, bool dry_run) {
     if (n.reboot)
       out << "; " << n.reboot << (n.reboot == 1 ? " takes" : " take") << " effect after a reboot";
     if (int flaps = plan.LinkFlaps()) out << "; " << flaps << " flap a link (down and up) now";
+    if (const size_t p = plan.pending_reboot.size()) {
+      out << "; " << p << (p == 1 ? " change" : " changes") << " pending reboot";
+    }
     out << ".\n";
   }
   for (const auto& w : plan.warnings) out << "warning: " << w << "\n";
