@@ -46,6 +46,8 @@ objcopy --remove-section=.comment "$root/usr/bin/provisioner"
 install -D -m 0644 dist/systemd/provisioner-apply.service "$root/lib/systemd/system/provisioner-apply.service"
 install -D -m 0644 schemas/host.schema.json "$root/usr/share/provisioner/host.schema.json"
 install -D -m 0644 -t "$doc/examples" examples/*.yaml
+# The bundled host trees, read as they are: provisioner discover --root /usr/share/provisioner/hosts/cx5-roce.ttar
+install -D -m 0644 -t "$root/usr/share/provisioner/hosts" examples/hosts/*.ttar
 install -D -m 0644 dist/debian/copyright "$doc/copyright"
 install -D -m 0644 README.md "$doc/README.md"
 gzip -9n "$doc/README.md"
@@ -58,7 +60,8 @@ python3 scripts/gen_manpage.py "$root/usr/bin/provisioner" "$root/usr/share/man/
   --file "/etc/provisioner/host.yaml=The desired state; provisioner-apply.service applies it at boot (it does nothing while the file is absent)." \
   --file "/lib/systemd/system/provisioner-apply.service=The boot unit, installed but not enabled." \
   --file "/usr/share/provisioner/host.schema.json=JSON schema of host.yaml, for editors." \
-  --file "/usr/share/doc/provisioner/examples/=Example host.yaml files."
+  --file "/usr/share/doc/provisioner/examples/=Example host.yaml files." \
+  --file "/usr/share/provisioner/hosts/=Captured host trees (ttar archives) to try the commands on: --root /usr/share/provisioner/hosts/cx5-roce.ttar (read-only; not for apply)."
 
 # Control file: dpkg-shlibdeps computes Depends from the binary's NEEDED
 # libraries, dpkg-gencontrol fills in the rest (version from the changelog,

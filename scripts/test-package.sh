@@ -136,6 +136,16 @@ completion_ok() {
 }
 check "bash completion" "$T/completion.log" completion_ok
 
+bundled_tree_ok() {
+  # README's first try without hardware or Bazel: a shipped tree as --root.
+  provisioner plan /usr/share/doc/provisioner/examples/roce-sriov.yaml \
+    --root /usr/share/provisioner/hosts/cx5-roce.ttar -o json >"$T/bundled.json" &&
+    grep -q '"changes"' "$T/bundled.json" &&
+    ! provisioner apply /usr/share/doc/provisioner/examples/roce-sriov.yaml -y \
+      --root /usr/share/provisioner/hosts/cx5-roce.ttar
+}
+check "bundled host tree as --root (read-only)" "$T/bundled.log" bundled_tree_ok
+
 # 7. Remove, then purge: every file of the package gone, and every directory it
 #    created (those that were not there before the install).
 removed_clean() {

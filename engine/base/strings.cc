@@ -1,5 +1,7 @@
 #include "engine/base/strings.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
 
 namespace provisioner {
@@ -97,6 +99,69 @@ std::string Printable(std::string_view s) {
   std::string out;
   AppendEscaped(s, 4096, /*quote_chars=*/false, &out);
   return out;
+}
+
+size_t EditDistance(std::string_view a, std::string_view b) {
+  auto lower = [](char c) {
+    return static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  };
+  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t cost = lower(a[i - 1]) == lower(b[j - 1]) ? 0 : 1;
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost});
+    }
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+std::vector<std::string> NearestNames(std::string_view want,
+                                      const std::vector<std::string>& candidates, size_t max) {
+  std::vector<std::string> out;
+  size_t best = std::max<size_t>(2, want.size() / 3) + 1;
+  for (const std::string& c : candidates) {
+    const size_t d = EditDistance(want, c);
+    if (d == 0) return {};
+    if (d < best) {
+      best = d;
+      out.clear();
+    }
+    if (d == best && out.size() < max && std::find(out.begin(), out.end(), c) == out.end()) {
+      out.push_back(c);
+    }
+  }
+  return out;
+}
+
+bool NaturalLess(std::string_view a, std::string_view b) {
+  auto digit = [](char c) { return c >= '0' && c <= '9'; };
+  size_t i = 0, j = 0;
+  int zeros = 0;  // > 0: a had more leading zeros in an equal number so far
+  while (i < a.size() && j < b.size()) {
+    if (digit(a[i]) && digit(b[j])) {
+      size_t ia = i, jb = j;
+      while (ia < a.size() && a[ia] == '0') ++ia;
+      while (jb < b.size() && b[jb] == '0') ++jb;
+      size_t ea = ia, eb = jb;
+      while (ea < a.size() && digit(a[ea])) ++ea;
+      while (eb < b.size() && digit(b[eb])) ++eb;
+      if (ea - ia != eb - jb) return ea - ia < eb - jb;
+      const int c = a.substr(ia, ea - ia).compare(b.substr(jb, eb - jb));
+      if (c != 0) return c < 0;
+      if (zeros == 0 && (ia - i) != (jb - j)) zeros = (ia - i) > (jb - j) ? 1 : -1;
+      i = ea;
+      j = eb;
+      continue;
+    }
+    if (a[i] != b[j]) return static_cast<unsigned char>(a[i]) < static_cast<unsigned char>(b[j]);
+    ++i;
+    ++j;
+  }
+  if (a.size() - i != b.size() - j) return a.size() - i < b.size() - j;
+  return zeros < 0;
 }
 
 }  // namespace provisioner

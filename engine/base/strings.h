@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace provisioner {
 
@@ -32,6 +33,21 @@ std::string Quote(std::string_view s, size_t max_bytes = 64);
 // `s` with control and invalid bytes as \xNN (for library messages), cut
 // to 4 KiB.
 std::string Printable(std::string_view s);
+
+// Levenshtein distance, ASCII case-insensitive (for "did you mean").
+size_t EditDistance(std::string_view a, std::string_view b);
+
+// The candidates nearest to `want` for a "did you mean" (all at the least
+// distance, in the candidates' order, at most `max`): none when even the
+// nearest differs in more than a third of `want` (at least 2 edits allowed),
+// or when `want` itself is a candidate.
+std::vector<std::string> NearestNames(std::string_view want,
+                                      const std::vector<std::string>& candidates, size_t max = 3);
+
+// Natural order: runs of digits compare as numbers, so "mlx5_9" < "mlx5_10"
+// and "ens6f1" < "ens10f0"; otherwise bytewise. Equal numbers with more
+// leading zeros sort after ("a01" after "a1"), so the order stays strict.
+bool NaturalLess(std::string_view a, std::string_view b);
 
 }  // namespace provisioner
 

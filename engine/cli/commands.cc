@@ -19,6 +19,7 @@
 
 #include "engine/base/fd_io.h"
 #include "engine/base/interrupt.h"
+#include "engine/base/strings.h"
 #include "engine/config/loader.h"
 #include "engine/core/session.h"
 #include "engine/output/progress.h"
@@ -44,9 +45,9 @@ std::chrono::milliseconds Millis(double seconds) {
 // once (InterruptGuard::signal()).
 std::unique_ptr<ConsoleProgress> NewProgress(const CommonOptions& opt) {
   if (opt.quiet) return nullptr;
-  return std::make_unique<ConsoleProgress>(
-      stderr, ProgressOptions{.terminal = ::isatty(STDERR_FILENO) == 1,
-                              .interrupt = &InterruptGuard::signal()});
+  return std::make_unique<ConsoleProgress>(stderr,
+                                           ProgressOptions{.terminal = ::isatty(STDERR_FILENO) == 1,
+                                                           .interrupt = &InterruptGuard::signal()});
 }
 
 void FinishProgress(const std::unique_ptr<ConsoleProgress>& progress) {
@@ -59,24 +60,6 @@ HostOptions HostOf(const CommonOptions& opt, Progress* progress) {
   host.settle_timeout = Millis(opt.settle_timeout_s);
   host.progress = progress;
   return host;
-}
-
-// Levenshtein distance, ASCII case-insensitive.
-size_t Distance(const std::string& a, const std::string& b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diag = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      size_t up = row[j];
-      bool same = std::tolower(static_cast<unsigned char>(a[i - 1])) ==
-                  std::tolower(static_cast<unsigned char>(b[j - 1]));
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (same ? 0 : 1)});
-      diag = up;
-    }
-  }
-  return row[b.size()];
 }
 
 // After "spec.nics[i].nicSelector: selects no PCI function": the NICs this
@@ -114,7 +97,7 @@ void PrintSelectorHints(const PlanOutcome& p) {
             std::string best;
             size_t best_d = std::max<size_t>(2, want.size() / 3) + 1;
             for (const auto& have : names) {
-              size_t dist = Distance(want, have);
+              size_t dist = EditDistance(want, have);
               if (dist > 0 && dist < best_d) {
                 best = have;
                 best_d = dist;
@@ -495,11 +478,16 @@ int RunApply(const CommonOptions& opt) {
   }
   json doc = PlanToJson(plan, root);
   doc["dryRun"] = opt.dry_run;
+  if (p.already_applied) doc["alreadyApplied"] = true;
   if (!out.ran) {
     for (auto& c : doc["changes"]) c["status"] = "planned";
     if (opt.output != "table") {
       PrintDocument(doc, opt.output);
     } else {
+      if (p.already_applied) {
+        std::cout << "Saved plan " << opt.file << " is already applied: the host under "
+                  << AbsoluteRoot(root) << " matches " << saved->desired_file << ".\n";
+      }
       if (opt.dry_run && !plan.changes.empty()) std::cout << "Dry run: nothing was changed.\n";
       // The warnings went to stderr above.
       Plan quiet = table_plan;

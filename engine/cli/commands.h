@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/base/temp_dir.h"
 #include "engine/cli/version.h"  // kVersion
 #include "engine/core/session.h"
 #include "engine/model/desired.h"
@@ -44,6 +45,24 @@ struct CommonOptions {
   bool auto_approve = false;          // apply -y/--auto-approve: never ask
   bool quiet = false;                 // -q/--quiet: errors only on stderr
   std::string only;                   // doctor --only fail|warn|ok
+};
+
+// --root FILE (a regular file): a ttar archive of a host tree (the bundled
+// examples/hosts/*.ttar), extracted into a private temporary directory,
+// removed with the ArchiveRoot. For read-only commands only.
+bool IsArchiveRoot(const std::string& root);
+class ArchiveRoot {
+ public:
+  ArchiveRoot() = default;
+  ~ArchiveRoot();
+  ArchiveRoot(const ArchiveRoot&) = delete;
+  ArchiveRoot& operator=(const ArchiveRoot&) = delete;
+  // Extracts `archive`; "" on success (path() is the root), else the error.
+  std::string Extract(const std::string& archive);
+  const std::string& path() const { return dir_.path(); }
+
+ private:
+  ScopedTempDir dir_;
 };
 
 // The root as an absolute, normal path ("." -> "/home/me/tree"): what a

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <memory>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -22,6 +23,7 @@
 #include "engine/base/interrupt.h"
 #include "engine/cli/commands.h"
 #include "engine/cli/version.h"
+#include "engine/output/progress.h"
 #include "spdlog/sinks/stdout_color_sinks.h"
 #include "spdlog/sinks/stdout_sinks.h"
 #include "spdlog/spdlog.h"
@@ -96,9 +98,39 @@ bool ColorAllowed(bool no_color_flag) {
   return term == nullptr || std::string(term) != "dumb";
 }
 
+// stderr's sink, with the terminal progress's status lines cleared before
+// each log line and drawn again after it (ConsoleProgress::WriteAbove): a
+// warning during apply starts on its own line instead of after "| provisioner:
+// enable SR-IOV (1.2s)", and the status line comes back below it.
+class AboveProgressSink final : public spdlog::sinks::sink {
+ public:
+  explicit AboveProgressSink(std::shared_ptr<spdlog::sinks::sink> inner)
+      : inner_(std::move(inner)) {}
+  void log(const spdlog::details::log_msg& msg) override {
+    provisioner::ConsoleProgress::WriteAbove([&] {
+      inner_->log(msg);
+      inner_->flush();
+    });
+  }
+  void flush() override { inner_->flush(); }
+  void set_pattern(const std::string& pattern) override { inner_->set_pattern(pattern); }
+  void set_formatter(std::unique_ptr<spdlog::formatter> formatter) override {
+    inner_->set_formatter(std::move(formatter));
+  }
+
+ private:
+  std::shared_ptr<spdlog::sinks::sink> inner_;
+};
+
 void SetUpLogging(const std::string& level, bool color) {
-  auto logger =
-      color ? spdlog::stderr_color_mt("provisioner") : spdlog::stderr_logger_mt("provisioner");
+  std::shared_ptr<spdlog::sinks::sink> stderr_sink;
+  if (color) {
+    stderr_sink = std::make_shared<spdlog::sinks::stderr_color_sink_mt>();
+  } else {
+    stderr_sink = std::make_shared<spdlog::sinks::stderr_sink_mt>();
+  }
+  auto logger = std::make_shared<spdlog::logger>(
+      "provisioner", std::make_shared<AboveProgressSink>(std::move(stderr_sink)));
   logger->set_pattern("provisioner: %l: %v");
   spdlog::set_default_logger(logger);
   spdlog::set_level(spdlog::level::from_str(level));
@@ -190,7 +222,9 @@ int Dispatch(int argc, char** argv) {
   std::vector<CLI::Option*> root_options;
   auto add_root = [&](CLI::App* sub) {
     root_options.push_back(
-        sub->add_option("--root", opt.root, "Host root: resolve /sys, /proc, /etc ... under DIR"));
+        sub->add_option("--root", opt.root,
+                        "Host root: resolve /sys, /proc, /etc ... under DIR (a FILE.ttar "
+                        "archive of a tree: read-only)"));
     root_options.back()->type_name("DIR")->capture_default_str();
   };
   auto add_output = [&](CLI::App* sub, const std::vector<std::string>& formats) {
@@ -352,6 +386,27 @@ int Dispatch(int argc, char** argv) {
           "for usage.\n");
       return provisioner::cli::kExitError;
     }
+  }
+
+  // --root FILE.ttar (a bundled tree, README "Host trees"): read-only.
+  provisioner::cli::ArchiveRoot archive;
+  if (opt.root_given && provisioner::cli::IsArchiveRoot(opt.root)) {
+    const char* writes = *apply ? "apply changes the root"
+                         : (*plan && !opt.plan_out.empty())
+                             ? "a saved plan names its root, and this one is removed at exit"
+                             : nullptr;
+    if (writes != nullptr) {
+      std::fprintf(stderr,
+                   "provisioner: --root %s is a file (a ttar archive): read-only use only, and %s; "
+                   "extract it to a directory first (README, \"Host trees\")\n",
+                   opt.root.c_str(), writes);
+      return provisioner::cli::kExitError;
+    }
+    if (std::string err = archive.Extract(opt.root); !err.empty()) {
+      std::fprintf(stderr, "provisioner: %s\n", err.c_str());
+      return provisioner::cli::kExitError;
+    }
+    opt.root = archive.path();
   }
 
   if (!*apply) {

@@ -43,7 +43,7 @@ int RunValidateExpanded(const CommonOptions& opt) {
                    "--root DIR to expand it for that host\n",
                    opt.file.c_str());
     }
-    std::cout << JsonToYaml(nlohmann::json::parse(v.expanded_json));
+    std::cout << OrderedJsonToYaml(nlohmann::ordered_json::parse(v.expanded_json));
     return kExitOk;
   }
   const DesiredState& d = *v.desired;

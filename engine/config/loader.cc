@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <climits>
+#include <map>
 #include <cerrno>
 #include <set>
 #include <utility>
@@ -34,6 +36,59 @@ void SortByMark(const MarkIndex& marks, std::vector<Diagnostic>* diags) {
 }
 
 }  // namespace
+
+namespace {
+
+// `v` with each mapping's keys in host.yaml's order (by the marks of the
+// keys; keys without one, after, in name order), for --show-expanded.
+nlohmann::ordered_json InInputOrder(const nlohmann::json& v, const std::string& path,
+                                    const std::map<std::string, SourceMark>& key_marks) {
+  if (v.is_array()) {
+    nlohmann::ordered_json out = nlohmann::ordered_json::array();
+    for (size_t i = 0; i < v.size(); ++i) {
+      out.push_back(InInputOrder(v[i], path + "[" + std::to_string(i) + "]", key_marks));
+    }
+    return out;
+  }
+  if (!v.is_object()) return nlohmann::ordered_json(v);
+  std::vector<std::pair<std::pair<int, int>, std::string>> keys;
+  for (auto it = v.begin(); it != v.end(); ++it) {
+    const std::string child = path.empty() ? it.key() : path + "." + it.key();
+    // Its key's mark; for a key spec.rails made (spec.nics), the first of
+    // the marks under it (the rails template's).
+    std::pair<int, int> at{INT_MAX, INT_MAX};
+    auto mark = [&](const SourceMark& m) {
+      if (m.line > 0) at = std::min(at, std::make_pair(m.line, m.column));
+    };
+    if (auto m = key_marks.find(child); m != key_marks.end()) {
+      mark(m->second);
+    } else {
+      for (const char* sep : {".", "["}) {
+        const std::string prefix = child + sep;
+        for (auto m = key_marks.lower_bound(prefix);
+             m != key_marks.end() && m->first.compare(0, prefix.size(), prefix) == 0; ++m) {
+          mark(m->second);
+        }
+      }
+    }
+    keys.emplace_back(at, it.key());
+  }
+  std::stable_sort(keys.begin(), keys.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  nlohmann::ordered_json out = nlohmann::ordered_json::object();
+  for (const auto& [at, key] : keys) {
+    out[key] = InInputOrder(v.at(key), path.empty() ? key : path + "." + key, key_marks);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string CanonicalDesiredText(std::string_view yaml) {
+  config::YamlDocument doc = config::ParseYamlDocument(yaml);
+  if (!doc.ok) return std::string(yaml);
+  return doc.root.dump();
+}
 
 LoadResult LoadDesiredStateFromString(std::string_view yaml, const std::string& file_name) {
   return LoadDesiredStateFromString(yaml, file_name, LoadOptions{});
@@ -69,7 +124,7 @@ LoadResult LoadDesiredStateFromString(std::string_view yaml, const std::string& 
         expanded["spec"].is_object()) {
       expanded["spec"].erase("rails");
     }
-    result.expanded_json = expanded.dump();
+    result.expanded_json = InInputOrder(expanded, "", doc.key_marks).dump();
   }
   std::set<std::string> tainted;
   for (const auto& d : diags) tainted.insert(d.path);

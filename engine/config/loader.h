@@ -38,6 +38,12 @@ LoadResult LoadDesiredStateFromString(std::string_view yaml, const std::string& 
 LoadResult LoadDesiredStateFromString(std::string_view yaml, const std::string& file_name,
                                       const LoadOptions& options);
 
+// host.yaml as a saved plan's digest covers it: the parsed document as
+// canonical JSON (comments, blank lines, quoting style and key order do not
+// count; a value or its type does), or the bytes as they are when they do
+// not parse.
+std::string CanonicalDesiredText(std::string_view yaml);
+
 // An I/O error gives one diagnostic naming the path and the errno.
 LoadResult LoadDesiredStateFromFile(const std::string& path);
 LoadResult LoadDesiredStateFromFile(const std::string& path, const LoadOptions& options);

@@ -13,12 +13,10 @@ namespace provisioner::config {
 
 // The quoting helpers live in engine/base/strings.h (host-side messages use
 // them too); here under their old names.
+using provisioner::EditDistance;  // engine/base/strings.h
 using provisioner::IsValidUtf8;
 using provisioner::Printable;
 using provisioner::Quote;
-
-// Levenshtein distance, ASCII case-insensitive (for "did you mean").
-size_t EditDistance(std::string_view a, std::string_view b);
 
 }  // namespace provisioner::config
 

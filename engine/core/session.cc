@@ -143,6 +143,11 @@ std::vector<Diagnostic> AttributeToRails(const DesiredState& desired,
   return config::AttributeToRails(desired.rail_origins, std::move(diags));
 }
 
+// A saved plan's digest of its host.yaml (CanonicalDesiredText).
+static std::string DesiredDigest(const std::string& bytes) {
+  return Digest(CanonicalDesiredText(bytes));
+}
+
 std::string FactsDigest(const HostFacts& facts) {
   json j = FactsToJson(facts);
   j.erase("root");
@@ -198,6 +203,19 @@ PlanOutcome PlanFile(const PlanRequest& request) {
   }
   PlanResult result = BuildPlan(p.host->modules, p.desired, *facts);
   p.plan = std::move(result.plan);
+  if (auto pending = p.host->fs->ReadFile(kPendingRebootPath); pending.ok()) {
+    const json deferred = json::parse(*pending, nullptr, false);
+    for (const auto& c : p.plan.changes) {
+      if (!deferred.is_array()) break;
+      for (const auto& d : deferred) {
+        if (d.is_object() && d.value("id", "") == c.id && d.contains("after") &&
+            d["after"] == c.after) {
+          p.plan.pending_reboot.push_back(c.id);
+          break;
+        }
+      }
+    }
+  }
   p.facts_digest = FactsDigest(*facts);
   auto journal = ReadJournal(*p.host->fs);
   if (!journal.ok()) {
@@ -235,15 +253,24 @@ PlanOutcome PlanSavedFile(const SavedPlan& saved, const std::string& plan_file,
     refused.status = bytes.status().WithContext("saved plan " + plan_file + ": its host.yaml");
     return refused;
   }
-  if (Digest(*bytes) != saved.desired_digest) {
+  // The digest of the parsed document (a comment or layout edit keeps it);
+  // a plan saved by an older binary holds the bytes' digest.
+  const std::string now = DesiredDigest(*bytes);
+  if (now != saved.desired_digest && Digest(*bytes) != saved.desired_digest) {
     refused.status = FailedPreconditionError(
         "refusing saved plan " + plan_file + ": " + request.file +
         " changed since the plan was made (desired-state digest " + saved.desired_digest +
-        ", now " + Digest(*bytes) + "); run plan again");
+        ", now " + now + "); run plan again");
     return refused;
   }
   PlanOutcome p = PlanFile(request);
   if (!p.status.ok()) return p;
+  if (p.facts_digest != saved.facts_digest && p.plan.changes.empty() && !saved.changes.empty() &&
+      !p.interrupted) {
+    // Applied already (this plan, or another run to the same state).
+    p.already_applied = true;
+    return p;
+  }
   if (p.facts_digest != saved.facts_digest) {
     p.status = FailedPreconditionError(
         "refusing saved plan " + plan_file + ": the host under " + request.host.root +
@@ -307,7 +334,7 @@ json SavedPlanRecord(const PlanOutcome& planned, const std::string& file, const 
   json saved = PlanToJson(planned.plan, root);
   saved["kind"] = kSavedPlanKind;
   saved["desiredFile"] = AbsolutePath(file);
-  saved["digests"] = {{"desired", desired_bytes.ok() ? Digest(*desired_bytes) : ""},
+  saved["digests"] = {{"desired", desired_bytes.ok() ? DesiredDigest(*desired_bytes) : ""},
                       {"facts", planned.facts_digest}};
   json records = json::array();
   for (const auto& c : planned.plan.changes) records.push_back(ChangeToRecord(c));

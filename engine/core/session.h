@@ -93,6 +93,9 @@ struct PlanRequest {
   std::chrono::milliseconds lock_timeout{0};
 };
 
+// Changes an apply made that take effect at the next boot ([{id, after}]).
+inline constexpr char kPendingRebootPath[] = "/run/provisioner/pending-reboot";
+
 struct PlanOutcome {
   // ok, or why there is no plan: host.yaml's errors (file_invalid), the
   // host's (root, lock, discovery, journal) or why a saved plan is refused.
@@ -109,6 +112,9 @@ struct PlanOutcome {
   Plan plan;
   std::string facts_digest;
   std::optional<Journal> interrupted;  // an earlier apply's journal, found under the root
+  // A saved plan whose host changed since, into the state it plans: planning
+  // again gives no change (its apply ran already). Not refused: nothing to do.
+  bool already_applied = false;
   // The host's network PFs (address, netdevs, vendor:device): the
   // candidates a "selects no PCI function" error lists.
   struct NicHere {

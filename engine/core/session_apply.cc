@@ -108,8 +108,19 @@ ApplyOutcome ApplyPlanned(PlanOutcome& planned, const ApplyRequest& request) {
   // tree; refused before that (and a dry run, nothing to do) it goes on
   // release, and the tree is as it was (HostLock).
   if (journal.begun()) planned.lock.Keep();
-  if (out.status.ok() && out.reboot_required)
+  if (out.status.ok() && out.reboot_required) {
     out.reboot_marker_status = WriteRebootMarker(*host.fs);
+    // What plan shows as pending until the reboot (PlanFile).
+    nlohmann::json pending = nlohmann::json::array();
+    for (const auto& c : out.changes) {
+      if (c.status == ChangeStatus::kDeferredToReboot) {
+        pending.push_back({{"id", c.change.id}, {"after", c.change.after}});
+      }
+    }
+    if (out.reboot_marker_status.ok() && !pending.empty()) {
+      out.reboot_marker_status = host.fs->WriteFileAtomic(kPendingRebootPath, pending.dump() + "\n");
+    }
+  }
   return out;
 }
 

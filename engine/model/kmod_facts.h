@@ -51,7 +51,14 @@ struct KmodFacts {
   // load order: the last one first). Empty when the file is absent.
   std::string modules_dir;  // "/lib/modules/6.1.0"; "" without a kernel release
   bool modules_dep_found = false;
+  // The directory itself exists (an "unknown module" and "no modules for
+  // this kernel here" are different errors).
+  bool modules_dir_found = false;
   std::map<std::string, std::vector<std::string>> available;
+  // <modules_dir>/modules.alias lines whose alias is a plain name (no
+  // wildcard, no "bus:" prefix): alias (normalized) -> module. For the
+  // did-you-mean of an unknown module name.
+  std::map<std::string, std::string> name_aliases;
   // Built into the kernel (normalized names): <modules_dir>/modules.builtin,
   // and /sys/module/<m> without `initstate`, as libkmod's
   // kmod_module_get_initstate tells KMOD_MODULE_BUILTIN. Always loaded; no

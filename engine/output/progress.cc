@@ -41,10 +41,39 @@ size_t Columns(std::FILE* f) {
 
 }  // namespace
 
+namespace {
+// The terminal progress whose status lines a log line must not cut into
+// (WriteAbove); one command has one.
+std::mutex active_mu;
+ConsoleProgress* active = nullptr;
+}  // namespace
+
 ConsoleProgress::ConsoleProgress(std::FILE* out, ProgressOptions options)
-    : out_(out), options_(options) {}
+    : out_(out), options_(options) {
+  if (!options_.terminal) return;
+  std::lock_guard<std::mutex> lock(active_mu);
+  active = this;
+}
+
+void ConsoleProgress::WriteAbove(const std::function<void()>& write) {
+  std::lock_guard<std::mutex> lock(active_mu);
+  if (active == nullptr) {
+    write();
+    return;
+  }
+  std::lock_guard<std::mutex> progress_lock(active->mu_);
+  const bool drawn = active->drawn_ > 0;
+  active->ClearLocked();
+  std::fflush(active->out_);
+  write();
+  if (drawn && !active->slots_.empty()) active->DrawLocked(std::chrono::steady_clock::now());
+}
 
 ConsoleProgress::~ConsoleProgress() {
+  {
+    std::lock_guard<std::mutex> lock(active_mu);
+    if (active == this) active = nullptr;
+  }
   {
     std::lock_guard<std::mutex> lock(mu_);
     stop_ = true;
@@ -62,19 +91,7 @@ void ConsoleProgress::StartTickerLocked() {
 
 void ConsoleProgress::Step(std::string_view message) {
   std::lock_guard<std::mutex> lock(mu_);
-  StartTickerLocked();
-  auto now = std::chrono::steady_clock::now();
-  Slot& s = slots_[kPlain];
-  s = Slot();
-  s.label.assign(message.data(), message.size());
-  s.start = now;
-  s.last_line = now;
-  if (options_.terminal) {
-    DrawLocked(now);
-  } else {
-    std::fprintf(out_, "provisioner: %s\n", s.label.c_str());
-    std::fflush(out_);
-  }
+  StartSlotLocked(kPlain, message);
 }
 
 void ConsoleProgress::Waiting(std::string_view message, std::chrono::milliseconds limit) {
@@ -85,9 +102,14 @@ void ConsoleProgress::Waiting(std::string_view message, std::chrono::millisecond
 
 void ConsoleProgress::ChangeStarted(size_t key, std::string_view label) {
   std::lock_guard<std::mutex> lock(mu_);
+  slots_.erase(kPlain);  // a step before apply (discovery) is over
+  StartSlotLocked(key, label);
+}
+
+// A fresh slot for a step or a change: drawn on a terminal, one line elsewhere.
+void ConsoleProgress::StartSlotLocked(size_t key, std::string_view label) {
   StartTickerLocked();
   auto now = std::chrono::steady_clock::now();
-  slots_.erase(kPlain);  // a step before apply (discovery) is over
   Slot& s = slots_[key];
   s = Slot();
   s.label.assign(label.data(), label.size());

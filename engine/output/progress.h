@@ -15,6 +15,7 @@
 #include <condition_variable>
 #include <cstddef>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <string>
@@ -51,6 +52,12 @@ class ConsoleProgress final : public Progress {
   // starts on a clean line; later Steps start new ones.
   void Finish();
 
+  // Runs `write` (a log line to the same terminal: the spdlog sink of
+  // engine/cli) with the status lines of the live terminal progress, if
+  // any, cleared first and drawn again after it, so that a warning never
+  // lands in the middle of a status line. Without one, just runs it.
+  static void WriteAbove(const std::function<void()>& write);
+
  private:
   using TimePoint = std::chrono::steady_clock::time_point;
   struct Slot {
@@ -66,6 +73,7 @@ class ConsoleProgress final : public Progress {
   static constexpr size_t kPlain = static_cast<size_t>(-1);
 
   void StartTickerLocked();
+  void StartSlotLocked(size_t key, std::string_view label);
   void UpdateLocked(size_t key, std::string_view message, bool waiting,
                     std::chrono::milliseconds limit);
   std::string RenderLocked(const Slot& s, TimePoint now) const;

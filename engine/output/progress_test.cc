@@ -6,6 +6,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "gtest/gtest.h"
 
@@ -60,6 +61,42 @@ TEST(ConsoleProgressTest, TerminalRedrawsWhileAStepBlocks) {
   EXPECT_GE(times.size(), 3u) << out;
   EXPECT_GE(*times.rbegin(), 0.4) << out;
   EXPECT_EQ(out.back(), '\n');
+}
+
+// A log line written through WriteAbove from other threads while the
+// ticker redraws: each starts on an erased line, the block comes back after
+// it (the threads race the ticker; run under TSan too).
+TEST(ConsoleProgressTest, WriteAboveClearsTheBlockAndRedrawsIt) {
+  Captured cap;
+  std::FILE* f = cap.file();
+  {
+    ConsoleProgress p(f, {.terminal = true, .redraw_interval = std::chrono::milliseconds(5)});
+    p.ChangeStarted(1, "sriov/0000:af:00.0/numVfs");
+    std::vector<std::thread> loggers;
+    for (int t = 0; t < 2; ++t) {
+      loggers.emplace_back([f] {
+        for (int i = 0; i < 20; ++i) {
+          ConsoleProgress::WriteAbove([f] { std::fputs("provisioner: warning: w\n", f); });
+          std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
+      });
+    }
+    for (auto& t : loggers) t.join();
+    p.ChangeFinished(1, "sriov 0000:af:00.0 numVfs: 0 -> 8", true);
+  }
+  ConsoleProgress::WriteAbove([f] { std::fputs("after\n", f); });  // none live: written as is
+  std::string out = cap.Take();
+  EXPECT_EQ(Count(out, "provisioner: warning: w\n"), 40) << out;
+  for (size_t at = out.find("provisioner: warning"); at != std::string::npos;
+       at = out.find("provisioner: warning", at + 1)) {
+    ASSERT_GE(at, 3u);
+    const std::string before = out.substr(at - 3, 3);
+    // "\033[J" (the block erased) or the previous warning's newline.
+    EXPECT_TRUE(before == "\033[J" || before.back() == '\n') << out.substr(0, at + 20);
+    // The status line is drawn again right after the warning.
+    EXPECT_EQ(out.compare(at + 24, 4, "\r\033[K"), 0) << out.substr(at, 60);
+  }
+  EXPECT_EQ(out.substr(out.size() - 6), "after\n");
 }
 
 TEST(ConsoleProgressTest, PlainLinesOffATerminal) {

@@ -84,7 +84,9 @@ bool FitsLiteralBlock(const std::string& s) {
   return true;
 }
 
-void EmitYaml(YAML::Emitter& e, const json& v) {
+// json, or ordered_json (validate --show-expanded: host.yaml's key order).
+template <typename Json>
+void EmitYaml(YAML::Emitter& e, const Json& v) {
   if (v.is_object()) {
     e << YAML::BeginMap;
     for (auto it = v.begin(); it != v.end(); ++it) {
@@ -103,7 +105,7 @@ void EmitYaml(YAML::Emitter& e, const json& v) {
     for (const auto& x : v) EmitYaml(e, x);
     e << YAML::EndSeq;
   } else if (v.is_string()) {
-    const std::string& s = v.get_ref<const std::string&>();
+    const std::string& s = v.template get_ref<const std::string&>();
     // Multi-line text ending in one newline (a ConfigMap's config.json) reads
     // best as a literal block; "|" keeps exactly one final newline.
     if (FitsLiteralBlock(s)) {
@@ -114,7 +116,7 @@ void EmitYaml(YAML::Emitter& e, const json& v) {
   } else if (v.is_null()) {
     e << YAML::Null;
   } else {
-    e << NumberText(v);
+    e << NumberText(json(v));
   }
 }
 
@@ -223,6 +225,10 @@ json PlanToJson(const Plan& plan, const std::string& root) {
                     {"remove", n.remove},
                     {"replace", n.replace}};
   if (int flaps = plan.LinkFlaps()) doc["summary"]["linkFlaps"] = flaps;
+  if (!plan.pending_reboot.empty()) {
+    doc["summary"]["pendingReboot"] = plan.pending_reboot.size();
+    doc["pendingReboot"] = plan.pending_reboot;
+  }
   doc["warnings"] = json(plan.warnings);
   return doc;
 }
@@ -250,6 +256,10 @@ std::string RenderPlanTable(const Plan& plan, bool color, bool dry_run) {
       } else if (c.disruption != Disruption::kLive || c.link_flap) {
         out << "  (" << DisruptionLabel(c) << ")";
       }
+      if (std::find(plan.pending_reboot.begin(), plan.pending_reboot.end(), c.id) !=
+          plan.pending_reboot.end()) {
+        out << "  (pending reboot: applied, takes effect at the next boot)";
+      }
       out << "\n";
       if (!c.reason.empty()) out << "      # " << c.reason << "\n";
     }
@@ -260,6 +270,9 @@ std::string RenderPlanTable(const Plan& plan, bool color, bool dry_run) {
     if (n.reboot)
       out << "; " << n.reboot << (n.reboot == 1 ? " takes" : " take") << " effect after a reboot";
     if (int flaps = plan.LinkFlaps()) out << "; " << flaps << " flap a link (down and up) now";
+    if (const size_t p = plan.pending_reboot.size()) {
+      out << "; " << p << (p == 1 ? " change" : " changes") << " pending reboot";
+    }
     out << ".\n";
   }
   for (const auto& w : plan.warnings) out << "warning: " << w << "\n";
@@ -267,6 +280,12 @@ std::string RenderPlanTable(const Plan& plan, bool color, bool dry_run) {
 }
 
 std::string JsonToYaml(const json& doc) {
+  YAML::Emitter e;
+  EmitYaml(e, doc);
+  return std::string(e.c_str()) + "\n";
+}
+
+std::string OrderedJsonToYaml(const nlohmann::ordered_json& doc) {
   YAML::Emitter e;
   EmitYaml(e, doc);
   return std::string(e.c_str()) + "\n";

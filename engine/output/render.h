@@ -42,6 +42,8 @@ PlanCounts CountActions(const std::vector<Change>& changes);
 std::string RenderPlanTable(const Plan& plan, bool color, bool dry_run = false);
 // Block-style YAML of a JSON document.
 std::string JsonToYaml(const nlohmann::json& doc);
+// The same with the document's own key order.
+std::string OrderedJsonToYaml(const nlohmann::ordered_json& doc);
 
 }  // namespace provisioner
 

@@ -150,6 +150,10 @@ std::string Digest(const std::string& bytes);
 struct Plan {
   std::vector<Change> changes;
   std::vector<std::string> warnings;
+  // Ids of planned changes that an earlier apply made and the kernel
+  // deferred to the next boot (run/provisioner/pending-reboot, gone with
+  // /run at the reboot): planned again until then, shown as pending.
+  std::vector<std::string> pending_reboot;
   bool RebootRequired() const;
   int LinkFlaps() const;  // changes whose DisruptionLabel is "link-flap"
 };

@@ -236,6 +236,25 @@ static Status ReadBuiltin(const HostFs& fs, KmodFacts* k) {
   return OkStatus();
 }
 
+// KmodFacts::name_aliases: "alias <pattern> <module>" lines of
+// modules.alias (depmod's text index) whose pattern is a plain module-like
+// name ("alias nvidia-peermem nvidia_peermem"), not a device match
+// ("pci:v000015B3d*", "net-pf-16-*").
+static Status ReadNameAliases(const HostFs& fs, KmodFacts* k) {
+  if (!k->modules_dir_found) return OkStatus();
+  auto text = fs.ReadFile(k->modules_dir + "/modules.alias");
+  if (!text.ok()) return text.status().err() == ENOENT ? OkStatus() : text.status();
+  std::istringstream lines(*text);
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream words(line);
+    std::string kw, alias, module;
+    if (!(words >> kw >> alias >> module) || kw != "alias") continue;
+    if (alias.find_first_of("*?[:") != std::string::npos) continue;
+    k->name_aliases.emplace(NormalizeModuleName(alias), module);
+  }
+  return OkStatus();
+}
+
 StatusOr<KmodFacts> DiscoverKmod(const HostFs& fs, KmodBackend& backend,
                                  const std::string& release) {
   KmodFacts k;
@@ -271,8 +290,10 @@ StatusOr<KmodFacts> DiscoverKmod(const HostFs& fs, KmodBackend& backend,
     } else if (dep.status().err() != ENOENT) {
       return dep.status();
     }
+    k.modules_dir_found = k.modules_dep_found || fs.IsDir(k.modules_dir);
   }
   RETURN_IF_ERROR(ReadBuiltin(fs, &k));
+  RETURN_IF_ERROR(ReadNameAliases(fs, &k));
   RETURN_IF_ERROR(ReadModprobeConfig(fs, release, &k));
   auto conf = fs.ReadFile(kModulesLoadConf);
   if (conf.ok()) {

@@ -3,6 +3,8 @@
 #include <string>
 #include <vector>
 
+#include "engine/base/strings.h"
+
 namespace provisioner {
 
 bool IsModuleLoaded(const KmodFacts& facts, const std::string& name) {
@@ -13,14 +15,48 @@ bool IsModuleLoaded(const KmodFacts& facts, const std::string& name) {
   return false;
 }
 
+namespace {
+
+// Why `name` (neither loaded nor built in nor in modules.dep) cannot be
+// loaded, in words that tell an unknown name from a root without the
+// modules of its kernel, and a did-you-mean from the names the root has.
+std::string NotLoadable(const KmodFacts& k, const std::string& name) {
+  std::string msg = "kernel module " + name + " is not loaded and ";
+  if (k.modules_dir.empty()) {
+    msg +=
+        "cannot be looked up: the kernel release is unknown (no /proc/sys/kernel/osrelease), "
+        "so there is no /lib/modules/<release> to look in";
+  } else if (!k.modules_dir_found) {
+    msg += "cannot be looked up: this root has no " + k.modules_dir +
+           " (no modules installed for its kernel)";
+  } else if (!k.modules_dep_found) {
+    msg += "cannot be looked up: " + k.modules_dir + " has no modules.dep (depmod has not run)";
+  } else {
+    msg += "is unknown: not built in and not in " + k.modules_dir + "/modules.dep";
+  }
+  const std::string key = NormalizeModuleName(name);
+  if (auto alias = k.name_aliases.find(key); alias != k.name_aliases.end()) {
+    return msg + "; " + name + " is an alias of " + alias->second + " (" + k.modules_dir +
+           "/modules.alias): did you mean " + alias->second + "?";
+  }
+  std::vector<std::string> names;
+  for (const LoadedModule& m : k.loaded) names.push_back(NormalizeModuleName(m.name));
+  for (const auto& [n, deps] : k.available) names.push_back(n);
+  names.insert(names.end(), k.builtin.begin(), k.builtin.end());
+  const std::vector<std::string> near = NearestNames(key, names);
+  for (size_t i = 0; i < near.size(); ++i) {
+    msg += (i == 0 ? "; did you mean " : " or ") + near[i];
+  }
+  if (!near.empty()) msg += "?";
+  return msg;
+}
+
+}  // namespace
+
 void PlanKernelModules(const DesiredState& desired, const HostFacts& facts, PlanSink& sink) {
   const KmodFacts& k = facts.kmod;
   if (desired.kernel_modules.empty() || !k.discovered) return;  // unspecified: unmanaged
 
-  const std::string where =
-      k.modules_dir.empty()
-          ? std::string("/lib/modules (kernel release unknown)")
-          : k.modules_dir + "/modules.dep" + (k.modules_dep_found ? "" : " (no such file)");
   std::vector<std::string> persist;
   for (size_t i = 0; i < desired.kernel_modules.size(); ++i) {
     const KernelModuleSpec& spec = desired.kernel_modules[i];
@@ -31,8 +67,7 @@ void PlanKernelModules(const DesiredState& desired, const HostFacts& facts, Plan
     const bool loaded = IsModuleLoaded(k, key);
     auto avail = k.available.find(key);
     if (!loaded && avail == k.available.end()) {
-      const std::string msg =
-          "kernel module " + spec.name + " is not loaded and not found in " + where;
+      const std::string msg = NotLoadable(k, spec.name);
       if (spec.required) {
         sink.Error(path, msg);
       } else {

@@ -8,12 +8,14 @@ namespace {
 
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using ::testing::Not;
 
 HostFacts Facts() {
   HostFacts f;
   f.kmod.discovered = true;
   f.kmod.modules_dir = "/lib/modules/6.1.0";
   f.kmod.modules_dep_found = true;
+  f.kmod.modules_dir_found = true;
   for (const char* n : {"mlx5_core", "mlx5_ib", "ib_core"})
     f.kmod.loaded.push_back({n, 1, 0, {}, "Live"});
   f.kmod.available = {{"mlx5_ib", {"ib_uverbs", "ib_core"}},
@@ -81,6 +83,57 @@ TEST(KmodPlanner, BuiltinIsLoadedAndNeedsNoBootLine) {
   PlanKernelModules(Want({{"virtio_net", true}, {"mlx5_ib", true}}), f, both);
   ASSERT_EQ(both.changes().size(), 1u);
   EXPECT_EQ(both.changes()[0].after, nlohmann::json({"mlx5_ib"}));
+}
+
+// An unknown name gets a did-you-mean from what the root has (loaded,
+// modules.dep, built in); a root without the modules of its kernel is told
+// apart, naming the path looked for.
+TEST(KmodPlanner, UnknownModuleSaysWhyAndDidYouMean) {
+  HostFacts f = Facts();
+  f.kmod.builtin = {"virtio_net"};
+  PlanSink sink;
+  PlanKernelModules(
+      Want({{"rdma_ucn", true}, {"mlx5-cor", true}, {"virtio_nat", true}, {"gdrdrv", true}}), f,
+      sink);
+  ASSERT_EQ(sink.diagnostics().size(), 4u);
+  EXPECT_EQ(sink.diagnostics()[0].message,
+            "kernel module rdma_ucn is not loaded and is unknown: not built in and not in "
+            "/lib/modules/6.1.0/modules.dep; did you mean rdma_ucm?");
+  EXPECT_THAT(sink.diagnostics()[1].message, HasSubstr("; did you mean mlx5_core?"));
+  EXPECT_THAT(sink.diagnostics()[2].message, HasSubstr("; did you mean virtio_net?"));
+  EXPECT_THAT(sink.diagnostics()[3].message, Not(HasSubstr("did you mean")));
+
+  f.kmod.name_aliases = {{"nvidia_peermem_alias", "nvidia_peermem"}};
+  PlanSink alias;
+  PlanKernelModules(Want({{"nvidia-peermem-alias", true}}), f, alias);
+  ASSERT_EQ(alias.diagnostics().size(), 1u);
+  EXPECT_THAT(alias.diagnostics()[0].message,
+              HasSubstr("; nvidia-peermem-alias is an alias of nvidia_peermem "
+                        "(/lib/modules/6.1.0/modules.alias): did you mean nvidia_peermem?"));
+
+  f.kmod.modules_dep_found = false;
+  f.kmod.available.clear();
+  PlanSink nodep;
+  PlanKernelModules(Want({{"mlx5_cor", true}}), f, nodep);
+  ASSERT_EQ(nodep.diagnostics().size(), 1u);
+  EXPECT_EQ(nodep.diagnostics()[0].message,
+            "kernel module mlx5_cor is not loaded and cannot be looked up: /lib/modules/6.1.0 has "
+            "no modules.dep (depmod has not run); did you mean mlx5_core?");
+
+  f.kmod.modules_dir_found = false;
+  PlanSink nodir;
+  PlanKernelModules(Want({{"gdrdrv", true}}), f, nodir);
+  ASSERT_EQ(nodir.diagnostics().size(), 1u);
+  EXPECT_EQ(nodir.diagnostics()[0].message,
+            "kernel module gdrdrv is not loaded and cannot be looked up: this root has no "
+            "/lib/modules/6.1.0 (no modules installed for its kernel)");
+
+  f.kmod.modules_dir.clear();
+  PlanSink norelease;
+  PlanKernelModules(Want({{"gdrdrv", true}}), f, norelease);
+  ASSERT_EQ(norelease.diagnostics().size(), 1u);
+  EXPECT_THAT(norelease.diagnostics()[0].message,
+              HasSubstr("the kernel release is unknown (no /proc/sys/kernel/osrelease)"));
 }
 
 TEST(KmodPlanner, UnspecifiedIsUnmanaged) {

@@ -514,12 +514,19 @@ TEST(CliTest, SavedPlanAppliesExactlyOrIsRefusedWhenStale) {
   EXPECT_EQ(saved["digests"]["desired"].get<std::string>().size(), 16u);
 
   // host.yaml changed since: refused, saying so.
-  std::ofstream(yaml, std::ios::app) << "# edited\n";
+  const std::string original = ReadFile(yaml);
+  std::string edited = original;
+  edited.replace(edited.find("numVfs: 12"), 10, "numVfs: 11");
+  std::ofstream(yaml, std::ios::trunc) << edited;
   RunResult stale_yaml = Provisioner({"apply", planfile});
   EXPECT_EQ(stale_yaml.exit_code, 1);
   EXPECT_NE(stale_yaml.err.find(yaml + " changed since the plan was made"), std::string::npos)
       << stale_yaml.err;
+  // Issue 31: a comment or layout edit is no change of the desired state
+  // (the digest is of the parsed document): the plan still holds.
+  std::ofstream(yaml, std::ios::trunc) << "# edited: a comment\n" << original << "\n\n# the end\n";
   ASSERT_EQ(Provisioner({"plan", yaml, "--root", root, "--out", planfile}).exit_code, 0);
+  std::ofstream(yaml, std::ios::app) << "# edited once more\n";
 
   // The host changed since: refused, saying so; nothing written.
   std::ofstream(root + "/sys/bus/pci/devices/0000:af:00.1/sriov_numvfs", std::ios::trunc) << "2\n";
@@ -538,6 +545,19 @@ TEST(CliTest, SavedPlanAppliesExactlyOrIsRefusedWhenStale) {
   ASSERT_EQ(ok.exit_code, 0) << ok.err;
   EXPECT_EQ(ParseJson(ok)["changes"][0]["status"], "applied");
   EXPECT_EQ(ReadFile(root + kPf0 + "/sriov_numvfs"), "12\n");
+
+  // Applied again: the host changed since the plan (by it), into what it
+  // plans: "already applied", exit 0, nothing to do (was: refused as stale).
+  RunResult again = Provisioner({"apply", planfile});
+  EXPECT_EQ(again.exit_code, 0) << again.out << again.err;
+  EXPECT_NE(again.out.find("Saved plan " + planfile + " is already applied: the host under " +
+                           root + " matches " + yaml + "."),
+            std::string::npos)
+      << again.out << again.err;
+  RunResult again_json = Provisioner({"apply", planfile, "-o", "json"});
+  EXPECT_EQ(again_json.exit_code, 0) << again_json.err;
+  EXPECT_EQ(ParseJson(again_json)["alreadyApplied"], true);
+  EXPECT_TRUE(ParseJson(again_json)["changes"].empty());
 }
 
 // A driver that enables fewer VFs than asked, mid-apply (after the reset to

@@ -105,6 +105,73 @@ TEST(KmodCliTest, MissingRequiredModuleIsAPlanError) {
   EXPECT_NE(plan.err.find("gdrdrv"), std::string::npos) << plan.err;
 }
 
+// Issue 31 item 10: an unknown module name is told from a root without
+// the modules of its kernel (naming the path looked for), with the list
+// entry's file:line:column and a did-you-mean from the names the root has
+// (loaded, modules.dep, modules.alias); validate --root says the same.
+TEST(KmodCliTest, UnknownModuleNamesThePathAndSuggests) {
+  std::string root = ExtractHost("cx5-roce");
+  std::string release = ReadFile(root + "/proc/sys/kernel/osrelease");
+  while (!release.empty() && release.back() == '\n') release.pop_back();
+  ASSERT_FALSE(release.empty());
+  std::string yaml = HostYaml("kmod-typo.yaml", "    - mlx5_ib\n    - mlx5-cor\n");
+  RunResult none = Provisioner({"plan", yaml, "--root", root});
+  EXPECT_EQ(none.exit_code, 1) << none.out;
+  EXPECT_NE(
+      none.err.find(yaml +
+                    ":8:7: spec.kernelModules[1]: kernel module mlx5-cor is not "
+                    "loaded and cannot be looked up: this root has no /lib/modules/" +
+                    release + " (no modules installed for its kernel); did you mean mlx5_core?"),
+      std::string::npos)
+      << none.err;
+
+  const std::string moddir = root + "/lib/modules/" + release;
+  std::filesystem::create_directories(moddir);
+  RunResult nodep = Provisioner({"plan", yaml, "--root", root});
+  EXPECT_EQ(nodep.exit_code, 1) << nodep.out;
+  EXPECT_NE(nodep.err.find("cannot be looked up: /lib/modules/" + release +
+                           " has no modules.dep (depmod has not run)"),
+            std::string::npos)
+      << nodep.err;
+
+  std::ofstream(moddir + "/modules.dep")
+      << "updates/dkms/nvidia-peermem.ko: updates/dkms/nvidia.ko\n"
+         "updates/dkms/nvidia.ko:\n"
+         "kernel/drivers/infiniband/hw/mlx5/mlx5_ib.ko:\n";
+  std::ofstream(moddir + "/modules.alias")
+      << "# Aliases extracted from modules themselves.\n"
+         "alias pci:v000015B3d00001017sv*sd*bc*sc*i* mlx5_core\n"
+         "alias nv-peermem nvidia_peermem\n";
+  std::string typos = HostYaml(
+      "kmod-typos.yaml", "    - mlx5_ib\n    - nvidia_peermen\n    - nv-peermem\n    - gdrdrv\n");
+  RunResult plan = Provisioner({"plan", typos, "--root", root});
+  EXPECT_EQ(plan.exit_code, 1) << plan.out;
+  const std::string dep = "/lib/modules/" + release + "/modules.dep";
+  EXPECT_NE(plan.err.find(typos +
+                          ":8:7: spec.kernelModules[1]: kernel module nvidia_peermen is "
+                          "not loaded and is unknown: not built in and not in " +
+                          dep + "; did you mean nvidia_peermem?"),
+            std::string::npos)
+      << plan.err;
+  EXPECT_NE(plan.err.find(typos +
+                          ":9:7: spec.kernelModules[2]: kernel module nv-peermem is not "
+                          "loaded and is unknown: not built in and not in " +
+                          dep + "; nv-peermem is an alias of nvidia_peermem (/lib/modules/" +
+                          release + "/modules.alias): did you mean nvidia_peermem?"),
+            std::string::npos)
+      << plan.err;
+  EXPECT_NE(plan.err.find(typos +
+                          ":10:7: spec.kernelModules[3]: kernel module gdrdrv is not "
+                          "loaded and is unknown: not built in and not in " +
+                          dep + "\n"),
+            std::string::npos)
+      << plan.err;
+
+  RunResult validate = Provisioner({"validate", typos, "--root", root});
+  EXPECT_EQ(validate.exit_code, 1) << validate.out;
+  EXPECT_NE(validate.err.find("did you mean nvidia_peermem?"), std::string::npos) << validate.err;
+}
+
 // A tree with a modules directory: the module and its unloaded dependencies
 // are loaded (the tree's proc/modules), then persisted; the second apply is a no-op.
 TEST(KmodCliTest, LoadsAvailableModuleWithDependencies) {

@@ -3,6 +3,8 @@
 // wait shows its total elapsed time against --settle-timeout, and each change
 // leaves a permanent line in the plan's wording when it finishes; off a
 // terminal one line when the wait starts, not one per poll.
+#include <algorithm>
+#include <cstdlib>
 #include <string>
 
 #include "gtest/gtest.h"
@@ -52,6 +54,49 @@ TEST(ProgressCliTest, OffATerminalAWaitIsOneLineNotOnePerPoll) {
   EXPECT_NE(r.err.find("(waiting at most 20 s)"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("provisioner: sriov 0000:af:00.0 numVfs: 0 -> "), std::string::npos)
       << r.err;
+}
+
+// Issue 31 item 4: a log line (spdlog on stderr) during a change clears the
+// status line first (it started right after "| provisioner: ... (0.0s)"),
+// and the status line is drawn again below it. The kernel refuses the RDMA
+// netns switch while a namespace exists (the tree stand-in: run/netns/blue):
+// the "takes effect at the next reboot" warning comes while its change runs.
+TEST(ProgressCliTest, OnATerminalALogLineClearsTheStatusLineAndItComesBack) {
+  std::string root = ExtractHost("cx5-roce");
+  ASSERT_EQ(
+      std::system(
+          ("mkdir -p '" + root + "/run/netns' && touch '" + root + "/run/netns/blue'").c_str()),
+      0);
+  std::string yaml = WriteTempFile("exclusive.yaml",
+                                   "apiVersion: provisioner/v1alpha1\nkind: HostConfig\n"
+                                   "metadata:\n  name: worker1\nspec:\n  rdma:\n"
+                                   "    netnsMode: exclusive\n");
+  std::string cmd = ProvisionerBinary() + " apply " + yaml + " --root " + root + " -y";
+  RunResult r = provisioner::testing::Run({"/usr/bin/script", "-qfec", cmd, "/dev/null"});
+  ASSERT_EQ(r.exit_code, 3) << r.out << r.err;
+  const std::string warning = "provisioner: warning: rdma/system/netnsMode: takes effect";
+  const size_t at = r.out.find(warning);
+  ASSERT_NE(at, std::string::npos) << r.out;
+  // What is left on the warning's terminal line: everything written on it
+  // since the last erase ("\033[K" erases to the end of the line, "\033[J"
+  // to the end of the screen) must be carriage returns only.
+  const size_t line_start =
+      r.out.rfind('\n', at) == std::string::npos ? 0 : r.out.rfind('\n', at) + 1;
+  std::string before = r.out.substr(line_start, at - line_start);
+  const size_t k = before.rfind("\033[K"), j = before.rfind("\033[J");
+  size_t erased = 0;
+  if (k != std::string::npos) erased = std::max(erased, k + 3);
+  if (j != std::string::npos) erased = std::max(erased, j + 3);
+  EXPECT_EQ(before.substr(erased).find_first_not_of('\r'), std::string::npos)
+      << "the warning starts after status text on the same line: " << before;
+  // The status line of the running change is drawn again under it, before
+  // the change's permanent line.
+  const size_t after = r.out.find('\n', at);
+  ASSERT_NE(after, std::string::npos);
+  const size_t redraw = r.out.find(" provisioner: rdma/system/netnsMode: ", after);
+  const size_t done = r.out.find("provisioner: rdma system netnsMode: ", after);
+  EXPECT_NE(redraw, std::string::npos) << r.out;
+  EXPECT_LT(redraw, done) << r.out;
 }
 
 }  // namespace

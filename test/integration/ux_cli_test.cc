@@ -488,5 +488,61 @@ TEST(UxCliTest, ColourFollowsNoColorAndTerm) {
   EXPECT_EQ(dumb.out.find("\033[3"), std::string::npos) << dumb.out;
 }
 
+// Issue 31 (low): validate --show-expanded keeps host.yaml's key order
+// (it was every mapping's keys sorted: spec.ipPools first, rdma last, a
+// nic's linkType before its name); the rails' items take their template's.
+TEST(UxCliTest, ShowExpandedKeepsInputOrder) {
+  RunResult r = Provisioner({"validate", Example("rails.yaml"), "--show-expanded"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto at = [&](const std::string& what) {
+    const size_t p = r.out.find(what);
+    EXPECT_NE(p, std::string::npos) << what << " in\n" << r.out;
+    return p;
+  };
+  EXPECT_LT(at("apiVersion:"), at("\nkind:"));
+  EXPECT_LT(at("\nkind:"), at("\nmetadata:"));
+  EXPECT_LT(at("\n  rdma:"), at("\n  kernelModules:"));
+  EXPECT_LT(at("\n  kernelModules:"), at("\n  nics:"));
+  EXPECT_LT(at("\n  nics:"), at("\n  ipPools:"));
+  EXPECT_LT(at("\n  multusConfigs:"), at("\n  kubernetes:"));
+  const size_t nic = at("- name: \"gpu1-nic\"\n");
+  EXPECT_LT(nic, at("linkType: \"eth\""));
+  EXPECT_LT(at("nicSelector:"), at("numVfs: 12"));
+  EXPECT_LT(at("numVfs: 12"), at("resourceName: \"gpu1sriov\""));
+}
+
+// Issue 31 (low): after an apply whose change the kernel deferred to the
+// next boot (the RDMA netns switch, refused while a namespace exists: the
+// tree stand-in run/netns/blue), plan says the change is pending a reboot
+// instead of offering it as new work.
+TEST(UxCliTest, PlanAfterARebootPendingApplySaysPendingReboot) {
+  std::string root = ExtractHost("cx5-roce");
+  ASSERT_EQ(
+      std::system(
+          ("mkdir -p '" + root + "/run/netns' && touch '" + root + "/run/netns/blue'").c_str()),
+      0);
+  std::string yaml = WriteTempFile("exclusive.yaml",
+                                   "apiVersion: provisioner/v1alpha1\nkind: HostConfig\n"
+                                   "metadata:\n  name: worker1\nspec:\n  rdma:\n"
+                                   "    netnsMode: exclusive\n");
+  RunResult before = Provisioner({"plan", yaml, "--root", root});
+  ASSERT_EQ(before.exit_code, 0) << before.err;
+  EXPECT_EQ(before.out.find("pending reboot"), std::string::npos) << before.out;
+  RunResult apply = Provisioner({"apply", yaml, "--root", root});
+  ASSERT_EQ(apply.exit_code, 3) << apply.out << apply.err;
+  RunResult plan = Provisioner({"plan", yaml, "--root", root});
+  ASSERT_EQ(plan.exit_code, 0) << plan.err;
+  EXPECT_NE(plan.out.find("~ rdma system netnsMode: shared -> exclusive  (pending reboot: applied, "
+                          "takes effect at the next boot)"),
+            std::string::npos)
+      << plan.out;
+  EXPECT_NE(plan.out.find("; 1 change pending reboot."), std::string::npos) << plan.out;
+  RunResult json_plan = Provisioner({"plan", yaml, "--root", root, "-o", "json"});
+  ASSERT_EQ(json_plan.exit_code, 0) << json_plan.err;
+  json j = ParseJson(json_plan);
+  EXPECT_EQ(j["summary"]["pendingReboot"], 1);
+  EXPECT_EQ(j["pendingReboot"], json({"rdma/system/netnsMode"}));
+}
+
 }  // namespace
 }  // namespace provisioner::testing

@@ -23,16 +23,12 @@
 #include <string>
 
 #include "engine/base/status.h"
+#include "engine/base/ttar_extract.h"
 
 namespace provisioner::testing {
 
-// Extracts a ttar archive into dest_dir (created if missing). Paths in the
-// archive are taken relative to the archive's common top directory stripped by
-// `strip` components (0 = none): with strip 1, "fixtures/sys/x" lands in
-// dest_dir/sys/x and the entry "fixtures" itself is skipped. Absolute paths and
-// ".." components are refused. Directory modes are applied last, so a 0555
-// directory can still be filled.
-Status ExtractTtar(const std::string& ttar_path, const std::string& dest_dir, int strip = 0);
+// ExtractTtar(archive, dest_dir, strip): engine/base/ttar_extract.h.
+using provisioner::ExtractTtar;
 
 // Writes a tree back as ttar (sorted, deterministic), for snapshot/golden
 // tests. Paths are relative to src_dir (src_dir itself is not an entry);
