@@ -60,8 +60,13 @@ TEST_P(ParallelKillTest, KillNineWhileWaitingThenApplyConvergesOrRollsBack) {
     bool waiting = false;
     for (int i = 0; i < 400 && !waiting; ++i) {
       struct stat st;
+      // The simulated kernel writes the count ("4\n") after it made the
+      // VFs, in two steps (truncate, write): a read between them is empty,
+      // so wait for the count itself too.
       waiting = ::stat((root + kPf0 + "/virtfn3").c_str(), &st) == 0 &&
-                (GetParam() == 1 || ::stat((root + kPf1 + "/virtfn3").c_str(), &st) == 0) &&
+                ReadFile(root + kPf0 + "/sriov_numvfs") == "4\n" &&
+                (GetParam() == 1 || (::stat((root + kPf1 + "/virtfn3").c_str(), &st) == 0 &&
+                                     ReadFile(root + kPf1 + "/sriov_numvfs") == "4\n")) &&
                 Count(ReadFile(journal), "\"applying\"") == want_applying;
       if (!waiting) std::this_thread::sleep_for(std::chrono::milliseconds(25));
     }

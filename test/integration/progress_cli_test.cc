@@ -50,8 +50,11 @@ TEST(ProgressCliTest, OffATerminalAWaitIsOneLineNotOnePerPoll) {
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_EQ(r.err.find('\r'), std::string::npos) << r.err;
   // The wait polls every 100 ms and reports each second: one line for it.
-  EXPECT_EQ(Count(r.err, "VFs have netdevs"), 1) << r.err;
-  EXPECT_NE(r.err.find("(waiting at most 20 s)"), std::string::npos) << r.err;
+  // Which report opens it depends on the machine's speed ("n/12 VFs
+  // present" when the enable is slow, else "VFs have netdevs"): count the
+  // wait's line, and that the 100 ms polls (35 of them) made no lines.
+  EXPECT_EQ(Count(r.err, "(waiting at most 20 s)"), 1) << r.err;
+  EXPECT_LE(Count(r.err, "VFs have netdevs") + Count(r.err, "VFs present"), 2) << r.err;
   EXPECT_NE(r.err.find("provisioner: sriov 0000:af:00.0 numVfs: 0 -> "), std::string::npos)
       << r.err;
 }
