@@ -34,6 +34,13 @@ struct KernelSpec {
   std::vector<std::string> cmdline_remove;  // cmdlineRemove
 };
 
+// spec.firmware: { activation: reset }: how firmware changes take effect.
+// reboot (default): for the next boot, apply exits 3. reset: mstfwreset
+// level 3 after the sets, then the rest of the plan anew; exit 0.
+struct FirmwareActivationSpec {
+  std::string activation = "reboot";  // "reboot" | "reset"
+};
+
 // spec.nics[].pcie: { maxReadRequest: 4096 }
 struct NicPcieSpec {
   std::optional<int> max_read_request;  // bytes: 128..4096, a power of two
@@ -108,6 +115,9 @@ struct NicSpec {
   std::optional<NicPcieSpec> pcie;         // pcie
   std::optional<IpoibSpec> ipoib;          // ipoib
   std::optional<NicRoceSpec> roce;         // roce
+  // firmwareReset: true: the card's NV configuration to its defaults
+  // (mstconfig reset) before what the nic sets.
+  bool firmware_reset = false;
 };
 
 // spec.ipPools[]
@@ -188,6 +198,7 @@ struct DesiredState {
   std::optional<RdmaSpec> rdma;
   std::optional<PcieSpec> pcie;
   std::optional<KernelSpec> kernel;
+  std::optional<FirmwareActivationSpec> firmware;  // spec.firmware
   std::vector<KernelModuleSpec> kernel_modules;
   std::vector<NicSpec> nics;
   std::vector<IpPoolSpec> ip_pools;

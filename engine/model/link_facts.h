@@ -54,6 +54,12 @@ struct FirmwareFacts {
   // "eth", 32 InfiniBand -> "ib"), by port number: what plan trusts when the
   // firmware cannot be read and nothing needs changing.
   std::map<int, std::string> running_link_types;
+  // spec.firmware.activation: reset only (read for the cards a plan changes):
+  // `mstfwreset -d <BDF> query` as printed, and why the card cannot take a
+  // level 3 reset ("" when it can, or when not read).
+  bool reset_read = false;
+  std::string reset_query;
+  std::string reset_refused;
 };
 
 // Under a tree root, `mstconfig -d <BDF> query` output is read from
