@@ -118,6 +118,13 @@ NicSpec BuildNic(const json& j) {
     }
   }
   nic.firmware_reset = Bool(j, "firmwareReset").value_or(false);
+  if (const json* v = Field(j, "firmwareVersion"); v != nullptr && v->is_object()) {
+    FirmwareVersionSpec f;
+    f.version = String(*v, "version").value_or("");
+    f.image = String(*v, "image");
+    f.policy = String(*v, "policy").value_or("validate");
+    nic.firmware_version = f;
+  }
   if (const json* pcie = Field(j, "pcie"); pcie != nullptr && pcie->is_object()) {
     NicPcieSpec p;
     p.max_read_request = Int(*pcie, "maxReadRequest");

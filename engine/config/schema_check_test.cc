@@ -54,9 +54,9 @@ TEST(SchemaTest, EveryUnknownFieldIsReported) {
                           "host.yaml:11:7: spec.nics[0].mtuu: unknown field \"mtuu\" (did you "
                           "mean \"mtu\"?)",
                           "host.yaml:12:7: spec.nics[0].foo: unknown field \"foo\"; expected one "
-                          "of: deviceType, firmware, firmwareReset, ipoib, isRdma, linkType, "
-                          "mtu, name, nicSelector, numVfs, pcie, resourceName, roce, "
-                          "vfSpoofChk, vfTrust"));
+                          "of: deviceType, firmware, firmwareReset, firmwareVersion, ipoib, "
+                          "isRdma, linkType, mtu, name, nicSelector, numVfs, pcie, "
+                          "resourceName, roce, vfSpoofChk, vfTrust"));
 }
 
 TEST(SchemaTest, PcieFieldsAreCheckedWithTheirPosition) {

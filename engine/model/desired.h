@@ -41,6 +41,14 @@ struct FirmwareActivationSpec {
   std::string activation = "reboot";  // "reboot" | "reset"
 };
 
+// spec.nics[].firmwareVersion: { version: 28.39.1002, image: /path.bin,
+// policy: validate }: the firmware version the card must run.
+struct FirmwareVersionSpec {
+  std::string version;
+  std::optional<std::string> image;
+  std::string policy = "validate";  // validate (update: not implemented)
+};
+
 // spec.nics[].pcie: { maxReadRequest: 4096 }
 struct NicPcieSpec {
   std::optional<int> max_read_request;  // bytes: 128..4096, a power of two
@@ -118,6 +126,7 @@ struct NicSpec {
   // firmwareReset: true: the card's NV configuration to its defaults
   // (mstconfig reset) before what the nic sets.
   bool firmware_reset = false;
+  std::optional<FirmwareVersionSpec> firmware_version;  // firmwareVersion
 };
 
 // spec.ipPools[]

@@ -60,6 +60,14 @@ struct FirmwareFacts {
   bool reset_read = false;
   std::string reset_query;
   std::string reset_refused;
+  // nics[].firmwareVersion only: `mstflint -d <BDF> query` (FW Version, FW
+  // Version(Running) while a burned image waits for a reset, PSID), or why
+  // it could not be read.
+  bool flint_read = false;
+  std::string fw_version;
+  std::string fw_running;
+  std::string psid;
+  std::string flint_error;
 };
 
 // Under a tree root, `mstconfig -d <BDF> query` output is read from

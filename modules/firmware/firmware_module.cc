@@ -9,6 +9,7 @@
 
 #include "engine/host/parallel_reads.h"
 #include "engine/model/pci_address.h"
+#include "engine/model/selector.h"
 #include "engine/module/clock.h"
 #include "engine/module/registry.h"
 #include "modules/firmware/firmware_planner.h"
@@ -89,6 +90,40 @@ Status FirmwareModule::DiscoverForPlan(const DesiredState& desired, HostContext&
   }
   std::unique_ptr<FirmwareTool> tool = Tool(*ctx.fs);
   if (!cards.empty()) ReadCards(*tool, cards, ctx, facts);
+  // nics[].firmwareVersion: `mstflint -d <card> query` of their cards.
+  std::vector<std::string> flint_cards;
+  for (const NicSpec& nic : desired.nics) {
+    if (!nic.firmware_version) continue;
+    for (const PciFunction* pf : SelectPfs(nic, facts)) {
+      const std::string dev = FirmwareDevice(pf->pci_address);
+      auto it = facts.firmware.find(dev);
+      if (it == facts.firmware.end() || it->second.flint_read) continue;
+      it->second.flint_read = true;
+      flint_cards.push_back(dev);
+    }
+  }
+  std::vector<std::optional<StatusOr<std::string>>> flint(flint_cards.size());
+  ForEachIndexWaiting(flint_cards.size(), kMaxParallelQueries,
+                      [&](size_t i) { flint[i].emplace(tool->FlintQuery(flint_cards[i])); });
+  for (size_t i = 0; i < flint_cards.size(); ++i) {
+    FirmwareFacts& fw = facts.firmware[flint_cards[i]];
+    if (!flint[i]->ok()) {
+      fw.flint_error = flint[i]->status().message();
+      continue;
+    }
+    if (!tool->FromCapture()) {
+      ctx.fs->NoteCapture(std::string(kMstflintCapturePrefix) + flint_cards[i] + ".query",
+                          **flint[i]);
+    }
+    auto q = ParseFlintQuery(**flint[i]);
+    if (!q.ok()) {
+      fw.flint_error = q.status().WithContext(tool->FlintSource(flint_cards[i])).message();
+    } else {
+      fw.fw_version = q->fw_version;
+      fw.fw_running = q->running;
+      fw.psid = q->psid;
+    }
+  }
   if (desired.firmware && desired.firmware->activation == "reset") {
     std::vector<std::string> reset_cards;
     for (const std::string& dev : FirmwareCardsToRead(desired, facts)) {

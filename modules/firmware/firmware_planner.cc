@@ -685,6 +685,46 @@ void PlanActivation(const DesiredState& desired, const HostFacts& facts, size_t 
   for (Change& c : activations) sink.AddChange(std::move(c));
 }
 
+// nics[].firmwareVersion (policy validate): the running version of each
+// selected card (mstflint's FW Version(Running) while a burned image waits,
+// else FW Version) must be the pinned one; else a plan error naming both and
+// the card's PSID (the image to burn must be built for it).
+void PlanFirmwareVersions(const DesiredState& desired, const HostFacts& facts, PlanSink& sink) {
+  for (size_t i = 0; i < desired.nics.size(); ++i) {
+    const NicSpec& nic = desired.nics[i];
+    if (!nic.firmware_version) continue;
+    const std::string field = DesiredState::NicPath(i) + ".firmwareVersion.version";
+    std::set<std::string> seen;
+    for (const PciFunction* pf : SelectPfs(nic, facts)) {
+      const std::string dev = FirmwareDevice(pf->pci_address);
+      if (!seen.insert(dev).second) continue;
+      auto it = facts.firmware.find(dev);
+      if (it == facts.firmware.end()) {
+        sink.Error(field, pf->pci_address + " (vendor " + pf->vendor +
+                              ") is not an NVIDIA/Mellanox ConnectX: no firmware version to check");
+        continue;
+      }
+      const FirmwareFacts& fw = it->second;
+      if (!fw.flint_error.empty() || !fw.flint_read) {
+        sink.Error(field, "cannot read the firmware version of " + dev + " (mstflint -d " + dev +
+                              " query): " + (fw.flint_error.empty() ? "not read" : fw.flint_error));
+        continue;
+      }
+      const std::string running = fw.fw_running.empty() ? fw.fw_version : fw.fw_running;
+      if (running == nic.firmware_version->version) continue;
+      std::string msg =
+          dev + " (PSID " + (fw.psid.empty() ? "unknown" : fw.psid) + ") runs firmware " + running;
+      if (!fw.fw_running.empty()) msg += " (" + fw.fw_version + " burned, not running yet)";
+      msg += ", but nic " + nic.name + " pins " + nic.firmware_version->version +
+             " (policy validate): burn an image of that version built for PSID " +
+             (fw.psid.empty() ? "<psid>" : fw.psid) + " (mstflint -d " + dev + " -i " +
+             nic.firmware_version->image.value_or("<image>") +
+             " -y burn), then reset the firmware or reboot";
+      sink.Error(field, msg);
+    }
+  }
+}
+
 }  // namespace
 
 void PlanFirmware(const DesiredState& desired, const HostFacts& facts, PlanSink& sink) {
@@ -742,6 +782,7 @@ void PlanFirmware(const DesiredState& desired, const HostFacts& facts, PlanSink&
   if (desired.firmware && desired.firmware->activation == "reset") {
     PlanActivation(desired, facts, from, planned, sink);
   }
+  PlanFirmwareVersions(desired, facts, sink);
 }
 
 std::set<std::string> FirmwareCardsToRead(const DesiredState& desired, const HostFacts& facts) {

@@ -108,4 +108,31 @@ std::map<std::string, std::pair<std::string, std::string>> PendingParams(const F
   return out;
 }
 
+StatusOr<FlintQuery> ParseFlintQuery(std::string_view text) {
+  FlintQuery q;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t nl = text.find('\n', start);
+    if (nl == std::string_view::npos) nl = text.size();
+    const std::string line = TrimRight(text.substr(start, nl - start), " \r\t");
+    start = nl + 1;
+    if (line.rfind("-E-", 0) == 0) return InvalidArgumentError("mstflint: " + Trim(line));
+    auto value = [&line](std::string_view key) -> std::optional<std::string> {
+      if (line.rfind(key, 0) != 0) return std::nullopt;
+      return Trim(line.substr(key.size()));
+    };
+    if (auto v = value("FW Version(Running):")) {
+      q.running = *v;
+    } else if (auto v2 = value("FW Version:")) {
+      if (q.fw_version.empty()) q.fw_version = *v2;
+    } else if (auto v3 = value("PSID:")) {
+      q.psid = *v3;
+    }
+  }
+  if (q.fw_version.empty()) {
+    return InvalidArgumentError("mstflint query output has no \"FW Version:\" line");
+  }
+  return q;
+}
+
 }  // namespace provisioner

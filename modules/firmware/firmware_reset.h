@@ -60,6 +60,20 @@ std::string ResetLevelRefusal(const MstfwresetQuery& q);
 // what a reset would activate. Empty without a Current column.
 std::map<std::string, std::pair<std::string, std::string>> PendingParams(const FirmwareFacts& fw);
 
+// `mstflint -d <BDF> query` (flint/subcommands.cpp QueryCommand, checked at
+// tag v4.36.0-1): "FW Version:            28.39.1002", while a burned image
+// waits for a reset also "FW Version(Running):   28.36.1010", and
+// "PSID:                  MT_0000000838". Under a tree root the output is
+// read from <root>/run/provisioner/mstflint/<BDF>.query.
+inline constexpr char kMstflintCapturePrefix[] = "/run/provisioner/mstflint/";
+struct FlintQuery {
+  std::string fw_version;  // on the flash (the next boot's)
+  std::string running;     // "" when it runs fw_version
+  std::string psid;
+};
+// Errors name what is missing; a "-E-" line becomes the message.
+StatusOr<FlintQuery> ParseFlintQuery(std::string_view text);
+
 }  // namespace provisioner
 
 #endif  // PROVISIONER_MODULES_FIRMWARE_FIRMWARE_RESET_H_

@@ -266,3 +266,55 @@ TEST(FirmwareNvReset, ResetFirstThenTheSetsAgainstTheDefaults) {
 
 }  // namespace
 }  // namespace provisioner
+
+namespace provisioner {
+namespace {
+
+TEST(FlintQuery, VersionRunningAndPsid) {
+  auto q = ParseFlintQuery(Testdata("mstflint-cx5.query"));
+  ASSERT_TRUE(q.ok()) << q.status().message();
+  EXPECT_EQ(q->fw_version, "16.35.2000");
+  EXPECT_EQ(q->running, "");
+  EXPECT_EQ(q->psid, "MT_0000000008");
+  auto p = ParseFlintQuery(Testdata("mstflint-cx5-pending.query"));
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_EQ(p->fw_version, "16.35.3006");
+  EXPECT_EQ(p->running, "16.35.2000");
+  EXPECT_FALSE(
+      ParseFlintQuery("-E- Cannot open Device: 0000:86:00.0. No such file or directory\n").ok());
+  EXPECT_FALSE(ParseFlintQuery("PSID: X\n").ok());
+}
+
+TEST(FirmwareVersionPin, MismatchIsAPlanErrorNamingBothAndThePsid) {
+  DesiredState d;
+  NicSpec n;
+  n.name = "ib0";
+  n.selector.root_devices = {"0000:86:00.0"};
+  n.firmware_version = FirmwareVersionSpec{"16.35.3006", "/opt/fw/cx5.bin", "validate"};
+  d.nics.push_back(n);
+  HostFacts f = Cx5(Testdata("mstfwreset-cx5.query"));
+  FirmwareFacts& fw = f.firmware["0000:86:00.0"];
+  fw.flint_read = true;
+  auto q = ParseFlintQuery(Testdata("mstflint-cx5-pending.query"));
+  fw.fw_version = q->fw_version;
+  fw.fw_running = q->running;
+  fw.psid = q->psid;
+  Result r = Plan(d, f);
+  ASSERT_EQ(r.diags.size(), 1u) << r.Messages();
+  EXPECT_EQ(r.diags[0].path, "spec.nics[0].firmwareVersion.version");
+  EXPECT_EQ(r.diags[0].message,
+            "0000:86:00.0 (PSID MT_0000000008) runs firmware 16.35.2000 (16.35.3006 burned, not "
+            "running yet), but nic ib0 pins 16.35.3006 (policy validate): burn an image of that "
+            "version built for PSID MT_0000000008 (mstflint -d 0000:86:00.0 -i /opt/fw/cx5.bin -y "
+            "burn), then reset the firmware or reboot");
+  fw.fw_running = "";  // running what is burned
+  EXPECT_TRUE(Plan(d, f).diags.empty());
+  fw.flint_read = false;
+  fw.flint_error = "mstflint (mstflint) is not installed";
+  ASSERT_EQ(Plan(d, f).diags.size(), 1u);
+  EXPECT_NE(Plan(d, f).diags[0].message.find("cannot read the firmware version of 0000:86:00.0"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace provisioner

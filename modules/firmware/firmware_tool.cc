@@ -62,6 +62,10 @@ class Mstconfig : public FirmwareTool {
     return Run({o_.reset_binary, "-d", device, "query"}, "query " + device);
   }
 
+  StatusOr<std::string> FlintQuery(const std::string& device) override {
+    return Run({o_.flint_binary, "-d", device, "query"}, "query " + device);
+  }
+
   // mstfwreset: exit 0 "-I- FW was loaded successfully.", 1 "-E- ...".
   Status Reset(const std::string& device) override {
     return Run({o_.reset_binary, "-d", device, "-y", "--skip_driver", "-l",
@@ -154,6 +158,15 @@ class Captured : public FirmwareTool {
 
   std::string ResetSource(const std::string& device) const override {
     return std::string(kMstfwresetCapturePrefix) + device + ".query";
+  }
+
+  std::string FlintSource(const std::string& device) const override {
+    return std::string(kMstflintCapturePrefix) + device + ".query";
+  }
+  StatusOr<std::string> FlintQuery(const std::string& device) override {
+    auto text = fs_.ReadFile(FlintSource(device));
+    if (!text.ok()) return text.status().WithContext("read captured mstflint query");
+    return text;
   }
   bool ResetAvailable() const override { return true; }
 

@@ -49,6 +49,11 @@ class FirmwareTool {
   virtual Status Reset(const std::string& device) {
     return FailedPreconditionError("cannot reset the firmware of " + device);
   }
+  // The text of `mstflint -d <device> query` (nics[].firmwareVersion).
+  virtual std::string FlintSource(const std::string&) const { return "mstflint"; }
+  virtual StatusOr<std::string> FlintQuery(const std::string& device) {
+    return FailedPreconditionError("cannot query the firmware version of " + device);
+  }
   // True when the answers are capture files (the tree's stand-in), false
   // when a command asks the card: discovery then names a missing capture
   // instead of querying, shows no progress step for reading a file, and
@@ -59,6 +64,7 @@ class FirmwareTool {
 struct MstconfigOptions {
   std::string binary = "mstconfig";  // looked up in PATH
   std::string reset_binary = "mstfwreset";
+  std::string flint_binary = "mstflint";
   // A reset reloads the firmware and waits for the device (minutes on a
   // BlueField; mstfwreset's own waits are up to 2 minutes on a ConnectX).
   std::chrono::milliseconds reset_timeout{std::chrono::minutes(5)};

@@ -6,6 +6,8 @@
 // mstflint 4.36's layout), whose reset makes Current the Next Boot column; a
 // <BDF>.refuse file there is the card refusing the reset (what mstfwreset
 // printed).
+#include <unistd.h>
+
 #include <fstream>
 #include <string>
 #include <vector>
@@ -182,6 +184,31 @@ TEST_F(FirmwareResetCliTest, FirmwareResetToDefaultsThenActivated) {
   EXPECT_EQ(ReadFile(root_ + kNumVfs), "4\n");
   RunResult again = Provisioner({"plan", yaml, "--root", root_, "-o", "json"});
   EXPECT_EQ(json::parse(again.out, nullptr, false)["changes"].size(), 0u) << again.out;
+}
+
+// nics[].firmwareVersion (policy validate) against the tree's captured
+// `mstflint -d 0000:86:00.0 query` (FW Version 16.35.2000, PSID
+// MT_0000000008): another version is a plan error, the same none.
+TEST_F(FirmwareResetCliTest, PinnedFirmwareVersionValidates) {
+  PutFile(root_ + "/run/provisioner/mstflint/0000:86:00.0.query",
+          ReadFile(RunfilePath("modules/firmware/testdata/mstflint-cx5.query")));
+  const std::string other =
+      Yaml("", "      firmwareVersion: { version: 16.35.3006, image: /opt/fw/cx5.bin }\n");
+  RunResult bad = Provisioner({"plan", other, "--root", root_});
+  EXPECT_EQ(bad.exit_code, 1) << bad.out << bad.err;
+  EXPECT_NE(bad.err.find("spec.nics[0].firmwareVersion.version: 0000:86:00.0 (PSID MT_0000000008) "
+                         "runs firmware 16.35.2000, but nic ib0 pins 16.35.3006"),
+            std::string::npos)
+      << bad.err;
+  const std::string same = Yaml("", "      firmwareVersion: { version: 16.35.2000 }\n");
+  RunResult ok = Provisioner({"plan", same, "--root", root_, "-o", "json"});
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+  // Without the capture: an error naming it, never a silent pass.
+  ASSERT_EQ(::unlink((root_ + "/run/provisioner/mstflint/0000:86:00.0.query").c_str()), 0);
+  RunResult missing = Provisioner({"plan", same, "--root", root_});
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.err.find("cannot read the firmware version of 0000:86:00.0"), std::string::npos)
+      << missing.err;
 }
 
 TEST_F(FirmwareResetCliTest, ActivationIsValidatedAtItsLine) {
