@@ -152,6 +152,14 @@ NicSpec BuildNic(const json& j) {
       nic.firmware[name] = std::move(f);
     }
   }
+  nic.firmware_reset = Bool(j, "firmwareReset").value_or(false);
+  if (const json* v = Field(j, "firmwareVersion"); v != nullptr && v->is_object()) {
+    FirmwareVersionSpec f;
+    f.version = String(*v, "version").value_or("");
+    f.image = String(*v, "image");
+    f.policy = String(*v, "policy").value_or("validate");
+    nic.firmware_version = f;
+  }
   if (const json* pcie = Field(j, "pcie"); pcie != nullptr && pcie->is_object()) {
     NicPcieSpec p;
     p.max_read_request = Int(*pcie, "maxReadRequest");
@@ -246,6 +254,12 @@ DesiredState BuildDesiredState(const json& root) {
     PcieSpec p;
     p.disable_acs = String(*pcie, "disableAcs");
     s.pcie = p;
+  }
+
+  if (const json* fw = Field(*spec, "firmware"); fw != nullptr && fw->is_object()) {
+    FirmwareActivationSpec f;
+    f.activation = String(*fw, "activation").value_or("reboot");
+    s.firmware = f;
   }
 
   if (const json* kernel = Field(*spec, "kernel"); kernel != nullptr && kernel->is_object()) {

@@ -39,8 +39,8 @@ TEST(SchemaTest, UnknownFieldNamesItAtTheKey) {
                           "mean \"numVfs\"?)"));
   EXPECT_THAT(Diagnose(WithHeader("spec:\n  bogus: 1\n")),
               ElementsAre("host.yaml:6:3: spec.bogus: unknown field \"bogus\"; expected one of: "
-                          "ipPools, kernel, kernelModules, kubernetes, multusConfigs, nics, "
-                          "pcie, rails, rdma"));
+                          "firmware, ipPools, kernel, kernelModules, kubernetes, multusConfigs, "
+                          "nics, pcie, rails, rdma"));
   EXPECT_THAT(Diagnose(WithHeader("spec: {}\nstatus: {}\n")),
               ElementsAre("host.yaml:6:1: status: unknown field \"status\"; expected one of: "
                           "apiVersion, kind, metadata, spec"));
@@ -54,9 +54,10 @@ TEST(SchemaTest, EveryUnknownFieldIsReported) {
                           "host.yaml:11:7: spec.nics[0].mtuu: unknown field \"mtuu\" (did you "
                           "mean \"mtu\"?)",
                           "host.yaml:12:7: spec.nics[0].foo: unknown field \"foo\"; expected one "
-                          "of: deviceType, firmware, ipoib, isRdma, linkType, mtu, name, "
-                          "nicSelector, numVfs, pcie, resourceName, roce, vfGroups, vfLinkState, "
-                          "vfMtu, vfRate, vfSpoofChk, vfTrust"));
+                          "of: deviceType, firmware, firmwareReset, firmwareVersion, ipoib, "
+                          "isRdma, linkType, mtu, name, nicSelector, numVfs, pcie, "
+                          "resourceName, roce, vfGroups, vfLinkState, vfMtu, vfRate, vfSpoofChk, "
+                          "vfTrust"));
 }
 
 TEST(SchemaTest, PcieFieldsAreCheckedWithTheirPosition) {

@@ -176,8 +176,10 @@ size_t DefaultParallelism() {
   return std::min<size_t>(64, std::max<size_t>(16, cpus));
 }
 
-ApplyReport ApplyPlan(const std::vector<std::unique_ptr<Module>>& modules, const Plan& plan,
-                      const DesiredState& desired, HostContext& ctx, const ApplyOptions& options) {
+namespace {
+
+ApplyReport ApplyRound(const std::vector<std::unique_ptr<Module>>& modules, const Plan& plan,
+                       const DesiredState& desired, HostContext& ctx, const ApplyOptions& options) {
   ApplyReport report;
   JournalWriter* journal = plan.changes.empty() ? nullptr : options.journal;
   const size_t n = plan.changes.size();
@@ -290,7 +292,9 @@ ApplyReport ApplyPlan(const std::vector<std::unique_ptr<Module>>& modules, const
       return false;
     }
     done.push_back(index);
-    if (c.disruption != Disruption::kLive) report.reboot_required = true;
+    // A firmware-reset change takes effect when the reset change made it so;
+    // one the reset could not make is deferred (above) and needs the reboot.
+    if (c.disruption == Disruption::kReboot) report.reboot_required = true;
     return true;
   };
   // A signal (systemd stopping the unit, Ctrl-C): the changes in progress
@@ -382,6 +386,67 @@ ApplyReport ApplyPlan(const std::vector<std::unique_ptr<Module>>& modules, const
                                   "): desired " + c.after.dump() + ", current " + c.before.dump());
       break;
     }
+  }
+  return report;
+}
+
+}  // namespace
+
+// A firmware reset reloads the card's firmware and its driver: the card's
+// VFs, their settings and the PFs' running settings go, so whatever the plan
+// said about them was planned against a host that is no more. Apply then
+// runs in two rounds: the changes up to the last firmware-reset one (the
+// firmware phase), then the plan made anew from the re-discovered host
+// (what the reset took away: VFs, settings), without the changes round one
+// made. A failure in round two rolls back round two; round one stays (the
+// card runs the configuration host.yaml asks for; a reset cannot be undone).
+ApplyReport ApplyPlan(const std::vector<std::unique_ptr<Module>>& modules, const Plan& plan,
+                      const DesiredState& desired, HostContext& ctx, const ApplyOptions& options) {
+  size_t cut = plan.changes.size();
+  for (size_t i = 0; i < plan.changes.size(); ++i) {
+    if (plan.changes[i].disruption == Disruption::kFirmwareReset) cut = i;
+  }
+  // No reset, or a rollback (it moves away from host.yaml: nothing to re-plan).
+  if (cut == plan.changes.size() || !options.check_converged) {
+    return ApplyRound(modules, plan, desired, ctx, options);
+  }
+  Plan first;
+  first.changes.assign(plan.changes.begin(), plan.changes.begin() + static_cast<long>(cut) + 1);
+  ApplyOptions round_one = options;
+  round_one.check_converged = false;
+  ApplyReport report = ApplyRound(modules, first, desired, ctx, round_one);
+  if (!report.status.ok()) return report;
+  auto facts = Discover(modules, ctx, desired);
+  if (!facts.ok()) {
+    report.status = facts.status().WithContext("re-discover after the firmware reset");
+    return report;
+  }
+  PlanResult again = BuildPlan(modules, desired, *facts);
+  for (const Diagnostic& d : again.diagnostics) {
+    if (d.severity != Severity::kError) continue;
+    report.status = FailedPreconditionError(
+        "after the firmware reset, the rest of the plan: " + d.path + ": " + d.message);
+    return report;
+  }
+  std::set<std::string> made;
+  for (const AppliedChange& a : report.applied) made.insert(a.change.id);
+  Plan rest;
+  for (Change& c : again.plan.changes) {
+    // What round one made (or deferred to the reboot) is not made again.
+    if (c.disruption != Disruption::kLive && made.count(c.id) != 0) continue;
+    rest.changes.push_back(std::move(c));
+  }
+  spdlog::info("after the firmware reset: {} change(s) planned anew", rest.changes.size());
+  ApplyReport two = ApplyRound(modules, rest, desired, ctx, options);
+  for (auto& a : two.applied) report.applied.push_back(std::move(a));
+  for (auto& r : two.rolled_back) report.rolled_back.push_back(std::move(r));
+  for (auto& d : two.deferred) report.deferred.push_back(std::move(d));
+  report.reboot_required = report.reboot_required || two.reboot_required;
+  report.parallelism = std::max(report.parallelism, two.parallelism);
+  report.longest_chain = std::max(report.longest_chain, two.longest_chain);
+  if (!two.status.ok()) {
+    report.status = two.status.WithContext(
+        "after the firmware reset (which stays: the cards run what host.yaml asks)");
   }
   return report;
 }

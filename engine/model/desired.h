@@ -34,6 +34,21 @@ struct KernelSpec {
   std::vector<std::string> cmdline_remove;  // cmdlineRemove
 };
 
+// spec.firmware: { activation: reset }: how firmware changes take effect.
+// reboot (default): for the next boot, apply exits 3. reset: mstfwreset
+// level 3 after the sets, then the rest of the plan anew; exit 0.
+struct FirmwareActivationSpec {
+  std::string activation = "reboot";  // "reboot" | "reset"
+};
+
+// spec.nics[].firmwareVersion: { version: 28.39.1002, image: /path.bin,
+// policy: validate }: the firmware version the card must run.
+struct FirmwareVersionSpec {
+  std::string version;
+  std::optional<std::string> image;
+  std::string policy = "validate";  // validate (update: not implemented)
+};
+
 // spec.nics[].pcie: { maxReadRequest: 4096 }
 struct NicPcieSpec {
   std::optional<int> max_read_request;  // bytes: 128..4096, a power of two
@@ -142,6 +157,10 @@ struct NicSpec {
 
   // vfGroups (empty: all VFs alike)
   std::vector<VfGroupSpec> vf_groups;
+  // firmwareReset: true: the card's NV configuration to its defaults
+  // (mstconfig reset) before what the nic sets.
+  bool firmware_reset = false;
+  std::optional<FirmwareVersionSpec> firmware_version;  // firmwareVersion
 };
 
 // A group with the nic's deviceType, isRdma and resourceName filled in
@@ -236,6 +255,7 @@ struct DesiredState {
   std::optional<RdmaSpec> rdma;
   std::optional<PcieSpec> pcie;
   std::optional<KernelSpec> kernel;
+  std::optional<FirmwareActivationSpec> firmware;  // spec.firmware
   std::vector<KernelModuleSpec> kernel_modules;
   std::vector<NicSpec> nics;
   std::vector<IpPoolSpec> ip_pools;

@@ -54,6 +54,20 @@ struct FirmwareFacts {
   // "eth", 32 InfiniBand -> "ib"), by port number: what plan trusts when the
   // firmware cannot be read and nothing needs changing.
   std::map<int, std::string> running_link_types;
+  // spec.firmware.activation: reset only (read for the cards a plan changes):
+  // `mstfwreset -d <BDF> query` as printed, and why the card cannot take a
+  // level 3 reset ("" when it can, or when not read).
+  bool reset_read = false;
+  std::string reset_query;
+  std::string reset_refused;
+  // nics[].firmwareVersion only: `mstflint -d <BDF> query` (FW Version, FW
+  // Version(Running) while a burned image waits for a reset, PSID), or why
+  // it could not be read.
+  bool flint_read = false;
+  std::string fw_version;
+  std::string fw_running;
+  std::string psid;
+  std::string flint_error;
 };
 
 // Under a tree root, `mstconfig -d <BDF> query` output is read from

@@ -205,7 +205,7 @@ PlanCounts CountActions(const std::vector<Change>& changes) {
         ++n.replace;
         break;
     }
-    n.reboot += c.disruption == Disruption::kReboot || c.disruption == Disruption::kFirmwareReset;
+    n.reboot += c.disruption == Disruption::kReboot;
   }
   return n;
 }

@@ -286,7 +286,9 @@ int Plan::LinkFlaps() const {
 
 bool Plan::RebootRequired() const {
   for (const auto& c : changes) {
-    if (c.disruption != Disruption::kLive) return true;
+    // firmware-reset: made live by a firmware reset (apply falls back to a
+    // reboot, exit 3, only when the reset fails).
+    if (c.disruption == Disruption::kReboot) return true;
   }
   return false;
 }

@@ -10,10 +10,13 @@
 // passthrough: nothing to translate). So ATS is recommended only together
 // with the translating-IOMMU ACS setting of spec.pcie.disableAcs (redirects
 // kept, DT set), and off everywhere else.
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/model/iommu_mode.h"
+#include "engine/model/selector.h"
 #include "modules/firmware/firmware_module.h"
 #include "modules/firmware/mstconfig_query.h"
 
@@ -44,10 +47,82 @@ std::string QueryLine(const std::string& raw, const std::string& param) {
   return param;
 }
 
+// firmware.rail-versions: the rail cards of one node run one firmware
+// version (NCCL's rails are peers: a card on other firmware behaves
+// differently under load, and NVIDIA's guides pin one version per fleet).
+// The rail cards: the nics spec.rails made (with host.yaml), else every
+// ConnectX card of one PCI device ID (the same model). The version is the
+// running one the driver reports, each card's RDMA device `fw_ver`.
+void CheckRailVersions(const DesiredState* desired, const HostFacts& facts, CheckSink& sink) {
+  // group -> card -> (version, evidence path)
+  std::map<std::string, std::map<std::string, std::pair<std::string, std::string>>> groups;
+  auto add = [&](const std::string& group, const PciFunction& pf) {
+    if (pf.vendor != "15b3" || pf.IsVf()) return;
+    for (const RdmaDevice& d : facts.rdma.devices) {
+      if (d.pci_address != pf.pci_address || d.fw_ver.empty()) continue;
+      groups[group].emplace(
+          FirmwareDevice(pf.pci_address),
+          std::make_pair(d.fw_ver, "/sys/class/infiniband/" + d.name + "/fw_ver"));
+    }
+  };
+  if (desired != nullptr && !desired->rail_origins.empty()) {
+    for (const RailOrigin& o : desired->rail_origins) {
+      for (size_t i = 0; i < desired->nics.size(); ++i) {
+        if (DesiredState::NicPath(i) != o.path) continue;
+        for (const PciFunction* pf : SelectPfs(desired->nics[i], facts)) add("spec.rails", *pf);
+      }
+    }
+  } else {
+    for (const PciFunction& f : facts.pci) {
+      if (f.IsNetwork()) add("ConnectX " + f.vendor + ":" + f.device_id, f);
+    }
+  }
+  for (const auto& [group, cards] : groups) {
+    if (cards.size() < 2) continue;
+    std::map<std::string, std::vector<std::string>> by_version;
+    CheckResult r;
+    r.module = "firmware";
+    r.id = "firmware.rail-versions";
+    r.target = group;
+    for (const auto& [card, v] : cards) {
+      by_version[v.first].push_back(card);
+      r.evidence.push_back({v.second, v.first});
+    }
+    if (by_version.size() == 1) {
+      r.verdict = Verdict::kOk;
+      r.summary = "the " + std::to_string(cards.size()) + " cards of " + group +
+                  " run one firmware version, " + by_version.begin()->first;
+    } else {
+      // The version most cards run, and the odd ones out.
+      auto most = by_version.begin();
+      for (auto it = by_version.begin(); it != by_version.end(); ++it) {
+        if (it->second.size() > most->second.size()) most = it;
+      }
+      std::string odd;
+      for (const auto& [version, list] : by_version) {
+        if (version == most->first) continue;
+        for (const std::string& card : list)
+          odd += (odd.empty() ? "" : ", ") + card + " " + version;
+      }
+      r.verdict = Verdict::kFail;
+      r.summary = "the cards of " + group + " run " + std::to_string(by_version.size()) +
+                  " firmware versions: " + most->first + " on " +
+                  std::to_string(most->second.size()) + " of " + std::to_string(cards.size()) +
+                  ", but " + odd;
+      r.fix =
+          "burn one image on every rail card (mstflint -d <card> -i <image> -y burn, then a "
+          "firmware reset or reboot); NVIDIA's firmware downloads list the image per PSID "
+          "(mstflint -d <card> query)";
+    }
+    sink.Add(std::move(r));
+  }
+}
+
 }  // namespace
 
 void FirmwareModule::Check(const DesiredState* desired, const HostFacts& facts,
                            CheckSink& sink) const {
+  CheckRailVersions(desired, facts, sink);
   bool gpus = false;
   for (const PciFunction& f : facts.pci) gpus = gpus || IsNvidiaGpu(f);
   if (!gpus || facts.rdma.devices.empty()) return;  // no GPUDirect RDMA here

@@ -130,5 +130,45 @@ TEST(FirmwareDoctor, AtsOnOrNoIommuOrNoGpuIsNoWarning) {
   EXPECT_TRUE(Checks(unread).empty());
 }
 
+// Two ConnectX-7 rail cards (one device ID) on other firmware: a FAIL naming
+// the odd one; the same version: ok.
+TEST(FirmwareDoctor, RailCardsOnDifferentFirmwareFail) {
+  HostFacts f;
+  for (const char* bdf : {"0000:1a:00.0", "0000:3c:00.0", "0000:4d:00.0"}) {
+    PciFunction nic;
+    nic.pci_address = bdf;
+    nic.vendor = "15b3";
+    nic.device_id = "1021";
+    nic.class_code = 0x020700;
+    f.pci.push_back(nic);
+    RdmaDevice d;
+    d.name = std::string("mlx5_") + bdf[6];
+    d.pci_address = bdf;
+    d.fw_ver = "28.39.1002";
+    f.rdma.devices.push_back(d);
+  }
+  f.rdma.devices[2].fw_ver = "28.36.1010";
+  std::vector<CheckResult> r;
+  for (const CheckResult& c : Checks(f)) {
+    if (c.id == "firmware.rail-versions") r.push_back(c);
+  }
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].verdict, Verdict::kFail);
+  EXPECT_EQ(r[0].target, "ConnectX 15b3:1021");
+  EXPECT_EQ(r[0].summary,
+            "the cards of ConnectX 15b3:1021 run 2 firmware versions: 28.39.1002 on 2 of 3, "
+            "but 0000:4d:00.0 28.36.1010");
+  EXPECT_EQ(r[0].evidence.size(), 3u);
+  EXPECT_NE(r[0].fix.find("mstflint -d <card> -i <image> -y burn"), std::string::npos);
+
+  f.rdma.devices[2].fw_ver = "28.39.1002";
+  r.clear();
+  for (const CheckResult& c : Checks(f)) {
+    if (c.id == "firmware.rail-versions") r.push_back(c);
+  }
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].verdict, Verdict::kOk);
+}
+
 }  // namespace
 }  // namespace provisioner

@@ -9,8 +9,11 @@
 
 #include "engine/host/parallel_reads.h"
 #include "engine/model/pci_address.h"
+#include "engine/model/selector.h"
+#include "engine/module/clock.h"
 #include "engine/module/registry.h"
 #include "modules/firmware/firmware_planner.h"
+#include "modules/firmware/firmware_reset.h"
 #include "modules/firmware/mstconfig_query.h"
 #include "spdlog/spdlog.h"
 
@@ -34,7 +37,9 @@ bool IsParam(const std::string& s) {
 // The target goes into mstconfig's argv and a file name as it is: a PCI
 // address in the full form only.
 Status CheckChangeShape(const Change& c) {
-  if (c.module != kFirmwareModule || !PciAddress::ParseFull(c.target) || !IsParam(c.attribute)) {
+  const bool special = c.attribute == kNvConfigAttribute || c.attribute == kActivateAttribute;
+  if (c.module != kFirmwareModule || !PciAddress::ParseFull(c.target) ||
+      (!special && !IsParam(c.attribute))) {
     return InvalidArgumentError("module firmware cannot apply " + c.id);
   }
   return OkStatus();
@@ -83,8 +88,91 @@ Status FirmwareModule::DiscoverForPlan(const DesiredState& desired, HostContext&
     // Not a ConnectX card: the planner says so.
     if (it != facts.firmware.end() && it->second.unread) cards.push_back(dev);
   }
-  if (!cards.empty()) ReadCards(*Tool(*ctx.fs), cards, ctx, facts);
+  std::unique_ptr<FirmwareTool> tool = Tool(*ctx.fs);
+  if (!cards.empty()) ReadCards(*tool, cards, ctx, facts);
+  // nics[].firmwareVersion: `mstflint -d <card> query` of their cards.
+  std::vector<std::string> flint_cards;
+  for (const NicSpec& nic : desired.nics) {
+    if (!nic.firmware_version) continue;
+    for (const PciFunction* pf : SelectPfs(nic, facts)) {
+      const std::string dev = FirmwareDevice(pf->pci_address);
+      auto it = facts.firmware.find(dev);
+      if (it == facts.firmware.end() || it->second.flint_read) continue;
+      it->second.flint_read = true;
+      flint_cards.push_back(dev);
+    }
+  }
+  std::vector<std::optional<StatusOr<std::string>>> flint(flint_cards.size());
+  ForEachIndexWaiting(flint_cards.size(), kMaxParallelQueries,
+                      [&](size_t i) { flint[i].emplace(tool->FlintQuery(flint_cards[i])); });
+  for (size_t i = 0; i < flint_cards.size(); ++i) {
+    FirmwareFacts& fw = facts.firmware[flint_cards[i]];
+    if (!flint[i]->ok()) {
+      fw.flint_error = flint[i]->status().message();
+      continue;
+    }
+    if (!tool->FromCapture()) {
+      ctx.fs->NoteCapture(std::string(kMstflintCapturePrefix) + flint_cards[i] + ".query",
+                          **flint[i]);
+    }
+    auto q = ParseFlintQuery(**flint[i]);
+    if (!q.ok()) {
+      fw.flint_error = q.status().WithContext(tool->FlintSource(flint_cards[i])).message();
+    } else {
+      fw.fw_version = q->fw_version;
+      fw.fw_running = q->running;
+      fw.psid = q->psid;
+    }
+  }
+  if (desired.firmware && desired.firmware->activation == "reset") {
+    std::vector<std::string> reset_cards;
+    for (const std::string& dev : FirmwareCardsToRead(desired, facts)) {
+      auto it = facts.firmware.find(dev);
+      if (it != facts.firmware.end() && !it->second.reset_read) reset_cards.push_back(dev);
+    }
+    ReadResetCapability(*tool, reset_cards, ctx, facts);
+  }
   return OkStatus();
+}
+
+// `mstfwreset -d <card> query` of each card (at once, as the mstconfig
+// queries): whether level 3 is supported; why not, else.
+void FirmwareModule::ReadResetCapability(FirmwareTool& tool, const std::vector<std::string>& cards,
+                                         HostContext& ctx, HostFacts& facts) {
+  const bool live = !tool.FromCapture();
+  std::vector<std::optional<StatusOr<std::string>>> got(cards.size());
+  auto query = [&](size_t i) {
+    if (!tool.ResetAvailable()) return;
+    if (!live && !ctx.fs->Exists(tool.ResetSource(cards[i]))) return;
+    got[i].emplace(tool.ResetQuery(cards[i]));
+  };
+  if (live) {
+    if (ctx.progress && !cards.empty() && tool.ResetAvailable()) {
+      ctx.progress->Step("mstfwreset query " + std::to_string(cards.size()) + " card(s)");
+    }
+    ForEachIndexWaiting(cards.size(), kMaxParallelQueries, query);
+  } else {
+    for (size_t i = 0; i < cards.size(); ++i) query(i);
+  }
+  for (size_t i = 0; i < cards.size(); ++i) {
+    FirmwareFacts& fw = facts.firmware[cards[i]];
+    fw.reset_read = true;
+    if (!tool.ResetAvailable()) {
+      fw.reset_refused = MstfwresetInstallHint();
+    } else if (!got[i]) {
+      fw.reset_refused = "no captured query " + tool.ResetSource(cards[i]) + " in the tree";
+    } else if (!got[i]->ok()) {
+      fw.reset_refused = got[i]->status().message();
+    } else {
+      fw.reset_query = **got[i];
+      if (live) {
+        ctx.fs->NoteCapture(std::string(kMstfwresetCapturePrefix) + cards[i] + ".query",
+                            fw.reset_query);
+      }
+      auto q = ParseMstfwresetQuery(fw.reset_query);
+      fw.reset_refused = q.ok() ? ResetLevelRefusal(*q) : q.status().message();
+    }
+  }
 }
 
 void FirmwareModule::ReadCards(FirmwareTool& tool, const std::vector<std::string>& cards,
@@ -99,8 +187,9 @@ void FirmwareModule::ReadCards(FirmwareTool& tool, const std::vector<std::string
       fw.error = MstconfigInstallHint();
     } else if (!live && !ctx.fs->Exists(fw.source)) {
       // No root in the message: facts of a snapshot equal the original's.
-      fw.error = "no captured query " + fw.source + " in the tree (capture it with: " +
-                 "mstconfig -e -d " + dev + " query > <root>" + fw.source + ")";
+      fw.error = "no captured query " + fw.source +
+                 " in the tree (capture it with: " + "mstconfig -e -d " + dev + " query > <root>" +
+                 fw.source + ")";
     } else if (!live || answers_.count(dev) == 0) {
       ask.push_back(dev);
     }
@@ -159,8 +248,191 @@ void FirmwareModule::Plan(const DesiredState& desired, const HostFacts& facts,
   }
 }
 
+namespace {
+
+// Every PF of the card to 0 VFs (as sriov-network-operator's MlxResetFW),
+// waiting until the kernel removed them: the reset reloads the driver, which
+// must not hold VFs that pods may use.
+Status RemoveVfs(const Change& change, HostContext& ctx) {
+  Clock& clock = ctx.clock != nullptr ? *ctx.clock : RealClock();
+  if (!change.detail.is_object() || !change.detail.contains("pfs") ||
+      !change.detail["pfs"].is_array()) {
+    return InvalidArgumentError(change.id + ": detail.pfs (the card's PFs) missing");
+  }
+  for (const auto& j : change.detail["pfs"]) {
+    if (!j.is_string() || !PciAddress::ParseFull(j.get<std::string>())) {
+      return InvalidArgumentError(change.id + ": detail.pfs holds " + j.dump() +
+                                  ", not a PCI address");
+    }
+    const std::string dir = "/sys/bus/pci/devices/" + j.get<std::string>();
+    auto n = ctx.fs->ReadAttr(dir + "/sriov_numvfs");
+    if (!n.ok() || *n == "0") continue;  // no SR-IOV, or none
+    if (ctx.progress) ctx.progress->Step("0 VFs on " + j.get<std::string>() + " (had " + *n + ")");
+    RETURN_IF_ERROR(ctx.fs->WriteAttr(dir + "/sriov_numvfs", "0")
+                        .WithContext("remove the VFs of " + j.get<std::string>() +
+                                     " before the firmware reset"));
+    const auto deadline = clock.Now() + ctx.settle_timeout;
+    for (;;) {
+      bool any = false;
+      for (const std::string& e : ListDirIfPresent(*ctx.fs, dir)) {
+        any = any || e.rfind("virtfn", 0) == 0;
+      }
+      if (!any) break;
+      if (clock.Now() >= deadline) {
+        return DeadlineExceededError(j.get<std::string>() +
+                                     ": VFs still present after writing 0 to sriov_numvfs");
+      }
+      clock.SleepFor(std::chrono::milliseconds(20));
+    }
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+Status FirmwareModule::ApplyActivate(const Change& change, HostContext& ctx) {
+  // The inverse (a rollback): a reset cannot be undone; the sets' own
+  // rollbacks put the previous values back for the next boot.
+  if (!change.after.is_object()) {
+    spdlog::warn(
+        "{}: a firmware reset cannot be undone; the previous values are set for the "
+        "next boot by the rollback of the sets (reboot to run them)",
+        change.target);
+    return OkStatus();
+  }
+  std::unique_ptr<FirmwareTool> tool = Tool(*ctx.fs);
+  // Checked again on the card now: the plan may come from a file.
+  auto text = tool->Query(change.target);
+  if (text.ok()) {
+    auto q = ParseMstconfigQuery(*text);
+    FirmwareFacts fw;
+    if (q.ok()) fw.params = q->params;
+    if (std::string dpu = BlueFieldDpuMode(fw); !dpu.empty()) {
+      return FailedPreconditionError("no firmware reset of " + change.target + ": " + dpu);
+    }
+  }
+  if (!tool->ResetAvailable()) {
+    ctx.deferred_to_reboot =
+        "no firmware reset of " + change.target + ": " + MstfwresetInstallHint();
+    return OkStatus();
+  }
+  RETURN_IF_ERROR(RemoveVfs(change, ctx));
+  if (ctx.progress) {
+    ctx.progress->Step(!tool->FromCapture()
+                           ? "mstfwreset -d " + change.target + " -y --skip_driver -l 3 reset"
+                           : "firmware reset of " + change.target + " (" +
+                                 tool->ResetSource(change.target) + ")");
+  }
+  {
+    std::lock_guard<std::mutex> lock(answers_mu_);
+    answers_.erase(change.target);
+  }
+  Status reset = tool->Reset(change.target);
+  if (!reset.ok()) {
+    // Refused or failed: the sets stay for the next boot, which runs them.
+    ctx.deferred_to_reboot = "the firmware reset of " + change.target + " failed (" +
+                             reset.message() + "): its changes take effect after a reboot";
+    spdlog::warn("{}", ctx.deferred_to_reboot);
+  }
+  return OkStatus();
+}
+
+Status FirmwareModule::VerifyActivate(const Change& change, HostContext& ctx) {
+  if (!change.after.is_object()) return OkStatus();  // the rollback did nothing
+  std::unique_ptr<FirmwareTool> tool = Tool(*ctx.fs);
+  auto answer = tool->Query(change.target);
+  if (!tool->FromCapture()) {
+    std::lock_guard<std::mutex> lock(answers_mu_);
+    answers_.insert_or_assign(change.target, answer);
+  }
+  ASSIGN_OR_RETURN(std::string text, std::move(answer));
+  ASSIGN_OR_RETURN(MstconfigQuery q, ParseMstconfigQuery(text));
+  if (!q.has_current) return OkStatus();  // nothing to compare (a query without -e)
+  std::string differ;
+  for (const auto& [name, p] : q.params) {
+    if (p.current && !SamePrintedValue(*p.current, p.next_boot)) {
+      differ += (differ.empty() ? "" : ", ") + name + " current " + *p.current + ", next boot " +
+                p.next_boot;
+    }
+  }
+  if (!differ.empty()) {
+    return FailedPreconditionError(change.target + ": after the firmware reset the card does not " +
+                                   "run its Next Boot configuration: " + differ);
+  }
+  return OkStatus();
+}
+
+Status FirmwareModule::ApplyNvConfig(const Change& change, HostContext& ctx) {
+  std::unique_ptr<FirmwareTool> tool = Tool(*ctx.fs);
+  if (!tool->Available()) return FailedPreconditionError(MstconfigInstallHint());
+  {
+    std::lock_guard<std::mutex> lock(answers_mu_);
+    answers_.erase(change.target);
+  }
+  if (change.after.is_object()) {
+    // The rollback: the values before the reset back for the next boot.
+    std::map<std::string, std::string> params;
+    for (const auto& [name, v] : change.after.items()) {
+      if (!IsParam(name)) return InvalidArgumentError(change.id + ": no parameter " + name);
+      if (v.is_number_integer()) {
+        params[name] = std::to_string(v.get<long long>());
+      } else if (v.is_string()) {
+        auto n = MstconfigValueNumber(v.get<std::string>());
+        if (!n)
+          return InvalidArgumentError(change.id + ": " + name + " cannot be set to " + v.dump());
+        params[name] = std::to_string(*n);
+      } else {
+        return InvalidArgumentError(change.id + ": " + name + " cannot be set to " + v.dump());
+      }
+    }
+    if (ctx.progress) ctx.progress->Step("mstconfig -d " + change.target + " -y set (rollback)");
+    return tool->Set(change.target, params)
+        .WithContext("restore the NV configuration of " + change.target);
+  }
+  if (ctx.progress) {
+    ctx.progress->Step(!tool->FromCapture()
+                           ? "mstconfig -d " + change.target + " -y reset"
+                           : "next boot = defaults in " + tool->Source(change.target));
+  }
+  return tool->ResetNvConfig(change.target)
+      .WithContext("reset the NV configuration of " + change.target);
+}
+
+Status FirmwareModule::VerifyNvConfig(const Change& change, HostContext& ctx) {
+  std::unique_ptr<FirmwareTool> tool = Tool(*ctx.fs);
+  auto answer = tool->Query(change.target);
+  if (!tool->FromCapture()) {
+    std::lock_guard<std::mutex> lock(answers_mu_);
+    answers_.insert_or_assign(change.target, answer);
+  }
+  ASSIGN_OR_RETURN(std::string text, std::move(answer));
+  ASSIGN_OR_RETURN(MstconfigQuery q, ParseMstconfigQuery(text));
+  if (change.after.is_object()) {
+    for (const auto& [name, v] : change.after.items()) {
+      auto p = q.params.find(name);
+      const std::string want = v.is_string() ? v.get<std::string>() : v.dump();
+      if (p == q.params.end() || !SamePrintedValue(p->second.next_boot, want)) {
+        return FailedPreconditionError(change.target + " " + name + " next boot is not " + want +
+                                       " after the rollback");
+      }
+    }
+    return OkStatus();
+  }
+  for (const auto& [name, p] : q.params) {
+    if (p.read_only || !p.default_value || *p.default_value == "N/A") continue;
+    if (!SamePrintedValue(*p.default_value, p.next_boot)) {
+      return FailedPreconditionError(change.target + " " + name + " next boot " + p.next_boot +
+                                     " is not its default " + *p.default_value +
+                                     " after mstconfig reset");
+    }
+  }
+  return OkStatus();
+}
+
 Status FirmwareModule::Apply(const Change& change, HostContext& ctx) {
   RETURN_IF_ERROR(CheckChange(change));
+  if (change.attribute == kActivateAttribute) return ApplyActivate(change, ctx);
+  if (change.attribute == kNvConfigAttribute) return ApplyNvConfig(change, ctx);
   ASSIGN_OR_RETURN(std::string value, FirmwareSetText(change));
   std::unique_ptr<FirmwareTool> tool = Tool(*ctx.fs);
   if (!tool->Available()) return FailedPreconditionError(MstconfigInstallHint());
@@ -179,12 +451,12 @@ Status FirmwareModule::Apply(const Change& change, HostContext& ctx) {
       .WithContext("set firmware " + set + " on " + change.target);
 }
 
-Status FirmwareModule::CheckChange(const Change& change) const {
-  return CheckChangeShape(change);
-}
+Status FirmwareModule::CheckChange(const Change& change) const { return CheckChangeShape(change); }
 
 Status FirmwareModule::Verify(const Change& change, HostContext& ctx) {
   RETURN_IF_ERROR(CheckChange(change));
+  if (change.attribute == kActivateAttribute) return VerifyActivate(change, ctx);
+  if (change.attribute == kNvConfigAttribute) return VerifyNvConfig(change, ctx);
   ASSIGN_OR_RETURN(std::string value, FirmwareSetText(change));
   std::unique_ptr<FirmwareTool> tool = Tool(*ctx.fs);
   auto answer = tool->Query(change.target);
@@ -201,10 +473,9 @@ Status FirmwareModule::Verify(const Change& change, HostContext& ctx) {
                                    " missing from the query after the set");
   }
   if (!MstconfigValueMatches(it->second.next_boot, value)) {
-    return FailedPreconditionError((change.field_path.empty() ? change.id : change.field_path) +
-                                   ": " + change.target + " " + change.attribute +
-                                   " next boot: desired " + value + ", current " +
-                                   it->second.next_boot);
+    return FailedPreconditionError(
+        (change.field_path.empty() ? change.id : change.field_path) + ": " + change.target + " " +
+        change.attribute + " next boot: desired " + value + ", current " + it->second.next_boot);
   }
   return OkStatus();
 }

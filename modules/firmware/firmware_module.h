@@ -35,8 +35,7 @@ class FirmwareModule final : public Module {
   // (HostContext::plan_for) only the card list and the running port types;
   // DiscoverForPlan then queries the cards FirmwareCardsToRead names.
   Status Discover(HostContext& ctx, HostFacts& facts) override;
-  Status DiscoverForPlan(const DesiredState& desired, HostContext& ctx,
-                         HostFacts& facts) override;
+  Status DiscoverForPlan(const DesiredState& desired, HostContext& ctx, HostFacts& facts) override;
   void Plan(const DesiredState& desired, const HostFacts& facts, PlanSink& sink) const override;
   Status Apply(const Change& change, HostContext& ctx) override;
   Status Verify(const Change& change, HostContext& ctx) override;
@@ -54,6 +53,17 @@ class FirmwareModule final : public Module {
   // Reads the configuration of `cards` (listed in facts.firmware by Discover).
   void ReadCards(FirmwareTool& tool, const std::vector<std::string>& cards, HostContext& ctx,
                  HostFacts& facts);
+  // spec.firmware.activation: reset: `mstfwreset query` of `cards`.
+  void ReadResetCapability(FirmwareTool& tool, const std::vector<std::string>& cards,
+                           HostContext& ctx, HostFacts& facts);
+  // firmware/<card>/activate: VFs to 0, mstfwreset level 3 (a failure defers
+  // the card's changes to the reboot); verified by Current == Next Boot.
+  Status ApplyActivate(const Change& change, HostContext& ctx);
+  Status VerifyActivate(const Change& change, HostContext& ctx);
+  // firmware/<card>/nvconfig: mstconfig reset (its rollback sets the values
+  // it had back); verified by Next Boot == Default.
+  Status ApplyNvConfig(const Change& change, HostContext& ctx);
+  Status VerifyNvConfig(const Change& change, HostContext& ctx);
   FirmwareModuleOptions options_;
   // mstconfig's answer per card, kept for the life of the module (one
   // command: the process): a card is queried once however often discovery

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "engine/model/selector.h"
+#include "modules/firmware/firmware_reset.h"
 #include "modules/firmware/mstconfig_query.h"
 
 namespace provisioner {
@@ -70,10 +71,10 @@ Change FirmwareChange(const std::string& dev, const std::string& param, nlohmann
 // read (linkType shows "ib"/"eth", raw parameters as written) and in their
 // messages.
 struct Want {
-  std::string param;   // "LINK_TYPE_P1", "ATS_ENABLED"
-  std::string text;    // compared with the printed value: "2", "true", "ETH"
+  std::string param;  // "LINK_TYPE_P1", "ATS_ENABLED"
+  std::string text;   // compared with the printed value: "2", "true", "ETH"
   nlohmann::json after;
-  std::string field;   // "spec.nics[0].linkType", "spec.nics[0].firmware.ATS_ENABLED"
+  std::string field;  // "spec.nics[0].linkType", "spec.nics[0].firmware.ATS_ENABLED"
   std::string reason;
   // The plan's `before` from the printed next-boot value, and how a printed
   // value reads in a warning.
@@ -112,8 +113,8 @@ bool SameValue(const std::string& param, const std::string& printed, const std::
 // change when the Next Boot column already reads it (a warning when Current
 // does not: the reboot is pending), else a reboot change. Two nics on one
 // card asking different values is an error naming both.
-void PlanParam(const FirmwareFacts& fw, const std::string& dev, const Want& w,
-               const NicSpec& nic, const std::string& pf, Planned& planned, PlanSink& sink) {
+void PlanParam(const FirmwareFacts& fw, const std::string& dev, const Want& w, const NicSpec& nic,
+               const std::string& pf, Planned& planned, PlanSink& sink) {
   auto it = fw.params.find(w.param);
   if (it == fw.params.end()) {
     sink.Error(w.field, w.missing);
@@ -126,8 +127,8 @@ void PlanParam(const FirmwareFacts& fw, const std::string& dev, const Want& w,
     const Asked& a = first->second;
     if (!SameValue(w.param, a.printed, a.text, w.text)) {
       sink.Error(w.field, "nic " + nic.name + " wants " + w.param + "=" + w.text + " on card " +
-                              dev + ", but nic " + a.nic + " (" + a.field + ") wants " +
-                              w.param + "=" + a.text + ": one card has one value");
+                              dev + ", but nic " + a.nic + " (" + a.field + ") wants " + w.param +
+                              "=" + a.text + ": one card has one value");
     }
     return;
   }
@@ -339,8 +340,8 @@ void PlanRawFirmware(const NicSpec& nic, const std::string& path, const HostFact
           w.after = setting.text;
           break;
       }
-      w.reason = "nic " + nic.name + " wants firmware " + param + "=" + setting.text + " (" +
-                 dev + "; takes effect after a reboot)";
+      w.reason = "nic " + nic.name + " wants firmware " + param + "=" + setting.text + " (" + dev +
+                 "; takes effect after a reboot)";
       // Shown in the user's terms when the printed value allows it.
       w.before = [kind](const std::string& printed) -> nlohmann::json {
         auto n = MstconfigValueNumber(printed);
@@ -535,10 +536,8 @@ void PlanVfLimit(const NicSpec& nic, const std::string& path, const HostFacts& f
   }
 }
 
-}  // namespace
-
-void PlanFirmware(const DesiredState& desired, const HostFacts& facts, PlanSink& sink) {
-  Planned planned;
+void PlanSettings(const DesiredState& desired, const HostFacts& facts, Planned& planned,
+                  PlanSink& sink) {
   for (size_t i = 0; i < desired.nics.size(); ++i) {
     const NicSpec& nic = desired.nics[i];
     const std::string path = DesiredState::NicPath(i);
@@ -551,10 +550,245 @@ void PlanFirmware(const DesiredState& desired, const HostFacts& facts, PlanSink&
   }
 }
 
+// A card a nic's firmwareReset asks for, with the first nic's field.
+struct NvResetCard {
+  std::string field;
+  std::string nic;
+  std::string pf;
+};
+
+// The cards of the nics with firmwareReset: true (readable ones; the others
+// are errors).
+std::map<std::string, NvResetCard> NvResetCards(const DesiredState& desired, const HostFacts& facts,
+                                                PlanSink& sink) {
+  std::map<std::string, NvResetCard> cards;
+  for (size_t i = 0; i < desired.nics.size(); ++i) {
+    const NicSpec& nic = desired.nics[i];
+    if (!nic.firmware_reset) continue;
+    const std::string field = DesiredState::NicPath(i) + ".firmwareReset";
+    for (const PciFunction* pf : SelectPfs(nic, facts)) {
+      const FirmwareFacts* fw = Lookup(facts, *pf, field, "configuration", sink);
+      if (fw == nullptr) continue;
+      cards.emplace(FirmwareDevice(pf->pci_address), NvResetCard{field, nic.name, pf->pci_address});
+    }
+  }
+  return cards;
+}
+
+// What a reset to defaults would change on `fw`: the parameters (not
+// read-only, with a Default) whose Next Boot is not their Default, except
+// those host.yaml asks to be at that Next Boot value. Name -> next boot.
+std::map<std::string, std::string> NvResetWouldChange(const FirmwareFacts& fw,
+                                                      const std::string& dev,
+                                                      const Planned& asked) {
+  std::map<std::string, std::string> out;
+  for (const auto& [name, p] : fw.params) {
+    if (p.read_only || !p.default_value || *p.default_value == "N/A") continue;
+    if (SamePrintedValue(*p.default_value, p.next_boot)) continue;
+    auto a = asked.asked.find(std::string(kFirmwareModule) + "/" + dev + "/" + name);
+    if (a != asked.asked.end() && MstconfigValueMatches(p.next_boot, a->second.text)) continue;
+    out[name] = p.next_boot;
+  }
+  return out;
+}
+
+void CopyInto(PlanSink& from, PlanSink& to) {
+  for (Change& c : from.changes()) to.AddChange(std::move(c));
+  for (const Diagnostic& d : from.diagnostics()) {
+    if (d.severity == Severity::kError) {
+      to.Error(d.path, d.message);
+    } else {
+      to.Warning(d.path, d.message);
+    }
+  }
+}
+
+// spec.firmware.activation: reset: per card with firmware changes (or
+// values set for the next boot and not running yet), one `activate` change
+// after them, and the card's changes take effect at that reset; a card that
+// cannot be reset keeps the reboot, with a warning saying why. A BlueField
+// in DPU mode is an error (neither a host reboot nor a reset from the host
+// reloads its firmware).
+void PlanActivation(const DesiredState& desired, const HostFacts& facts, size_t from,
+                    const Planned& planned, PlanSink& sink) {
+  const std::string field = "spec.firmware.activation";
+  std::map<std::string, std::vector<size_t>> by_card;  // card -> its changes
+  for (size_t i = from; i < sink.changes().size(); ++i) {
+    by_card[sink.changes()[i].target].push_back(i);
+  }
+  // Cards with values pending (next boot set, not running) that host.yaml asks.
+  for (const auto& [id, a] : planned.asked) {
+    const std::string dev = id.substr(std::string(kFirmwareModule).size() + 1,
+                                      id.rfind('/') - std::string(kFirmwareModule).size() - 1);
+    auto it = facts.firmware.find(dev);
+    if (it == facts.firmware.end() || !it->second.error.empty()) continue;
+    auto p = it->second.params.find(id.substr(id.rfind('/') + 1));
+    if (p != it->second.params.end() && p->second.current &&
+        !SamePrintedValue(*p->second.current, p->second.next_boot)) {
+      by_card[dev];
+    }
+  }
+  std::vector<Change> activations;
+  for (const auto& [dev, indexes] : by_card) {
+    auto it = facts.firmware.find(dev);
+    if (it == facts.firmware.end()) continue;
+    const FirmwareFacts& fw = it->second;
+    if (std::string dpu = BlueFieldDpuMode(fw); !dpu.empty()) {
+      sink.Error(field, "cannot activate the firmware changes of " + dev + " by a reset: " + dpu);
+      continue;
+    }
+    std::string why = fw.reset_refused;
+    if (why.empty() && !fw.reset_read) why = "its mstfwreset query was not read";
+    if (!why.empty()) {
+      sink.Warning(field, dev + ": no firmware reset (" + why +
+                              "): its firmware changes take effect after a reboot (apply exits 3)");
+      continue;
+    }
+    // The values a reset activates: the planned ones, and those pending.
+    nlohmann::json before = nlohmann::json::object(), after = nlohmann::json::object();
+    for (const auto& [name, cur_next] : PendingParams(fw)) {
+      before[name] = cur_next.first;
+      after[name] = cur_next.second;
+    }
+    nlohmann::json pfs = nlohmann::json::array();
+    for (const PciFunction& f : facts.pci) {
+      if (!f.IsVf() && f.IsNetwork() && FirmwareDevice(f.pci_address) == dev) {
+        pfs.push_back(f.pci_address);
+      }
+    }
+    for (size_t i : indexes) {
+      Change& c = sink.changes()[i];
+      c.disruption = Disruption::kFirmwareReset;
+      if (c.attribute != kNvConfigAttribute) {
+        before[c.attribute] = c.before;
+        after[c.attribute] = c.after;
+      }
+      const std::string tail = "takes effect after a reboot)";
+      if (c.reason.size() > tail.size() &&
+          c.reason.compare(c.reason.size() - tail.size(), tail.size(), tail) == 0) {
+        c.reason = c.reason.substr(0, c.reason.size() - tail.size()) +
+                   "takes effect at the firmware reset)";
+      }
+    }
+    Change c = MakeChange(kFirmwareModule, dev, kActivateAttribute, before, after,
+                          Disruption::kFirmwareReset, kPhaseFirmware,
+                          "spec.firmware.activation: reset: mstfwreset -d " + dev +
+                              " -y --skip_driver -l 3 reset activates the firmware changes now " +
+                              "(the VFs of " + std::to_string(pfs.size()) +
+                              " PF(s) go first and are made anew after it)",
+                          field);
+    c.detail["pfs"] = pfs;
+    c.detail["level"] = kFirmwareResetLevel;
+    activations.push_back(std::move(c));
+  }
+  (void)desired;
+  for (Change& c : activations) sink.AddChange(std::move(c));
+}
+
+// nics[].firmwareVersion (policy validate): the running version of each
+// selected card (mstflint's FW Version(Running) while a burned image waits,
+// else FW Version) must be the pinned one; else a plan error naming both and
+// the card's PSID (the image to burn must be built for it).
+void PlanFirmwareVersions(const DesiredState& desired, const HostFacts& facts, PlanSink& sink) {
+  for (size_t i = 0; i < desired.nics.size(); ++i) {
+    const NicSpec& nic = desired.nics[i];
+    if (!nic.firmware_version) continue;
+    const std::string field = DesiredState::NicPath(i) + ".firmwareVersion.version";
+    std::set<std::string> seen;
+    for (const PciFunction* pf : SelectPfs(nic, facts)) {
+      const std::string dev = FirmwareDevice(pf->pci_address);
+      if (!seen.insert(dev).second) continue;
+      auto it = facts.firmware.find(dev);
+      if (it == facts.firmware.end()) {
+        sink.Error(field, pf->pci_address + " (vendor " + pf->vendor +
+                              ") is not an NVIDIA/Mellanox ConnectX: no firmware version to check");
+        continue;
+      }
+      const FirmwareFacts& fw = it->second;
+      if (!fw.flint_error.empty() || !fw.flint_read) {
+        sink.Error(field, "cannot read the firmware version of " + dev + " (mstflint -d " + dev +
+                              " query): " + (fw.flint_error.empty() ? "not read" : fw.flint_error));
+        continue;
+      }
+      const std::string running = fw.fw_running.empty() ? fw.fw_version : fw.fw_running;
+      if (running == nic.firmware_version->version) continue;
+      std::string msg =
+          dev + " (PSID " + (fw.psid.empty() ? "unknown" : fw.psid) + ") runs firmware " + running;
+      if (!fw.fw_running.empty()) msg += " (" + fw.fw_version + " burned, not running yet)";
+      msg += ", but nic " + nic.name + " pins " + nic.firmware_version->version +
+             " (policy validate): burn an image of that version built for PSID " +
+             (fw.psid.empty() ? "<psid>" : fw.psid) + " (mstflint -d " + dev + " -i " +
+             nic.firmware_version->image.value_or("<image>") +
+             " -y burn), then reset the firmware or reboot";
+      sink.Error(field, msg);
+    }
+  }
+}
+
+}  // namespace
+
+void PlanFirmware(const DesiredState& desired, const HostFacts& facts, PlanSink& sink) {
+  const size_t from = sink.changes().size();
+  Planned planned;
+  PlanSink first;
+  PlanSettings(desired, facts, planned, first);
+  // firmwareReset: the cards whose reset to defaults changes something are
+  // planned again as they will read after it (Next Boot = Default), the
+  // reset first.
+  std::map<std::string, NvResetCard> nv_cards = NvResetCards(desired, facts, sink);
+  std::vector<Change> nv_resets;
+  HostFacts reset_facts;
+  for (const auto& [dev, card] : nv_cards) {
+    const FirmwareFacts& fw = facts.firmware.at(dev);
+    if (!fw.params.empty() && fw.params.begin()->second.default_value == std::nullopt) {
+      sink.Error(card.field, "the mstconfig query of " + dev +
+                                 " has no Default column (query with -e): the defaults a reset " +
+                                 "restores are unknown");
+      continue;
+    }
+    std::map<std::string, std::string> would = NvResetWouldChange(fw, dev, planned);
+    if (would.empty()) continue;
+    nlohmann::json before = nlohmann::json::object();
+    for (const auto& [name, next] : would) {
+      auto n = MstconfigValueNumber(next);
+      before[name] = n ? nlohmann::json(*n) : nlohmann::json(next);
+    }
+    Change c = MakeChange(kFirmwareModule, dev, kNvConfigAttribute, before, "defaults",
+                          Disruption::kReboot, kPhaseFirmware,
+                          "nic " + card.nic + " wants the NV configuration of " + dev +
+                              " reset to its defaults (mstconfig -d " + dev + " -y reset; " +
+                              std::to_string(would.size()) +
+                              " parameter(s) differ; takes effect after a reboot)",
+                          card.field);
+    c.detail["nic"] = card.nic;
+    c.detail["pf"] = card.pf;
+    nv_resets.push_back(std::move(c));
+    if (reset_facts.firmware.empty()) reset_facts = facts;
+    for (auto& [name, p] : reset_facts.firmware[dev].params) {
+      if (!p.read_only && p.default_value && *p.default_value != "N/A") {
+        p.next_boot = *p.default_value;
+      }
+    }
+  }
+  if (nv_resets.empty()) {
+    CopyInto(first, sink);
+  } else {
+    planned = Planned();
+    PlanSink again;
+    PlanSettings(desired, reset_facts, planned, again);
+    for (Change& c : nv_resets) sink.AddChange(std::move(c));
+    CopyInto(again, sink);
+  }
+  if (desired.firmware && desired.firmware->activation == "reset") {
+    PlanActivation(desired, facts, from, planned, sink);
+  }
+  PlanFirmwareVersions(desired, facts, sink);
+}
+
 std::set<std::string> FirmwareCardsToRead(const DesiredState& desired, const HostFacts& facts) {
   std::set<std::string> cards;
   for (const NicSpec& nic : desired.nics) {
-    const bool asks = nic.link_type || !nic.firmware.empty();
+    const bool asks = nic.link_type || !nic.firmware.empty() || nic.firmware_reset;
     const int vfs = nic.num_vfs.value_or(0);
     if (!asks && vfs <= 0 && !nic.roce) continue;
     for (const PciFunction* pf : SelectPfs(nic, facts)) {

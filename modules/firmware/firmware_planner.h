@@ -29,6 +29,14 @@
 namespace provisioner {
 
 inline constexpr char kFirmwareModule[] = "firmware";
+// The two changes that are no parameter (lower case: no mstconfig name is):
+//   firmware/<card>/nvconfig  before {PARAM: next boot, ...} after "defaults"
+//     (nics[].firmwareReset: `mstconfig -d <card> -y reset`, before the sets)
+//   firmware/<card>/activate  before {PARAM: running} after {PARAM: next boot}
+//     (spec.firmware.activation: reset: `mstfwreset ... -l 3 reset`, after
+//     them; disruption firmware-reset, as the card's sets then are)
+inline constexpr char kNvConfigAttribute[] = "nvconfig";
+inline constexpr char kActivateAttribute[] = "activate";
 
 void PlanFirmware(const DesiredState& desired, const HostFacts& facts, PlanSink& sink);
 

@@ -7,6 +7,7 @@
 #include "engine/base/strings.h"
 #include "engine/model/link_facts.h"
 #include "modules/firmware/command.h"
+#include "modules/firmware/firmware_reset.h"
 #include "modules/firmware/mstconfig_query.h"
 
 namespace provisioner {
@@ -44,24 +45,53 @@ class Mstconfig : public FirmwareTool {
     return Run({o_.binary, "-e", "-d", device, "query"}, "query " + device);
   }
 
-  Status Set(const std::string& device,
-             const std::map<std::string, std::string>& params) override {
+  Status Set(const std::string& device, const std::map<std::string, std::string>& params) override {
     std::vector<std::string> argv = {o_.binary, "-d", device, "-y", "set"};
     for (const auto& [name, value] : params) argv.push_back(name + "=" + value);
     return Run(argv, "set " + device).status();
   }
 
+  Status ResetNvConfig(const std::string& device) override {
+    return Run({o_.binary, "-d", device, "-y", "reset"}, "reset " + device).status();
+  }
+
+  std::string ResetSource(const std::string&) const override { return o_.reset_binary; }
+  bool ResetAvailable() const override { return !FindInPath(o_.reset_binary).empty(); }
+
+  StatusOr<std::string> ResetQuery(const std::string& device) override {
+    return Run({o_.reset_binary, "-d", device, "query"}, "query " + device);
+  }
+
+  StatusOr<std::string> FlintQuery(const std::string& device) override {
+    return Run({o_.flint_binary, "-d", device, "query"}, "query " + device);
+  }
+
+  // mstfwreset: exit 0 "-I- FW was loaded successfully.", 1 "-E- ...".
+  Status Reset(const std::string& device) override {
+    return Run({o_.reset_binary, "-d", device, "-y", "--skip_driver", "-l",
+                std::to_string(kFirmwareResetLevel), "reset"},
+               "reset " + device, o_.reset_timeout)
+        .status();
+  }
+
  private:
   StatusOr<std::string> Run(const std::vector<std::string>& argv, const std::string& what) {
-    auto r = RunCommand(argv, o_.timeout);
+    return Run(argv, what, o_.timeout);
+  }
+  StatusOr<std::string> Run(const std::vector<std::string>& argv, const std::string& what,
+                            std::chrono::milliseconds timeout) {
+    auto r = RunCommand(argv, timeout);
     if (!r.ok()) {
       if (r.status().err() == ENOENT) {
-        return Status(StatusCode::kFailedPrecondition, MstconfigInstallHint(), ENOENT);
+        return Status(StatusCode::kFailedPrecondition,
+                      argv[0] == o_.reset_binary ? MstfwresetInstallHint() : MstconfigInstallHint(),
+                      ENOENT);
       }
-      return r.status().WithContext(o_.binary + " " + what);
+      return r.status().WithContext(argv[0] + " " + what);
     }
     if (r->exit_code != 0) {
-      // mstconfig: 0 ok, 2 aborted, 3 error ("-E- Failed to open the device").
+      // mstconfig: 0 ok, 2 aborted, 3 error ("-E- Failed to open the device");
+      // mstfwreset: 1 error ("-E- Reset-level '3' is not supported ...").
       std::string cmd;
       for (const auto& a : argv) cmd += (cmd.empty() ? "" : " ") + a;
       return FailedPreconditionError(cmd + " exited " + std::to_string(r->exit_code) + ": " +
@@ -90,8 +120,7 @@ class Captured : public FirmwareTool {
 
   // The card stores numbers; a value's name resolves as mstconfig would,
   // from the name alone or the value printed now ("ETH" with "ETH(2)").
-  Status Set(const std::string& device,
-             const std::map<std::string, std::string>& params) override {
+  Status Set(const std::string& device, const std::map<std::string, std::string>& params) override {
     ASSIGN_OR_RETURN(std::string text, Query(device));
     ASSIGN_OR_RETURN(MstconfigQuery q, ParseMstconfigQuery(text));
     std::map<std::string, long> numbers;
@@ -107,12 +136,66 @@ class Captured : public FirmwareTool {
       auto n = ResolveMstconfigValue(name, p->second.next_boot, value);
       if (!n) {
         return InvalidArgumentError(Source(device) + ": " + name + "=" + Quote(value) +
-                                    ": the number of that name is known to the card only (" +
-                                    name + " reads " + p->second.next_boot + "); give the number");
+                                    ": the number of that name is known to the card only (" + name +
+                                    " reads " + p->second.next_boot + "); give the number");
       }
       numbers[name] = *n;
     }
     auto updated = SetNextBootValues(text, numbers);
+    if (!updated.ok()) return updated.status().WithContext(Source(device));
+    return fs_.WriteFileAtomic(Source(device), *updated, 0644)
+        .WithContext("write " + Source(device));
+  }
+
+  // As `mstconfig reset`: the Next Boot column to the Default one.
+  Status ResetNvConfig(const std::string& device) override {
+    ASSIGN_OR_RETURN(std::string text, Query(device));
+    auto updated = ResetNextBootToDefaults(text);
+    if (!updated.ok()) return updated.status().WithContext(Source(device));
+    return fs_.WriteFileAtomic(Source(device), *updated, 0644)
+        .WithContext("write " + Source(device));
+  }
+
+  std::string ResetSource(const std::string& device) const override {
+    return std::string(kMstfwresetCapturePrefix) + device + ".query";
+  }
+
+  std::string FlintSource(const std::string& device) const override {
+    return std::string(kMstflintCapturePrefix) + device + ".query";
+  }
+  StatusOr<std::string> FlintQuery(const std::string& device) override {
+    auto text = fs_.ReadFile(FlintSource(device));
+    if (!text.ok()) return text.status().WithContext("read captured mstflint query");
+    return text;
+  }
+  bool ResetAvailable() const override { return true; }
+
+  StatusOr<std::string> ResetQuery(const std::string& device) override {
+    auto text = fs_.ReadFile(ResetSource(device));
+    if (!text.ok()) return text.status().WithContext("read captured mstfwreset query");
+    return text;
+  }
+
+  // As the card: refused as mstfwreset refuses (a <BDF>.refuse file holds
+  // what it printed; a query without level 3), else the Current column
+  // becomes the Next Boot one.
+  Status Reset(const std::string& device) override {
+    const std::string refuse = std::string(kMstfwresetCapturePrefix) + device + ".refuse";
+    if (fs_.Exists(refuse)) {
+      auto said = fs_.ReadFile(refuse);
+      return FailedPreconditionError(
+          "mstfwreset -d " + device + " -y --skip_driver -l 3 reset " +
+          "exited 1: " + (said.ok() ? TrimRight(*said, kLineEnd) : said.status().message()));
+    }
+    ASSIGN_OR_RETURN(std::string query, ResetQuery(device));
+    ASSIGN_OR_RETURN(MstfwresetQuery q, ParseMstfwresetQuery(query));
+    if (std::string why = ResetLevelRefusal(q); !why.empty()) {
+      return FailedPreconditionError("mstfwreset -d " + device +
+                                     " -y --skip_driver -l 3 reset exited 1: -E- Reset-level '3' " +
+                                     "is not supported in the current state of this device.");
+    }
+    ASSIGN_OR_RETURN(std::string text, Query(device));
+    auto updated = ActivateNextBootValues(text);
     if (!updated.ok()) return updated.status().WithContext(Source(device));
     return fs_.WriteFileAtomic(Source(device), *updated, 0644)
         .WithContext("write " + Source(device));
@@ -127,6 +210,11 @@ class Captured : public FirmwareTool {
 std::string MstconfigInstallHint() {
   return "mstconfig (mstflint) is not installed: install it (apt install mstflint) so that the "
          "firmware configuration can be read and set";
+}
+
+std::string MstfwresetInstallHint() {
+  return "mstfwreset (mstflint) is not installed: install it (apt install mstflint) so that the "
+         "firmware can be reset instead of rebooting the host";
 }
 
 std::unique_ptr<FirmwareTool> NewMstconfigTool(MstconfigOptions options) {

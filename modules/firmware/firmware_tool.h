@@ -29,6 +29,31 @@ class FirmwareTool {
   // number or the name of a value ("2", "ETH", "true").
   virtual Status Set(const std::string& device,
                      const std::map<std::string, std::string>& params) = 0;
+  // `mstconfig -d <device> -y reset`: every parameter to its default for
+  // the next boot.
+  // (Defaults here: a tool that cannot, for test doubles.)
+  virtual Status ResetNvConfig(const std::string& device) {
+    return FailedPreconditionError("cannot reset the NV configuration of " + device);
+  }
+  // mstfwreset ("mstfwreset" or the capture's host path), and whether it is
+  // installed.
+  virtual std::string ResetSource(const std::string&) const { return "mstfwreset"; }
+  virtual bool ResetAvailable() const { return false; }
+  // The text of `mstfwreset -d <device> query`.
+  virtual StatusOr<std::string> ResetQuery(const std::string& device) {
+    return FailedPreconditionError("cannot query the firmware reset of " + device);
+  }
+  // `mstfwreset -d <device> -y --skip_driver -l 3 reset`: the firmware
+  // reloads, the Next Boot configuration becomes the running one. An error
+  // quotes the tool's "-E-" lines.
+  virtual Status Reset(const std::string& device) {
+    return FailedPreconditionError("cannot reset the firmware of " + device);
+  }
+  // The text of `mstflint -d <device> query` (nics[].firmwareVersion).
+  virtual std::string FlintSource(const std::string&) const { return "mstflint"; }
+  virtual StatusOr<std::string> FlintQuery(const std::string& device) {
+    return FailedPreconditionError("cannot query the firmware version of " + device);
+  }
   // True when the answers are capture files (the tree's stand-in), false
   // when a command asks the card: discovery then names a missing capture
   // instead of querying, shows no progress step for reading a file, and
@@ -38,6 +63,11 @@ class FirmwareTool {
 
 struct MstconfigOptions {
   std::string binary = "mstconfig";  // looked up in PATH
+  std::string reset_binary = "mstfwreset";
+  std::string flint_binary = "mstflint";
+  // A reset reloads the firmware and waits for the device (minutes on a
+  // BlueField; mstfwreset's own waits are up to 2 minutes on a ConnectX).
+  std::chrono::milliseconds reset_timeout{std::chrono::minutes(5)};
   std::chrono::milliseconds timeout{std::chrono::seconds(60)};
 };
 
@@ -49,6 +79,8 @@ std::unique_ptr<FirmwareTool> NewFirmwareTool(HostFs& fs);
 
 // "mstconfig (mstflint) is not installed ...: apt install mstflint".
 std::string MstconfigInstallHint();
+// "mstfwreset (mstflint) is not installed ...".
+std::string MstfwresetInstallHint();
 
 }  // namespace provisioner
 

@@ -3,6 +3,7 @@
 #include <cctype>
 #include <cerrno>
 #include <cstdlib>
+#include <functional>
 #include <sstream>
 #include <utility>
 #include <vector>
@@ -300,7 +301,8 @@ StatusOr<MstconfigQuery> ParseMstconfigQuery(std::string_view text) {
   // Header block, up to "Configurations:".
   for (; i < lines.size(); ++i) {
     const std::string t = Trim(lines[i]);
-    if (t.rfind("-E-", 0) == 0) return FailedPreconditionError("mstconfig: " + Printable(Trim(t.substr(3))));
+    if (t.rfind("-E-", 0) == 0)
+      return FailedPreconditionError("mstconfig: " + Printable(Trim(t.substr(3))));
     if (t.rfind("Configurations:", 0) == 0) break;
     size_t colon = t.find(':');
     if (colon == std::string::npos) continue;
@@ -325,7 +327,8 @@ StatusOr<MstconfigQuery> ParseMstconfigQuery(std::string_view text) {
     if (Trim(line).empty()) continue;
     if (line[0] != ' ' && line[0] != '*' && line[0] != '\t') {
       const std::string t = Trim(line);
-      if (t.rfind("-E-", 0) == 0) return FailedPreconditionError("mstconfig: " + Printable(Trim(t.substr(3))));
+      if (t.rfind("-E-", 0) == 0)
+        return FailedPreconditionError("mstconfig: " + Printable(Trim(t.substr(3))));
       continue;  // footnotes ("The '*' shows ...", "Device Firmware does not support ...")
     }
     // mstflint >= 4.25 prints "%s%s     %-44s": the '*' (or a space), then
@@ -451,6 +454,123 @@ StatusOr<std::string> SetNextBootValues(std::string_view text,
     if (i + 1 < lines.size()) out += '\n';
   }
   return out;
+}
+
+namespace {
+
+// Which columns change: the value a parameter gets in each.
+using ColumnRewrite = std::function<void(FirmwareParam&)>;
+
+// The JSON form: current_value / next_value rewritten, "modified" recomputed.
+StatusOr<std::string> RewriteJsonColumns(std::string_view text, const ColumnRewrite& rewrite) {
+  ASSIGN_OR_RETURN(MstconfigQuery q, ParseJsonQuery(text));
+  ASSIGN_OR_RETURN(nlohmann::json doc, ParseJsonDoc(text));
+  ASSIGN_OR_RETURN(auto device, JsonDevice(doc));
+  nlohmann::json& tlvs = (*device.second)["tlv_configuration"];
+  for (auto& [name, p] : q.params) {
+    FirmwareParam after = p;
+    rewrite(after);
+    nlohmann::json& t = tlvs[name];
+    auto as_json = [&t](const char* key, const std::string& printed) {
+      auto n = MstconfigValueNumber(printed);
+      // A number stays a number, a worded value its word.
+      t[key] = t[key].is_number() && n && printed == std::to_string(*n) ? nlohmann::json(*n)
+                                                                        : nlohmann::json(printed);
+    };
+    if (after.current && t.contains("current_value")) as_json("current_value", *after.current);
+    as_json("next_value", after.next_boot);
+    if (t.contains("modified")) {
+      t["modified"] = (after.current && *after.current != after.next_boot) ||
+                      (after.default_value && *after.default_value != after.next_boot);
+    }
+  }
+  return doc.dump(1, '\t') + "\n";
+}
+
+// The text form: each parameter line made anew in the capture's layout (the
+// name where it was, values from column 52, 20 wide), the '*' mark where the
+// next boot differs from default or current.
+StatusOr<std::string> RewriteColumns(std::string_view text, const ColumnRewrite& rewrite) {
+  if (IsJsonQuery(text)) return RewriteJsonColumns(text, rewrite);
+  ASSIGN_OR_RETURN(MstconfigQuery q, ParseMstconfigQuery(text));
+  std::vector<std::string> lines = Lines(text);
+  bool in_table = false;
+  std::string out;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    std::string line = lines[i];
+    if (Trim(line).rfind("Configurations:", 0) == 0) in_table = true;
+    const bool ro = IsReadOnlyMark(line);
+    std::vector<std::string> tok = Tokens(ro                                ? line.substr(3)
+                                          : !line.empty() && line[0] == '*' ? line.substr(1)
+                                                                            : line);
+    if (in_table && !tok.empty() && (line[0] == ' ' || line[0] == '*' || line[0] == '\t') &&
+        q.params.count(tok[0])) {
+      FirmwareParam p = q.params.at(tok[0]);
+      rewrite(p);
+      // Where each value column starts in this line (the capture's widths).
+      const size_t name_at = line.find(tok[0], ro ? 3 : 1);
+      std::vector<size_t> starts;
+      size_t at = name_at + tok[0].size();
+      for (;;) {
+        size_t v = line.find_first_not_of(" \t", at);
+        if (v == std::string::npos) break;
+        starts.push_back(v);
+        at = line.find_first_of(" \t", v);
+        if (at == std::string::npos) break;
+      }
+      std::vector<std::string> values;
+      if (q.has_default) values.push_back(p.default_value.value_or("N/A"));
+      if (q.has_current) values.push_back(p.current.value_or("N/A"));
+      values.push_back(p.next_boot);
+      std::string made = line.substr(0, starts.empty() ? line.size() : starts[0]);
+      for (size_t c = 0; c < values.size(); ++c) {
+        // Each value where its column was, padded to the next one (or to
+        // the width mstconfig pads to, 16, after the last).
+        size_t width = c + 1 < starts.size() ? starts[c + 1] - starts[c] : 16;
+        std::string v = values[c];
+        if (v.size() < width) {
+          v.resize(width, ' ');
+        } else if (c + 1 < values.size()) {
+          v += ' ';
+        }
+        made += v;
+      }
+      const bool differs = (p.current && !SamePrintedValue(*p.current, p.next_boot)) ||
+                           (p.default_value && !SamePrintedValue(*p.default_value, p.next_boot));
+      if (made[0] == ' ' || made[0] == '*') made[0] = differs ? '*' : ' ';
+      line = made;
+    }
+    out += line;
+    if (i + 1 < lines.size()) out += '\n';
+  }
+  return out;
+}
+
+}  // namespace
+
+bool SamePrintedValue(std::string_view a, std::string_view b) {
+  auto na = MstconfigValueNumber(a);
+  auto nb = MstconfigValueNumber(b);
+  if (na && nb) return *na == *nb;
+  return a == b;
+}
+
+StatusOr<std::string> ActivateNextBootValues(std::string_view text) {
+  return RewriteColumns(text, [](FirmwareParam& p) {
+    if (p.current) p.current = p.next_boot;
+  });
+}
+
+StatusOr<std::string> ResetNextBootToDefaults(std::string_view text) {
+  ASSIGN_OR_RETURN(MstconfigQuery q, ParseMstconfigQuery(text));
+  if (!q.has_default) {
+    return FailedPreconditionError(
+        "the mstconfig query has no Default column (query with -e): the defaults a reset "
+        "restores are unknown");
+  }
+  return RewriteColumns(text, [](FirmwareParam& p) {
+    if (p.default_value && *p.default_value != "N/A") p.next_boot = *p.default_value;
+  });
 }
 
 }  // namespace provisioner

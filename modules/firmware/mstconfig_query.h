@@ -74,6 +74,22 @@ std::string LinkTypeName(long value);                          // 1 -> "ib", 2 -
 StatusOr<std::string> SetNextBootValues(std::string_view text,
                                         const std::map<std::string, long>& params);
 
+// Whether two printed values are one: "ETH(2)" and "2" by number, else as
+// written ("N/A", "Array[0..7]").
+bool SamePrintedValue(std::string_view a, std::string_view b);
+
+// The card's answer after a firmware reset (mstfwreset level 3) or a boot:
+// every Current value becomes the Next Boot value, and the '*' marks what
+// still differs from Default. A query without a Current column (no -e) is
+// returned as it is. For the tree-root stand-in of `mstfwreset reset`.
+StatusOr<std::string> ActivateNextBootValues(std::string_view text);
+
+// The card's answer after `mstconfig -d <BDF> -y reset`: every Next Boot
+// value becomes the Default value (read-only ones too: they already are).
+// Needs the Default column (`-e`): an error naming the first line without
+// one. For the tree-root stand-in of `mstconfig reset`.
+StatusOr<std::string> ResetNextBootToDefaults(std::string_view text);
+
 }  // namespace provisioner
 
 #endif  // PROVISIONER_MODULES_FIRMWARE_MSTCONFIG_QUERY_H_

@@ -27,6 +27,7 @@ namespace {
 // Which bundled tree (examples/hosts/<tree>.ttar) each example is written for.
 const std::map<std::string, std::string>& TreeOf() {
   static const auto* trees = new std::map<std::string, std::string>{
+      {"firmware-reset", "cx5-ib"},
       {"gpudirect-tuned", "hgx-h100-pcie"},
       {"ib-firmware", "cx5-ib"},
       {"ib-sriov", "cx5-ib"},

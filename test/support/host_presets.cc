@@ -343,6 +343,28 @@ HostSpec Cx5RoceQosHost() {
   return h;
 }
 
+// mstflint 4.36's `mstfwreset -d <BDF> query` of a ConnectX-5 (small_utils/
+// mlxfwresetlib: CmdRegMfrl.query_text, CmdRegMcam.reset_sync_query_text:
+// "{level}: {description:<62}-{Supported|Not Supported:<14}{(default)}").
+static constexpr char kCx5IbMstfwresetQuery[] = R"(Reset-levels:
+0: Driver, PCI link, network link will remain up ("live-Patch")  -Supported     
+1: Only ARM side will not remain up ("Immediate reset").         -Not Supported 
+3: Driver restart and PCI reset                                  -Supported     (default)
+4: Warm Reboot                                                   -Supported     
+
+Reset-types (relevant only for reset-levels 1,3,4):
+0: Full chip reset                                               -Supported     (default)
+1: Phy-less reset (keep network port active during reset)        -Not Supported 
+2: NIC only reset (for SoC devices)                              -Not Supported 
+3: ARM only reset                                                -Not Supported 
+4: ARM OS shut down                                              -Not Supported 
+
+Reset-sync (relevant only for reset-level 3):
+0: Tool is the owner                                             -Supported     (default)
+1: Driver is the owner                                           -Supported     
+
+)";
+
 static constexpr char kCx5IbMstconfigQuery[] = R"(
 Device #1:
 ----------
@@ -411,6 +433,9 @@ HostSpec Cx5IbHost() {
   // a tree root (mstflint 4.21 layout, mlxcfg_ui.cpp; excerpt of the
   // parameters): port 1 InfiniBand, SR-IOV on with 16 VFs.
   h.files.push_back({"/run/provisioner/mstconfig/0000:86:00.0.query", kCx5IbMstconfigQuery});
+  // `mstfwreset -d 0000:86:00.0 query` (spec.firmware.activation: reset):
+  // level 3 supported (modules/firmware/testdata/mstfwreset-cx5.query).
+  h.files.push_back({"/run/provisioner/mstfwreset/0000:86:00.0.query", kCx5IbMstfwresetQuery});
   return h;
 }
 

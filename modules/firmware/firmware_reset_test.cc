@@ -1,0 +1,320 @@
+// spec.firmware.activation: reset and nics[].firmwareReset: the mstfwreset
+// query parser, the DPU-mode check, the stand-in rewrites of a captured
+// mstconfig query, and the planner's changes.
+#include "modules/firmware/firmware_reset.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "gtest/gtest.h"
+#include "modules/firmware/firmware_planner.h"
+#include "modules/firmware/mstconfig_query.h"
+
+namespace provisioner {
+namespace {
+
+std::string Testdata(const std::string& name) {
+  std::ifstream in("modules/firmware/testdata/" + name);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+FirmwareFacts Facts(const std::string& text) {
+  auto q = ParseMstconfigQuery(text);
+  EXPECT_TRUE(q.ok()) << q.status().message();
+  FirmwareFacts fw;
+  if (q.ok()) {
+    fw.device_type = q->device_type;
+    fw.params = q->params;
+  }
+  return fw;
+}
+
+TEST(MstfwresetQuery, LevelsOfACard) {
+  auto q = ParseMstfwresetQuery(Testdata("mstfwreset-cx5.query"));
+  ASSERT_TRUE(q.ok()) << q.status().message();
+  EXPECT_EQ(q->levels.size(), 4u);
+  EXPECT_TRUE(q->levels.at(0));
+  EXPECT_FALSE(q->levels.at(1));
+  EXPECT_TRUE(q->levels.at(3));
+  EXPECT_EQ(q->default_level, 3);
+  EXPECT_EQ(ResetLevelRefusal(*q), "");
+}
+
+TEST(MstfwresetQuery, LevelThreeNotSupported) {
+  auto q = ParseMstfwresetQuery(Testdata("mstfwreset-no-level3.query"));
+  ASSERT_TRUE(q.ok()) << q.status().message();
+  EXPECT_FALSE(q->levels.at(3));
+  EXPECT_EQ(q->default_level, 4);
+  EXPECT_NE(ResetLevelRefusal(*q).find("reset level 3 (Driver restart and PCI reset) is Not "
+                                       "Supported"),
+            std::string::npos);
+}
+
+TEST(MstfwresetQuery, ErrorsNameTheLine) {
+  auto e = ParseMstfwresetQuery("-E- Failed to open device: 0000:86:00.0.\n");
+  ASSERT_FALSE(e.ok());
+  EXPECT_EQ(e.status().message(), "mstfwreset: -E- Failed to open device: 0000:86:00.0.");
+  auto bad = ParseMstfwresetQuery("Reset-levels:\nx: Warm Reboot -Supported\n");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("line 2: the level is not a number"), std::string::npos);
+  EXPECT_FALSE(ParseMstfwresetQuery("nothing here\n").ok());
+}
+
+TEST(BlueFieldDpuMode, OffloadEngineEnabledIsDpuMode) {
+  FirmwareFacts fw;
+  fw.params["INTERNAL_CPU_OFFLOAD_ENGINE"] = {"DISABLED(1)", "ENABLED(0)", "ENABLED(0)", false};
+  EXPECT_NE(BlueFieldDpuMode(fw).find("a BlueField in DPU mode (INTERNAL_CPU_OFFLOAD_ENGINE "
+                                      "ENABLED(0))"),
+            std::string::npos);
+  fw.params["INTERNAL_CPU_OFFLOAD_ENGINE"] = {"DISABLED(1)", "DISABLED(1)", "DISABLED(1)", false};
+  EXPECT_EQ(BlueFieldDpuMode(fw), "");  // NIC mode
+  FirmwareFacts old;  // sriov-network-operator's check, without the offload engine
+  old.params["INTERNAL_CPU_MODEL"] = {std::nullopt, "EMBEDDED_CPU(1)", "EMBEDDED_CPU(1)", false};
+  old.params["INTERNAL_CPU_PAGE_SUPPLIER"] = {std::nullopt, "ECPF(0)", "ECPF(0)", false};
+  old.params["INTERNAL_CPU_ESWITCH_MANAGER"] = {std::nullopt, "ECPF(0)", "ECPF(0)", false};
+  EXPECT_NE(BlueFieldDpuMode(old), "");
+  old.params["INTERNAL_CPU_PAGE_SUPPLIER"] = {std::nullopt, "EXT_HOST_PF(1)", "EXT_HOST_PF(1)",
+                                              false};
+  EXPECT_EQ(BlueFieldDpuMode(old), "");
+  EXPECT_EQ(BlueFieldDpuMode(Facts(Testdata("cx5-vpi-ib.query"))), "");
+}
+
+TEST(MstconfigRewrite, ActivateMakesCurrentTheNextBoot) {
+  const std::string pending = Testdata("cx5-vpi-pending-eth.query");
+  FirmwareFacts before = Facts(pending);
+  ASSERT_EQ(PendingParams(before).count("LINK_TYPE_P1"), 1u);
+  auto after = ActivateNextBootValues(pending);
+  ASSERT_TRUE(after.ok()) << after.status().message();
+  FirmwareFacts fw = Facts(*after);
+  EXPECT_EQ(*fw.params.at("LINK_TYPE_P1").current, "ETH(2)");
+  EXPECT_EQ(fw.params.at("LINK_TYPE_P1").next_boot, "ETH(2)");
+  EXPECT_TRUE(PendingParams(fw).empty());
+  EXPECT_EQ(fw.params.size(), before.params.size());
+  // The '*' stays where next boot differs from default (ETH vs IB default).
+  EXPECT_NE(after->find("*        LINK_TYPE_P1"), std::string::npos) << *after;
+}
+
+TEST(MstconfigRewrite, NvResetMakesNextBootTheDefault) {
+  auto after = ResetNextBootToDefaults(Testdata("cx5-vpi-ib.query"));
+  ASSERT_TRUE(after.ok()) << after.status().message();
+  FirmwareFacts fw = Facts(*after);
+  EXPECT_EQ(fw.params.at("NUM_OF_VFS").next_boot, "8");  // default 8, was 16
+  EXPECT_EQ(*fw.params.at("NUM_OF_VFS").current, "16");  // running until activated
+  // Without the Default column the defaults are unknown.
+  auto e = ResetNextBootToDefaults(Testdata("cx6-vpi-eth-sriov-off.query"));
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.status().message().find("no Default column"), std::string::npos);
+  // The JSON form too.
+  auto j = ResetNextBootToDefaults(Testdata("cx7-eth-ro.json.query"));
+  ASSERT_TRUE(j.ok()) << j.status().message();
+  FirmwareFacts jf = Facts(*j);
+  EXPECT_EQ(jf.params.at("NUM_OF_VFS").next_boot, "8");
+  auto ja = ActivateNextBootValues(*j);
+  ASSERT_TRUE(ja.ok()) << ja.status().message();
+  EXPECT_EQ(*Facts(*ja).params.at("NUM_OF_VFS").current, "8");
+}
+
+PciFunction Pf(const std::string& bdf) {
+  PciFunction f;
+  f.pci_address = bdf;
+  f.vendor = "15b3";
+  f.device_id = "1017";
+  f.class_code = 0x020700;
+  f.netdevs = {"ibs5f0"};
+  return f;
+}
+
+struct Result {
+  std::vector<Change> changes;
+  std::vector<Diagnostic> diags;
+  std::string Messages() const {
+    std::string s;
+    for (const auto& d : diags) s += d.path + ": " + d.message + "\n";
+    return s;
+  }
+};
+
+Result Plan(const DesiredState& d, const HostFacts& f) {
+  PlanSink sink;
+  PlanFirmware(d, f, sink);
+  return {sink.changes(), sink.diagnostics()};
+}
+
+DesiredState ResetEth() {
+  DesiredState d;
+  d.firmware = FirmwareActivationSpec{"reset"};
+  NicSpec n;
+  n.name = "ib0";
+  n.selector.root_devices = {"0000:86:00.0"};
+  n.link_type = "eth";
+  d.nics.push_back(n);
+  return d;
+}
+
+HostFacts Cx5(const std::string& reset_query) {
+  HostFacts f;
+  f.pci = {Pf("0000:86:00.0"), Pf("0000:86:00.1")};
+  f.pci[1].netdevs = {"ibs5f1"};
+  f.firmware["0000:86:00.0"] = Facts(Testdata("cx5-vpi-ib.query"));
+  FirmwareFacts& fw = f.firmware["0000:86:00.0"];
+  fw.reset_read = true;
+  fw.reset_query = reset_query;
+  auto q = ParseMstfwresetQuery(reset_query);
+  fw.reset_refused = q.ok() ? ResetLevelRefusal(*q) : q.status().message();
+  return f;
+}
+
+TEST(FirmwareActivation, ResetActivatesTheSetsAndRemovesTheVfsOfEveryPf) {
+  Result r = Plan(ResetEth(), Cx5(Testdata("mstfwreset-cx5.query")));
+  ASSERT_EQ(r.changes.size(), 2u) << r.Messages();
+  EXPECT_TRUE(r.diags.empty()) << r.Messages();
+  EXPECT_EQ(r.changes[0].id, "firmware/0000:86:00.0/LINK_TYPE_P1");
+  EXPECT_EQ(r.changes[0].disruption, Disruption::kFirmwareReset);
+  EXPECT_NE(r.changes[0].reason.find("takes effect at the firmware reset"), std::string::npos);
+  const Change& a = r.changes[1];
+  EXPECT_EQ(a.id, "firmware/0000:86:00.0/activate");
+  EXPECT_EQ(a.disruption, Disruption::kFirmwareReset);
+  EXPECT_EQ(a.phase, kPhaseFirmware);
+  EXPECT_EQ(a.field_path, "spec.firmware.activation");
+  EXPECT_EQ(a.before["LINK_TYPE_P1"], "ib");
+  EXPECT_EQ(a.after["LINK_TYPE_P1"], "eth");
+  EXPECT_EQ(a.detail["pfs"], nlohmann::json({"0000:86:00.0", "0000:86:00.1"}));
+  EXPECT_EQ(a.detail["level"], 3);
+}
+
+TEST(FirmwareActivation, NoLevelThreeFallsBackToTheRebootWithAWarning) {
+  Result r = Plan(ResetEth(), Cx5(Testdata("mstfwreset-no-level3.query")));
+  ASSERT_EQ(r.changes.size(), 1u) << r.Messages();
+  EXPECT_EQ(r.changes[0].disruption, Disruption::kReboot);
+  ASSERT_EQ(r.diags.size(), 1u);
+  EXPECT_EQ(r.diags[0].severity, Severity::kWarning);
+  EXPECT_EQ(r.diags[0].path, "spec.firmware.activation");
+  EXPECT_NE(r.diags[0].message.find("0000:86:00.0: no firmware reset (mstfwreset query says "
+                                    "reset level 3"),
+            std::string::npos)
+      << r.Messages();
+  EXPECT_NE(r.diags[0].message.find("take effect after a reboot (apply exits 3)"),
+            std::string::npos);
+}
+
+TEST(FirmwareActivation, BlueFieldInDpuModeIsAnError) {
+  HostFacts f = Cx5(Testdata("mstfwreset-cx5.query"));
+  f.firmware["0000:86:00.0"].params["INTERNAL_CPU_OFFLOAD_ENGINE"] = {"DISABLED(1)", "ENABLED(0)",
+                                                                      "ENABLED(0)", false};
+  Result r = Plan(ResetEth(), f);
+  bool error = false;
+  for (const Diagnostic& d : r.diags) {
+    error = error || (d.severity == Severity::kError && d.path == "spec.firmware.activation" &&
+                      d.message.find("a BlueField in DPU mode") != std::string::npos);
+  }
+  EXPECT_TRUE(error) << r.Messages();
+}
+
+TEST(FirmwareActivation, PendingValuesAreActivatedToo) {
+  // Next Boot already ETH (an earlier apply with activation reboot), Current IB.
+  HostFacts f = Cx5(Testdata("mstfwreset-cx5.query"));
+  FirmwareFacts pending = Facts(Testdata("cx5-vpi-pending-eth.query"));
+  f.firmware["0000:86:00.0"].params = pending.params;
+  Result r = Plan(ResetEth(), f);
+  ASSERT_EQ(r.changes.size(), 1u) << r.Messages();
+  EXPECT_EQ(r.changes[0].id, "firmware/0000:86:00.0/activate");
+  EXPECT_EQ(r.changes[0].after["LINK_TYPE_P1"], "ETH(2)");
+}
+
+TEST(FirmwareActivation, RebootActivationIsUnchanged) {
+  DesiredState d = ResetEth();
+  d.firmware.reset();
+  Result r = Plan(d, Cx5(Testdata("mstfwreset-cx5.query")));
+  ASSERT_EQ(r.changes.size(), 1u) << r.Messages();
+  EXPECT_EQ(r.changes[0].disruption, Disruption::kReboot);
+}
+
+TEST(FirmwareNvReset, ResetFirstThenTheSetsAgainstTheDefaults) {
+  DesiredState d;
+  NicSpec n;
+  n.name = "ib0";
+  n.selector.root_devices = {"0000:86:00.0"};
+  n.firmware_reset = true;
+  n.firmware["SAFE_MODE_THRESHOLD"] = {FirmwareSetting::Kind::kInt, "20"};
+  d.nics.push_back(n);
+  Result r = Plan(d, Cx5(Testdata("mstfwreset-cx5.query")));
+  ASSERT_EQ(r.changes.size(), 2u) << r.Messages();
+  EXPECT_EQ(r.changes[0].id, "firmware/0000:86:00.0/nvconfig");
+  EXPECT_EQ(r.changes[0].before, nlohmann::json({{"NUM_OF_VFS", 16}}));
+  EXPECT_EQ(r.changes[0].after, "defaults");
+  EXPECT_EQ(r.changes[0].disruption, Disruption::kReboot);
+  EXPECT_EQ(r.changes[0].field_path, "spec.nics[0].firmwareReset");
+  EXPECT_EQ(r.changes[1].id, "firmware/0000:86:00.0/SAFE_MODE_THRESHOLD");
+
+  // host.yaml asking for the value that differs from the default: no reset.
+  d.nics[0].firmware["NUM_OF_VFS"] = {FirmwareSetting::Kind::kInt, "16"};
+  Result kept = Plan(d, Cx5(Testdata("mstfwreset-cx5.query")));
+  ASSERT_EQ(kept.changes.size(), 1u) << kept.Messages();
+  EXPECT_EQ(kept.changes[0].id, "firmware/0000:86:00.0/SAFE_MODE_THRESHOLD");
+
+  // Asking another value: reset (16 -> 8), then the set (8 -> 12).
+  d.nics[0].firmware["NUM_OF_VFS"] = {FirmwareSetting::Kind::kInt, "12"};
+  Result again = Plan(d, Cx5(Testdata("mstfwreset-cx5.query")));
+  ASSERT_EQ(again.changes.size(), 3u) << again.Messages();
+  EXPECT_EQ(again.changes[0].id, "firmware/0000:86:00.0/nvconfig");
+  EXPECT_EQ(again.changes[1].id, "firmware/0000:86:00.0/NUM_OF_VFS");
+  EXPECT_EQ(again.changes[1].before, 8);
+  EXPECT_EQ(again.changes[1].after, 12);
+}
+
+}  // namespace
+}  // namespace provisioner
+
+namespace provisioner {
+namespace {
+
+TEST(FlintQuery, VersionRunningAndPsid) {
+  auto q = ParseFlintQuery(Testdata("mstflint-cx5.query"));
+  ASSERT_TRUE(q.ok()) << q.status().message();
+  EXPECT_EQ(q->fw_version, "16.35.2000");
+  EXPECT_EQ(q->running, "");
+  EXPECT_EQ(q->psid, "MT_0000000008");
+  auto p = ParseFlintQuery(Testdata("mstflint-cx5-pending.query"));
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_EQ(p->fw_version, "16.35.3006");
+  EXPECT_EQ(p->running, "16.35.2000");
+  EXPECT_FALSE(
+      ParseFlintQuery("-E- Cannot open Device: 0000:86:00.0. No such file or directory\n").ok());
+  EXPECT_FALSE(ParseFlintQuery("PSID: X\n").ok());
+}
+
+TEST(FirmwareVersionPin, MismatchIsAPlanErrorNamingBothAndThePsid) {
+  DesiredState d;
+  NicSpec n;
+  n.name = "ib0";
+  n.selector.root_devices = {"0000:86:00.0"};
+  n.firmware_version = FirmwareVersionSpec{"16.35.3006", "/opt/fw/cx5.bin", "validate"};
+  d.nics.push_back(n);
+  HostFacts f = Cx5(Testdata("mstfwreset-cx5.query"));
+  FirmwareFacts& fw = f.firmware["0000:86:00.0"];
+  fw.flint_read = true;
+  auto q = ParseFlintQuery(Testdata("mstflint-cx5-pending.query"));
+  fw.fw_version = q->fw_version;
+  fw.fw_running = q->running;
+  fw.psid = q->psid;
+  Result r = Plan(d, f);
+  ASSERT_EQ(r.diags.size(), 1u) << r.Messages();
+  EXPECT_EQ(r.diags[0].path, "spec.nics[0].firmwareVersion.version");
+  EXPECT_EQ(r.diags[0].message,
+            "0000:86:00.0 (PSID MT_0000000008) runs firmware 16.35.2000 (16.35.3006 burned, not "
+            "running yet), but nic ib0 pins 16.35.3006 (policy validate): burn an image of that "
+            "version built for PSID MT_0000000008 (mstflint -d 0000:86:00.0 -i /opt/fw/cx5.bin -y "
+            "burn), then reset the firmware or reboot");
+  fw.fw_running = "";  // running what is burned
+  EXPECT_TRUE(Plan(d, f).diags.empty());
+  fw.flint_read = false;
+  fw.flint_error = "mstflint (mstflint) is not installed";
+  ASSERT_EQ(Plan(d, f).diags.size(), 1u);
+  EXPECT_NE(Plan(d, f).diags[0].message.find("cannot read the firmware version of 0000:86:00.0"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace provisioner
