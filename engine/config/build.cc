@@ -117,6 +117,12 @@ NicSpec BuildNic(const json& j) {
       nic.firmware[name] = std::move(f);
     }
   }
+  if (const json* names = Field(j, "names"); names != nullptr && names->is_object()) {
+    NicNamesSpec n;
+    n.netdev = String(*names, "netdev");
+    n.rdma = String(*names, "rdma");
+    nic.names = n;
+  }
   if (const json* pcie = Field(j, "pcie"); pcie != nullptr && pcie->is_object()) {
     NicPcieSpec p;
     p.max_read_request = Int(*pcie, "maxReadRequest");

@@ -91,6 +91,15 @@ struct FirmwareSetting {
   std::string text;
 };
 
+// spec.nics[].names: { netdev: "rail{n}", rdma: "mlx5_rail{n}" }: the
+// persistent names of the nic's PF netdev and RDMA device (module names):
+// udev rules by PCI address for every boot, and a live rename now. Unset:
+// the kernel's (udev's) names stay.
+struct NicNamesSpec {
+  std::optional<std::string> netdev;
+  std::optional<std::string> rdma;
+};
+
 // spec.nics[]
 struct NicSpec {
   std::string name;
@@ -108,6 +117,7 @@ struct NicSpec {
   std::optional<NicPcieSpec> pcie;         // pcie
   std::optional<IpoibSpec> ipoib;          // ipoib
   std::optional<NicRoceSpec> roce;         // roce
+  std::optional<NicNamesSpec> names;       // names
 };
 
 // spec.ipPools[]
