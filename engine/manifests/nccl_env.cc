@@ -72,16 +72,20 @@ std::string VfDevicePrefix(const HostView& view, const NicRef& ref) {
   return "";
 }
 
-// "mlx5_0:1" for every port of every RDMA device of the nic's PFs.
+// "mlx5_0:1" for every port of every RDMA device of the nic's PFs; with
+// nics[].names.rdma, the PF's device by that name (what apply names it).
 std::vector<std::string> PfHcaPorts(const HostView& view, const NicRef& ref) {
   std::vector<std::string> out;
   if (view.facts() == nullptr) return out;
+  const std::optional<std::string> renamed =
+      ref.nic->names ? ref.nic->names->rdma : std::optional<std::string>();
   for (const PciFunction* pf : SelectPfs(*ref.nic, *view.facts())) {
     for (const auto& name : pf->rdma_devices) {
+      const std::string shown = renamed && name == pf->rdma_devices.front() ? *renamed : name;
       for (const auto& dev : view.facts()->rdma.devices) {
         if (dev.name != name) continue;
-        for (const auto& port : dev.ports) out.push_back(name + ":" + std::to_string(port.port));
-        if (dev.ports.empty()) out.push_back(name + ":1");
+        for (const auto& port : dev.ports) out.push_back(shown + ":" + std::to_string(port.port));
+        if (dev.ports.empty()) out.push_back(shown + ":1");
       }
     }
   }
@@ -175,8 +179,10 @@ StatusOr<std::vector<Manifest>> NcclEnvConfigMaps(HostView& view) {
     if (IsVfCni(mc.cni_type) && ref.nic->is_rdma.value_or(false)) {
       if (view.RdmaIsolation(ref)) {
         std::string prefix = VfDevicePrefix(view, ref);
-        if (prefix.empty()) unknown = true;
-        else exclusive_prefixes.insert(prefix);
+        if (prefix.empty())
+          unknown = true;
+        else
+          exclusive_prefixes.insert(prefix);
       } else {
         vf_shared_mode = true;
       }
@@ -212,9 +218,10 @@ StatusOr<std::vector<Manifest>> NcclEnvConfigMaps(HostView& view) {
   json data = {{"NCCL_SOCKET_IFNAME", "=eth0"}};
   const std::string name = NcclEnvName(view);
   if (vf_shared_mode) {
-    view.Warn(name + ": NCCL_IB_HCA not set: in shared netns mode a pod with an SR-IOV VF sees "
-                     "every RDMA device of the host, and which VF it gets is only known in the "
-                     "pod (rdma link shows the one with a netdev); exclusive mode avoids this");
+    view.Warn(name +
+              ": NCCL_IB_HCA not set: in shared netns mode a pod with an SR-IOV VF sees "
+              "every RDMA device of the host, and which VF it gets is only known in the "
+              "pod (rdma link shows the one with a netdev); exclusive mode avoids this");
   } else if (unknown) {
     view.Warn(name + ": NCCL_IB_HCA not set: the RDMA device names of " +
               (exclusive_prefixes.empty() ? std::string("the shared NICs") : "some NICs") +

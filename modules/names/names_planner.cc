@@ -122,8 +122,8 @@ void PlanNames(const DesiredState& desired, const HostFacts& facts, PlanSink& si
       }
       Change c = MakeChange(kNamesModule, pf.pci_address, attribute, now, want, Disruption::kLive,
                             kPhaseNames,
-                            "nic " + nic.name + " names its PF's " +
-                                (rdma ? "RDMA device " : "netdev ") + now + " " + want,
+                            "nic " + nic.name + " renames its PF's " +
+                                (rdma ? "RDMA device " : "netdev ") + now + " to " + want,
                             field);
       c.link_flap = !rdma;  // the netdev goes down for the rename, then back
       c.detail["nic"] = nic.name;
