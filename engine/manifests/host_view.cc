@@ -40,8 +40,8 @@ Status HostView::CheckInputs() const {
   for (size_t i = 0; i < d_.nics.size(); ++i) {
     if (d_.nics[i].selector.near_gpu && facts() == nullptr) {
       return InvalidArgumentError(
-          NicField(i, "nicSelector.nearGpu") + RailNote(d_, i) + ": which NIC is nearest to GPU " +
-          std::to_string(*d_.nics[i].selector.near_gpu) +
+          NicField(i, "nicSelector.nearGpu") + RailNote(d_, i) +
+          ": which NIC is nearest to GPU " + std::to_string(*d_.nics[i].selector.near_gpu) +
           " is known only from the host's PCIe topology; give --root DIR (the host, or a "
           "snapshot of it) so that the manifests select that NIC and not every NIC of the "
           "same vendor and device");
@@ -134,10 +134,9 @@ std::string HostView::NetnsMode() {
       rdma_vfs = rdma_vfs || mc.cni_type == "sriov" || mc.cni_type == "ib-sriov";
     }
     if (rdma_vfs) {
-      Warn(
-          "spec.rdma.netnsMode is not set: sriov/ib-sriov configs get rdmaIsolation: false "
-          "(the kernel's default netns mode, shared); set it, or give --root to read the "
-          "host's mode");
+      Warn("spec.rdma.netnsMode is not set: sriov/ib-sriov configs get rdmaIsolation: false "
+           "(the kernel's default netns mode, shared); set it, or give --root to read the "
+           "host's mode");
     }
   }
   return *netns_mode_;

@@ -179,10 +179,8 @@ StatusOr<std::vector<Manifest>> NcclEnvConfigMaps(HostView& view) {
     if (IsVfCni(mc.cni_type) && ref.nic->is_rdma.value_or(false)) {
       if (view.RdmaIsolation(ref)) {
         std::string prefix = VfDevicePrefix(view, ref);
-        if (prefix.empty())
-          unknown = true;
-        else
-          exclusive_prefixes.insert(prefix);
+        if (prefix.empty()) unknown = true;
+        else exclusive_prefixes.insert(prefix);
       } else {
         vf_shared_mode = true;
       }
@@ -218,10 +216,9 @@ StatusOr<std::vector<Manifest>> NcclEnvConfigMaps(HostView& view) {
   json data = {{"NCCL_SOCKET_IFNAME", "=eth0"}};
   const std::string name = NcclEnvName(view);
   if (vf_shared_mode) {
-    view.Warn(name +
-              ": NCCL_IB_HCA not set: in shared netns mode a pod with an SR-IOV VF sees "
-              "every RDMA device of the host, and which VF it gets is only known in the "
-              "pod (rdma link shows the one with a netdev); exclusive mode avoids this");
+    view.Warn(name + ": NCCL_IB_HCA not set: in shared netns mode a pod with an SR-IOV VF sees "
+                     "every RDMA device of the host, and which VF it gets is only known in the "
+                     "pod (rdma link shows the one with a netdev); exclusive mode avoids this");
   } else if (unknown) {
     view.Warn(name + ": NCCL_IB_HCA not set: the RDMA device names of " +
               (exclusive_prefixes.empty() ? std::string("the shared NICs") : "some NICs") +
