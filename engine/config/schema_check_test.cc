@@ -55,7 +55,8 @@ TEST(SchemaTest, EveryUnknownFieldIsReported) {
                           "mean \"mtu\"?)",
                           "host.yaml:12:7: spec.nics[0].foo: unknown field \"foo\"; expected one "
                           "of: deviceType, firmware, ipoib, isRdma, linkType, mtu, name, "
-                          "nicSelector, numVfs, pcie, resourceName, roce, vfSpoofChk, vfTrust"));
+                          "names, nicSelector, numVfs, pcie, resourceName, roce, vfSpoofChk, "
+                          "vfTrust"));
 }
 
 TEST(SchemaTest, PcieFieldsAreCheckedWithTheirPosition) {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "engine/model/pci_address.h"
+#include "engine/model/selector.h"
 #include "engine/module/registry.h"
 #include "modules/names/names_planner.h"
 #include "spdlog/spdlog.h"
@@ -65,6 +66,57 @@ bool Has(const std::vector<std::string>& v, const std::string& s) {
   return std::find(v.begin(), v.end(), s) != v.end();
 }
 
+// doctor: per PF of a nic with names, check "names.persistent": ok when the
+// PF's netdev and RDMA device have their names now and the rules file names
+// them at the next boot; warn (fix: provisioner apply) otherwise.
+void CheckNamesNow(const DesiredState& desired, const HostFacts& facts, CheckSink& sink) {
+  const std::vector<std::string> rules =
+      facts.names.rules ? ParseNameRules(*facts.names.rules) : std::vector<std::string>();
+  for (const NicSpec& nic : desired.nics) {
+    if (!nic.names || (!nic.names->netdev && !nic.names->rdma)) continue;
+    std::vector<const PciFunction*> pfs = SelectPfs(nic, facts);
+    if (pfs.size() != 1) continue;  // plan says why
+    const PciFunction& pf = *pfs.front();
+    PfNames want;
+    want.pci_address = pf.pci_address;
+    want.netdev = nic.names->netdev.value_or("");
+    want.rdma = nic.names->rdma.value_or("");
+    CheckResult r;
+    r.module = kNamesModule;
+    r.id = "names.persistent";
+    r.target = pf.pci_address + " (nic " + nic.name + ")";
+    std::vector<std::string> wrong;
+    const std::string netdev = PfNetdevOf(pf, facts);
+    if (!want.netdev.empty()) {
+      auto ppn = facts.names.phys_port_names.find(netdev);
+      if (ppn != facts.names.phys_port_names.end()) want.phys_port_name = ppn->second;
+      r.evidence.push_back({"/sys/bus/pci/devices/" + pf.pci_address + "/net", netdev});
+      if (netdev != want.netdev) wrong.push_back("netdev " + netdev + ", not " + want.netdev);
+    }
+    if (!want.rdma.empty()) {
+      const std::string now = pf.rdma_devices.empty() ? "" : pf.rdma_devices.front();
+      r.evidence.push_back({"/sys/bus/pci/devices/" + pf.pci_address + "/infiniband", now});
+      if (now != want.rdma) wrong.push_back("RDMA device " + now + ", not " + want.rdma);
+    }
+    for (const std::string& line : RenderNameRules({want})) {
+      if (std::find(rules.begin(), rules.end(), line) == rules.end()) {
+        wrong.push_back(std::string(kNamesRulesFile) + " lacks its rule");
+        break;
+      }
+    }
+    r.evidence.push_back({kNamesRulesFile, facts.names.rules ? "present" : "absent"});
+    if (wrong.empty()) {
+      r.summary = "named as host.yaml says, now and at the next boot";
+    } else {
+      r.verdict = Verdict::kWarn;
+      r.summary = "";
+      for (const std::string& w : wrong) r.summary += (r.summary.empty() ? "" : "; ") + w;
+      r.fix = "provisioner apply (renames it now and writes the udev rule for every boot)";
+    }
+    sink.Add(std::move(r));
+  }
+}
+
 }  // namespace
 
 std::unique_ptr<NamesBackend> NamesModule::Backend(HostFs& fs) const {
@@ -93,6 +145,11 @@ void NamesModule::Plan(const DesiredState& desired, const HostFacts& facts, Plan
 }
 
 Status NamesModule::CheckChange(const Change& change) const { return CheckShape(change); }
+
+void NamesModule::Check(const DesiredState* desired, const HostFacts& facts,
+                        CheckSink& sink) const {
+  if (desired != nullptr) CheckNamesNow(*desired, facts, sink);
+}
 
 Status NamesModule::Apply(const Change& change, HostContext& ctx) {
   RETURN_IF_ERROR(CheckChange(change));

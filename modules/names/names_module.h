@@ -33,6 +33,8 @@ class NamesModule final : public Module {
   // Different PFs at once (a socket per call); the rules file is its own resource.
   bool ConcurrentApply() const override { return true; }
   Status CheckChange(const Change& change) const override;
+  // doctor: names.persistent per named PF (names_planner.h CheckNames).
+  void Check(const DesiredState* desired, const HostFacts& facts, CheckSink& sink) const override;
 
  private:
   std::unique_ptr<NamesBackend> Backend(HostFs& fs) const;

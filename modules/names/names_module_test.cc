@@ -65,6 +65,20 @@ class NamesModuleTest : public ::testing::Test {
     return out;
   }
 
+  // doctor's names.persistent verdicts over the facts of the last PlanNow.
+  std::vector<Verdict> Doctor() {
+    CheckSink sink;
+    for (const auto& m : modules_) {
+      if (m->name() == "names") m->Check(&desired_, facts_, sink);
+    }
+    std::vector<Verdict> out;
+    for (const CheckResult& r : sink.results()) {
+      EXPECT_EQ(r.id, "names.persistent");
+      out.push_back(r.verdict);
+    }
+    return out;
+  }
+
   std::string root_;
   DesiredState desired_;
   std::unique_ptr<HostFs> fs_;
@@ -75,12 +89,14 @@ class NamesModuleTest : public ::testing::Test {
 };
 
 TEST_F(NamesModuleTest, RailsGetTheirNamesLiveAndAtEveryBoot) {
+  for (NicSpec& nic : desired_.nics) nic.num_vfs = 2;  // VFs beside the renamed PFs, quicker
   PlanResult p = PlanNow();
   for (const auto& d : p.diagnostics) {
     EXPECT_NE(d.severity, Severity::kError) << d.path << ": " << d.message;
   }
   const auto before = RailNames();
   ASSERT_EQ(before.size(), 8u);
+  EXPECT_EQ(Doctor(), std::vector<Verdict>(8, Verdict::kWarn));
   // The renames come last, after the rules; every other change addressed the
   // netdevs by their names now.
   std::vector<std::string> names_ids;
@@ -110,6 +126,7 @@ TEST_F(NamesModuleTest, RailsGetTheirNamesLiveAndAtEveryBoot) {
   ApplyReport r = ApplyPlan(modules_, p.plan, desired_, ctx_);  // checks convergence too
   ASSERT_TRUE(r.status.ok()) << r.status.message();
   EXPECT_TRUE(PlanNow().plan.changes.empty());
+  EXPECT_EQ(Doctor(), std::vector<Verdict>(8, Verdict::kOk));
 
   for (const auto& [pf, n] : rail) {
     const std::string netdev = "rail" + std::to_string(n);
@@ -153,7 +170,7 @@ TEST_F(NamesModuleTest, RailsGetTheirNamesLiveAndAtEveryBoot) {
     ASSERT_TRUE(vfs.ok());
     EXPECT_EQ(std::count_if(vfs->begin(), vfs->end(),
                             [](const std::string& e) { return e.rfind("virtfn", 0) == 0; }),
-              12);
+              2);
   }
 }
 

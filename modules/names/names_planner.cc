@@ -170,4 +170,8 @@ void PlanNames(const DesiredState& desired, const HostFacts& facts, PlanSink& si
   for (Change& c : renames) sink.AddChange(std::move(c));
 }
 
+std::string PfNetdevOf(const PciFunction& pf, const HostFacts& facts) {
+  return PfNetdev(pf, facts);
+}
+
 }  // namespace provisioner

@@ -53,6 +53,10 @@ std::vector<std::string> ParseNameRules(const std::string& text);
 
 void PlanNames(const DesiredState& desired, const HostFacts& facts, PlanSink& sink);
 
+// The PF's own netdev ("" when none): a switchdev representor (phys_port_name
+// pf0vf0) sits in the PF's net/ too.
+std::string PfNetdevOf(const PciFunction& pf, const HostFacts& facts);
+
 }  // namespace provisioner
 
 #endif  // PROVISIONER_MODULES_NAMES_NAMES_PLANNER_H_
