@@ -160,6 +160,12 @@ NicSpec BuildNic(const json& j) {
     f.policy = String(*v, "policy").value_or("validate");
     nic.firmware_version = f;
   }
+  if (const json* names = Field(j, "names"); names != nullptr && names->is_object()) {
+    NicNamesSpec n;
+    n.netdev = String(*names, "netdev");
+    n.rdma = String(*names, "rdma");
+    nic.names = n;
+  }
   if (const json* pcie = Field(j, "pcie"); pcie != nullptr && pcie->is_object()) {
     NicPcieSpec p;
     p.max_read_request = Int(*pcie, "maxReadRequest");

@@ -45,6 +45,7 @@ class Checker {
 
   std::vector<Diagnostic> Run() {
     CheckNics();
+    CheckNames();
     CheckDuplicates();
     CheckKernelModules();
     CheckPools();
@@ -429,6 +430,67 @@ class Checker {
       }
       for (size_t k = 0; k < sel.pf_names.size(); ++k) {
         claim(names, sel.pf_names[k], i, "pfNames", k, sel.pf_names[k]);
+      }
+    }
+  }
+
+  // spec.nics[].names: names the kernel takes (dev_valid_name for a netdev;
+  // for an RDMA device nldev_set_doit's IB_DEVICE_NAME_MAX and no '%', the
+  // format character ib_register_device expands), each used once, and no
+  // pfNames selector (it would stop matching once the PF is renamed).
+  void CheckNames() {
+    std::map<std::string, std::string> netdevs, rdmas;  // name -> its path
+    for (size_t i = 0; i < s_.nics.size(); ++i) {
+      const NicSpec& nic = s_.nics[i];
+      if (!nic.names) continue;
+      const std::string path = JoinField(NicPath(i), "names");
+      if (Tainted(path)) continue;
+      auto claim = [&](std::map<std::string, std::string>& seen, const std::string& name,
+                       const std::string& field) {
+        auto [it, inserted] = seen.emplace(name, field);
+        if (!inserted) {
+          Error(field, Quote(name) + " is also the name of " + Where(it->second) +
+                           ": two devices cannot have one name");
+        }
+      };
+      if (nic.names->netdev) {
+        const std::string field = JoinField(path, "netdev");
+        const std::string& n = *nic.names->netdev;
+        if (auto why = InterfaceNameProblem(n)) {
+          Error(field, Quote(n) + " is not a valid Linux interface name: " + *why);
+        } else if (n.find_first_of("%$\"\\") != std::string::npos) {
+          Error(field, Quote(n) + " contains one of % $ \" \\ (the kernel reads '%' as a " +
+                           "name template, udev's NAME= substitutes '%' and '$')");
+        } else {
+          claim(netdevs, n, field);
+        }
+        if (!nic.selector.pf_names.empty()) {
+          Error(field, "nic " + Quote(nic.name) +
+                           " selects its PF by pfNames, which no longer match once it is "
+                           "renamed: select it by rootDevices, vendor/deviceID or nearGpu");
+        }
+      }
+      if (nic.names->rdma) {
+        const std::string field = JoinField(path, "rdma");
+        const std::string& n = *nic.names->rdma;
+        std::optional<std::string> why;
+        if (n.empty()) why = "it is empty";
+        if (n.size() > 63) why = "it is longer than 63 characters";
+        if (n == "." || n == "..") why = "\".\" and \"..\" are reserved";
+        for (char c : n) {
+          if (c == '/') why = "it contains '/'";
+          if (c == '%' || c == '$' || c == '"' || c == '\\') {
+            why = "it contains one of % $ \" \\ (udev rules substitute '%' and '$')";
+          }
+          if (std::isspace(static_cast<unsigned char>(c)) || c == '\0') {
+            why = "it contains whitespace";
+          }
+        }
+        if (why) {
+          Error(field, Quote(n) + " is not a valid RDMA device name: " + *why);
+        } else {
+          claim(rdmas, n, field);
+        }
       }
     }
   }

@@ -55,7 +55,7 @@ TEST(SchemaTest, EveryUnknownFieldIsReported) {
                           "mean \"mtu\"?)",
                           "host.yaml:12:7: spec.nics[0].foo: unknown field \"foo\"; expected one "
                           "of: deviceType, firmware, firmwareReset, firmwareVersion, ipoib, "
-                          "isRdma, linkType, mtu, name, nicSelector, numVfs, pcie, "
+                          "isRdma, linkType, mtu, name, names, nicSelector, numVfs, pcie, "
                           "resourceName, roce, vfGroups, vfLinkState, vfMtu, vfRate, vfSpoofChk, "
                           "vfTrust"));
 }

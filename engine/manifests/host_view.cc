@@ -95,6 +95,11 @@ std::vector<std::string> HostView::RootDevices(const NicRef& ref) const {
 }
 
 StatusOr<std::vector<std::string>> HostView::PfNetdevs(const NicRef& ref, bool required) const {
+  // nics[].names: the name the names module gives the PF on every node
+  // (the nic selects one PF), whatever it is called before apply.
+  if (ref.nic->names && ref.nic->names->netdev) {
+    return std::vector<std::string>{*ref.nic->names->netdev};
+  }
   if (!ref.nic->selector.pf_names.empty()) return ref.nic->selector.pf_names;
   std::vector<std::string> out;
   for (const PciFunction* pf : SpecificPfs(ref)) {

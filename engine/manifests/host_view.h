@@ -58,7 +58,8 @@ class HostView {
   std::vector<const PciFunction*> SpecificPfs(const NicRef& ref) const;
   // rootDevices for a selector: given, else the PFs nearGpu resolves to.
   std::vector<std::string> RootDevices(const NicRef& ref) const;
-  // PF netdevs: nicSelector.pfNames, else discovery for a host-specific
+  // PF netdevs: nics[].names.netdev (the name after apply), else
+  // nicSelector.pfNames, else discovery for a host-specific
   // selector. `required` (a macvlan master): else discovery for any
   // selector, else an error naming the field.
   StatusOr<std::vector<std::string>> PfNetdevs(const NicRef& ref, bool required) const;

@@ -220,6 +220,8 @@ StatusOr<Manifest> SriovPolicy(HostView& view, size_t i) {
   std::vector<std::string> roots = view.RootDevices(ref);
   if (!roots.empty()) sel["rootDevices"] = roots;
   if (!nic.selector.pf_names.empty()) sel["pfNames"] = nic.selector.pf_names;
+  // nics[].names: the operator finds the PF by the name apply gives it.
+  if (nic.names && nic.names->netdev) sel["pfNames"] = json::array({*nic.names->netdev});
   const std::string name = view.PolicyName(nic);
   json spec = {{"externallyManaged", true},
                {"nodeSelector", view.NodeOrPoolSelector()},

@@ -72,16 +72,20 @@ std::string VfDevicePrefix(const HostView& view, const NicRef& ref) {
   return "";
 }
 
-// "mlx5_0:1" for every port of every RDMA device of the nic's PFs.
+// "mlx5_0:1" for every port of every RDMA device of the nic's PFs; with
+// nics[].names.rdma, the PF's device by that name (what apply names it).
 std::vector<std::string> PfHcaPorts(const HostView& view, const NicRef& ref) {
   std::vector<std::string> out;
   if (view.facts() == nullptr) return out;
+  const std::optional<std::string> renamed =
+      ref.nic->names ? ref.nic->names->rdma : std::optional<std::string>();
   for (const PciFunction* pf : SelectPfs(*ref.nic, *view.facts())) {
     for (const auto& name : pf->rdma_devices) {
+      const std::string shown = renamed && name == pf->rdma_devices.front() ? *renamed : name;
       for (const auto& dev : view.facts()->rdma.devices) {
         if (dev.name != name) continue;
-        for (const auto& port : dev.ports) out.push_back(name + ":" + std::to_string(port.port));
-        if (dev.ports.empty()) out.push_back(name + ":1");
+        for (const auto& port : dev.ports) out.push_back(shown + ":" + std::to_string(port.port));
+        if (dev.ports.empty()) out.push_back(shown + ":1");
       }
     }
   }

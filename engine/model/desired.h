@@ -131,6 +131,15 @@ struct VfRateSpec {
   int max = 0;
 };
 
+// spec.nics[].names: { netdev: "rail{n}", rdma: "mlx5_rail{n}" }: the
+// persistent names of the nic's PF netdev and RDMA device (module names):
+// udev rules by PCI address for every boot, and a live rename now. Unset:
+// the kernel's (udev's) names stay.
+struct NicNamesSpec {
+  std::optional<std::string> netdev;
+  std::optional<std::string> rdma;
+};
+
 // spec.nics[]
 struct NicSpec {
   std::string name;
@@ -161,6 +170,7 @@ struct NicSpec {
   // (mstconfig reset) before what the nic sets.
   bool firmware_reset = false;
   std::optional<FirmwareVersionSpec> firmware_version;  // firmwareVersion
+  std::optional<NicNamesSpec> names;       // names
 };
 
 // A group with the nic's deviceType, isRdma and resourceName filled in

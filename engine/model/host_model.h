@@ -14,6 +14,7 @@
 #include "engine/model/health_facts.h"
 #include "engine/model/kmod_facts.h"
 #include "engine/model/link_facts.h"
+#include "engine/model/names_facts.h"
 #include "engine/model/ipoib_facts.h"
 #include "engine/model/pcie_facts.h"
 #include "engine/model/rdma_facts.h"
@@ -140,6 +141,9 @@ struct HostFacts {
   // The running kernel command line and the boot configuration that sets
   // the next one (kernel module).
   BootFacts boot;
+  // The udev rules file of persistent names and the PF netdevs'
+  // phys_port_name (names module).
+  NamesFacts names;
   // The sriov-network-operator's IB VF GUID pool on this host,
   // /etc/sriov-operator/infiniband/guids, as read (sriov-operator module):
   // nullopt when absent.

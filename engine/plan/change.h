@@ -49,6 +49,9 @@ inline constexpr char kLinkFlapName[] = "link-flap";
 //  9. PCIe config space (ACS Control of switch ports, PF Max_Read_Request_Size):
 //     live register writes that none of the steps above needs; last, so a
 //     failed earlier step leaves them untouched.
+// 10. persistent names (udev rules, then the PF netdev and RDMA device
+//     renamed live): after every change that addresses a netdev or RDMA
+//     device by the name it has now.
 enum ApplyPhase : int {
   kPhaseFirmware = 10,
   kPhaseKernelModules = 20,
@@ -60,6 +63,7 @@ enum ApplyPhase : int {
   kPhaseLinks = 80,
   kPhaseRoce = 85,
   kPhasePcie = 90,
+  kPhaseNames = 95,
 };
 
 struct Change {

@@ -174,6 +174,52 @@ TEST(ManifestsDiscoveryTest, RailsSelectEachRailsOwnPfOnTheHgxTree) {
   EXPECT_EQ(pfs.size(), 8u);  // eight rails, eight PFs
 }
 
+// nics[].names (issue 28 item 4): what the cluster side names is what apply
+// renames the PFs to, not the names the tree has now. The rails: each
+// policy's pfNames (the pods' VFs keep their RDMA names: NCCL_IB_HCA stays
+// the VF prefix). Shared RoCE: the device plugin's ifNames, the macvlan
+// masters and NCCL_IB_HCA name the PFs' new names.
+TEST(ManifestsDiscoveryTest, NamesAreWhatTheClusterSideUses) {
+  HostFacts facts = DiscoverTree("examples/hosts/hgx-h100.ttar", "hgx-names");
+  LoadResult r = LoadDesiredStateFromFile("examples/rails.yaml");
+  ASSERT_TRUE(r.state);
+  ASSERT_TRUE(r.state->nics[0].names.has_value());
+  ManifestOptions opt;
+  opt.facts = &facts;
+  auto ms = BuildManifests(*r.state, opt);
+  ASSERT_TRUE(ms.ok()) << ms.status().message();
+  for (int n = 1; n <= 8; ++n) {
+    const std::string name = "gpu" + std::to_string(n) + "-nic";
+    const Manifest* p = Find(*ms, "SriovNetworkNodePolicy", name);
+    ASSERT_NE(p, nullptr) << name;
+    EXPECT_EQ(p->doc["spec"]["nicSelector"]["pfNames"], json({"rail" + std::to_string(n)})) << name;
+  }
+  EXPECT_EQ(Find(*ms, "ConfigMap", "nccl-env-linux")->doc["data"]["NCCL_IB_HCA"], "mlx5");
+
+  HostFacts cx5 = DiscoverTree("examples/hosts/cx5-roce.ttar", "cx5-names");
+  LoadResult shared = LoadDesiredStateFromFile("examples/roce-shared-macvlan.yaml");
+  ASSERT_TRUE(shared.state);
+  DesiredState d = *shared.state;
+  for (int i = 0; i < 2; ++i) {
+    d.nics[i].selector.pf_names.clear();
+    d.nics[i].selector.root_devices = {"0000:af:00." + std::to_string(i)};
+    d.nics[i].names =
+        NicNamesSpec{"rail" + std::to_string(i + 1), "mlx5_rail" + std::to_string(i + 1)};
+  }
+  opt.facts = &cx5;
+  auto hm = BuildHostManifests(d, opt);
+  ASSERT_TRUE(hm.ok()) << hm.status().message();
+  const Manifest* env = Find(hm->manifests, "ConfigMap", "nccl-env-linux");
+  ASSERT_NE(env, nullptr);
+  EXPECT_EQ(env->doc["data"]["NCCL_IB_HCA"], "=mlx5_rail1:1,mlx5_rail2:1");
+  EXPECT_EQ(Find(hm->manifests, "SpiderMultusConfig", "macvlan-ens6f0np0")
+                ->doc["spec"]["macvlan"]["master"],
+            json({"rail1"}));
+  EXPECT_EQ(hm->helm_values["rdma"]["rdmaSharedDevicePlugin"]["deviceConfig"]["ifNames"],
+            json({"rail1", "rail2"}))
+      << hm->helm_values.dump();
+}
+
 // Golden: the 8-rail example on the HGX H100 tree (each rail's PF, the
 // pods' NCCL environment) and the shared RoCE example on the ConnectX-5 tree
 // (the chart values' ifNames, NCCL_IB_HCA from the PFs' devices).

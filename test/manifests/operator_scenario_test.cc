@@ -116,8 +116,11 @@ TEST(OperatorScenarioTest, OurPolicyWinsOnEveryPfWeProvisionSoNumOfVfsIsNeverRew
     std::vector<json> all = ours;
     // Named to sort after ours: at equal priority the later name wins.
     all.push_back(AdminPolicy("zz-all-mellanox", admin_priority));
-    for (const char* pci : kPcis) {
-      Pf pf{pci, "15b3", "1021", "", 12};
+    for (size_t i = 0; i < 8; ++i) {
+      const char* pci = kPcis[i];
+      // As provisioner left it: rails-8gpu.yaml's names give rail i+1's PF
+      // the netdev name rail<i+1>, which our policy's pfNames select.
+      Pf pf{pci, "15b3", "1021", "rail" + std::to_string(i + 1), 12};
       Outcome o = Operator(all, pf);
       const std::string label = std::string(pci) + " admin priority " +
                                 (admin_priority ? std::to_string(*admin_priority) : "unset");

@@ -9,6 +9,7 @@
 
 #include "test/sim/ipoib_sim.h"
 #include "test/sim/netdev_sim.h"
+#include "test/sim/rename_sim.h"
 
 namespace provisioner::testing {
 namespace {
@@ -222,6 +223,20 @@ Status SimulatedHostFs::WriteAttr(std::string_view path, std::string_view value)
         device.pop_back();
       }
       return QueueLastBatch(file == "driver_override" ? dir : "/sys/bus/pci/devices/" + device);
+    }
+  }
+  {
+    // A rename request of the names module's tree backend (rename_sim.h):
+    // answered, never stored.
+    const std::string p(path);
+    const bool net = p.rfind(kNetdevRenameDir, 0) == 0;
+    if (net || p.rfind(kRdmaRenameDir, 0) == 0) {
+      TreeWriter w(root());
+      const std::string old_name(Basename(p));
+      ++extra_writes_;
+      const int err = net ? RenameNetdev(w, old_name, value) : RenameRdmaDevice(w, old_name, value);
+      if (err != 0) return ErrnoToStatus(err, "write " + p);
+      return OkStatus();
     }
   }
   if (resolved.ok() && inner_->Exists(JoinPath(Dirname(*resolved), "pkey"))) {

@@ -1,0 +1,46 @@
+// Module "names": persistent names of the nics' PFs (names_planner.h): the
+// udev rules file for every boot, and the live renames of the PF's netdev
+// and RDMA device (names_backend.h). Registered after pci, link and rdma;
+// its changes run last (kPhaseNames, see change.h).
+#ifndef PROVISIONER_MODULES_NAMES_NAMES_MODULE_H_
+#define PROVISIONER_MODULES_NAMES_NAMES_MODULE_H_
+
+#include <functional>
+#include <memory>
+#include <string_view>
+
+#include "engine/module/module.h"
+#include "modules/names/names_backend.h"
+
+namespace provisioner {
+
+struct NamesModuleOptions {
+  // The backend for a root: netlink on the live root, the tree's request
+  // files under a tree root, unless a test says otherwise.
+  std::function<std::unique_ptr<NamesBackend>(HostFs&)> backend;
+};
+
+class NamesModule final : public Module {
+ public:
+  NamesModule() = default;
+  explicit NamesModule(NamesModuleOptions options) : options_(std::move(options)) {}
+
+  std::string_view name() const override { return "names"; }
+  Status Discover(HostContext& ctx, HostFacts& facts) override;
+  void Plan(const DesiredState& desired, const HostFacts& facts, PlanSink& sink) const override;
+  Status Apply(const Change& change, HostContext& ctx) override;
+  Status Verify(const Change& change, HostContext& ctx) override;
+  // Different PFs at once (a socket per call); the rules file is its own resource.
+  bool ConcurrentApply() const override { return true; }
+  Status CheckChange(const Change& change) const override;
+  // doctor: names.persistent per named PF (names_planner.h CheckNames).
+  void Check(const DesiredState* desired, const HostFacts& facts, CheckSink& sink) const override;
+
+ private:
+  std::unique_ptr<NamesBackend> Backend(HostFs& fs) const;
+  NamesModuleOptions options_;
+};
+
+}  // namespace provisioner
+
+#endif  // PROVISIONER_MODULES_NAMES_NAMES_MODULE_H_

@@ -1,0 +1,267 @@
+// The live backend of names_backend.h: rtnetlink (libnl-route-3) for the
+// netdev, RDMA netlink (NETLINK_RDMA, the RDMA_NL_NLDEV client) for the RDMA
+// device. The only code of the names module that includes libnl headers.
+//
+// Checked against Linux 6.1: net/core/dev.c dev_change_name (EBUSY while
+// IFF_UP without IFF_LIVE_RENAME_OK, EEXIST for a name in use, EINVAL for an
+// invalid one), drivers/infiniband/core/nldev.c nldev_set_doit (DEV_INDEX
+// required, DEV_NAME copied with nla_strscpy into IB_DEVICE_NAME_MAX bytes,
+// empty: EINVAL) and device.c ib_device_rename (same name: 0, in use:
+// EEXIST); and against iproute2 6.1 rdma/dev.c dev_set_name and rdma-core 44
+// kernel-boot/rdma_rename.c, which send the same SET message.
+#include <linux/if_link.h>
+#include <net/if.h>
+#include <netlink/attr.h>
+#include <netlink/errno.h>
+#include <netlink/msg.h>
+#include <netlink/netlink.h>
+#include <netlink/route/link.h>
+#include <netlink/route/rtnl.h>
+#include <netlink/socket.h>
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <cstring>
+#include <optional>
+
+#include "engine/netlink/netlink_socket.h"
+#include "modules/names/names_backend.h"
+
+namespace provisioner {
+namespace {
+
+// Our own copy of the uAPI numbers (include/uapi/rdma/rdma_netlink.h), as
+// rdma-core keeps one: distribution headers lag the kernel. The netns test
+// checks them against the installed header.
+constexpr int kNetlinkRdma = 20;
+constexpr int kRdmaNlNldev = 5;
+constexpr int kNldevCmdGet = 1;
+constexpr int kNldevCmdSet = 2;
+constexpr int kNldevAttrDevIndex = 1;  // u32
+constexpr int kNldevAttrDevName = 2;   // NUL-terminated string
+constexpr size_t kIbDeviceNameMax = 64;
+constexpr int kMaxAttr = 128;
+
+constexpr uint16_t NldevType(int op) { return static_cast<uint16_t>((kRdmaNlNldev << 10) + op); }
+
+struct LinkDeleter {
+  void operator()(rtnl_link* l) const { rtnl_link_put(l); }
+};
+using LinkPtr = std::unique_ptr<rtnl_link, LinkDeleter>;
+
+NlMsg NewDumpRequest() {
+  return NlMsg(nlmsg_alloc_simple(NldevType(kNldevCmdGet), NLM_F_REQUEST | NLM_F_DUMP));
+}
+
+NlMsg NewRenameRequest(uint32_t index, const std::string& name) {
+  NlMsg m(nlmsg_alloc_simple(NldevType(kNldevCmdSet), NLM_F_REQUEST | NLM_F_ACK));
+  if (m && (nla_put_u32(m.get(), kNldevAttrDevIndex, index) < 0 ||
+            nla_put_string(m.get(), kNldevAttrDevName, name.c_str()) < 0)) {
+    m.reset();
+  }
+  return m;
+}
+
+std::vector<uint8_t> Bytes(nl_msg* m, uint32_t seq) {
+  if (m == nullptr) return {};
+  nlmsghdr* h = nlmsg_hdr(m);
+  h->nlmsg_seq = seq;
+  const auto* p = reinterpret_cast<const uint8_t*>(h);
+  return std::vector<uint8_t>(p, p + h->nlmsg_len);
+}
+
+StatusOr<RdmaDevEntry> EntryFromHeader(nlmsghdr* h) {
+  if (h->nlmsg_type == NLMSG_ERROR) {
+    if (nlmsg_datalen(h) < static_cast<int>(sizeof(nlmsgerr))) {
+      return InvalidArgumentError("RDMA netlink: truncated error message");
+    }
+    auto* e = static_cast<nlmsgerr*>(nlmsg_data(h));
+    return ErrnoToStatus(-e->error, "RDMA netlink GET");
+  }
+  if (h->nlmsg_type != NldevType(kNldevCmdGet)) {
+    return InvalidArgumentError("RDMA netlink: reply of type " + std::to_string(h->nlmsg_type) +
+                                ", expected GET " + std::to_string(NldevType(kNldevCmdGet)));
+  }
+  nlattr* tb[kMaxAttr + 1] = {};
+  if (int r = nlmsg_parse(h, 0, tb, kMaxAttr, nullptr); r < 0) {
+    return InvalidArgumentError(std::string("RDMA netlink: bad attributes: ") + nl_geterror(r));
+  }
+  if (tb[kNldevAttrDevIndex] == nullptr || tb[kNldevAttrDevName] == nullptr) {
+    return InvalidArgumentError("RDMA netlink GET reply without DEV_INDEX or DEV_NAME");
+  }
+  if (nla_len(tb[kNldevAttrDevIndex]) < 4) {
+    return InvalidArgumentError("RDMA netlink: short DEV_INDEX attribute");
+  }
+  RdmaDevEntry e;
+  e.index = nla_get_u32(tb[kNldevAttrDevIndex]);
+  const char* name = static_cast<const char*>(nla_data(tb[kNldevAttrDevName]));
+  e.name.assign(name, strnlen(name, static_cast<size_t>(nla_len(tb[kNldevAttrDevName]))));
+  return e;
+}
+
+struct Exchange {
+  int kernel_errno = 0;
+  bool acked = false;
+  std::vector<RdmaDevEntry> devices;
+};
+
+int OnValid(nl_msg* msg, void* arg) {
+  auto* ex = static_cast<Exchange*>(arg);
+  nlmsghdr* h = nlmsg_hdr(msg);
+  if (h->nlmsg_type != NldevType(kNldevCmdGet)) return NL_OK;
+  auto e = EntryFromHeader(h);
+  if (e.ok()) ex->devices.push_back(std::move(*e));
+  return NL_OK;
+}
+
+int OnError(sockaddr_nl*, nlmsgerr* e, void* arg) {
+  static_cast<Exchange*>(arg)->kernel_errno = -e->error;
+  return NL_STOP;
+}
+
+int OnAck(nl_msg*, void* arg) {
+  static_cast<Exchange*>(arg)->acked = true;
+  return NL_STOP;
+}
+
+int OnFinish(nl_msg*, void* arg) {
+  static_cast<Exchange*>(arg)->acked = true;  // NLMSG_DONE of the dump
+  return NL_STOP;
+}
+
+class Netlink : public NamesBackend {
+ public:
+  std::string Name() const override { return "netlink"; }
+
+  Status RenameNetdev(const std::string& from, const std::string& to) override {
+    ASSIGN_OR_RETURN(NlSocket sk, ConnectNetlink(NETLINK_ROUTE, "NETLINK_ROUTE"));
+    ASSIGN_OR_RETURN(LinkPtr orig, Get(sk.get(), from));
+    const bool was_up = (rtnl_link_get_flags(orig.get()) & IFF_UP) != 0;
+    if (was_up) {
+      RETURN_IF_ERROR(Change(sk.get(), orig.get(), from, "down",
+                             [](rtnl_link* c) { rtnl_link_unset_flags(c, IFF_UP); }));
+    }
+    Status renamed = Change(sk.get(), orig.get(), from, "name " + to,
+                            [&to](rtnl_link* c) { rtnl_link_set_name(c, to.c_str()); });
+    if (!renamed.ok()) {
+      if (was_up) {
+        (void)Change(sk.get(), orig.get(), from, "up",
+                     [](rtnl_link* c) { rtnl_link_set_flags(c, IFF_UP); });
+      }
+      return renamed;
+    }
+    if (!was_up) return OkStatus();
+    ASSIGN_OR_RETURN(LinkPtr now, Get(sk.get(), to));
+    return Change(sk.get(), now.get(), to, "up (after the rename)",
+                  [](rtnl_link* c) { rtnl_link_set_flags(c, IFF_UP); });
+  }
+
+  Status RenameRdma(const std::string& from, const std::string& to) override {
+    if (to.empty() || to.size() >= kIbDeviceNameMax) {
+      return InvalidArgumentError("RDMA device name " + to + ": 1 to 63 bytes");
+    }
+    Exchange dump;
+    NlMsg d = NewDumpRequest();
+    RETURN_IF_ERROR(Run(d.get(), "GET (dump)", dump));
+    std::optional<uint32_t> index;
+    for (const RdmaDevEntry& e : dump.devices) {
+      if (e.name == from) index = e.index;
+    }
+    if (!index) {
+      return Status(StatusCode::kNotFound, "RDMA netlink: no RDMA device " + from, ENODEV);
+    }
+    Exchange set;
+    NlMsg m = NewRenameRequest(*index, to);
+    return Run(m.get(), "SET " + from + " name " + to, set);
+  }
+
+ private:
+  static StatusOr<LinkPtr> Get(nl_sock* sk, const std::string& ifname) {
+    rtnl_link* raw = nullptr;
+    if (int r = rtnl_link_get_kernel(sk, 0, ifname.c_str(), &raw); r < 0) {
+      Status s = NlError(r, "netlink RTM_GETLINK " + ifname);
+      if (s.err() == ENODEV) return Status(StatusCode::kNotFound, s.message(), ENODEV);
+      return s;
+    }
+    return LinkPtr(raw);
+  }
+
+  template <typename Fn>
+  static Status Change(nl_sock* sk, rtnl_link* orig, const std::string& ifname,
+                       const std::string& what, Fn fill) {
+    LinkPtr change(rtnl_link_alloc());
+    if (!change) return InternalError("netlink: rtnl_link_alloc failed");
+    fill(change.get());
+    if (int r = rtnl_link_change(sk, orig, change.get(), 0); r < 0) {
+      return NlError(r, "netlink RTM_SETLINK " + ifname + " " + what);
+    }
+    return OkStatus();
+  }
+
+  static Status Run(nl_msg* msg, const std::string& what, Exchange& ex) {
+    if (msg == nullptr) return InternalError("RDMA netlink " + what + ": cannot build the message");
+    auto connected = ConnectNetlink(kNetlinkRdma, "NETLINK_RDMA");
+    if (!connected.ok()) {
+      const Status& s = connected.status();
+      if (s.err() == EPROTONOSUPPORT) {
+        return Status(StatusCode::kFailedPrecondition,
+                      s.message() + ": no RDMA netlink in this kernel (ib_core not loaded)",
+                      s.err());
+      }
+      return s;
+    }
+    NlSocket sk = std::move(*connected);
+    nl_socket_modify_cb(sk.get(), NL_CB_VALID, NL_CB_CUSTOM, OnValid, &ex);
+    nl_socket_modify_cb(sk.get(), NL_CB_ACK, NL_CB_CUSTOM, OnAck, &ex);
+    nl_socket_modify_cb(sk.get(), NL_CB_FINISH, NL_CB_CUSTOM, OnFinish, &ex);
+    nl_socket_modify_err_cb(sk.get(), NL_CB_CUSTOM, OnError, &ex);
+    if (int r = nl_send_auto(sk.get(), msg); r < 0) {
+      return ErrnoToStatus(errno != 0 ? errno : EIO, "RDMA netlink " + what + ": send");
+    }
+    for (int i = 0; i < 64 && !ex.acked && ex.kernel_errno == 0; ++i) {
+      int r = nl_recvmsgs_default(sk.get());
+      if (ex.kernel_errno != 0) break;
+      if (r < 0) {
+        return Status(StatusCode::kUnavailable,
+                      "RDMA netlink " + what + ": receive: " + nl_geterror(r));
+      }
+    }
+    if (ex.kernel_errno != 0) {
+      Status s = ErrnoToStatus(ex.kernel_errno, "RDMA netlink " + what);
+      if (ex.kernel_errno == EEXIST) {
+        return Status(s.code(), s.message() + ": another RDMA device has that name", EEXIST);
+      }
+      return s;
+    }
+    if (!ex.acked) return UnavailableError("RDMA netlink " + what + ": no acknowledgement");
+    return OkStatus();
+  }
+};
+
+}  // namespace
+
+std::vector<uint8_t> BuildRdmaDevDumpRequest(uint32_t seq) {
+  NlMsg m = NewDumpRequest();
+  return Bytes(m.get(), seq);
+}
+
+std::vector<uint8_t> BuildRdmaRenameRequest(uint32_t seq, uint32_t index, const std::string& name) {
+  NlMsg m = NewRenameRequest(index, name);
+  return Bytes(m.get(), seq);
+}
+
+StatusOr<RdmaDevEntry> ParseRdmaDevReply(const std::vector<uint8_t>& msg) {
+  if (msg.size() < sizeof(nlmsghdr)) return InvalidArgumentError("RDMA netlink: short message");
+  std::vector<uint32_t> buf((msg.size() + 3) / 4);
+  std::memcpy(buf.data(), msg.data(), msg.size());
+  auto* h = reinterpret_cast<nlmsghdr*>(buf.data());
+  if (!nlmsg_ok(h, static_cast<int>(msg.size()))) {
+    return InvalidArgumentError("RDMA netlink: message length " + std::to_string(h->nlmsg_len) +
+                                " does not fit " + std::to_string(msg.size()) + " bytes");
+  }
+  return EntryFromHeader(h);
+}
+
+std::unique_ptr<NamesBackend> NewNetlinkNamesBackend() { return std::make_unique<Netlink>(); }
+
+}  // namespace provisioner
