@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <climits>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -141,6 +142,22 @@ NicSpec BuildNic(const json& j) {
     r.ecn = Priorities(*roce, "ecn");
     if (const json* cnp = Field(*roce, "cnp"); cnp != nullptr && cnp->is_object()) {
       r.cnp = RoceCnpSpec{Int(*cnp, "dscp"), Int(*cnp, "priority")};
+    }
+    r.tos = Int(*roce, "tos");
+    r.pause = Bool(*roce, "pause");
+    r.dcbx = String(*roce, "dcbx");
+    if (const json* m = Field(*roce, "dscpMap"); m != nullptr && m->is_object()) {
+      std::map<int, int> map;
+      for (const auto& [dscp, prio] : m->items()) {
+        // The schema reports keys that are not 0..63 and values not 0..7.
+        if (dscp.empty() || dscp.size() > 2 ||
+            dscp.find_first_not_of("0123456789") != std::string::npos ||
+            !prio.is_number_integer()) {
+          continue;
+        }
+        map[std::stoi(dscp)] = prio.get<int>();
+      }
+      r.dscp_map = std::move(map);
     }
     nic.roce = r;
   }
