@@ -149,13 +149,14 @@ NicSpec BuildNic(const json& j) {
     if (const json* m = Field(*roce, "dscpMap"); m != nullptr && m->is_object()) {
       std::map<int, int> map;
       for (const auto& [dscp, prio] : m->items()) {
-        // The schema reports keys that are not 0..63 and values not 0..7.
+        // The schema reports values that are not 0..7; CheckDesiredState
+        // the keys that are no DSCP.
         if (dscp.empty() || dscp.size() > 2 ||
-            dscp.find_first_not_of("0123456789") != std::string::npos ||
-            !prio.is_number_integer()) {
+            dscp.find_first_not_of("0123456789") != std::string::npos || std::stoi(dscp) > 63) {
+          r.dscp_map_bad_keys.push_back(dscp);
           continue;
         }
-        map[std::stoi(dscp)] = prio.get<int>();
+        if (prio.is_number_integer()) map[std::stoi(dscp)] = prio.get<int>();
       }
       r.dscp_map = std::move(map);
     }

@@ -74,6 +74,9 @@ struct NicRoceSpec {
   std::optional<bool> pause = std::nullopt;
   std::optional<std::map<int, int>> dscp_map = std::nullopt;
   std::optional<std::string> dcbx = std::nullopt;  // host | firmware
+  // dscpMap keys that are no DSCP 0..63 (the schema cannot report keys):
+  // CheckDesiredState names them.
+  std::vector<std::string> dscp_map_bad_keys = {};
 };
 
 // spec.kernelModules[]: "mlx5_ib" or { name: nvidia_peermem, required: false }

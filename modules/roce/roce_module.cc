@@ -219,6 +219,16 @@ Status RoceModule::Discover(HostContext& ctx, HostFacts& facts) {
       } else {
         n.pause_error = p.status().message();
       }
+      // While planning the rdma module may have read no ports: then the
+      // PF's one RDMA device and its one port (mlx5: a device per PF).
+      if (rdma_port.count(ifname) == 0 && f.rdma_devices.size() == 1 &&
+          IsValidIfname(f.rdma_devices[0])) {
+        auto ports = fs.ListDir("/sys/class/infiniband/" + f.rdma_devices[0] + "/ports");
+        if (ports.ok() && ports->size() == 1 && TrafficClass((*ports)[0])) {
+          rdma_port.emplace(ifname,
+                            std::make_pair(f.rdma_devices[0], std::atoi((*ports)[0].c_str())));
+        }
+      }
       if (auto rp = rdma_port.find(ifname); rp != rdma_port.end()) {
         n.tos_file = TosFile(fs, rp->second.first, rp->second.second);
         if (!n.tos_file.empty()) {

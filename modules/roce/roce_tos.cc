@@ -81,6 +81,10 @@ StatusOr<std::optional<int>> ReadTos(const HostFs& fs, const std::string& path) 
   }
   // "Global tclass=<n>" first when set; rule lines (",tclass=<n>" at their
   // end) are per destination and not ours.
+  // Under a tree root without the kernel simulator the file holds what
+  // apply wrote, the kernel's input ("106", "-1"): read as that value.
+  if (auto v = Byte(Trim(text))) return std::optional<int>(*v);
+  if (Trim(text) == "-1") return std::optional<int>();
   std::istringstream in(text);
   std::string line;
   while (std::getline(in, line)) {

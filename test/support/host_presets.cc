@@ -337,9 +337,18 @@ HostSpec Cx5RoceQosHost() {
     if (n.name == "ens6f0np0") n.ecn_enabled = 0x00;  // DCQCN turned off
     if (n.name == "ens6f1np1") n.ecn_enabled = 0xff;  // the driver's default
   }
+  // DCBX in the firmware's hands (mlx5's default: no DCB_CAP_DCBX_HOST).
   for (const char* n : {"ens6f0np0", "ens6f1np1"}) {
-    h.files.push_back({std::string("/run/provisioner/dcb/") + n, "{\"pfc\":[],\"trust\":\"pcp\"}\n"});
+    h.files.push_back({std::string("/run/provisioner/dcb/") + n,
+                       "{\"dcbx\":\"firmware\",\"pfc\":[],\"trust\":\"pcp\"}\n"});
   }
+  // Global pause on (mlx5's default) on port 0, already off on port 1.
+  h.files.push_back({"/run/provisioner/pause/ens6f0np0", "{\"rx\":true,\"tx\":true}\n"});
+  h.files.push_back({"/run/provisioner/pause/ens6f1np1", "{\"rx\":false,\"tx\":false}\n"});
+  // NVIDIA's out-of-tree mlx5_ib "force TC": unset on mlx5_0, 106 on mlx5_1.
+  h.files.push_back({"/sys/devices/pci0000:ae/0000:ae:00.0/0000:af:00.0/infiniband/mlx5_0/tc/1/traffic_class", ""});
+  h.files.push_back({"/sys/devices/pci0000:ae/0000:ae:00.0/0000:af:00.1/infiniband/mlx5_1/tc/1/traffic_class",
+                     "Global tclass=106\n"});
   return h;
 }
 
