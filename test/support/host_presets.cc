@@ -346,9 +346,12 @@ HostSpec Cx5RoceQosHost() {
   h.files.push_back({"/run/provisioner/pause/ens6f0np0", "{\"rx\":true,\"tx\":true}\n"});
   h.files.push_back({"/run/provisioner/pause/ens6f1np1", "{\"rx\":false,\"tx\":false}\n"});
   // NVIDIA's out-of-tree mlx5_ib "force TC": unset on mlx5_0, 106 on mlx5_1.
-  h.files.push_back({"/sys/devices/pci0000:ae/0000:ae:00.0/0000:af:00.0/infiniband/mlx5_0/tc/1/traffic_class", ""});
-  h.files.push_back({"/sys/devices/pci0000:ae/0000:ae:00.0/0000:af:00.1/infiniband/mlx5_1/tc/1/traffic_class",
-                     "Global tclass=106\n"});
+  h.files.push_back(
+      {"/sys/devices/pci0000:ae/0000:ae:00.0/0000:af:00.0/infiniband/mlx5_0/tc/1/traffic_class",
+       ""});
+  h.files.push_back(
+      {"/sys/devices/pci0000:ae/0000:ae:00.0/0000:af:00.1/infiniband/mlx5_1/tc/1/traffic_class",
+       "Global tclass=106\n"});
   return h;
 }
 
@@ -517,8 +520,8 @@ HostSpec BenchHost(int pfs, int gpus) {
     h.netdevs.push_back(n);
     char ip[32];
     snprintf(ip, sizeof ip, "172.%d.0.1", 16 + i);
-    RdmaDeviceSpec r = RoceDevice("mlx5_" + std::to_string(i), pf, mac, GuidFromMac(mac), ifname,
-                                  ip, i);
+    RdmaDeviceSpec r =
+        RoceDevice("mlx5_" + std::to_string(i), pf, mac, GuidFromMac(mac), ifname, ip, i);
     for (auto& port : r.ports) port.gid_table_size = 256;
     h.rdma.push_back(r);
   }
@@ -689,8 +692,8 @@ HostSpec HgxH100PcieHost() {
 }
 
 std::vector<std::string> PresetNames() {
-  return {"cx5-roce", "cx5-roce-qos", "cx5-ib", "hgx-h100", "hgx-h100-pcie", "gpu-shared-switch", "scaled-<P>",
-          "bench-<P>"};
+  return {"cx5-roce",      "cx5-roce-qos",      "cx5-ib",     "hgx-h100",
+          "hgx-h100-pcie", "gpu-shared-switch", "scaled-<P>", "bench-<P>"};
 }
 
 bool PresetByName(const std::string& name, HostSpec* out) {
