@@ -163,7 +163,9 @@ void RoceQosEnv(HostView& view, const std::string& name,
       for (const auto& n : nics) list += (list.empty() ? "" : ", ") + n;
       why += (why.empty() ? "" : "; ") + list + ": " +
              (key == "none" ? std::string("no single PFC priority in nics[].roce")
-                            : "priority " + key);
+                            : "priority " + key.substr(0, key.find('/')) + ", traffic class " +
+                                  key.substr(key.find('/', key.find('/') + 1) + 1,
+                                             key.rfind('/') - key.find('/', key.find('/') + 1) - 1));
     }
     view.Warn(name +
               ": NCCL_IB_TC not set: the RoCE nics of these configs differ in their lossless "
