@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <climits>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -190,6 +191,23 @@ NicSpec BuildNic(const json& j) {
     r.ecn = Priorities(*roce, "ecn");
     if (const json* cnp = Field(*roce, "cnp"); cnp != nullptr && cnp->is_object()) {
       r.cnp = RoceCnpSpec{Int(*cnp, "dscp"), Int(*cnp, "priority")};
+    }
+    r.tos = Int(*roce, "tos");
+    r.pause = Bool(*roce, "pause");
+    r.dcbx = String(*roce, "dcbx");
+    if (const json* m = Field(*roce, "dscpMap"); m != nullptr && m->is_object()) {
+      std::map<int, int> map;
+      for (const auto& [dscp, prio] : m->items()) {
+        // The schema reports values that are not 0..7; CheckDesiredState
+        // the keys that are no DSCP.
+        if (dscp.empty() || dscp.size() > 2 ||
+            dscp.find_first_not_of("0123456789") != std::string::npos || std::stoi(dscp) > 63) {
+          r.dscp_map_bad_keys.push_back(dscp);
+          continue;
+        }
+        if (prio.is_number_integer()) map[std::stoi(dscp)] = prio.get<int>();
+      }
+      r.dscp_map = std::move(map);
     }
     nic.roce = r;
   }

@@ -124,6 +124,12 @@ class Checker {
                                   Quote(nic.name) + " has linkType ib (" +
                                   Where(path + ".linkType") + ")");
       }
+      if (nic.roce) {
+        for (const std::string& key : nic.roce->dscp_map_bad_keys) {
+          Error(JoinField(JoinField(JoinField(path, "roce"), "dscpMap"), key),
+                Quote(key) + " is not a DSCP (0..63): dscpMap maps DSCP values to priorities");
+        }
+      }
       // The schema cannot report keys (valijson's propertyNames fails
       // without an error): firmware parameter names are checked here.
       for (const auto& [name, setting] : nic.firmware) {

@@ -115,15 +115,47 @@ bool EcnOn(const NicSpec& nic, int priority) {
          std::find(nic.roce->ecn->begin(), nic.roce->ecn->end(), priority) != nic.roce->ecn->end();
 }
 
+// The NCCL_IB_TC that lands on `priority` under the nic's DSCP map: its
+// roce.tos when set (the RDMA device's default ToS: the same number keeps
+// NCCL and the device in step), else DSCP 8p+2 (26, AF31, for 3) unless
+// dscpMap moves it elsewhere, then the lowest DSCP dscpMap puts on p, then
+// the lowest default-mapped one (DSCP >> 3 = p) dscpMap leaves alone. The
+// low two bits are ECN: ECT(0) when ECN is on for that priority.
+int TrafficClassFor(const NicSpec& nic, int priority) {
+  if (nic.roce->tos) return *nic.roce->tos;
+  const std::map<int, int> empty;
+  const std::map<int, int>& map = nic.roce->dscp_map ? *nic.roce->dscp_map : empty;
+  auto lands = [&](int d) {
+    auto it = map.find(d);
+    return it != map.end() ? it->second == priority : (d >> 3) == priority;
+  };
+  int dscp = priority * 8 + 2;
+  if (!lands(dscp)) {
+    dscp = -1;
+    for (const auto& [d, p] : map) {
+      if (p == priority) {
+        dscp = d;
+        break;
+      }
+    }
+    for (int d = priority * 8; dscp < 0 && d < priority * 8 + 8; ++d) {
+      if (lands(d)) dscp = d;
+    }
+    if (dscp < 0) dscp = priority * 8 + 2;  // every DSCP of p moved: the plan's tos check says so
+  }
+  return (dscp << 2) | (EcnOn(nic, priority) ? 2 : 0);
+}
+
 bool OnlyIpv6(const MultusConfigSpec& mc) {
   return mc.ippools.ipv4.empty() && !mc.ippools.ipv6.empty();
 }
 
 // NCCL_IB_TC (RoCE, DSCP trust) from the lossless priority of host.yaml's
-// nics[].roce: the traffic class is DSCP << 2 (the low two bits are ECN), and
-// mlx5's default DSCP map puts DSCP d in priority d >> 3, so priority p is
-// reached with DSCP 8p+2 (26, AF31, for 3): TC 104, or 106 with ECN on that
-// priority (ECT(0) in the ECN bits). With PCP trust the priority is the
+// nics[].roce (TrafficClassFor): the traffic class is DSCP << 2 (the low two
+// bits are ECN), and mlx5's default DSCP map puts DSCP d in priority d >> 3,
+// so priority p is reached with DSCP 8p+2 (26, AF31, for 3): TC 104, or 106
+// with ECN on that priority (ECT(0) in the ECN bits); roce.tos and
+// roce.dscpMap change that number. With PCP trust the priority is the
 // packet's VLAN PCP, which RoCE takes from the service level: NCCL_IB_SL.
 void RoceQosEnv(HostView& view, const std::string& name,
                 const std::map<std::string, std::vector<std::string>>& qos, nlohmann::json* data) {
@@ -135,7 +167,9 @@ void RoceQosEnv(HostView& view, const std::string& name,
       for (const auto& n : nics) list += (list.empty() ? "" : ", ") + n;
       why += (why.empty() ? "" : "; ") + list + ": " +
              (key == "none" ? std::string("no single PFC priority in nics[].roce")
-                            : "priority " + key);
+                            : "priority " + key.substr(0, key.find('/')) + ", traffic class " +
+                                  key.substr(key.find('/', key.find('/') + 1) + 1,
+                                             key.rfind('/') - key.find('/', key.find('/') + 1) - 1));
     }
     view.Warn(name +
               ": NCCL_IB_TC not set: the RoCE nics of these configs differ in their lossless "
@@ -146,14 +180,15 @@ void RoceQosEnv(HostView& view, const std::string& name,
   const std::string& key = qos.begin()->first;
   if (key == "none") return;
   const int priority = std::stoi(key);
-  const bool ecn = key.find("/ecn/") != std::string::npos;
+  // "<priority>/<ecn|->/<traffic class>/<trust>"
+  const size_t tc_at = key.find('/', key.find('/') + 1) + 1;
+  const int tc = std::stoi(key.substr(tc_at));
   const std::string trust = key.substr(key.rfind('/') + 1);
   if (trust == "pcp") {
     (*data)["NCCL_IB_SL"] = std::to_string(priority);
     return;
   }
-  const int dscp = priority * 8 + 2;
-  (*data)["NCCL_IB_TC"] = std::to_string((dscp << 2) | (ecn ? 2 : 0));
+  (*data)["NCCL_IB_TC"] = std::to_string(tc);
   if (trust.empty()) {
     view.Warn(name +
               ": NCCL_IB_TC assumes DSCP trust (nics[].roce.trust is not set): with PCP "
@@ -203,6 +238,7 @@ StatusOr<std::vector<Manifest>> NcclEnvConfigMaps(HostView& view) {
     std::string key = "none";
     if (prio) {
       key = std::to_string(*prio) + "/" + (EcnOn(*ref.nic, *prio) ? "ecn" : "-") + "/" +
+            std::to_string(TrafficClassFor(*ref.nic, *prio)) + "/" +
             ref.nic->roce->trust.value_or("");
     }
     auto& nics = qos[key];

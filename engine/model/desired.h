@@ -73,11 +73,25 @@ struct RoceCnpSpec {
   std::optional<int> dscp;
   std::optional<int> priority;
 };
+// tos: the RDMA device's default RoCE traffic class (IP ToS byte, 0..255);
+// pause: global (802.3x) pause frames rx and tx; dscpMap: DSCP -> priority
+// entries that override the default map (priority = DSCP >> 3) trust dscp
+// installs; dcbx: who runs DCBX, "host" (not willing: the switch's LLDP
+// cannot change PFC) or "firmware".
 struct NicRoceSpec {
   std::optional<std::string> trust;     // dscp | pcp
   std::optional<std::vector<int>> pfc;  // PFC-enabled priorities, ascending
   std::optional<std::vector<int>> ecn;  // ECN on (roce_np and roce_rp), ascending
   std::optional<RoceCnpSpec> cnp;
+  // (Initialized, so that the brace initializations of the fields above stay
+  // complete for -Wmissing-field-initializers.)
+  std::optional<int> tos = std::nullopt;
+  std::optional<bool> pause = std::nullopt;
+  std::optional<std::map<int, int>> dscp_map = std::nullopt;
+  std::optional<std::string> dcbx = std::nullopt;  // host | firmware
+  // dscpMap keys that are no DSCP 0..63 (the schema cannot report keys):
+  // CheckDesiredState names them.
+  std::vector<std::string> dscp_map_bad_keys = {};
 };
 
 // spec.kernelModules[]: "mlx5_ib" or { name: nvidia_peermem, required: false }

@@ -29,6 +29,23 @@ struct RoceNetdevFacts {
   // nullopt when the file is absent.
   std::optional<int> cnp_dscp;
   std::optional<int> cnp_802p_prio;
+  // dcbnl, beside trust/pfc: the DSCP -> priority APP entries (empty with
+  // trust pcp) and the DCBX mode ("host" | "firmware"; nullopt when the
+  // driver has no getdcbx or it was not read).
+  std::map<int, int> dscp_map;
+  std::optional<std::string> dcbx;
+  // The default RoCE traffic class of the netdev's RDMA device port:
+  // `tos_file` is the file it lives in (mlx5's tc/<port>/traffic_class or
+  // rdma_cm's configfs default_roce_tos), "" when the host has neither;
+  // `tos` is nullopt while unset (traffic_class without "Global tclass=").
+  std::string tos_file;
+  std::optional<int> tos;
+  std::string tos_error;
+  // Global pause frames (ethtool netlink, or the capture file under a tree
+  // root); nullopt when not read (`pause_error` says why).
+  std::optional<bool> pause_rx;
+  std::optional<bool> pause_tx;
+  std::string pause_error;
 };
 
 struct RoceFacts {

@@ -11,6 +11,8 @@
 
 #include <cerrno>
 #include <cstring>
+#include <map>
+#include <optional>
 #include <utility>
 
 #include "engine/netlink/netlink_socket.h"
@@ -27,6 +29,10 @@ const char* CmdName(uint8_t cmd) {
       return "DCB_CMD_IEEE_SET";
     case DCB_CMD_IEEE_DEL:
       return "DCB_CMD_IEEE_DEL";
+    case DCB_CMD_GDCBX:
+      return "DCB_CMD_GDCBX";
+    case DCB_CMD_SDCBX:
+      return "DCB_CMD_SDCBX";
     default:
       return "DCB_CMD_?";
   }
@@ -84,6 +90,13 @@ NlMsg NewApp(const std::string& ifname, bool add, const std::vector<AppEntry>& a
   }
   nla_nest_end(m.get(), table);
   nla_nest_end(m.get(), ieee);
+  return m;
+}
+
+NlMsg NewDcbx(const std::string& ifname, std::optional<uint8_t> set) {
+  NlMsg m = set ? NewRequest(RTM_SETDCB, DCB_CMD_SDCBX, ifname, NLM_F_ACK)
+                : NewRequest(RTM_GETDCB, DCB_CMD_GDCBX, ifname, 0);
+  if (m && set && nla_put_u8(m.get(), DCB_ATTR_DCBX, *set) < 0) m.reset();
   return m;
 }
 
@@ -153,6 +166,42 @@ StatusOr<IeeeState> ParseGet(nlmsghdr* h) {
   return s;
 }
 
+// The dcbmsg command and DCB_ATTR_DCBX of a GDCBX/SDCBX reply.
+StatusOr<std::pair<uint8_t, uint8_t>> DcbxAttr(nlmsghdr* h, int want_type, const char* what) {
+  RETURN_IF_ERROR(ErrorOf(h, what));
+  if (h->nlmsg_type != want_type) {
+    return InvalidArgumentError("dcbnl: reply of type " + std::to_string(h->nlmsg_type) + " to " +
+                                what);
+  }
+  if (nlmsg_datalen(h) < static_cast<int>(sizeof(dcbmsg))) {
+    return InvalidArgumentError(std::string("dcbnl: truncated reply to ") + what);
+  }
+  const uint8_t cmd = static_cast<dcbmsg*>(nlmsg_data(h))->cmd;
+  nlattr* tb[DCB_ATTR_MAX + 1] = {};
+  if (int r = nlmsg_parse(h, sizeof(dcbmsg), tb, DCB_ATTR_MAX, nullptr); r < 0) {
+    return InvalidArgumentError(std::string("dcbnl: bad attributes: ") + nl_geterror(r));
+  }
+  if (tb[DCB_ATTR_DCBX] == nullptr || nla_len(tb[DCB_ATTR_DCBX]) < 1) {
+    return InvalidArgumentError(std::string("dcbnl: reply to ") + what + " without DCB_ATTR_DCBX");
+  }
+  return std::make_pair(cmd, nla_get_u8(tb[DCB_ATTR_DCBX]));
+}
+
+StatusOr<uint8_t> ParseGetDcbx(nlmsghdr* h) {
+  ASSIGN_OR_RETURN(auto v, DcbxAttr(h, RTM_GETDCB, "DCB_CMD_GDCBX"));
+  return v.second;
+}
+
+Status ParseSetDcbx(nlmsghdr* h) {
+  ASSIGN_OR_RETURN(auto v, DcbxAttr(h, RTM_SETDCB, "DCB_CMD_SDCBX"));
+  if (v.second == 0) return OkStatus();
+  // setdcbx returns a u8, not an errno: 1 is "refused" (mlx5e_dcbnl_setdcbx).
+  return Status(StatusCode::kFailedPrecondition,
+                "dcbnl DCB_CMD_SDCBX: the driver refused the DCBX mode (it answered " +
+                    std::to_string(v.second) + ")",
+                EINVAL);
+}
+
 Status ParseSet(nlmsghdr* h) {
   RETURN_IF_ERROR(ErrorOf(h, "DCB_CMD_IEEE_SET"));
   if (h->nlmsg_type != RTM_SETDCB) {
@@ -183,13 +232,25 @@ struct Exchange {
   bool acked = false;
   std::optional<StatusOr<IeeeState>> got;
   std::optional<Status> set;
+  std::optional<StatusOr<uint8_t>> dcbx;
 };
 
 int OnValid(nl_msg* msg, void* arg) {
   auto* ex = static_cast<Exchange*>(arg);
   nlmsghdr* h = nlmsg_hdr(msg);
-  if (h->nlmsg_type == RTM_GETDCB) ex->got = ParseGet(h);
-  if (h->nlmsg_type == RTM_SETDCB) ex->set = ParseSet(h);
+  uint8_t cmd = 0;
+  if (nlmsg_datalen(h) >= static_cast<int>(sizeof(dcbmsg))) {
+    cmd = static_cast<dcbmsg*>(nlmsg_data(h))->cmd;
+  }
+  if (h->nlmsg_type == RTM_GETDCB && cmd == DCB_CMD_GDCBX) {
+    ex->dcbx = ParseGetDcbx(h);
+  } else if (h->nlmsg_type == RTM_SETDCB && cmd == DCB_CMD_SDCBX) {
+    ex->set = ParseSetDcbx(h);
+  } else if (h->nlmsg_type == RTM_GETDCB) {
+    ex->got = ParseGet(h);
+  } else if (h->nlmsg_type == RTM_SETDCB) {
+    ex->set = ParseSet(h);
+  }
   return NL_OK;
 }
 
@@ -211,6 +272,13 @@ class NetlinkDcb final : public DcbBackend {
   StatusOr<DcbState> Read(const std::string& ifname) override {
     ASSIGN_OR_RETURN(IeeeState s, Get(ifname));
     DcbState state = s.ToState();
+    // A driver without getdcbx answers EOPNOTSUPP: DCBX unknown, not an error.
+    auto dcbx = GetDcbx(ifname);
+    if (dcbx.ok()) {
+      state.dcbx = DcbxModeName(*dcbx);
+    } else if (dcbx.status().err() != EOPNOTSUPP) {
+      return dcbx.status();
+    }
     // What the tree backend reads under a snapshot of this host.
     if (notes_ != nullptr) notes_->NoteCapture(DcbCapturePath(ifname), RenderDcbCapture(state));
     return state;
@@ -241,7 +309,51 @@ class NetlinkDcb final : public DcbBackend {
     return Run(m.get(), ifname, "DCB_CMD_IEEE_SET PFC", nullptr);
   }
 
+  Status SetDscpMap(const std::string& ifname,
+                    const std::map<int, std::optional<int>>& entries) override {
+    ASSIGN_OR_RETURN(IeeeState s, Get(ifname));
+    const DcbState now = s.ToState();
+    std::vector<AppEntry> add, del;
+    for (const auto& [d, p] : entries) {
+      if (d < 0 || d > 63 || (p && (*p < 0 || *p > 7))) {
+        return InvalidArgumentError("DSCP " + std::to_string(d) + " -> priority out of range");
+      }
+      auto it = now.dscp_map.find(d);
+      if (p && (it == now.dscp_map.end() || it->second != *p)) {
+        add.push_back({kSelectorDscp, static_cast<uint8_t>(*p), static_cast<uint16_t>(d)});
+      } else if (!p && it != now.dscp_map.end()) {
+        del.push_back({kSelectorDscp, static_cast<uint8_t>(it->second), static_cast<uint16_t>(d)});
+      }
+    }
+    if (!add.empty()) {
+      NlMsg m = NewApp(ifname, true, add);
+      RETURN_IF_ERROR(Run(m.get(), ifname, "DCB_CMD_IEEE_SET APP (DSCP map)", nullptr));
+    }
+    if (!del.empty()) {
+      NlMsg m = NewApp(ifname, false, del);
+      RETURN_IF_ERROR(Run(m.get(), ifname, "DCB_CMD_IEEE_DEL APP (DSCP map)", nullptr));
+    }
+    return OkStatus();
+  }
+
+  Status SetDcbx(const std::string& ifname, const std::string& mode) override {
+    if (mode != kDcbxHost && mode != kDcbxFirmware) {
+      return InvalidArgumentError("dcbx must be host or firmware, not " + mode);
+    }
+    if (!IsValidIfname(ifname)) return InvalidArgumentError("bad interface name " + ifname);
+    NlMsg m = NewDcbx(ifname, DcbxModeBits(mode));
+    return Run(m.get(), ifname, "DCB_CMD_SDCBX", nullptr);
+  }
+
  private:
+  StatusOr<uint8_t> GetDcbx(const std::string& ifname) {
+    NlMsg m = NewDcbx(ifname, std::nullopt);
+    Exchange ex;
+    RETURN_IF_ERROR(Run(m.get(), ifname, "DCB_CMD_GDCBX", &ex));
+    if (!ex.dcbx) return UnavailableError("dcbnl DCB_CMD_GDCBX " + ifname + ": no reply");
+    return *ex.dcbx;
+  }
+
   StatusOr<IeeeState> Get(const std::string& ifname) {
     if (!IsValidIfname(ifname)) return InvalidArgumentError("bad interface name " + ifname);
     NlMsg m = NewRequest(RTM_GETDCB, DCB_CMD_IEEE_GET, ifname, 0);
@@ -264,7 +376,8 @@ class NetlinkDcb final : public DcbBackend {
       return ErrnoToStatus(errno != 0 ? errno : EIO, "dcbnl " + what + " " + ifname + ": send");
     }
     const bool is_get = nlmsg_hdr(msg)->nlmsg_type == RTM_GETDCB;
-    for (int i = 0; i < 16 && ex.kernel_errno == 0 && !ex.acked && !(is_get && ex.got); ++i) {
+    for (int i = 0; i < 16 && ex.kernel_errno == 0 && !ex.acked && !(is_get && (ex.got || ex.dcbx));
+         ++i) {
       const int r = nl_recvmsgs_default(sk.get());
       if (ex.kernel_errno != 0) break;
       if (r < 0) {
@@ -274,6 +387,7 @@ class NetlinkDcb final : public DcbBackend {
     }
     if (ex.kernel_errno != 0) return Explain(ex.kernel_errno, ifname, what);
     if (ex.set && !ex.set->ok()) return ex.set->WithContext(ifname);
+    if (ex.dcbx && !ex.dcbx->ok()) return ex.dcbx->status().WithContext(ifname);
     if (!is_get && !ex.acked) {
       return UnavailableError("dcbnl " + what + " " + ifname + ": no acknowledgement");
     }
@@ -306,7 +420,9 @@ DcbState IeeeState::ToState() const {
   DcbState s;
   s.trust = kTrustPcp;
   for (const AppEntry& a : apps) {
-    if (a.selector == kSelectorDscp) s.trust = kTrustDscp;
+    if (a.selector != kSelectorDscp || a.protocol > 63) continue;
+    s.trust = kTrustDscp;
+    s.dscp_map[a.protocol] = a.priority & 7;  // a later entry wins, as in mlx5's dscp2prio
   }
   s.pfc = PrioritiesOfBitmap(PfcEnabled());
   return s;
@@ -333,6 +449,37 @@ std::vector<uint8_t> BuildAppRequest(uint32_t seq, const std::string& ifname, bo
                                      const std::vector<AppEntry>& apps) {
   NlMsg m = NewApp(ifname, add, apps);
   return Bytes(m.get(), seq);
+}
+
+uint8_t DcbxModeBits(const std::string& mode) {
+  if (mode == kDcbxHost) return DCB_CAP_DCBX_HOST | DCB_CAP_DCBX_VER_IEEE;
+  return 0;
+}
+
+std::string DcbxModeName(uint8_t bits) {
+  if (bits & DCB_CAP_DCBX_LLD_MANAGED) return kDcbxLld;
+  if (bits & DCB_CAP_DCBX_HOST) return kDcbxHost;
+  return kDcbxFirmware;
+}
+
+std::vector<uint8_t> BuildGetDcbxRequest(uint32_t seq, const std::string& ifname) {
+  NlMsg m = NewDcbx(ifname, std::nullopt);
+  return Bytes(m.get(), seq);
+}
+
+std::vector<uint8_t> BuildSetDcbxRequest(uint32_t seq, const std::string& ifname, uint8_t bits) {
+  NlMsg m = NewDcbx(ifname, bits);
+  return Bytes(m.get(), seq);
+}
+
+StatusOr<uint8_t> ParseGetDcbxReply(const std::vector<uint8_t>& msg) {
+  ASSIGN_OR_RETURN(nlmsghdr * h, Header(msg));
+  return ParseGetDcbx(h);
+}
+
+Status ParseSetDcbxReply(const std::vector<uint8_t>& msg) {
+  ASSIGN_OR_RETURN(nlmsghdr * h, Header(msg));
+  return ParseSetDcbx(h);
 }
 
 StatusOr<IeeeState> ParseIeeeGetReply(const std::vector<uint8_t>& msg) {

@@ -21,6 +21,15 @@
 //           after `mlnx_qos --trust dscp`); trust pcp = DCB_CMD_IEEE_DEL of
 //           the DSCP entries the table holds. Read back the same way: trust
 //           is dscp when the table has a DSCP entry.
+//  - dscpMap: DCB_CMD_IEEE_SET of the DSCP entries that differ (mlx5
+//           replaces a DSCP's entry: mlx5e_dcbnl_ieee_setapp deletes the old
+//           one from the kernel's list), DCB_CMD_IEEE_DEL of those to remove.
+//  - DCBX:  DCB_CMD_GDCBX / DCB_CMD_SDCBX, a u8 DCB_ATTR_DCBX of
+//           DCB_CAP_DCBX_* bits (dcbnl_getdcbx/setdcbx); host = HOST |
+//           VER_IEEE (what `mlnx_qos --dcbx os` and lldpad's "not willing"
+//           host mode mean), firmware = 0 (mlx5e_dcbnl_setdcbx: back to the
+//           firmware's auto mode). The SDCBX reply's DCB_ATTR_DCBX is the
+//           driver's u8 result (0 = ok; mlx5 answers 1 for a refused mode).
 // A SET/DEL is answered by an RTM_SETDCB whose DCB_ATTR_IEEE is a u8 holding
 // the driver's error (negative errno truncated to 8 bits, 0 = ok), then the
 // ack; errors before the driver runs (no such netdev: ENODEV; a netdev
@@ -58,6 +67,10 @@ struct IeeeState {
   DcbState ToState() const;
 };
 
+// DCB_CAP_DCBX_* of a mode name and back.
+uint8_t DcbxModeBits(const std::string& mode);
+std::string DcbxModeName(uint8_t bits);
+
 // The 64 DSCP entries of trust dscp: DSCP d -> priority d >> 3.
 std::vector<AppEntry> DefaultDscpMap();
 
@@ -69,6 +82,13 @@ std::vector<uint8_t> BuildPfcSetRequest(uint32_t seq, const std::string& ifname,
 // DCB_CMD_IEEE_SET (add) or DCB_CMD_IEEE_DEL (remove) of APP entries.
 std::vector<uint8_t> BuildAppRequest(uint32_t seq, const std::string& ifname, bool add,
                                      const std::vector<AppEntry>& apps);
+
+// DCB_CMD_GDCBX, and DCB_CMD_SDCBX with DCB_ATTR_DCBX = `bits`.
+std::vector<uint8_t> BuildGetDcbxRequest(uint32_t seq, const std::string& ifname);
+std::vector<uint8_t> BuildSetDcbxRequest(uint32_t seq, const std::string& ifname, uint8_t bits);
+// A GDCBX reply: the DCB_CAP_DCBX_* bits; an SDCBX reply: OK or why not.
+StatusOr<uint8_t> ParseGetDcbxReply(const std::vector<uint8_t>& msg);
+Status ParseSetDcbxReply(const std::vector<uint8_t>& msg);
 
 // A DCB_CMD_IEEE_GET reply; an NLMSG_ERROR becomes the kernel's errno.
 StatusOr<IeeeState> ParseIeeeGetReply(const std::vector<uint8_t>& msg);

@@ -215,6 +215,63 @@ TEST(DcbMessages, ErrorReplyIsTheKernelErrno) {
   EXPECT_EQ(r.status().err(), EOPNOTSUPP);
 }
 
+// DCBX: GDCBX carries only the name; SDCBX the u8 DCB_ATTR_DCBX the kernel's
+// policy wants (dcbnl_rtnl_policy: NLA_U8), HOST|VER_IEEE for host mode.
+TEST(DcbMessages, DcbxRequests) {
+  std::vector<uint8_t> get = BuildGetDcbxRequest(3, "ens6f0np0");
+  EXPECT_EQ(Hdr(get)->nlmsg_type, RTM_GETDCB);
+  EXPECT_EQ(Hdr(get)->nlmsg_flags, NLM_F_REQUEST);
+  EXPECT_EQ(Dcb(get)->cmd, DCB_CMD_GDCBX);
+  EXPECT_EQ(FirstAttr(get)->nla_type, DCB_ATTR_IFNAME);
+  EXPECT_EQ(Hdr(get)->nlmsg_len,
+            NLMSG_HDRLEN + NLMSG_ALIGN(sizeof(dcbmsg)) + NLA_ALIGN(NLA_HDRLEN + 10));
+
+  std::vector<uint8_t> set = BuildSetDcbxRequest(4, "ens6f0np0", DcbxModeBits(kDcbxHost));
+  EXPECT_EQ(Hdr(set)->nlmsg_type, RTM_SETDCB);
+  EXPECT_EQ(Hdr(set)->nlmsg_flags, NLM_F_REQUEST | NLM_F_ACK);
+  EXPECT_EQ(Dcb(set)->cmd, DCB_CMD_SDCBX);
+  const nlattr* a = NextAttr(FirstAttr(set));
+  EXPECT_EQ(a->nla_type, DCB_ATTR_DCBX);
+  EXPECT_EQ(a->nla_len, NLA_HDRLEN + 1);
+  EXPECT_EQ(Payload(a)[0], DCB_CAP_DCBX_HOST | DCB_CAP_DCBX_VER_IEEE);
+  EXPECT_EQ(DcbxModeBits(kDcbxFirmware), 0);
+}
+
+// Replies as dcbnl_getdcbx/dcbnl_setdcbx build them: a u8 DCB_ATTR_DCBX
+// holding getdcbx()'s capability bits, or setdcbx()'s u8 result.
+TEST(DcbMessages, DcbxReplies) {
+  std::vector<uint8_t> attrs;
+  uint8_t cap = DCB_CAP_DCBX_HOST | DCB_CAP_DCBX_VER_IEEE | DCB_CAP_DCBX_VER_CEE;
+  PutAttr(attrs, DCB_ATTR_DCBX, &cap, 1);
+  auto got = ParseGetDcbxReply(Message(RTM_GETDCB, DCB_CMD_GDCBX, attrs));
+  ASSERT_TRUE(got.ok()) << got.status().message();
+  EXPECT_EQ(DcbxModeName(*got), kDcbxHost);
+  EXPECT_EQ(DcbxModeName(DCB_CAP_DCBX_VER_IEEE | DCB_CAP_DCBX_VER_CEE), kDcbxFirmware);
+  EXPECT_EQ(DcbxModeName(DCB_CAP_DCBX_LLD_MANAGED | DCB_CAP_DCBX_VER_IEEE), kDcbxLld);
+  EXPECT_FALSE(ParseGetDcbxReply(Message(RTM_GETDCB, DCB_CMD_GDCBX, {})).ok());
+
+  attrs.clear();
+  uint8_t ok = 0;
+  PutAttr(attrs, DCB_ATTR_DCBX, &ok, 1);
+  EXPECT_TRUE(ParseSetDcbxReply(Message(RTM_SETDCB, DCB_CMD_SDCBX, attrs)).ok());
+  attrs.clear();
+  uint8_t refused = 1;  // mlx5e_dcbnl_setdcbx's "return 1"
+  PutAttr(attrs, DCB_ATTR_DCBX, &refused, 1);
+  Status s = ParseSetDcbxReply(Message(RTM_SETDCB, DCB_CMD_SDCBX, attrs));
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.message(), HasSubstr("refused the DCBX mode"));
+}
+
+// The DSCP entries of the APP table become the map (trust dscp); a later
+// entry for the same DSCP wins.
+TEST(DcbMessages, AppTableGivesTheDscpMap) {
+  IeeeState s;
+  s.apps = {{kSelectorDscp, 3, 26}, {kSelectorDscp, 6, 48}, {1, 4, 0x8915}, {kSelectorDscp, 5, 26}};
+  DcbState st = s.ToState();
+  EXPECT_EQ(st.trust, kTrustDscp);
+  EXPECT_EQ(st.dscp_map, (std::map<int, int>{{26, 5}, {48, 6}}));
+}
+
 // True when this process runs in the initial user namespace (the identity
 // uid map), where root holds CAP_NET_ADMIN as netlink_capable checks it.
 bool InitialUserNamespace() {
@@ -266,12 +323,15 @@ TEST(DcbNetlink, RealKernelRefusesDcbOnVeth) {
         Status pfc = dcb->SetPfc("veth-a", {3});
         Status trust = dcb->SetTrust("veth-a", "dscp");
         auto none = dcb->Read("nosuch0");
+        Status dcbx = dcb->SetDcbx("veth-a", kDcbxHost);
+        Status map = dcb->SetDscpMap("veth-a", {{26, 3}});
         // The SET messages themselves: the kernel parses them against its
         // policy (a malformed one is EINVAL) before it looks for dcbnl_ops.
         std::string raw, raw_messages;
         for (const auto& msg : {BuildPfcSetRequest(1, "veth-a", {}, 0x08),
                                 BuildAppRequest(2, "veth-a", true, DefaultDscpMap()),
-                                BuildAppRequest(3, "veth-a", false, DefaultDscpMap())}) {
+                                BuildAppRequest(3, "veth-a", false, DefaultDscpMap()),
+                                BuildSetDcbxRequest(4, "veth-a", DcbxModeBits(kDcbxHost))}) {
           Status st = SendRaw(msg);
           raw += std::to_string(st.err()) + ",";
           if (!st.ok()) raw_messages += st.message() + "; ";
@@ -279,7 +339,8 @@ TEST(DcbNetlink, RealKernelRefusesDcbOnVeth) {
         out = "READ " + std::to_string(got.ok() ? 0 : got.status().err()) + " " +
               (got.ok() ? "" : got.status().message()) + "\nPFC " + std::to_string(pfc.err()) +
               " " + pfc.message() + "\nTRUST " + std::to_string(trust.err()) + "\nNONE " +
-              std::to_string(none.ok() ? 0 : none.status().err()) + " " +
+              std::to_string(none.ok() ? 0 : none.status().err()) + " " + "\nDCBX " +
+              std::to_string(dcbx.err()) + "\nMAP " + std::to_string(map.err()) + "\n" +
               (none.ok() ? "" : none.status().message()) + "\nRAW " + raw + "\n" + raw_messages;
       }
     }
@@ -308,7 +369,9 @@ TEST(DcbNetlink, RealKernelRefusesDcbOnVeth) {
   // namespace the kernel says EPERM; as real root it parses each message
   // against its policy (malformed: EINVAL) and then finds no dcbnl_ops.
   const std::string want = InitialUserNamespace() ? eop : std::to_string(EPERM);
-  EXPECT_THAT(out, HasSubstr("RAW " + want + "," + want + "," + want + ","));
+  EXPECT_THAT(out, HasSubstr("RAW " + want + "," + want + "," + want + "," + want + ","));
+  EXPECT_THAT(out, HasSubstr("DCBX " + want + "\n"));  // SDCBX is sent as is
+  EXPECT_THAT(out, HasSubstr("MAP " + eop + "\n"));    // the GET before it fails
 }
 
 }  // namespace

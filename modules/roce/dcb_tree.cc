@@ -34,9 +34,45 @@ class TreeDcb final : public DcbBackend {
     return parsed;
   }
 
+  // As mlx5 does: trust dscp installs the default map, trust pcp deletes
+  // every DSCP entry.
   Status SetTrust(const std::string& ifname, const std::string& trust) override {
     ASSIGN_OR_RETURN(DcbState s, Read(ifname));
+    if (s.trust == trust) return OkStatus();
     s.trust = trust;
+    s.dscp_map.clear();
+    if (trust == kTrustDscp) {
+      for (int d = 0; d < 64; ++d) s.dscp_map[d] = DefaultDscpPriority(d);
+    }
+    return Write(ifname, s);
+  }
+
+  // mlx5 replaces a DSCP's entry (mlx5e_dcbnl_ieee_setapp deletes the old
+  // one) and is in trust dscp while any DSCP entry exists; the capture keeps
+  // only the differences from the default map, so a deleted entry reads as
+  // the default again.
+  Status SetDscpMap(const std::string& ifname,
+                    const std::map<int, std::optional<int>>& entries) override {
+    ASSIGN_OR_RETURN(DcbState s, Read(ifname));
+    if (s.trust != kTrustDscp) {
+      s.trust = kTrustDscp;
+      for (int d = 0; d < 64; ++d) s.dscp_map[d] = DefaultDscpPriority(d);
+    }
+    for (const auto& [d, p] : entries) {
+      if (d < 0 || d > 63 || (p && (*p < 0 || *p > 7))) {
+        return InvalidArgumentError("DSCP " + std::to_string(d) + " -> priority out of range");
+      }
+      s.dscp_map[d] = p.value_or(DefaultDscpPriority(d));
+    }
+    return Write(ifname, s);
+  }
+
+  Status SetDcbx(const std::string& ifname, const std::string& mode) override {
+    if (mode != kDcbxHost && mode != kDcbxFirmware) {
+      return InvalidArgumentError("dcbx must be host or firmware, not " + mode);
+    }
+    ASSIGN_OR_RETURN(DcbState s, Read(ifname));
+    s.dcbx = mode;
     return Write(ifname, s);
   }
 
@@ -70,6 +106,14 @@ std::string DcbCapturePath(const std::string& ifname) { return "/run/provisioner
 
 std::string RenderDcbCapture(const DcbState& s) {
   json j = {{"trust", s.trust}, {"pfc", PrioritiesOfBitmap(BitmapOfPriorities(s.pfc))}};
+  if (s.dcbx) j["dcbx"] = *s.dcbx;
+  if (s.trust == kTrustDscp) {
+    json diff = json::object();
+    for (const auto& [d, p] : s.dscp_map) {
+      if (p != DefaultDscpPriority(d)) diff[std::to_string(d)] = p;
+    }
+    if (!diff.empty()) j["dscpMap"] = diff;
+  }
   return j.dump() + "\n";
 }
 
@@ -81,7 +125,9 @@ StatusOr<DcbState> ParseDcbCapture(const std::string& text) {
   }
   for (const auto& [key, v] : j.items()) {
     (void)v;
-    if (key != "trust" && key != "pfc") return InvalidArgumentError("unknown key \"" + key + "\"");
+    if (key != "trust" && key != "pfc" && key != "dcbx" && key != "dscpMap") {
+      return InvalidArgumentError("unknown key \"" + key + "\"");
+    }
   }
   DcbState s;
   auto trust = j.find("trust");
@@ -99,6 +145,32 @@ StatusOr<DcbState> ParseDcbCapture(const std::string& text) {
     bitmap |= 1U << p.get<int>();
   }
   s.pfc = PrioritiesOfBitmap(bitmap);
+  if (auto dcbx = j.find("dcbx"); dcbx != j.end()) {
+    if (!dcbx->is_string() || (*dcbx != kDcbxHost && *dcbx != kDcbxFirmware && *dcbx != kDcbxLld)) {
+      return InvalidArgumentError("\"dcbx\" must be \"host\", \"firmware\" or \"lld\"");
+    }
+    s.dcbx = dcbx->get<std::string>();
+  }
+  if (s.trust == kTrustDscp) {
+    for (int d = 0; d < 64; ++d) s.dscp_map[d] = DefaultDscpPriority(d);
+  }
+  if (auto map = j.find("dscpMap"); map != j.end()) {
+    if (!map->is_object() || s.trust != kTrustDscp) {
+      return InvalidArgumentError(
+          "\"dscpMap\" must be an object {\"<dscp>\": <priority>} beside "
+          "\"trust\":\"dscp\"");
+    }
+    for (const auto& [key, v] : map->items()) {
+      const bool digits = !key.empty() && key.size() <= 2 &&
+                          key.find_first_not_of("0123456789") == std::string::npos;
+      if (!digits || std::stoi(key) > 63 || !v.is_number_integer() || v.get<long long>() < 0 ||
+          v.get<long long>() > 7) {
+        return InvalidArgumentError("\"dscpMap\" entry \"" + key + "\": " + v.dump() +
+                                    " is not DSCP 0..63 -> priority 0..7");
+      }
+      s.dscp_map[std::stoi(key)] = v.get<int>();
+    }
+  }
   return s;
 }
 

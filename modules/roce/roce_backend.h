@@ -10,7 +10,9 @@
 #ifndef PROVISIONER_MODULES_ROCE_ROCE_BACKEND_H_
 #define PROVISIONER_MODULES_ROCE_ROCE_BACKEND_H_
 
+#include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,11 +23,24 @@ namespace provisioner {
 
 inline constexpr char kTrustDscp[] = "dscp";
 inline constexpr char kTrustPcp[] = "pcp";
+// DCBX modes: the host runs it (DCB_CAP_DCBX_HOST, IEEE, not willing), the
+// NIC's firmware does (no DCB_CAP_DCBX_HOST: it may take the switch's
+// settings), or an LLDP agent such as lldpad (DCB_CAP_DCBX_LLD_MANAGED).
+inline constexpr char kDcbxHost[] = "host";
+inline constexpr char kDcbxFirmware[] = "firmware";
+inline constexpr char kDcbxLld[] = "lld";
 
 struct DcbState {
   std::string trust = kTrustPcp;  // "dscp" | "pcp"
   std::vector<int> pfc;           // PFC-enabled priorities 0..7, ascending
+  // DSCP -> priority of the APP table's DSCP entries (empty with trust pcp).
+  std::map<int, int> dscp_map = {};
+  // nullopt: the driver has no getdcbx (or the capture does not say).
+  std::optional<std::string> dcbx = std::nullopt;
 };
+
+// priority = DSCP >> 3: the map trust dscp installs, which dscpMap overrides.
+inline int DefaultDscpPriority(int dscp) { return (dscp >> 3) & 7; }
 
 class DcbBackend {
  public:
@@ -36,12 +51,20 @@ class DcbBackend {
   virtual StatusOr<DcbState> Read(const std::string& ifname) = 0;
   virtual Status SetTrust(const std::string& ifname, const std::string& trust) = 0;
   virtual Status SetPfc(const std::string& ifname, const std::vector<int>& priorities) = 0;
+  // DSCP -> priority APP entries to install (nullopt: delete that DSCP's
+  // entry); entries not named are left as they are.
+  virtual Status SetDscpMap(const std::string& ifname,
+                            const std::map<int, std::optional<int>>& entries) = 0;
+  // kDcbxHost or kDcbxFirmware.
+  virtual Status SetDcbx(const std::string& ifname, const std::string& mode) = 0;
 };
 
 // The capture file of `ifname` under a tree root.
 std::string DcbCapturePath(const std::string& ifname);
-// {"trust":"dscp","pfc":[3]} with a newline; Parse is its inverse and
-// refuses anything else (an error naming what is wrong).
+// {"trust":"dscp","pfc":[3]} with a newline, plus "dcbx" when known and
+// "dscpMap" ({"26":5}: the entries that differ from DSCP >> 3; trust dscp
+// without it is the default map); Parse is its inverse and refuses anything
+// else (an error naming what is wrong).
 std::string RenderDcbCapture(const DcbState& s);
 StatusOr<DcbState> ParseDcbCapture(const std::string& text);
 

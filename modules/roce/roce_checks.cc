@@ -43,31 +43,71 @@ std::set<std::string> Netdevs(const DesiredState* desired, const HostFacts& fact
   return out.empty() ? roce : out;
 }
 
+// roce.dcbx: who owns PFC, where the driver says (dcbnl getdcbx).
+void CheckDcbx(const std::string& ifname, const RoceNetdevFacts& f, CheckSink& sink) {
+  if (!f.dcbx) return;
+  CheckResult r;
+  r.module = "roce";
+  r.id = "roce.dcbx";
+  r.target = ifname;
+  r.evidence.push_back({"dcbnl DCBX mode (" + ifname + ")", *f.dcbx});
+  if (f.pfc)
+    r.evidence.push_back({"dcbnl PFC-enabled priorities (" + ifname + ")", PriorityList(*f.pfc)});
+  if (*f.dcbx == "host") {
+    r.summary =
+        "DCBX host-managed (not willing): PFC is the host's, the switch's LLDP cannot change it";
+  } else if (*f.dcbx == "lld") {
+    r.summary = "an LLDP agent (lldpad) runs DCBX: PFC follows its configuration";
+  } else {
+    r.verdict = Verdict::kWarn;
+    r.summary =
+        "DCBX runs in the NIC's firmware, willing: the switch's DCBX/LLDP can change PFC under the "
+        "host";
+    r.fix = "in host.yaml, the nic of " + ifname + ": roce: { dcbx: host } (by hand: mlnx_qos -i " +
+            ifname + " --dcbx os), and the switch's DCBX as the side that advertises";
+  }
+  sink.Add(std::move(r));
+}
+
 }  // namespace
 
 void CheckRoce(const DesiredState* desired, const HostFacts& facts, CheckSink& sink) {
   if (!facts.roce.discovered) return;
-  const int tc = facts.roce.nccl_ib_tc.value_or(kGuideTrafficClass);
-  const int prio = PriorityOfTrafficClass(tc);
-  const std::string tc_text =
+  const int nccl_tc = facts.roce.nccl_ib_tc.value_or(kGuideTrafficClass);
+  const std::string nccl_tc_text =
       facts.roce.nccl_ib_tc
-          ? std::to_string(tc) + " (" + facts.roce.nccl_ib_tc_source + ")"
-          : std::to_string(tc) +
+          ? std::to_string(nccl_tc) + " (" + facts.roce.nccl_ib_tc_source + ")"
+          : std::to_string(nccl_tc) +
                 " (assumed: NCCL_IB_TC is set neither in the environment nor in /etc/nccl.conf; "
                 "106 is NVIDIA's lossless RoCE value, NCCL's own default 0 puts RoCE on "
                 "priority 0)";
-  const std::string p = std::to_string(prio);
   for (const std::string& ifname : Netdevs(desired, facts)) {
     auto it = facts.roce.netdevs.find(ifname);
     if (it == facts.roce.netdevs.end()) continue;
     const RoceNetdevFacts& f = it->second;
+    CheckDcbx(ifname, f, sink);
+    // mlx5_ib's forced traffic class wins over what the application sets.
+    const bool forced = f.tos && f.tos_file.find("/traffic_class") != std::string::npos;
+    const int tc = forced ? *f.tos : nccl_tc;
+    const std::string tc_text = forced ? std::to_string(tc) + " (" + f.tos_file +
+                                             ": every QP of the port, NCCL_IB_TC " +
+                                             std::to_string(nccl_tc) + " or not)"
+                                       : nccl_tc_text;
+    const int dscp = tc >> 2;
+    auto mapped = f.trust && *f.trust == "dscp" ? f.dscp_map.find(dscp) : f.dscp_map.end();
+    const bool custom = mapped != f.dscp_map.end() && mapped->second != PriorityOfTrafficClass(tc);
+    const int prio = mapped != f.dscp_map.end() ? mapped->second : PriorityOfTrafficClass(tc);
+    const std::string p = std::to_string(prio);
     CheckResult r;
     r.module = "roce";
     r.id = "roce.nccl-priority";
     r.target = ifname;
     r.evidence.push_back({"NCCL_IB_TC", tc_text});
-    r.evidence.push_back({"priority", p + " = NCCL_IB_TC >> 5 (DSCP " + std::to_string(tc >> 2) +
-                                          ", default DSCP map priority = DSCP >> 3)"});
+    r.evidence.push_back(
+        {"priority", p + (custom ? " = the DSCP map's entry for DSCP " + std::to_string(dscp) +
+                                       " (" + std::to_string(tc) + " >> 2; dcbnl APP table)"
+                                 : " = NCCL_IB_TC >> 5 (DSCP " + std::to_string(dscp) +
+                                       ", default DSCP map priority = DSCP >> 3)")});
     std::vector<std::string> missing;
     bool unknown = false;
     if (f.trust) {

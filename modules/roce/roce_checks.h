@@ -7,6 +7,14 @@
 // NCCL_IB_TC comes from doctor's environment, else /etc/nccl.conf (NCCL
 // reads both, the environment winning); unset, 106 is assumed (DSCP 26,
 // priority 3: NVIDIA's lossless RoCE guides), and the evidence says so.
+// Where the RDMA device forces a traffic class (mlx5_ib's tc/<port>/
+// traffic_class, roce.tos) every QP uses it, NCCL_IB_TC or not: that one
+// counts. The priority is the netdev's DSCP map entry (roce.dscpMap) where
+// the table has one, else DSCP >> 3.
+//   roce.dcbx           who owns PFC: the host (DCBX host-managed, not
+//                       willing), or the NIC's firmware, which takes the
+//                       switch's DCBX/LLDP settings (warn: PFC can change
+//                       under the host), or an LLDP agent (lldpad).
 #ifndef PROVISIONER_MODULES_ROCE_ROCE_CHECKS_H_
 #define PROVISIONER_MODULES_ROCE_ROCE_CHECKS_H_
 

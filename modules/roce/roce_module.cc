@@ -2,6 +2,8 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <map>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -13,6 +15,7 @@
 #include "modules/roce/roce_checks.h"
 #include "modules/roce/roce_ecn.h"
 #include "modules/roce/roce_planner.h"
+#include "modules/roce/roce_tos.h"
 #include "spdlog/spdlog.h"
 
 namespace provisioner {
@@ -71,6 +74,52 @@ Status CheckChangeShape(const Change& c) {
     if (!c.after.is_boolean()) return InvalidArgumentError(c.id + ": ECN must be true or false");
     return OkStatus();
   }
+  if (c.attribute == kDcbxAttribute) {
+    if (c.after != kDcbxHost && c.after != kDcbxFirmware) {
+      return InvalidArgumentError(c.id + ": dcbx must be \"host\" or \"firmware\", not " +
+                                  c.after.dump());
+    }
+    return OkStatus();
+  }
+  if (c.attribute == kDscpMapAttribute) {
+    bool ok = c.after.is_object() && !c.after.empty();
+    if (ok) {
+      for (const auto& [k, v] : c.after.items()) {
+        const bool key = !k.empty() && k.size() <= 2 &&
+                         k.find_first_not_of("0123456789") == std::string::npos &&
+                         std::stoi(k) <= 63;
+        ok = ok && key &&
+             (v.is_null() ||
+              (v.is_number_integer() && v.get<long long>() >= 0 && v.get<long long>() <= 7));
+      }
+    }
+    if (!ok) {
+      return InvalidArgumentError(c.id +
+                                  ": dscpMap must map DSCPs 0..63 to priorities 0..7 (or null)");
+    }
+    return OkStatus();
+  }
+  if (c.attribute == kPauseAttribute) {
+    if (!c.after.is_object() || c.after.size() != 2 || !c.after.contains("rx") ||
+        !c.after.contains("tx") || !c.after["rx"].is_boolean() || !c.after["tx"].is_boolean()) {
+      return InvalidArgumentError(c.id + ": pause must be {\"rx\": bool, \"tx\": bool}");
+    }
+    return OkStatus();
+  }
+  if (c.attribute == kTosAttribute) {
+    auto file = c.detail.find("file");
+    if (file == c.detail.end() || !file->is_string() || !IsTosPath(file->get<std::string>())) {
+      return InvalidArgumentError(c.id +
+                                  ": detail.file must be a traffic_class or default_roce_tos path");
+    }
+    if (!(c.after.is_null() &&
+          file->get<std::string>().find("/traffic_class") != std::string::npos) &&
+        !(c.after.is_number_integer() && c.after.get<long long>() >= 0 &&
+          c.after.get<long long>() <= 255)) {
+      return InvalidArgumentError(c.id + ": tos must be an integer 0..255");
+    }
+    return OkStatus();
+  }
   if (c.attribute == kCnpDscpAttribute || c.attribute == kCnpPriorityAttribute) {
     const long long max = c.attribute == kCnpDscpAttribute ? 63 : 7;
     if (!c.after.is_number_integer() || c.after.get<long long>() < 0 ||
@@ -95,11 +144,43 @@ std::vector<int> PfcOf(const Change& c) {
   return PrioritiesOfBitmap(BitmapOfPriorities(out));
 }
 
+std::map<int, std::optional<int>> DscpMapOf(const nlohmann::json& j) {
+  std::map<int, std::optional<int>> out;
+  for (const auto& [k, v] : j.items()) {
+    out[std::stoi(k)] = v.is_null() ? std::nullopt : std::optional<int>(v.get<int>());
+  }
+  return out;
+}
+
+// The entries of `want` the state does not hold yet.
+std::map<int, std::optional<int>> DscpMapDiff(const std::map<int, std::optional<int>>& want,
+                                              const DcbState& now) {
+  std::map<int, std::optional<int>> out;
+  for (const auto& [d, p] : want) {
+    auto it = now.dscp_map.find(d);
+    const std::optional<int> cur =
+        it == now.dscp_map.end() ? std::nullopt : std::optional<int>(it->second);
+    if (cur != p) out[d] = p;
+  }
+  return out;
+}
+
+std::optional<int> TosOf(const Change& c) {
+  return c.after.is_null() ? std::nullopt : std::optional<int>(c.after.get<int>());
+}
+
+std::string TosText(std::optional<int> t) { return t ? std::to_string(*t) : "unset"; }
+
 }  // namespace
 
 std::unique_ptr<DcbBackend> RoceModule::Dcb(HostFs& fs) const {
   if (options_.dcb) return options_.dcb(fs);
   return NewDcbBackend(fs);
+}
+
+std::unique_ptr<PauseBackend> RoceModule::Pause(HostFs& fs) const {
+  if (options_.pause) return options_.pause(fs);
+  return NewPauseBackend(fs);
 }
 
 Status RoceModule::Discover(HostContext& ctx, HostFacts& facts) {
@@ -108,6 +189,15 @@ Status RoceModule::Discover(HostContext& ctx, HostFacts& facts) {
   if (ctx.plan_for != nullptr && !WantsRoce(*ctx.plan_for)) return OkStatus();
   HostFs& fs = *ctx.fs;
   std::unique_ptr<DcbBackend> dcb = Dcb(fs);
+  std::unique_ptr<PauseBackend> pause = Pause(fs);
+  // Each PF netdev's RDMA device port (RoCE: the port whose netdev it is).
+  std::map<std::string, std::pair<std::string, int>> rdma_port;
+  for (const RdmaDevice& d : facts.rdma.devices) {
+    if (d.is_vf) continue;
+    for (const RdmaPort& p : d.ports) {
+      if (!p.netdev.empty()) rdma_port.emplace(p.netdev, std::make_pair(d.name, p.port));
+    }
+  }
   for (const PciFunction& f : facts.pci) {
     if (f.IsVf() || !f.IsNetwork()) continue;
     for (const std::string& ifname : f.netdevs) {
@@ -117,9 +207,38 @@ Status RoceModule::Discover(HostContext& ctx, HostFacts& facts) {
       if (state.ok()) {
         n.trust = state->trust;
         n.pfc = state->pfc;
+        n.dscp_map = state->dscp_map;
+        n.dcbx = state->dcbx;
       } else {
         n.dcb_error = state.status().message();
         spdlog::debug("roce {} ({}): {}", ifname, dcb->Name(), n.dcb_error);
+      }
+      if (auto p = pause->Read(ifname); p.ok()) {
+        n.pause_rx = p->rx;
+        n.pause_tx = p->tx;
+      } else {
+        n.pause_error = p.status().message();
+      }
+      // While planning the rdma module may have read no ports: then the
+      // PF's one RDMA device and its one port (mlx5: a device per PF).
+      if (rdma_port.count(ifname) == 0 && f.rdma_devices.size() == 1 &&
+          IsValidIfname(f.rdma_devices[0])) {
+        auto ports = fs.ListDir("/sys/class/infiniband/" + f.rdma_devices[0] + "/ports");
+        if (ports.ok() && ports->size() == 1 && TrafficClass((*ports)[0])) {
+          rdma_port.emplace(ifname,
+                            std::make_pair(f.rdma_devices[0], std::atoi((*ports)[0].c_str())));
+        }
+      }
+      if (auto rp = rdma_port.find(ifname); rp != rdma_port.end()) {
+        n.tos_file = TosFile(fs, rp->second.first, rp->second.second);
+        if (!n.tos_file.empty()) {
+          auto tos = ReadTos(fs, n.tos_file);
+          if (tos.ok()) {
+            n.tos = *tos;
+          } else {
+            n.tos_error = tos.status().message();
+          }
+        }
       }
       n.ecn_dir = HasEcn(fs, ifname);
       if (n.ecn_dir) {
@@ -179,8 +298,35 @@ Status RoceModule::Apply(const Change& change, HostContext& ctx) {
     if (ctx.progress) ctx.progress->Step(ifname + " " + file + " " + std::to_string(want));
     return WriteCnp(*ctx.fs, ifname, file, want);
   }
+  if (change.attribute == kTosAttribute) {
+    const std::string file = change.detail["file"].get<std::string>();
+    ASSIGN_OR_RETURN(std::optional<int> now, ReadTos(*ctx.fs, file));
+    if (now == TosOf(change)) return OkStatus();
+    if (ctx.progress) ctx.progress->Step(ifname + " RoCE ToS " + TosText(TosOf(change)));
+    return WriteTos(*ctx.fs, file, TosOf(change)).WithContext("apply " + change.id);
+  }
+  if (change.attribute == kPauseAttribute) {
+    std::unique_ptr<PauseBackend> pause = Pause(*ctx.fs);
+    const PauseState want{change.after["rx"].get<bool>(), change.after["tx"].get<bool>()};
+    ASSIGN_OR_RETURN(PauseState now, pause->Read(ifname));
+    if (now.rx == want.rx && now.tx == want.tx) return OkStatus();
+    if (ctx.progress) ctx.progress->Step(ifname + " pause " + change.after.dump());
+    return pause->Set(ifname, want).WithContext("apply " + change.id);
+  }
   std::unique_ptr<DcbBackend> dcb = Dcb(*ctx.fs);
   ASSIGN_OR_RETURN(DcbState now, dcb->Read(ifname));
+  if (change.attribute == kDcbxAttribute) {
+    const std::string want = change.after.get<std::string>();
+    if (now.dcbx == want) return OkStatus();
+    if (ctx.progress) ctx.progress->Step(ifname + " DCBX " + want);
+    return dcb->SetDcbx(ifname, want).WithContext("apply " + change.id);
+  }
+  if (change.attribute == kDscpMapAttribute) {
+    const auto diff = DscpMapDiff(DscpMapOf(change.after), now);
+    if (diff.empty()) return OkStatus();
+    if (ctx.progress) ctx.progress->Step(ifname + " DSCP map " + change.after.dump());
+    return dcb->SetDscpMap(ifname, diff).WithContext("apply " + change.id);
+  }
   if (change.attribute == kTrustAttribute) {
     const std::string want = change.after.get<std::string>();
     if (now.trust == want) return OkStatus();
@@ -193,9 +339,7 @@ Status RoceModule::Apply(const Change& change, HostContext& ctx) {
   return dcb->SetPfc(ifname, want).WithContext("apply " + change.id);
 }
 
-Status RoceModule::CheckChange(const Change& change) const {
-  return CheckChangeShape(change);
-}
+Status RoceModule::CheckChange(const Change& change) const { return CheckChangeShape(change); }
 
 Status RoceModule::Verify(const Change& change, HostContext& ctx) {
   RETURN_IF_ERROR(CheckChange(change));
@@ -214,7 +358,38 @@ Status RoceModule::Verify(const Change& change, HostContext& ctx) {
     return FailedPreconditionError(label + ": desired " + change.after.dump() + ", current " +
                                    (now ? std::to_string(*now) : "absent"));
   }
+  if (change.attribute == kTosAttribute) {
+    ASSIGN_OR_RETURN(std::optional<int> now,
+                     ReadTos(*ctx.fs, change.detail["file"].get<std::string>()));
+    if (now == TosOf(change)) return OkStatus();
+    return FailedPreconditionError(label + ": desired " + TosText(TosOf(change)) + ", current " +
+                                   TosText(now));
+  }
+  if (change.attribute == kPauseAttribute) {
+    ASSIGN_OR_RETURN(PauseState now, Pause(*ctx.fs)->Read(ifname));
+    const nlohmann::json got = {{"rx", now.rx}, {"tx", now.tx}};
+    if (got == change.after) return OkStatus();
+    return FailedPreconditionError(label + ": desired " + change.after.dump() + ", current " +
+                                   got.dump());
+  }
   ASSIGN_OR_RETURN(DcbState now, Dcb(*ctx.fs)->Read(ifname));
+  if (change.attribute == kDcbxAttribute) {
+    if (now.dcbx == change.after.get<std::string>()) return OkStatus();
+    return FailedPreconditionError(label + ": desired " + change.after.get<std::string>() +
+                                   ", current " + now.dcbx.value_or("unknown"));
+  }
+  if (change.attribute == kDscpMapAttribute) {
+    const auto diff = DscpMapDiff(DscpMapOf(change.after), now);
+    if (diff.empty()) return OkStatus();
+    nlohmann::json cur = nlohmann::json::object();
+    for (const auto& [d, p] : diff) {
+      auto it = now.dscp_map.find(d);
+      cur[std::to_string(d)] =
+          it == now.dscp_map.end() ? nlohmann::json(nullptr) : nlohmann::json(it->second);
+    }
+    return FailedPreconditionError(label + ": desired " + change.after.dump() + ", current " +
+                                   cur.dump());
+  }
   if (change.attribute == kTrustAttribute) {
     if (now.trust == change.after.get<std::string>()) return OkStatus();
     return FailedPreconditionError(label + ": desired " + change.after.get<std::string>() +

@@ -2,6 +2,10 @@
 //   spec.nics[].roce.trust  DCB trust state (dscp | pcp), dcbnl
 //   spec.nics[].roce.pfc    PFC-enabled priorities, dcbnl DCB_ATTR_IEEE_PFC
 //   spec.nics[].roce.ecn    mlx5 ECN per priority, ecn/roce_{np,rp}/enable/<p>
+//   spec.nics[].roce.dscpMap  DSCP -> priority APP entries, dcbnl
+//   spec.nics[].roce.dcbx   DCBX host/firmware-managed, dcbnl
+//   spec.nics[].roce.pause  global pause frames, ethtool netlink (pause_backend.h)
+//   spec.nics[].roce.tos    default RoCE ToS of the RDMA port (roce_tos.h)
 // Trust and PFC go through a DcbBackend (roce_backend.h: dcbnl on the live
 // root, the capture files under a tree root); ECN through the host layer on
 // both. All live and lost at reboot: the systemd unit's apply at every boot
@@ -16,6 +20,7 @@
 #include <utility>
 
 #include "engine/module/module.h"
+#include "modules/roce/pause_backend.h"
 #include "modules/roce/roce_backend.h"
 
 namespace provisioner {
@@ -23,6 +28,8 @@ namespace provisioner {
 struct RoceModuleOptions {
   // The DCB backend for a root (NewDcbBackend unless a test says otherwise).
   std::function<std::unique_ptr<DcbBackend>(HostFs&)> dcb;
+  // The pause frame backend for a root (NewPauseBackend unless a test says otherwise).
+  std::function<std::unique_ptr<PauseBackend>(HostFs&)> pause;
   // NCCL_IB_TC of the environment (getenv unless a test says otherwise).
   std::function<const char*()> nccl_ib_tc_env;
 };
@@ -50,6 +57,7 @@ class RoceModule final : public Module {
 
  private:
   std::unique_ptr<DcbBackend> Dcb(HostFs& fs) const;
+  std::unique_ptr<PauseBackend> Pause(HostFs& fs) const;
   RoceModuleOptions options_;
 };
 

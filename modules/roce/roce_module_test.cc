@@ -46,6 +46,22 @@ class FakeDcb final : public DcbBackend {
     s_->netdevs[ifname].pfc = priorities;
     return OkStatus();
   }
+  Status SetDscpMap(const std::string& ifname,
+                    const std::map<int, std::optional<int>>& entries) override {
+    ++s_->sets;
+    for (const auto& [d, p] : entries) {
+      if (p)
+        s_->netdevs[ifname].dscp_map[d] = *p;
+      else
+        s_->netdevs[ifname].dscp_map.erase(d);
+    }
+    return OkStatus();
+  }
+  Status SetDcbx(const std::string& ifname, const std::string& mode) override {
+    ++s_->sets;
+    s_->netdevs[ifname].dcbx = mode;
+    return OkStatus();
+  }
 
  private:
   FakeDcbState* s_;

@@ -1,5 +1,6 @@
 #include "modules/roce/roce_planner.h"
 
+#include <algorithm>
 #include <map>
 #include <utility>
 #include <vector>
@@ -13,6 +14,7 @@ namespace {
 using nlohmann::json;
 
 constexpr const char* kPoints[] = {"roce_np", "roce_rp"};
+constexpr char kTrustDscpName[] = "dscp";
 
 // Collects the changes once per id; two nics asking one netdev for different
 // values is an error naming both.
@@ -21,7 +23,8 @@ class Changes {
   explicit Changes(PlanSink& sink) : sink_(sink) {}
 
   void Add(const NicSpec& nic, const std::string& ifname, const std::string& attribute, json before,
-           json after, const std::string& what, const std::string& field) {
+           json after, const std::string& what, const std::string& field,
+           const json& detail = json::object()) {
     const std::string id = std::string(kRoceModule) + "/" + ifname + "/" + attribute;
     auto [it, fresh] = seen_.emplace(id, std::make_pair(after, nic.name));
     if (!fresh) {
@@ -41,6 +44,7 @@ class Changes {
                               kRoceLiveReason,
                           field);
     c.detail["nic"] = nic.name;
+    for (const auto& [k, v] : detail.items()) c.detail[k] = v;
     // mlx5 sets PFC with the port toggled down and up
     // (mlx5e_dcbnl_ieee_setpfc -> mlx5_toggle_port_link).
     c.link_flap = pfc;
@@ -52,9 +56,45 @@ class Changes {
   std::map<std::string, std::pair<json, std::string>> seen_;
 };
 
+json DscpMapJson(const std::map<int, std::optional<int>>& m) {
+  json j = json::object();
+  for (const auto& [d, p] : m) j[std::to_string(d)] = p ? json(*p) : json(nullptr);
+  return j;
+}
+
+// The priority DSCP `d` lands on once this plan is applied: host.yaml's
+// dscpMap entry, else the current table's (trust dscp), else DSCP >> 3.
+int EffectivePriority(const NicRoceSpec& want, const RoceNetdevFacts& f, int d) {
+  if (want.dscp_map) {
+    auto it = want.dscp_map->find(d);
+    if (it != want.dscp_map->end()) return it->second;
+  }
+  const bool trust_changes = want.trust && f.trust && *want.trust != *f.trust;
+  if (!trust_changes && f.trust && *f.trust == kTrustDscpName) {
+    auto it = f.dscp_map.find(d);
+    if (it != f.dscp_map.end()) return it->second;
+  }
+  return (d >> 3) & 7;
+}
+
 void PlanNetdev(const NicSpec& nic, const std::string& path, const std::string& ifname,
                 const RoceNetdevFacts& f, Changes& changes, PlanSink& sink) {
   const NicRoceSpec& want = *nic.roce;
+  const std::string dcb_why = "could not be read: " + f.dcb_error;
+  // DCBX first: host-managed before PFC is set, so the switch's LLDP cannot
+  // undo it in between.
+  if (want.dcbx) {
+    if (!f.trust) {
+      sink.Error(path + ".roce.dcbx", "the DCBX mode of " + ifname + " " + dcb_why);
+    } else if (!f.dcbx) {
+      sink.Error(path + ".roce.dcbx", "the driver of " + ifname +
+                                          " reports no DCBX mode (dcbnl getdcbx: EOPNOTSUPP), "
+                                          "so it cannot be set");
+    } else {
+      changes.Add(nic, ifname, kDcbxAttribute, *f.dcbx, *want.dcbx,
+                  "DCBX " + *want.dcbx + "-managed", path + ".roce.dcbx");
+    }
+  }
   if (want.trust) {
     if (!f.trust) {
       sink.Error(path + ".roce.trust",
@@ -64,6 +104,43 @@ void PlanNetdev(const NicSpec& nic, const std::string& path, const std::string& 
                   path + ".roce.trust");
     }
   }
+  if (want.dscp_map && !want.dscp_map->empty()) {
+    const std::string field = path + ".roce.dscpMap";
+    const std::string trust_after = want.trust ? *want.trust : f.trust.value_or("");
+    if (!f.trust) {
+      sink.Error(field, "the DSCP map of " + ifname + " " + dcb_why);
+    } else if (trust_after != kTrustDscpName) {
+      sink.Error(field, "dscpMap on " + ifname + " with trust " + trust_after +
+                            ": the DSCP map classifies only with roce.trust: dscp (and a DSCP "
+                            "entry would switch mlx5 to trust dscp)");
+    } else {
+      std::map<int, std::optional<int>> before, after;
+      for (const auto& [d, p] : *want.dscp_map) {
+        after[d] = p;
+        // With trust changing to dscp the table is the default map by then;
+        // the plan shows what is there now.
+        auto it = f.dscp_map.find(d);
+        before[d] = it == f.dscp_map.end() ? std::nullopt : std::optional<int>(it->second);
+      }
+      std::string what;
+      for (const auto& [d, p] : *want.dscp_map) {
+        what += (what.empty() ? "" : ", ") + std::to_string(d) + "->" + std::to_string(p);
+      }
+      changes.Add(nic, ifname, kDscpMapAttribute, DscpMapJson(before), DscpMapJson(after),
+                  "DSCP map " + what, field);
+    }
+  }
+  if (want.pause) {
+    if (!f.pause_rx || !f.pause_tx) {
+      sink.Error(path + ".roce.pause",
+                 "the pause frame settings of " + ifname + " could not be read: " + f.pause_error);
+    } else {
+      changes.Add(nic, ifname, kPauseAttribute, json{{"rx", *f.pause_rx}, {"tx", *f.pause_tx}},
+                  json{{"rx", *want.pause}, {"tx", *want.pause}},
+                  std::string("global pause frames ") + (*want.pause ? "on" : "off"),
+                  path + ".roce.pause");
+    }
+  }
   if (want.pfc) {
     if (!f.pfc) {
       sink.Error(path + ".roce.pfc",
@@ -71,6 +148,31 @@ void PlanNetdev(const NicSpec& nic, const std::string& path, const std::string& 
     } else {
       changes.Add(nic, ifname, kPfcAttribute, *f.pfc, *want.pfc,
                   "PFC on priorities " + PriorityList(*want.pfc), path + ".roce.pfc");
+    }
+  }
+  if (want.tos) {
+    const std::string field = path + ".roce.tos";
+    const int prio = EffectivePriority(want, f, *want.tos >> 2);
+    if (want.pfc && !want.pfc->empty() &&
+        std::find(want.pfc->begin(), want.pfc->end(), prio) == want.pfc->end()) {
+      sink.Error(field, "tos " + std::to_string(*want.tos) + " (DSCP " +
+                            std::to_string(*want.tos >> 2) + ") lands on priority " +
+                            std::to_string(prio) + " by the DSCP map, which has no PFC (pfc " +
+                            PriorityList(*want.pfc) + ")");
+    } else if (!f.tos_error.empty()) {
+      sink.Error(field, f.tos_error);
+    } else if (f.tos_file.empty()) {
+      sink.Error(field, ifname +
+                            " has no default RoCE ToS to set: its RDMA device has neither "
+                            "tc/<port>/traffic_class (NVIDIA's out-of-tree mlx5_ib) nor "
+                            "/sys/kernel/config/rdma_cm/<device>/ports/<port>/default_roce_tos "
+                            "(configfs mounted and `mkdir /sys/kernel/config/rdma_cm/<device>`)");
+    } else {
+      changes.Add(nic, ifname, kTosAttribute, f.tos ? json(*f.tos) : json(nullptr), *want.tos,
+                  "default RoCE ToS " + std::to_string(*want.tos) + " (DSCP " +
+                      std::to_string(*want.tos >> 2) + ", priority " + std::to_string(prio) +
+                      ") in " + f.tos_file,
+                  field, {{"file", f.tos_file}});
     }
   }
   if (!want.ecn && !want.cnp) return;
@@ -132,9 +234,13 @@ std::optional<EcnTarget> ParseEcnAttribute(const std::string& attribute) {
   return std::nullopt;
 }
 
+bool WantsRoce(const NicRoceSpec& r) {
+  return r.trust || r.pfc || r.ecn || r.cnp || r.tos || r.pause || r.dscp_map || r.dcbx;
+}
+
 bool WantsRoce(const DesiredState& desired) {
   for (const NicSpec& n : desired.nics) {
-    if (n.roce && (n.roce->trust || n.roce->pfc || n.roce->ecn || n.roce->cnp)) return true;
+    if (n.roce && WantsRoce(*n.roce)) return true;
   }
   return false;
 }
@@ -143,9 +249,7 @@ void PlanRoce(const DesiredState& desired, const HostFacts& facts, PlanSink& sin
   Changes changes(sink);
   for (size_t i = 0; i < desired.nics.size(); ++i) {
     const NicSpec& nic = desired.nics[i];
-    if (!nic.roce || !(nic.roce->trust || nic.roce->pfc || nic.roce->ecn || nic.roce->cnp)) {
-      continue;
-    }
+    if (!nic.roce || !WantsRoce(*nic.roce)) continue;
     const std::string path = DesiredState::NicPath(i);
     std::vector<const PciFunction*> pfs = SelectPfs(nic, facts);
     // A selector matching nothing: reported once, by the pci module.

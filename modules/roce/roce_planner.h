@@ -2,8 +2,12 @@
 // (HostFacts::roce, filled by the roce module's discovery). One change per
 // attribute that differs, on each selected PF netdev:
 //
+//   roce/<netdev>/dcbx              before "firmware" after "host"
 //   roce/<netdev>/trust             before "pcp"   after "dscp"
+//   roce/<netdev>/dscpMap           before {"26":3} after {"26":5}
+//   roce/<netdev>/pause             before {"rx":true,"tx":true} after {..false..}
 //   roce/<netdev>/pfc               before []      after [3]
+//   roce/<netdev>/tos               before null    after 106
 //   roce/<netdev>/ecn.roce_np.<p>   before false   after true
 //   roce/<netdev>/ecn.roce_rp.<p>   before false   after true
 //   roce/<netdev>/cnp.dscp          before 48      after 26
@@ -35,6 +39,14 @@ namespace provisioner {
 inline constexpr char kRoceModule[] = "roce";
 inline constexpr char kTrustAttribute[] = "trust";
 inline constexpr char kPfcAttribute[] = "pfc";
+// dcbnl DCBX mode, "host" | "firmware".
+inline constexpr char kDcbxAttribute[] = "dcbx";
+// {"26": 3, ...}: DSCP -> priority (null: no entry) of the DSCPs host.yaml names.
+inline constexpr char kDscpMapAttribute[] = "dscpMap";
+// {"rx": bool, "tx": bool}: global pause frames.
+inline constexpr char kPauseAttribute[] = "pause";
+// The default RoCE ToS (null: unset); detail.file is the file (roce_tos.h).
+inline constexpr char kTosAttribute[] = "tos";
 // ecn/roce_np/cnp_dscp and cnp_802p_prio, where the driver has them.
 inline constexpr char kCnpDscpAttribute[] = "cnp.dscp";
 inline constexpr char kCnpPriorityAttribute[] = "cnp.priority";
@@ -55,6 +67,7 @@ inline constexpr char kRoceLiveReason[] = "live; re-applied at every boot by the
 // True when some nic asks for RoCE QoS (discovery reads nothing otherwise
 // while planning).
 bool WantsRoce(const DesiredState& desired);
+bool WantsRoce(const NicRoceSpec& roce);
 
 void PlanRoce(const DesiredState& desired, const HostFacts& facts, PlanSink& sink);
 

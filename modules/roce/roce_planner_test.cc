@@ -315,5 +315,114 @@ TEST(RoceChecks, OnlyRoceNetdevsAreChecked) {
   EXPECT_EQ(sink.results()[0].target, "ens6f0np0");
 }
 
+// tos, pause, dscpMap and dcbx: one change each, in the order apply needs
+// them (DCBX before the DCB settings, pause off before PFC on, the ToS last).
+TEST(RocePlanner, LosslessRestInApplyOrder) {
+  DesiredState d;
+  d.nics = {Nic("rail0", "ens6f0np0")};
+  d.nics[0].roce->ecn.reset();
+  d.nics[0].roce->dcbx = "host";
+  d.nics[0].roce->dscp_map = std::map<int, int>{{26, 3}, {48, 6}};
+  d.nics[0].roce->pause = false;
+  d.nics[0].roce->tos = 106;
+  HostFacts f = Host();
+  RoceNetdevFacts& n = f.roce.netdevs["ens6f0np0"];
+  n.dcbx = "firmware";
+  n.pause_rx = true;
+  n.pause_tx = true;
+  n.tos_file = "/sys/class/infiniband/mlx5_0/tc/1/traffic_class";
+  std::vector<Diagnostic> diags;
+  std::vector<Change> c = Plan(d, f, &diags);
+  EXPECT_TRUE(diags.empty()) << diags.front().message;
+  ASSERT_EQ(c.size(), 6u);
+  EXPECT_EQ(c[0].id, "roce/ens6f0np0/dcbx");
+  EXPECT_EQ(c[0].before, "firmware");
+  EXPECT_EQ(c[0].after, "host");
+  EXPECT_EQ(c[1].id, "roce/ens6f0np0/trust");
+  EXPECT_EQ(c[2].id, "roce/ens6f0np0/dscpMap");
+  EXPECT_EQ(c[2].before, nlohmann::json::parse(R"({"26":null,"48":null})"));
+  EXPECT_EQ(c[2].after, nlohmann::json::parse(R"({"26":3,"48":6})"));
+  EXPECT_EQ(c[2].field_path, "spec.nics[0].roce.dscpMap");
+  EXPECT_EQ(c[3].id, "roce/ens6f0np0/pause");
+  EXPECT_EQ(c[3].before, nlohmann::json::parse(R"({"rx":true,"tx":true})"));
+  EXPECT_EQ(c[3].after, nlohmann::json::parse(R"({"rx":false,"tx":false})"));
+  EXPECT_FALSE(c[3].link_flap);
+  EXPECT_EQ(c[4].id, "roce/ens6f0np0/pfc");
+  EXPECT_EQ(c[5].id, "roce/ens6f0np0/tos");
+  EXPECT_EQ(c[5].before, nullptr);
+  EXPECT_EQ(c[5].after, 106);
+  EXPECT_EQ(c[5].detail["file"], "/sys/class/infiniband/mlx5_0/tc/1/traffic_class");
+  EXPECT_THAT(c[5].reason, HasSubstr("DSCP 26, priority 3"));
+
+  // Converged: nothing.
+  n.dcbx = "host";
+  n.trust = "dscp";
+  for (int dscp = 0; dscp < 64; ++dscp) n.dscp_map[dscp] = dscp >> 3;
+  n.dscp_map[48] = 6;
+  n.pause_rx = n.pause_tx = false;
+  n.pfc = std::vector<int>{3};
+  n.tos = 106;
+  EXPECT_TRUE(Plan(d, f).empty());
+  // One entry off: only it is shown.
+  n.dscp_map[26] = 5;
+  c = Plan(d, f);
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_EQ(c[0].before, nlohmann::json::parse(R"({"26":5,"48":6})"));
+}
+
+TEST(RocePlanner, DscpMapNeedsDscpTrust) {
+  DesiredState d;
+  d.nics = {Nic("rail0", "ens6f0np0")};
+  d.nics[0].roce->trust.reset();  // the host is in trust pcp
+  d.nics[0].roce->dscp_map = std::map<int, int>{{26, 3}};
+  std::vector<Diagnostic> diags;
+  Plan(d, Host(), &diags);
+  ASSERT_EQ(diags.size(), 1u);
+  EXPECT_EQ(diags[0].path, "spec.nics[0].roce.dscpMap");
+  EXPECT_THAT(diags[0].message, HasSubstr("trust pcp"));
+  d.nics[0].roce->trust = "pcp";
+  Plan(d, Host(), &diags);
+  ASSERT_EQ(diags.size(), 1u);
+}
+
+// The ToS must land on a PFC priority through the map this plan leaves.
+TEST(RocePlanner, TosOffThePfcPriorityIsAnError) {
+  DesiredState d;
+  d.nics = {Nic("rail0", "ens6f0np0")};
+  d.nics[0].roce->tos = 106;                               // DSCP 26
+  d.nics[0].roce->dscp_map = std::map<int, int>{{26, 5}};  // -> priority 5
+  HostFacts f = Host();
+  f.roce.netdevs["ens6f0np0"].tos_file = "/sys/class/infiniband/mlx5_0/tc/1/traffic_class";
+  std::vector<Diagnostic> diags;
+  Plan(d, f, &diags);
+  ASSERT_EQ(diags.size(), 1u);
+  EXPECT_EQ(diags[0].path, "spec.nics[0].roce.tos");
+  EXPECT_THAT(diags[0].message, HasSubstr("lands on priority 5"));
+  d.nics[0].roce->pfc = std::vector<int>{5};
+  Plan(d, f, &diags);
+  EXPECT_TRUE(diags.empty());
+}
+
+TEST(RocePlanner, UnreadableOrMissingStateIsAnErrorNamingTheField) {
+  DesiredState d;
+  d.nics = {Nic("rail0", "ens6f0np0")};
+  d.nics[0].roce = NicRoceSpec{};
+  d.nics[0].roce->tos = 106;
+  d.nics[0].roce->pause = false;
+  d.nics[0].roce->dcbx = "host";
+  HostFacts f = Host();
+  f.roce.netdevs["ens6f0np0"].pause_error = "ETHTOOL_MSG_PAUSE_GET: EOPNOTSUPP";
+  std::vector<Diagnostic> diags;
+  EXPECT_TRUE(Plan(d, f, &diags).empty());
+  ASSERT_EQ(diags.size(), 3u);
+  EXPECT_EQ(diags[0].path, "spec.nics[0].roce.dcbx");
+  EXPECT_THAT(diags[0].message, HasSubstr("getdcbx"));
+  EXPECT_EQ(diags[1].path, "spec.nics[0].roce.pause");
+  EXPECT_THAT(diags[1].message, HasSubstr("EOPNOTSUPP"));
+  EXPECT_EQ(diags[2].path, "spec.nics[0].roce.tos");
+  EXPECT_THAT(diags[2].message, HasSubstr("traffic_class"));
+  EXPECT_THAT(diags[2].message, HasSubstr("default_roce_tos"));
+}
+
 }  // namespace
 }  // namespace provisioner

@@ -1,6 +1,7 @@
 // discover output of the roce module: per NIC, its PF netdevs' DCB trust,
-// PFC-enabled priorities and ECN-enabled priorities (`roce`, absent when
-// nothing was read), and a table section.
+// PFC-enabled priorities and ECN-enabled priorities, DCBX mode, DSCP map
+// (the entries that differ from DSCP >> 3), global pause and default RoCE
+// ToS (`roce`, absent when nothing was read), and a table section.
 #include <string>
 #include <vector>
 
@@ -21,7 +22,15 @@ std::vector<int> Enabled(const std::map<int, bool>& m) {
   return out;
 }
 
-bool AnythingRead(const RoceNetdevFacts& f) { return f.trust.has_value() || f.ecn_dir; }
+bool AnythingRead(const RoceNetdevFacts& f) {
+  return f.trust.has_value() || f.ecn_dir || f.pause_rx.has_value() || !f.tos_file.empty();
+}
+
+std::string PauseText(const RoceNetdevFacts& r) {
+  if (!r.pause_rx || !r.pause_tx) return "?";
+  if (*r.pause_rx == *r.pause_tx) return *r.pause_rx ? "on" : "off";
+  return std::string("rx ") + (*r.pause_rx ? "on" : "off") + " tx " + (*r.pause_tx ? "on" : "off");
+}
 
 }  // namespace
 
@@ -38,7 +47,22 @@ void RoceModule::RenderFactsJson(const HostFacts& facts, FactsJson& out) const {
       json e = {{"netdev", nd}};
       if (r.trust) e["trust"] = *r.trust;
       if (r.pfc) e["pfc"] = *r.pfc;
+      if (r.dcbx) e["dcbx"] = *r.dcbx;
+      if (r.trust && *r.trust == "dscp") {
+        // The entries that differ from the default map (priority = DSCP >> 3).
+        json map = json::object();
+        for (const auto& [d, p] : r.dscp_map) {
+          if (p != ((d >> 3) & 7)) map[std::to_string(d)] = p;
+        }
+        e["dscpMap"] = map;
+      }
       if (!r.dcb_error.empty()) e["dcbError"] = r.dcb_error;
+      if (r.pause_rx && r.pause_tx) e["pause"] = {{"rx", *r.pause_rx}, {"tx", *r.pause_tx}};
+      if (!r.tos_file.empty()) {
+        e["tos"] = r.tos ? json(*r.tos) : json(nullptr);
+        e["tosFile"] = r.tos_file;
+      }
+      if (!r.tos_error.empty()) e["tosError"] = r.tos_error;
       if (r.ecn_dir) {
         e["ecn"] = {{"roceNp", Enabled(r.ecn_np)}, {"roceRp", Enabled(r.ecn_rp)}};
       }
@@ -50,7 +74,8 @@ void RoceModule::RenderFactsJson(const HostFacts& facts, FactsJson& out) const {
 }
 
 std::string RoceModule::RenderFactsTable(const HostFacts& facts) const {
-  std::vector<std::vector<std::string>> rows = {{"NETDEV", "TRUST", "PFC", "ECN NP", "ECN RP"}};
+  std::vector<std::vector<std::string>> rows = {
+      {"NETDEV", "TRUST", "PFC", "ECN NP", "ECN RP", "DCBX", "PAUSE", "TOS"}};
   for (const PciFunction* f : facts.Nics()) {
     for (const std::string& nd : f->netdevs) {
       auto it = facts.roce.netdevs.find(nd);
@@ -58,7 +83,9 @@ std::string RoceModule::RenderFactsTable(const HostFacts& facts) const {
       const RoceNetdevFacts& r = it->second;
       rows.push_back({nd, r.trust.value_or("?"), r.pfc ? PriorityList(*r.pfc) : "?",
                       r.ecn_dir ? PriorityList(Enabled(r.ecn_np)) : "-",
-                      r.ecn_dir ? PriorityList(Enabled(r.ecn_rp)) : "-"});
+                      r.ecn_dir ? PriorityList(Enabled(r.ecn_rp)) : "-", r.dcbx.value_or("-"),
+                      PauseText(r),
+                      r.tos_file.empty() ? "-" : (r.tos ? std::to_string(*r.tos) : "unset")});
     }
   }
   if (rows.size() == 1) return "";

@@ -97,8 +97,10 @@ TEST(RoceCliTest, PlanApplyPlanOnTheTree) {
   ASSERT_EQ(a.exit_code, 0) << a.err;
   EXPECT_FALSE(Exists(root + "/run/reboot-required"));
   auto expect = before;
-  expect["/run/provisioner/dcb/ens6f0np0"] = "{\"pfc\":[3],\"trust\":\"dscp\"}\n";
-  expect["/run/provisioner/dcb/ens6f1np1"] = "{\"pfc\":[3],\"trust\":\"dscp\"}\n";
+  expect["/run/provisioner/dcb/ens6f0np0"] =
+      "{\"dcbx\":\"firmware\",\"pfc\":[3],\"trust\":\"dscp\"}\n";
+  expect["/run/provisioner/dcb/ens6f1np1"] =
+      "{\"dcbx\":\"firmware\",\"pfc\":[3],\"trust\":\"dscp\"}\n";
   expect["/sys/class/net/ens6f0np0/ecn/roce_np/enable/3"] = "1\n";
   expect["/sys/class/net/ens6f0np0/ecn/roce_rp/enable/3"] = "1\n";
   EXPECT_EQ(State(root), expect);
@@ -205,12 +207,114 @@ TEST(RoceCliTest, SnapshotKeepsTheDcbCaptureAndEcn) {
   const std::string out = MakeTempDir("roce-snap") + "/snap";
   RunResult s = Provisioner({"snapshot", "--output", out, "--root", root});
   ASSERT_EQ(s.exit_code, 0) << s.err;
-  EXPECT_EQ(ReadFile(out + "/run/provisioner/dcb/ens6f0np0"), "{\"pfc\":[],\"trust\":\"pcp\"}\n");
+  EXPECT_EQ(ReadFile(out + "/run/provisioner/dcb/ens6f0np0"),
+            "{\"dcbx\":\"firmware\",\"pfc\":[],\"trust\":\"pcp\"}\n");
+  EXPECT_EQ(ReadFile(out + "/run/provisioner/pause/ens6f0np0"), "{\"rx\":true,\"tx\":true}\n");
   const std::string yaml = WriteTempFile("host.yaml", kHostYaml);
   RunResult a = Provisioner({"plan", yaml, "--root", root, "-o", "json"});
   RunResult b = Provisioner({"plan", yaml, "--root", out, "-o", "json"});
   ASSERT_EQ(b.exit_code, 0) << b.err;
   EXPECT_EQ(json::parse(a.out)["changes"], json::parse(b.out)["changes"]);
+}
+
+// The rest of lossless RoCE on the tree: DCBX host-managed, a custom DSCP
+// map entry, global pause off, the RDMA device's default ToS; apply writes
+// the captures and mlx5_ib's traffic_class, the next plan is empty, doctor
+// sees who owns PFC and the forced traffic class.
+TEST(RoceCliTest, DcbxDscpMapPauseAndTos) {
+  const std::string root = BuildTree();
+  const std::string yaml = WriteTempFile("host-rest.yaml", R"(apiVersion: provisioner/v1alpha1
+kind: HostConfig
+metadata:
+  name: worker1
+spec:
+  nics:
+    - name: rail0
+      nicSelector: { vendor: "15b3", pfNames: ["ens6f0np0"] }
+      roce: { dcbx: host, trust: dscp, dscpMap: { 26: 5 }, pfc: [5], pause: false, tos: 106 }
+)");
+  RunResult p = Provisioner({"plan", yaml, "--root", root, "-o", "json"});
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  const json plan = json::parse(p.out);
+  std::vector<std::string> ids;
+  for (const auto& c : plan["changes"]) ids.push_back(c["id"]);
+  EXPECT_EQ(ids, (std::vector<std::string>{"roce/ens6f0np0/dcbx", "roce/ens6f0np0/trust",
+                                           "roce/ens6f0np0/dscpMap", "roce/ens6f0np0/pause",
+                                           "roce/ens6f0np0/pfc", "roce/ens6f0np0/tos"}));
+  EXPECT_EQ(plan["changes"][5]["before"], nullptr);
+  EXPECT_EQ(plan["changes"][5]["after"], 106);
+
+  // Doctor before: DCBX in the firmware is a warning naming the fix.
+  RunResult d0 = Provisioner({"doctor", "--root", root, "-o", "json"});
+  bool dcbx_warned = false;
+  const json doc0 = json::parse(d0.out);  // alive while iterated
+  for (const auto& c : doc0["checks"]) {
+    if (c["id"] == "roce.dcbx" && c["target"] == "ens6f0np0") {
+      dcbx_warned = c["verdict"] == "warn" &&
+                    c["fix"].get<std::string>().find("dcbx: host") != std::string::npos;
+    }
+  }
+  EXPECT_TRUE(dcbx_warned) << d0.out;
+
+  RunResult a = Provisioner({"apply", yaml, "--root", root});
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  EXPECT_EQ(ReadFile(root + "/run/provisioner/dcb/ens6f0np0"),
+            "{\"dcbx\":\"host\",\"dscpMap\":{\"26\":5},\"pfc\":[5],\"trust\":\"dscp\"}\n");
+  EXPECT_EQ(ReadFile(root + "/run/provisioner/pause/ens6f0np0"), "{\"rx\":false,\"tx\":false}\n");
+  EXPECT_EQ(ReadFile(root + "/sys/class/infiniband/mlx5_0/tc/1/traffic_class"), "106\n");
+  // Untouched: the other port.
+  EXPECT_EQ(ReadFile(root + "/run/provisioner/pause/ens6f1np1"), "{\"rx\":false,\"tx\":false}\n");
+  RunResult again = Provisioner({"plan", yaml, "--root", root, "--detailed-exitcode"});
+  EXPECT_EQ(again.exit_code, 0) << again.out << again.err;
+
+  // Discover shows it; doctor takes the forced ToS 106 (DSCP 26) through the
+  // custom map to priority 5, where PFC is on.
+  RunResult disc = Provisioner({"discover", "--root", root, "-o", "json"});
+  ASSERT_EQ(disc.exit_code, 0) << disc.err;
+  EXPECT_NE(disc.out.find("\"dscpMap\": {\n"), std::string::npos);
+  EXPECT_NE(disc.out.find("\"tosFile\": \"/sys/class/infiniband/mlx5_0/tc/1/traffic_class\""),
+            std::string::npos)
+      << disc.out;
+  RunResult d1 = Provisioner({"doctor", "--root", root, "-o", "json"});
+  const json doc1 = json::parse(d1.out);
+  int seen = 0;
+  for (const auto& c : doc1["checks"]) {
+    if (c["target"] != "ens6f0np0") continue;
+    if (c["id"] == "roce.dcbx") {
+      ++seen;
+      EXPECT_EQ(c["verdict"], "ok") << c;
+    }
+    if (c["id"] == "roce.nccl-priority") {
+      ++seen;
+      EXPECT_NE(c.dump().find("the DSCP map's entry for DSCP 26"), std::string::npos) << c;
+      EXPECT_NE(c["summary"].get<std::string>().find("priority 5"), std::string::npos) << c;
+    }
+  }
+  EXPECT_EQ(seen, 2) << d1.out;
+}
+
+// Bad values: the schema (line and column), keys of dscpMap that are no DSCP.
+TEST(RoceCliTest, RestOfLosslessBadValues) {
+  const std::string root = BuildTree();
+  const std::string yaml = WriteTempFile("host-bad.yaml", R"(apiVersion: provisioner/v1alpha1
+kind: HostConfig
+metadata:
+  name: worker1
+spec:
+  nics:
+    - name: rail0
+      nicSelector: { vendor: "15b3", pfNames: ["ens6f0np0"] }
+      roce: { trust: dscp, dscpMap: { 64: 3, 26: 9 }, tos: 300, dcbx: lldp, pause: "off" }
+)");
+  RunResult p = Provisioner({"plan", yaml, "--root", root});
+  EXPECT_EQ(p.exit_code, 1);
+  for (const char* want : {"host-bad.yaml:9:", "spec.nics[0].roce.dscpMap.64: \"64\" is not a DSCP",
+                           "spec.nics[0].roce.dscpMap.26: 9 exceeds the maximum 7",
+                           "spec.nics[0].roce.tos: 300 exceeds the maximum 255",
+                           "spec.nics[0].roce.dcbx: \"lldp\" is not one of: host, firmware",
+                           "spec.nics[0].roce.pause"}) {
+    EXPECT_NE(p.err.find(want), std::string::npos) << want << "\n" << p.err;
+  }
 }
 
 TEST(RoceCliTest, ErrorsNameTheFieldAndWhy) {

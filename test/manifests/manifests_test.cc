@@ -774,6 +774,33 @@ TEST(ManifestsTest, NcclIbTcFromTheHostsRoceQos) {
   std::string all;
   for (const auto& w : hm->warnings) all += w + "\n";
   EXPECT_NE(all.find("NCCL_IB_TC not set"), std::string::npos) << all;
+  EXPECT_NE(all.find("roce-nic0: priority 3, traffic class 106; roce-nic1: priority 4, "
+                     "traffic class 136"),
+            std::string::npos)
+      << all;
+}
+
+// roce.tos and roce.dscpMap: NCCL_IB_TC stays the traffic class that lands on
+// the PFC priority, the device's default ToS when host.yaml sets one.
+TEST(ManifestsTest, NcclIbTcFollowsTosAndDscpMap) {
+  auto env = [](const DesiredState& d) {
+    auto hm = BuildHostManifests(d, ManifestOptions());
+    EXPECT_TRUE(hm.ok()) << hm.status().message();
+    for (const auto& m : hm->manifests) {
+      if (m.kind == "ConfigMap" && m.name.rfind("nccl-env-", 0) == 0) return m.doc["data"];
+    }
+    return json();
+  };
+  DesiredState d = Load("roce-shared-macvlan");
+  for (auto& nic : d.nics) {
+    nic.roce = NicRoceSpec{"dscp", std::vector<int>{3}, std::vector<int>{3}, std::nullopt};
+    nic.roce->dscp_map = std::map<int, int>{{26, 5}, {3, 3}};  // 26 moved away; SONiC's 3 -> 3
+  }
+  EXPECT_EQ(env(d)["NCCL_IB_TC"], std::to_string((3 << 2) | 2));
+  for (auto& nic : d.nics) nic.roce->dscp_map = std::map<int, int>{{26, 5}};
+  EXPECT_EQ(env(d)["NCCL_IB_TC"], std::to_string((24 << 2) | 2));  // the lowest default DSCP of 3
+  for (auto& nic : d.nics) nic.roce->tos = 14;
+  EXPECT_EQ(env(d)["NCCL_IB_TC"], "14");  // the device's default ToS
 }
 
 // The test workload does what the guides end with: per pod, the RDMA devices

@@ -10,6 +10,7 @@
 #include "test/sim/ipoib_sim.h"
 #include "test/sim/netdev_sim.h"
 #include "test/sim/rename_sim.h"
+#include "test/sim/roce_sim.h"
 
 namespace provisioner::testing {
 namespace {
@@ -267,6 +268,17 @@ Status SimulatedHostFs::WriteAttr(std::string_view path, std::string_view value)
       if (int err = VfNetdevSetMtu(w, dir, value); err != 0) {
         return ErrnoToStatus(err, "write " + std::string(path));
       }
+      return OkStatus();
+    }
+  }
+  if (resolved.ok() && inner_->Exists(path)) {
+    // The default RoCE ToS files (roce_sim.h), by the path as written: the
+    // infiniband class links resolve into the device's directory.
+    TreeWriter w(root());
+    const int err = RoceTosWrite(w, std::string(path), *resolved, value);
+    if (err >= 0) {
+      ++extra_writes_;
+      if (err != 0) return ErrnoToStatus(err, "write " + std::string(path));
       return OkStatus();
     }
   }

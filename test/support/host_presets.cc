@@ -337,9 +337,21 @@ HostSpec Cx5RoceQosHost() {
     if (n.name == "ens6f0np0") n.ecn_enabled = 0x00;  // DCQCN turned off
     if (n.name == "ens6f1np1") n.ecn_enabled = 0xff;  // the driver's default
   }
+  // DCBX in the firmware's hands (mlx5's default: no DCB_CAP_DCBX_HOST).
   for (const char* n : {"ens6f0np0", "ens6f1np1"}) {
-    h.files.push_back({std::string("/run/provisioner/dcb/") + n, "{\"pfc\":[],\"trust\":\"pcp\"}\n"});
+    h.files.push_back({std::string("/run/provisioner/dcb/") + n,
+                       "{\"dcbx\":\"firmware\",\"pfc\":[],\"trust\":\"pcp\"}\n"});
   }
+  // Global pause on (mlx5's default) on port 0, already off on port 1.
+  h.files.push_back({"/run/provisioner/pause/ens6f0np0", "{\"rx\":true,\"tx\":true}\n"});
+  h.files.push_back({"/run/provisioner/pause/ens6f1np1", "{\"rx\":false,\"tx\":false}\n"});
+  // NVIDIA's out-of-tree mlx5_ib "force TC": unset on mlx5_0, 106 on mlx5_1.
+  h.files.push_back(
+      {"/sys/devices/pci0000:ae/0000:ae:00.0/0000:af:00.0/infiniband/mlx5_0/tc/1/traffic_class",
+       ""});
+  h.files.push_back(
+      {"/sys/devices/pci0000:ae/0000:ae:00.0/0000:af:00.1/infiniband/mlx5_1/tc/1/traffic_class",
+       "Global tclass=106\n"});
   return h;
 }
 
@@ -533,8 +545,8 @@ HostSpec BenchHost(int pfs, int gpus) {
     h.netdevs.push_back(n);
     char ip[32];
     snprintf(ip, sizeof ip, "172.%d.0.1", 16 + i);
-    RdmaDeviceSpec r = RoceDevice("mlx5_" + std::to_string(i), pf, mac, GuidFromMac(mac), ifname,
-                                  ip, i);
+    RdmaDeviceSpec r =
+        RoceDevice("mlx5_" + std::to_string(i), pf, mac, GuidFromMac(mac), ifname, ip, i);
     for (auto& port : r.ports) port.gid_table_size = 256;
     h.rdma.push_back(r);
   }
@@ -705,8 +717,8 @@ HostSpec HgxH100PcieHost() {
 }
 
 std::vector<std::string> PresetNames() {
-  return {"cx5-roce", "cx5-roce-qos", "cx5-ib", "hgx-h100", "hgx-h100-pcie", "gpu-shared-switch", "scaled-<P>",
-          "bench-<P>"};
+  return {"cx5-roce",      "cx5-roce-qos",      "cx5-ib",     "hgx-h100",
+          "hgx-h100-pcie", "gpu-shared-switch", "scaled-<P>", "bench-<P>"};
 }
 
 bool PresetByName(const std::string& name, HostSpec* out) {

@@ -72,7 +72,10 @@ HostSpec HgxH100PcieHost();
 // Cx5RoceHost with mlx5's RoCE QoS state: ECN files on both PF netdevs
 // (ens6f0np0 all off, as after DCQCN was turned off; ens6f1np1 all on, the
 // driver's default) and their DCB state as `snapshot` captures it
-// (run/provisioner/dcb/<if>: trust pcp, no PFC, mlx5's state at boot).
+// (run/provisioner/dcb/<if>: trust pcp, no PFC, DCBX firmware-managed,
+// mlx5's state at boot), global pause (run/provisioner/pause/<if>: on for
+// ens6f0np0, off for ens6f1np1) and NVIDIA mlx5_ib's tc/1/traffic_class
+// (unset on mlx5_0, "Global tclass=106" on mlx5_1).
 HostSpec Cx5RoceQosHost();
 
 // Names accepted by PresetByName: "cx5-roce", "cx5-roce-qos", "cx5-ib", "hgx-h100", "gpu-shared-switch", "scaled-<P>",

@@ -1,0 +1,352 @@
+// ethtool netlink's pause messages over libnl's core (no libnl-genl: the
+// generic netlink header is appended by hand), the capture format, the tree
+// backend and the factory of pause_backend.h.
+//
+// Kernel side (net/ethtool/pause.c, netlink.c; checked against Linux 6.1
+// and 6.18 include/uapi/linux/ethtool_netlink.h): the family "ethtool"
+// (version 1) is resolved with CTRL_CMD_GETFAMILY; ETHTOOL_MSG_PAUSE_GET
+// answers ETHTOOL_MSG_PAUSE_GET_REPLY with u8 ETHTOOL_A_PAUSE_AUTONEG/RX/TX;
+// ETHTOOL_MSG_PAUSE_SET takes the attributes to change (absent ones kept)
+// and is acknowledged. Errors as NLMSG_ERROR: ENODEV (no such netdev),
+// EOPNOTSUPP (no get_pauseparam / set_pauseparam, e.g. veth), EPERM (SET
+// without CAP_NET_ADMIN), and the driver's own (mlx5: EOPNOTSUPP on a
+// function that is no vport group manager, a VF).
+#include <linux/ethtool_netlink.h>
+#include <linux/genetlink.h>
+#include <netlink/attr.h>
+#include <netlink/msg.h>
+#include <netlink/netlink.h>
+#include <netlink/socket.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "engine/netlink/netlink_socket.h"
+#include "modules/link/link_backend.h"
+#include "modules/roce/pause_backend.h"
+#include "nlohmann/json.hpp"
+
+namespace provisioner {
+namespace ethnl {
+namespace {
+
+NlMsg NewGenl(uint16_t family, uint8_t cmd, uint8_t version, int flags) {
+  NlMsg m(nlmsg_alloc_simple(family, NLM_F_REQUEST | flags));
+  if (!m) return m;
+  genlmsghdr g{};
+  g.cmd = cmd;
+  g.version = version;
+  if (nlmsg_append(m.get(), &g, sizeof g, NLMSG_ALIGNTO) < 0) m.reset();
+  return m;
+}
+
+NlMsg NewFamilyRequest() {
+  NlMsg m = NewGenl(GENL_ID_CTRL, CTRL_CMD_GETFAMILY, 1, 0);
+  if (m && nla_put_string(m.get(), CTRL_ATTR_FAMILY_NAME, ETHTOOL_GENL_NAME) < 0) m.reset();
+  return m;
+}
+
+NlMsg NewPause(uint16_t family, const std::string& ifname, const PauseState* set) {
+  NlMsg m = NewGenl(family, set ? ETHTOOL_MSG_PAUSE_SET : ETHTOOL_MSG_PAUSE_GET,
+                    ETHTOOL_GENL_VERSION, set ? NLM_F_ACK : 0);
+  if (!m) return m;
+  nlattr* hdr = nla_nest_start(m.get(), ETHTOOL_A_PAUSE_HEADER);
+  if (hdr == nullptr || nla_put_string(m.get(), ETHTOOL_A_HEADER_DEV_NAME, ifname.c_str()) < 0) {
+    m.reset();
+    return m;
+  }
+  nla_nest_end(m.get(), hdr);
+  if (set != nullptr && (nla_put_u8(m.get(), ETHTOOL_A_PAUSE_RX, set->rx ? 1 : 0) < 0 ||
+                         nla_put_u8(m.get(), ETHTOOL_A_PAUSE_TX, set->tx ? 1 : 0) < 0)) {
+    m.reset();
+  }
+  return m;
+}
+
+std::vector<uint8_t> Bytes(nl_msg* m, uint32_t seq) {
+  if (m == nullptr) return {};
+  nlmsghdr* h = nlmsg_hdr(m);
+  h->nlmsg_seq = seq;
+  const auto* p = reinterpret_cast<const uint8_t*>(h);
+  return std::vector<uint8_t>(p, p + h->nlmsg_len);
+}
+
+StatusOr<nlmsghdr*> Header(const std::vector<uint8_t>& msg) {
+  if (msg.size() < NLMSG_HDRLEN) return InvalidArgumentError("ethtool netlink: truncated message");
+  auto* h = reinterpret_cast<nlmsghdr*>(const_cast<uint8_t*>(msg.data()));
+  if (h->nlmsg_len < NLMSG_HDRLEN || h->nlmsg_len > msg.size()) {
+    return InvalidArgumentError("ethtool netlink: message length " + std::to_string(h->nlmsg_len) +
+                                " does not fit its " + std::to_string(msg.size()) + " bytes");
+  }
+  return h;
+}
+
+Status ErrorOf(nlmsghdr* h, const std::string& what) {
+  if (h->nlmsg_type != NLMSG_ERROR) return OkStatus();
+  if (nlmsg_datalen(h) < static_cast<int>(sizeof(nlmsgerr))) {
+    return InvalidArgumentError("ethtool netlink: truncated error message");
+  }
+  const int err = -static_cast<nlmsgerr*>(nlmsg_data(h))->error;
+  return err == 0 ? OkStatus() : ErrnoToStatus(err, what);
+}
+
+// The attributes after the genlmsghdr, or an error.
+Status ParseGenl(nlmsghdr* h, nlattr** tb, int max, const char* what) {
+  if (nlmsg_datalen(h) < static_cast<int>(GENL_HDRLEN)) {
+    return InvalidArgumentError(std::string("ethtool netlink: truncated ") + what);
+  }
+  if (int r = nlmsg_parse(h, GENL_HDRLEN, tb, max, nullptr); r < 0) {
+    return InvalidArgumentError(std::string("ethtool netlink: bad attributes in ") + what + ": " +
+                                nl_geterror(r));
+  }
+  return OkStatus();
+}
+
+StatusOr<uint16_t> ParseFamily(nlmsghdr* h) {
+  RETURN_IF_ERROR(ErrorOf(h, "genetlink CTRL_CMD_GETFAMILY ethtool"));
+  if (h->nlmsg_type != GENL_ID_CTRL) {
+    return InvalidArgumentError("genetlink: reply of type " + std::to_string(h->nlmsg_type) +
+                                " to CTRL_CMD_GETFAMILY");
+  }
+  nlattr* tb[CTRL_ATTR_MAX + 1] = {};
+  RETURN_IF_ERROR(ParseGenl(h, tb, CTRL_ATTR_MAX, "CTRL_CMD_NEWFAMILY"));
+  if (tb[CTRL_ATTR_FAMILY_ID] == nullptr || nla_len(tb[CTRL_ATTR_FAMILY_ID]) < 2) {
+    return InvalidArgumentError("genetlink: CTRL_CMD_NEWFAMILY without CTRL_ATTR_FAMILY_ID");
+  }
+  return nla_get_u16(tb[CTRL_ATTR_FAMILY_ID]);
+}
+
+StatusOr<PauseState> ParsePause(nlmsghdr* h) {
+  RETURN_IF_ERROR(ErrorOf(h, "ethtool netlink ETHTOOL_MSG_PAUSE_GET"));
+  nlattr* tb[ETHTOOL_A_PAUSE_MAX + 1] = {};
+  RETURN_IF_ERROR(ParseGenl(h, tb, ETHTOOL_A_PAUSE_MAX, "ETHTOOL_MSG_PAUSE_GET_REPLY"));
+  const uint8_t cmd = static_cast<genlmsghdr*>(nlmsg_data(h))->cmd;
+  if (cmd != ETHTOOL_MSG_PAUSE_GET_REPLY) {
+    return InvalidArgumentError("ethtool netlink: reply command " + std::to_string(cmd) +
+                                ", expected ETHTOOL_MSG_PAUSE_GET_REPLY");
+  }
+  if (tb[ETHTOOL_A_PAUSE_RX] == nullptr || tb[ETHTOOL_A_PAUSE_TX] == nullptr ||
+      nla_len(tb[ETHTOOL_A_PAUSE_RX]) < 1 || nla_len(tb[ETHTOOL_A_PAUSE_TX]) < 1) {
+    return InvalidArgumentError(
+        "ethtool netlink: ETHTOOL_MSG_PAUSE_GET_REPLY without ETHTOOL_A_PAUSE_RX/TX");
+  }
+  return PauseState{nla_get_u8(tb[ETHTOOL_A_PAUSE_RX]) != 0,
+                    nla_get_u8(tb[ETHTOOL_A_PAUSE_TX]) != 0};
+}
+
+struct Exchange {
+  int kernel_errno = 0;
+  bool acked = false;
+  std::optional<StatusOr<uint16_t>> family;
+  std::optional<StatusOr<PauseState>> pause;
+  uint16_t family_id = 0;
+};
+
+int OnValid(nl_msg* msg, void* arg) {
+  auto* ex = static_cast<Exchange*>(arg);
+  nlmsghdr* h = nlmsg_hdr(msg);
+  if (h->nlmsg_type == GENL_ID_CTRL) ex->family = ParseFamily(h);
+  if (ex->family_id != 0 && h->nlmsg_type == ex->family_id) ex->pause = ParsePause(h);
+  return NL_OK;
+}
+
+int OnError(sockaddr_nl*, nlmsgerr* e, void* arg) {
+  static_cast<Exchange*>(arg)->kernel_errno = -e->error;
+  return NL_STOP;
+}
+
+int OnAck(nl_msg*, void* arg) {
+  static_cast<Exchange*>(arg)->acked = true;
+  return NL_STOP;
+}
+
+class NetlinkPause final : public PauseBackend {
+ public:
+  explicit NetlinkPause(const HostFs* notes) : notes_(notes) {}
+  std::string Name() const override { return "ethtool-netlink"; }
+
+  StatusOr<PauseState> Read(const std::string& ifname) override {
+    if (!IsValidIfname(ifname)) return InvalidArgumentError("bad interface name " + ifname);
+    ASSIGN_OR_RETURN(uint16_t family, Family());
+    NlMsg m = NewPause(family, ifname, nullptr);
+    Exchange ex;
+    ex.family_id = family;
+    RETURN_IF_ERROR(Run(m.get(), ifname, "ETHTOOL_MSG_PAUSE_GET", ex, [&] { return ex.pause; }));
+    if (!ex.pause)
+      return UnavailableError("ethtool netlink ETHTOOL_MSG_PAUSE_GET " + ifname + ": no reply");
+    if (!ex.pause->ok()) return ex.pause->status().WithContext(ifname);
+    if (notes_ != nullptr)
+      notes_->NoteCapture(PauseCapturePath(ifname), RenderPauseCapture(**ex.pause));
+    return **ex.pause;
+  }
+
+  Status Set(const std::string& ifname, const PauseState& want) override {
+    if (!IsValidIfname(ifname)) return InvalidArgumentError("bad interface name " + ifname);
+    ASSIGN_OR_RETURN(uint16_t family, Family());
+    NlMsg m = NewPause(family, ifname, &want);
+    Exchange ex;
+    ex.family_id = family;
+    RETURN_IF_ERROR(Run(m.get(), ifname, "ETHTOOL_MSG_PAUSE_SET", ex, [&] { return false; }));
+    if (!ex.acked) {
+      return UnavailableError("ethtool netlink ETHTOOL_MSG_PAUSE_SET " + ifname +
+                              ": no acknowledgement");
+    }
+    return OkStatus();
+  }
+
+ private:
+  StatusOr<uint16_t> Family() {
+    if (family_ != 0) return family_;
+    NlMsg m = NewFamilyRequest();
+    Exchange ex;
+    RETURN_IF_ERROR(Run(m.get(), "", "CTRL_CMD_GETFAMILY ethtool", ex, [&] { return ex.family; }));
+    if (!ex.family) return UnavailableError("genetlink CTRL_CMD_GETFAMILY ethtool: no reply");
+    if (!ex.family->ok()) return ex.family->status();
+    family_ = **ex.family;
+    return family_;
+  }
+
+  template <typename Done>
+  Status Run(nl_msg* msg, const std::string& ifname, const std::string& what, Exchange& ex,
+             Done done) {
+    const std::string label = "ethtool netlink " + what + (ifname.empty() ? "" : " " + ifname);
+    if (msg == nullptr) return InternalError(label + ": cannot build the message");
+    ASSIGN_OR_RETURN(NlSocket sk, ConnectNetlink(NETLINK_GENERIC, "NETLINK_GENERIC"));
+    nl_socket_modify_cb(sk.get(), NL_CB_VALID, NL_CB_CUSTOM, OnValid, &ex);
+    nl_socket_modify_cb(sk.get(), NL_CB_ACK, NL_CB_CUSTOM, OnAck, &ex);
+    nl_socket_modify_err_cb(sk.get(), NL_CB_CUSTOM, OnError, &ex);
+    if (nl_send_auto(sk.get(), msg) < 0) {
+      return ErrnoToStatus(errno != 0 ? errno : EIO, label + ": send");
+    }
+    for (int i = 0; i < 16 && ex.kernel_errno == 0 && !ex.acked && !done(); ++i) {
+      const int r = nl_recvmsgs_default(sk.get());
+      if (ex.kernel_errno != 0) break;
+      if (r < 0) return Status(StatusCode::kUnavailable, label + ": receive: " + nl_geterror(r));
+    }
+    if (ex.kernel_errno == 0) return OkStatus();
+    Status s = ErrnoToStatus(ex.kernel_errno, label);
+    if (ex.kernel_errno == ENODEV) {
+      return Status(StatusCode::kNotFound, s.message() + ": no such netdev", ENODEV);
+    }
+    if (ex.kernel_errno == ENOENT && ifname.empty()) {
+      return Status(StatusCode::kFailedPrecondition,
+                    s.message() + ": the kernel has no ethtool netlink (Linux 5.6 or later)",
+                    ENOENT);
+    }
+    if (ex.kernel_errno == EOPNOTSUPP) {
+      return Status(StatusCode::kFailedPrecondition,
+                    s.message() + ": the driver of " + ifname + " has no pause frame settings",
+                    EOPNOTSUPP);
+    }
+    return s;
+  }
+
+  const HostFs* notes_;
+  uint16_t family_ = 0;
+};
+
+}  // namespace
+
+std::vector<uint8_t> BuildFamilyRequest(uint32_t seq) {
+  NlMsg m = NewFamilyRequest();
+  return Bytes(m.get(), seq);
+}
+
+std::vector<uint8_t> BuildPauseGet(uint16_t family, uint32_t seq, const std::string& ifname) {
+  NlMsg m = NewPause(family, ifname, nullptr);
+  return Bytes(m.get(), seq);
+}
+
+std::vector<uint8_t> BuildPauseSet(uint16_t family, uint32_t seq, const std::string& ifname,
+                                   const PauseState& want) {
+  NlMsg m = NewPause(family, ifname, &want);
+  return Bytes(m.get(), seq);
+}
+
+StatusOr<uint16_t> ParseFamilyReply(const std::vector<uint8_t>& msg) {
+  ASSIGN_OR_RETURN(nlmsghdr * h, Header(msg));
+  return ParseFamily(h);
+}
+
+StatusOr<PauseState> ParsePauseGetReply(const std::vector<uint8_t>& msg) {
+  ASSIGN_OR_RETURN(nlmsghdr * h, Header(msg));
+  return ParsePause(h);
+}
+
+}  // namespace ethnl
+
+namespace {
+
+using nlohmann::json;
+
+class TreePause final : public PauseBackend {
+ public:
+  explicit TreePause(HostFs& fs) : fs_(fs) {}
+  std::string Name() const override { return "capture"; }
+
+  StatusOr<PauseState> Read(const std::string& ifname) override {
+    if (!IsValidIfname(ifname)) return InvalidArgumentError("bad interface name " + ifname);
+    if (!fs_.Exists("/sys/class/net/" + ifname)) {
+      return Status(StatusCode::kNotFound, "/sys/class/net/" + ifname + ": ENODEV: no such netdev",
+                    ENODEV);
+    }
+    const std::string path = PauseCapturePath(ifname);
+    auto text = fs_.ReadFile(path);
+    if (!text.ok()) {
+      if (text.status().err() == ENOENT) {
+        return Status(StatusCode::kFailedPrecondition,
+                      path + ": ENOENT: pause frame settings of " + ifname +
+                          " not captured (provisioner snapshot writes them from ethtool netlink)",
+                      ENOENT);
+      }
+      return text.status();
+    }
+    auto parsed = ParsePauseCapture(*text);
+    if (!parsed.ok()) return parsed.status().WithContext(path);
+    return parsed;
+  }
+
+  Status Set(const std::string& ifname, const PauseState& want) override {
+    RETURN_IF_ERROR(Read(ifname).status());
+    return fs_.WriteFileAtomic(PauseCapturePath(ifname), RenderPauseCapture(want))
+        .WithContext("set pause frames of " + ifname);
+  }
+
+ private:
+  HostFs& fs_;
+};
+
+}  // namespace
+
+std::string PauseCapturePath(const std::string& ifname) {
+  return "/run/provisioner/pause/" + ifname;
+}
+
+std::string RenderPauseCapture(const PauseState& s) {
+  return json{{"rx", s.rx}, {"tx", s.tx}}.dump() + "\n";
+}
+
+StatusOr<PauseState> ParsePauseCapture(const std::string& text) {
+  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object() || j.size() != 2 || !j.contains("rx") ||
+      !j.contains("tx") || !j["rx"].is_boolean() || !j["tx"].is_boolean()) {
+    return InvalidArgumentError(
+        "not a pause capture: expected {\"rx\":true|false,\"tx\":true|false}");
+  }
+  return PauseState{j["rx"].get<bool>(), j["tx"].get<bool>()};
+}
+
+std::unique_ptr<PauseBackend> NewNetlinkPauseBackend(const HostFs* notes) {
+  return std::make_unique<ethnl::NetlinkPause>(notes);
+}
+
+std::unique_ptr<PauseBackend> NewTreePauseBackend(HostFs& fs) {
+  return std::make_unique<TreePause>(fs);
+}
+
+std::unique_ptr<PauseBackend> NewPauseBackend(HostFs& fs) {
+  if (fs.IsLiveRoot()) return NewNetlinkPauseBackend(&fs);
+  return NewTreePauseBackend(fs);
+}
+
+}  // namespace provisioner
