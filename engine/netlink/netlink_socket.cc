@@ -63,4 +63,52 @@ StatusOr<NlSocket> ConnectNetlink(int protocol, const std::string& name) {
   return sk;
 }
 
+namespace {
+
+struct Exchange {
+  const std::function<void(const nlmsghdr*)>* on_reply;
+  int kernel_errno = 0;  // from an NLMSG_ERROR with error != 0
+  bool done = false;     // ACK, or a dump's NLMSG_DONE
+};
+
+int OnValid(nl_msg* msg, void* arg) {
+  (*static_cast<Exchange*>(arg)->on_reply)(nlmsg_hdr(msg));
+  return NL_OK;
+}
+
+int OnError(sockaddr_nl*, nlmsgerr* e, void* arg) {
+  static_cast<Exchange*>(arg)->kernel_errno = -e->error;
+  return NL_STOP;
+}
+
+int OnDone(nl_msg*, void* arg) {
+  static_cast<Exchange*>(arg)->done = true;
+  return NL_STOP;
+}
+
+}  // namespace
+
+Status NetlinkTransact(int protocol, const std::string& name, nl_msg* msg, const std::string& what,
+                       const std::function<void(const nlmsghdr*)>& on_reply, int max_receives) {
+  if (msg == nullptr) return InternalError(what + ": cannot build the message");
+  ASSIGN_OR_RETURN(NlSocket sk, ConnectNetlink(protocol, name));
+  Exchange ex{&on_reply};
+  nl_socket_modify_cb(sk.get(), NL_CB_VALID, NL_CB_CUSTOM, OnValid, &ex);
+  nl_socket_modify_cb(sk.get(), NL_CB_ACK, NL_CB_CUSTOM, OnDone, &ex);
+  nl_socket_modify_cb(sk.get(), NL_CB_FINISH, NL_CB_CUSTOM, OnDone, &ex);
+  nl_socket_modify_err_cb(sk.get(), NL_CB_CUSTOM, OnError, &ex);
+  errno = 0;
+  if (int r = nl_send_auto(sk.get(), msg); r < 0) {
+    return ErrnoToStatus(errno != 0 ? errno : ErrnoOfNle(r), what + ": send");
+  }
+  for (int i = 0; i < max_receives && !ex.done && ex.kernel_errno == 0; ++i) {
+    int r = nl_recvmsgs_default(sk.get());
+    if (ex.kernel_errno != 0) break;
+    if (r < 0) return Status(StatusCode::kUnavailable, what + ": receive: " + nl_geterror(r));
+  }
+  if (ex.kernel_errno != 0) return ErrnoToStatus(ex.kernel_errno, what);
+  if (!ex.done) return UnavailableError(what + ": no acknowledgement");
+  return OkStatus();
+}
+
 }  // namespace provisioner

@@ -1,10 +1,12 @@
-// libnl sockets and errors, shared by every netlink backend (the link, vf
-// and rdma modules): one RAII socket and message type, one connect with a
-// receive timeout, and one map from libnl's error codes back to the errno
-// the kernel sent, so messages and retries see EBUSY, EOPNOTSUPP, ...
+// libnl sockets and errors, shared by every netlink backend (the link, vf,
+// rdma and names modules): one RAII socket and message type, one connect with
+// a receive timeout, one request/answer exchange, and one map from libnl's
+// error codes back to the errno the kernel sent, so messages and retries see
+// EBUSY, EOPNOTSUPP, ...
 #ifndef PROVISIONER_ENGINE_NETLINK_NETLINK_SOCKET_H_
 #define PROVISIONER_ENGINE_NETLINK_NETLINK_SOCKET_H_
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -12,6 +14,7 @@
 
 struct nl_sock;
 struct nl_msg;
+struct nlmsghdr;
 
 namespace provisioner {
 
@@ -36,6 +39,16 @@ Status NlError(int nle, const std::string& what);
 // (never hang on a kernel that does not answer). A failure carries the
 // socket's errno (EPROTONOSUPPORT: the kernel has no such netlink family).
 StatusOr<NlSocket> ConnectNetlink(int protocol, const std::string& name);
+
+// One request and its answer on a fresh socket of `protocol` (named `name`
+// in errors): `msg` is sent, each reply message goes to `on_reply`, and the
+// exchange ends at the kernel's ACK or a dump's NLMSG_DONE. An NLMSG_ERROR
+// comes back as ErrnoToStatus(its errno, what), so callers can add what that
+// errno means for their request; no ACK after `max_receives` reads (or a read
+// error) is kUnavailable. Connecting fails with the socket's errno
+// (EPROTONOSUPPORT: no such netlink family in this kernel).
+Status NetlinkTransact(int protocol, const std::string& name, nl_msg* msg, const std::string& what,
+                       const std::function<void(const nlmsghdr*)>& on_reply, int max_receives = 64);
 
 }  // namespace provisioner
 

@@ -22,6 +22,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <functional>
 #include <optional>
 
 #include "engine/netlink/netlink_socket.h"
@@ -99,35 +100,6 @@ StatusOr<RdmaDevEntry> EntryFromHeader(nlmsghdr* h) {
   return e;
 }
 
-struct Exchange {
-  int kernel_errno = 0;
-  bool acked = false;
-  std::vector<RdmaDevEntry> devices;
-};
-
-int OnValid(nl_msg* msg, void* arg) {
-  auto* ex = static_cast<Exchange*>(arg);
-  nlmsghdr* h = nlmsg_hdr(msg);
-  if (h->nlmsg_type != NldevType(kNldevCmdGet)) return NL_OK;
-  auto e = EntryFromHeader(h);
-  if (e.ok()) ex->devices.push_back(std::move(*e));
-  return NL_OK;
-}
-
-int OnError(sockaddr_nl*, nlmsgerr* e, void* arg) {
-  static_cast<Exchange*>(arg)->kernel_errno = -e->error;
-  return NL_STOP;
-}
-
-int OnAck(nl_msg*, void* arg) {
-  static_cast<Exchange*>(arg)->acked = true;
-  return NL_STOP;
-}
-
-int OnFinish(nl_msg*, void* arg) {
-  static_cast<Exchange*>(arg)->acked = true;  // NLMSG_DONE of the dump
-  return NL_STOP;
-}
 
 class Netlink : public NamesBackend {
  public:
@@ -160,19 +132,22 @@ class Netlink : public NamesBackend {
     if (to.empty() || to.size() >= kIbDeviceNameMax) {
       return InvalidArgumentError("RDMA device name " + to + ": 1 to 63 bytes");
     }
-    Exchange dump;
+    std::vector<RdmaDevEntry> devices;
     NlMsg d = NewDumpRequest();
-    RETURN_IF_ERROR(Run(d.get(), "GET (dump)", dump));
+    RETURN_IF_ERROR(Run(d.get(), "GET (dump)", [&](const nlmsghdr* h) {
+      if (h->nlmsg_type != NldevType(kNldevCmdGet)) return;
+      auto e = EntryFromHeader(const_cast<nlmsghdr*>(h));
+      if (e.ok()) devices.push_back(std::move(*e));
+    }));
     std::optional<uint32_t> index;
-    for (const RdmaDevEntry& e : dump.devices) {
+    for (const RdmaDevEntry& e : devices) {
       if (e.name == from) index = e.index;
     }
     if (!index) {
       return Status(StatusCode::kNotFound, "RDMA netlink: no RDMA device " + from, ENODEV);
     }
-    Exchange set;
     NlMsg m = NewRenameRequest(*index, to);
-    return Run(m.get(), "SET " + from + " name " + to, set);
+    return Run(m.get(), "SET " + from + " name " + to, [](const nlmsghdr*) {});
   }
 
  private:
@@ -198,43 +173,17 @@ class Netlink : public NamesBackend {
     return OkStatus();
   }
 
-  static Status Run(nl_msg* msg, const std::string& what, Exchange& ex) {
-    if (msg == nullptr) return InternalError("RDMA netlink " + what + ": cannot build the message");
-    auto connected = ConnectNetlink(kNetlinkRdma, "NETLINK_RDMA");
-    if (!connected.ok()) {
-      const Status& s = connected.status();
-      if (s.err() == EPROTONOSUPPORT) {
-        return Status(StatusCode::kFailedPrecondition,
-                      s.message() + ": no RDMA netlink in this kernel (ib_core not loaded)",
-                      s.err());
-      }
-      return s;
+  static Status Run(nl_msg* msg, const std::string& what,
+                    const std::function<void(const nlmsghdr*)>& on_reply) {
+    Status s = NetlinkTransact(kNetlinkRdma, "NETLINK_RDMA", msg, "RDMA netlink " + what, on_reply);
+    if (s.err() == EPROTONOSUPPORT) {
+      return Status(StatusCode::kFailedPrecondition,
+                    s.message() + ": no RDMA netlink in this kernel (ib_core not loaded)", s.err());
     }
-    NlSocket sk = std::move(*connected);
-    nl_socket_modify_cb(sk.get(), NL_CB_VALID, NL_CB_CUSTOM, OnValid, &ex);
-    nl_socket_modify_cb(sk.get(), NL_CB_ACK, NL_CB_CUSTOM, OnAck, &ex);
-    nl_socket_modify_cb(sk.get(), NL_CB_FINISH, NL_CB_CUSTOM, OnFinish, &ex);
-    nl_socket_modify_err_cb(sk.get(), NL_CB_CUSTOM, OnError, &ex);
-    if (int r = nl_send_auto(sk.get(), msg); r < 0) {
-      return ErrnoToStatus(errno != 0 ? errno : EIO, "RDMA netlink " + what + ": send");
+    if (s.err() == EEXIST) {
+      return Status(s.code(), s.message() + ": another RDMA device has that name", EEXIST);
     }
-    for (int i = 0; i < 64 && !ex.acked && ex.kernel_errno == 0; ++i) {
-      int r = nl_recvmsgs_default(sk.get());
-      if (ex.kernel_errno != 0) break;
-      if (r < 0) {
-        return Status(StatusCode::kUnavailable,
-                      "RDMA netlink " + what + ": receive: " + nl_geterror(r));
-      }
-    }
-    if (ex.kernel_errno != 0) {
-      Status s = ErrnoToStatus(ex.kernel_errno, "RDMA netlink " + what);
-      if (ex.kernel_errno == EEXIST) {
-        return Status(s.code(), s.message() + ": another RDMA device has that name", EEXIST);
-      }
-      return s;
-    }
-    if (!ex.acked) return UnavailableError("RDMA netlink " + what + ": no acknowledgement");
-    return OkStatus();
+    return s;
   }
 };
 

@@ -9,6 +9,8 @@
 
 #include <cerrno>
 #include <cstring>
+#include <functional>
+#include <optional>
 #include <utility>
 
 #include "engine/netlink/netlink_socket.h"
@@ -73,88 +75,44 @@ StatusOr<std::string> ModeFromHeader(nlmsghdr* h) {
 }
 
 // What a request/response exchange saw.
-struct Exchange {
-  int kernel_errno = 0;  // from an NLMSG_ERROR with error != 0
-  bool acked = false;
-  std::optional<StatusOr<std::string>> mode;  // SYS_GET replies
-};
-
-int OnValid(nl_msg* msg, void* arg) {
-  auto* ex = static_cast<Exchange*>(arg);
-  nlmsghdr* h = nlmsg_hdr(msg);
-  if (h->nlmsg_type == NldevMsgType(kNldevCmdSysGet)) ex->mode = ModeFromHeader(h);
-  return NL_OK;
-}
-
-int OnError(sockaddr_nl*, nlmsgerr* e, void* arg) {
-  static_cast<Exchange*>(arg)->kernel_errno = -e->error;
-  return NL_STOP;
-}
-
-int OnAck(nl_msg*, void* arg) {
-  static_cast<Exchange*>(arg)->acked = true;
-  return NL_STOP;
-}
-
 class NetlinkClient : public NetnsModeClient {
  public:
   StatusOr<std::string> Get() override {
-    Exchange ex;
+    std::optional<StatusOr<std::string>> mode;  // the SYS_GET reply
     MsgPtr m = NewRequest(kNldevCmdSysGet);
-    RETURN_IF_ERROR(Run(m.get(), "SYS_GET", ex));
-    if (!ex.mode) return NotFoundError("RDMA netlink SYS_GET: the kernel sent no reply");
-    return *ex.mode;
+    RETURN_IF_ERROR(Run(m.get(), "SYS_GET", [&](const nlmsghdr* h) {
+      if (h->nlmsg_type == NldevMsgType(kNldevCmdSysGet)) {
+        mode = ModeFromHeader(const_cast<nlmsghdr*>(h));
+      }
+    }));
+    if (!mode) return NotFoundError("RDMA netlink SYS_GET: the kernel sent no reply");
+    return *mode;
   }
 
   Status Set(const std::string& mode) override {
     if (!ModeValue(mode))
       return InvalidArgumentError("netns mode must be shared or exclusive, not " + mode);
-    Exchange ex;
     MsgPtr m = NewSetRequest(mode);
-    return Run(m.get(), "SYS_SET netns_mode " + mode, ex);
+    return Run(m.get(), "SYS_SET netns_mode " + mode, [](const nlmsghdr*) {});
   }
 
  private:
-  Status Run(nl_msg* msg, const std::string& what, Exchange& ex) {
-    if (msg == nullptr) return InternalError("RDMA netlink " + what + ": cannot build the message");
-    auto connected = ConnectNetlink(kNetlinkRdma, "NETLINK_RDMA");
-    if (!connected.ok()) {
-      const Status& s = connected.status();
-      if (s.err() == EPROTONOSUPPORT) {
-        return Status(StatusCode::kFailedPrecondition,
-                      s.message() + ": no RDMA netlink in this kernel (ib_core not loaded)",
-                      s.err());
-      }
-      return s;
+  static Status Run(nl_msg* msg, const std::string& what,
+                    const std::function<void(const nlmsghdr*)>& on_reply) {
+    Status s = NetlinkTransact(kNetlinkRdma, "NETLINK_RDMA", msg, "RDMA netlink " + what, on_reply,
+                               /*max_receives=*/16);
+    if (s.err() == EPROTONOSUPPORT) {
+      return Status(StatusCode::kFailedPrecondition,
+                    s.message() + ": no RDMA netlink in this kernel (ib_core not loaded)", s.err());
     }
-    NlSocket sk = std::move(*connected);
-    nl_socket_modify_cb(sk.get(), NL_CB_VALID, NL_CB_CUSTOM, OnValid, &ex);
-    nl_socket_modify_cb(sk.get(), NL_CB_ACK, NL_CB_CUSTOM, OnAck, &ex);
-    nl_socket_modify_err_cb(sk.get(), NL_CB_CUSTOM, OnError, &ex);
-    if (int r = nl_send_auto(sk.get(), msg); r < 0) {
-      return ErrnoToStatus(errno != 0 ? errno : EIO, "RDMA netlink " + what + ": send");
+    if (s.err() == EBUSY) {
+      return Status(s.code(),
+                    s.message() +
+                        ": the kernel switches the netns mode only while no network "
+                        "namespace other than the initial one exists",
+                    EBUSY);
     }
-    for (int i = 0; i < 16 && !ex.acked && ex.kernel_errno == 0; ++i) {
-      int r = nl_recvmsgs_default(sk.get());
-      if (ex.kernel_errno != 0) break;
-      if (r < 0) {
-        return Status(StatusCode::kUnavailable,
-                      "RDMA netlink " + what + ": receive: " + nl_geterror(r));
-      }
-    }
-    if (ex.kernel_errno != 0) {
-      Status s = ErrnoToStatus(ex.kernel_errno, "RDMA netlink " + what);
-      if (ex.kernel_errno == EBUSY) {
-        return Status(s.code(),
-                      s.message() +
-                          ": the kernel switches the netns mode only while no network "
-                          "namespace other than the initial one exists",
-                      EBUSY);
-      }
-      return s;
-    }
-    if (!ex.acked) return UnavailableError("RDMA netlink " + what + ": no acknowledgement");
-    return OkStatus();
+    return s;
   }
 };
 
