@@ -61,6 +61,10 @@ scripts/setup.sh || exit 1
 mkdir -p "$WS/.cache"
 step_end "setup"
 
+# gold's "Cannot export local symbol '__asan_*'" warnings (one per ASan check
+# routine and linked binary, harmless) would fill the log: filter them out.
+no_gold_noise() { grep -v "warning: Cannot export local symbol '__asan"; }
+
 count() {  # label testlogs: adds the test.xml counts under testlogs to the totals
   local counts p f
   counts=$(python3 scripts/count_tests.py "$2" "$failures_file")
@@ -74,8 +78,8 @@ count() {  # label testlogs: adds the test.xml counts under testlogs to the tota
 # bazel-testlogs links stay the default (gcc) output base's.
 san_flags=(--config=san-clang --symlink_prefix=/ "${DISK_CACHE[@]}")
 step_begin
-"${CLANG_BAZEL[@]}" test --keep_going "${san_flags[@]}" "${TARGETS[@]}" "$@"
-code=$?
+"${CLANG_BAZEL[@]}" test --keep_going "${san_flags[@]}" "${TARGETS[@]}" "$@" 2>&1 | no_gold_noise
+code=${PIPESTATUS[0]}
 if logs=$("${CLANG_BAZEL[@]}" info "${san_flags[@]}" bazel-testlogs 2>/dev/null); then
   count "san build (clang-14)" "$logs"
 else
@@ -116,10 +120,7 @@ fuzz_flags=(--config=fuzz --symlink_prefix=/ "${DISK_CACHE[@]}")
 built=0
 if [[ -z $fuzzers ]]; then
   fail "fuzz targets: none found"
-# gold's "Cannot export local symbol '__asan_*'" warnings (one per ASan
-# check routine, harmless) would fill the log: filter them out.
-elif "${CLANG_BAZEL[@]}" build "${fuzz_flags[@]}" $fuzzers "$@" 2>&1 |
-  grep -v "warning: Cannot export local symbol '__asan"; ((PIPESTATUS[0] == 0)); then
+elif "${CLANG_BAZEL[@]}" build "${fuzz_flags[@]}" $fuzzers "$@" 2>&1 | no_gold_noise; ((PIPESTATUS[0] == 0)); then
   built=1
   bin=$("${CLANG_BAZEL[@]}" info "${fuzz_flags[@]}" bazel-bin 2>/dev/null)
 else
