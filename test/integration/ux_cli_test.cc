@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
@@ -397,6 +398,48 @@ TEST(UxCliTest, OneMeaningPerFlag) {
   json saved = json::parse(in, nullptr, false);
   ASSERT_FALSE(saved.is_discarded());
   EXPECT_EQ(saved["root"], root);
+}
+
+// Issue 31 (low): device names are listed in natural order wherever a user
+// reads them (discover's table and JSON, doctor's targets): mlx5_10 after
+// mlx5_9, as `ls -v` would, not after mlx5_1. PCI addresses keep their
+// fixed-width hex order (0000:1a:00.0 after 0000:17:00.0).
+std::vector<int> Mlx5Numbers(const std::string& text) {
+  std::vector<int> out;
+  for (size_t at = text.find("mlx5_"); at != std::string::npos; at = text.find("mlx5_", at + 5)) {
+    size_t end = at + 5;
+    while (end < text.size() && text[end] >= '0' && text[end] <= '9') ++end;
+    if (end > at + 5) out.push_back(std::stoi(text.substr(at + 5, end - at - 5)));
+  }
+  return out;
+}
+
+TEST(UxCliTest, DeviceNamesInNaturalOrder) {
+  const std::vector<int> twelve = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
+  std::string hgx = ExtractHost("hgx-h100");  // mlx5_0 .. mlx5_11
+  RunResult text = Provisioner({"discover", "--root", hgx});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  size_t rdma = text.out.find("RDMA devices:");
+  ASSERT_NE(rdma, std::string::npos) << text.out;
+  std::string table = text.out.substr(rdma, text.out.find("\n\n", rdma) - rdma);
+  EXPECT_EQ(Mlx5Numbers(table), twelve) << table;
+
+  json doc = ParseJson(Provisioner({"discover", "--root", hgx, "-o", "json"}));
+  std::string names;
+  for (const auto& d : doc["rdmaDevices"]) names += d["name"].get<std::string>() + " ";
+  EXPECT_EQ(Mlx5Numbers(names), twelve) << names;
+  std::vector<std::string> pci;
+  for (const auto& n : doc["nics"]) pci.push_back(n["pciAddress"].get<std::string>());
+  ASSERT_GE(pci.size(), 2u);
+  EXPECT_EQ(pci[0], "0000:1a:00.0");
+  EXPECT_TRUE(std::is_sorted(pci.begin(), pci.end())) << doc["nics"].dump();
+
+  json doctor = ParseJson(Provisioner({"doctor", "--root", hgx, "-o", "json"}));
+  std::string ports;
+  for (const auto& c : doctor["checks"]) {
+    if (c["id"] == "rdma.port-netdev") ports += c["target"].get<std::string>() + " ";
+  }
+  EXPECT_EQ(Mlx5Numbers(ports), twelve) << ports;
 }
 
 // Item 11: doctor groups a repeated cause, filters with --only, and says
