@@ -442,6 +442,44 @@ TEST(UxCliTest, DeviceNamesInNaturalOrder) {
   EXPECT_EQ(Mlx5Numbers(ports), twelve) << ports;
 }
 
+// Issue 31 (low): a plan without changes says how many PFs with VFs no nic
+// of host.yaml selects (their VFs are left as they are), from the facts.
+TEST(UxCliTest, NoChangesCountsPfsWithVfsNotInHostYaml) {
+  std::string root = ExtractHost("cx5-roce-vfs");  // 4 VFs on af:00.0, none on af:00.1
+  const std::string head = R"(apiVersion: provisioner/v1alpha1
+kind: HostConfig
+metadata:
+  name: worker1
+spec:
+  nics:
+    - name: pf
+)";
+  std::string other = WriteTempFile(
+      "host.yaml",
+      head + "      nicSelector: { rootDevices: [\"0000:af:00.1\"] }\n      numVfs: 0\n");
+  RunResult t = Provisioner({"plan", other, "--root", root});
+  ASSERT_EQ(t.exit_code, 0) << t.err;
+  EXPECT_NE(t.out.find("No changes. The host matches the desired state (1 PF with VFs is not in "
+                       "host.yaml).\n"),
+            std::string::npos)
+      << t.out;
+  json j = ParseJson(Provisioner({"plan", other, "--root", root, "-o", "json"}));
+  EXPECT_EQ(j["summary"]["unmanagedPfsWithVfs"], 1) << j.dump();
+  RunResult a = Provisioner({"apply", other, "--root", root, "--auto-approve"});
+  ASSERT_EQ(a.exit_code, 0) << a.out << a.err;
+  EXPECT_NE(a.out.find("(1 PF with VFs is not in host.yaml)"), std::string::npos) << a.out;
+
+  std::string managed = WriteTempFile(
+      "host.yaml",
+      head + "      nicSelector: { rootDevices: [\"0000:af:00.0\"] }\n      numVfs: 4\n");
+  RunResult m = Provisioner({"plan", managed, "--root", root});
+  ASSERT_EQ(m.exit_code, 0) << m.err;
+  EXPECT_NE(m.out.find("No changes. The host matches the desired state.\n"), std::string::npos)
+      << m.out;
+  json mj = ParseJson(Provisioner({"plan", managed, "--root", root, "-o", "json"}));
+  EXPECT_FALSE(mj["summary"].contains("unmanagedPfsWithVfs")) << mj.dump();
+}
+
 // Item 11: doctor groups a repeated cause, filters with --only, and says
 // when a host has no RDMA at all.
 TEST(UxCliTest, DoctorGroupsFiltersAndSaysNoRdma) {
