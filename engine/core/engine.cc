@@ -83,6 +83,7 @@ PlanResult BuildPlan(const std::vector<std::unique_ptr<Module>>& modules,
                    [](const Change& a, const Change& b) { return a.phase < b.phase; });
   result.plan.changes = std::move(changes);
   result.plan.warnings = facts.warnings;
+  result.plan.unmanaged_pfs_with_vfs = sink.unmanaged_pfs_with_vfs();
   for (const auto& d : result.diagnostics) {
     if (d.severity == Severity::kWarning) {
       result.plan.warnings.push_back(PlanWarningText(d));

@@ -13,11 +13,11 @@ namespace provisioner {
 
 // One line of /proc/modules.
 struct LoadedModule {
-  std::string name;                   // "mlx5_ib"
-  long long size = 0;                 // bytes
+  std::string name;    // "mlx5_ib"
+  long long size = 0;  // bytes
   int refcount = 0;
-  std::vector<std::string> used_by;   // "ib_core ... rdma_cm,iw_cm," -> {rdma_cm, iw_cm}
-  std::string state;                  // "Live" | "Loading" | "Unloading"
+  std::vector<std::string> used_by;  // "ib_core ... rdma_cm,iw_cm," -> {rdma_cm, iw_cm}
+  std::string state;                 // "Live" | "Loading" | "Unloading"
 };
 
 // A modprobe.d line that names a module (options / install / remove / softdep).
@@ -36,8 +36,7 @@ struct ModprobeFileOptions {
 // etc/modules-load.d/provisioner.conf, the file the kmod module owns.
 inline constexpr char kModulesLoadConf[] = "/etc/modules-load.d/provisioner.conf";
 
-inline constexpr const char* kInferredLoadedSource =
-    "inferred from the tree (no /proc/modules)";
+inline constexpr const char* kInferredLoadedSource = "inferred from the tree (no /proc/modules)";
 
 struct KmodFacts {
   bool discovered = false;
@@ -77,7 +76,8 @@ struct KmodFacts {
   // rest of the configuration.
   std::vector<ModprobeFileOptions> options_by_file;
   // modprobe.d files of a tree that were not read (a link leaving the root,
-  // a dangling link, not a regular file), each with why.
+  // a dangling link, not a regular file), each with why; and the live root's
+  // missing /proc/modules. Discover passes them on as plan/discover warnings.
   std::vector<std::string> config_warnings;
   // Modules listed in kModulesLoadConf; nullopt when the file is absent.
   std::optional<std::vector<std::string>> persisted;

@@ -225,6 +225,8 @@ json PlanToJson(const Plan& plan, const std::string& root) {
                     {"remove", n.remove},
                     {"replace", n.replace}};
   if (int flaps = plan.LinkFlaps()) doc["summary"]["linkFlaps"] = flaps;
+  if (plan.unmanaged_pfs_with_vfs > 0)
+    doc["summary"]["unmanagedPfsWithVfs"] = plan.unmanaged_pfs_with_vfs;
   if (!plan.pending_reboot.empty()) {
     doc["summary"]["pendingReboot"] = plan.pending_reboot.size();
     doc["pendingReboot"] = plan.pending_reboot;
@@ -236,7 +238,13 @@ json PlanToJson(const Plan& plan, const std::string& root) {
 std::string RenderPlanTable(const Plan& plan, bool color, bool dry_run) {
   std::ostringstream out;
   if (plan.changes.empty()) {
-    out << "No changes. The host matches the desired state.\n";
+    out << "No changes. The host matches the desired state";
+    if (const int n = plan.unmanaged_pfs_with_vfs; n == 1) {
+      out << " (1 PF with VFs is not in host.yaml)";
+    } else if (n > 1) {
+      out << " (" << n << " PFs with VFs are not in host.yaml)";
+    }
+    out << ".\n";
   } else {
     out << "provisioner " << (dry_run ? "would" : "will")
         << " make these changes, in this order:\n\n";

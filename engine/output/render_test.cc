@@ -126,6 +126,22 @@ TEST(RenderTest, PlanTableReadable) {
   EXPECT_EQ(RenderPlanTable(Plan(), false), "No changes. The host matches the desired state.\n");
 }
 
+// Issue 31 (low): "matches the desired state" says how many PFs with VFs
+// host.yaml leaves alone; JSON adds summary.unmanagedPfsWithVfs only then.
+TEST(RenderTest, NoChangesSaysHowManyPfsWithVfsAreUnmanaged) {
+  Plan p;
+  EXPECT_FALSE(PlanToJson(p, "/")["summary"].contains("unmanagedPfsWithVfs"));
+  p.unmanaged_pfs_with_vfs = 2;
+  EXPECT_EQ(RenderPlanTable(p, false),
+            "No changes. The host matches the desired state (2 PFs with VFs are not in "
+            "host.yaml).\n");
+  EXPECT_EQ(PlanToJson(p, "/")["summary"]["unmanagedPfsWithVfs"], 2);
+  p.unmanaged_pfs_with_vfs = 1;
+  EXPECT_EQ(RenderPlanTable(p, false),
+            "No changes. The host matches the desired state (1 PF with VFs is not in "
+            "host.yaml).\n");
+}
+
 // A PFC change flaps the link: shown and counted as "link-flap", in the
 // JSON too, and no reboot (the saved record reads back the same).
 TEST(RenderTest, LinkFlapIsShownAndCountedButNeedsNoReboot) {

@@ -158,6 +158,11 @@ struct Plan {
   // deferred to the next boot (run/provisioner/pending-reboot, gone with
   // /run at the reboot): planned again until then, shown as pending.
   std::vector<std::string> pending_reboot;
+  // PFs with VFs (sriov numVfs > 0) that no nic of the desired state selects:
+  // left as they are, said with "matches the desired state" so that a plan
+  // without changes does not read as "every VF is managed". Counted by the
+  // module that knows selection (sriov), through PlanSink.
+  int unmanaged_pfs_with_vfs = 0;
   bool RebootRequired() const;
   int LinkFlaps() const;  // changes whose DisruptionLabel is "link-flap"
 };
@@ -172,12 +177,16 @@ class PlanSink {
   void Warning(std::string path, std::string message) {
     diagnostics_.push_back({Severity::kWarning, std::move(path), std::move(message)});
   }
+  // Plan::unmanaged_pfs_with_vfs: added up over the modules that count them.
+  void UnmanagedPfsWithVfs(int n) { unmanaged_pfs_with_vfs_ += n; }
   std::vector<Change>& changes() { return changes_; }
   const std::vector<Diagnostic>& diagnostics() const { return diagnostics_; }
+  int unmanaged_pfs_with_vfs() const { return unmanaged_pfs_with_vfs_; }
 
  private:
   std::vector<Change> changes_;
   std::vector<Diagnostic> diagnostics_;
+  int unmanaged_pfs_with_vfs_ = 0;
 };
 
 }  // namespace provisioner

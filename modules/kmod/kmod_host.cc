@@ -263,8 +263,14 @@ StatusOr<KmodFacts> DiscoverKmod(const HostFs& fs, KmodBackend& backend,
     k.loaded = std::move(*loaded);
     k.loaded_source = backend.Source();
   } else if (loaded.status().err() != ENOENT) {
-    // A kernel without loadable modules has no /proc/modules: nothing loaded.
     return loaded.status();
+  } else if (fs.IsLiveRoot()) {
+    // A kernel without loadable modules has no /proc/modules, and neither
+    // has a container without procfs: plan as if nothing were loaded, but
+    // say so (a tree without proc/modules is a partial capture: the module
+    // infers the loaded list from the tree instead).
+    k.config_warnings.push_back(
+        "/proc/modules: ENOENT: loaded kernel modules unknown (no procfs?)");
   }
   for (const LoadedModule& m : k.loaded) {
     const std::string dir = "/sys/module/" + m.name + "/parameters";

@@ -84,6 +84,37 @@ TEST_F(KmodTree, NoProcModulesMeansNothingLoaded) {
   ASSERT_TRUE(k.ok()) << k.status().ToString();
   EXPECT_TRUE(k->loaded.empty());
   EXPECT_FALSE(k->modules_dep_found);
+  // A tree without proc/modules is a partial capture: no warning here (the
+  // module infers the loaded list from the tree and says that instead).
+  EXPECT_TRUE(k->config_warnings.empty());
+}
+
+// The live root's kernel stand-in when /proc/modules is absent (a kernel
+// without loadable modules, a container without procfs): the backend says
+// ENOENT as libkmod does (KmodLive.LibkmodAndProcModulesCopyAgree).
+class NoProcModulesBackend : public KmodBackend {
+ public:
+  std::string Source() const override { return "libkmod"; }
+  StatusOr<std::vector<LoadedModule>> ReadLoaded() override {
+    return ErrnoToStatus(ENOENT, "read /proc/modules (libkmod)");
+  }
+  Status Load(const std::string&, const std::vector<std::string>&) override {
+    return ErrnoToStatus(ENOENT, "load");
+  }
+  Status Unload(const std::string&) override { return ErrnoToStatus(ENOENT, "unload"); }
+};
+
+// On the live root an absent /proc/modules is not "nothing loaded" silently:
+// a warning says the loaded modules are unknown (issue 31).
+TEST(KmodLive, AbsentProcModulesOnTheLiveRootWarns) {
+  auto live = NewLocalHostFs("/");
+  NoProcModulesBackend backend;
+  auto k = DiscoverKmod(*live, backend, "");
+  ASSERT_TRUE(k.ok()) << k.status().ToString();
+  EXPECT_TRUE(k->loaded.empty());
+  EXPECT_THAT(
+      k->config_warnings,
+      ::testing::Contains("/proc/modules: ENOENT: loaded kernel modules unknown (no procfs?)"));
 }
 
 // Built-ins: modules.builtin's paths, and /sys/module entries that are not

@@ -51,6 +51,9 @@ std::vector<std::string> ListIfDir(const HostFs& fs, const std::string& path) {
     spdlog::warn("{}", list.status().message());
     return {};
   }
+  // Netdev and RDMA device names, listed to the user: mlx5_10 after mlx5_9.
+  std::sort(list->begin(), list->end(),
+            [](const std::string& a, const std::string& b) { return NaturalLess(a, b); });
   return *list;
 }
 

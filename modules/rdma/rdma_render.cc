@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "engine/base/strings.h"
 #include "engine/output/facts_output.h"
 #include "modules/rdma/rdma_module.h"
 
@@ -37,7 +38,9 @@ json RdmaDevicesJson(const HostFacts& facts) {
     for (const auto& f : facts.pci) {
       for (const auto& r : f.rdma_devices) rdma.emplace_back(r, f.pci_address);
     }
-    std::sort(rdma.begin(), rdma.end());
+    std::sort(rdma.begin(), rdma.end(), [](const auto& a, const auto& b) {
+      return NaturalLess(a.first, b.first);  // mlx5_10 after mlx5_9
+    });
     for (const auto& [name, pci] : rdma) out.push_back({{"name", name}, {"pciAddress", pci}});
     return out;
   }
@@ -153,7 +156,8 @@ std::string RdmaModule::RenderFactsTable(const HostFacts& facts) const {
   }
   out << "\nRDMA devices:\n" << TextTable(rows, "  ");
   if (gids.size() > 1)
-    out << "\nGIDs (NCCL_IB_GID_INDEX = the RoCE v2 index of the address):\n" << TextTable(gids, "  ");
+    out << "\nGIDs (NCCL_IB_GID_INDEX = the RoCE v2 index of the address):\n"
+        << TextTable(gids, "  ");
   return out.str();
 }
 

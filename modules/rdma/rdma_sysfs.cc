@@ -392,6 +392,10 @@ StatusOr<std::vector<RdmaDevice>> ReadRdmaDevices(const HostFs& fs) {
   if (!fs.Exists(cls)) return std::vector<RdmaDevice>{};
   auto names = fs.ListDir(cls);
   if (!names.ok()) return names.status().WithContext("list " + cls);
+  // Listed to the user by name as rdma-core's ibv_devices does not (readdir
+  // order) but `ls -v` would: mlx5_10 after mlx5_9.
+  std::sort(names->begin(), names->end(),
+            [](const std::string& a, const std::string& b) { return NaturalLess(a, b); });
   // Devices are independent directories of ~800 files each (256 GID slots
   // per port): on a host with hundreds of VFs, read them on every core.
   return ReadEach<RdmaDevice>(fs, names->size(), kRdmaDevicesPerThread, [&](size_t i) {

@@ -1,6 +1,8 @@
 #include "modules/sriov/planner.h"
 
 #include <map>
+#include <set>
+#include <string>
 #include <utility>
 
 #include "engine/model/selector.h"
@@ -46,6 +48,19 @@ bool FirmwareRaisesLimit(const HostFacts& facts, const std::string& bdf) {
 
 std::string NumVfsChangeId(const std::string& pf) {
   return std::string(kSriovModule) + "/" + pf + "/" + kNumVfsAttribute;
+}
+
+int CountUnmanagedPfsWithVfs(const DesiredState& desired, const HostFacts& facts) {
+  std::set<std::string> selected;
+  for (const NicSpec& nic : desired.nics) {
+    for (const PciFunction* pf : SelectPfs(nic, facts)) selected.insert(pf->pci_address);
+  }
+  int n = 0;
+  for (const PciFunction& f : facts.pci) {
+    if (f.IsVf() || !f.sriov || f.sriov->num_vfs <= 0) continue;
+    n += selected.count(f.pci_address) == 0;
+  }
+  return n;
 }
 
 void PlanNumVfs(const DesiredState& desired, const HostFacts& facts, PlanSink& sink) {

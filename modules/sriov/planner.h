@@ -28,6 +28,10 @@ std::string NumVfsChangeId(const std::string& pf);
 // SR-IOV, counts above sriov_totalvfs and nics disagreeing about one PF.
 void PlanNumVfs(const DesiredState& desired, const HostFacts& facts, PlanSink& sink);
 
+// PFs that have VFs now (sriov_numvfs > 0) and that no nic of `desired`
+// selects: their VFs are left as they are. Plan::unmanaged_pfs_with_vfs.
+int CountUnmanagedPfsWithVfs(const DesiredState& desired, const HostFacts& facts);
+
 }  // namespace provisioner
 
 #endif  // PROVISIONER_MODULES_SRIOV_PLANNER_H_

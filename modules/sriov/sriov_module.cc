@@ -81,6 +81,7 @@ void SriovModule::Plan(const DesiredState& desired, const HostFacts& facts, Plan
   const size_t from = sink.changes().size();
   PlanNumVfs(desired, facts, sink);
   DeclarePciResources(facts, sink, from);  // a PF's changes in order, PFs at once
+  sink.UnmanagedPfsWithVfs(CountUnmanagedPfsWithVfs(desired, facts));
 }
 
 Status SriovModule::Apply(const Change& change, HostContext& ctx) {

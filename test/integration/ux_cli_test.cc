@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
@@ -397,6 +398,86 @@ TEST(UxCliTest, OneMeaningPerFlag) {
   json saved = json::parse(in, nullptr, false);
   ASSERT_FALSE(saved.is_discarded());
   EXPECT_EQ(saved["root"], root);
+}
+
+// Issue 31 (low): device names are listed in natural order wherever a user
+// reads them (discover's table and JSON, doctor's targets): mlx5_10 after
+// mlx5_9, as `ls -v` would, not after mlx5_1. PCI addresses keep their
+// fixed-width hex order (0000:1a:00.0 after 0000:17:00.0).
+std::vector<int> Mlx5Numbers(const std::string& text) {
+  std::vector<int> out;
+  for (size_t at = text.find("mlx5_"); at != std::string::npos; at = text.find("mlx5_", at + 5)) {
+    size_t end = at + 5;
+    while (end < text.size() && text[end] >= '0' && text[end] <= '9') ++end;
+    if (end > at + 5) out.push_back(std::stoi(text.substr(at + 5, end - at - 5)));
+  }
+  return out;
+}
+
+TEST(UxCliTest, DeviceNamesInNaturalOrder) {
+  const std::vector<int> twelve = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
+  std::string hgx = ExtractHost("hgx-h100");  // mlx5_0 .. mlx5_11
+  RunResult text = Provisioner({"discover", "--root", hgx});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  size_t rdma = text.out.find("RDMA devices:");
+  ASSERT_NE(rdma, std::string::npos) << text.out;
+  std::string table = text.out.substr(rdma, text.out.find("\n\n", rdma) - rdma);
+  EXPECT_EQ(Mlx5Numbers(table), twelve) << table;
+
+  json doc = ParseJson(Provisioner({"discover", "--root", hgx, "-o", "json"}));
+  std::string names;
+  for (const auto& d : doc["rdmaDevices"]) names += d["name"].get<std::string>() + " ";
+  EXPECT_EQ(Mlx5Numbers(names), twelve) << names;
+  std::vector<std::string> pci;
+  for (const auto& n : doc["nics"]) pci.push_back(n["pciAddress"].get<std::string>());
+  ASSERT_GE(pci.size(), 2u);
+  EXPECT_EQ(pci[0], "0000:1a:00.0");
+  EXPECT_TRUE(std::is_sorted(pci.begin(), pci.end())) << doc["nics"].dump();
+
+  json doctor = ParseJson(Provisioner({"doctor", "--root", hgx, "-o", "json"}));
+  std::string ports;
+  for (const auto& c : doctor["checks"]) {
+    if (c["id"] == "rdma.port-netdev") ports += c["target"].get<std::string>() + " ";
+  }
+  EXPECT_EQ(Mlx5Numbers(ports), twelve) << ports;
+}
+
+// Issue 31 (low): a plan without changes says how many PFs with VFs no nic
+// of host.yaml selects (their VFs are left as they are), from the facts.
+TEST(UxCliTest, NoChangesCountsPfsWithVfsNotInHostYaml) {
+  std::string root = ExtractHost("cx5-roce-vfs");  // 4 VFs on af:00.0, none on af:00.1
+  const std::string head = R"(apiVersion: provisioner/v1alpha1
+kind: HostConfig
+metadata:
+  name: worker1
+spec:
+  nics:
+    - name: pf
+)";
+  std::string other = WriteTempFile(
+      "host.yaml",
+      head + "      nicSelector: { rootDevices: [\"0000:af:00.1\"] }\n      numVfs: 0\n");
+  RunResult t = Provisioner({"plan", other, "--root", root});
+  ASSERT_EQ(t.exit_code, 0) << t.err;
+  EXPECT_NE(t.out.find("No changes. The host matches the desired state (1 PF with VFs is not in "
+                       "host.yaml).\n"),
+            std::string::npos)
+      << t.out;
+  json j = ParseJson(Provisioner({"plan", other, "--root", root, "-o", "json"}));
+  EXPECT_EQ(j["summary"]["unmanagedPfsWithVfs"], 1) << j.dump();
+  RunResult a = Provisioner({"apply", other, "--root", root, "--auto-approve"});
+  ASSERT_EQ(a.exit_code, 0) << a.out << a.err;
+  EXPECT_NE(a.out.find("(1 PF with VFs is not in host.yaml)"), std::string::npos) << a.out;
+
+  std::string managed = WriteTempFile(
+      "host.yaml",
+      head + "      nicSelector: { rootDevices: [\"0000:af:00.0\"] }\n      numVfs: 4\n");
+  RunResult m = Provisioner({"plan", managed, "--root", root});
+  ASSERT_EQ(m.exit_code, 0) << m.err;
+  EXPECT_NE(m.out.find("No changes. The host matches the desired state.\n"), std::string::npos)
+      << m.out;
+  json mj = ParseJson(Provisioner({"plan", managed, "--root", root, "-o", "json"}));
+  EXPECT_FALSE(mj["summary"].contains("unmanagedPfsWithVfs")) << mj.dump();
 }
 
 // Item 11: doctor groups a repeated cause, filters with --only, and says
