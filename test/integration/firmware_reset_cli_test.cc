@@ -22,7 +22,6 @@ namespace {
 
 using nlohmann::json;
 
-constexpr char kCard[] = "0000:86:00.0";
 constexpr char kCapture[] = "/run/provisioner/mstconfig/0000:86:00.0.query";
 constexpr char kResetCapture[] = "/run/provisioner/mstfwreset/0000:86:00.0.query";
 constexpr char kRefuse[] = "/run/provisioner/mstfwreset/0000:86:00.0.refuse";
