@@ -133,12 +133,13 @@ class TreeVfSettings final : public VfSettingsBackend {
         unsigned id = 0, qos = 0;
         char proto[16] = {0};
         char extra = 0;
-        std::optional<uint16_t> p;
         if (std::sscanf(v->c_str(), "%u %u %15s %c", &id, &qos, proto, &extra) == 3 && id <= 4095 &&
-            qos <= 7 && (p = ParseVfVlanProto(proto))) {
-          s.vlan = id;
-          s.vlan_qos = qos;
-          s.vlan_proto = *p;
+            qos <= 7) {
+          if (const std::optional<uint16_t> p = ParseVfVlanProto(proto)) {
+            s.vlan = id;
+            s.vlan_qos = qos;
+            s.vlan_proto = *p;
+          }
         }
       }
       out[n] = s;
