@@ -136,6 +136,11 @@ NicSpec BuildNic(const json& j) {
   if (const json* rate = Field(j, "vfRate"); rate != nullptr && rate->is_object()) {
     nic.vf_rate = VfRateSpec{Int(*rate, "min").value_or(0), Int(*rate, "max").value_or(0)};
   }
+  // Without its id (a schema error) vfVlan is not built: no second message.
+  if (const json* vlan = Field(j, "vfVlan"); vlan != nullptr && Int(*vlan, "id")) {
+    nic.vf_vlan = VfVlanSpec{Int(*vlan, "id").value_or(0), Int(*vlan, "qos").value_or(0),
+                             String(*vlan, "proto").value_or("802.1Q")};
+  }
   if (const json* fw = Field(j, "firmware"); fw != nullptr && fw->is_object()) {
     for (const auto& [name, v] : fw->items()) {
       FirmwareSetting f;

@@ -145,6 +145,7 @@ class Checker {
       CheckVfMtu(nic.vf_mtu, nic.device_type, JoinField(path, "vfMtu"),
                  JoinField(path, "deviceType"), nic.mtu, JoinField(path, "mtu"));
       CheckVfRate(nic.vf_rate, JoinField(path, "vfRate"));
+      CheckVfVlan(nic.vf_vlan, JoinField(path, "vfVlan"));
       if (nic.ipoib) CheckIpoib(nic, path);
       if (!nic.vf_groups.empty()) CheckVfGroups(nic, path);
     }
@@ -236,6 +237,17 @@ class Checker {
                       " (" + Where(pf_mtu_path) +
                       "): a VF cannot carry frames its PF's port does not; raise mtu to " +
                       std::to_string(*vf_mtu) + " or more");
+    }
+  }
+
+  // A vfVlan: id 0 is "no port VLAN", so there is no tag to carry the
+  // priority (qos is the tag's PCP).
+  void CheckVfVlan(const std::optional<VfVlanSpec>& vlan, const std::string& path) {
+    if (!vlan || Tainted(path)) return;
+    if (vlan->id == 0 && vlan->qos != 0) {
+      Error(JoinField(path, "qos"), "qos " + std::to_string(vlan->qos) +
+                                        " needs a VLAN: id 0 means no VLAN (give id 1..4095 "
+                                        "or leave qos out)");
     }
   }
 

@@ -318,6 +318,28 @@ TEST(ChecksTest, VfRateLimitNotBelowTheGuarantee) {
                           "Mbps: the limit cannot be below the guarantee (0 = no limit)"));
 }
 
+TEST(ChecksTest, VfVlanQosNeedsAVlan) {
+  const std::string head =
+      "spec:\n"                                       // 5
+      "  nics:\n"                                     // 6
+      "    - name: n\n"                               // 7
+      "      nicSelector: {pfNames: [ens6f0np0]}\n";  // 8
+  EXPECT_THAT(Diagnose(WithHeader(head + "      vfVlan: {id: 100, qos: 3, proto: 802.1ad}\n")),
+              IsEmpty());
+  EXPECT_THAT(Diagnose(WithHeader(head + "      vfVlan: {id: 0}\n")), IsEmpty());
+  EXPECT_THAT(Diagnose(WithHeader(head + "      vfVlan: {id: 0, qos: 3}\n")),
+              ElementsAre("host.yaml:9:28: spec.nics[0].vfVlan.qos: qos 3 needs a VLAN: id 0 "
+                          "means no VLAN (give id 1..4095 or leave qos out)"));
+  EXPECT_THAT(
+      Diagnose(WithHeader(head + "      vfVlan: {id: 4096, qos: 8, proto: 802.1q}\n")),
+      ElementsAre("host.yaml:9:20: spec.nics[0].vfVlan.id: 4096 exceeds the maximum 4095",
+                  "host.yaml:9:31: spec.nics[0].vfVlan.qos: 8 exceeds the maximum 7",
+                  "host.yaml:9:41: spec.nics[0].vfVlan.proto: \"802.1q\" is not one of: 802.1Q, "
+                  "802.1ad"));
+  EXPECT_THAT(Diagnose(WithHeader(head + "      vfVlan: {qos: 1}\n")),
+              ElementsAre("host.yaml:9:15: spec.nics[0].vfVlan: missing required field \"id\""));
+}
+
 TEST(ChecksTest, LinkTypeMustFitTheCniType) {
   EXPECT_THAT(Diagnose(Spec("    - {name: a, cniType: sriov, nic: eth-nic}\n"
                             "    - {name: b, cniType: ib-sriov, nic: ib-nic}\n"

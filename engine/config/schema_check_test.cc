@@ -57,7 +57,7 @@ TEST(SchemaTest, EveryUnknownFieldIsReported) {
                           "of: deviceType, firmware, firmwareReset, firmwareVersion, ipoib, "
                           "isRdma, linkType, mtu, name, names, nicSelector, numVfs, pcie, "
                           "resourceName, roce, vfGroups, vfLinkState, vfMtu, vfRate, vfSpoofChk, "
-                          "vfTrust"));
+                          "vfTrust, vfVlan"));
 }
 
 TEST(SchemaTest, PcieFieldsAreCheckedWithTheirPosition) {

@@ -145,6 +145,16 @@ struct VfRateSpec {
   int max = 0;
 };
 
+// spec.nics[].vfVlan: { id: 100, qos: 3, proto: 802.1Q }: every VF's port
+// VLAN (IFLA_VF_VLAN_LIST's ifla_vf_vlan_info, `ip link set <pf> vf N vlan ID
+// qos Q proto P`); id 0 = no VLAN (then qos 0); a field not given is 0 /
+// 802.1Q.
+struct VfVlanSpec {
+  int id = 0;
+  int qos = 0;
+  std::string proto = "802.1Q";  // 802.1Q | 802.1ad
+};
+
 // spec.nics[].names: { netdev: "rail{n}", rdma: "mlx5_rail{n}" }: the
 // persistent names of the nic's PF netdev and RDMA device (module names):
 // udev rules by PCI address for every boot, and a live rename now. Unset:
@@ -172,6 +182,7 @@ struct NicSpec {
   // vfLinkState: auto | enable | disable, every VF's IFLA_VF_LINK_STATE.
   std::optional<std::string> vf_link_state;
   std::optional<VfRateSpec> vf_rate;  // vfRate
+  std::optional<VfVlanSpec> vf_vlan;  // vfVlan
   // firmware: { PARAM: value }, by parameter name (mstconfig's spelling).
   std::map<std::string, FirmwareSetting> firmware;
   std::optional<NicPcieSpec> pcie;         // pcie

@@ -47,6 +47,10 @@ struct VfInfo {
   std::optional<std::string> link_state;  // IFLA_VF_LINK_STATE: auto | enable | disable
   std::optional<int64_t> min_tx_rate;     // IFLA_VF_RATE, Mbps
   std::optional<int64_t> max_tx_rate;
+  // IFLA_VF_VLAN_LIST (else IFLA_VF_VLAN: 802.1Q): the VF's port VLAN, id 0 = none
+  std::optional<int> vlan_id;
+  std::optional<int> vlan_qos;
+  std::optional<std::string> vlan_proto;  // "802.1Q" | "802.1ad"
 };
 
 // SR-IOV capability of a PF (absent without sriov_totalvfs, e.g. SRIOV_EN=0).

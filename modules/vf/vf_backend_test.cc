@@ -30,6 +30,9 @@ class FakeNetlink : public VfNetlink {
     a.link_state = 1;  // IFLA_VF_LINK_STATE_ENABLE
     a.min_tx_rate = 0;
     a.max_tx_rate = 25000;
+    a.vlan = 100;
+    a.vlan_qos = 3;
+    a.vlan_proto = 0x88a8;  // ETH_P_8021AD
     VfLinkState b;
     b.vf = 1;
     b.trust = false;  // no spoof check attribute: unknown
@@ -41,6 +44,7 @@ class FakeNetlink : public VfNetlink {
   Status SetSpoofChk(const std::string&, int, bool) override { return Count(); }
   Status SetLinkState(const std::string&, int, int) override { return Count(); }
   Status SetRate(const std::string&, int, uint32_t, uint32_t) override { return Count(); }
+  Status SetVlan(const std::string&, int, uint32_t, uint32_t, uint16_t) override { return Count(); }
   int calls = 0;
 
  private:
@@ -87,7 +91,8 @@ TEST(VfSettings, SnapshotRecordsTheNetlinkAnswerAndTheTreeReplaysIt) {
   auto recording = NewRecordingHostFs(live.get(), &record);
   auto answered = NewNetlinkVfSettings(&nl, *recording)->Read("0000:af:00.0", "ens1f0");
   ASSERT_EQ(answered.size(), 2u);
-  EXPECT_EQ(record.captures.size(), 5u);  // VF 1 has no spoof check, link state, rate answer
+  EXPECT_EQ(record.captures.size(), 6u);  // VF 1 has no spoof check, link state, rate, vlan answer
+  EXPECT_EQ(record.captures.at("/run/provisioner/vf/0000:af:00.0/0/vlan"), "100 3 802.1ad\n");
 
   std::string root = FreshDir();
   ASSERT_FALSE(root.empty());
@@ -102,6 +107,9 @@ TEST(VfSettings, SnapshotRecordsTheNetlinkAnswerAndTheTreeReplaysIt) {
     EXPECT_EQ(replayed[n].spoof_chk, s.spoof_chk) << n;
     EXPECT_EQ(replayed[n].link_state, s.link_state) << n;
     EXPECT_EQ(replayed[n].max_tx_rate, s.max_tx_rate) << n;
+    EXPECT_EQ(replayed[n].vlan, s.vlan) << n;
+    EXPECT_EQ(replayed[n].vlan_qos, s.vlan_qos) << n;
+    EXPECT_EQ(replayed[n].vlan_proto, s.vlan_proto) << n;
   }
 }
 

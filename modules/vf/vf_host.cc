@@ -252,12 +252,22 @@ Status VerifyFlag(const Change& c, HostContext& ctx, VfSettingsBackend& backend)
   return OkStatus();
 }
 
-// A per-VF setting over a VF range (linkState, rate): each VF's value as the
-// change's `after` says and as the backend reads it, in the JSON the plan
-// carries ("enable"; {"min": 0, "max": 10000}).
+// A per-VF setting over a VF range (linkState, rate, vlan): each VF's value
+// as the change's `after` says and as the backend reads it, in the JSON the
+// plan carries ("enable"; {"min": 0, "max": 10000}; {"id": 100, "qos": 3,
+// "proto": "802.1Q"}).
 bool ValidRangeValue(const Change& c, const json& v) {
   if (c.attribute == kLinkStateAttribute) {
     return v.is_string() && ParseVfLinkState(v.get<std::string>()).has_value();
+  }
+  auto in = [&](const char* k, long long max) {
+    return v.contains(k) && v[k].is_number_integer() && v[k].get<long long>() >= 0 &&
+           v[k].get<long long>() <= max;
+  };
+  if (c.attribute == kVlanAttribute) {
+    return v.is_object() && v.size() == 3 && in("id", 4095) && in("qos", 7) &&
+           v.contains("proto") && v["proto"].is_string() &&
+           ParseVfVlanProto(v["proto"].get<std::string>()).has_value();
   }
   auto rate = [&](const char* k) {
     return v.contains(k) && v[k].is_number_integer() && v[k].get<long long>() >= 0 &&
@@ -272,6 +282,13 @@ json RangeValueNow(const Change& c, const VfLinkState& l) {
                ? json(VfLinkStateName(*l.link_state))
                : json(nullptr);
   }
+  if (c.attribute == kVlanAttribute) {
+    return l.vlan && l.vlan_qos && l.vlan_proto && !VfVlanProtoName(*l.vlan_proto).empty()
+               ? json{{"id", *l.vlan},
+                      {"qos", *l.vlan_qos},
+                      {"proto", VfVlanProtoName(*l.vlan_proto)}}
+               : json(nullptr);
+  }
   return l.min_tx_rate && l.max_tx_rate ? json{{"min", *l.min_tx_rate}, {"max", *l.max_tx_rate}}
                                         : json(nullptr);
 }
@@ -280,6 +297,11 @@ Status SetRangeValue(const Change& c, VfSettingsBackend& backend, const std::str
                      const json& v) {
   if (c.attribute == kLinkStateAttribute) {
     return backend.SetLinkState(c.target, netdev, n, *ParseVfLinkState(v.get<std::string>()));
+  }
+  if (c.attribute == kVlanAttribute) {
+    return backend.SetVlan(c.target, netdev, n, static_cast<uint32_t>(v["id"].get<long long>()),
+                           static_cast<uint32_t>(v["qos"].get<long long>()),
+                           *ParseVfVlanProto(v["proto"].get<std::string>()));
   }
   return backend.SetRate(c.target, netdev, n, static_cast<uint32_t>(v["min"].get<long long>()),
                          static_cast<uint32_t>(v["max"].get<long long>()));
@@ -481,6 +503,15 @@ Status DiscoverVfFacts(const HostFs& fs, VfSettingsBackend& backend, HostFacts& 
         vf.min_tx_rate = *l->min_tx_rate;
         vf.max_tx_rate = *l->max_tx_rate;
       }
+      vf.vlan_id.reset();
+      vf.vlan_qos.reset();
+      vf.vlan_proto.reset();
+      if (l && l->vlan && l->vlan_qos && l->vlan_proto &&
+          !VfVlanProtoName(*l->vlan_proto).empty()) {
+        vf.vlan_id = static_cast<int>(*l->vlan);
+        vf.vlan_qos = static_cast<int>(*l->vlan_qos);
+        vf.vlan_proto = VfVlanProtoName(*l->vlan_proto);
+      }
     }
   }
   return OkStatus();
@@ -532,7 +563,8 @@ Status ApplyVfChange(const Change& change, HostContext& ctx, VfSettingsBackend& 
     s = ApplyFlag(change, ctx, backend);
   } else if (change.attribute == kDriverAttribute) {
     s = ApplyDriver(change, ctx, options);
-  } else if (change.attribute == kLinkStateAttribute || change.attribute == kRateAttribute) {
+  } else if (change.attribute == kLinkStateAttribute || change.attribute == kRateAttribute ||
+             change.attribute == kVlanAttribute) {
     s = ApplyRangeSetting(change, ctx, backend);
   } else {
     return InvalidArgumentError("module vf has no attribute " + change.attribute + " (" +
@@ -547,7 +579,8 @@ Status VerifyVfChange(const Change& change, HostContext& ctx, VfSettingsBackend&
     return VerifyFlag(change, ctx, backend);
   }
   if (change.attribute == kDriverAttribute) return VerifyDriver(change, ctx);
-  if (change.attribute == kLinkStateAttribute || change.attribute == kRateAttribute) {
+  if (change.attribute == kLinkStateAttribute || change.attribute == kRateAttribute ||
+      change.attribute == kVlanAttribute) {
     return VerifyRangeSetting(change, ctx, backend);
   }
   return InvalidArgumentError("module vf has no attribute " + change.attribute + " (" + change.id +

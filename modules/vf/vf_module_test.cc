@@ -86,6 +86,16 @@ class FakeNetlink final : public VfNetlink {
     state[vf].max_tx_rate = max;
     return OkStatus();
   }
+  Status SetVlan(const std::string& netdev, int vf, uint32_t id, uint32_t qos,
+                 uint16_t proto) override {
+    calls.push_back("vlan " + netdev + " " + std::to_string(vf) + " " + std::to_string(id) + " " +
+                    std::to_string(qos) + " " + VfVlanProtoName(proto));
+    state[vf].vf = vf;
+    state[vf].vlan = id;
+    state[vf].vlan_qos = qos;
+    state[vf].vlan_proto = proto;
+    return OkStatus();
+  }
   std::vector<std::string> calls;
   std::map<int, VfLinkState> state;
   bool refuse_spoofchk = false;
@@ -536,6 +546,71 @@ TEST_F(VfModuleTest, LinkStateOverNetlink) {
     if (c.rfind("state ", 0) == 0) sets.push_back(c);
   }
   EXPECT_EQ(sets, (std::vector<std::string>{"state ens6f0np0 0 auto", "state ens6f0np0 1 auto"}));
+}
+
+// vfVlan under a tree root (capture file `vlan`, "<id> <qos> <proto>"),
+// converged, then a failed VF 1 puts VF 0's VLAN back; the inverse sets the
+// VLAN the VFs had.
+TEST_F(VfModuleTest, VlanAppliedVerifiedAndRolledBack) {
+  Build(testing::Cx5RoceHost());
+  DesiredState d = Load(R"(  nics:
+    - name: pf0
+      nicSelector: { rootDevices: ["0000:af:00.0"] }
+      numVfs: 2
+      vfVlan: { id: 100, qos: 3 }
+)");
+  PlanResult p = PlanNow(d);
+  EXPECT_EQ(Ids(p.plan),
+            (std::vector<std::string>{"sriov/0000:af:00.0/numVfs", "vf/0000:af:00.0/vlan"}));
+  ASSERT_TRUE(ApplyPlan(modules_, p.plan, d, ctx_).status.ok());
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(*fs_->ReadAttr(VfStateCapturePath("0000:af:00.0", i, "vlan")), "100 3 802.1Q");
+  }
+  EXPECT_TRUE(PlanNow(d).plan.changes.empty());
+  d.nics[0].vf_vlan = VfVlanSpec{200, 0, "802.1ad"};
+  p = PlanNow(d);
+  ASSERT_EQ(p.plan.changes.size(), 1u);
+  const nlohmann::json was{{"id", 100}, {"qos", 3}, {"proto", "802.1Q"}};
+  EXPECT_EQ(p.plan.changes[0].before, (nlohmann::json{was, was}));
+  EXPECT_EQ(p.plan.changes[0].after,
+            (nlohmann::json{{"id", 200}, {"qos", 0}, {"proto", "802.1ad"}}));
+  sim_->AddFault({0, "0000:af:00.0/1/vlan", EIO, -1});
+  ApplyReport r = ApplyPlan(modules_, p.plan, d, ctx_);
+  ASSERT_FALSE(r.status.ok());
+  EXPECT_NE(r.status.message().find("VF 1 (0000:af:00.3)"), std::string::npos)
+      << r.status.message();
+  ASSERT_EQ(r.rolled_back.size(), 1u);
+  EXPECT_TRUE(r.rolled_back[0].status.ok()) << r.rolled_back[0].status.message();
+  EXPECT_EQ(*fs_->ReadAttr(VfStateCapturePath("0000:af:00.0", 0, "vlan")), "100 3 802.1Q");
+}
+
+// The live-root path: one VLAN message per VF on the PF netdev, with the
+// protocol asked.
+TEST_F(VfModuleTest, VlanOverNetlink) {
+  FakeNetlink* fake = nullptr;
+  VfModuleOptions o;
+  o.use_netlink = true;
+  o.netlink_factory = [&]() {
+    auto f = std::make_unique<FakeNetlink>(nullptr, "0000:af:00.0");
+    fake = f.get();
+    return f;
+  };
+  Build(testing::Cx5RoceHost(), std::move(o));
+  DesiredState d = Load(R"(  nics:
+    - name: pf0
+      nicSelector: { rootDevices: ["0000:af:00.0"] }
+      numVfs: 2
+      vfVlan: { id: 42, qos: 5, proto: 802.1ad }
+)");
+  ApplyReport r = ApplyPlan(modules_, PlanNow(d).plan, d, ctx_);
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  ASSERT_NE(fake, nullptr);
+  std::vector<std::string> sets;
+  for (const auto& c : fake->calls) {
+    if (c.rfind("vlan ", 0) == 0) sets.push_back(c);
+  }
+  EXPECT_EQ(sets, (std::vector<std::string>{"vlan ens6f0np0 0 42 5 802.1ad",
+                                            "vlan ens6f0np0 1 42 5 802.1ad"}));
 }
 
 // vfRate under a tree root (capture file `rate`, "<min> <max>"), converged,

@@ -1,5 +1,7 @@
 #include "modules/vf/vf_netlink.h"
 
+#include <arpa/inet.h>
+#include <linux/if_ether.h>
 #include <linux/if_link.h>
 #include <linux/rtnetlink.h>
 #include <netlink/attr.h>
@@ -133,6 +135,30 @@ class LibnlVfNetlink final : public VfNetlink {
                     rtnl_link_vf_set_rate(v, &rate);
                   });
   }
+  Status SetVlan(const std::string& pf, int vf, uint32_t vlan, uint32_t qos,
+                 uint16_t proto) override {
+    const std::string what = "netlink: ip link set " + pf + " vf " + std::to_string(vf) + " vlan " +
+                             std::to_string(vlan) + " qos " + std::to_string(qos) + " proto " +
+                             VfVlanProtoName(proto);
+    Socket sk;
+    RETURN_IF_ERROR(sk.Connect().WithContext(what));
+    // Our own message (PutVfVlan): the PF by name, as `ip link set` sends it.
+    struct nl_msg* msg = nlmsg_alloc_simple(RTM_SETLINK, NLM_F_REQUEST | NLM_F_ACK);
+    if (msg == nullptr) return ErrnoToStatus(ENOMEM, what);
+    struct ifinfomsg ifi;
+    std::memset(&ifi, 0, sizeof ifi);
+    ifi.ifi_family = AF_UNSPEC;
+    int r = nlmsg_append(msg, &ifi, sizeof ifi, NLMSG_ALIGNTO);
+    if (r >= 0) r = nla_put_string(msg, IFLA_IFNAME, pf.c_str());
+    if (r >= 0) r = PutVfVlan(msg, vf, vlan, qos, proto);
+    if (r < 0) {
+      nlmsg_free(msg);
+      return sk.Fail(r, what);
+    }
+    r = nl_send_sync(sk.get(), msg);  // frees msg, waits for the ACK
+    if (r < 0) return sk.Fail(r, what);
+    return OkStatus();
+  }
 
  private:
   // One RTM_SETLINK on the PF carrying one VF attribute.
@@ -196,6 +222,26 @@ std::vector<VfLinkState> ParseVfInfoList(struct nlmsghdr* msg) {
       s.min_tx_rate = r->min_tx_rate;
       s.max_tx_rate = r->max_tx_rate;
     }
+    // The kernel sends both (rtnl_fill_vfinfo); the list has the protocol.
+    std::optional<struct ifla_vf_vlan_info> vi;
+    if (vf[IFLA_VF_VLAN_LIST] != nullptr) {
+      struct nlattr* e;
+      int erem;
+      nla_for_each_nested(e, vf[IFLA_VF_VLAN_LIST], erem) {
+        if (nla_type(e) != IFLA_VF_VLAN_INFO) continue;
+        vi = Payload<struct ifla_vf_vlan_info>(e);
+        break;
+      }
+    }
+    if (vi) {
+      s.vlan = vi->vlan;
+      s.vlan_qos = vi->qos;
+      s.vlan_proto = ntohs(vi->vlan_proto);
+    } else if (const auto v = Payload<struct ifla_vf_vlan>(vf[IFLA_VF_VLAN])) {
+      s.vlan = v->vlan;
+      s.vlan_qos = v->qos;
+      s.vlan_proto = ETH_P_8021Q;
+    }
     out.push_back(s);
   }
   return out;
@@ -219,6 +265,49 @@ std::optional<int> ParseVfLinkState(const std::string& name) {
   if (name == "enable") return IFLA_VF_LINK_STATE_ENABLE;
   if (name == "disable") return IFLA_VF_LINK_STATE_DISABLE;
   return std::nullopt;
+}
+
+std::string VfVlanProtoName(uint16_t proto) {
+  if (proto == ETH_P_8021Q) return "802.1Q";
+  if (proto == ETH_P_8021AD) return "802.1ad";
+  return "";
+}
+
+std::optional<uint16_t> ParseVfVlanProto(const std::string& name) {
+  if (name == "802.1Q") return ETH_P_8021Q;
+  if (name == "802.1ad") return ETH_P_8021AD;
+  return std::nullopt;
+}
+
+int PutVfVlan(struct nl_msg* msg, int vf, uint32_t vlan, uint32_t qos, uint16_t proto) {
+  struct nlattr* list = nla_nest_start(msg, IFLA_VFINFO_LIST);
+  if (list == nullptr) return -NLE_NOMEM;
+  struct nlattr* info = nla_nest_start(msg, IFLA_VF_INFO);
+  if (info == nullptr) return -NLE_NOMEM;
+  int r = 0;
+  if (proto == ETH_P_8021Q) {
+    struct ifla_vf_vlan v;
+    std::memset(&v, 0, sizeof v);
+    v.vf = static_cast<uint32_t>(vf);
+    v.vlan = vlan;
+    v.qos = qos;
+    r = nla_put(msg, IFLA_VF_VLAN, sizeof v, &v);
+  } else {
+    struct nlattr* vlans = nla_nest_start(msg, IFLA_VF_VLAN_LIST);
+    if (vlans == nullptr) return -NLE_NOMEM;
+    struct ifla_vf_vlan_info v;
+    std::memset(&v, 0, sizeof v);
+    v.vf = static_cast<uint32_t>(vf);
+    v.vlan = vlan;
+    v.qos = qos;
+    v.vlan_proto = htons(proto);
+    r = nla_put(msg, IFLA_VF_VLAN_INFO, sizeof v, &v);
+    if (r >= 0) nla_nest_end(msg, vlans);
+  }
+  if (r < 0) return r;
+  nla_nest_end(msg, info);
+  nla_nest_end(msg, list);
+  return 0;
 }
 
 std::unique_ptr<VfNetlink> NewLibnlVfNetlink() { return std::make_unique<LibnlVfNetlink>(); }

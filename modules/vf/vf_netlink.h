@@ -14,6 +14,7 @@
 #include "engine/base/status.h"
 
 struct nlmsghdr;
+struct nl_msg;
 
 namespace provisioner {
 
@@ -28,6 +29,12 @@ struct VfLinkState {
   std::optional<int> link_state;  // IFLA_VF_LINK_STATE_AUTO (0) / ENABLE (1) / DISABLE (2)
   std::optional<uint32_t> min_tx_rate;  // IFLA_VF_RATE, Mbps
   std::optional<uint32_t> max_tx_rate;
+  // IFLA_VF_VLAN_LIST's first IFLA_VF_VLAN_INFO, else IFLA_VF_VLAN (802.1Q):
+  // the VF's port VLAN (0 = none), its priority and its protocol (ETH_P_8021Q
+  // or ETH_P_8021AD, host byte order).
+  std::optional<uint32_t> vlan;
+  std::optional<uint32_t> vlan_qos;
+  std::optional<uint16_t> vlan_proto;
 };
 
 // "auto" | "enable" | "disable" for IFLA_VF_LINK_STATE_* (as `ip link` prints
@@ -35,6 +42,11 @@ struct VfLinkState {
 std::string VfLinkStateName(int state);
 // The IFLA_VF_LINK_STATE_* value of "auto" | "enable" | "disable".
 std::optional<int> ParseVfLinkState(const std::string& name);
+// "802.1Q" | "802.1ad" for ETH_P_8021Q / ETH_P_8021AD (host byte order, as
+// `ip link` spells them); "" for another value.
+std::string VfVlanProtoName(uint16_t proto);
+// ETH_P_8021Q / ETH_P_8021AD of "802.1Q" | "802.1ad".
+std::optional<uint16_t> ParseVfVlanProto(const std::string& name);
 
 class VfNetlink {
  public:
@@ -52,7 +64,19 @@ class VfNetlink {
   // IFLA_VF_RATE, both rates in one message (`ip link set <pf> vf N
   // min_tx_rate MIN max_tx_rate MAX`), Mbps; 0 = none.
   virtual Status SetRate(const std::string& pf_netdev, int vf, uint32_t min, uint32_t max) = 0;
+  // The VF's port VLAN (`ip link set <pf> vf N vlan ID qos Q proto P`; id 0
+  // = none), `proto` ETH_P_8021Q or ETH_P_8021AD (host byte order).
+  virtual Status SetVlan(const std::string& pf_netdev, int vf, uint32_t vlan, uint32_t qos,
+                         uint16_t proto) = 0;
 };
+
+// Appends to an RTM_SETLINK `msg` (after its ifinfomsg) the IFLA_VFINFO_LIST
+// that sets VF `vf`'s VLAN as iproute2 does: the legacy IFLA_VF_VLAN
+// {vf, vlan, qos} for 802.1Q (every kernel takes it), IFLA_VF_VLAN_LIST with
+// one IFLA_VF_VLAN_INFO (vlan_proto in network byte order) for 802.1ad.
+// libnl's rtnl_link_vf_set_vlans is not used: libnl 3.7 copies vf_vlan_proto
+// into IFLA_VF_VLAN_INFO without htons. A negative libnl error on failure.
+int PutVfVlan(struct nl_msg* msg, int vf, uint32_t vlan, uint32_t qos, uint16_t proto);
 
 // The VFs of one RTM_NEWLINK message (the kernel's answer to RTM_GETLINK
 // with RTEXT_FILTER_VF): its IFLA_VFINFO_LIST. Exposed for tests.

@@ -3,6 +3,8 @@
 // without VFs, which proves the message building, parsing and errno path).
 #include "modules/vf/vf_netlink.h"
 
+#include <arpa/inet.h>
+#include <linux/if_ether.h>
 #include <linux/if_link.h>
 #include <linux/rtnetlink.h>
 #include <netlink/attr.h>
@@ -68,6 +70,92 @@ TEST(ParseVfInfoListTest, ReadsIndexTrustSpoofCheckAndGuids) {
   EXPECT_EQ(vfs[1].max_tx_rate, 25000u);
 }
 
+// The kernel's reply carries IFLA_VF_VLAN and IFLA_VF_VLAN_LIST (protocol in
+// network byte order); an older kernel only IFLA_VF_VLAN, which is 802.1Q.
+TEST(ParseVfInfoListTest, ReadsTheVlanFromTheListElseTheLegacyAttribute) {
+  struct nl_msg* msg = nlmsg_alloc_simple(RTM_NEWLINK, 0);
+  ASSERT_NE(msg, nullptr);
+  struct ifinfomsg ifi;
+  std::memset(&ifi, 0, sizeof ifi);
+  ASSERT_GE(nlmsg_append(msg, &ifi, sizeof ifi, NLMSG_ALIGNTO), 0);
+  struct nlattr* list = nla_nest_start(msg, IFLA_VFINFO_LIST);
+  for (uint32_t i = 0; i < 3; ++i) {
+    struct nlattr* info = nla_nest_start(msg, IFLA_VF_INFO);
+    struct ifla_vf_mac mac;
+    std::memset(&mac, 0, sizeof mac);
+    mac.vf = i;
+    ASSERT_GE(nla_put(msg, IFLA_VF_MAC, sizeof mac, &mac), 0);
+    if (i > 0) {  // VF 0: no VLAN attribute at all
+      struct ifla_vf_vlan legacy = {i, 7, 2};
+      ASSERT_GE(nla_put(msg, IFLA_VF_VLAN, sizeof legacy, &legacy), 0);
+    }
+    if (i == 2) {
+      struct nlattr* vlans = nla_nest_start(msg, IFLA_VF_VLAN_LIST);
+      struct ifla_vf_vlan_info vi = {i, 7, 2, htons(ETH_P_8021AD)};
+      ASSERT_GE(nla_put(msg, IFLA_VF_VLAN_INFO, sizeof vi, &vi), 0);
+      nla_nest_end(msg, vlans);
+    }
+    nla_nest_end(msg, info);
+  }
+  nla_nest_end(msg, list);
+  std::vector<VfLinkState> vfs = ParseVfInfoList(nlmsg_hdr(msg));
+  nlmsg_free(msg);
+  ASSERT_EQ(vfs.size(), 3u);
+  EXPECT_FALSE(vfs[0].vlan.has_value());
+  EXPECT_EQ(vfs[1].vlan, 7u);
+  EXPECT_EQ(vfs[1].vlan_qos, 2u);
+  EXPECT_EQ(vfs[1].vlan_proto, ETH_P_8021Q);
+  EXPECT_EQ(vfs[2].vlan, 7u);
+  EXPECT_EQ(vfs[2].vlan_proto, ETH_P_8021AD);
+  EXPECT_EQ(VfVlanProtoName(*vfs[2].vlan_proto), "802.1ad");
+}
+
+// What PutVfVlan sends, parsed as the kernel's do_setvfinfo reads it:
+// 802.1Q as the legacy IFLA_VF_VLAN, 802.1ad as IFLA_VF_VLAN_LIST with the
+// protocol in network byte order.
+TEST(PutVfVlanTest, LegacyAttributeFor8021QListFor8021ad) {
+  for (uint16_t proto : {static_cast<uint16_t>(ETH_P_8021Q), static_cast<uint16_t>(ETH_P_8021AD)}) {
+    struct nl_msg* msg = nlmsg_alloc_simple(RTM_SETLINK, 0);
+    ASSERT_NE(msg, nullptr);
+    struct ifinfomsg ifi;
+    std::memset(&ifi, 0, sizeof ifi);
+    ASSERT_GE(nlmsg_append(msg, &ifi, sizeof ifi, NLMSG_ALIGNTO), 0);
+    ASSERT_EQ(PutVfVlan(msg, 5, 4095, 7, proto), 0);
+    struct nlattr* tb[IFLA_MAX + 1];
+    ASSERT_GE(nlmsg_parse(nlmsg_hdr(msg), sizeof ifi, tb, IFLA_MAX, nullptr), 0);
+    ASSERT_NE(tb[IFLA_VFINFO_LIST], nullptr);
+    struct nlattr* info = static_cast<struct nlattr*>(nla_data(tb[IFLA_VFINFO_LIST]));
+    ASSERT_EQ(nla_type(info), IFLA_VF_INFO);
+    struct nlattr* vf[IFLA_VF_MAX + 1];
+    ASSERT_GE(nla_parse_nested(vf, IFLA_VF_MAX, info, nullptr), 0);
+    if (proto == ETH_P_8021Q) {
+      ASSERT_NE(vf[IFLA_VF_VLAN], nullptr);
+      EXPECT_EQ(vf[IFLA_VF_VLAN_LIST], nullptr);
+      struct ifla_vf_vlan v;
+      std::memcpy(&v, nla_data(vf[IFLA_VF_VLAN]), sizeof v);
+      EXPECT_EQ(v.vf, 5u);
+      EXPECT_EQ(v.vlan, 4095u);
+      EXPECT_EQ(v.qos, 7u);
+    } else {
+      EXPECT_EQ(vf[IFLA_VF_VLAN], nullptr);
+      ASSERT_NE(vf[IFLA_VF_VLAN_LIST], nullptr);
+      struct nlattr* e = static_cast<struct nlattr*>(nla_data(vf[IFLA_VF_VLAN_LIST]));
+      ASSERT_EQ(nla_type(e), IFLA_VF_VLAN_INFO);
+      ASSERT_EQ(nla_len(e), static_cast<int>(sizeof(struct ifla_vf_vlan_info)));
+      struct ifla_vf_vlan_info v;
+      std::memcpy(&v, nla_data(e), sizeof v);
+      EXPECT_EQ(v.vf, 5u);
+      EXPECT_EQ(v.vlan, 4095u);
+      EXPECT_EQ(v.qos, 7u);
+      EXPECT_EQ(v.vlan_proto, htons(ETH_P_8021AD));
+    }
+    nlmsg_free(msg);
+  }
+  EXPECT_EQ(ParseVfVlanProto("802.1Q"), ETH_P_8021Q);
+  EXPECT_EQ(ParseVfVlanProto("802.1ad"), ETH_P_8021AD);
+  EXPECT_EQ(ParseVfVlanProto("802.1q"), std::nullopt);
+}
+
 TEST(VfLinkStateNameTest, AsIpLinkSpellsThem) {
   for (const char* name : {"auto", "enable", "disable"}) {
     auto v = ParseVfLinkState(name);
@@ -108,6 +196,11 @@ TEST_F(VfNetlinkTest, MissingNetdevIsENODEV) {
   EXPECT_EQ(s.err(), ENODEV) << s.message();
   EXPECT_NE(s.message().find("ip link set nosuch0 vf 1 state disable"), std::string::npos)
       << s.message();
+  s = nl->SetVlan("nosuch0", 3, 100, 3, ETH_P_8021AD);
+  EXPECT_EQ(s.err(), ENODEV) << s.message();
+  EXPECT_NE(s.message().find("ip link set nosuch0 vf 3 vlan 100 qos 3 proto 802.1ad"),
+            std::string::npos)
+      << s.message();
   s = nl->SetRate("nosuch0", 2, 0, 10000);
   EXPECT_EQ(s.err(), ENODEV) << s.message();
   EXPECT_NE(s.message().find("ip link set nosuch0 vf 2 min_tx_rate 0 max_tx_rate 10000"),
@@ -121,7 +214,8 @@ TEST_F(VfNetlinkTest, VfSettingsOnANetdevWithoutVfsAreRefusedWithTheKernelsErrno
        {nl->SetTrust("lo", 0, true), nl->SetSpoofChk("lo", 0, false),
         nl->SetNodeGuid("lo", 0, 0xee0d9a00018abcdeULL),
         nl->SetPortGuid("lo", 0, 0xee0d9a00018abcdeULL),
-        nl->SetLinkState("lo", 0, IFLA_VF_LINK_STATE_ENABLE), nl->SetRate("lo", 0, 1000, 25000)}) {
+        nl->SetLinkState("lo", 0, IFLA_VF_LINK_STATE_ENABLE), nl->SetRate("lo", 0, 1000, 25000),
+        nl->SetVlan("lo", 0, 100, 3, ETH_P_8021Q), nl->SetVlan("lo", 0, 100, 3, ETH_P_8021AD)}) {
     ASSERT_FALSE(s.ok());
     EXPECT_EQ(s.err(), EOPNOTSUPP) << s.message();
     EXPECT_NE(s.message().find("netlink: ip link set lo vf 0"), std::string::npos) << s.message();

@@ -308,6 +308,24 @@ void PlanVfRate(const PciFunction& pf, const VfRateSpec& want, const VfRangeRef&
       "tx rate (Mbps)", sink);
 }
 
+namespace {
+json VfVlanJson(int id, int qos, const std::string& proto) {
+  return json{{"id", id}, {"qos", qos}, {"proto", proto}};
+}
+}  // namespace
+
+void PlanVfVlan(const PciFunction& pf, const VfVlanSpec& want, const VfRangeRef& r,
+                PlanSink& sink) {
+  PlanVfRangeSetting(
+      pf, r, kVlanAttribute, VfVlanJson(want.id, want.qos, want.proto),
+      [](const VfInfo& vf) {
+        return vf.vlan_id && vf.vlan_qos && vf.vlan_proto
+                   ? VfVlanJson(*vf.vlan_id, *vf.vlan_qos, *vf.vlan_proto)
+                   : json(nullptr);
+      },
+      "VLAN", sink);
+}
+
 std::string VfChangeId(const std::string& pf, const std::string& attribute) {
   return std::string(kVfModule) + "/" + pf + "/" + attribute;
 }
@@ -386,7 +404,7 @@ void PlanVf(const DesiredState& desired, const HostFacts& facts, PlanSink& sink)
     const std::string path = DesiredState::NicPath(i);
     const bool wants_guids = ib_sriov.count(nic.name) > 0;
     if (!wants_guids && !nic.vf_trust && !nic.vf_spoof_chk && !nic.device_type &&
-        nic.vf_groups.empty() && !nic.vf_link_state && !nic.vf_rate) {
+        nic.vf_groups.empty() && !nic.vf_link_state && !nic.vf_rate && !nic.vf_vlan) {
       continue;
     }
     for (const PciFunction* pf : SelectPfs(nic, facts)) {
@@ -452,6 +470,10 @@ void PlanVf(const DesiredState& desired, const HostFacts& facts, PlanSink& sink)
       }
       if (nic.vf_rate) {
         PlanVfRate(*pf, *nic.vf_rate, VfRangeRef{0, count - 1, count, nic.name, path + ".vfRate"},
+                   sink);
+      }
+      if (nic.vf_vlan) {
+        PlanVfVlan(*pf, *nic.vf_vlan, VfRangeRef{0, count - 1, count, nic.name, path + ".vfVlan"},
                    sink);
       }
 

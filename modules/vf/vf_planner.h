@@ -13,6 +13,8 @@
 //   vf/<PF>/linkState before [state per VF | null] | null (VFs made by this
 //                     plan)  after "auto" | "enable" | "disable"
 //   vf/<PF>/rate      before [{min, max} per VF | null] | null  after {min, max} (Mbps)
+//   vf/<PF>/vlan      before [{id, qos, proto} per VF | null] | null
+//                     after {id, qos, proto: "802.1Q" | "802.1ad"}
 //
 // An inverse change (rollback) carries an array in `after`: one value per VF.
 #ifndef PROVISIONER_MODULES_VF_VF_PLANNER_H_
@@ -36,6 +38,7 @@ inline constexpr char kDriverAttribute[] = "driver";
 inline constexpr char kVfioPci[] = "vfio-pci";
 inline constexpr char kLinkStateAttribute[] = "linkState";
 inline constexpr char kRateAttribute[] = "rate";
+inline constexpr char kVlanAttribute[] = "vlan";
 
 // The VFs a per-VF setting is for: indexes first..last (both included) of a
 // PF that has `count` VFs after the numVfs phase; a nic's are 0..count-1, a
@@ -60,6 +63,13 @@ void PlanVfLinkState(const PciFunction& pf, const std::string& want, const VfRan
 // change vf/<PF>/rate (vf/<PF>/rate#<first>-<last> for part of the VFs),
 // unless every VF there already has both; as PlanVfLinkState otherwise.
 void PlanVfRate(const PciFunction& pf, const VfRateSpec& want, const VfRangeRef& range,
+                PlanSink& sink);
+
+// vfVlan {id, qos, proto} for the VFs of `range` of `pf`: the change
+// vf/<PF>/vlan (vf/<PF>/vlan#<first>-<last> for part of the VFs), unless
+// every VF there already has that VLAN, priority and protocol; as
+// PlanVfLinkState otherwise.
+void PlanVfVlan(const PciFunction& pf, const VfVlanSpec& want, const VfRangeRef& range,
                 PlanSink& sink);
 
 // "vf/0000:af:00.0/driver"

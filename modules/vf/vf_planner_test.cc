@@ -335,6 +335,38 @@ TEST(VfRatePlanTest, BothRatesPerVf) {
   EXPECT_EQ(r.changes[0].before[1], (nlohmann::json{{"min", 500}, {"max", 10000}}));
 }
 
+// vfVlan: {id, qos, proto} per VF; a VF on another VLAN, priority or
+// protocol (or unknown) is planned, a range gets its own id.
+TEST(VfVlanPlanTest, IdQosAndProtoPerVf) {
+  DesiredState d;
+  d.nics.push_back(Nic(2));
+  d.nics[0].vf_vlan = VfVlanSpec{100, 3, "802.1Q"};
+  PciFunction pf = Pf(kPf, 2);
+  Result r = PlanOf(d, Facts({pf}));
+  ASSERT_EQ(r.changes.size(), 1u) << r.Messages();
+  EXPECT_EQ(r.changes[0].id, "vf/0000:af:00.0/vlan");
+  EXPECT_EQ(r.changes[0].before, (nlohmann::json{nullptr, nullptr}));
+  EXPECT_EQ(r.changes[0].after, (nlohmann::json{{"id", 100}, {"qos", 3}, {"proto", "802.1Q"}}));
+  EXPECT_EQ(r.changes[0].field_path, "spec.nics[0].vfVlan");
+  for (auto& vf : pf.sriov->vfs) {
+    vf.vlan_id = 100;
+    vf.vlan_qos = 3;
+    vf.vlan_proto = "802.1Q";
+  }
+  EXPECT_TRUE(PlanOf(d, Facts({pf})).changes.empty());
+  pf.sriov->vfs[1].vlan_proto = "802.1ad";  // same id and qos, other protocol
+  r = PlanOf(d, Facts({pf}));
+  ASSERT_EQ(r.changes.size(), 1u);
+  EXPECT_EQ(r.changes[0].before[1],
+            (nlohmann::json{{"id", 100}, {"qos", 3}, {"proto", "802.1ad"}}));
+  PlanSink range;
+  PlanVfVlan(pf, VfVlanSpec{0, 0, "802.1Q"},
+             VfRangeRef{1, 1, 2, "nic0", "spec.nics[0].vfGroups[0]"}, range);
+  ASSERT_EQ(range.changes().size(), 1u);
+  EXPECT_EQ(range.changes()[0].id, "vf/0000:af:00.0/vlan#1-1");
+  EXPECT_EQ(range.changes()[0].after, (nlohmann::json{{"id", 0}, {"qos", 0}, {"proto", "802.1Q"}}));
+}
+
 DesiredState IbSriov(int num_vfs) {
   DesiredState d;
   d.nics.push_back(Nic(num_vfs));

@@ -12,6 +12,11 @@ namespace {
 
 std::string FlagText(const std::optional<bool>& v) { return *v ? "1\n" : "0\n"; }
 
+// The capture file `vlan`: "100 3 802.1Q\n".
+std::string VlanText(uint32_t id, uint32_t qos, uint16_t proto) {
+  return std::to_string(id) + " " + std::to_string(qos) + " " + VfVlanProtoName(proto) + "\n";
+}
+
 class NetlinkVfSettings final : public VfSettingsBackend {
  public:
   NetlinkVfSettings(VfNetlink* nl, const HostFs& notes) : nl_(nl), notes_(notes) {}
@@ -38,6 +43,10 @@ class NetlinkVfSettings final : public VfSettingsBackend {
           notes_.NoteCapture(
               VfStateCapturePath(pf, s.vf, "rate"),
               std::to_string(*s.min_tx_rate) + " " + std::to_string(*s.max_tx_rate) + "\n");
+        }
+        if (s.vlan && s.vlan_qos && s.vlan_proto && !VfVlanProtoName(*s.vlan_proto).empty()) {
+          notes_.NoteCapture(VfStateCapturePath(pf, s.vf, "vlan"),
+                             VlanText(*s.vlan, *s.vlan_qos, *s.vlan_proto));
         }
         if (s.link_state && !VfLinkStateName(*s.link_state).empty()) {
           notes_.NoteCapture(VfStateCapturePath(pf, s.vf, "link_state"),
@@ -67,6 +76,13 @@ class NetlinkVfSettings final : public VfSettingsBackend {
     (void)pf;
     if (nl_ == nullptr) return InternalError("vf: no netlink client");
     return nl_->SetRate(pf_netdev, vf, min, max);
+  }
+
+  Status SetVlan(const std::string& pf, const std::string& pf_netdev, int vf, uint32_t id,
+                 uint32_t qos, uint16_t proto) override {
+    (void)pf;
+    if (nl_ == nullptr) return InternalError("vf: no netlink client");
+    return nl_->SetVlan(pf_netdev, vf, id, qos, proto);
   }
 
   StatusOr<bool> SetGuids(const std::string& pf, const std::string& pf_netdev, int vf,
@@ -113,6 +129,19 @@ class TreeVfSettings final : public VfSettingsBackend {
           s.max_tx_rate = static_cast<uint32_t>(max);
         }
       }
+      if (auto v = fs_.ReadAttr(VfStateCapturePath(pf, n, "vlan")); v.ok()) {
+        unsigned id = 0, qos = 0;
+        char proto[16] = {0};
+        char extra = 0;
+        if (std::sscanf(v->c_str(), "%u %u %15s %c", &id, &qos, proto, &extra) == 3 && id <= 4095 &&
+            qos <= 7) {
+          if (const std::optional<uint16_t> p = ParseVfVlanProto(proto)) {
+            s.vlan = id;
+            s.vlan_qos = qos;
+            s.vlan_proto = *p;
+          }
+        }
+      }
       out[n] = s;
     }
     return out;
@@ -137,6 +166,12 @@ class TreeVfSettings final : public VfSettingsBackend {
     (void)pf_netdev;
     return fs_.WriteFileAtomic(VfStateCapturePath(pf, vf, "rate"),
                                std::to_string(min) + " " + std::to_string(max) + "\n", 0644);
+  }
+
+  Status SetVlan(const std::string& pf, const std::string& pf_netdev, int vf, uint32_t id,
+                 uint32_t qos, uint16_t proto) override {
+    (void)pf_netdev;
+    return fs_.WriteFileAtomic(VfStateCapturePath(pf, vf, "vlan"), VlanText(id, qos, proto), 0644);
   }
 
   StatusOr<bool> SetGuids(const std::string&, const std::string&, int, uint64_t) override {

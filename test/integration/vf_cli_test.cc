@@ -8,8 +8,8 @@
 #include <cstdio>
 #include <fstream>
 #include <map>
-#include <sstream>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -292,6 +292,75 @@ spec:
     EXPECT_EQ(vf1["spoofChk"], false);
   }
   EXPECT_TRUE(found) << facts.dump(2);
+}
+
+// Issue 28 item 2, vfVlan: plan, apply on the RoCE tree with the kernel_sim
+// daemon, the capture files, an empty next plan, discover's sriov.vfs[].vlan,
+// and a VLAN removal (id 0) planned from what was read back.
+TEST(VfCliTest, VfVlanAppliedReadBackAndRemoved) {
+  std::string root = ExtractHost("cx5-roce");
+  KernelSimDaemon sim(root);
+  ASSERT_TRUE(sim.ready());
+  auto config = [](const std::string& vlan) {
+    return WriteTempFile("host.yaml", R"(apiVersion: provisioner/v1alpha1
+kind: HostConfig
+metadata:
+  name: worker1
+spec:
+  nics:
+    - name: roce
+      nicSelector: { rootDevices: ["0000:af:00.0"] }
+      numVfs: 2
+      vfVlan: )" + vlan + "\n");
+  };
+  std::string yaml = config("{ id: 100, qos: 3 }");
+  RunResult p = Provisioner({"plan", yaml, "--root", root, "-o", "json"});
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  json plan = ParseJson(p);
+  bool planned = false;
+  for (const json& c : plan["changes"]) {
+    if (c["id"] != "vf/0000:af:00.0/vlan") continue;
+    planned = true;
+    EXPECT_EQ(c["after"], (json{{"id", 100}, {"qos", 3}, {"proto", "802.1Q"}}));
+  }
+  ASSERT_TRUE(planned) << plan.dump(2);
+  ExpectApplyOrder(plan["changes"]);
+  RunResult a =
+      Provisioner({"apply", yaml, "--root", root, "-o", "json", "--settle-timeout", "30"});
+  ASSERT_EQ(a.exit_code, 0) << a.out << a.err;
+  EXPECT_EQ(sim.Refused(), "");
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(ReadFile(root + "/run/provisioner/vf/0000:af:00.0/" + std::to_string(i) + "/vlan"),
+              "100 3 802.1Q\n")
+        << i;
+  }
+  RunResult again = Provisioner({"plan", yaml, "--root", root, "--detailed-exitcode"});
+  EXPECT_EQ(again.exit_code, 0) << again.out << again.err;
+  RunResult d = Provisioner({"discover", "--root", root, "-o", "json"});
+  ASSERT_EQ(d.exit_code, 0) << d.err;
+  json facts = ParseJson(d);
+  bool found = false;
+  for (const json& nic : facts["nics"]) {
+    if (nic["pciAddress"] != "0000:af:00.0") continue;
+    found = true;
+    ASSERT_EQ(nic["sriov"]["vfs"].size(), 2u);
+    EXPECT_EQ(nic["sriov"]["vfs"][1].value("vlan", json()),
+              (json{{"id", 100}, {"qos", 3}, {"proto", "802.1Q"}}));
+  }
+  EXPECT_TRUE(found) << facts.dump(2);
+
+  std::string off = config("{ id: 0 }");
+  RunResult p2 = Provisioner({"plan", off, "--root", root, "-o", "json"});
+  ASSERT_EQ(p2.exit_code, 0) << p2.err;
+  json plan2 = ParseJson(p2);
+  ASSERT_EQ(plan2["changes"].size(), 1u) << plan2.dump(2);
+  EXPECT_EQ(plan2["changes"][0]["id"], "vf/0000:af:00.0/vlan");
+  const json was{{"id", 100}, {"qos", 3}, {"proto", "802.1Q"}};
+  EXPECT_EQ(plan2["changes"][0]["before"], (json{was, was}));
+  RunResult a2 =
+      Provisioner({"apply", off, "--root", root, "-o", "json", "--settle-timeout", "30"});
+  ASSERT_EQ(a2.exit_code, 0) << a2.out << a2.err;
+  EXPECT_EQ(ReadFile(root + "/run/provisioner/vf/0000:af:00.0/1/vlan"), "0 0 802.1Q\n");
 }
 
 // Issue 28 item 3 "Done when": vfGroups 0-3 netdevice and 4-7 vfio-pci on
