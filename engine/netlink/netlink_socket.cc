@@ -111,4 +111,31 @@ Status NetlinkTransact(int protocol, const std::string& name, nl_msg* msg, const
   return OkStatus();
 }
 
+std::vector<uint8_t> NetlinkMessageBytes(nl_msg* m, uint32_t seq) {
+  if (m == nullptr) return {};
+  nlmsghdr* h = nlmsg_hdr(m);
+  h->nlmsg_seq = seq;
+  const auto* p = reinterpret_cast<const uint8_t*>(h);
+  return std::vector<uint8_t>(p, p + h->nlmsg_len);
+}
+
+StatusOr<nlmsghdr*> NetlinkHeader(const std::vector<uint8_t>& msg, const std::string& label) {
+  if (msg.size() < NLMSG_HDRLEN) return InvalidArgumentError(label + ": truncated message");
+  auto* h = reinterpret_cast<nlmsghdr*>(const_cast<uint8_t*>(msg.data()));
+  if (h->nlmsg_len < NLMSG_HDRLEN || h->nlmsg_len > msg.size()) {
+    return InvalidArgumentError(label + ": message length " + std::to_string(h->nlmsg_len) +
+                                " does not fit its " + std::to_string(msg.size()) + " bytes");
+  }
+  return h;
+}
+
+Status NetlinkErrorOf(nlmsghdr* h, const std::string& label, const std::string& what) {
+  if (h->nlmsg_type != NLMSG_ERROR) return OkStatus();
+  if (nlmsg_datalen(h) < static_cast<int>(sizeof(nlmsgerr))) {
+    return InvalidArgumentError(label + ": truncated error message");
+  }
+  const int err = -static_cast<nlmsgerr*>(nlmsg_data(h))->error;
+  return err == 0 ? OkStatus() : ErrnoToStatus(err, what);
+}
+
 }  // namespace provisioner

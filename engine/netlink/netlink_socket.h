@@ -6,9 +6,11 @@
 #ifndef PROVISIONER_ENGINE_NETLINK_NETLINK_SOCKET_H_
 #define PROVISIONER_ENGINE_NETLINK_NETLINK_SOCKET_H_
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "engine/base/status.h"
 
@@ -49,6 +51,18 @@ StatusOr<NlSocket> ConnectNetlink(int protocol, const std::string& name);
 // (EPROTONOSUPPORT: no such netlink family in this kernel).
 Status NetlinkTransact(int protocol, const std::string& name, nl_msg* msg, const std::string& what,
                        const std::function<void(const nlmsghdr*)>& on_reply, int max_receives = 64);
+
+// The bytes of `m` as sent with sequence number `seq` (what message tests
+// compare with the kernel's structures); empty for no message.
+std::vector<uint8_t> NetlinkMessageBytes(nl_msg* m, uint32_t seq);
+
+// The header of the received message `msg` when its length fields are sane;
+// `label` names the protocol in errors ("dcbnl", "ethtool netlink").
+StatusOr<nlmsghdr*> NetlinkHeader(const std::vector<uint8_t>& msg, const std::string& label);
+
+// OK unless `h` is an NLMSG_ERROR carrying an errno: ErrnoToStatus(errno,
+// what). A truncated error message is kInvalidArgument naming `label`.
+Status NetlinkErrorOf(nlmsghdr* h, const std::string& label, const std::string& what);
 
 }  // namespace provisioner
 

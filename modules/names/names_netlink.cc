@@ -63,14 +63,6 @@ NlMsg NewRenameRequest(uint32_t index, const std::string& name) {
   return m;
 }
 
-std::vector<uint8_t> Bytes(nl_msg* m, uint32_t seq) {
-  if (m == nullptr) return {};
-  nlmsghdr* h = nlmsg_hdr(m);
-  h->nlmsg_seq = seq;
-  const auto* p = reinterpret_cast<const uint8_t*>(h);
-  return std::vector<uint8_t>(p, p + h->nlmsg_len);
-}
-
 StatusOr<RdmaDevEntry> EntryFromHeader(nlmsghdr* h) {
   if (h->nlmsg_type == NLMSG_ERROR) {
     if (nlmsg_datalen(h) < static_cast<int>(sizeof(nlmsgerr))) {
@@ -191,12 +183,12 @@ class Netlink : public NamesBackend {
 
 std::vector<uint8_t> BuildRdmaDevDumpRequest(uint32_t seq) {
   NlMsg m = NewDumpRequest();
-  return Bytes(m.get(), seq);
+  return NetlinkMessageBytes(m.get(), seq);
 }
 
 std::vector<uint8_t> BuildRdmaRenameRequest(uint32_t seq, uint32_t index, const std::string& name) {
   NlMsg m = NewRenameRequest(index, name);
-  return Bytes(m.get(), seq);
+  return NetlinkMessageBytes(m.get(), seq);
 }
 
 StatusOr<RdmaDevEntry> ParseRdmaDevReply(const std::vector<uint8_t>& msg) {

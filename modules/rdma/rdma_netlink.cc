@@ -41,14 +41,6 @@ MsgPtr NewSetRequest(const std::string& mode) {
   return m;
 }
 
-std::vector<uint8_t> Bytes(nl_msg* m, uint32_t seq) {
-  if (m == nullptr) return {};
-  nlmsghdr* h = nlmsg_hdr(m);
-  h->nlmsg_seq = seq;
-  const auto* p = reinterpret_cast<const uint8_t*>(h);
-  return std::vector<uint8_t>(p, p + h->nlmsg_len);
-}
-
 StatusOr<std::string> ModeFromHeader(nlmsghdr* h) {
   if (h->nlmsg_type == NLMSG_ERROR) {
     auto* e = static_cast<nlmsgerr*>(nlmsg_data(h));
@@ -120,12 +112,12 @@ class NetlinkClient : public NetnsModeClient {
 
 std::vector<uint8_t> BuildSysGetRequest(uint32_t seq) {
   MsgPtr m = NewRequest(kNldevCmdSysGet);
-  return Bytes(m.get(), seq);
+  return NetlinkMessageBytes(m.get(), seq);
 }
 
 std::vector<uint8_t> BuildSysSetRequest(uint32_t seq, const std::string& mode) {
   MsgPtr m = NewSetRequest(mode);
-  return Bytes(m.get(), seq);
+  return NetlinkMessageBytes(m.get(), seq);
 }
 
 StatusOr<std::string> ParseSysGetReply(const std::vector<uint8_t>& msg) {

@@ -100,33 +100,11 @@ NlMsg NewDcbx(const std::string& ifname, std::optional<uint8_t> set) {
   return m;
 }
 
-std::vector<uint8_t> Bytes(nl_msg* m, uint32_t seq) {
-  if (m == nullptr) return {};
-  nlmsghdr* h = nlmsg_hdr(m);
-  h->nlmsg_seq = seq;
-  const auto* p = reinterpret_cast<const uint8_t*>(h);
-  return std::vector<uint8_t>(p, p + h->nlmsg_len);
-}
-
-// The header of `msg` when its length fields are sane.
-StatusOr<nlmsghdr*> Header(const std::vector<uint8_t>& msg) {
-  if (msg.size() < NLMSG_HDRLEN) return InvalidArgumentError("dcbnl: truncated message");
-  auto* h = reinterpret_cast<nlmsghdr*>(const_cast<uint8_t*>(msg.data()));
-  if (h->nlmsg_len < NLMSG_HDRLEN || h->nlmsg_len > msg.size()) {
-    return InvalidArgumentError("dcbnl: message length " + std::to_string(h->nlmsg_len) +
-                                " does not fit its " + std::to_string(msg.size()) + " bytes");
-  }
-  return h;
-}
+StatusOr<nlmsghdr*> Header(const std::vector<uint8_t>& msg) { return NetlinkHeader(msg, "dcbnl"); }
 
 // OK, or the errno of an NLMSG_ERROR.
 Status ErrorOf(nlmsghdr* h, const std::string& what) {
-  if (h->nlmsg_type != NLMSG_ERROR) return OkStatus();
-  if (nlmsg_datalen(h) < static_cast<int>(sizeof(nlmsgerr))) {
-    return InvalidArgumentError("dcbnl: truncated error message");
-  }
-  const int err = -static_cast<nlmsgerr*>(nlmsg_data(h))->error;
-  return err == 0 ? OkStatus() : ErrnoToStatus(err, "dcbnl " + what);
+  return NetlinkErrorOf(h, "dcbnl", "dcbnl " + what);
 }
 
 StatusOr<IeeeState> ParseGet(nlmsghdr* h) {
@@ -436,19 +414,19 @@ std::vector<AppEntry> DefaultDscpMap() {
 
 std::vector<uint8_t> BuildIeeeGetRequest(uint32_t seq, const std::string& ifname) {
   NlMsg m = NewRequest(RTM_GETDCB, DCB_CMD_IEEE_GET, ifname, 0);
-  return Bytes(m.get(), seq);
+  return NetlinkMessageBytes(m.get(), seq);
 }
 
 std::vector<uint8_t> BuildPfcSetRequest(uint32_t seq, const std::string& ifname,
                                         const std::vector<uint8_t>& pfc, unsigned pfc_en) {
   NlMsg m = NewPfcSet(ifname, pfc, pfc_en);
-  return Bytes(m.get(), seq);
+  return NetlinkMessageBytes(m.get(), seq);
 }
 
 std::vector<uint8_t> BuildAppRequest(uint32_t seq, const std::string& ifname, bool add,
                                      const std::vector<AppEntry>& apps) {
   NlMsg m = NewApp(ifname, add, apps);
-  return Bytes(m.get(), seq);
+  return NetlinkMessageBytes(m.get(), seq);
 }
 
 uint8_t DcbxModeBits(const std::string& mode) {
@@ -464,12 +442,12 @@ std::string DcbxModeName(uint8_t bits) {
 
 std::vector<uint8_t> BuildGetDcbxRequest(uint32_t seq, const std::string& ifname) {
   NlMsg m = NewDcbx(ifname, std::nullopt);
-  return Bytes(m.get(), seq);
+  return NetlinkMessageBytes(m.get(), seq);
 }
 
 std::vector<uint8_t> BuildSetDcbxRequest(uint32_t seq, const std::string& ifname, uint8_t bits) {
   NlMsg m = NewDcbx(ifname, bits);
-  return Bytes(m.get(), seq);
+  return NetlinkMessageBytes(m.get(), seq);
 }
 
 StatusOr<uint8_t> ParseGetDcbxReply(const std::vector<uint8_t>& msg) {

@@ -63,31 +63,12 @@ NlMsg NewPause(uint16_t family, const std::string& ifname, const PauseState* set
   return m;
 }
 
-std::vector<uint8_t> Bytes(nl_msg* m, uint32_t seq) {
-  if (m == nullptr) return {};
-  nlmsghdr* h = nlmsg_hdr(m);
-  h->nlmsg_seq = seq;
-  const auto* p = reinterpret_cast<const uint8_t*>(h);
-  return std::vector<uint8_t>(p, p + h->nlmsg_len);
-}
-
 StatusOr<nlmsghdr*> Header(const std::vector<uint8_t>& msg) {
-  if (msg.size() < NLMSG_HDRLEN) return InvalidArgumentError("ethtool netlink: truncated message");
-  auto* h = reinterpret_cast<nlmsghdr*>(const_cast<uint8_t*>(msg.data()));
-  if (h->nlmsg_len < NLMSG_HDRLEN || h->nlmsg_len > msg.size()) {
-    return InvalidArgumentError("ethtool netlink: message length " + std::to_string(h->nlmsg_len) +
-                                " does not fit its " + std::to_string(msg.size()) + " bytes");
-  }
-  return h;
+  return NetlinkHeader(msg, "ethtool netlink");
 }
 
 Status ErrorOf(nlmsghdr* h, const std::string& what) {
-  if (h->nlmsg_type != NLMSG_ERROR) return OkStatus();
-  if (nlmsg_datalen(h) < static_cast<int>(sizeof(nlmsgerr))) {
-    return InvalidArgumentError("ethtool netlink: truncated error message");
-  }
-  const int err = -static_cast<nlmsgerr*>(nlmsg_data(h))->error;
-  return err == 0 ? OkStatus() : ErrnoToStatus(err, what);
+  return NetlinkErrorOf(h, "ethtool netlink", what);
 }
 
 // The attributes after the genlmsghdr, or an error.
@@ -249,18 +230,18 @@ class NetlinkPause final : public PauseBackend {
 
 std::vector<uint8_t> BuildFamilyRequest(uint32_t seq) {
   NlMsg m = NewFamilyRequest();
-  return Bytes(m.get(), seq);
+  return NetlinkMessageBytes(m.get(), seq);
 }
 
 std::vector<uint8_t> BuildPauseGet(uint16_t family, uint32_t seq, const std::string& ifname) {
   NlMsg m = NewPause(family, ifname, nullptr);
-  return Bytes(m.get(), seq);
+  return NetlinkMessageBytes(m.get(), seq);
 }
 
 std::vector<uint8_t> BuildPauseSet(uint16_t family, uint32_t seq, const std::string& ifname,
                                    const PauseState& want) {
   NlMsg m = NewPause(family, ifname, &want);
-  return Bytes(m.get(), seq);
+  return NetlinkMessageBytes(m.get(), seq);
 }
 
 StatusOr<uint16_t> ParseFamilyReply(const std::vector<uint8_t>& msg) {
