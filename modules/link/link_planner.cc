@@ -44,7 +44,7 @@ std::vector<NetdeviceRun> NetdeviceRuns(const NicSpec& nic, int count, const std
       out.back().range.last = seg.last;
       continue;
     }
-    const bool own = seg.group >= 0 && nic.vf_groups[seg.group].device_type;
+    const bool own = seg.group >= 0 && nic.vf_groups[static_cast<size_t>(seg.group)].device_type;
     out.push_back(
         {{seg.first, seg.last},
          (own ? path + ".vfGroups[" + std::to_string(seg.group) + "]" : path) + ".deviceType"});
@@ -196,7 +196,7 @@ void PlanLinks(const DesiredState& desired, const HostFacts& facts, PlanSink& si
       for (const VfSegment& seg : VfSegments(nic, vfs)) {
         const VfGroupSpec& e = seg.spec;
         if (!e.vf_mtu) continue;
-        const bool own = seg.group >= 0 && nic.vf_groups[seg.group].vf_mtu;
+        const bool own = seg.group >= 0 && nic.vf_groups[static_cast<size_t>(seg.group)].vf_mtu;
         if (!own && e.device_type == std::optional<std::string>("vfio-pci")) continue;
         VfMtuRequest req;
         req.mtu = *e.vf_mtu;
