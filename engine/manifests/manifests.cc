@@ -62,6 +62,8 @@ Manifest SpiderIpPool(const IpPoolSpec& p) {
 // qos or 802.1ad, vlanID would reset them, so it is left out (sriov-cni
 // v2.4+ then leaves the VF's VLAN as apply set it) and a vlan there is an
 // error.
+constexpr int kSriovCniMaxVlan = 4094;
+
 StatusOr<std::optional<int>> SriovCniVlan(const HostView& view, const MultusConfigSpec& mc,
                                           const std::string& resource, bool spiderpool) {
   ASSIGN_OR_RETURN(HostView::ResourceVlan host, view.VfVlanOf(resource));
@@ -74,6 +76,10 @@ StatusOr<std::optional<int>> SriovCniVlan(const HostView& view, const MultusConf
                                 " id " + std::to_string(v.id) +
                                 "): sriov-cni would set the config's on every VF a pod attaches");
   }
+  // sriov-cni (LoadConf) and Spiderpool's CRD take VLAN ids 0-4094; the
+  // kernel's 4095 (reserved by 802.1Q) cannot be restated: left out, the VF
+  // keeps it (sriov-cni v2.4+).
+  if (v.id > kSriovCniMaxVlan) return std::optional<int>();
   const bool plain = v.qos == 0 && v.proto == "802.1Q";
   if (!spiderpool || plain) return std::optional<int>(v.id);
   if (mc.vlan) {
@@ -230,7 +236,7 @@ StatusOr<Manifest> NetworkAttachmentDefinition(HostView& view, const MultusConfi
       ASSIGN_OR_RETURN(std::optional<int> vlan, SriovCniVlan(view, mc, res, /*spiderpool=*/false));
       if (vlan) plugin["vlan"] = *vlan;
       ASSIGN_OR_RETURN(HostView::ResourceVlan host, view.VfVlanOf(res));
-      if (host.vlan) {
+      if (vlan && host.vlan) {  // restating the host's VLAN: its qos and proto too
         plugin["vlanQoS"] = host.vlan->qos;
         plugin["vlanProto"] = host.vlan->proto;
       }

@@ -699,6 +699,25 @@ spec:
             std::string::npos)
       << bad_sp.status().message();
 
+  // vfVlan 4095 (the kernel takes it, sriov-cni and Spiderpool's CRD stop at
+  // 4094): not restated, in neither flavor.
+  r = load(R"(    - name: top
+      nicSelector: { pfNames: ["ens6f0np0"] }
+      numVfs: 2
+      resourceName: t
+      vfVlan: { id: 4095 }
+)",
+           "    - { name: nt, cniType: sriov, nic: top }\n");
+  opt.flavor = "multus";
+  mm = BuildHostManifests(*r.state, opt);
+  ASSERT_TRUE(mm.ok()) << mm.status().message();
+  EXPECT_FALSE(sriov("nt").contains("vlan")) << sriov("nt").dump();
+  EXPECT_FALSE(sriov("nt").contains("vlanQoS"));
+  opt.flavor = "spiderpool";
+  sp = BuildManifests(*r.state, opt);
+  ASSERT_TRUE(sp.ok()) << sp.status().message();
+  EXPECT_FALSE(Find(*sp, "SpiderMultusConfig", "nt")->doc["spec"]["sriov"].contains("vlanID"));
+
   // Two nics share resource b, their VFs with different VLANs.
   r = load(split + R"(    - name: other
       nicSelector: { pfNames: ["ens6f1np1"] }
