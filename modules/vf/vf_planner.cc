@@ -473,7 +473,8 @@ void PlanVf(const DesiredState& desired, const HostFacts& facts, PlanSink& sink)
               own ? path + ".vfGroups[" + std::to_string(seg.group) + "]" : path;
           return VfRangeRef{seg.first, seg.last, count, nic.name, where + "." + field};
         };
-        const VfGroupSpec* g = seg.group < 0 ? nullptr : &nic.vf_groups[static_cast<size_t>(seg.group)];
+        const VfGroupSpec* g =
+            seg.group < 0 ? nullptr : &nic.vf_groups[static_cast<size_t>(seg.group)];
         if (e.vf_link_state) {
           PlanVfLinkState(*pf, *e.vf_link_state,
                           ref("vfLinkState", g != nullptr && g->vf_link_state), sink);
