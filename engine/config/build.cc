@@ -80,6 +80,22 @@ std::string Lower(std::string s) {
   return s;
 }
 
+// vfMtu, vfLinkState, vfRate, vfVlan: of a nic (NicSpec) or of a VF group
+// (VfGroupSpec), the same fields.
+template <typename Spec>
+void BuildVfSettings(const json& j, Spec& out) {
+  out.vf_mtu = Int(j, "vfMtu");
+  out.vf_link_state = String(j, "vfLinkState");
+  if (const json* rate = Field(j, "vfRate"); rate != nullptr && rate->is_object()) {
+    out.vf_rate = VfRateSpec{Int(*rate, "min").value_or(0), Int(*rate, "max").value_or(0)};
+  }
+  // Without its id (a schema error) vfVlan is not built: no second message.
+  if (const json* vlan = Field(j, "vfVlan"); vlan != nullptr && Int(*vlan, "id")) {
+    out.vf_vlan = VfVlanSpec{Int(*vlan, "id").value_or(0), Int(*vlan, "qos").value_or(0),
+                             String(*vlan, "proto").value_or("802.1Q")};
+  }
+}
+
 // "0-3" -> 0, 3; "5" -> 5, 5. A range the schema let through but that does
 // not parse (too long a number) stays first 0, last -1: checks.cc reports it.
 VfGroupSpec BuildVfGroup(const json& j) {
@@ -104,6 +120,7 @@ VfGroupSpec BuildVfGroup(const json& j) {
   g.device_type = String(j, "deviceType");
   g.is_rdma = Bool(j, "isRdma");
   g.resource_name = String(j, "resourceName");
+  BuildVfSettings(j, g);
   return g;
 }
 
@@ -131,16 +148,7 @@ NicSpec BuildNic(const json& j) {
   if (const json* groups = Field(j, "vfGroups"); groups != nullptr && groups->is_array()) {
     for (const auto& g : *groups) nic.vf_groups.push_back(BuildVfGroup(g));
   }
-  nic.vf_mtu = Int(j, "vfMtu");
-  nic.vf_link_state = String(j, "vfLinkState");
-  if (const json* rate = Field(j, "vfRate"); rate != nullptr && rate->is_object()) {
-    nic.vf_rate = VfRateSpec{Int(*rate, "min").value_or(0), Int(*rate, "max").value_or(0)};
-  }
-  // Without its id (a schema error) vfVlan is not built: no second message.
-  if (const json* vlan = Field(j, "vfVlan"); vlan != nullptr && Int(*vlan, "id")) {
-    nic.vf_vlan = VfVlanSpec{Int(*vlan, "id").value_or(0), Int(*vlan, "qos").value_or(0),
-                             String(*vlan, "proto").value_or("802.1Q")};
-  }
+  BuildVfSettings(j, nic);
   if (const json* fw = Field(j, "firmware"); fw != nullptr && fw->is_object()) {
     for (const auto& [name, v] : fw->items()) {
       FirmwareSetting f;

@@ -203,6 +203,18 @@ class Checker {
               std::string(own ? "isRdma" : "deviceType vfio-pci with the nic's isRdma") +
                   " needs deviceType netdevice: VFs bound to vfio-pci have no RDMA device");
       }
+      // The group's own per-VF settings, checked as a nic's (the nic's own
+      // were, where it sets them). An own vfMtu meets the group's deviceType
+      // (its own, else the nic's); an inherited one is for netdevice groups
+      // only and is not applied to a vfio-pci group's VFs.
+      if (g.vf_mtu) {
+        CheckVfMtu(
+            g.vf_mtu, e.device_type, JoinField(path, "vfMtu"),
+            g.device_type ? JoinField(path, "deviceType") : JoinField(nic_path, "deviceType"),
+            nic.mtu, JoinField(nic_path, "mtu"));
+      }
+      CheckVfRate(g.vf_rate, JoinField(path, "vfRate"));
+      CheckVfVlan(g.vf_vlan, JoinField(path, "vfVlan"));
       if (e.resource_name && !Tainted(path + ".resourceName") &&
           !Tainted(nic_path + ".resourceName")) {
         auto [it, fresh] = resources.emplace(*e.resource_name, k);

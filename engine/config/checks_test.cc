@@ -770,3 +770,65 @@ TEST(ChecksTest, VfGroupsRangesFieldsAndResources) {
 }
 
 }  // namespace provisioner::config
+
+namespace provisioner::config {
+namespace {
+
+// Issue 28 item 3: a group's own vfMtu, vfRate, vfVlan and vfLinkState are
+// checked as the nic's are (the same checks, at the group's field): vfMtu
+// above the nic's mtu or with the group's (or the nic's) deviceType
+// vfio-pci, max below min, qos without a VLAN, a link state not in the enum.
+// An inherited nic vfMtu in a vfio-pci group is no error (not applied there).
+TEST(ChecksTest, VfGroupsPerVfSettingsCheckedAsTheNics) {
+  auto nic = [](const std::string& top, const std::string& groups) {
+    return WithHeader(
+        "spec:\n"                                   // 5
+        "  nics:\n"                                 // 6
+        "    - name: n\n"                           // 7
+        "      nicSelector: {pfNames: [ens1f0]}\n"  // 8
+        "      numVfs: 8\n"                         // 9
+        "      mtu: 4200\n" +                       // 10
+        top +                                       // 11
+        "      vfGroups:\n" +                       // 12
+        groups);                                    // 13..
+  };
+  EXPECT_THAT(Diagnose(nic("      vfMtu: 4200\n",
+                           "        - {range: \"0-3\", vfMtu: 1500, vfVlan: {id: 10, qos: 3}}\n"
+                           "        - {range: \"4-7\", deviceType: vfio-pci, vfRate: {max: 100},"
+                           " vfLinkState: enable}\n")),
+              IsEmpty());
+  EXPECT_THAT(
+      Diagnose(nic("      deviceType: netdevice\n", "        - {range: \"0-3\", vfMtu: 9000}\n")),
+      ElementsAre("host.yaml:13:33: spec.nics[0].vfGroups[0].vfMtu: 9000 is above the "
+                  "PF's mtu 4200 (spec.nics[0].mtu, line 10): a VF cannot carry frames "
+                  "its PF's port does not; raise mtu to 9000 or more"));
+  EXPECT_THAT(Diagnose(nic("      deviceType: netdevice\n",
+                           "        - {range: \"0-3\", deviceType: vfio-pci, vfMtu: 1500}\n")),
+              ElementsAre(::testing::StartsWith(
+                  "host.yaml:13:55: spec.nics[0].vfGroups[0].vfMtu: vfMtu sets the VF netdevs' "
+                  "MTU, but deviceType vfio-pci (spec.nics[0].vfGroups[0].deviceType, line 13)")));
+  EXPECT_THAT(
+      Diagnose(nic("      deviceType: vfio-pci\n", "        - {range: \"0-3\", vfMtu: 1500}\n")),
+      ElementsAre(::testing::StartsWith(
+          "host.yaml:13:33: spec.nics[0].vfGroups[0].vfMtu: vfMtu sets the VF netdevs' "
+          "MTU, but deviceType vfio-pci (spec.nics[0].deviceType, line 11)")));
+  EXPECT_THAT(Diagnose(nic("      deviceType: vfio-pci\n",
+                           "        - {range: \"0-3\", deviceType: netdevice, vfMtu: 1500}\n")),
+              IsEmpty());
+  EXPECT_THAT(Diagnose(nic("", "        - {range: \"0-3\", vfRate: {min: 500, max: 100}}\n")),
+              ElementsAre("host.yaml:12:50: spec.nics[0].vfGroups[0].vfRate.max: 100 Mbps is "
+                          "below min 500 Mbps: the limit cannot be below the guarantee (0 = no "
+                          "limit)"));
+  EXPECT_THAT(Diagnose(nic("", "        - {range: \"0-3\", vfVlan: {id: 0, qos: 2}}\n")),
+              ElementsAre("host.yaml:12:47: spec.nics[0].vfGroups[0].vfVlan.qos: qos 2 needs a "
+                          "VLAN: id 0 means no VLAN (give id 1..4095 or leave qos out)"));
+  EXPECT_THAT(Diagnose(nic("", "        - {range: \"0-3\", vfLinkState: up}\n")),
+              ElementsAre(::testing::HasSubstr("spec.nics[0].vfGroups[0].vfLinkState")));
+  EXPECT_THAT(Diagnose(nic("", "        - {range: \"0-3\", vfVlan: {id: 4096}}\n")),
+              ElementsAre(::testing::HasSubstr("spec.nics[0].vfGroups[0].vfVlan.id")));
+  EXPECT_THAT(Diagnose(nic("", "        - {range: \"0-3\", vfVlan: {id: 5, proto: x}}\n")),
+              ElementsAre(::testing::HasSubstr("spec.nics[0].vfGroups[0].vfVlan.proto")));
+}
+
+}  // namespace
+}  // namespace provisioner::config

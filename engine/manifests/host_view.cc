@@ -198,6 +198,49 @@ StatusOr<std::string> HostView::SriovResource(const NicRef& ref, const MultusCon
   return *g->resource_name;
 }
 
+StatusOr<HostView::ResourceVlan> HostView::VfVlanOf(const std::string& resource) const {
+  std::optional<ResourceVlan> out;
+  auto text = [](const std::optional<VfVlanSpec>& v) {
+    return v ? "vlan " + std::to_string(v->id) + " qos " + std::to_string(v->qos) + " proto " +
+                   v->proto
+             : std::string("no vfVlan");
+  };
+  for (size_t i = 0; i < d_.nics.size(); ++i) {
+    const NicSpec& nic = d_.nics[i];
+    if (nic.num_vfs.value_or(0) <= 0) continue;
+    std::vector<ResourceVlan> found;
+    if (nic.vf_groups.empty()) {
+      if (nic.resource_name == resource) found.push_back({nic.vf_vlan, NicField(i, "vfVlan")});
+    }
+    for (size_t k = 0; k < nic.vf_groups.size(); ++k) {
+      const VfGroupSpec e = EffectiveVfGroup(nic, nic.vf_groups[k]);
+      if (e.resource_name != resource) continue;
+      const std::string group = NicField(i, "vfGroups[" + std::to_string(k) + "]");
+      found.push_back({e.vf_vlan, nic.vf_groups[k].vf_vlan
+                                      ? group + ".vfVlan"
+                                      : NicField(i, "vfVlan") + " (" + group + ")"});
+    }
+    for (ResourceVlan& r : found) {
+      if (!out) {
+        out = std::move(r);
+        continue;
+      }
+      const bool same = out->vlan.has_value() == r.vlan.has_value() &&
+                        (!r.vlan || (out->vlan->id == r.vlan->id && out->vlan->qos == r.vlan->qos &&
+                                     out->vlan->proto == r.vlan->proto));
+      if (!same) {
+        return InvalidArgumentError(
+            "resource " + resource + ": its VFs get different port VLANs (" + out->field + ": " +
+            text(out->vlan) + "; " + r.field + ": " + text(r.vlan) +
+            "): a pod gets any VF of the resource, and sriov-cni sets one VLAN for all of them; "
+            "give each VLAN its own resourceName");
+      }
+    }
+  }
+  if (!out) return ResourceVlan{};
+  return *out;
+}
+
 bool HostView::VfIsRdma(const NicRef& ref, const MultusConfigSpec& mc) const {
   if (ref.nic->vf_groups.empty()) return ref.nic->is_rdma.value_or(false);
   std::optional<VfGroupSpec> g = ConfigGroup(ref, mc);

@@ -84,6 +84,15 @@ class HostView {
   bool VfIsRdma(const NicRef& ref, const MultusConfigSpec& mc) const;
   // rdmaIsolation of a sriov/ib-sriov config: exclusive mode and its VFs' isRdma.
   bool RdmaIsolation(const NicRef& ref, const MultusConfigSpec& mc);
+  // The port VLAN apply gives the VFs of a device-plugin resource (their
+  // group's vfVlan, else their nic's; nullopt: none managed), with the field
+  // that sets it. Every VF of a resource must get the same one (a pod may get
+  // any of them): VFs of one resource that disagree are an error.
+  struct ResourceVlan {
+    std::optional<VfVlanSpec> vlan;
+    std::string field;  // "spec.nics[0].vfGroups[1].vfVlan"
+  };
+  StatusOr<ResourceVlan> VfVlanOf(const std::string& resource) const;
 
   // -- excludeTopology (issue 28 item 6) -----------------------------------
   // True when the device-plugin resource must not advertise its VFs' NUMA

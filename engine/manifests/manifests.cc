@@ -49,6 +49,49 @@ Manifest SpiderIpPool(const IpPoolSpec& p) {
   return {"SpiderIPPool", p.name, doc};
 }
 
+// The `vlan` of a sriov config's sriov-cni configuration (Spiderpool's
+// sriov.vlanID renders into it). sriov-cni sets vlan/vlanQoS/vlanProto on the
+// VF when a pod attaches (qos 0 and 802.1Q when only vlan is given) and puts
+// the VF's old ones back on detach; without vlan it leaves the VLAN alone
+// (v2.4 and later: a nil *int; up to v2.3 vlan was an int, 0 when absent,
+// and every attach cleared the VF's VLAN). When apply gives the resource's
+// VFs a port VLAN (vfVlan), the config carries it, so that attaching
+// restates the host's VLAN instead of clearing or changing it, and a
+// multusConfigs[].vlan that differs is an error (each attach would undo the
+// host's). Spiderpool's SpiderMultusConfig has vlanID only: with a vfVlan
+// qos or 802.1ad, vlanID would reset them, so it is left out (sriov-cni
+// v2.4+ then leaves the VF's VLAN as apply set it) and a vlan there is an
+// error.
+constexpr int kSriovCniMaxVlan = 4094;
+
+StatusOr<std::optional<int>> SriovCniVlan(const HostView& view, const MultusConfigSpec& mc,
+                                          const std::string& resource, bool spiderpool) {
+  ASSIGN_OR_RETURN(HostView::ResourceVlan host, view.VfVlanOf(resource));
+  if (!host.vlan) return std::optional<int>(mc.vlan);
+  const VfVlanSpec& v = *host.vlan;
+  const std::string who = "multusConfigs " + mc.name + " (resource " + resource + ")";
+  if (mc.vlan && *mc.vlan != v.id) {
+    return InvalidArgumentError(who + ": vlan " + std::to_string(*mc.vlan) +
+                                " is not the port VLAN apply gives its VFs (" + host.field +
+                                " id " + std::to_string(v.id) +
+                                "): sriov-cni would set the config's on every VF a pod attaches");
+  }
+  // sriov-cni (LoadConf) and Spiderpool's CRD take VLAN ids 0-4094; the
+  // kernel's 4095 (reserved by 802.1Q) cannot be restated: left out, the VF
+  // keeps it (sriov-cni v2.4+).
+  if (v.id > kSriovCniMaxVlan) return std::optional<int>();
+  const bool plain = v.qos == 0 && v.proto == "802.1Q";
+  if (!spiderpool || plain) return std::optional<int>(v.id);
+  if (mc.vlan) {
+    return InvalidArgumentError(
+        who + ": vlan " + std::to_string(*mc.vlan) + " with " + host.field + " qos " +
+        std::to_string(v.qos) + " proto " + v.proto +
+        ": Spiderpool's sriov config carries a vlanID only, and sriov-cni would set qos 0 "
+        "proto 802.1Q with it on every attach; leave vlan out (the VFs keep apply's VLAN)");
+  }
+  return std::optional<int>();
+}
+
 StatusOr<Manifest> SpiderMultusConfig(HostView& view, const MultusConfigSpec& mc) {
   const DesiredState& d = view.desired();
   ASSIGN_OR_RETURN(NicRef ref, view.FindNic(mc.nic));
@@ -79,7 +122,10 @@ StatusOr<Manifest> SpiderMultusConfig(HostView& view, const MultusConfigSpec& mc
     const bool v09_sriov = view.SpiderpoolV09() && mc.cni_type == "sriov";
     c[v09_sriov ? "enableRdma" : "rdmaIsolation"] = view.RdmaIsolation(ref, mc);
     if (!pools.empty()) c["ippools"] = pools;
-    if (mc.cni_type == "sriov" && mc.vlan) c["vlanID"] = *mc.vlan;
+    if (mc.cni_type == "sriov") {
+      ASSIGN_OR_RETURN(std::optional<int> vlan, SriovCniVlan(view, mc, res, /*spiderpool=*/true));
+      if (vlan) c["vlanID"] = *vlan;
+    }
     spec[mc.cni_type == "sriov" ? "sriov" : "ibsriov"] = c;
   } else if (mc.cni_type == "ipoib") {
     ASSIGN_OR_RETURN(std::vector<std::string> master, view.PfNetdevs(ref, /*required=*/true));
@@ -186,7 +232,15 @@ StatusOr<Manifest> NetworkAttachmentDefinition(HostView& view, const MultusConfi
     ASSIGN_OR_RETURN(std::string res, view.SriovResource(ref, mc));
     doc["metadata"]["annotations"] = {
         {"k8s.v1.cni.cncf.io/resourceName", view.ResourcePrefix() + "/" + res}};
-    if (mc.cni_type == "sriov" && mc.vlan) plugin["vlan"] = *mc.vlan;
+    if (mc.cni_type == "sriov") {
+      ASSIGN_OR_RETURN(std::optional<int> vlan, SriovCniVlan(view, mc, res, /*spiderpool=*/false));
+      if (vlan) plugin["vlan"] = *vlan;
+      ASSIGN_OR_RETURN(HostView::ResourceVlan host, view.VfVlanOf(res));
+      if (vlan && host.vlan) {  // restating the host's VLAN: its qos and proto too
+        plugin["vlanQoS"] = host.vlan->qos;
+        plugin["vlanProto"] = host.vlan->proto;
+      }
+    }
     if (mc.cni_type == "ib-sriov" && mc.pkey) plugin["pkey"] = *mc.pkey;
     rdma = view.RdmaIsolation(ref, mc);
   } else if (mc.cni_type == "ipoib") {
@@ -287,9 +341,15 @@ StatusOr<Manifest> SriovGroupPolicy(HostView& view, size_t i, const VfGroupSpec&
   if (nic.link_type) spec["linkType"] = *nic.link_type == "ib" ? "ib" : "eth";
   if (g.device_type) spec["deviceType"] = *g.device_type;
   if (g.is_rdma) spec["isRdma"] = *g.is_rdma;
-  // vfMtu as in SriovPolicy, for the group's netdevice VFs only (the
-  // operator sets no MTU on vfio-pci VFs).
-  if (nic.vf_mtu && g.device_type.value_or("netdevice") != "vfio-pci") spec["mtu"] = *nic.vf_mtu;
+  // The group's vfMtu (its own, else the nic's), for netdevice VFs only:
+  // what apply sets (modules/link) and what the operator applies to this
+  // policy's VFs (configSriovVFDevices sets each VF group's Mtu on its
+  // kernel-driver VFs, none on vfio-pci ones). Groups with different mtu on
+  // one PF stay apart in the operator's merge (disjoint ranges, one resource
+  // each: mergeConfigs keeps every group with its own Mtu) and the PF gets
+  // their largest, raised only: at most the nic's mtu, which the loader and
+  // the planner keep at or above every vfMtu.
+  if (g.vf_mtu && g.device_type.value_or("netdevice") != "vfio-pci") spec["mtu"] = *g.vf_mtu;
   if (view.ExcludeTopology(*g.resource_name)) spec["excludeTopology"] = true;
   json doc =
       Object(kSriovApi, "SriovNetworkNodePolicy", name, view.Kubernetes().sriov_operator_namespace);

@@ -4,6 +4,7 @@
 #ifndef PROVISIONER_ENGINE_MODEL_DESIRED_H_
 #define PROVISIONER_ENGINE_MODEL_DESIRED_H_
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <string>
@@ -120,23 +121,6 @@ struct FirmwareSetting {
   std::string text;
 };
 
-// spec.nics[].vfGroups[]: { range: "0-3", deviceType: vfio-pci, isRdma: false,
-//                           resourceName: gpu1vfio }
-// Some of a PF's VFs, by index, as the sriov-network-operator's pfNames
-// "ens1f0#0-3". Fields left out take the nic's (EffectiveVfGroup); per-VF
-// settings that nics get later (vfMtu, L2 settings) go here beside them.
-struct VfGroupSpec {
-  std::string range;  // as written: "0-3" or "5"
-  int first = 0;      // parsed from range (checks.cc refuses bad ones)
-  int last = -1;
-  std::optional<std::string> device_type;    // deviceType: netdevice | vfio-pci
-  std::optional<bool> is_rdma;               // isRdma
-  std::optional<std::string> resource_name;  // resourceName
-  bool Contains(int vf) const { return vf >= first && vf <= last; }
-  // "0-3", also for a group written "5" ("5-5": the operator's form).
-  std::string RangeText() const { return std::to_string(first) + "-" + std::to_string(last); }
-};
-
 // spec.nics[].vfRate: { min: 1000, max: 10000 }, Mbps (IFLA_VF_RATE's
 // min_tx_rate / max_tx_rate, `ip link set <pf> vf N min_tx_rate .. max_tx_rate ..`);
 // a field not given is 0, no guarantee / no limit.
@@ -153,6 +137,28 @@ struct VfVlanSpec {
   int id = 0;
   int qos = 0;
   std::string proto = "802.1Q";  // 802.1Q | 802.1ad
+};
+
+// spec.nics[].vfGroups[]: { range: "0-3", deviceType: vfio-pci, isRdma: false,
+//                           resourceName: gpu1vfio }
+// Some of a PF's VFs, by index, as the sriov-network-operator's pfNames
+// "ens1f0#0-3". Fields left out take the nic's (EffectiveVfGroup), the
+// per-VF settings (vfMtu, vfLinkState, vfRate, vfVlan) included.
+struct VfGroupSpec {
+  std::string range;  // as written: "0-3" or "5"
+  int first = 0;      // parsed from range (checks.cc refuses bad ones)
+  int last = -1;
+  std::optional<std::string> device_type;    // deviceType: netdevice | vfio-pci
+  std::optional<bool> is_rdma;               // isRdma
+  std::optional<std::string> resource_name;  // resourceName
+  // The per-VF settings of NicSpec (below), for this group's VFs.
+  std::optional<int> vf_mtu = std::nullopt;                 // vfMtu
+  std::optional<std::string> vf_link_state = std::nullopt;  // vfLinkState
+  std::optional<VfRateSpec> vf_rate = std::nullopt;         // vfRate
+  std::optional<VfVlanSpec> vf_vlan = std::nullopt;         // vfVlan
+  bool Contains(int vf) const { return vf >= first && vf <= last; }
+  // "0-3", also for a group written "5" ("5-5": the operator's form).
+  std::string RangeText() const { return std::to_string(first) + "-" + std::to_string(last); }
 };
 
 // spec.nics[].names: { netdev: "rail{n}", rdma: "mlx5_rail{n}" }: the
@@ -198,14 +204,62 @@ struct NicSpec {
   std::optional<NicNamesSpec> names;       // names
 };
 
-// A group with the nic's deviceType, isRdma and resourceName filled in
-// where the group leaves them out.
+// A group with the nic's deviceType, isRdma, resourceName and per-VF
+// settings filled in where the group leaves them out.
 inline VfGroupSpec EffectiveVfGroup(const NicSpec& nic, const VfGroupSpec& g) {
   VfGroupSpec e = g;
   if (!e.device_type) e.device_type = nic.device_type;
   if (!e.is_rdma) e.is_rdma = nic.is_rdma;
   if (!e.resource_name) e.resource_name = nic.resource_name;
+  if (!e.vf_mtu) e.vf_mtu = nic.vf_mtu;
+  if (!e.vf_link_state) e.vf_link_state = nic.vf_link_state;
+  if (!e.vf_rate) e.vf_rate = nic.vf_rate;
+  if (!e.vf_vlan) e.vf_vlan = nic.vf_vlan;
   return e;
+}
+
+// A PF's VFs 0..count-1 cut by the nic's vfGroups: each group's range (in
+// range order) and the runs of VFs between and after them, which take the
+// nic's fields. `spec` is the effective group (EffectiveVfGroup), or for a
+// run in no group the nic's fields; `group` its index in vf_groups, -1 for a
+// run in no group. Without groups: one segment 0..count-1 with the nic's
+// fields. Groups reaching past count-1 are cut there (the loader and the
+// planners report them), overlapping ones skipped after the first.
+struct VfSegment {
+  int first = 0;
+  int last = 0;
+  int group = -1;
+  VfGroupSpec spec;
+};
+inline std::vector<VfSegment> VfSegments(const NicSpec& nic, int count) {
+  std::vector<size_t> order;
+  for (size_t k = 0; k < nic.vf_groups.size(); ++k) {
+    const VfGroupSpec& g = nic.vf_groups[k];
+    if (g.first >= 0 && g.first <= g.last && g.first < count) order.push_back(k);
+  }
+  std::sort(order.begin(), order.end(),
+            [&](size_t a, size_t b) { return nic.vf_groups[a].first < nic.vf_groups[b].first; });
+  std::vector<VfSegment> out;
+  auto rest = [&](int first, int last) {
+    if (first > last) return;
+    VfSegment s{first, last, -1, EffectiveVfGroup(nic, VfGroupSpec{})};
+    s.spec.first = first;
+    s.spec.last = last;
+    s.spec.range = s.spec.RangeText();
+    out.push_back(std::move(s));
+  };
+  int next = 0;  // the first VF not yet in a segment
+  for (size_t k : order) {
+    const VfGroupSpec& g = nic.vf_groups[k];
+    if (g.first < next) continue;  // overlaps the one before
+    rest(next, g.first - 1);
+    VfSegment s{g.first, std::min(g.last, count - 1), static_cast<int>(k),
+                EffectiveVfGroup(nic, g)};
+    out.push_back(std::move(s));
+    next = out.back().last + 1;
+  }
+  rest(next, count - 1);
+  return out;
 }
 
 // spec.ipPools[]

@@ -235,6 +235,15 @@ json PlanToJson(const Plan& plan, const std::string& root) {
   return doc;
 }
 
+namespace {
+// "#0-3" of a change for part of a PF's VFs (vf/<PF>/vlan#0-3, a vfGroup's
+// range), so that a PF's changes per range read apart; "" otherwise.
+std::string RangeOf(const Change& c) {
+  const size_t hash = c.id.rfind('#');
+  return hash == std::string::npos ? std::string() : c.id.substr(hash);
+}
+}  // namespace
+
 std::string RenderPlanTable(const Plan& plan, bool color, bool dry_run) {
   std::ostringstream out;
   if (plan.changes.empty()) {
@@ -255,7 +264,8 @@ std::string RenderPlanTable(const Plan& plan, bool color, bool dry_run) {
                         : a == Action::kReplace ? "\033[1;31m"
                                                 : "\033[33m";
       out << "  " << (color ? col : "") << ChangeSymbol(c) << (color ? "\033[0m" : "") << " "
-          << c.module << " " << c.target << " " << c.attribute << ": " << Show(c.before) << " -> "
+          << c.module << " " << c.target << " " << c.attribute << RangeOf(c) << ": "
+          << Show(c.before) << " -> "
           << Show(c.after);
       if (a == Action::kReplace && c.link_flap) {
         out << "  (" << ReplacementNote(c) << ")";  // down and up, not made anew

@@ -14,13 +14,25 @@
 namespace provisioner {
 namespace {
 
-// The VF netdevs of a PF now: /sys/bus/pci/devices/<pf>/virtfnN/net/*.
-StatusOr<std::vector<std::string>> VfNetdevs(const HostFs& fs, const std::string& pf) {
-  const std::string dir = "/sys/bus/pci/devices/" + pf;
+// The VF netdevs of a vfsUp change's PF now: /sys/bus/pci/devices/<pf>/virtfnN/net/*,
+// for N in detail.first..last when the change is for part of the VFs (a
+// vfGroups run of netdevice VFs), else every N.
+StatusOr<std::vector<std::string>> VfNetdevs(const HostFs& fs, const Change& c) {
+  const std::string dir = "/sys/bus/pci/devices/" + c.target;
   ASSIGN_OR_RETURN(std::vector<std::string> entries, fs.ListDir(dir));
+  const bool part = c.detail.is_object() && c.detail.contains("first");
   std::vector<std::string> out;
   for (const std::string& e : entries) {
     if (e.rfind("virtfn", 0) != 0) continue;
+    if (part) {
+      const std::string digits = e.substr(6);
+      if (digits.empty() || digits.size() > 5 ||
+          digits.find_first_not_of("0123456789") != std::string::npos) {
+        continue;
+      }
+      const long long n = std::stoll(digits);
+      if (n < c.detail["first"].get<long long>() || n > c.detail["last"].get<long long>()) continue;
+    }
     auto net = fs.ListDir(dir + "/" + e + "/net");
     if (!net.ok()) continue;  // bound to vfio-pci or not probed yet: no netdev
     out.insert(out.end(), net->begin(), net->end());
@@ -84,6 +96,16 @@ StatusOr<std::vector<VfMtuTarget>> VfMtuTargets(const Change& c, const HostFs& f
   return out;
 }
 
+// detail.first and .last: VF indexes, first <= last.
+bool VfIndexRangeDetail(const Change& c) {
+  auto index = [&](const char* key) {
+    return c.detail.is_object() && c.detail.contains(key) && c.detail[key].is_number_integer() &&
+           c.detail[key].get<long long>() >= 0 && c.detail[key].get<long long>() < 65536;
+  };
+  return index("first") && index("last") &&
+         c.detail["first"].get<long long>() <= c.detail["last"].get<long long>();
+}
+
 Status CheckChangeShape(const Change& c) {
   if (c.module != kLinkModule) return InvalidArgumentError("module link cannot apply " + c.id);
   if (c.attribute == kMtuAttribute) {
@@ -105,16 +127,15 @@ Status CheckChangeShape(const Change& c) {
     if (!c.after.is_boolean() && !c.after.is_null()) {
       return InvalidArgumentError(c.id + ": vfsUp must be true, false or null");
     }
+    if (c.detail.is_object() && (c.detail.contains("first") || c.detail.contains("last")) &&
+        !VfIndexRangeDetail(c)) {
+      return InvalidArgumentError(c.id + ": detail.first..last must be a VF index range");
+    }
     return OkStatus();
   }
   if (c.attribute == kVfMtuAttribute) {
     if (!PciAddress::ParseFull(c.target)) return InvalidArgumentError(c.id + ": bad PCI address");
-    auto index = [&](const char* key) {
-      return c.detail.is_object() && c.detail.contains(key) && c.detail[key].is_number_integer() &&
-             c.detail[key].get<long long>() >= 0 && c.detail[key].get<long long>() < 65536;
-    };
-    if (!index("first") || !index("last") ||
-        c.detail["first"].get<long long>() > c.detail["last"].get<long long>()) {
+    if (!VfIndexRangeDetail(c)) {
       return InvalidArgumentError(c.id + ": detail.first..last must be a VF index range");
     }
     const size_t n = static_cast<size_t>(c.detail["last"].get<long long>() -
@@ -208,7 +229,7 @@ Status LinkModule::Apply(const Change& change, HostContext& ctx) {
     return OkStatus();
   }
   const bool up = change.after.get<bool>();
-  ASSIGN_OR_RETURN(std::vector<std::string> vfs, VfNetdevs(*ctx.fs, change.target));
+  ASSIGN_OR_RETURN(std::vector<std::string> vfs, VfNetdevs(*ctx.fs, change));
   for (const std::string& n : vfs) {
     ASSIGN_OR_RETURN(LinkFacts now, backend->Read(n));
     if (now.admin_up == up) continue;
@@ -251,7 +272,7 @@ Status LinkModule::Verify(const Change& change, HostContext& ctx) {
   std::vector<std::string> names = {change.target};
   if (change.attribute == kVfsUpAttribute) {
     if (change.after.is_null()) return OkStatus();
-    ASSIGN_OR_RETURN(names, VfNetdevs(*ctx.fs, change.target));
+    ASSIGN_OR_RETURN(names, VfNetdevs(*ctx.fs, change));
   }
   for (const std::string& n : names) {
     ASSIGN_OR_RETURN(LinkFacts now, backend->Read(n));

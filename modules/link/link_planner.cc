@@ -18,8 +18,38 @@ Change LinkChange(const std::string& target, const std::string& attribute, nlohm
 }
 
 bool BringsUp(const NicSpec& nic) {
-  return nic.mtu || nic.vf_mtu || (nic.num_vfs && *nic.num_vfs > 0) ||
+  bool groups = false;
+  for (const VfGroupSpec& g : nic.vf_groups) {
+    groups = groups || g.vf_mtu || g.device_type == std::optional<std::string>("netdevice");
+  }
+  return groups || nic.mtu || nic.vf_mtu || (nic.num_vfs && *nic.num_vfs > 0) ||
          nic.device_type == std::optional<std::string>("netdevice");
+}
+
+// The runs of VFs whose deviceType (their group's, else the nic's) is
+// netdevice: the VFs whose netdevs vfsUp brings up. A vfio-pci group has no
+// netdevs; a netdevice group of a nic without (or with another) deviceType
+// has them.
+// `field` is the deviceType that asks (of the run's first group that sets
+// its own, else the nic's).
+struct NetdeviceRun {
+  VfIndexRange range;
+  std::string field;
+};
+std::vector<NetdeviceRun> NetdeviceRuns(const NicSpec& nic, int count, const std::string& path) {
+  std::vector<NetdeviceRun> out;
+  for (const VfSegment& seg : VfSegments(nic, count)) {
+    if (seg.spec.device_type != std::optional<std::string>("netdevice")) continue;
+    if (!out.empty() && out.back().range.last + 1 == seg.first) {
+      out.back().range.last = seg.last;
+      continue;
+    }
+    const bool own = seg.group >= 0 && nic.vf_groups[static_cast<size_t>(seg.group)].device_type;
+    out.push_back(
+        {{seg.first, seg.last},
+         (own ? path + ".vfGroups[" + std::to_string(seg.group) + "]" : path) + ".deviceType"});
+  }
+  return out;
 }
 
 std::string RangeText(const VfIndexRange& r) {
@@ -156,36 +186,58 @@ void PlanLinks(const DesiredState& desired, const HostFacts& facts, PlanSink& si
                          "nic " + nic.name + " is configured: " + ifname + " up", path, nic));
         }
       }
-      if (nic.vf_mtu && pf->sriov) {
-        VfMtuRequest req;
-        req.mtu = *nic.vf_mtu;
-        req.count = nic.num_vfs ? *nic.num_vfs : pf->sriov->num_vfs;
-        req.range = {0, req.count - 1};
-        req.pf_mtu = nic.mtu;
-        req.device_type = nic.device_type;
-        req.nic = nic.name;
-        req.field_path = path + ".vfMtu";
-        PlanVfMtu(*pf, req, facts, sink);
-      }
-      if (nic.device_type != std::optional<std::string>("netdevice") || !pf->sriov) continue;
+      if (!pf->sriov) continue;
       // The VFs there after numVfs: desired count, else the current one.
       const int vfs = nic.num_vfs ? *nic.num_vfs : pf->sriov->num_vfs;
       if (vfs <= 0) continue;
-      nlohmann::json before = true;
-      if (vfs != pf->sriov->num_vfs || static_cast<int>(pf->sriov->vfs.size()) != vfs) {
-        before = nullptr;  // VFs created (or re-created) by this plan
-      } else {
-        for (const VfInfo& vf : pf->sriov->vfs) {
-          for (const std::string& n : vf.netdevs) {
-            auto it = facts.links.find(n);
-            if (it != facts.links.end() && !it->second.admin_up) before = false;
+      // vfMtu per range: a group's (its own, else the nic's), the nic's for
+      // VFs in no group. A vfio-pci group has no netdev to carry the nic's
+      // vfMtu: not planned there (its own vfMtu is the loader's error).
+      for (const VfSegment& seg : VfSegments(nic, vfs)) {
+        const VfGroupSpec& e = seg.spec;
+        if (!e.vf_mtu) continue;
+        const bool own = seg.group >= 0 && nic.vf_groups[static_cast<size_t>(seg.group)].vf_mtu;
+        if (!own && e.device_type == std::optional<std::string>("vfio-pci")) continue;
+        VfMtuRequest req;
+        req.mtu = *e.vf_mtu;
+        req.count = vfs;
+        req.range = {seg.first, seg.last};
+        req.pf_mtu = nic.mtu;
+        req.device_type = e.device_type;
+        req.nic = nic.name;
+        req.field_path =
+            (own ? path + ".vfGroups[" + std::to_string(seg.group) + "]" : path) + ".vfMtu";
+        PlanVfMtu(*pf, req, facts, sink);
+      }
+      const bool recreated =
+          vfs != pf->sriov->num_vfs || static_cast<int>(pf->sriov->vfs.size()) != vfs;
+      for (const NetdeviceRun& r : NetdeviceRuns(nic, vfs, path)) {
+        const VfIndexRange& run = r.range;
+        nlohmann::json before = true;
+        if (recreated) {
+          before = nullptr;  // VFs created (or re-created) by this plan
+        } else {
+          for (int n = run.first; n <= run.last; ++n) {
+            for (const std::string& name : pf->sriov->vfs[static_cast<size_t>(n)].netdevs) {
+              auto it = facts.links.find(name);
+              if (it != facts.links.end() && !it->second.admin_up) before = false;
+            }
           }
         }
+        if (before == true) continue;
+        const bool whole = run.first == 0 && run.last == vfs - 1;
+        Change c = LinkChange(pf->pci_address, kVfsUpAttribute, before, true,
+                              "nic " + nic.name + " has deviceType netdevice" +
+                                  (whole ? std::string(": its VF netdevs up")
+                                         : " on VFs " + RangeText(run) + ": their netdevs up"),
+                              r.field, nic);
+        if (!whole) {
+          c.id += "#" + RangeText(run);
+          c.detail["first"] = run.first;
+          c.detail["last"] = run.last;
+        }
+        add(std::move(c));
       }
-      if (before == true) continue;
-      add(LinkChange(pf->pci_address, kVfsUpAttribute, before, true,
-                     "nic " + nic.name + " has deviceType netdevice: its VF netdevs up",
-                     path + ".deviceType", nic));
     }
   }
 }

@@ -5,11 +5,14 @@
 //   link/<PF netdev>/mtu    before 1500   after 9000
 //   link/<PF netdev>/up     before false  after true
 //   link/<PF BDF>/vfsUp     before false | null (VFs not there yet)  after true
+//   link/<PF BDF>/vfsUp#a-b the same for VFs a..b (detail first, last): the
+//                           runs of VFs whose deviceType (their vfGroup's,
+//                           else the nic's) is netdevice, when not all are
 //   link/<PF BDF>/vfMtu     before [mtu per VF | null] | null (VFs made by
 //                           this plan)  after 9000 (inverse: [mtu per VF])
 //
-// A PF is brought up when its nic sets mtu, numVfs > 0 or deviceType
-// netdevice (a NIC being configured for traffic, as sriov-network-operator
+// A PF is brought up when its nic sets mtu, vfMtu, numVfs > 0 or deviceType
+// netdevice (its own or a vfGroup's) (a NIC being configured for traffic, as sriov-network-operator
 // does with the PFs it configures). The VFs' netdevs may appear only when
 // numVfs is applied, so vfsUp is planned per PF from the desired state and
 // apply resolves the VF netdevs then (the PF's virtfnN/net); the convergence

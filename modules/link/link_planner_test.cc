@@ -275,5 +275,91 @@ TEST(LinkPlanner, VfMtuForPartOfTheVfs) {
   EXPECT_EQ(bad.diagnostics()[0].message, "VFs 2-5 are not VFs of 0000:af:00.0 (it will have 4)");
 }
 
+VfGroupSpec Group(int first, int last, std::optional<std::string> type) {
+  VfGroupSpec g;
+  g.range = std::to_string(first) + "-" + std::to_string(last);
+  g.first = first;
+  g.last = last;
+  g.device_type = std::move(type);
+  return g;
+}
+
+// Issue 28 item 3: each group's VFs get its vfMtu (its own, else the nic's),
+// VFs in no group the nic's; a vfio-pci group has no netdev and gets none of
+// the nic's.
+TEST(LinkPlanner, VfMtuPerGroup) {
+  DesiredState d;
+  d.nics = {Nic("ens6f0np0")};
+  d.nics[0].num_vfs = 8;
+  d.nics[0].mtu = 9000;
+  d.nics[0].vf_mtu = 4000;
+  d.nics[0].device_type = "netdevice";
+  VfGroupSpec jumbo = Group(0, 1, std::nullopt);
+  jumbo.vf_mtu = 9000;
+  VfGroupSpec inherits = Group(2, 3, std::nullopt);
+  VfGroupSpec vms = Group(6, 7, "vfio-pci");
+  d.nics[0].vf_groups = {vms, jumbo, inherits};
+  HostFacts f = VfHost(8, 1500);
+  for (int n = 6; n < 8; ++n) f.pci[0].sriov->vfs[static_cast<size_t>(n)].driver = "vfio-pci";
+  std::vector<Change> v = Only(Changes(d, f), kVfMtuAttribute);
+  ASSERT_EQ(v.size(), 3u);
+  EXPECT_EQ(v[0].id, "link/0000:af:00.0/vfMtu#0-1");
+  EXPECT_EQ(v[0].after, 9000);
+  EXPECT_EQ(v[0].field_path, "spec.nics[0].vfGroups[1].vfMtu");
+  EXPECT_EQ(v[1].id, "link/0000:af:00.0/vfMtu#2-3");
+  EXPECT_EQ(v[1].after, 4000);
+  EXPECT_EQ(v[1].field_path, "spec.nics[0].vfMtu");
+  EXPECT_EQ(v[2].id, "link/0000:af:00.0/vfMtu#4-5");  // in no group
+  EXPECT_EQ(v[2].after, 4000);
+  EXPECT_NE(v[0].reason.find("VFs 0-1"), std::string::npos) << v[0].reason;
+  // Converged: nothing.
+  for (int n = 0; n < 6; ++n) f.links["ens6f0v" + std::to_string(n)].mtu = n < 2 ? 9000 : 4000;
+  EXPECT_TRUE(Only(Changes(d, f), kVfMtuAttribute).empty());
+}
+
+// Issue 28 item 3 / the link planner's deviceType: VF netdevs are brought up
+// per group, where the VFs' deviceType (their group's, else the nic's) is
+// netdevice: a netdevice group of a vfio-pci nic is, a vfio-pci group of a
+// netdevice nic is not. Adjacent netdevice ranges are one change.
+TEST(LinkPlanner, VfsUpPerGroupDeviceType) {
+  HostFacts f = VfHost(8, 1500);
+  for (int n = 0; n < 8; ++n) f.links["ens6f0v" + std::to_string(n)].admin_up = false;
+  DesiredState d;
+  d.nics = {Nic("ens6f0np0")};
+  d.nics[0].num_vfs = 8;
+  d.nics[0].device_type = "vfio-pci";
+  d.nics[0].vf_groups = {Group(2, 3, "netdevice"), Group(4, 5, "netdevice")};
+  std::vector<Change> up = Only(Changes(d, f), kVfsUpAttribute);
+  ASSERT_EQ(up.size(), 1u);
+  EXPECT_EQ(up[0].id, "link/0000:af:00.0/vfsUp#2-5");
+  EXPECT_EQ(up[0].before, false);
+  EXPECT_EQ(up[0].detail["first"], 2);
+  EXPECT_EQ(up[0].detail["last"], 5);
+  EXPECT_EQ(up[0].field_path, "spec.nics[0].vfGroups[0].deviceType");
+  // Those up (the vfio-pci ones' state does not count): nothing.
+  for (int n = 2; n < 6; ++n) f.links["ens6f0v" + std::to_string(n)].admin_up = true;
+  EXPECT_TRUE(Only(Changes(d, f), kVfsUpAttribute).empty());
+  // A nic without deviceType and one netdevice group: only that group.
+  d.nics[0].device_type.reset();
+  d.nics[0].vf_groups = {Group(6, 7, "netdevice")};
+  up = Only(Changes(d, f), kVfsUpAttribute);
+  ASSERT_EQ(up.size(), 1u);
+  EXPECT_EQ(up[0].id, "link/0000:af:00.0/vfsUp#6-7");
+  // A netdevice nic with a vfio-pci group in the middle: two runs.
+  d.nics[0].device_type = "netdevice";
+  d.nics[0].vf_groups = {Group(2, 5, "vfio-pci")};
+  up = Only(Changes(d, f), kVfsUpAttribute);
+  ASSERT_EQ(up.size(), 2u);
+  EXPECT_EQ(up[0].id, "link/0000:af:00.0/vfsUp#0-1");
+  EXPECT_EQ(up[0].field_path, "spec.nics[0].deviceType");
+  EXPECT_EQ(up[1].id, "link/0000:af:00.0/vfsUp#6-7");
+  // Every VF netdevice: the whole PF's change, as without groups.
+  d.nics[0].vf_groups = {Group(2, 5, "netdevice")};
+  up = Only(Changes(d, f), kVfsUpAttribute);
+  ASSERT_EQ(up.size(), 1u);
+  EXPECT_EQ(up[0].id, "link/0000:af:00.0/vfsUp");
+  EXPECT_FALSE(up[0].detail.contains("first"));
+}
+
 }  // namespace
 }  // namespace provisioner

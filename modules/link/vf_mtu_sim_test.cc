@@ -166,5 +166,59 @@ TEST_F(VfMtuSimTest, TheKernelRefusesAVfMtuAboveThePf) {
   EXPECT_EQ(again.diagnostics[0].path, "spec.nics[0].vfMtu");
 }
 
+// Issue 28 item 3: two vfGroups of one PF with their own vfMtu, the first a
+// netdevice group on a nic without deviceType. One vfMtu change per group,
+// VF netdevs up for the netdevice group only; a failed write in the second
+// group rolls both groups' MTUs back; applied whole, every VF has its
+// group's MTU and the next plan is empty.
+TEST_F(VfMtuSimTest, VfGroupsEachTheirMtuAndOnlyNetdeviceGroupsUp) {
+  DesiredState four = Load(kFourVfs);
+  ASSERT_TRUE(ApplyPlan(modules_, PlanNow(four).plan, four, ctx_).status.ok());
+  for (int i = 0; i < 4; ++i) {  // every VF netdev down (`ip link set ... down`)
+    const std::string flags = "/sys/class/net/ens6f0v" + std::to_string(i) + "/flags";
+    ASSERT_TRUE(fs_->WriteAttr(flags, "0x1002\n").ok());
+  }
+  DesiredState d = Load(R"(  nics:
+    - name: pf0
+      nicSelector: { rootDevices: ["0000:af:00.0"] }
+      numVfs: 4
+      mtu: 9000
+      vfGroups:
+        - { range: "0-1", deviceType: netdevice, resourceName: big, vfMtu: 9000 }
+        - { range: "2-3", resourceName: small, vfMtu: 4000 }
+)");
+  PlanResult p = PlanNow(d);
+  EXPECT_TRUE(p.diagnostics.empty());
+  std::vector<std::string> links;
+  for (const std::string& id : Ids(p.plan)) {
+    if (id.rfind("link/0000", 0) == 0) links.push_back(id);
+  }
+  ASSERT_EQ(links,
+            (std::vector<std::string>{"link/0000:af:00.0/vfMtu#0-1", "link/0000:af:00.0/vfMtu#2-3",
+                                      "link/0000:af:00.0/vfsUp#0-1"}));
+  auto up = [&](int vf) {
+    return fs_->ReadAttr("/sys/class/net/ens6f0v" + std::to_string(vf) + "/flags").value_or("?");
+  };
+  const std::string down_flags = up(0);
+  ASSERT_EQ(down_flags, "0x1002");
+  sim_->AddFault({0, "ens6f0v3/mtu", EIO, 1});  // once: the next apply goes through
+  ApplyReport bad = ApplyPlan(modules_, p.plan, d, ctx_);
+  ASSERT_FALSE(bad.status.ok());
+  EXPECT_NE(bad.status.message().find("VF 3"), std::string::npos) << bad.status.message();
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(Mtu("ens6f0v" + std::to_string(i)), "1500") << i;
+  EXPECT_EQ(Mtu("ens6f0np0"), "1500");
+
+  p = PlanNow(d);
+  ApplyReport r = ApplyPlan(modules_, p.plan, d, ctx_);
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  const char* want[] = {"9000", "9000", "4000", "4000"};
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(Mtu("ens6f0v" + std::to_string(i)), want[i]) << i;
+  EXPECT_NE(up(0), down_flags);
+  EXPECT_NE(up(1), down_flags);
+  EXPECT_EQ(up(2), down_flags);  // no deviceType netdevice there: left as it is
+  EXPECT_EQ(up(3), down_flags);
+  EXPECT_TRUE(PlanNow(d).plan.changes.empty());
+}
+
 }  // namespace
 }  // namespace provisioner

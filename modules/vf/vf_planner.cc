@@ -464,17 +464,23 @@ void PlanVf(const DesiredState& desired, const HostFacts& facts, PlanSink& sink)
       if (nic.vf_spoof_chk) {
         PlanFlag(v, *nic.vf_spoof_chk, &VfInfo::spoof_chk, kSpoofChkAttribute, "vfSpoofChk", sink);
       }
-      if (nic.vf_link_state) {
-        PlanVfLinkState(*pf, *nic.vf_link_state,
-                        VfRangeRef{0, count - 1, count, nic.name, path + ".vfLinkState"}, sink);
-      }
-      if (nic.vf_rate) {
-        PlanVfRate(*pf, *nic.vf_rate, VfRangeRef{0, count - 1, count, nic.name, path + ".vfRate"},
-                   sink);
-      }
-      if (nic.vf_vlan) {
-        PlanVfVlan(*pf, *nic.vf_vlan, VfRangeRef{0, count - 1, count, nic.name, path + ".vfVlan"},
-                   sink);
+      // Per range: each vfGroup's VFs get the group's value (its own, else
+      // the nic's), the VFs in no group the nic's; one change per range.
+      for (const VfSegment& seg : VfSegments(nic, count)) {
+        const VfGroupSpec& e = seg.spec;
+        auto ref = [&](const char* field, bool own) {
+          const std::string where =
+              own ? path + ".vfGroups[" + std::to_string(seg.group) + "]" : path;
+          return VfRangeRef{seg.first, seg.last, count, nic.name, where + "." + field};
+        };
+        const VfGroupSpec* g =
+            seg.group < 0 ? nullptr : &nic.vf_groups[static_cast<size_t>(seg.group)];
+        if (e.vf_link_state) {
+          PlanVfLinkState(*pf, *e.vf_link_state,
+                          ref("vfLinkState", g != nullptr && g->vf_link_state), sink);
+        }
+        if (e.vf_rate) PlanVfRate(*pf, *e.vf_rate, ref("vfRate", g != nullptr && g->vf_rate), sink);
+        if (e.vf_vlan) PlanVfVlan(*pf, *e.vf_vlan, ref("vfVlan", g != nullptr && g->vf_vlan), sink);
       }
 
       PlanDriver(desired, facts, nic, v, sink);

@@ -1,6 +1,7 @@
 // The VF planner from structs alone (no host).
 #include "modules/vf/vf_planner.h"
 
+#include <map>
 #include <set>
 #include <string>
 
@@ -427,6 +428,77 @@ TEST(VfGuidPlanTest, CollisionsAcrossPfsAreErrors) {
                        Pf("0000:af:00.1", 0, "ec0d:9a03:008a:bcdf")}));
   EXPECT_EQ(r.changes.size(), 2u);
   EXPECT_TRUE(r.diagnostics.empty()) << r.Messages();
+}
+
+}  // namespace
+}  // namespace provisioner
+
+namespace provisioner {
+namespace {
+
+// Issue 28 item 3: each vfGroup's VFs get the group's vfVlan, vfRate and
+// vfLinkState (its own, else the nic's), VFs in no group the nic's: one
+// change per (PF, setting, range), the field path of whoever set the value.
+TEST(VfGroupSettingsPlanTest, EachGroupItsOwnValueVfsInNoGroupTheNics) {
+  DesiredState d;
+  d.nics.push_back(Nic(8));
+  NicSpec& nic = d.nics[0];
+  nic.vf_vlan = VfVlanSpec{100, 0, "802.1Q"};
+  nic.vf_link_state = "auto";
+  VfGroupSpec a = Group(0, 3, "netdevice");
+  a.vf_vlan = VfVlanSpec{200, 5, "802.1ad"};
+  a.vf_rate = VfRateSpec{0, 10000};
+  VfGroupSpec b = Group(6, 7, "netdevice");  // inherits the nic's VLAN and link state
+  b.vf_link_state = "enable";
+  nic.vf_groups = {b, a};  // not in range order
+  PciFunction pf = Pf(kPf, 8);
+  Result r = PlanOf(d, Facts({pf}));
+  std::map<std::string, const Change*> by_id;
+  for (const Change& c : r.changes) by_id[c.id] = &c;
+  auto vlan = [](int id, int qos, const char* proto) {
+    return nlohmann::json{{"id", id}, {"qos", qos}, {"proto", proto}};
+  };
+  ASSERT_EQ(by_id.count("vf/0000:af:00.0/vlan#0-3"), 1u) << r.Messages();
+  EXPECT_EQ(by_id["vf/0000:af:00.0/vlan#0-3"]->after, vlan(200, 5, "802.1ad"));
+  EXPECT_EQ(by_id["vf/0000:af:00.0/vlan#0-3"]->field_path, "spec.nics[0].vfGroups[1].vfVlan");
+  ASSERT_EQ(by_id.count("vf/0000:af:00.0/vlan#4-5"), 1u);  // in no group: the nic's
+  EXPECT_EQ(by_id["vf/0000:af:00.0/vlan#4-5"]->after, vlan(100, 0, "802.1Q"));
+  EXPECT_EQ(by_id["vf/0000:af:00.0/vlan#4-5"]->field_path, "spec.nics[0].vfVlan");
+  ASSERT_EQ(by_id.count("vf/0000:af:00.0/vlan#6-7"), 1u);  // inherited
+  EXPECT_EQ(by_id["vf/0000:af:00.0/vlan#6-7"]->after, vlan(100, 0, "802.1Q"));
+  EXPECT_EQ(by_id["vf/0000:af:00.0/vlan#6-7"]->field_path, "spec.nics[0].vfVlan");
+  EXPECT_EQ(by_id["vf/0000:af:00.0/vlan#6-7"]->detail["first"], 6);
+  ASSERT_EQ(by_id.count("vf/0000:af:00.0/rate#0-3"), 1u);  // only group a sets a rate
+  EXPECT_EQ(by_id.count("vf/0000:af:00.0/rate#4-5"), 0u);
+  EXPECT_EQ(by_id.count("vf/0000:af:00.0/rate#6-7"), 0u);
+  EXPECT_EQ(by_id.count("vf/0000:af:00.0/rate"), 0u);
+  EXPECT_EQ(by_id["vf/0000:af:00.0/linkState#0-3"]->after, "auto");
+  EXPECT_EQ(by_id["vf/0000:af:00.0/linkState#4-5"]->after, "auto");
+  EXPECT_EQ(by_id["vf/0000:af:00.0/linkState#6-7"]->after, "enable");
+  EXPECT_EQ(by_id["vf/0000:af:00.0/linkState#6-7"]->field_path,
+            "spec.nics[0].vfGroups[0].vfLinkState");
+  EXPECT_NE(by_id["vf/0000:af:00.0/vlan#0-3"]->reason.find("VFs 0-3 VLAN"), std::string::npos)
+      << by_id["vf/0000:af:00.0/vlan#0-3"]->reason;
+
+  // Converged: every VF as its range asks, nothing planned.
+  for (int n = 0; n < 8; ++n) {
+    VfInfo& vf = pf.sriov->vfs[static_cast<size_t>(n)];
+    const bool in_a = n <= 3;
+    vf.vlan_id = in_a ? 200 : 100;
+    vf.vlan_qos = in_a ? 5 : 0;
+    vf.vlan_proto = in_a ? "802.1ad" : "802.1Q";
+    vf.min_tx_rate = 0;
+    vf.max_tx_rate = in_a ? 10000 : 0;
+    vf.link_state = n >= 6 ? "enable" : "auto";
+  }
+  r = PlanOf(d, Facts({pf}));
+  EXPECT_TRUE(r.changes.empty()) << r.changes.front().id;
+  // One VF of group b drifts: only its range is planned again.
+  pf.sriov->vfs[7].vlan_id = 300;
+  r = PlanOf(d, Facts({pf}));
+  ASSERT_EQ(r.changes.size(), 1u);
+  EXPECT_EQ(r.changes[0].id, "vf/0000:af:00.0/vlan#6-7");
+  EXPECT_EQ(r.changes[0].before[1], vlan(300, 0, "802.1Q"));
 }
 
 }  // namespace

@@ -387,8 +387,11 @@ spec:
   RunResult a =
       Provisioner({"apply", yaml, "--root", root, "-o", "json", "--settle-timeout", "30"});
   ASSERT_EQ(a.exit_code, 0) << a.out << a.err;
+  // The netdevice group's VF netdevs are brought up although the nic sets
+  // no deviceType (before: only a nic-level netdevice did).
   EXPECT_EQ(Ids(ParseJson(a)["changes"]),
-            (std::vector<std::string>{"sriov/0000:af:00.0/numVfs", "vf/0000:af:00.0/driver"}));
+            (std::vector<std::string>{"sriov/0000:af:00.0/numVfs", "vf/0000:af:00.0/driver",
+                                      "link/0000:af:00.0/vfsUp#0-3"}));
   EXPECT_EQ(sim.Refused(), "");
   for (int i = 0; i < 8; ++i) {
     const std::string vf = root + kPf0 + "/virtfn" + std::to_string(i);
@@ -396,6 +399,11 @@ spec:
     EXPECT_EQ(LinkBase(vf + "/driver"), vfio ? "vfio-pci" : "mlx5_core") << i;
     EXPECT_EQ(ReadFile(vf + "/driver_override"), vfio ? "vfio-pci\n" : "(null)\n") << i;
     EXPECT_EQ(Exists(vf + "/net"), !vfio) << i;
+    if (!vfio) {
+      EXPECT_EQ(ReadFile(root + "/sys/class/net/ens6f0v" + std::to_string(i) + "/flags"),
+                "0x1003\n")
+          << i;
+    }
   }
   RunResult again = Provisioner({"plan", yaml, "--root", root, "--detailed-exitcode"});
   EXPECT_EQ(again.exit_code, 0) << again.out << again.err;
@@ -406,6 +414,92 @@ spec:
   EXPECT_NE(m.out.find("- \"ens6f0np0#0-3\""), std::string::npos) << m.out;
   EXPECT_NE(m.out.find("- \"ens6f0np0#4-7\""), std::string::npos) << m.out;
   EXPECT_NE(m.out.find("resourceName: \"vmvfs\""), std::string::npos) << m.out;
+}
+
+// Issue 28 item 3, per-VF settings per group: two netdevice groups of one PF
+// with different vfMtu and vfVlan (and a vfRate on one) on the RoCE host
+// with the kernel_sim daemon: each group's VFs get its values, the next plan
+// is empty, each group's policy says its mtu, and the sriov config of a
+// group's resource carries that group's VLAN (sriov-cni would otherwise set
+// its own on attach).
+TEST(VfCliTest, VfGroupsWithTheirOwnMtuAndVlanConverge) {
+  std::string root = ExtractHost("cx5-roce");
+  KernelSimDaemon sim(root, 100);
+  ASSERT_TRUE(sim.ready());
+  std::string yaml = WriteTempFile("groups.yaml", R"(apiVersion: provisioner/v1alpha1
+kind: HostConfig
+metadata:
+  name: worker1
+spec:
+  nics:
+    - name: split
+      nicSelector: { pfNames: ["ens6f0np0"] }
+      numVfs: 6
+      mtu: 9000
+      vfMtu: 1500
+      vfVlan: { id: 300 }
+      deviceType: netdevice
+      vfGroups:
+        - { range: "0-1", resourceName: jumbo, vfMtu: 9000, vfVlan: { id: 100, qos: 3 } }
+        - { range: "2-3", resourceName: small, vfMtu: 4000, vfVlan: { id: 200 },
+            vfRate: { max: 1000 } }
+  multusConfigs:
+    - { name: jumbo-net, cniType: sriov, nic: split, resourceName: jumbo }
+    - { name: small-net, cniType: sriov, nic: split, resourceName: small }
+)");
+  RunResult p = Provisioner({"plan", yaml, "--root", root, "-o", "json"});
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  const std::vector<std::string> ids = Ids(ParseJson(p)["changes"]);
+  for (const char* id :
+       {"vf/0000:af:00.0/vlan#0-1", "vf/0000:af:00.0/vlan#2-3", "vf/0000:af:00.0/vlan#4-5",
+        "vf/0000:af:00.0/rate#2-3", "link/0000:af:00.0/vfMtu#0-1", "link/0000:af:00.0/vfMtu#2-3",
+        "link/0000:af:00.0/vfMtu#4-5", "link/0000:af:00.0/vfsUp"}) {
+    EXPECT_TRUE(Has(ids, id)) << id << " not in the plan:\n" << p.out;
+  }
+  ExpectApplyOrder(ParseJson(p)["changes"]);
+  RunResult a =
+      Provisioner({"apply", yaml, "--root", root, "-o", "json", "--settle-timeout", "30"});
+  ASSERT_EQ(a.exit_code, 0) << a.out << a.err;
+  EXPECT_EQ(sim.Refused(), "");
+  const char* vlans[] = {"100 3 802.1Q\n", "100 3 802.1Q\n", "200 0 802.1Q\n",
+                         "200 0 802.1Q\n", "300 0 802.1Q\n", "300 0 802.1Q\n"};
+  const char* mtus[] = {"9000\n", "9000\n", "4000\n", "4000\n", "1500\n", "1500\n"};
+  for (int i = 0; i < 6; ++i) {
+    EXPECT_EQ(ReadFile(root + "/run/provisioner/vf/0000:af:00.0/" + std::to_string(i) + "/vlan"),
+              vlans[i])
+        << i;
+    EXPECT_EQ(ReadFile(root + "/sys/class/net/ens6f0v" + std::to_string(i) + "/mtu"), mtus[i]) << i;
+  }
+  RunResult again = Provisioner({"plan", yaml, "--root", root, "--detailed-exitcode"});
+  EXPECT_EQ(again.exit_code, 0) << again.out << again.err;
+
+  // One document of `out` by its metadata.name.
+  auto doc = [](const std::string& out, const std::string& name) {
+    const size_t at = out.find("  name: \"" + name + "\"");
+    if (at == std::string::npos) return std::string();
+    const size_t start = out.rfind("\n---", at);
+    const size_t end = out.find("\n---", at);
+    return out.substr(start == std::string::npos ? 0 : start,
+                      end == std::string::npos ? std::string::npos : end - start);
+  };
+  RunResult m = Provisioner({"manifests", yaml, "--flavor", "multus"});
+  ASSERT_EQ(m.exit_code, 0) << m.err;
+  EXPECT_NE(doc(m.out, "split-vf0-1-worker1").find("\n  mtu: 9000\n"), std::string::npos) << m.out;
+  EXPECT_NE(doc(m.out, "split-vf2-3-worker1").find("\n  mtu: 4000\n"), std::string::npos) << m.out;
+  EXPECT_NE(doc(m.out, "jumbo-net")
+                .find(R"(\"type\":\"sriov\",\"vlan\":100,\"vlanProto\":\"802.1Q\",\"vlanQoS\":3)"),
+            std::string::npos)
+      << doc(m.out, "jumbo-net");
+  EXPECT_NE(doc(m.out, "small-net").find(R"(\"vlan\":200,\"vlanProto\":\"802.1Q\",\"vlanQoS\":0)"),
+            std::string::npos)
+      << doc(m.out, "small-net");
+  // Spiderpool: vlanID where the VLAN has qos 0 and 802.1Q; none where it
+  // would reset qos 3 (sriov-cni then leaves the VF's VLAN as apply set it).
+  RunResult sp = Provisioner({"manifests", yaml, "--flavor", "spiderpool"});
+  ASSERT_EQ(sp.exit_code, 0) << sp.err;
+  EXPECT_NE(doc(sp.out, "small-net").find("vlanID: 200"), std::string::npos)
+      << doc(sp.out, "small-net");
+  EXPECT_EQ(doc(sp.out, "jumbo-net").find("vlanID"), std::string::npos) << doc(sp.out, "jumbo-net");
 }
 
 }  // namespace

@@ -613,3 +613,128 @@ TEST(ManifestsDiscoveryTest, LabelValueRules) {
 
 }  // namespace
 }  // namespace provisioner::manifests
+
+namespace provisioner::manifests {
+namespace {
+
+// Issue 28 item 3 with vfVlan (sriov-cni sets a network's vlan on each VF a
+// pod attaches): the sriov config of a resource whose VFs get a port VLAN
+// carries it; a multusConfigs vlan that differs, VFs of one resource with
+// different VLANs (two nics sharing a resourceName), and a Spiderpool config
+// whose vlanID would reset the VLAN's qos are errors; each group's policy
+// says its own vfMtu.
+TEST(ManifestsDiscoveryTest, VfGroupVlanAndMtuReachTheClusterObjects) {
+  auto load = [](const std::string& nics, const std::string& multus) {
+    LoadResult r = LoadDesiredStateFromString(R"(apiVersion: provisioner/v1alpha1
+kind: HostConfig
+metadata:
+  name: worker1
+spec:
+  nics:
+)" + nics + R"(  multusConfigs:
+)" + multus,
+                                              "host.yaml");
+    EXPECT_TRUE(r.state) << (r.diagnostics.empty() ? "" : r.diagnostics.front().message);
+    return r;
+  };
+  const std::string split = R"(    - name: split
+      nicSelector: { pfNames: ["ens6f0np0"] }
+      numVfs: 8
+      mtu: 9000
+      vfVlan: { id: 7 }
+      vfGroups:
+        - { range: "0-3", resourceName: a, vfMtu: 9000, vfVlan: { id: 100, qos: 2 } }
+        - { range: "4-7", resourceName: b }
+)";
+  ManifestOptions opt;
+  opt.flavor = "multus";
+  LoadResult r = load(split,
+                      "    - { name: na, cniType: sriov, nic: split, resourceName: a }\n"
+                      "    - { name: nb, cniType: sriov, nic: split, resourceName: b }\n");
+  ASSERT_TRUE(r.state);
+  auto mm = BuildHostManifests(*r.state, opt);
+  ASSERT_TRUE(mm.ok()) << mm.status().message();
+  const Manifest* pa = Find(mm->manifests, "SriovNetworkNodePolicy", "split-vf0-3-worker1");
+  const Manifest* pb = Find(mm->manifests, "SriovNetworkNodePolicy", "split-vf4-7-worker1");
+  ASSERT_NE(pa, nullptr);
+  ASSERT_NE(pb, nullptr);
+  EXPECT_EQ(pa->doc["spec"]["mtu"], 9000);
+  EXPECT_FALSE(pb->doc["spec"].contains("mtu"));  // neither the group nor the nic sets vfMtu
+  auto sriov = [&](const std::string& name) {
+    const Manifest* nad = Find(mm->manifests, "NetworkAttachmentDefinition", name);
+    EXPECT_NE(nad, nullptr) << name;
+    json conf = nad ? json::parse(nad->doc["spec"]["config"].get<std::string>()) : json();
+    if (conf.contains("plugins")) return conf["plugins"][0];
+    return conf;
+  };
+  EXPECT_EQ(sriov("na")["vlan"], 100);
+  EXPECT_EQ(sriov("na")["vlanQoS"], 2);
+  EXPECT_EQ(sriov("na")["vlanProto"], "802.1Q");
+  EXPECT_EQ(sriov("nb")["vlan"], 7);  // inherited from the nic
+  EXPECT_EQ(sriov("nb")["vlanQoS"], 0);
+
+  // Spiderpool: vlanID 7 for b; none for a (qos 2 would be reset to 0).
+  opt.flavor = "spiderpool";
+  auto sp = BuildManifests(*r.state, opt);
+  ASSERT_TRUE(sp.ok()) << sp.status().message();
+  EXPECT_EQ(Find(*sp, "SpiderMultusConfig", "nb")->doc["spec"]["sriov"]["vlanID"], 7);
+  EXPECT_FALSE(Find(*sp, "SpiderMultusConfig", "na")->doc["spec"]["sriov"].contains("vlanID"));
+
+  // The config's own vlan: the same id is fine, another is an error.
+  r = load(split, "    - { name: nb, cniType: sriov, nic: split, resourceName: b, vlan: 7 }\n");
+  opt.flavor = "multus";
+  EXPECT_TRUE(BuildHostManifests(*r.state, opt).ok());
+  r = load(split, "    - { name: nb, cniType: sriov, nic: split, resourceName: b, vlan: 8 }\n");
+  auto bad = BuildHostManifests(*r.state, opt);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message(),
+            "multusConfigs nb (resource b): vlan 8 is not the port VLAN apply gives its VFs "
+            "(spec.nics[0].vfVlan (spec.nics[0].vfGroups[1]) id 7): sriov-cni would set the "
+            "config's on every VF a pod attaches");
+  r = load(split, "    - { name: na, cniType: sriov, nic: split, resourceName: a, vlan: 100 }\n");
+  opt.flavor = "spiderpool";
+  auto bad_sp = BuildManifests(*r.state, opt);
+  ASSERT_FALSE(bad_sp.ok());
+  EXPECT_NE(bad_sp.status().message().find("Spiderpool's sriov config carries a vlanID only"),
+            std::string::npos)
+      << bad_sp.status().message();
+
+  // vfVlan 4095 (the kernel takes it, sriov-cni and Spiderpool's CRD stop at
+  // 4094): not restated, in neither flavor.
+  r = load(R"(    - name: top
+      nicSelector: { pfNames: ["ens6f0np0"] }
+      numVfs: 2
+      resourceName: t
+      vfVlan: { id: 4095 }
+)",
+           "    - { name: nt, cniType: sriov, nic: top }\n");
+  opt.flavor = "multus";
+  mm = BuildHostManifests(*r.state, opt);
+  ASSERT_TRUE(mm.ok()) << mm.status().message();
+  EXPECT_FALSE(sriov("nt").contains("vlan")) << sriov("nt").dump();
+  EXPECT_FALSE(sriov("nt").contains("vlanQoS"));
+  opt.flavor = "spiderpool";
+  sp = BuildManifests(*r.state, opt);
+  ASSERT_TRUE(sp.ok()) << sp.status().message();
+  EXPECT_FALSE(Find(*sp, "SpiderMultusConfig", "nt")->doc["spec"]["sriov"].contains("vlanID"));
+
+  // Two nics share resource b, their VFs with different VLANs.
+  r = load(split + R"(    - name: other
+      nicSelector: { pfNames: ["ens6f1np1"] }
+      numVfs: 2
+      resourceName: b
+      vfVlan: { id: 9 }
+)",
+           "    - { name: nb, cniType: sriov, nic: split, resourceName: b }\n");
+  opt.flavor = "multus";
+  bad = BuildHostManifests(*r.state, opt);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message(),
+            "resource b: its VFs get different port VLANs (spec.nics[0].vfVlan "
+            "(spec.nics[0].vfGroups[1]): vlan 7 qos 0 proto 802.1Q; spec.nics[1].vfVlan: vlan 9 "
+            "qos 0 proto 802.1Q): a pod gets any VF of the resource, and sriov-cni sets one VLAN "
+            "for all of them; give each VLAN its own resourceName");
+}
+
+}  // namespace
+}  // namespace provisioner::manifests
