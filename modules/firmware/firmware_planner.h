@@ -35,7 +35,13 @@ inline constexpr char kFirmwareModule[] = "firmware";
 //   firmware/<card>/activate  before {PARAM: running} after {PARAM: next boot}
 //     (spec.firmware.activation: reset: `mstfwreset ... -l 3 reset`, after
 //     them; disruption firmware-reset, as the card's sets then are)
+//   firmware/<card>/burn      before "16.35.2000" (running) after "16.35.3006"
+//     (nics[].firmwareVersion policy update: `mstflint -d <card> -i <image>
+//     -y burn`, before the sets; not reversible: its rollback does nothing;
+//     detail {image, psid, version, inverse: "none"}; takes effect as
+//     spec.firmware.activation says)
 inline constexpr char kNvConfigAttribute[] = "nvconfig";
+inline constexpr char kBurnAttribute[] = "burn";
 inline constexpr char kActivateAttribute[] = "activate";
 
 void PlanFirmware(const DesiredState& desired, const HostFacts& facts, PlanSink& sink);
