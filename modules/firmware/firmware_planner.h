@@ -48,7 +48,8 @@ void PlanFirmware(const DesiredState& desired, const HostFacts& facts, PlanSink&
 
 // The cards (BDF of function .0) whose configuration a plan of `desired`
 // reads, and so the only ones `plan`/`apply` query: those of the PFs that
-// nics with linkType or firmware parameters select, of the PFs whose netdev
+// nics with linkType or firmware parameters select (or firmwareVersion policy
+// update with spec.firmware.activation reset: the reset checks the card), of the PFs whose netdev
 // lacks the ECN/CNP sysfs a nic's roce asks for (facts.roce), and of the PFs whose
 // numVfs is above what the kernel offers now (sriov_totalvfs, or no SR-IOV
 // at all: the firmware may raise it, the sriov planner asks). numVfs within
