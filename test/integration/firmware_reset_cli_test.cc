@@ -396,3 +396,58 @@ TEST_F(FirmwareUpdateCliTest, DoctorFailsOnAPinMismatch) {
 
 }  // namespace
 }  // namespace provisioner::testing
+
+namespace provisioner::testing {
+namespace {
+
+// An apply killed during the burn (the journal holds the burn as "applying";
+// flint's failsafe burn switches to the new image only at its end, so the
+// flash still reads 16.35.2000): plan reports the interrupted change and
+// plans the burn again; apply --rollback burns nothing (a burn cannot be
+// undone), says so and exits 3; the next apply burns.
+TEST_F(FirmwareUpdateCliTest, KilledDuringTheBurnIsReportedAndReplanned) {
+  KernelSimDaemon sim(root_);
+  ASSERT_TRUE(sim.ready());
+  const std::string yaml = Pin("");
+  const std::string saved = MakeTempDir("fw-plan") + "/plan.json";
+  RunResult plan = Provisioner({"plan", yaml, "--root", root_, "--out", saved});
+  ASSERT_EQ(plan.exit_code, 0) << plan.out << plan.err;
+  json record = json::parse(ReadFile(saved), nullptr, false);
+  ASSERT_TRUE(record.contains("changes")) << record.dump();
+  json journal = {{"formatVersion", 1},
+                  {"pid", 999999},
+                  {"startedAt", "2026-11-26T05:00:00Z"},
+                  {"changes", json::array()}};
+  for (json c : record["changes"]) {
+    c["step"] = c["id"] == "firmware/0000:86:00.0/burn" ? "applying" : "pending";
+    journal["changes"].push_back(c);
+  }
+  PutFile(root_ + "/run/provisioner/journal.json", journal.dump());
+  const std::string flash = Flint();
+
+  RunResult again = Provisioner({"plan", yaml, "--root", root_, "-o", "json"});
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  json p = json::parse(again.out, nullptr, false);
+  EXPECT_NE(p["warnings"].dump().find("stopped during firmware/0000:86:00.0/burn"),
+            std::string::npos)
+      << again.out;
+  ASSERT_GE(p["changes"].size(), 1u);
+  EXPECT_EQ(p["changes"][0]["id"], "firmware/0000:86:00.0/burn");
+
+  // Exit 3 as after any reboot change: a burn killed after flint switched
+  // images leaves one that runs at the next boot.
+  RunResult rollback = Provisioner({"apply", yaml, "--root", root_, "--rollback"});
+  EXPECT_EQ(rollback.exit_code, 3) << rollback.out << rollback.err;
+  EXPECT_NE((rollback.out + rollback.err).find("a firmware burn cannot be undone"),
+            std::string::npos)
+      << rollback.out << rollback.err;
+  EXPECT_EQ(Flint(), flash);
+  EXPECT_FALSE(Exists(root_ + "/run/provisioner/journal.json"));
+
+  RunResult apply = Provisioner({"apply", yaml, "--root", root_});
+  EXPECT_EQ(apply.exit_code, 3) << apply.out << apply.err;
+  EXPECT_EQ(Flint(), ReadFile(RunfilePath("modules/firmware/testdata/mstflint-cx5-pending.query")));
+}
+
+}  // namespace
+}  // namespace provisioner::testing
