@@ -47,7 +47,7 @@ struct FirmwareActivationSpec {
 struct FirmwareVersionSpec {
   std::string version;
   std::optional<std::string> image;
-  std::string policy = "validate";  // validate (update: not implemented)
+  std::string policy = "validate";  // validate | update (burn the image)
 };
 
 // spec.nics[].pcie: { maxReadRequest: 4096 }

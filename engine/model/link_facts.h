@@ -68,6 +68,17 @@ struct FirmwareFacts {
   std::string fw_running;
   std::string psid;
   std::string flint_error;
+  // Where the version came from: "mstflint" (live) or the capture's host
+  // path; "" when not read.
+  std::string flint_source;
+  // nics[].firmwareVersion policy update: `mstflint -i <image> query` of the
+  // images the card's nics name, by image path (read for a plan only).
+  struct Image {
+    std::string fw_version;
+    std::string psid;
+    std::string error;  // names the host path (and errno) when unreadable
+  };
+  std::map<std::string, Image> images;
 };
 
 // Under a tree root, `mstconfig -d <BDF> query` output is read from

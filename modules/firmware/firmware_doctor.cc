@@ -11,6 +11,7 @@
 // with the translating-IOMMU ACS setting of spec.pcie.disableAcs (redirects
 // kept, DT set), and off everywhere else.
 #include <map>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -18,6 +19,7 @@
 #include "engine/model/iommu_mode.h"
 #include "engine/model/selector.h"
 #include "modules/firmware/firmware_module.h"
+#include "modules/firmware/firmware_reset.h"
 #include "modules/firmware/mstconfig_query.h"
 
 namespace provisioner {
@@ -118,11 +120,79 @@ void CheckRailVersions(const DesiredState* desired, const HostFacts& facts, Chec
   }
 }
 
+// firmware.version-pin (with host.yaml): each card a nic's firmwareVersion
+// selects runs the pinned version (FW Version(Running) while a burned image
+// waits for a reset, else FW Version): FAIL naming both and the PSID, the
+// mstflint query as evidence, the burn (or policy: update) as the fix. A card
+// whose version cannot be read is a WARN (nothing to compare).
+void CheckVersionPins(const DesiredState* desired, const HostFacts& facts, CheckSink& sink) {
+  if (desired == nullptr) return;
+  std::set<std::string> seen;
+  for (size_t i = 0; i < desired->nics.size(); ++i) {
+    const NicSpec& nic = desired->nics[i];
+    if (!nic.firmware_version) continue;
+    const FirmwareVersionSpec& pin = *nic.firmware_version;
+    for (const PciFunction* pf : SelectPfs(nic, facts)) {
+      const std::string dev = FirmwareDevice(pf->pci_address);
+      auto it = facts.firmware.find(dev);
+      if (it == facts.firmware.end() || !seen.insert(dev + " " + pin.version).second) continue;
+      const FirmwareFacts& fw = it->second;
+      CheckResult r;
+      r.module = "firmware";
+      r.id = "firmware.version-pin";
+      r.target = dev;
+      const std::string query = "mstflint -d " + dev + " query";
+      if (fw.flint_source.empty() || !fw.flint_error.empty()) {
+        r.verdict = Verdict::kWarn;
+        r.summary = "nic " + nic.name + " pins firmware " + pin.version + ", but the version of " +
+                    dev + " cannot be read" +
+                    (fw.flint_error.empty() ? " (mstflint not installed, or no capture)"
+                                            : ": " + fw.flint_error);
+        r.evidence.push_back({fw.flint_source.empty() ? query : fw.flint_source,
+                              fw.flint_error.empty() ? "not read" : fw.flint_error});
+        r.fix = "install mstflint (apt install mstflint); under a tree root capture it: " + query +
+                " > <root>" + kMstflintCapturePrefix + dev + ".query";
+        sink.Add(std::move(r));
+        continue;
+      }
+      const std::string running = fw.fw_running.empty() ? fw.fw_version : fw.fw_running;
+      std::string read = "FW Version: " + fw.fw_version;
+      if (!fw.fw_running.empty()) read += ", FW Version(Running): " + fw.fw_running;
+      read += ", PSID: " + (fw.psid.empty() ? std::string("-") : fw.psid);
+      r.evidence.push_back({fw.flint_source == "mstflint" ? query : fw.flint_source, read});
+      if (running == pin.version) {
+        r.verdict = Verdict::kOk;
+        r.summary = dev + " runs firmware " + running + ", as nic " + nic.name + " pins";
+      } else {
+        r.verdict = Verdict::kFail;
+        r.summary =
+            dev + " (PSID " + (fw.psid.empty() ? "unknown" : fw.psid) + ") runs firmware " +
+            running +
+            (fw.fw_running.empty() ? "" : " (" + fw.fw_version + " burned, not running yet)") +
+            ", but nic " + nic.name + " pins " + pin.version;
+        if (fw.fw_version == pin.version) {
+          r.fix = "activate the burned firmware: mstfwreset -d " + dev +
+                  " -y --skip_driver -l 3 reset, or reboot";
+        } else {
+          r.fix =
+              "burn an image of " + pin.version + " built for PSID " +
+              (fw.psid.empty() ? "<psid>" : fw.psid) + ": mstflint -d " + dev + " -i " +
+              pin.image.value_or("<image>") +
+              " -y burn, then a firmware reset or reboot; or set firmwareVersion.policy: update "
+              "and run apply";
+        }
+      }
+      sink.Add(std::move(r));
+    }
+  }
+}
+
 }  // namespace
 
 void FirmwareModule::Check(const DesiredState* desired, const HostFacts& facts,
                            CheckSink& sink) const {
   CheckRailVersions(desired, facts, sink);
+  CheckVersionPins(desired, facts, sink);
   bool gpus = false;
   for (const PciFunction& f : facts.pci) gpus = gpus || IsNvidiaGpu(f);
   if (!gpus || facts.rdma.devices.empty()) return;  // no GPUDirect RDMA here

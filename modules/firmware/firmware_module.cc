@@ -1,8 +1,10 @@
 #include "modules/firmware/firmware_module.h"
 
 #include <cctype>
+#include <cerrno>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -37,7 +39,8 @@ bool IsParam(const std::string& s) {
 // The target goes into mstconfig's argv and a file name as it is: a PCI
 // address in the full form only.
 Status CheckChangeShape(const Change& c) {
-  const bool special = c.attribute == kNvConfigAttribute || c.attribute == kActivateAttribute;
+  const bool special = c.attribute == kNvConfigAttribute || c.attribute == kActivateAttribute ||
+                       c.attribute == kBurnAttribute;
   if (c.module != kFirmwareModule || !PciAddress::ParseFull(c.target) ||
       (!special && !IsParam(c.attribute))) {
     return InvalidArgumentError("module firmware cannot apply " + c.id);
@@ -76,8 +79,108 @@ Status FirmwareModule::Discover(HostContext& ctx, HostFacts& facts) {
   }
   // For a plan, DiscoverForPlan reads the cards its nics ask about, once the
   // facts it selects them by (sriov, topology) are there.
-  if (ctx.plan_for == nullptr) ReadCards(*tool, cards, ctx, facts);
+  if (ctx.plan_for == nullptr) {
+    ReadCards(*tool, cards, ctx, facts);
+    // discover and doctor: each card's firmware version and PSID (`mstflint
+    // -d <card> query`; under a tree root the captures it holds).
+    for (const std::string& dev : cards) facts.firmware[dev].flint_read = true;
+    ReadFlint(*tool, cards, /*only_captured=*/true, ctx, facts);
+  }
   return OkStatus();
+}
+
+// `mstflint -d <card> query` of each card (at once, as the mstconfig
+// queries). With `only_captured` (discover) a tree's card without a capture
+// and a live host without mstflint are left unread (flint_read false), not
+// an error: discovery reports what it can.
+void FirmwareModule::ReadFlint(FirmwareTool& tool, const std::vector<std::string>& cards,
+                               bool only_captured, HostContext& ctx, HostFacts& facts) {
+  const bool live = !tool.FromCapture();
+  std::vector<std::string> ask;
+  for (const std::string& dev : cards) {
+    FirmwareFacts& fw = facts.firmware[dev];
+    fw.flint_source = tool.FlintSource(dev);
+    if (only_captured && (live ? !tool.FlintAvailable() : !ctx.fs->Exists(tool.FlintSource(dev)))) {
+      fw.flint_read = false;
+      fw.flint_source.clear();
+      continue;
+    }
+    ask.push_back(dev);
+  }
+  std::vector<std::optional<StatusOr<std::string>>> got(ask.size());
+  auto query = [&](size_t i) { got[i].emplace(tool.FlintQuery(ask[i])); };
+  if (live) {
+    if (ctx.progress && !ask.empty()) {
+      ctx.progress->Step("mstflint query " + std::to_string(ask.size()) + " card(s)");
+    }
+    ForEachIndexWaiting(ask.size(), kMaxParallelQueries, query);
+  } else {
+    for (size_t i = 0; i < ask.size(); ++i) query(i);
+  }
+  for (size_t i = 0; i < ask.size(); ++i) {
+    FirmwareFacts& fw = facts.firmware[ask[i]];
+    if (!got[i]->ok()) {
+      fw.flint_error = got[i]->status().message();
+      continue;
+    }
+    // `snapshot` writes it where a tree root's discovery reads it.
+    if (live) {
+      ctx.fs->NoteCapture(std::string(kMstflintCapturePrefix) + ask[i] + ".query", **got[i]);
+    }
+    auto q = ParseFlintQuery(**got[i]);
+    if (!q.ok()) {
+      fw.flint_error = q.status().WithContext(tool.FlintSource(ask[i])).message();
+    } else {
+      fw.fw_version = q->fw_version;
+      fw.fw_running = q->running;
+      fw.psid = q->psid;
+    }
+  }
+}
+
+// policy update: `mstflint -i <image> query` of each image a card's nics
+// name. The image is a host path: read under the root like any file (a
+// tree holds the stand-in: the text the query prints); a missing or
+// unreadable image is an error naming the host path and errno.
+void FirmwareModule::ReadImages(FirmwareTool& tool,
+                                const std::map<std::string, std::set<std::string>>& images,
+                                HostContext& ctx, HostFacts& facts) {
+  std::map<std::string, FirmwareFacts::Image> read;  // one query per image
+  for (const auto& [dev, paths] : images) {
+    for (const std::string& path : paths) {
+      auto done = read.find(path);
+      if (done == read.end()) {
+        FirmwareFacts::Image img;
+        if (path.empty() || path[0] != '/') {
+          img.error = "the firmware image " + path + " is not an absolute host path";
+        } else if (!ctx.fs->Exists(path)) {
+          // stat through the host layer: ENOENT (the only reason Exists is false
+          // but for a broken link, which mstflint could not open either).
+          img.error = "the firmware image " + path +
+                      " cannot be opened: No such file or directory (errno " +
+                      std::to_string(ENOENT) + ", ENOENT)";
+        } else if (!tool.FlintAvailable()) {
+          img.error = MstflintInstallHint();
+        } else {
+          if (ctx.progress && !tool.FromCapture())
+            ctx.progress->Step("mstflint -i " + path + " query");
+          auto text = tool.FlintImageQuery(path);
+          if (!text.ok()) {
+            img.error =
+                "the firmware image " + path + " cannot be read: " + text.status().message();
+          } else if (auto q = ParseFlintQuery(*text); !q.ok()) {
+            img.error = "the firmware image " + path + " is not one mstflint reads (mstflint -i " +
+                        path + " query): " + q.status().message();
+          } else {
+            img.fw_version = q->fw_version;
+            img.psid = q->psid;
+          }
+        }
+        done = read.emplace(path, img).first;
+      }
+      facts.firmware[dev].images[path] = done->second;
+    }
+  }
 }
 
 Status FirmwareModule::DiscoverForPlan(const DesiredState& desired, HostContext& ctx,
@@ -90,40 +193,26 @@ Status FirmwareModule::DiscoverForPlan(const DesiredState& desired, HostContext&
   }
   std::unique_ptr<FirmwareTool> tool = Tool(*ctx.fs);
   if (!cards.empty()) ReadCards(*tool, cards, ctx, facts);
-  // nics[].firmwareVersion: `mstflint -d <card> query` of their cards.
+  // nics[].firmwareVersion: `mstflint -d <card> query` of their cards, and
+  // for policy update `mstflint -i <image> query` of the images they name.
   std::vector<std::string> flint_cards;
+  std::map<std::string, std::set<std::string>> images;  // card -> images
   for (const NicSpec& nic : desired.nics) {
     if (!nic.firmware_version) continue;
     for (const PciFunction* pf : SelectPfs(nic, facts)) {
       const std::string dev = FirmwareDevice(pf->pci_address);
       auto it = facts.firmware.find(dev);
-      if (it == facts.firmware.end() || it->second.flint_read) continue;
+      if (it == facts.firmware.end()) continue;
+      if (nic.firmware_version->policy == "update" && nic.firmware_version->image) {
+        images[dev].insert(*nic.firmware_version->image);
+      }
+      if (it->second.flint_read) continue;
       it->second.flint_read = true;
       flint_cards.push_back(dev);
     }
   }
-  std::vector<std::optional<StatusOr<std::string>>> flint(flint_cards.size());
-  ForEachIndexWaiting(flint_cards.size(), kMaxParallelQueries,
-                      [&](size_t i) { flint[i].emplace(tool->FlintQuery(flint_cards[i])); });
-  for (size_t i = 0; i < flint_cards.size(); ++i) {
-    FirmwareFacts& fw = facts.firmware[flint_cards[i]];
-    if (!flint[i]->ok()) {
-      fw.flint_error = flint[i]->status().message();
-      continue;
-    }
-    if (!tool->FromCapture()) {
-      ctx.fs->NoteCapture(std::string(kMstflintCapturePrefix) + flint_cards[i] + ".query",
-                          **flint[i]);
-    }
-    auto q = ParseFlintQuery(**flint[i]);
-    if (!q.ok()) {
-      fw.flint_error = q.status().WithContext(tool->FlintSource(flint_cards[i])).message();
-    } else {
-      fw.fw_version = q->fw_version;
-      fw.fw_running = q->running;
-      fw.psid = q->psid;
-    }
-  }
+  ReadFlint(*tool, flint_cards, /*only_captured=*/false, ctx, facts);
+  ReadImages(*tool, images, ctx, facts);
   if (desired.firmware && desired.firmware->activation == "reset") {
     std::vector<std::string> reset_cards;
     for (const std::string& dev : FirmwareCardsToRead(desired, facts)) {
@@ -347,12 +436,20 @@ Status FirmwareModule::VerifyActivate(const Change& change, HostContext& ctx) {
   }
   ASSIGN_OR_RETURN(std::string text, std::move(answer));
   ASSIGN_OR_RETURN(MstconfigQuery q, ParseMstconfigQuery(text));
-  if (!q.has_current) return OkStatus();  // nothing to compare (a query without -e)
-  std::string differ;
+  std::string differ;  // nothing to compare without a Current column (a query without -e)
   for (const auto& [name, p] : q.params) {
-    if (p.current && !SamePrintedValue(*p.current, p.next_boot)) {
+    if (q.has_current && p.current && !SamePrintedValue(*p.current, p.next_boot)) {
       differ += (differ.empty() ? "" : ", ") + name + " current " + *p.current + ", next boot " +
                 p.next_boot;
+    }
+  }
+  if (change.after.contains(kBurnAttribute)) {
+    // A burned image: the card runs what its flash holds now.
+    ASSIGN_OR_RETURN(std::string flint, tool->FlintQuery(change.target));
+    ASSIGN_OR_RETURN(FlintQuery f, ParseFlintQuery(flint));
+    if (!f.running.empty() && f.running != f.fw_version) {
+      differ += (differ.empty() ? "" : ", ") + std::string("firmware running ") + f.running +
+                ", on the flash " + f.fw_version;
     }
   }
   if (!differ.empty()) {
@@ -429,8 +526,79 @@ Status FirmwareModule::VerifyNvConfig(const Change& change, HostContext& ctx) {
   return OkStatus();
 }
 
+namespace {
+
+// A burn change's image and pinned version, checked (plans may come from a
+// file); `rollback` when it is the inverse (after is not the pinned version).
+struct BurnOf {
+  std::string image;
+  std::string version;
+  bool rollback = false;
+};
+StatusOr<BurnOf> BurnDetail(const Change& change) {
+  const nlohmann::json& d = change.detail;
+  if (!d.is_object() || !d.contains("image") || !d["image"].is_string() || !d.contains("version") ||
+      !d["version"].is_string() || !change.after.is_string()) {
+    return InvalidArgumentError(change.id + ": detail.image and detail.version (strings) missing");
+  }
+  BurnOf b{d["image"].get<std::string>(), d["version"].get<std::string>(), false};
+  if (b.image.empty() || b.image[0] != '/' || b.image.find('\0') != std::string::npos) {
+    return InvalidArgumentError(change.id + ": detail.image " + d["image"].dump() +
+                                " is not an absolute host path");
+  }
+  b.rollback = change.after.get<std::string>() != b.version;
+  return b;
+}
+
+}  // namespace
+
+Status FirmwareModule::ApplyBurn(const Change& change, HostContext& ctx) {
+  ASSIGN_OR_RETURN(BurnOf b, BurnDetail(change));
+  if (b.rollback) {
+    spdlog::warn(
+        "{}: a firmware burn cannot be undone; {} stays on the flash of {} (burn the "
+        "previous image to go back)",
+        change.id, b.version, change.target);
+    return OkStatus();
+  }
+  std::unique_ptr<FirmwareTool> tool = Tool(*ctx.fs);
+  if (!tool->FlintAvailable()) return FailedPreconditionError(MstflintInstallHint());
+  // Checked again now: the plan may come from a file, the image may have
+  // been replaced since.
+  ASSIGN_OR_RETURN(std::string image_text, tool->FlintImageQuery(b.image));
+  auto img = ParseFlintQuery(image_text);
+  if (!img.ok()) return img.status().WithContext("the firmware image " + b.image);
+  ASSIGN_OR_RETURN(std::string card_text, tool->FlintQuery(change.target));
+  ASSIGN_OR_RETURN(FlintQuery card, ParseFlintQuery(card_text));
+  if (img->psid != card.psid || img->fw_version != b.version) {
+    return FailedPreconditionError("the firmware image " + b.image + " (PSID " + img->psid +
+                                   ", firmware " + img->fw_version + ") is not firmware " +
+                                   b.version + " for " + change.target + " (PSID " + card.psid +
+                                   "): not burned");
+  }
+  if (ctx.progress) {
+    ctx.progress->Step("mstflint -d " + change.target + " -i " + b.image + " -y burn" +
+                       (tool->FromCapture() ? " (" + tool->FlintSource(change.target) + ")" : ""));
+  }
+  return tool->Burn(change.target, b.image).WithContext("burn " + b.image + " on " + change.target);
+}
+
+Status FirmwareModule::VerifyBurn(const Change& change, HostContext& ctx) {
+  ASSIGN_OR_RETURN(BurnOf b, BurnDetail(change));
+  if (b.rollback) return OkStatus();  // nothing was done
+  std::unique_ptr<FirmwareTool> tool = Tool(*ctx.fs);
+  ASSIGN_OR_RETURN(std::string text, tool->FlintQuery(change.target));
+  ASSIGN_OR_RETURN(FlintQuery q, ParseFlintQuery(text));
+  if (q.fw_version != b.version) {
+    return FailedPreconditionError(change.target + ": after the burn the flash holds firmware " +
+                                   q.fw_version + ", not " + b.version);
+  }
+  return OkStatus();
+}
+
 Status FirmwareModule::Apply(const Change& change, HostContext& ctx) {
   RETURN_IF_ERROR(CheckChange(change));
+  if (change.attribute == kBurnAttribute) return ApplyBurn(change, ctx);
   if (change.attribute == kActivateAttribute) return ApplyActivate(change, ctx);
   if (change.attribute == kNvConfigAttribute) return ApplyNvConfig(change, ctx);
   ASSIGN_OR_RETURN(std::string value, FirmwareSetText(change));
@@ -455,6 +623,7 @@ Status FirmwareModule::CheckChange(const Change& change) const { return CheckCha
 
 Status FirmwareModule::Verify(const Change& change, HostContext& ctx) {
   RETURN_IF_ERROR(CheckChange(change));
+  if (change.attribute == kBurnAttribute) return VerifyBurn(change, ctx);
   if (change.attribute == kActivateAttribute) return VerifyActivate(change, ctx);
   if (change.attribute == kNvConfigAttribute) return VerifyNvConfig(change, ctx);
   ASSIGN_OR_RETURN(std::string value, FirmwareSetText(change));

@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -47,12 +48,24 @@ class FirmwareModule final : public Module {
   void Check(const DesiredState* desired, const HostFacts& facts, CheckSink& sink) const override;
   // discover output: firmware_render.cc
   void RenderFactsJson(const HostFacts& facts, FactsJson& out) const override;
+  std::string RenderFactsTable(const HostFacts& facts) const override;
 
  private:
   std::unique_ptr<FirmwareTool> Tool(HostFs& fs) const;
   // Reads the configuration of `cards` (listed in facts.firmware by Discover).
   void ReadCards(FirmwareTool& tool, const std::vector<std::string>& cards, HostContext& ctx,
                  HostFacts& facts);
+  // `mstflint -d <card> query` of `cards` (firmware version, PSID).
+  void ReadFlint(FirmwareTool& tool, const std::vector<std::string>& cards, bool only_captured,
+                 HostContext& ctx, HostFacts& facts);
+  // policy update: `mstflint -i <image> query` of each card's images.
+  void ReadImages(FirmwareTool& tool, const std::map<std::string, std::set<std::string>>& images,
+                  HostContext& ctx, HostFacts& facts);
+  // firmware/<card>/burn: `mstflint -d <card> -i <image> -y burn` (the
+  // rollback does nothing: a burn cannot be undone); verified by the
+  // query's FW Version (the flash) reading the pinned version.
+  Status ApplyBurn(const Change& change, HostContext& ctx);
+  Status VerifyBurn(const Change& change, HostContext& ctx);
   // spec.firmware.activation: reset: `mstfwreset query` of `cards`.
   void ReadResetCapability(FirmwareTool& tool, const std::vector<std::string>& cards,
                            HostContext& ctx, HostFacts& facts);

@@ -1,10 +1,12 @@
 #include "modules/firmware/firmware_module.h"
 
 #include "engine/core/engine.h"
+#include "engine/core/journal.h"
 #include "engine/host/host_fs.h"
 #include "engine/host/recording_host_fs.h"
 #include "gtest/gtest.h"
 #include "modules/firmware/command.h"
+#include "modules/firmware/firmware_planner.h"
 #include "modules/firmware/mstconfig_query.h"
 #include "modules/pci/pci_module.h"
 #include "modules/sriov/sriov_module.h"
@@ -166,6 +168,51 @@ TEST(FirmwareModule, RollbackRestoresTheCapture) {
   EXPECT_EQ(ReadFile(path), before);
   // A change naming something odd is refused before any command runs.
   c.target = "0000:86:00.0; rm -rf /";
+  EXPECT_FALSE(m.Apply(c, ctx).ok());
+}
+
+// firmware/<card>/burn on the tree's stand-ins: the burn puts the image's
+// version on the flash (the running one stays until a reset); its inverse,
+// what `apply --rollback` runs after an interrupted apply (the journal's
+// entry, before/after swapped), burns nothing and succeeds: a burn cannot be
+// undone, and the next plan reads the flash as it is. A plan from a file
+// whose image no longer matches burns nothing.
+TEST(FirmwareModule, BurnAndItsInverse) {
+  std::string root = IbTree("cx5-vpi-ib.query");
+  auto fs = NewLocalHostFs(root);
+  const std::string flint = "/run/provisioner/mstflint/0000:86:00.0.query";
+  ASSERT_TRUE(
+      fs->WriteFileAtomic(flint, ReadFile("modules/firmware/testdata/mstflint-cx5.query")).ok());
+  ASSERT_TRUE(fs->WriteFileAtomic("/opt/fw/cx5.bin",
+                                  ReadFile("modules/firmware/testdata/mstflint-image-cx5.query"))
+                  .ok());
+  HostContext ctx;
+  ctx.fs = fs.get();
+  FirmwareModule m;
+  Change c = MakeChange("firmware", "0000:86:00.0", "burn", "16.35.2000", "16.35.3006",
+                        Disruption::kReboot, kPhaseFirmware, "pin", "spec.nics[0].firmwareVersion");
+  c.detail["image"] = "/opt/fw/cx5.bin";
+  c.detail["version"] = "16.35.3006";
+  c.detail["psid"] = "MT_0000000008";
+  Change inverse = InverseChange(c);
+  ASSERT_TRUE(m.Apply(c, ctx).ok());
+  ASSERT_TRUE(m.Verify(c, ctx).ok());
+  const std::string burned = ReadFile(root + flint);
+  EXPECT_EQ(burned, ReadFile("modules/firmware/testdata/mstflint-cx5-pending.query"));
+  ASSERT_TRUE(m.Apply(inverse, ctx).ok());
+  ASSERT_TRUE(m.Verify(inverse, ctx).ok());
+  EXPECT_EQ(ReadFile(root + flint), burned);  // nothing undone, nothing burned
+  // The image replaced by another card's since the plan: refused, flash unchanged.
+  ASSERT_TRUE(
+      fs->WriteFileAtomic("/opt/fw/cx5.bin",
+                          ReadFile("modules/firmware/testdata/mstflint-image-cx5-other-psid.query"))
+          .ok());
+  Status s = m.Apply(c, ctx);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("PSID MT_0000000012"), std::string::npos) << s.message();
+  EXPECT_EQ(ReadFile(root + flint), burned);
+  // A relative or odd image path in a plan file is refused before any command.
+  c.detail["image"] = "opt/fw/cx5.bin";
   EXPECT_FALSE(m.Apply(c, ctx).ok());
 }
 

@@ -35,14 +35,21 @@ inline constexpr char kFirmwareModule[] = "firmware";
 //   firmware/<card>/activate  before {PARAM: running} after {PARAM: next boot}
 //     (spec.firmware.activation: reset: `mstfwreset ... -l 3 reset`, after
 //     them; disruption firmware-reset, as the card's sets then are)
+//   firmware/<card>/burn      before "16.35.2000" (running) after "16.35.3006"
+//     (nics[].firmwareVersion policy update: `mstflint -d <card> -i <image>
+//     -y burn`, before the sets; not reversible: its rollback does nothing;
+//     detail {image, psid, version, inverse: "none"}; takes effect as
+//     spec.firmware.activation says)
 inline constexpr char kNvConfigAttribute[] = "nvconfig";
+inline constexpr char kBurnAttribute[] = "burn";
 inline constexpr char kActivateAttribute[] = "activate";
 
 void PlanFirmware(const DesiredState& desired, const HostFacts& facts, PlanSink& sink);
 
 // The cards (BDF of function .0) whose configuration a plan of `desired`
 // reads, and so the only ones `plan`/`apply` query: those of the PFs that
-// nics with linkType or firmware parameters select, of the PFs whose netdev
+// nics with linkType or firmware parameters select (or firmwareVersion policy
+// update with spec.firmware.activation reset: the reset checks the card), of the PFs whose netdev
 // lacks the ECN/CNP sysfs a nic's roce asks for (facts.roce), and of the PFs whose
 // numVfs is above what the kernel offers now (sriov_totalvfs, or no SR-IOV
 // at all: the firmware may raise it, the sriov planner asks). numVfs within

@@ -1,5 +1,8 @@
 // discover output of the firmware module: each NIC's card (`firmware`: the
 // query's source or error, this PF's port type and the SR-IOV limits).
+#include <string>
+#include <vector>
+
 #include "engine/output/facts_output.h"
 #include "modules/firmware/firmware_module.h"
 
@@ -23,8 +26,36 @@ void FirmwareModule::RenderFactsJson(const HostFacts& facts, FactsJson& out) con
       if (p->second.current) v["current"] = *p->second.current;
       j["parameters"][name] = v;
     }
+    // The firmware version and PSID (`mstflint -d <card> query`): "version"
+    // is on the flash, "running" only while a burned image waits for a
+    // reset (FW Version(Running)).
+    if (!fw->second.flint_source.empty()) j["versionSource"] = fw->second.flint_source;
+    if (!fw->second.flint_error.empty()) {
+      j["versionError"] = fw->second.flint_error;
+    } else if (!fw->second.fw_version.empty()) {
+      j["version"] = fw->second.fw_version;
+      if (!fw->second.fw_running.empty()) j["running"] = fw->second.fw_running;
+      if (!fw->second.psid.empty()) j["psid"] = fw->second.psid;
+    }
     (*nic)["firmware"] = j;
   }
+}
+
+std::string FirmwareModule::RenderFactsTable(const HostFacts& facts) const {
+  std::vector<std::vector<std::string>> rows = {
+      {"CARD", "PSID", "FW VERSION", "RUNNING", "SOURCE"}};
+  for (const auto& [dev, fw] : facts.firmware) {
+    if (fw.flint_source.empty()) continue;  // not read (no capture, no mstflint)
+    if (!fw.flint_error.empty()) {
+      rows.push_back({dev, "?", "?", "?", fw.flint_error});
+      continue;
+    }
+    rows.push_back({dev, fw.psid.empty() ? "-" : fw.psid, fw.fw_version,
+                    fw.fw_running.empty() ? fw.fw_version : fw.fw_running + " (reset pending)",
+                    fw.flint_source});
+  }
+  if (rows.size() == 1) return "";
+  return "\nFirmware (mstflint -d <card> query):\n" + TextTable(rows, "  ");
 }
 
 }  // namespace provisioner

@@ -135,4 +135,25 @@ StatusOr<FlintQuery> ParseFlintQuery(std::string_view text) {
   return q;
 }
 
+std::string SetFlashedVersion(std::string_view text, const std::string& flashed,
+                              const std::string& running) {
+  std::string out;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t nl = text.find('\n', start);
+    if (nl == std::string_view::npos) nl = text.size();
+    const std::string_view line = text.substr(start, nl - start);
+    start = nl + 1;
+    if (line.rfind("FW Version(Running):", 0) == 0) continue;
+    if (line.rfind("FW Version:", 0) == 0) {
+      out += "FW Version:            " + flashed + "\n";
+      if (running != flashed) out += "FW Version(Running):   " + running + "\n";
+      continue;
+    }
+    out.append(line);
+    out += '\n';
+  }
+  return out;
+}
+
 }  // namespace provisioner

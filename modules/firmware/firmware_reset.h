@@ -71,8 +71,19 @@ struct FlintQuery {
   std::string running;     // "" when it runs fw_version
   std::string psid;
 };
-// Errors name what is missing; a "-E-" line becomes the message.
+// Errors name what is missing; a "-E-" line becomes the message. Reads
+// `mstflint -i <image> query` too (printImageInfo: "Image type:", "FW
+// Version:", ..., "PSID:", never "FW Version(Running):"), in the layouts of
+// v4.14.0-1 to v4.36.0-1 (testdata/README.md).
 StatusOr<FlintQuery> ParseFlintQuery(std::string_view text);
+
+// `mstflint -d <BDF> query` text with "FW Version:" reading `flashed` and,
+// when `running` differs, "FW Version(Running):" reading `running` right
+// after it (none when they are equal), the other lines as they were: the
+// tree's stand-in for a burn (running stays) and for a reset (running =
+// flashed).
+std::string SetFlashedVersion(std::string_view text, const std::string& flashed,
+                              const std::string& running);
 
 }  // namespace provisioner
 

@@ -318,3 +318,187 @@ TEST(FirmwareVersionPin, MismatchIsAPlanErrorNamingBothAndThePsid) {
 
 }  // namespace
 }  // namespace provisioner
+
+namespace provisioner {
+namespace {
+
+// Every recorded `mstflint -d` and `mstflint -i` layout (testdata/README.md).
+TEST(FlintQuery, EveryRecordedLayout) {
+  struct Case {
+    const char* file;
+    const char* version;
+    const char* running;
+    const char* psid;
+  };
+  for (const Case& c : {
+           Case{"mstflint-cx3pro-fs2.query", "2.40.5032", "", "MT_1090111023"},
+           Case{"mstflint-cx3pro-fs2-burned.query", "2.42.5000", "2.40.5032", "MT_1090111019"},
+           Case{"mstflint-cx4lx-hpe-full.query", "14.32.1908", "", "HP_2420110034"},
+           Case{"mstflint-image-cx5.query", "16.35.3006", "", "MT_0000000008"},
+           Case{"mstflint-image-cx5-other-psid.query", "16.35.3006", "", "MT_0000000012"},
+           Case{"mstflint-image-cx7.query", "28.39.1002", "", "MT_0000000838"},
+       }) {
+    const std::string text = Testdata(c.file);
+    ASSERT_FALSE(text.empty()) << c.file;
+    auto q = ParseFlintQuery(text);
+    ASSERT_TRUE(q.ok()) << c.file << ": " << q.status().message();
+    EXPECT_EQ(q->fw_version, c.version) << c.file;
+    EXPECT_EQ(q->running, c.running) << c.file;
+    EXPECT_EQ(q->psid, c.psid) << c.file;
+  }
+  // A binary image file read as text (the tree's stand-in is the query's text).
+  EXPECT_FALSE(ParseFlintQuery(std::string("\x7f\x00\x12\x34MTFW", 8)).ok());
+  EXPECT_FALSE(ParseFlintQuery("-E- Can not open fw.bin: No such file or directory\n").ok());
+}
+
+// The stand-in for a burn and a reset: the real FS2 capture before and after
+// `mstflint burn` differ in exactly these lines' order and values.
+TEST(FlintQuery, FlashedVersionRewrite) {
+  const std::string burned =
+      SetFlashedVersion(Testdata("mstflint-cx5.query"), "16.35.3006", "16.35.2000");
+  EXPECT_EQ(burned, Testdata("mstflint-cx5-pending.query"));
+  EXPECT_EQ(SetFlashedVersion(burned, "16.35.3006", "16.35.3006"), [] {
+    std::string s = Testdata("mstflint-cx5.query");
+    return s.replace(s.find("16.35.2000"), 10, "16.35.3006");
+  }());
+}
+
+NicSpec Pinned(const std::string& policy, std::optional<std::string> image) {
+  NicSpec n;
+  n.name = "ib0";
+  n.selector.root_devices = {"0000:86:00.0"};
+  n.firmware_version = FirmwareVersionSpec{"16.35.3006", std::move(image), policy};
+  return n;
+}
+
+// The cx5 card on 16.35.2000 (PSID MT_0000000008), with the image
+// `image_query` (or an error) at /opt/fw/cx5.bin.
+HostFacts Cx5Flint(const std::string& flint_query, const std::string& image_query,
+                   const std::string& image_error = "") {
+  HostFacts f = Cx5(Testdata("mstfwreset-cx5.query"));
+  FirmwareFacts& fw = f.firmware["0000:86:00.0"];
+  fw.flint_read = true;
+  fw.flint_source = "mstflint";
+  auto q = ParseFlintQuery(flint_query);
+  fw.fw_version = q->fw_version;
+  fw.fw_running = q->running;
+  fw.psid = q->psid;
+  FirmwareFacts::Image img;
+  img.error = image_error;
+  if (image_error.empty()) {
+    auto i = ParseFlintQuery(image_query);
+    img.fw_version = i->fw_version;
+    img.psid = i->psid;
+  }
+  fw.images["/opt/fw/cx5.bin"] = img;
+  return f;
+}
+
+TEST(FirmwareVersionUpdate, BurnIsPlannedFirstNotReversibleAndTakesAReboot) {
+  DesiredState d;
+  d.nics.push_back(Pinned("update", "/opt/fw/cx5.bin"));
+  d.nics[0].link_type = "eth";
+  Result r =
+      Plan(d, Cx5Flint(Testdata("mstflint-cx5.query"), Testdata("mstflint-image-cx5.query")));
+  ASSERT_EQ(r.changes.size(), 2u) << r.Messages();
+  const Change& b = r.changes[0];
+  EXPECT_EQ(b.id, "firmware/0000:86:00.0/burn");
+  EXPECT_EQ(b.before, "16.35.2000");
+  EXPECT_EQ(b.after, "16.35.3006");
+  EXPECT_EQ(b.disruption, Disruption::kReboot);
+  EXPECT_EQ(b.field_path, "spec.nics[0].firmwareVersion");
+  EXPECT_EQ(b.detail["image"], "/opt/fw/cx5.bin");
+  EXPECT_EQ(b.detail["psid"], "MT_0000000008");
+  EXPECT_EQ(b.detail["inverse"], "none");
+  EXPECT_NE(b.reason.find("mstflint -d 0000:86:00.0 -i /opt/fw/cx5.bin -y burn"), std::string::npos)
+      << b.reason;
+  EXPECT_NE(b.reason.find("not reversible"), std::string::npos) << b.reason;
+  EXPECT_EQ(r.changes[1].id, "firmware/0000:86:00.0/LINK_TYPE_P1");  // the sets after it
+  ASSERT_EQ(r.diags.size(), 1u) << r.Messages();
+  EXPECT_EQ(r.diags[0].severity, Severity::kWarning);
+  EXPECT_NE(r.diags[0].message.find("cannot be undone"), std::string::npos) << r.Messages();
+}
+
+TEST(FirmwareVersionUpdate, ByResetTheActivationCarriesTheBurn) {
+  DesiredState d;
+  d.firmware = FirmwareActivationSpec{"reset"};
+  d.nics.push_back(Pinned("update", "/opt/fw/cx5.bin"));
+  HostFacts f = Cx5Flint(Testdata("mstflint-cx5.query"), Testdata("mstflint-image-cx5.query"));
+  Result r = Plan(d, f);
+  ASSERT_EQ(r.changes.size(), 2u) << r.Messages();
+  EXPECT_EQ(r.changes[0].id, "firmware/0000:86:00.0/burn");
+  EXPECT_EQ(r.changes[0].disruption, Disruption::kFirmwareReset);
+  EXPECT_NE(r.changes[0].reason.find("takes effect at the firmware reset"), std::string::npos);
+  EXPECT_EQ(r.changes[1].id, "firmware/0000:86:00.0/activate");
+  EXPECT_EQ(r.changes[1].after["burn"], "16.35.3006");
+  // Burned by an earlier apply, not running: the activation only.
+  HostFacts burned =
+      Cx5Flint(Testdata("mstflint-cx5-pending.query"), Testdata("mstflint-image-cx5.query"));
+  Result p = Plan(d, burned);
+  ASSERT_EQ(p.changes.size(), 1u) << p.Messages();
+  EXPECT_EQ(p.changes[0].id, "firmware/0000:86:00.0/activate");
+  EXPECT_EQ(p.changes[0].before["burn"], "16.35.2000");
+  EXPECT_EQ(p.changes[0].after["burn"], "16.35.3006");
+  // By reboot: nothing to do but wait for it (a warning says so).
+  d.firmware.reset();
+  Result w = Plan(d, burned);
+  EXPECT_TRUE(w.changes.empty());
+  ASSERT_EQ(w.diags.size(), 1u) << w.Messages();
+  EXPECT_EQ(w.diags[0].severity, Severity::kWarning);
+  EXPECT_NE(w.diags[0].message.find("a reboot is pending"), std::string::npos) << w.Messages();
+}
+
+TEST(FirmwareVersionUpdate, ImageOfAnotherPsidIsRefusedNamingBothAndThePath) {
+  DesiredState d;
+  d.nics.push_back(Pinned("update", "/opt/fw/cx5.bin"));
+  Result r = Plan(
+      d, Cx5Flint(Testdata("mstflint-cx5.query"), Testdata("mstflint-image-cx5-other-psid.query")));
+  EXPECT_TRUE(r.changes.empty());
+  ASSERT_EQ(r.diags.size(), 1u) << r.Messages();
+  EXPECT_EQ(r.diags[0].severity, Severity::kError);
+  EXPECT_EQ(r.diags[0].path, "spec.nics[0].firmwareVersion.image");
+  EXPECT_EQ(r.diags[0].message,
+            "the firmware image /opt/fw/cx5.bin is built for PSID MT_0000000012, but "
+            "0000:86:00.0 is MT_0000000008 (mstflint refuses another PSID): use the image for "
+            "MT_0000000008");
+}
+
+TEST(FirmwareVersionUpdate, ImageOfAnotherVersionIsRefused) {
+  DesiredState d;
+  d.nics.push_back(Pinned("update", "/opt/fw/cx5.bin"));
+  std::string other = Testdata("mstflint-image-cx5.query");
+  other.replace(other.find("16.35.3006"), 10, "16.35.4030");
+  Result r = Plan(d, Cx5Flint(Testdata("mstflint-cx5.query"), other));
+  EXPECT_TRUE(r.changes.empty());
+  ASSERT_EQ(r.diags.size(), 1u) << r.Messages();
+  EXPECT_EQ(r.diags[0].message,
+            "the firmware image /opt/fw/cx5.bin holds firmware 16.35.4030, but nic ib0 pins "
+            "16.35.3006");
+}
+
+TEST(FirmwareVersionUpdate, MissingImageOrNoImageIsAnError) {
+  DesiredState d;
+  d.nics.push_back(Pinned("update", "/opt/fw/cx5.bin"));
+  const std::string missing =
+      "the firmware image /opt/fw/cx5.bin cannot be opened: No such file or directory (errno 2, "
+      "ENOENT)";
+  Result r = Plan(d, Cx5Flint(Testdata("mstflint-cx5.query"), "", missing));
+  EXPECT_TRUE(r.changes.empty());
+  ASSERT_EQ(r.diags.size(), 1u) << r.Messages();
+  EXPECT_EQ(r.diags[0].path, "spec.nics[0].firmwareVersion.image");
+  EXPECT_EQ(r.diags[0].message, missing);
+  DesiredState none;
+  none.nics.push_back(Pinned("update", std::nullopt));
+  Result n =
+      Plan(none, Cx5Flint(Testdata("mstflint-cx5.query"), Testdata("mstflint-image-cx5.query")));
+  ASSERT_EQ(n.diags.size(), 1u) << n.Messages();
+  EXPECT_NE(n.diags[0].message.find("policy update needs the image to burn"), std::string::npos);
+  // Running the pin already: no image needed, nothing planned.
+  Result same = Plan(
+      none, Cx5Flint(Testdata("mstflint-image-cx5.query"), Testdata("mstflint-image-cx5.query")));
+  EXPECT_TRUE(same.changes.empty());
+  EXPECT_TRUE(same.diags.empty()) << same.Messages();
+}
+
+}  // namespace
+}  // namespace provisioner

@@ -65,6 +65,18 @@ class Mstconfig : public FirmwareTool {
   StatusOr<std::string> FlintQuery(const std::string& device) override {
     return Run({o_.flint_binary, "-d", device, "query"}, "query " + device);
   }
+  bool FlintAvailable() const override { return !FindInPath(o_.flint_binary).empty(); }
+  StatusOr<std::string> FlintImageQuery(const std::string& image) override {
+    return Run({o_.flint_binary, "-i", image, "query"}, "query " + image);
+  }
+  // flint burn (subcommands.cpp BurnSubCommand, v4.36.0-1): exit 0 after
+  // "Burning FW image without signatures - OK" (or "FW image is already
+  // updated on flash"), 1 with "-E- ..." (PSID mismatch, cannot open).
+  Status Burn(const std::string& device, const std::string& image) override {
+    return Run({o_.flint_binary, "-d", device, "-i", image, "-y", "burn"}, "burn " + device,
+               o_.burn_timeout)
+        .status();
+  }
 
   // mstfwreset: exit 0 "-I- FW was loaded successfully.", 1 "-E- ...".
   Status Reset(const std::string& device) override {
@@ -84,7 +96,9 @@ class Mstconfig : public FirmwareTool {
     if (!r.ok()) {
       if (r.status().err() == ENOENT) {
         return Status(StatusCode::kFailedPrecondition,
-                      argv[0] == o_.reset_binary ? MstfwresetInstallHint() : MstconfigInstallHint(),
+                      argv[0] == o_.reset_binary   ? MstfwresetInstallHint()
+                      : argv[0] == o_.flint_binary ? MstflintInstallHint()
+                                                   : MstconfigInstallHint(),
                       ENOENT);
       }
       return r.status().WithContext(argv[0] + " " + what);
@@ -168,6 +182,35 @@ class Captured : public FirmwareTool {
     if (!text.ok()) return text.status().WithContext("read captured mstflint query");
     return text;
   }
+  bool FlintAvailable() const override { return true; }
+  // The stand-in image: a file of the tree (the image path read under the
+  // root, as any file) whose content is what `mstflint -i <image> query`
+  // prints for the real image.
+  StatusOr<std::string> FlintImageQuery(const std::string& image) override {
+    auto text = fs_.ReadFile(image);
+    if (!text.ok()) return text.status().WithContext("read firmware image");
+    return text;
+  }
+  // As the card: refused as flint refuses another PSID; else the image's
+  // version is on the flash, and the running one stays until a reset
+  // (mstflint then prints "FW Version(Running):").
+  Status Burn(const std::string& device, const std::string& image) override {
+    const std::string cmd = "mstflint -d " + device + " -i " + image + " -y burn";
+    ASSIGN_OR_RETURN(std::string image_text, FlintImageQuery(image));
+    auto img = ParseFlintQuery(image_text);
+    if (!img.ok()) return img.status().WithContext(cmd + " exited 1: " + image);
+    ASSIGN_OR_RETURN(std::string text, FlintQuery(device));
+    ASSIGN_OR_RETURN(::provisioner::FlintQuery card, ParseFlintQuery(text));
+    if (card.psid != img->psid) {
+      return FailedPreconditionError(cmd + " exited 1: -E- PSID mismatch. Device PSID (" +
+                                     card.psid + ") differs from image PSID (" + img->psid + ").");
+    }
+    const std::string running = card.running.empty() ? card.fw_version : card.running;
+    return fs_
+        .WriteFileAtomic(FlintSource(device), SetFlashedVersion(text, img->fw_version, running),
+                         0644)
+        .WithContext("write " + FlintSource(device));
+  }
   bool ResetAvailable() const override { return true; }
 
   StatusOr<std::string> ResetQuery(const std::string& device) override {
@@ -197,8 +240,20 @@ class Captured : public FirmwareTool {
     ASSIGN_OR_RETURN(std::string text, Query(device));
     auto updated = ActivateNextBootValues(text);
     if (!updated.ok()) return updated.status().WithContext(Source(device));
-    return fs_.WriteFileAtomic(Source(device), *updated, 0644)
-        .WithContext("write " + Source(device));
+    RETURN_IF_ERROR(
+        fs_.WriteFileAtomic(Source(device), *updated, 0644).WithContext("write " + Source(device)));
+    // The flashed firmware runs now: no "FW Version(Running):" line.
+    if (fs_.Exists(FlintSource(device))) {
+      ASSIGN_OR_RETURN(std::string flint, FlintQuery(device));
+      ASSIGN_OR_RETURN(::provisioner::FlintQuery q, ParseFlintQuery(flint));
+      if (!q.running.empty()) {
+        RETURN_IF_ERROR(fs_.WriteFileAtomic(FlintSource(device),
+                                            SetFlashedVersion(flint, q.fw_version, q.fw_version),
+                                            0644)
+                            .WithContext("write " + FlintSource(device)));
+      }
+    }
+    return OkStatus();
   }
 
  private:
@@ -215,6 +270,11 @@ std::string MstconfigInstallHint() {
 std::string MstfwresetInstallHint() {
   return "mstfwreset (mstflint) is not installed: install it (apt install mstflint) so that the "
          "firmware can be reset instead of rebooting the host";
+}
+
+std::string MstflintInstallHint() {
+  return "mstflint is not installed: install it (apt install mstflint) so that the firmware "
+         "version can be read and burned";
 }
 
 std::unique_ptr<FirmwareTool> NewMstconfigTool(MstconfigOptions options) {

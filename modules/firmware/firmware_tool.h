@@ -54,6 +54,18 @@ class FirmwareTool {
   virtual StatusOr<std::string> FlintQuery(const std::string& device) {
     return FailedPreconditionError("cannot query the firmware version of " + device);
   }
+  // False when mstflint is not installed (live root).
+  virtual bool FlintAvailable() const { return false; }
+  // The text of `mstflint -i <image> query` (policy update): the image's
+  // FW Version and PSID. `image` is a host path.
+  virtual StatusOr<std::string> FlintImageQuery(const std::string& image) {
+    return FailedPreconditionError("cannot query the firmware image " + image);
+  }
+  // `mstflint -d <device> -i <image> -y burn`: the image on the card's flash,
+  // running after a firmware reset or a reboot. Not reversible.
+  virtual Status Burn(const std::string& device, const std::string& image) {
+    return FailedPreconditionError("cannot burn " + image + " on " + device);
+  }
   // True when the answers are capture files (the tree's stand-in), false
   // when a command asks the card: discovery then names a missing capture
   // instead of querying, shows no progress step for reading a file, and
@@ -68,6 +80,8 @@ struct MstconfigOptions {
   // A reset reloads the firmware and waits for the device (minutes on a
   // BlueField; mstfwreset's own waits are up to 2 minutes on a ConnectX).
   std::chrono::milliseconds reset_timeout{std::chrono::minutes(5)};
+  // A burn writes the whole flash (a few minutes on a ConnectX-7).
+  std::chrono::milliseconds burn_timeout{std::chrono::minutes(20)};
   std::chrono::milliseconds timeout{std::chrono::seconds(60)};
 };
 
@@ -81,6 +95,8 @@ std::unique_ptr<FirmwareTool> NewFirmwareTool(HostFs& fs);
 std::string MstconfigInstallHint();
 // "mstfwreset (mstflint) is not installed ...".
 std::string MstfwresetInstallHint();
+// "mstflint is not installed ...".
+std::string MstflintInstallHint();
 
 }  // namespace provisioner
 

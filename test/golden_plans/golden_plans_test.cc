@@ -28,6 +28,7 @@ namespace {
 const std::map<std::string, std::string>& TreeOf() {
   static const auto* trees = new std::map<std::string, std::string>{
       {"firmware-reset", "cx5-ib"},
+      {"firmware-update", "cx5-ib"},
       {"gpudirect-tuned", "hgx-h100-pcie"},
       {"ib-firmware", "cx5-ib"},
       {"ib-sriov", "cx5-ib"},

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -215,6 +216,237 @@ TEST_F(FirmwareResetCliTest, ActivationIsValidatedAtItsLine) {
   RunResult r = Provisioner({"validate", yaml});
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_NE((r.out + r.err).find(":7:17"), std::string::npos) << r.out << r.err;
+}
+
+}  // namespace
+}  // namespace provisioner::testing
+
+namespace provisioner::testing {
+namespace {
+
+constexpr char kFlintCapture[] = "/run/provisioner/mstflint/0000:86:00.0.query";
+
+// nics[].firmwareVersion policy update on the cx5-ib tree: the card runs
+// 16.35.2000 (PSID MT_0000000008; the capture run/provisioner/mstflint/ is
+// the stand-in `mstflint -d` answers from, which a burn and a reset rewrite
+// as the card would), the image /opt/fw/cx5.bin of the tree is the stand-in
+// image (its content: what `mstflint -i` prints for it).
+class FirmwareUpdateCliTest : public FirmwareResetCliTest {
+ protected:
+  void SetUp() override {
+    FirmwareResetCliTest::SetUp();
+    PutFile(root_ + kFlintCapture,
+            ReadFile(RunfilePath("modules/firmware/testdata/mstflint-cx5.query")));
+    PutFile(root_ + "/opt/fw/cx5.bin",
+            ReadFile(RunfilePath("modules/firmware/testdata/mstflint-image-cx5.query")));
+  }
+  static std::string Pin(const std::string& spec) {
+    return Yaml(spec,
+                "      firmwareVersion: { version: 16.35.3006, image: /opt/fw/cx5.bin, "
+                "policy: update }\n");
+  }
+  std::string Flint() const { return ReadFile(root_ + kFlintCapture); }
+};
+
+TEST_F(FirmwareUpdateCliTest, UpdateBurnsThenTheRebootActivatesIt) {
+  KernelSimDaemon sim(root_);
+  ASSERT_TRUE(sim.ready());
+  const std::string yaml = Pin("");
+  RunResult plan = Provisioner({"plan", yaml, "--root", root_, "-o", "json"});
+  ASSERT_EQ(plan.exit_code, 0) << plan.err;
+  json p = json::parse(plan.out, nullptr, false);
+  ASSERT_FALSE(p.is_discarded()) << plan.out;
+  ASSERT_GE(p["changes"].size(), 1u) << plan.out;
+  EXPECT_EQ(p["changes"][0]["id"], "firmware/0000:86:00.0/burn");
+  EXPECT_EQ(p["changes"][0]["before"], "16.35.2000");
+  EXPECT_EQ(p["changes"][0]["after"], "16.35.3006");
+  EXPECT_EQ(p["changes"][0]["disruption"], "reboot");
+  EXPECT_EQ(p["summary"]["rebootRequired"], true);
+  EXPECT_NE(p["warnings"].dump().find("cannot be undone"), std::string::npos) << plan.out;
+
+  RunResult apply = Provisioner({"apply", yaml, "--root", root_});
+  EXPECT_EQ(apply.exit_code, 3) << apply.out << apply.err;
+  EXPECT_TRUE(Exists(root_ + "/run/reboot-required"));
+  // On the flash, not running: what mstflint prints after a burn.
+  EXPECT_EQ(Flint(), ReadFile(RunfilePath("modules/firmware/testdata/mstflint-cx5-pending.query")));
+  EXPECT_FALSE(Exists(root_ + "/run/provisioner/journal.json"));
+
+  // Nothing more to burn: the reboot is pending, and the plan says so.
+  RunResult again = Provisioner({"plan", yaml, "--root", root_, "-o", "json"});
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  json a = json::parse(again.out, nullptr, false);
+  EXPECT_EQ(a["changes"].size(), 0u) << again.out;
+  EXPECT_NE(a["warnings"].dump().find("a reboot is pending"), std::string::npos) << again.out;
+  EXPECT_EQ(sim.Refused(), "");
+}
+
+TEST_F(FirmwareUpdateCliTest, UpdateByResetRunsTheNewFirmwareAndExits0) {
+  KernelSimDaemon sim(root_);
+  ASSERT_TRUE(sim.ready());
+  WithVfs();
+  const std::string yaml = Pin("  firmware:\n    activation: reset\n");
+  RunResult apply = Provisioner({"apply", yaml, "--root", root_, "-o", "json"});
+  EXPECT_EQ(apply.exit_code, 0) << apply.out << apply.err;
+  EXPECT_FALSE(Exists(root_ + "/run/reboot-required"));
+  json a = json::parse(apply.out, nullptr, false);
+  ASSERT_FALSE(a.is_discarded()) << apply.out;
+  std::vector<std::string> ids;
+  for (const auto& c : a["changes"]) ids.push_back(c["id"]);
+  EXPECT_EQ(
+      ids, (std::vector<std::string>{"firmware/0000:86:00.0/burn", "firmware/0000:86:00.0/activate",
+                                     "sriov/0000:86:00.0/numVfs"}))
+      << apply.out;
+  const std::string q = Flint();
+  EXPECT_NE(q.find("FW Version:            16.35.3006\n"), std::string::npos) << q;
+  EXPECT_EQ(q.find("FW Version(Running)"), std::string::npos) << q;  // running it
+  EXPECT_EQ(ReadFile(root_ + kNumVfs), "4\n");                       // made anew
+  RunResult again = Provisioner({"plan", yaml, "--root", root_, "-o", "json"});
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(json::parse(again.out, nullptr, false)["changes"].size(), 0u) << again.out;
+  EXPECT_EQ(sim.Refused(), "");
+}
+
+TEST_F(FirmwareUpdateCliTest, BadImagesArePlanErrorsAndNothingIsBurned) {
+  const std::string before = Flint();
+  // Another card's image.
+  PutFile(root_ + "/opt/fw/cx5.bin",
+          ReadFile(RunfilePath("modules/firmware/testdata/mstflint-image-cx5-other-psid.query")));
+  RunResult psid = Provisioner({"apply", Pin(""), "--root", root_});
+  EXPECT_EQ(psid.exit_code, 1) << psid.out << psid.err;
+  EXPECT_NE(psid.err.find("spec.nics[0].firmwareVersion.image: the firmware image /opt/fw/cx5.bin "
+                          "is built for PSID MT_0000000012, but 0000:86:00.0 is MT_0000000008"),
+            std::string::npos)
+      << psid.err;
+  // No image at that host path.
+  ASSERT_EQ(::unlink((root_ + "/opt/fw/cx5.bin").c_str()), 0);
+  RunResult missing = Provisioner({"apply", Pin(""), "--root", root_});
+  EXPECT_EQ(missing.exit_code, 1) << missing.out << missing.err;
+  EXPECT_NE(missing.err.find("the firmware image /opt/fw/cx5.bin cannot be opened: No such file "
+                             "or directory (errno 2, ENOENT)"),
+            std::string::npos)
+      << missing.err;
+  // Binary content where the stand-in's text is expected.
+  PutFile(root_ + "/opt/fw/cx5.bin", std::string("\x7f\x00MTFW\x01\x02", 8));
+  RunResult binary = Provisioner({"plan", Pin(""), "--root", root_});
+  EXPECT_EQ(binary.exit_code, 1);
+  EXPECT_NE(binary.err.find("the firmware image /opt/fw/cx5.bin is not one mstflint reads"),
+            std::string::npos)
+      << binary.err;
+  EXPECT_EQ(Flint(), before);
+  EXPECT_FALSE(Exists(root_ + "/run/reboot-required"));
+}
+
+TEST_F(FirmwareUpdateCliTest, DiscoverReportsVersionAndPsid) {
+  PutFile(root_ + kFlintCapture,
+          ReadFile(RunfilePath("modules/firmware/testdata/mstflint-cx5-pending.query")));
+  RunResult r = Provisioner({"discover", "--root", root_, "-o", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json d = json::parse(r.out, nullptr, false);
+  ASSERT_FALSE(d.is_discarded()) << r.out;
+  bool found = false;
+  for (const auto& nic : d["nics"]) {
+    if (nic["pciAddress"] != "0000:86:00.0") continue;
+    found = true;
+    EXPECT_EQ(nic["firmware"]["version"], "16.35.3006") << nic.dump();
+    EXPECT_EQ(nic["firmware"]["running"], "16.35.2000") << nic.dump();
+    EXPECT_EQ(nic["firmware"]["psid"], "MT_0000000008") << nic.dump();
+    EXPECT_EQ(nic["firmware"]["versionSource"], kFlintCapture) << nic.dump();
+  }
+  EXPECT_TRUE(found) << r.out;
+  RunResult t = Provisioner({"discover", "--root", root_});
+  ASSERT_EQ(t.exit_code, 0) << t.err;
+  EXPECT_NE(t.out.find("Firmware (mstflint -d <card> query):"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("0000:86:00.0  MT_0000000008  16.35.3006  16.35.2000 (reset pending)"),
+            std::string::npos)
+      << t.out;
+}
+
+TEST_F(FirmwareUpdateCliTest, DoctorFailsOnAPinMismatch) {
+  const std::string yaml = Yaml("", "      firmwareVersion: { version: 16.35.3006 }\n");
+  RunResult r = Provisioner({"doctor", yaml, "--root", root_, "-o", "json"});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  const std::string out = r.out;
+  size_t at = out.find("firmware.version-pin");
+  ASSERT_NE(at, std::string::npos) << out;
+  json j = json::parse(out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << out;
+  bool found = false;
+  std::function<void(const json&)> walk = [&](const json& v) {
+    if (v.is_object() && v.value("id", "") == "firmware.version-pin") {
+      found = true;
+      EXPECT_EQ(v.value("verdict", ""), "fail") << v.dump();
+      EXPECT_NE(v.dump().find("runs firmware 16.35.2000, but nic ib0 pins 16.35.3006"),
+                std::string::npos)
+          << v.dump();
+      EXPECT_NE(v.dump().find(kFlintCapture), std::string::npos) << v.dump();     // evidence
+      EXPECT_NE(v.dump().find("policy: update"), std::string::npos) << v.dump();  // fix
+      return;
+    }
+    if (v.is_structured()) {
+      for (const auto& e : v) walk(e);
+    }
+  };
+  walk(j);
+  EXPECT_TRUE(found) << out;
+  // The pinned version running: ok, exit 0.
+  const std::string same = Yaml("", "      firmwareVersion: { version: 16.35.2000 }\n");
+  RunResult ok = Provisioner({"doctor", same, "--root", root_, "-o", "json", "--only", "fail"});
+  EXPECT_EQ(ok.out.find("firmware.version-pin"), std::string::npos) << ok.out;
+}
+
+}  // namespace
+}  // namespace provisioner::testing
+
+namespace provisioner::testing {
+namespace {
+
+// An apply killed during the burn (the journal holds the burn as "applying";
+// flint's failsafe burn switches to the new image only at its end, so the
+// flash still reads 16.35.2000): plan reports the interrupted change and
+// plans the burn again; apply --rollback burns nothing (a burn cannot be
+// undone), says so and exits 3; the next apply burns.
+TEST_F(FirmwareUpdateCliTest, KilledDuringTheBurnIsReportedAndReplanned) {
+  KernelSimDaemon sim(root_);
+  ASSERT_TRUE(sim.ready());
+  const std::string yaml = Pin("");
+  const std::string saved = MakeTempDir("fw-plan") + "/plan.json";
+  RunResult plan = Provisioner({"plan", yaml, "--root", root_, "--out", saved});
+  ASSERT_EQ(plan.exit_code, 0) << plan.out << plan.err;
+  json record = json::parse(ReadFile(saved), nullptr, false);
+  ASSERT_TRUE(record.contains("changes")) << record.dump();
+  json journal = {{"formatVersion", 1},
+                  {"pid", 999999},
+                  {"startedAt", "2026-11-26T05:00:00Z"},
+                  {"changes", json::array()}};
+  for (json c : record["changes"]) {
+    c["step"] = c["id"] == "firmware/0000:86:00.0/burn" ? "applying" : "pending";
+    journal["changes"].push_back(c);
+  }
+  PutFile(root_ + "/run/provisioner/journal.json", journal.dump());
+  const std::string flash = Flint();
+
+  RunResult again = Provisioner({"plan", yaml, "--root", root_, "-o", "json"});
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  json p = json::parse(again.out, nullptr, false);
+  EXPECT_NE(p["warnings"].dump().find("stopped during firmware/0000:86:00.0/burn"),
+            std::string::npos)
+      << again.out;
+  ASSERT_GE(p["changes"].size(), 1u);
+  EXPECT_EQ(p["changes"][0]["id"], "firmware/0000:86:00.0/burn");
+
+  // Exit 3 as after any reboot change: a burn killed after flint switched
+  // images leaves one that runs at the next boot.
+  RunResult rollback = Provisioner({"apply", yaml, "--root", root_, "--rollback"});
+  EXPECT_EQ(rollback.exit_code, 3) << rollback.out << rollback.err;
+  EXPECT_NE((rollback.out + rollback.err).find("a firmware burn cannot be undone"),
+            std::string::npos)
+      << rollback.out << rollback.err;
+  EXPECT_EQ(Flint(), flash);
+  EXPECT_FALSE(Exists(root_ + "/run/provisioner/journal.json"));
+
+  RunResult apply = Provisioner({"apply", yaml, "--root", root_});
+  EXPECT_EQ(apply.exit_code, 3) << apply.out << apply.err;
+  EXPECT_EQ(Flint(), ReadFile(RunfilePath("modules/firmware/testdata/mstflint-cx5-pending.query")));
 }
 
 }  // namespace

@@ -377,6 +377,34 @@ Reset-sync (relevant only for reset-level 3):
 
 )";
 
+// mstflint 4.36's `mstflint -d <BDF> query` of the ConnectX-5 (flint
+// subcommands.cpp QueryCommand) and `mstflint -i <image> query` of an image
+// for it (printImageInfo).
+static constexpr char kCx5IbMstflintQuery[] = R"(Image type:            FS4
+FW Version:            16.35.2000
+FW Release Date:       20.12.2022
+Product Version:       16.35.2000
+Rom Info:              type=UEFI version=14.28.15 cpu=AMD64,AARCH64
+                       type=PXE version=3.6.804 cpu=AMD64
+Description:           UID                GuidsNumber
+Base GUID:             ec0d9a03008abcde        8
+Base MAC:              ec0d9a8abcde            8
+Image VSD:             N/A
+Device VSD:            N/A
+PSID:                  MT_0000000008
+Security Attributes:   N/A
+)";
+static constexpr char kCx5ImageQuery[] = R"(Image type:            FS4
+FW Version:            16.35.3006
+FW Release Date:       20.2.2023
+Product Version:       16.35.3006
+Rom Info:              type=UEFI version=14.29.15 cpu=AMD64,AARCH64
+                       type=PXE version=3.7.102 cpu=AMD64
+Image VSD:             N/A
+PSID:                  MT_0000000008
+Security Attributes:   N/A
+)";
+
 static constexpr char kCx5IbMstconfigQuery[] = R"(
 Device #1:
 ----------
@@ -448,6 +476,12 @@ HostSpec Cx5IbHost() {
   // `mstfwreset -d 0000:86:00.0 query` (spec.firmware.activation: reset):
   // level 3 supported (modules/firmware/testdata/mstfwreset-cx5.query).
   h.files.push_back({"/run/provisioner/mstfwreset/0000:86:00.0.query", kCx5IbMstfwresetQuery});
+  // `mstflint -d 0000:86:00.0 query` (nics[].firmwareVersion): 16.35.2000,
+  // PSID MT_0000000008 (modules/firmware/testdata/mstflint-cx5.query), and
+  // the stand-in of a 16.35.3006 image for that PSID: the text `mstflint -i
+  // <image> query` prints for it (testdata/mstflint-image-cx5.query).
+  h.files.push_back({"/run/provisioner/mstflint/0000:86:00.0.query", kCx5IbMstflintQuery});
+  h.files.push_back({"/opt/fw/fw-ConnectX5-rel-16_35_3006-MCX556A-ECA_Ax.bin", kCx5ImageQuery});
   return h;
 }
 
