@@ -61,7 +61,7 @@ struct IpoibSpec {
   std::optional<int> mtu;           // of the PF's IPoIB netdev and its pkey children
   // Global addresses of the PF's IPoIB netdev, CIDR as written; unset: unmanaged.
   std::optional<std::vector<std::string>> addresses;
-  std::vector<std::string> pkeys;   // "0x8001" as written: one child each
+  std::vector<std::string> pkeys;  // "0x8001" as written: one child each
 };
 
 // spec.nics[].roce: { trust: dscp, pfc: [3], ecn: [3] } (priorities 0..7).
@@ -78,6 +78,14 @@ struct RoceCnpSpec {
 // entries that override the default map (priority = DSCP >> 3) trust dscp
 // installs; dcbx: who runs DCBX, "host" (not willing: the switch's LLDP
 // cannot change PFC) or "firmware".
+// buffers: the port receive buffers (dcbnl DCB_ATTR_DCB_BUFFER, what
+// `mlnx_qos --prio2buffer/--buffer_size` and `dcb buffer set` send):
+// prio2buffer[p] is the buffer (0..7) priority p lands in, sizes[b] the bytes
+// of buffer b (the buffers not listed: 0). An absent part is unmanaged.
+struct RoceBufferSpec {
+  std::optional<std::vector<int>> prio2buffer;
+  std::optional<std::vector<long long>> sizes;
+};
 struct NicRoceSpec {
   std::optional<std::string> trust;     // dscp | pcp
   std::optional<std::vector<int>> pfc;  // PFC-enabled priorities, ascending
@@ -89,6 +97,10 @@ struct NicRoceSpec {
   std::optional<bool> pause = std::nullopt;
   std::optional<std::map<int, int>> dscp_map = std::nullopt;
   std::optional<std::string> dcbx = std::nullopt;  // host | firmware
+  // cableLength: meters, ieee_pfc.delay (mlx5 computes the lossless buffers'
+  // xoff threshold from it; `dcb pfc set delay`, `mlnx_qos --cable_len`).
+  std::optional<int> cable_length = std::nullopt;
+  std::optional<RoceBufferSpec> buffers = std::nullopt;
   // dscpMap keys that are no DSCP 0..63 (the schema cannot report keys):
   // CheckDesiredState names them.
   std::vector<std::string> dscp_map_bad_keys = {};
@@ -102,8 +114,8 @@ struct KernelModuleSpec {
 
 // spec.nics[].nicSelector: all given fields must match.
 struct NicSelector {
-  std::optional<std::string> vendor;     // "15b3" (lower-case hex, no 0x)
-  std::optional<std::string> device_id;  // "1017"
+  std::optional<std::string> vendor;      // "15b3" (lower-case hex, no 0x)
+  std::optional<std::string> device_id;   // "1017"
   std::vector<std::string> root_devices;  // PF PCI addresses "0000:af:00.0"
   std::vector<std::string> pf_names;      // PF netdev names
   std::optional<int> near_gpu;            // nearGpu: index (topology issue)
@@ -168,14 +180,14 @@ struct NicNamesSpec {
 struct NicSpec {
   std::string name;
   NicSelector selector;
-  std::optional<std::string> link_type;    // linkType: eth | ib
-  std::optional<int> num_vfs;              // numVfs
-  std::optional<int> mtu;                  // mtu
-  std::optional<std::string> device_type;  // deviceType: netdevice | vfio-pci
-  std::optional<bool> is_rdma;             // isRdma
+  std::optional<std::string> link_type;      // linkType: eth | ib
+  std::optional<int> num_vfs;                // numVfs
+  std::optional<int> mtu;                    // mtu
+  std::optional<std::string> device_type;    // deviceType: netdevice | vfio-pci
+  std::optional<bool> is_rdma;               // isRdma
   std::optional<std::string> resource_name;  // resourceName
-  std::optional<bool> vf_trust;            // vfTrust
-  std::optional<bool> vf_spoof_chk;        // vfSpoofChk
+  std::optional<bool> vf_trust;              // vfTrust
+  std::optional<bool> vf_spoof_chk;          // vfSpoofChk
   // vfMtu: the MTU of every VF netdev (IFLA_MTU on the VF), at most the
   // PF's; what the SriovNetworkNodePolicy's spec.mtu says.
   std::optional<int> vf_mtu;
@@ -185,9 +197,9 @@ struct NicSpec {
   std::optional<VfVlanSpec> vf_vlan;  // vfVlan
   // firmware: { PARAM: value }, by parameter name (mstconfig's spelling).
   std::map<std::string, FirmwareSetting> firmware;
-  std::optional<NicPcieSpec> pcie;         // pcie
-  std::optional<IpoibSpec> ipoib;          // ipoib
-  std::optional<NicRoceSpec> roce;         // roce
+  std::optional<NicPcieSpec> pcie;  // pcie
+  std::optional<IpoibSpec> ipoib;   // ipoib
+  std::optional<NicRoceSpec> roce;  // roce
 
   // vfGroups (empty: all VFs alike)
   std::vector<VfGroupSpec> vf_groups;
@@ -195,7 +207,7 @@ struct NicSpec {
   // (mstconfig reset) before what the nic sets.
   bool firmware_reset = false;
   std::optional<FirmwareVersionSpec> firmware_version;  // firmwareVersion
-  std::optional<NicNamesSpec> names;       // names
+  std::optional<NicNamesSpec> names;                    // names
 };
 
 // A group with the nic's deviceType, isRdma and resourceName filled in
@@ -211,8 +223,8 @@ inline VfGroupSpec EffectiveVfGroup(const NicSpec& nic, const VfGroupSpec& g) {
 // spec.ipPools[]
 struct IpPoolSpec {
   std::string name;
-  std::string subnet;                 // "172.16.11.0/16" (IPv4 or IPv6 CIDR)
-  std::vector<std::string> ips;       // "a.b.c.d-a.b.c.e" ranges or single IPs
+  std::string subnet;            // "172.16.11.0/16" (IPv4 or IPv6 CIDR)
+  std::vector<std::string> ips;  // "a.b.c.d-a.b.c.e" ranges or single IPs
   std::optional<std::string> gateway;
   std::optional<int> vlan;
   std::vector<std::string> exclude_ips;  // excludeIPs
@@ -228,11 +240,11 @@ struct IpPoolRefs {
 struct MultusConfigSpec {
   std::string name;
   std::string namespace_name = "default";  // namespace
-  std::string cni_type;  // macvlan | ipvlan | sriov | ib-sriov | ipoib
-  std::string nic;       // a spec.nics[].name
+  std::string cni_type;                    // macvlan | ipvlan | sriov | ib-sriov | ipoib
+  std::string nic;                         // a spec.nics[].name
   IpPoolRefs ippools;
-  std::optional<std::string> pkey;                   // ib-sriov only
-  std::optional<std::string> rdma_resource_inject;   // annotation value
+  std::optional<std::string> pkey;                  // ib-sriov only
+  std::optional<std::string> rdma_resource_inject;  // annotation value
   std::optional<int> vlan;
 
   // resourceName: sriov/ib-sriov on a nic with vfGroups: which of the nic's
