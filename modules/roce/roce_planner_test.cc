@@ -522,3 +522,34 @@ TEST(RocePlanner, BuffersTheDriverCannotTakeAreErrorsNamingTheField) {
 
 }  // namespace
 }  // namespace provisioner
+
+namespace provisioner {
+namespace {
+
+TEST(RoceChecks, NcclPriorityShowsCableLengthAndItsBuffer) {
+  HostFacts f = BufferHost();
+  RoceNetdevFacts& n = f.roce.netdevs["ens6f0np0"];
+  n.trust = "dscp";
+  n.ecn_np[3] = n.ecn_rp[3] = true;
+  (*n.prio2buffer)[3] = 1;
+  (*n.buffer_sizes)[1] = 98304;
+  DesiredState d;
+  d.nics = {BufferNic(30, {0, 0, 0, 1, 0, 0, 0, 0}, {130944, 98304})};
+  CheckSink sink;
+  CheckRoce(&d, f, sink);
+  bool seen = false;
+  for (const CheckResult& r : sink.results()) {
+    if (r.id != "roce.nccl-priority") continue;
+    seen = true;
+    EXPECT_EQ(r.verdict, Verdict::kOk) << r.summary;  // reported, not judged
+    std::string all;
+    for (const auto& [k, v] : r.evidence) all += k + ": " + v + "\n";
+    EXPECT_THAT(all, HasSubstr("dcbnl cable length (ens6f0np0, ieee_pfc.delay): 7 m"));
+    EXPECT_THAT(all, HasSubstr("dcbnl receive buffer of priority 3 (ens6f0np0): buffer 1, 98304 "
+                               "bytes of 524160"));
+  }
+  EXPECT_TRUE(seen);
+}
+
+}  // namespace
+}  // namespace provisioner

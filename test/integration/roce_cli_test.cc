@@ -397,6 +397,29 @@ TEST(RoceCliTest, ACableTooLongForTheBuffersIsRefusedAndRolledBack) {
   EXPECT_EQ(ReadFile(root + "/run/provisioner/dcb/ens6f0np0"), before);
 }
 
+// Every byte in buffer 0, buffer 1 empty: moving PFC priority 3 to buffer
+// 1 with a size in the same message is ENOMEM on mlx5 (the mapping is
+// checked against the sizes the port has); apply then sends the sizes
+// first and the mapping after them.
+TEST(RoceCliTest, BuffersMovingPfcToAnEmptyBufferTakeTwoSteps) {
+  const std::string root = BuildTree();
+  TreeWriter w(root);
+  ASSERT_TRUE(w.WriteFile("/run/provisioner/dcb/ens6f0np0",
+                          "{\"buffer\":{\"prio2buffer\":[0,0,0,0,0,0,0,0],\"sizes\":[262016,0,0,0,"
+                          "0,0,0,0],\"total\":262016},\"cableLength\":7,\"pfc\":[3],\"trust\":"
+                          "\"dscp\"}\n",
+                          0644)
+                  .ok());
+  const std::string yaml = BufferYaml("host-move.yaml", 7);
+  RunResult a = Provisioner({"apply", yaml, "--root", root});
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  EXPECT_EQ(ReadFile(root + "/run/provisioner/dcb/ens6f0np0"),
+            "{\"buffer\":{\"prio2buffer\":[0,0,0,1,0,0,0,0],\"sizes\":[65536,196480,0,0,0,0,0,0],"
+            "\"total\":262016},\"cableLength\":7,\"pfc\":[3],\"trust\":\"dscp\"}\n");
+  RunResult again = Provisioner({"plan", yaml, "--root", root, "--detailed-exitcode"});
+  EXPECT_EQ(again.exit_code, 0) << again.out << again.err;
+}
+
 // Bad values with file:line:column.
 TEST(RoceCliTest, CableLengthAndBuffersBadValues) {
   const std::string root = BuildTree();
