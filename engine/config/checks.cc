@@ -300,8 +300,7 @@ class Checker {
         Error(mtu_path, std::to_string(*ib.mtu) + " is above datagram mode's largest MTU " +
                             std::to_string(kIpoibDatagramMaxMtu) +
                             " (a 4K IB MTU less the 4-byte IPoIB header); use mode connected "
-                            "for up to " +
-                            std::to_string(kIpoibConnectedMaxMtu));
+                            "for up to " + std::to_string(kIpoibConnectedMaxMtu));
       }
       if (nic.mtu && !Tainted(nic_path + ".mtu")) {
         Error(mtu_path, "set the MTU of an IPoIB NIC once, here: the nic's mtu (" +
@@ -583,8 +582,8 @@ class Checker {
       }
       subnets_[i] = subnet;
       if (subnet->HasHostBits()) {
-        Warning(subnet_path,
-                Quote(pool.subnet) + " has host bits set; the subnet is " + subnet->ToString());
+        Warning(subnet_path, Quote(pool.subnet) + " has host bits set; the subnet is " +
+                                 subnet->ToString());
       }
       CheckAddresses(pool.ips, path + ".ips", *subnet);
       CheckAddresses(pool.exclude_ips, path + ".excludeIPs", *subnet);
@@ -598,7 +597,8 @@ class Checker {
                              " but subnet " + subnet->ToString() + " is " +
                              IpVersionName(subnet->address.version));
         } else if (!subnet->Contains(*gw)) {
-          Error(gw_path, "gateway " + FormatIp(*gw) + " is outside subnet " + subnet->ToString());
+          Error(gw_path,
+                "gateway " + FormatIp(*gw) + " is outside subnet " + subnet->ToString());
         }
       }
     }
@@ -612,8 +612,8 @@ class Checker {
       if (text.empty() || Tainted(path)) continue;
       auto range = ParseIpRange(text);
       if (!range) {
-        Error(path,
-              Quote(text) + " is not an IP address or a range \"first-last\" of one IP version");
+        Error(path, Quote(text) +
+                        " is not an IP address or a range \"first-last\" of one IP version");
         continue;
       }
       if (range->first.version != subnet.address.version) {
@@ -736,8 +736,8 @@ class Checker {
       if (!m.nic.empty() && !Tainted(nic_path)) {
         nic = FindNic(m.nic, &nic_index);
         if (nic == nullptr && nics_clean) {
-          Error(nic_path,
-                "nic " + Quote(m.nic) + " names no NIC in spec.nics (" + NameList(nic_names) + ")");
+          Error(nic_path, "nic " + Quote(m.nic) + " names no NIC in spec.nics (" +
+                              NameList(nic_names) + ")");
         }
       }
       if (nic != nullptr && cni_clean) CheckNicFitsCni(m, path, *nic, nic_index, netns);
@@ -838,8 +838,9 @@ class Checker {
       size_t pool = static_cast<size_t>(it - pool_names.begin());
       const auto& subnet = subnets_[pool];
       if (subnet && subnet->address.version != version) {
-        Error(path, "ippool " + Quote(refs[k]) + " is " + IpVersionName(subnet->address.version) +
-                        " (subnet " + subnet->ToString() + ") but is listed under " +
+        Error(path, "ippool " + Quote(refs[k]) + " is " +
+                        IpVersionName(subnet->address.version) + " (subnet " +
+                        subnet->ToString() + ") but is listed under " +
                         (version == 4 ? "ipv4" : "ipv6"));
       }
     }
@@ -914,6 +915,7 @@ bool IsDnsSubdomain(std::string_view s) {
     start = dot + 1;
   }
 }
+
 
 std::optional<std::string> InterfaceNameProblem(std::string_view name) {
   if (name.empty()) return "it is empty";

@@ -11,42 +11,40 @@
 namespace provisioner::config {
 namespace {
 
-using testing::Diagnose;
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
+using testing::Diagnose;
 using testing::WithHeader;
 
 // Two RoCE NICs (lines 6-18), two pools (19-25) and `multus` (from line 26,
 // list items of spec.multusConfigs), under netnsMode `mode` (line 29+).
 std::string Spec(const std::string& multus, const std::string& mode = "shared") {
   return WithHeader(
-      "spec:\n"                                      // 5
-      "  nics:\n"                                    // 6
-      "    - name: eth-nic\n"                        // 7
-      "      nicSelector: {pfNames: [ens6f0np0]}\n"  // 8
-      "      linkType: eth\n"                        // 9
-      "      numVfs: 4\n"                            // 10
-      "      resourceName: ethsriov\n"               // 11
-      "    - name: ib-nic\n"                         // 12
-      "      nicSelector: {pfNames: [ibs5f0]}\n"     // 13
-      "      linkType: ib\n"                         // 14
-      "      numVfs: 4\n"                            // 15
-      "      resourceName: ibsriov\n"                // 16
-      "    - name: plain-nic\n"                      // 17
-      "      nicSelector: {vendor: \"8086\"}\n"      // 18
-      "  ipPools:\n"                                 // 19
-      "    - name: v4\n"                             // 20
-      "      subnet: 10.1.0.0/24\n"                  // 21
-      "      ips: [10.1.0.10-10.1.0.20]\n"           // 22
-      "    - name: v6\n"                             // 23
-      "      subnet: fd00:1::/64\n"                  // 24
-      "      ips: [\"fd00:1::10-fd00:1::20\"]\n"     // 25
-      "  rdma:\n"                                    // 26
-      "    netnsMode: " +
-      mode +
-      "\n"                  // 27
-      "  multusConfigs:\n"  // 28
-      + multus);            // 29...
+      "spec:\n"                                           // 5
+      "  nics:\n"                                         // 6
+      "    - name: eth-nic\n"                             // 7
+      "      nicSelector: {pfNames: [ens6f0np0]}\n"       // 8
+      "      linkType: eth\n"                             // 9
+      "      numVfs: 4\n"                                 // 10
+      "      resourceName: ethsriov\n"                    // 11
+      "    - name: ib-nic\n"                              // 12
+      "      nicSelector: {pfNames: [ibs5f0]}\n"          // 13
+      "      linkType: ib\n"                              // 14
+      "      numVfs: 4\n"                                 // 15
+      "      resourceName: ibsriov\n"                     // 16
+      "    - name: plain-nic\n"                           // 17
+      "      nicSelector: {vendor: \"8086\"}\n"           // 18
+      "  ipPools:\n"                                      // 19
+      "    - name: v4\n"                                  // 20
+      "      subnet: 10.1.0.0/24\n"                       // 21
+      "      ips: [10.1.0.10-10.1.0.20]\n"                // 22
+      "    - name: v6\n"                                  // 23
+      "      subnet: fd00:1::/64\n"                       // 24
+      "      ips: [\"fd00:1::10-fd00:1::20\"]\n"          // 25
+      "  rdma:\n"                                         // 26
+      "    netnsMode: " + mode + "\n"                     // 27
+      "  multusConfigs:\n"                                // 28
+      + multus);                                          // 29...
 }
 
 TEST(ChecksTest, BaseSpecIsClean) {
@@ -108,11 +106,10 @@ TEST(ChecksTest, NicsNamingTheSamePf) {
       "  nics:\n"
       "    - {name: a, nicSelector: {rootDevices: [\"0000:af:00.0\"]}}\n"
       "    - {name: b, nicSelector: {rootDevices: [\"0000:3b:00.0\", \"AF:00.0\"]}}\n");
-  EXPECT_THAT(
-      Diagnose(roots),
-      ElementsAre("host.yaml:8:61: spec.nics[1].nicSelector.rootDevices[1]: \"0000:af:00.0\" "
-                  "is also selected by spec.nics[0], line 7 (a): two nics cannot share a "
-                  "PF (each would set its VFs and publish it as its own resource)"));
+  EXPECT_THAT(Diagnose(roots),
+              ElementsAre("host.yaml:8:61: spec.nics[1].nicSelector.rootDevices[1]: \"0000:af:00.0\" "
+                          "is also selected by spec.nics[0], line 7 (a): two nics cannot share a "
+                          "PF (each would set its VFs and publish it as its own resource)"));
   std::string names = WithHeader(
       "spec:\n"
       "  nics:\n"
@@ -140,11 +137,10 @@ TEST(ChecksTest, DuplicateMultusConfigsByNamespaceAndName) {
   EXPECT_THAT(Diagnose(Spec("    - {name: a, namespace: x, cniType: macvlan, nic: eth-nic}\n"
                             "    - {name: a, namespace: y, cniType: macvlan, nic: eth-nic}\n")),
               IsEmpty());
-  EXPECT_THAT(
-      Diagnose(Spec("    - {name: a, cniType: macvlan, nic: eth-nic}\n"
-                    "    - {name: a, namespace: default, cniType: ipvlan, nic: eth-nic}\n")),
-      ElementsAre("host.yaml:30:14: spec.multusConfigs[1].name: duplicate multus config "
-                  "\"default/a\" (first at spec.multusConfigs[0].name, line 29)"));
+  EXPECT_THAT(Diagnose(Spec("    - {name: a, cniType: macvlan, nic: eth-nic}\n"
+                            "    - {name: a, namespace: default, cniType: ipvlan, nic: eth-nic}\n")),
+              ElementsAre("host.yaml:30:14: spec.multusConfigs[1].name: duplicate multus config "
+                          "\"default/a\" (first at spec.multusConfigs[0].name, line 29)"));
 }
 
 TEST(ChecksTest, DuplicateKernelModules) {
@@ -192,12 +188,11 @@ TEST(ChecksTest, PoolFamilyMustMatchTheList) {
 
 // A pool with `lines` after "subnet: 10.1.0.0/24" (line 8).
 std::string Pool(const std::string& lines) {
-  return WithHeader(
-      "spec:\n"
-      "  ipPools:\n"
-      "    - name: p\n"
-      "      subnet: 10.1.0.0/24\n" +
-      lines);
+  return WithHeader("spec:\n"
+                    "  ipPools:\n"
+                    "    - name: p\n"
+                    "      subnet: 10.1.0.0/24\n" +
+                    lines);
 }
 
 TEST(ChecksTest, IpsMustBeInsideTheSubnet) {
@@ -248,9 +243,8 @@ TEST(ChecksTest, GatewayMustBeInsideTheSubnet) {
 }
 
 TEST(ChecksTest, SubnetMustBeACidr) {
-  EXPECT_THAT(
-      Diagnose(WithHeader("spec:\n  ipPools:\n    - {name: p, subnet: \"fd00:11::/64\"}\n")),
-      IsEmpty());
+  EXPECT_THAT(Diagnose(WithHeader("spec:\n  ipPools:\n    - {name: p, subnet: \"fd00:11::/64\"}\n")),
+              IsEmpty());
   EXPECT_THAT(Diagnose(WithHeader("spec:\n  ipPools:\n    - {name: p, subnet: 10.1.0.0}\n")),
               ElementsAre("host.yaml:7:25: spec.ipPools[0].subnet: \"10.1.0.0\" is not a subnet "
                           "in CIDR notation, like 172.16.11.0/24 or fd00:11::/64"));
@@ -272,11 +266,11 @@ TEST(ChecksTest, PkeyOnlyOnIbSriov) {
 
 TEST(ChecksTest, RoceNeedsAnEthernetLink) {
   const std::string head =
-      "spec:\n"                                           // 5
-      "  nics:\n"                                         // 6
-      "    - name: n\n"                                   // 7
-      "      nicSelector: {pfNames: [ens6f0np0]}\n"       // 8
-      "      roce: {trust: dscp, pfc: [3], ecn: [3]}\n";  // 9
+      "spec:\n"                                                    // 5
+      "  nics:\n"                                                  // 6
+      "    - name: n\n"                                            // 7
+      "      nicSelector: {pfNames: [ens6f0np0]}\n"                // 8
+      "      roce: {trust: dscp, pfc: [3], ecn: [3]}\n";           // 9
   EXPECT_THAT(Diagnose(WithHeader(head)), IsEmpty());
   EXPECT_THAT(Diagnose(WithHeader(head + "      linkType: eth\n")), IsEmpty());
   EXPECT_THAT(Diagnose(WithHeader(head + "      linkType: ib\n")),
@@ -302,11 +296,11 @@ TEST(ChecksTest, RoceLosslessBufferCannotBeEmpty) {
                           "priority 3 (prio2buffer), so it is lossless and its size cannot be 0 "
                           "(mlx5 refuses it: EINVAL)"));
   // The schema's ranges, with file:line:column.
-  EXPECT_THAT(
-      Diagnose(
-          WithHeader("spec:\n  nics:\n    - name: n\n      nicSelector: {pfNames: [ens6f0np0]}\n"
-                     "      roce: {cableLength: 1000}\n")),
-      ElementsAre("host.yaml:9:27: spec.nics[0].roce.cableLength: 1000 exceeds the maximum 999"));
+  EXPECT_THAT(Diagnose(WithHeader(
+                  "spec:\n  nics:\n    - name: n\n      nicSelector: {pfNames: [ens6f0np0]}\n"
+                  "      roce: {cableLength: 1000}\n")),
+              ElementsAre("host.yaml:9:27: spec.nics[0].roce.cableLength: 1000 exceeds the maximum "
+                          "999"));
 }
 
 TEST(ChecksTest, VfMtuNeedsNetdevVfsAndFitsThePfMtu) {
@@ -594,14 +588,13 @@ TEST(ChecksTest, SchemaErrorsDoNotCascade) {
 // One nic with numVfs (line 10) and firmware (line 11).
 std::string FirmwareNic(const std::string& firmware) {
   return WithHeader(
-      "spec:\n"                     // 5
-      "  nics:\n"                   // 6
-      "    - name: rail0\n"         // 7
-      "      nicSelector:\n"        // 8
-      "        vendor: \"15b3\"\n"  // 9
-      "      numVfs: 12\n"          // 10
-      "      firmware: " +
-      firmware + "\n");  // 11
+      "spec:\n"                              // 5
+      "  nics:\n"                            // 6
+      "    - name: rail0\n"                  // 7
+      "      nicSelector:\n"                 // 8
+      "        vendor: \"15b3\"\n"           // 9
+      "      numVfs: 12\n"                   // 10
+      "      firmware: " + firmware + "\n");  // 11
 }
 
 TEST(FirmwareChecksTest, SriovOffWithVfsNamesBothFields) {

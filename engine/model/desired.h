@@ -61,7 +61,7 @@ struct IpoibSpec {
   std::optional<int> mtu;           // of the PF's IPoIB netdev and its pkey children
   // Global addresses of the PF's IPoIB netdev, CIDR as written; unset: unmanaged.
   std::optional<std::vector<std::string>> addresses;
-  std::vector<std::string> pkeys;  // "0x8001" as written: one child each
+  std::vector<std::string> pkeys;   // "0x8001" as written: one child each
 };
 
 // spec.nics[].roce: { trust: dscp, pfc: [3], ecn: [3] } (priorities 0..7).
@@ -114,8 +114,8 @@ struct KernelModuleSpec {
 
 // spec.nics[].nicSelector: all given fields must match.
 struct NicSelector {
-  std::optional<std::string> vendor;      // "15b3" (lower-case hex, no 0x)
-  std::optional<std::string> device_id;   // "1017"
+  std::optional<std::string> vendor;     // "15b3" (lower-case hex, no 0x)
+  std::optional<std::string> device_id;  // "1017"
   std::vector<std::string> root_devices;  // PF PCI addresses "0000:af:00.0"
   std::vector<std::string> pf_names;      // PF netdev names
   std::optional<int> near_gpu;            // nearGpu: index (topology issue)
@@ -180,14 +180,14 @@ struct NicNamesSpec {
 struct NicSpec {
   std::string name;
   NicSelector selector;
-  std::optional<std::string> link_type;      // linkType: eth | ib
-  std::optional<int> num_vfs;                // numVfs
-  std::optional<int> mtu;                    // mtu
-  std::optional<std::string> device_type;    // deviceType: netdevice | vfio-pci
-  std::optional<bool> is_rdma;               // isRdma
+  std::optional<std::string> link_type;    // linkType: eth | ib
+  std::optional<int> num_vfs;              // numVfs
+  std::optional<int> mtu;                  // mtu
+  std::optional<std::string> device_type;  // deviceType: netdevice | vfio-pci
+  std::optional<bool> is_rdma;             // isRdma
   std::optional<std::string> resource_name;  // resourceName
-  std::optional<bool> vf_trust;              // vfTrust
-  std::optional<bool> vf_spoof_chk;          // vfSpoofChk
+  std::optional<bool> vf_trust;            // vfTrust
+  std::optional<bool> vf_spoof_chk;        // vfSpoofChk
   // vfMtu: the MTU of every VF netdev (IFLA_MTU on the VF), at most the
   // PF's; what the SriovNetworkNodePolicy's spec.mtu says.
   std::optional<int> vf_mtu;
@@ -197,9 +197,9 @@ struct NicSpec {
   std::optional<VfVlanSpec> vf_vlan;  // vfVlan
   // firmware: { PARAM: value }, by parameter name (mstconfig's spelling).
   std::map<std::string, FirmwareSetting> firmware;
-  std::optional<NicPcieSpec> pcie;  // pcie
-  std::optional<IpoibSpec> ipoib;   // ipoib
-  std::optional<NicRoceSpec> roce;  // roce
+  std::optional<NicPcieSpec> pcie;         // pcie
+  std::optional<IpoibSpec> ipoib;          // ipoib
+  std::optional<NicRoceSpec> roce;         // roce
 
   // vfGroups (empty: all VFs alike)
   std::vector<VfGroupSpec> vf_groups;
@@ -207,7 +207,7 @@ struct NicSpec {
   // (mstconfig reset) before what the nic sets.
   bool firmware_reset = false;
   std::optional<FirmwareVersionSpec> firmware_version;  // firmwareVersion
-  std::optional<NicNamesSpec> names;                    // names
+  std::optional<NicNamesSpec> names;       // names
 };
 
 // A group with the nic's deviceType, isRdma and resourceName filled in
@@ -223,8 +223,8 @@ inline VfGroupSpec EffectiveVfGroup(const NicSpec& nic, const VfGroupSpec& g) {
 // spec.ipPools[]
 struct IpPoolSpec {
   std::string name;
-  std::string subnet;            // "172.16.11.0/16" (IPv4 or IPv6 CIDR)
-  std::vector<std::string> ips;  // "a.b.c.d-a.b.c.e" ranges or single IPs
+  std::string subnet;                 // "172.16.11.0/16" (IPv4 or IPv6 CIDR)
+  std::vector<std::string> ips;       // "a.b.c.d-a.b.c.e" ranges or single IPs
   std::optional<std::string> gateway;
   std::optional<int> vlan;
   std::vector<std::string> exclude_ips;  // excludeIPs
@@ -240,11 +240,11 @@ struct IpPoolRefs {
 struct MultusConfigSpec {
   std::string name;
   std::string namespace_name = "default";  // namespace
-  std::string cni_type;                    // macvlan | ipvlan | sriov | ib-sriov | ipoib
-  std::string nic;                         // a spec.nics[].name
+  std::string cni_type;  // macvlan | ipvlan | sriov | ib-sriov | ipoib
+  std::string nic;       // a spec.nics[].name
   IpPoolRefs ippools;
-  std::optional<std::string> pkey;                  // ib-sriov only
-  std::optional<std::string> rdma_resource_inject;  // annotation value
+  std::optional<std::string> pkey;                   // ib-sriov only
+  std::optional<std::string> rdma_resource_inject;   // annotation value
   std::optional<int> vlan;
 
   // resourceName: sriov/ib-sriov on a nic with vfGroups: which of the nic's
