@@ -208,6 +208,26 @@ NicSpec BuildNic(const json& j) {
     r.tos = Int(*roce, "tos");
     r.pause = Bool(*roce, "pause");
     r.dcbx = String(*roce, "dcbx");
+    r.cable_length = Int(*roce, "cableLength");
+    if (const json* b = Field(*roce, "buffers"); b != nullptr && b->is_object()) {
+      RoceBufferSpec buf;
+      // Wrong types and ranges are the schema's to report.
+      if (const json* p = Field(*b, "prio2buffer"); p != nullptr && p->is_array()) {
+        std::vector<int> v;
+        for (const auto& e : *p) {
+          if (e.is_number_integer()) v.push_back(e.get<int>());
+        }
+        buf.prio2buffer = std::move(v);
+      }
+      if (const json* z = Field(*b, "sizes"); z != nullptr && z->is_array()) {
+        std::vector<long long> v;
+        for (const auto& e : *z) {
+          if (e.is_number_integer()) v.push_back(e.get<long long>());
+        }
+        buf.sizes = std::move(v);
+      }
+      r.buffers = std::move(buf);
+    }
     if (const json* m = Field(*roce, "dscpMap"); m != nullptr && m->is_object()) {
       std::map<int, int> map;
       for (const auto& [dscp, prio] : m->items()) {

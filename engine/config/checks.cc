@@ -129,6 +129,28 @@ class Checker {
           Error(JoinField(JoinField(JoinField(path, "roce"), "dscpMap"), key),
                 Quote(key) + " is not a DSCP (0..63): dscpMap maps DSCP values to priorities");
         }
+        // mlx5 refuses a lossless buffer (one a PFC priority lands in) of
+        // size 0 (mlx5e_port_manual_buffer_config: EINVAL): knowable here
+        // when pfc, prio2buffer and sizes are all given.
+        const NicRoceSpec& r = *nic.roce;
+        const std::string sizes_path = JoinField(JoinField(path, "roce"), "buffers.sizes");
+        if (r.pfc && r.buffers && r.buffers->prio2buffer && r.buffers->sizes &&
+            r.buffers->prio2buffer->size() == 8 && !Tainted(sizes_path)) {
+          for (int prio : *r.pfc) {
+            if (prio < 0 || prio > 7) continue;
+            const int b = (*r.buffers->prio2buffer)[static_cast<size_t>(prio)];
+            const long long size = static_cast<size_t>(b) < r.buffers->sizes->size()
+                                       ? (*r.buffers->sizes)[static_cast<size_t>(b)]
+                                       : 0;
+            if (size == 0) {
+              Error(sizes_path, "buffer " + std::to_string(b) + " holds PFC priority " +
+                                    std::to_string(prio) +
+                                    " (prio2buffer), so it is lossless and its size cannot be 0 "
+                                    "(mlx5 refuses it: EINVAL)");
+              break;
+            }
+          }
+        }
       }
       // The schema cannot report keys (valijson's propertyNames fails
       // without an error): firmware parameter names are checked here.

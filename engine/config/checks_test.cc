@@ -279,6 +279,30 @@ TEST(ChecksTest, RoceNeedsAnEthernetLink) {
                           "(spec.nics[0].linkType, line 10)"));
 }
 
+TEST(ChecksTest, RoceLosslessBufferCannotBeEmpty) {
+  const std::string head =
+      "spec:\n"                                             // 5
+      "  nics:\n"                                           // 6
+      "    - name: n\n"                                     // 7
+      "      nicSelector: {pfNames: [ens6f0np0]}\n"         // 8
+      "      roce:\n"                                       // 9
+      "        pfc: [3]\n"                                  // 10
+      "        cableLength: 30\n"                           // 11
+      "        buffers:\n"                                  // 12
+      "          prio2buffer: [0, 0, 0, 1, 0, 0, 0, 0]\n";  // 13
+  EXPECT_THAT(Diagnose(WithHeader(head + "          sizes: [130944, 130944]\n")), IsEmpty());
+  EXPECT_THAT(Diagnose(WithHeader(head + "          sizes: [130944]\n")),
+              ElementsAre("host.yaml:14:18: spec.nics[0].roce.buffers.sizes: buffer 1 holds PFC "
+                          "priority 3 (prio2buffer), so it is lossless and its size cannot be 0 "
+                          "(mlx5 refuses it: EINVAL)"));
+  // The schema's ranges, with file:line:column.
+  EXPECT_THAT(Diagnose(WithHeader(
+                  "spec:\n  nics:\n    - name: n\n      nicSelector: {pfNames: [ens6f0np0]}\n"
+                  "      roce: {cableLength: 1000}\n")),
+              ElementsAre("host.yaml:9:27: spec.nics[0].roce.cableLength: 1000 exceeds the maximum "
+                          "999"));
+}
+
 TEST(ChecksTest, VfMtuNeedsNetdevVfsAndFitsThePfMtu) {
   const std::string head =
       "spec:\n"                                      // 5

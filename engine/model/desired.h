@@ -79,6 +79,14 @@ struct RoceCnpSpec {
 // entries that override the default map (priority = DSCP >> 3) trust dscp
 // installs; dcbx: who runs DCBX, "host" (not willing: the switch's LLDP
 // cannot change PFC) or "firmware".
+// buffers: the port receive buffers (dcbnl DCB_ATTR_DCB_BUFFER, what
+// `mlnx_qos --prio2buffer/--buffer_size` and `dcb buffer set` send):
+// prio2buffer[p] is the buffer (0..7) priority p lands in, sizes[b] the bytes
+// of buffer b (the buffers not listed: 0). An absent part is unmanaged.
+struct RoceBufferSpec {
+  std::optional<std::vector<int>> prio2buffer;
+  std::optional<std::vector<long long>> sizes;
+};
 struct NicRoceSpec {
   std::optional<std::string> trust;     // dscp | pcp
   std::optional<std::vector<int>> pfc;  // PFC-enabled priorities, ascending
@@ -90,6 +98,10 @@ struct NicRoceSpec {
   std::optional<bool> pause = std::nullopt;
   std::optional<std::map<int, int>> dscp_map = std::nullopt;
   std::optional<std::string> dcbx = std::nullopt;  // host | firmware
+  // cableLength: meters, ieee_pfc.delay (mlx5 computes the lossless buffers'
+  // xoff threshold from it; `dcb pfc set delay`, `mlnx_qos --cable_len`).
+  std::optional<int> cable_length = std::nullopt;
+  std::optional<RoceBufferSpec> buffers = std::nullopt;
   // dscpMap keys that are no DSCP 0..63 (the schema cannot report keys):
   // CheckDesiredState names them.
   std::vector<std::string> dscp_map_bad_keys = {};

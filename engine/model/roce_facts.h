@@ -34,6 +34,14 @@ struct RoceNetdevFacts {
   // driver has no getdcbx or it was not read).
   std::map<int, int> dscp_map;
   std::optional<std::string> dcbx;
+  // dcbnl, beside pfc: the cable length (ieee_pfc.delay, meters; nullopt when
+  // the driver reports none) and the port receive buffers
+  // (DCB_ATTR_DCB_BUFFER; nullopt without dcbnl_getbuffer): the buffer of
+  // each priority, each buffer's bytes and the port's total.
+  std::optional<int> cable_length;
+  std::optional<std::vector<int>> prio2buffer;
+  std::optional<std::vector<long long>> buffer_sizes;
+  long long buffer_total = 0;
   // The default RoCE traffic class of the netdev's RDMA device port:
   // `tos_file` is the file it lives in (mlx5's tc/<port>/traffic_class or
   // rdma_cm's configfs default_roce_tos), "" when the host has neither;

@@ -52,7 +52,8 @@ NlMsg NewRequest(int type, uint8_t cmd, const std::string& ifname, int flags) {
   return m;
 }
 
-NlMsg NewPfcSet(const std::string& ifname, const std::vector<uint8_t>& pfc, unsigned pfc_en) {
+NlMsg NewPfcSet(const std::string& ifname, const std::vector<uint8_t>& pfc, unsigned pfc_en,
+                std::optional<uint16_t> delay = std::nullopt) {
   NlMsg m = NewRequest(RTM_SETDCB, DCB_CMD_IEEE_SET, ifname, NLM_F_ACK);
   if (!m) return m;
   ieee_pfc p{};
@@ -60,8 +61,30 @@ NlMsg NewPfcSet(const std::string& ifname, const std::vector<uint8_t>& pfc, unsi
   // vector has no data() to copy from.
   if (!pfc.empty()) std::memcpy(&p, pfc.data(), std::min(pfc.size(), sizeof p));
   p.pfc_en = static_cast<uint8_t>(pfc_en);
+  if (delay) p.delay = *delay;
   nlattr* ieee = nla_nest_start(m.get(), DCB_ATTR_IEEE);
   if (ieee == nullptr || nla_put(m.get(), DCB_ATTR_IEEE_PFC, sizeof p, &p) < 0) {
+    m.reset();
+    return m;
+  }
+  nla_nest_end(m.get(), ieee);
+  return m;
+}
+
+// DCB_CMD_IEEE_SET, DCB_ATTR_IEEE { DCB_ATTR_DCB_BUFFER (struct dcbnl_buffer) }.
+NlMsg NewBufferSet(const std::string& ifname, const DcbBuffer& b) {
+  NlMsg m = NewRequest(RTM_SETDCB, DCB_CMD_IEEE_SET, ifname, NLM_F_ACK);
+  if (!m) return m;
+  dcbnl_buffer buf{};
+  for (size_t i = 0; i < IEEE_8021Q_MAX_PRIORITIES && i < b.prio2buffer.size(); ++i) {
+    buf.prio2buffer[i] = static_cast<uint8_t>(b.prio2buffer[i]);
+  }
+  for (size_t i = 0; i < DCBX_MAX_BUFFERS && i < b.sizes.size(); ++i) {
+    buf.buffer_size[i] = static_cast<uint32_t>(b.sizes[i]);
+  }
+  buf.total_size = static_cast<uint32_t>(b.total);
+  nlattr* ieee = nla_nest_start(m.get(), DCB_ATTR_IEEE);
+  if (ieee == nullptr || nla_put(m.get(), DCB_ATTR_DCB_BUFFER, sizeof buf, &buf) < 0) {
     m.reset();
     return m;
   }
@@ -127,6 +150,22 @@ StatusOr<IeeeState> ParseGet(nlmsghdr* h) {
     if (nla_len(pfc) < 2) return InvalidArgumentError("dcbnl: short DCB_ATTR_IEEE_PFC");
     const auto* p = static_cast<const uint8_t*>(nla_data(pfc));
     s.pfc = std::vector<uint8_t>(p, p + nla_len(pfc));
+  }
+  // dcbnl_ieee_fill puts it in DCB_ATTR_IEEE when the driver has
+  // dcbnl_getbuffer and it answered 0.
+  if (nlattr* buf = ieee[DCB_ATTR_DCB_BUFFER]; buf != nullptr) {
+    if (nla_len(buf) < static_cast<int>(sizeof(dcbnl_buffer))) {
+      return InvalidArgumentError("dcbnl: short DCB_ATTR_DCB_BUFFER");
+    }
+    dcbnl_buffer b{};
+    std::memcpy(&b, nla_data(buf), sizeof b);
+    DcbBuffer out;
+    for (size_t i = 0; i < 8; ++i) {
+      out.prio2buffer[i] = b.prio2buffer[i];
+      out.sizes[i] = b.buffer_size[i];
+    }
+    out.total = b.total_size;
+    s.buffer = out;
   }
   if (nlattr* table = ieee[DCB_ATTR_IEEE_APP_TABLE]; table != nullptr) {
     nlattr* a = nullptr;
@@ -287,6 +326,30 @@ class NetlinkDcb final : public DcbBackend {
     return Run(m.get(), ifname, "DCB_CMD_IEEE_SET PFC", nullptr);
   }
 
+  // The PFC struct as read, pfc_en unchanged, delay replaced (what `dcb pfc
+  // set delay` sends).
+  Status SetCableLength(const std::string& ifname, int meters) override {
+    if (meters < 1 || meters > 0xffff) {
+      return InvalidArgumentError("cable length must be 1..65535 m, not " + std::to_string(meters));
+    }
+    ASSIGN_OR_RETURN(IeeeState s, Get(ifname));
+    if (!s.pfc) {
+      return Status(
+          StatusCode::kFailedPrecondition,
+          "dcbnl DCB_CMD_IEEE_GET " + ifname +
+              ": no DCB_ATTR_IEEE_PFC, so the cable length (ieee_pfc.delay) cannot be set",
+          EOPNOTSUPP);
+    }
+    NlMsg m = NewPfcSet(ifname, *s.pfc, s.PfcEnabled(), static_cast<uint16_t>(meters));
+    return Run(m.get(), ifname, "DCB_CMD_IEEE_SET PFC delay", nullptr);
+  }
+
+  Status SetBuffer(const std::string& ifname, const DcbBuffer& buffer) override {
+    if (!IsValidIfname(ifname)) return InvalidArgumentError("bad interface name " + ifname);
+    NlMsg m = NewBufferSet(ifname, buffer);
+    return Run(m.get(), ifname, "DCB_CMD_IEEE_SET DCB_ATTR_DCB_BUFFER", nullptr);
+  }
+
   Status SetDscpMap(const std::string& ifname,
                     const std::map<int, std::optional<int>>& entries) override {
     ASSIGN_OR_RETURN(IeeeState s, Get(ifname));
@@ -403,6 +466,12 @@ DcbState IeeeState::ToState() const {
     s.dscp_map[a.protocol] = a.priority & 7;  // a later entry wins, as in mlx5's dscp2prio
   }
   s.pfc = PrioritiesOfBitmap(PfcEnabled());
+  if (pfc && pfc->size() >= sizeof(ieee_pfc)) {
+    ieee_pfc p{};
+    std::memcpy(&p, pfc->data(), sizeof p);
+    if (p.delay != 0) s.cable_length = p.delay;
+  }
+  s.buffer = buffer;
   return s;
 }
 
@@ -420,6 +489,18 @@ std::vector<uint8_t> BuildIeeeGetRequest(uint32_t seq, const std::string& ifname
 std::vector<uint8_t> BuildPfcSetRequest(uint32_t seq, const std::string& ifname,
                                         const std::vector<uint8_t>& pfc, unsigned pfc_en) {
   NlMsg m = NewPfcSet(ifname, pfc, pfc_en);
+  return NetlinkMessageBytes(m.get(), seq);
+}
+
+std::vector<uint8_t> BuildCableLengthRequest(uint32_t seq, const std::string& ifname,
+                                             const std::vector<uint8_t>& pfc, uint16_t meters) {
+  NlMsg m = NewPfcSet(ifname, pfc, IeeeState{pfc, {}, std::nullopt}.PfcEnabled(), meters);
+  return NetlinkMessageBytes(m.get(), seq);
+}
+
+std::vector<uint8_t> BuildBufferSetRequest(uint32_t seq, const std::string& ifname,
+                                           const DcbBuffer& buffer) {
+  NlMsg m = NewBufferSet(ifname, buffer);
   return NetlinkMessageBytes(m.get(), seq);
 }
 

@@ -24,6 +24,21 @@
 //  - dscpMap: DCB_CMD_IEEE_SET of the DSCP entries that differ (mlx5
 //           replaces a DSCP's entry: mlx5e_dcbnl_ieee_setapp deletes the old
 //           one from the kernel's list), DCB_CMD_IEEE_DEL of those to remove.
+//  - cable length: DCB_CMD_IEEE_SET, DCB_ATTR_IEEE { DCB_ATTR_IEEE_PFC }
+//           with the struct as read (pfc_en kept) and `delay` replaced: mlx5
+//           takes delay as the cable length in meters (1..999; 0 and
+//           >= MLX5E_MAX_CABLE_LENGTH are ignored without an error) and
+//           reports it back in the GET's ieee_pfc.delay while the port has
+//           buffer support (mlx5e_dcbnl_ieee_getpfc/setpfc; `dcb pfc set
+//           delay`, `mlnx_qos --cable_len`).
+//  - buffers: DCB_CMD_IEEE_SET, DCB_ATTR_IEEE { DCB_ATTR_DCB_BUFFER, a
+//           struct dcbnl_buffer {prio2buffer[8], buffer_size[8] (bytes),
+//           total_size (read-only)} } (dcbnl_ieee_set: EINVAL for a buffer
+//           >= DCBX_MAX_BUFFERS, then the driver's dcbnl_setbuffer; mlx5:
+//           EOPNOTSUPP without port buffer support, EINVAL for a lossless
+//           buffer of size 0 or more than the port buffer, ENOMEM for a
+//           lossless buffer below its xoff threshold). The GET reply nests
+//           it in DCB_ATTR_IEEE when the driver has dcbnl_getbuffer.
 //  - DCBX:  DCB_CMD_GDCBX / DCB_CMD_SDCBX, a u8 DCB_ATTR_DCBX of
 //           DCB_CAP_DCBX_* bits (dcbnl_getdcbx/setdcbx); host = HOST |
 //           VER_IEEE (what `mlnx_qos --dcbx os` and lldpad's "not willing"
@@ -62,6 +77,9 @@ inline constexpr uint8_t kSelectorDscp = 5;
 struct IeeeState {
   std::optional<std::vector<uint8_t>> pfc;  // struct ieee_pfc as sent
   std::vector<AppEntry> apps;
+  // DCB_ATTR_DCB_BUFFER (struct dcbnl_buffer), when the driver has
+  // dcbnl_getbuffer (mlx5 with port buffer support).
+  std::optional<DcbBuffer> buffer = std::nullopt;
   // pfc_en of `pfc` (0 without it).
   unsigned PfcEnabled() const;
   DcbState ToState() const;
@@ -79,6 +97,12 @@ std::vector<uint8_t> BuildIeeeGetRequest(uint32_t seq, const std::string& ifname
 // `pfc` is the ieee_pfc of the last read (its other fields are kept).
 std::vector<uint8_t> BuildPfcSetRequest(uint32_t seq, const std::string& ifname,
                                         const std::vector<uint8_t>& pfc, unsigned pfc_en);
+// DCB_CMD_IEEE_SET PFC with `pfc` as read (pfc_en kept) and delay = `meters`.
+std::vector<uint8_t> BuildCableLengthRequest(uint32_t seq, const std::string& ifname,
+                                             const std::vector<uint8_t>& pfc, uint16_t meters);
+// DCB_CMD_IEEE_SET, DCB_ATTR_IEEE { DCB_ATTR_DCB_BUFFER }.
+std::vector<uint8_t> BuildBufferSetRequest(uint32_t seq, const std::string& ifname,
+                                           const DcbBuffer& buffer);
 // DCB_CMD_IEEE_SET (add) or DCB_CMD_IEEE_DEL (remove) of APP entries.
 std::vector<uint8_t> BuildAppRequest(uint32_t seq, const std::string& ifname, bool add,
                                      const std::vector<AppEntry>& apps);

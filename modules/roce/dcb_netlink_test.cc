@@ -176,6 +176,103 @@ TEST(DcbMessages, GetReplyGivesTrustAndPfc) {
   EXPECT_EQ(ether->ToState().trust, "pcp");
 }
 
+// What dcbnl_ieee_fill sends for mlx5 with port buffer support: ieee_pfc
+// with delay = the cable length, and DCB_ATTR_DCB_BUFFER (struct
+// dcbnl_buffer) in DCB_ATTR_IEEE.
+TEST(DcbMessages, GetReplyGivesCableLengthAndBuffers) {
+  std::vector<uint8_t> ieee;
+  ieee_pfc pfc{};
+  pfc.pfc_cap = 8;
+  pfc.pfc_en = 0x08;
+  pfc.delay = 30;
+  PutAttr(ieee, DCB_ATTR_IEEE_PFC, &pfc, sizeof pfc);
+  dcbnl_buffer buf{};
+  buf.prio2buffer[3] = 1;
+  buf.buffer_size[0] = 130944;
+  buf.buffer_size[1] = 98304;
+  buf.total_size = 524160;
+  PutAttr(ieee, DCB_ATTR_DCB_BUFFER, &buf, sizeof buf);
+  std::vector<uint8_t> attrs;
+  PutAttr(attrs, DCB_ATTR_IFNAME, "eth0", 5);
+  std::vector<uint8_t> n = Nest(DCB_ATTR_IEEE, ieee);
+  attrs.insert(attrs.end(), n.begin(), n.end());
+  auto got = ParseIeeeGetReply(Message(RTM_GETDCB, DCB_CMD_IEEE_GET, attrs));
+  ASSERT_TRUE(got.ok()) << got.status().message();
+  DcbState s = got->ToState();
+  EXPECT_EQ(s.pfc, (std::vector<int>{3}));
+  EXPECT_EQ(s.cable_length, 30);
+  ASSERT_TRUE(s.buffer.has_value());
+  EXPECT_EQ(s.buffer->prio2buffer, (std::vector<int>{0, 0, 0, 1, 0, 0, 0, 0}));
+  EXPECT_EQ(s.buffer->sizes, (std::vector<long long>{130944, 98304, 0, 0, 0, 0, 0, 0}));
+  EXPECT_EQ(s.buffer->total, 524160);
+
+  // A driver without port buffers: delay 0 and no DCB_ATTR_DCB_BUFFER.
+  auto plain = ParseIeeeGetReply(GetReply(0x08, {}));
+  ASSERT_TRUE(plain.ok());
+  EXPECT_FALSE(plain->ToState().cable_length.has_value());
+  EXPECT_FALSE(plain->ToState().buffer.has_value());
+
+  // A short struct is an error, not a read past the attribute.
+  std::vector<uint8_t> shortie;
+  PutAttr(shortie, DCB_ATTR_DCB_BUFFER, &buf, 8);
+  std::vector<uint8_t> a2;
+  PutAttr(a2, DCB_ATTR_IFNAME, "eth0", 5);
+  std::vector<uint8_t> n2 = Nest(DCB_ATTR_IEEE, shortie);
+  a2.insert(a2.end(), n2.begin(), n2.end());
+  auto bad = ParseIeeeGetReply(Message(RTM_GETDCB, DCB_CMD_IEEE_GET, a2));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), HasSubstr("short DCB_ATTR_DCB_BUFFER"));
+}
+
+TEST(DcbMessages, CableLengthIsThePfcDelayWithTheBitmapKept) {
+  ieee_pfc read{};
+  read.pfc_cap = 8;
+  read.pfc_en = 0x08;
+  read.delay = 7;
+  std::vector<uint8_t> bytes(reinterpret_cast<uint8_t*>(&read),
+                             reinterpret_cast<uint8_t*>(&read) + sizeof read);
+  std::vector<uint8_t> m = BuildCableLengthRequest(3, "eth0", bytes, 100);
+  EXPECT_EQ(Hdr(m)->nlmsg_type, RTM_SETDCB);
+  EXPECT_EQ(Dcb(m)->cmd, DCB_CMD_IEEE_SET);
+  const nlattr* ieee = NextAttr(FirstAttr(m));
+  EXPECT_EQ(ieee->nla_type & NLA_TYPE_MASK, DCB_ATTR_IEEE);
+  const nlattr* pfc = reinterpret_cast<const nlattr*>(Payload(ieee));
+  ASSERT_EQ(pfc->nla_type, DCB_ATTR_IEEE_PFC);
+  ASSERT_EQ(pfc->nla_len, NLA_HDRLEN + sizeof(ieee_pfc));
+  ieee_pfc sent{};
+  std::memcpy(&sent, Payload(pfc), sizeof sent);
+  EXPECT_EQ(sent.delay, 100);
+  EXPECT_EQ(sent.pfc_en, 0x08);  // PFC stays as it is
+  EXPECT_EQ(sent.pfc_cap, 8);
+}
+
+TEST(DcbMessages, BufferSetIsADcbnlBufferInTheIeeeNest) {
+  DcbBuffer b;
+  b.prio2buffer = {0, 0, 0, 1, 0, 0, 0, 0};
+  b.sizes = {130944, 98304, 0, 0, 0, 0, 0, 0};
+  b.total = 524160;
+  std::vector<uint8_t> m = BuildBufferSetRequest(5, "ens6f0np0", b);
+  EXPECT_EQ(Hdr(m)->nlmsg_type, RTM_SETDCB);
+  EXPECT_EQ(Hdr(m)->nlmsg_flags, NLM_F_REQUEST | NLM_F_ACK);
+  EXPECT_EQ(Hdr(m)->nlmsg_len, m.size());
+  EXPECT_EQ(Dcb(m)->cmd, DCB_CMD_IEEE_SET);
+  const nlattr* ieee = NextAttr(FirstAttr(m));
+  EXPECT_EQ(ieee->nla_type & NLA_TYPE_MASK, DCB_ATTR_IEEE);
+  const nlattr* buf = reinterpret_cast<const nlattr*>(Payload(ieee));
+  ASSERT_EQ(buf->nla_type, DCB_ATTR_DCB_BUFFER);
+  // dcbnl_ieee_policy: .len = sizeof(struct dcbnl_buffer), 44 bytes.
+  ASSERT_EQ(sizeof(dcbnl_buffer), 44u);
+  ASSERT_EQ(buf->nla_len, NLA_HDRLEN + sizeof(dcbnl_buffer));
+  dcbnl_buffer sent{};
+  std::memcpy(&sent, Payload(buf), sizeof sent);
+  EXPECT_EQ(sent.prio2buffer[3], 1);
+  EXPECT_EQ(sent.prio2buffer[0], 0);
+  EXPECT_EQ(sent.buffer_size[0], 130944u);
+  EXPECT_EQ(sent.buffer_size[1], 98304u);
+  EXPECT_EQ(sent.buffer_size[7], 0u);
+  EXPECT_EQ(sent.total_size, 524160u);
+}
+
 TEST(DcbMessages, MalformedRepliesAreErrors) {
   std::vector<uint8_t> m = GetReply(0x08, {});
   std::vector<uint8_t> truncated(m.begin(), m.begin() + 10);
@@ -325,13 +422,17 @@ TEST(DcbNetlink, RealKernelRefusesDcbOnVeth) {
         auto none = dcb->Read("nosuch0");
         Status dcbx = dcb->SetDcbx("veth-a", kDcbxHost);
         Status map = dcb->SetDscpMap("veth-a", {{26, 3}});
+        Status cable = dcb->SetCableLength("veth-a", 30);
+        Status buffer = dcb->SetBuffer("veth-a", DcbBuffer());
         // The SET messages themselves: the kernel parses them against its
         // policy (a malformed one is EINVAL) before it looks for dcbnl_ops.
         std::string raw, raw_messages;
         for (const auto& msg : {BuildPfcSetRequest(1, "veth-a", {}, 0x08),
                                 BuildAppRequest(2, "veth-a", true, DefaultDscpMap()),
                                 BuildAppRequest(3, "veth-a", false, DefaultDscpMap()),
-                                BuildSetDcbxRequest(4, "veth-a", DcbxModeBits(kDcbxHost))}) {
+                                BuildSetDcbxRequest(4, "veth-a", DcbxModeBits(kDcbxHost)),
+                                BuildCableLengthRequest(5, "veth-a", {}, 30),
+                                BuildBufferSetRequest(6, "veth-a", DcbBuffer())}) {
           Status st = SendRaw(msg);
           raw += std::to_string(st.err()) + ",";
           if (!st.ok()) raw_messages += st.message() + "; ";
@@ -340,8 +441,10 @@ TEST(DcbNetlink, RealKernelRefusesDcbOnVeth) {
               (got.ok() ? "" : got.status().message()) + "\nPFC " + std::to_string(pfc.err()) +
               " " + pfc.message() + "\nTRUST " + std::to_string(trust.err()) + "\nNONE " +
               std::to_string(none.ok() ? 0 : none.status().err()) + " " + "\nDCBX " +
-              std::to_string(dcbx.err()) + "\nMAP " + std::to_string(map.err()) + "\n" +
-              (none.ok() ? "" : none.status().message()) + "\nRAW " + raw + "\n" + raw_messages;
+              std::to_string(dcbx.err()) + "\nMAP " + std::to_string(map.err()) + "\nCABLE " +
+              std::to_string(cable.err()) + " " + cable.message() + "\nBUFFER " +
+              std::to_string(buffer.err()) + "\n" + (none.ok() ? "" : none.status().message()) +
+              "\nRAW " + raw + "\n" + raw_messages;
       }
     }
     (void)!write(pipefd[1], out.data(), out.size());
@@ -369,7 +472,10 @@ TEST(DcbNetlink, RealKernelRefusesDcbOnVeth) {
   // namespace the kernel says EPERM; as real root it parses each message
   // against its policy (malformed: EINVAL) and then finds no dcbnl_ops.
   const std::string want = InitialUserNamespace() ? eop : std::to_string(EPERM);
-  EXPECT_THAT(out, HasSubstr("RAW " + want + "," + want + "," + want + "," + want + ","));
+  EXPECT_THAT(out, HasSubstr("RAW " + want + "," + want + "," + want + "," + want + "," + want +
+                             "," + want + ","));
+  EXPECT_THAT(out, HasSubstr("CABLE " + eop + " dcbnl DCB_CMD_IEEE_GET veth-a"));  // GET first
+  EXPECT_THAT(out, HasSubstr("BUFFER " + want + "\n"));                            // sent as is
   EXPECT_THAT(out, HasSubstr("DCBX " + want + "\n"));  // SDCBX is sent as is
   EXPECT_THAT(out, HasSubstr("MAP " + eop + "\n"));    // the GET before it fails
 }

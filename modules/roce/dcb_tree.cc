@@ -1,5 +1,7 @@
 // The capture format and the tree backend of roce_backend.h.
+#include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 
 #include "modules/link/link_backend.h"
 #include "modules/roce/roce_backend.h"
@@ -76,13 +78,121 @@ class TreeDcb final : public DcbBackend {
     return Write(ifname, s);
   }
 
+  // mlx5 with a port buffer: a buffer that becomes lossless must hold the
+  // xoff threshold (update_buffer_lossy -> update_xoff_threshold: ENOMEM).
   Status SetPfc(const std::string& ifname, const std::vector<int>& priorities) override {
     ASSIGN_OR_RETURN(DcbState s, Read(ifname));
     s.pfc = PrioritiesOfBitmap(BitmapOfPriorities(priorities));
+    if (s.buffer) RETURN_IF_ERROR(CheckXoff(ifname, s, "PFC"));
     return Write(ifname, s);
   }
 
+  // mlx5e_dcbnl_ieee_setpfc: a delay of 0 or >= MLX5E_MAX_CABLE_LENGTH
+  // (1000) is ignored; without port buffer support the driver keeps it but
+  // reports none; else the lossless buffers must hold the new xoff.
+  Status SetCableLength(const std::string& ifname, int meters) override {
+    ASSIGN_OR_RETURN(DcbState s, Read(ifname));
+    if (meters <= 0 || meters >= kMaxCableLength || !s.buffer) return OkStatus();
+    s.cable_length = meters;
+    RETURN_IF_ERROR(CheckXoff(ifname, s, "cable length " + std::to_string(meters) + " m"));
+    return Write(ifname, s);
+  }
+
+  // dcbnl_ieee_set (a prio2buffer entry >= DCBX_MAX_BUFFERS: EINVAL) and
+  // mlx5e_dcbnl_setbuffer / mlx5e_port_manual_buffer_config: no buffer
+  // support EOPNOTSUPP; a lossless buffer of size 0 EINVAL; more than the
+  // port buffer EINVAL; a lossless buffer below xoff + max MTU + a cell
+  // ENOMEM. Nothing changes when it refuses.
+  Status SetBuffer(const std::string& ifname, const DcbBuffer& buffer) override {
+    ASSIGN_OR_RETURN(DcbState s, Read(ifname));
+    const std::string where = "dcbnl DCB_ATTR_DCB_BUFFER " + ifname;
+    if (buffer.prio2buffer.size() != 8 || buffer.sizes.size() != 8) {
+      return InvalidArgumentError(where + ": prio2buffer and sizes must have 8 entries");
+    }
+    for (int b : buffer.prio2buffer) {
+      if (b < 0 || b >= 8) return ErrnoToStatus(EINVAL, where + ": buffer " + std::to_string(b));
+    }
+    if (!s.buffer) {
+      return Status(StatusCode::kFailedPrecondition,
+                    where + ": EOPNOTSUPP: the driver has no port buffer support", EOPNOTSUPP);
+    }
+    // In mlx5's order: the new mapping first, checked against the sizes the
+    // port has now (update_buffer_lossy, when a buffer's lossy bit flips),
+    // then the sizes against the new mapping.
+    DcbState next = s;
+    next.buffer->prio2buffer = buffer.prio2buffer;
+    const unsigned pfc = BitmapOfPriorities(s.pfc);
+    bool flips = false;
+    for (int b = 0; b < 8; ++b) {
+      flips = flips ||
+              Lossless(s.buffer->prio2buffer, pfc, b) != Lossless(next.buffer->prio2buffer, pfc, b);
+    }
+    if (flips) RETURN_IF_ERROR(CheckXoff(ifname, next, "prio2buffer"));
+    const bool sizes_change = buffer.sizes != s.buffer->sizes;
+    if (sizes_change) {
+      long long used = 0;
+      for (int b = 0; b < 8; ++b) {
+        if (Lossless(next.buffer->prio2buffer, pfc, b) && buffer.sizes[b] == 0) {
+          return ErrnoToStatus(
+              EINVAL, where + ": lossless buffer " + std::to_string(b) + " size cannot be zero");
+        }
+        used += buffer.sizes[b];
+      }
+      if (used > s.buffer->total) {
+        return ErrnoToStatus(EINVAL, where + ": " + std::to_string(used) +
+                                         " bytes requested, the port buffer has " +
+                                         std::to_string(s.buffer->total));
+      }
+      next.buffer->sizes = buffer.sizes;
+      RETURN_IF_ERROR(CheckXoff(ifname, next, "buffer sizes"));
+    }
+    return Write(ifname, next);
+  }
+
  private:
+  static constexpr int kMaxCableLength = 1000;   // MLX5E_MAX_CABLE_LENGTH
+  static constexpr int kDefaultCableLength = 7;  // MLX5E_DEFAULT_CABLE_LEN
+
+  // A buffer is lossless when a PFC-enabled priority lands in it.
+  static bool Lossless(const std::vector<int>& prio2buffer, unsigned pfc, int b) {
+    for (int p = 0; p < 8; ++p) {
+      if (prio2buffer[static_cast<size_t>(p)] == b && ((pfc >> p) & 1U)) return true;
+    }
+    return false;
+  }
+
+  // calculate_xoff and update_xoff_threshold of mlx5's port_buffer.c:
+  // xoff = (301 + 2.16 * cable m) * Gb/s (at least 40) + 2.72 * MTU bytes;
+  // a lossless buffer needs xoff + max(max_mtu, 9216) + one cell (mlx5's
+  // max_mtu 9978, cells of 128 bytes). Speed and MTU from the tree's
+  // /sys/class/net/<if>/{speed,mtu} (absent: 40 Gb/s, 1500).
+  Status CheckXoff(const std::string& ifname, const DcbState& s, const std::string& what) const {
+    long long speed = 40000;
+    long long mtu = 1500;
+    if (auto t = fs_.ReadFile("/sys/class/net/" + ifname + "/speed"); t.ok()) {
+      speed = std::max(speed, std::atoll(t->c_str()));
+    }
+    if (auto t = fs_.ReadFile("/sys/class/net/" + ifname + "/mtu");
+        t.ok() && std::atoll(t->c_str()) > 0) {
+      mtu = std::atoll(t->c_str());
+    }
+    const long long cable = s.cable_length.value_or(kDefaultCableLength);
+    const long long xoff = (301 + 216 * cable / 100) * speed / 1000 + 272 * mtu / 100;
+    const long long need = xoff + 9978 + 128;
+    const unsigned pfc = BitmapOfPriorities(s.pfc);
+    for (int b = 0; b < 8; ++b) {
+      if (!Lossless(s.buffer->prio2buffer, pfc, b)) continue;
+      if (s.buffer->sizes[static_cast<size_t>(b)] < need) {
+        return ErrnoToStatus(
+            ENOMEM, "set " + what + " of " + ifname + ": lossless buffer " + std::to_string(b) +
+                        " of " + std::to_string(s.buffer->sizes[static_cast<size_t>(b)]) +
+                        " bytes is not enough for xoff " + std::to_string(xoff) + " (cable " +
+                        std::to_string(cable) + " m) + MTU: " + std::to_string(need) + " needed");
+      }
+    }
+    return OkStatus();
+  }
+
   Status CheckNetdev(const std::string& ifname) const {
     if (!IsValidIfname(ifname)) return InvalidArgumentError("bad interface name " + ifname);
     if (!fs_.Exists("/sys/class/net/" + ifname)) {
@@ -114,6 +224,12 @@ std::string RenderDcbCapture(const DcbState& s) {
     }
     if (!diff.empty()) j["dscpMap"] = diff;
   }
+  if (s.cable_length) j["cableLength"] = *s.cable_length;
+  if (s.buffer) {
+    j["buffer"] = {{"prio2buffer", s.buffer->prio2buffer},
+                   {"sizes", s.buffer->sizes},
+                   {"total", s.buffer->total}};
+  }
   return j.dump() + "\n";
 }
 
@@ -125,7 +241,8 @@ StatusOr<DcbState> ParseDcbCapture(const std::string& text) {
   }
   for (const auto& [key, v] : j.items()) {
     (void)v;
-    if (key != "trust" && key != "pfc" && key != "dcbx" && key != "dscpMap") {
+    if (key != "trust" && key != "pfc" && key != "dcbx" && key != "dscpMap" &&
+        key != "cableLength" && key != "buffer") {
       return InvalidArgumentError("unknown key \"" + key + "\"");
     }
   }
@@ -170,6 +287,43 @@ StatusOr<DcbState> ParseDcbCapture(const std::string& text) {
       }
       s.dscp_map[std::stoi(key)] = v.get<int>();
     }
+  }
+  if (auto cable = j.find("cableLength"); cable != j.end()) {
+    if (!cable->is_number_integer() || cable->get<long long>() < 1 ||
+        cable->get<long long>() > 65535) {
+      return InvalidArgumentError("\"cableLength\" must be meters 1..65535 (ieee_pfc.delay)");
+    }
+    s.cable_length = cable->get<int>();
+  }
+  if (auto buf = j.find("buffer"); buf != j.end()) {
+    const char* shape =
+        "\"buffer\" must be {\"prio2buffer\":[8 buffers 0..7],\"sizes\":[8 byte counts],"
+        "\"total\":<bytes>}";
+    if (!buf->is_object() || buf->size() != 3 || !buf->contains("prio2buffer") ||
+        !buf->contains("sizes") || !buf->contains("total")) {
+      return InvalidArgumentError(shape);
+    }
+    const json& p2b = (*buf)["prio2buffer"];
+    const json& sizes = (*buf)["sizes"];
+    const json& total = (*buf)["total"];
+    auto u32 = [](const json& v) {
+      return v.is_number_integer() && v.get<long long>() >= 0 && v.get<long long>() <= 0xffffffffLL;
+    };
+    if (!p2b.is_array() || p2b.size() != 8 || !sizes.is_array() || sizes.size() != 8 ||
+        !u32(total)) {
+      return InvalidArgumentError(shape);
+    }
+    DcbBuffer b;
+    b.total = total.get<long long>();
+    for (size_t i = 0; i < 8; ++i) {
+      if (!p2b[i].is_number_integer() || p2b[i].get<long long>() < 0 ||
+          p2b[i].get<long long>() > 7 || !u32(sizes[i])) {
+        return InvalidArgumentError(shape);
+      }
+      b.prio2buffer[i] = p2b[i].get<int>();
+      b.sizes[i] = sizes[i].get<long long>();
+    }
+    s.buffer = b;
   }
   return s;
 }

@@ -28,6 +28,36 @@ TEST(DcbCapture, RenderAndParse) {
   EXPECT_EQ(ParseDcbCapture("{\"trust\":\"pcp\",\"pfc\":[]}")->trust, "pcp");
 }
 
+TEST(DcbCapture, CableLengthAndBuffersRoundTripAndOldCapturesStillParse) {
+  DcbState s;
+  s.trust = "dscp";
+  s.pfc = {3};
+  s.cable_length = 30;
+  s.buffer = DcbBuffer{{0, 0, 0, 1, 0, 0, 0, 0}, {130944, 98304, 0, 0, 0, 0, 0, 0}, 524160};
+  const std::string text = RenderDcbCapture(s);
+  EXPECT_EQ(text,
+            "{\"buffer\":{\"prio2buffer\":[0,0,0,1,0,0,0,0],\"sizes\":[130944,98304,0,0,0,0,0,0],"
+            "\"total\":524160},\"cableLength\":30,\"pfc\":[3],\"trust\":\"dscp\"}\n");
+  auto back = ParseDcbCapture(text);
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->cable_length, 30);
+  ASSERT_TRUE(back->buffer.has_value());
+  EXPECT_EQ(*back->buffer, *s.buffer);
+  // A capture from before these keys: neither is known.
+  auto old = ParseDcbCapture("{\"trust\":\"pcp\",\"pfc\":[3],\"dcbx\":\"host\"}");
+  ASSERT_TRUE(old.ok());
+  EXPECT_FALSE(old->cable_length.has_value());
+  EXPECT_FALSE(old->buffer.has_value());
+  EXPECT_THAT(
+      ParseDcbCapture("{\"trust\":\"pcp\",\"pfc\":[],\"cableLength\":0}").status().message(),
+      HasSubstr("\"cableLength\" must be meters"));
+  EXPECT_THAT(ParseDcbCapture("{\"trust\":\"pcp\",\"pfc\":[],\"buffer\":{\"prio2buffer\":"
+                              "[0,0,0,8,0,0,0,0],\"sizes\":[0,0,0,0,0,0,0,0],\"total\":1}}")
+                  .status()
+                  .message(),
+              HasSubstr("\"buffer\" must be"));
+}
+
 TEST(DcbCapture, BadCapturesAreErrorsSayingWhat) {
   EXPECT_THAT(ParseDcbCapture("trust=dscp").status().message(), HasSubstr("not a DCB capture"));
   EXPECT_THAT(ParseDcbCapture("{\"trust\":\"l2\",\"pfc\":[]}").status().message(),
@@ -83,6 +113,69 @@ TEST_F(TreeBackendTest, SetThenReadRoundTrips) {
   auto none = dcb->Read("nosuch0");
   ASSERT_FALSE(none.ok());
   EXPECT_EQ(none.status().err(), ENODEV);
+}
+
+// The tree refuses what mlx5 refuses (en_dcbnl.c, en/port_buffer.c), with
+// its errno, and changes nothing then. No speed/mtu files: mlx5's 40 Gb/s
+// floor and MTU 1500, so a lossless buffer needs xoff + 9978 + 128 bytes:
+// 26826 at 7 m, 69426 at 500 m.
+TEST_F(TreeBackendTest, BuffersAndCableLengthAsMlx5TakesThem) {
+  auto dcb = NewDcbBackend(*fs_);
+  DcbState start{"dscp", {3}};
+  ASSERT_TRUE(fs_->WriteFileAtomic(DcbCapturePath("ens6f0np0"), RenderDcbCapture(start)).ok());
+  // No port buffer support (no "buffer" captured): EOPNOTSUPP; a cable
+  // length is taken and not reported, as mlx5e_dcbnl_ieee_getpfc does.
+  Status none = dcb->SetBuffer("ens6f0np0", DcbBuffer());
+  EXPECT_EQ(none.err(), EOPNOTSUPP) << none.message();
+  EXPECT_TRUE(dcb->SetCableLength("ens6f0np0", 30).ok());
+  EXPECT_FALSE(dcb->Read("ens6f0np0")->cable_length.has_value());
+
+  start.cable_length = 7;
+  start.buffer = DcbBuffer{{0, 0, 0, 0, 0, 0, 0, 0}, {130944, 0, 0, 0, 0, 0, 0, 0}, 262144};
+  ASSERT_TRUE(fs_->WriteFileAtomic(DcbCapturePath("ens6f0np0"), RenderDcbCapture(start)).ok());
+  const std::string before = *fs_->ReadFile(DcbCapturePath("ens6f0np0"));
+  // Priority 3 (PFC) moved to buffer 1, empty now: mlx5 checks the new
+  // mapping against the sizes the port has before it takes new sizes
+  // (update_buffer_lossy): ENOMEM, even with a size in the same message.
+  DcbBuffer b{{0, 0, 0, 1, 0, 0, 0, 0}, {130944, 65536, 0, 0, 0, 0, 0, 0}, 0};
+  Status order = dcb->SetBuffer("ens6f0np0", b);
+  EXPECT_EQ(order.err(), ENOMEM) << order.message();
+  EXPECT_THAT(order.message(), HasSubstr("lossless buffer 1 of 0 bytes"));
+  // Sizes with the mapping as it is: buffer 0 (priority 3) cannot be 0.
+  DcbBuffer sizes{{0, 0, 0, 0, 0, 0, 0, 0}, {0, 65536, 0, 0, 0, 0, 0, 0}, 0};
+  Status zero = dcb->SetBuffer("ens6f0np0", sizes);
+  EXPECT_EQ(zero.err(), EINVAL) << zero.message();
+  EXPECT_THAT(zero.message(), HasSubstr("lossless buffer 0 size cannot be zero"));
+  sizes.sizes = {130944, 140000, 0, 0, 0, 0, 0, 0};  // 270944 > 262144
+  Status big = dcb->SetBuffer("ens6f0np0", sizes);
+  EXPECT_EQ(big.err(), EINVAL) << big.message();
+  sizes.sizes = {20000, 65536, 0, 0, 0, 0, 0, 0};  // below 26826
+  Status small = dcb->SetBuffer("ens6f0np0", sizes);
+  EXPECT_EQ(small.err(), ENOMEM) << small.message();
+  EXPECT_THAT(small.message(), HasSubstr("lossless buffer 0 of 20000 bytes"));
+  EXPECT_EQ(*fs_->ReadFile(DcbCapturePath("ens6f0np0")), before);  // nothing changed
+  b.prio2buffer[7] = 9;
+  EXPECT_EQ(dcb->SetBuffer("ens6f0np0", b).err(), EINVAL);  // dcbnl: >= DCBX_MAX_BUFFERS
+  b.prio2buffer[7] = 0;
+
+  // Sizes first, then the mapping: taken.
+  sizes.sizes = b.sizes;
+  ASSERT_TRUE(dcb->SetBuffer("ens6f0np0", sizes).ok());
+  ASSERT_TRUE(dcb->SetBuffer("ens6f0np0", b).ok());
+  auto got = dcb->Read("ens6f0np0");
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(got->buffer->prio2buffer, b.prio2buffer);
+  EXPECT_EQ(got->buffer->sizes, b.sizes);
+  EXPECT_EQ(got->buffer->total, 262144);  // read-only, kept
+  // 500 m needs 69426 bytes in buffer 1: ENOMEM, the old length kept.
+  Status far = dcb->SetCableLength("ens6f0np0", 500);
+  EXPECT_EQ(far.err(), ENOMEM) << far.message();
+  EXPECT_EQ(dcb->Read("ens6f0np0")->cable_length, 7);
+  ASSERT_TRUE(dcb->SetCableLength("ens6f0np0", 100).ok());
+  EXPECT_EQ(dcb->Read("ens6f0np0")->cable_length, 100);
+  // 0 and >= 1000 are ignored by mlx5 without an error.
+  EXPECT_TRUE(dcb->SetCableLength("ens6f0np0", 1000).ok());
+  EXPECT_EQ(dcb->Read("ens6f0np0")->cable_length, 100);
 }
 
 TEST_F(TreeBackendTest, EcnFilesReadAndWrite) {

@@ -30,6 +30,17 @@ inline constexpr char kDcbxHost[] = "host";
 inline constexpr char kDcbxFirmware[] = "firmware";
 inline constexpr char kDcbxLld[] = "lld";
 
+// The port receive buffers (struct dcbnl_buffer): the buffer of each
+// priority, each buffer's size in bytes and the port's total (read-only).
+struct DcbBuffer {
+  std::vector<int> prio2buffer = std::vector<int>(8, 0);
+  std::vector<long long> sizes = std::vector<long long>(8, 0);
+  long long total = 0;
+  bool operator==(const DcbBuffer& o) const {
+    return prio2buffer == o.prio2buffer && sizes == o.sizes && total == o.total;
+  }
+};
+
 struct DcbState {
   std::string trust = kTrustPcp;  // "dscp" | "pcp"
   std::vector<int> pfc;           // PFC-enabled priorities 0..7, ascending
@@ -37,6 +48,12 @@ struct DcbState {
   std::map<int, int> dscp_map = {};
   // nullopt: the driver has no getdcbx (or the capture does not say).
   std::optional<std::string> dcbx = std::nullopt;
+  // ieee_pfc.delay, the cable length in meters mlx5 sizes xoff with;
+  // nullopt when the driver reports none (0: mlx5 without port buffer
+  // support, other drivers).
+  std::optional<int> cable_length = std::nullopt;
+  // nullopt: the driver has no dcbnl_getbuffer (or the capture does not say).
+  std::optional<DcbBuffer> buffer = std::nullopt;
 };
 
 // priority = DSCP >> 3: the map trust dscp installs, which dscpMap overrides.
@@ -57,14 +74,20 @@ class DcbBackend {
                             const std::map<int, std::optional<int>>& entries) = 0;
   // kDcbxHost or kDcbxFirmware.
   virtual Status SetDcbx(const std::string& ifname, const std::string& mode) = 0;
+  // ieee_pfc.delay (DCB_CMD_IEEE_SET PFC with pfc_en as it is).
+  virtual Status SetCableLength(const std::string& ifname, int meters) = 0;
+  // DCB_ATTR_DCB_BUFFER: prio2buffer and sizes (8 each; total is ignored).
+  virtual Status SetBuffer(const std::string& ifname, const DcbBuffer& buffer) = 0;
 };
 
 // The capture file of `ifname` under a tree root.
 std::string DcbCapturePath(const std::string& ifname);
-// {"trust":"dscp","pfc":[3]} with a newline, plus "dcbx" when known and
+// {"trust":"dscp","pfc":[3]} with a newline, plus "dcbx" when known,
 // "dscpMap" ({"26":5}: the entries that differ from DSCP >> 3; trust dscp
-// without it is the default map); Parse is its inverse and refuses anything
-// else (an error naming what is wrong).
+// without it is the default map), "cableLength" (meters) and "buffer"
+// ({"prio2buffer":[8],"sizes":[8],"total":n}) when the driver reports them;
+// Parse is its inverse (captures without the later keys still parse) and
+// refuses anything else (an error naming what is wrong).
 std::string RenderDcbCapture(const DcbState& s);
 StatusOr<DcbState> ParseDcbCapture(const std::string& text);
 

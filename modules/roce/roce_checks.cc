@@ -120,6 +120,21 @@ void CheckRoce(const DesiredState* desired, const HostFacts& facts, CheckSink& s
       r.evidence.push_back({"dcbnl PFC-enabled priorities (" + ifname + ")", PriorityList(*f.pfc)});
       if (!Has(*f.pfc, prio)) missing.push_back("PFC");
     }
+    // Shown, not judged: the length a link needs is not on the host.
+    if (f.cable_length) {
+      r.evidence.push_back({"dcbnl cable length (" + ifname + ", ieee_pfc.delay)",
+                            std::to_string(*f.cable_length) + " m"});
+    }
+    if (f.prio2buffer && f.buffer_sizes && prio >= 0 && prio < 8 && f.prio2buffer->size() == 8 &&
+        f.buffer_sizes->size() == 8) {
+      const int b = (*f.prio2buffer)[static_cast<size_t>(prio)];
+      if (b >= 0 && b < 8) {
+        r.evidence.push_back({"dcbnl receive buffer of priority " + p + " (" + ifname + ")",
+                              "buffer " + std::to_string(b) + ", " +
+                                  std::to_string((*f.buffer_sizes)[static_cast<size_t>(b)]) +
+                                  " bytes of " + std::to_string(f.buffer_total)});
+      }
+    }
     for (const auto& [point, map] :
          {std::make_pair("roce_np", &f.ecn_np), std::make_pair("roce_rp", &f.ecn_rp)}) {
       const std::string path = "/sys/class/net/" + ifname + "/ecn/" + point + "/enable/" + p;

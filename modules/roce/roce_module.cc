@@ -50,6 +50,38 @@ std::optional<std::string> NcclConfValue(const std::string& text, const std::str
   return out;
 }
 
+// {"prio2buffer": [8], "sizes": [8]} of a buffers change; nullopt when it is
+// not that.
+std::optional<DcbBuffer> BufferOf(const nlohmann::json& j) {
+  if (!j.is_object() || j.size() != 2 || !j.contains("prio2buffer") || !j.contains("sizes")) {
+    return std::nullopt;
+  }
+  const nlohmann::json& p = j["prio2buffer"];
+  const nlohmann::json& z = j["sizes"];
+  if (!p.is_array() || p.size() != 8 || !z.is_array() || z.size() != 8) return std::nullopt;
+  DcbBuffer b;
+  for (size_t i = 0; i < 8; ++i) {
+    if (!p[i].is_number_integer() || p[i].get<long long>() < 0 || p[i].get<long long>() > 7 ||
+        !z[i].is_number_integer() || z[i].get<long long>() < 0 ||
+        z[i].get<long long>() > 0xffffffffLL) {
+      return std::nullopt;
+    }
+    b.prio2buffer[i] = p[i].get<int>();
+    b.sizes[i] = z[i].get<long long>();
+  }
+  return b;
+}
+
+bool SameBuffers(const DcbState& now, const DcbBuffer& want) {
+  return now.buffer && now.buffer->prio2buffer == want.prio2buffer &&
+         now.buffer->sizes == want.sizes;
+}
+
+nlohmann::json BuffersNow(const DcbState& now) {
+  if (!now.buffer) return nullptr;
+  return {{"prio2buffer", now.buffer->prio2buffer}, {"sizes", now.buffer->sizes}};
+}
+
 Status CheckChangeShape(const Change& c) {
   if (c.module != kRoceModule) return InvalidArgumentError("module roce cannot apply " + c.id);
   if (!IsValidIfname(c.target)) return InvalidArgumentError(c.id + ": bad interface name");
@@ -96,6 +128,21 @@ Status CheckChangeShape(const Change& c) {
     if (!ok) {
       return InvalidArgumentError(c.id +
                                   ": dscpMap must map DSCPs 0..63 to priorities 0..7 (or null)");
+    }
+    return OkStatus();
+  }
+  if (c.attribute == kCableLengthAttribute) {
+    if (!c.after.is_number_integer() || c.after.get<long long>() < 1 ||
+        c.after.get<long long>() > 999) {
+      return InvalidArgumentError(c.id + ": cableLength must be meters 1..999");
+    }
+    return OkStatus();
+  }
+  if (c.attribute == kBuffersAttribute) {
+    if (!BufferOf(c.after)) {
+      return InvalidArgumentError(c.id +
+                                  ": buffers must be {\"prio2buffer\": [8 buffers 0..7], "
+                                  "\"sizes\": [8 byte counts]}");
     }
     return OkStatus();
   }
@@ -209,6 +256,12 @@ Status RoceModule::Discover(HostContext& ctx, HostFacts& facts) {
         n.pfc = state->pfc;
         n.dscp_map = state->dscp_map;
         n.dcbx = state->dcbx;
+        n.cable_length = state->cable_length;
+        if (state->buffer) {
+          n.prio2buffer = state->buffer->prio2buffer;
+          n.buffer_sizes = state->buffer->sizes;
+          n.buffer_total = state->buffer->total;
+        }
       } else {
         n.dcb_error = state.status().message();
         spdlog::debug("roce {} ({}): {}", ifname, dcb->Name(), n.dcb_error);
@@ -321,6 +374,31 @@ Status RoceModule::Apply(const Change& change, HostContext& ctx) {
     if (ctx.progress) ctx.progress->Step(ifname + " DCBX " + want);
     return dcb->SetDcbx(ifname, want).WithContext("apply " + change.id);
   }
+  if (change.attribute == kCableLengthAttribute) {
+    const int want = change.after.get<int>();
+    if (now.cable_length == want) return OkStatus();
+    if (ctx.progress) ctx.progress->Step(ifname + " cable length " + std::to_string(want) + " m");
+    return dcb->SetCableLength(ifname, want).WithContext("apply " + change.id);
+  }
+  if (change.attribute == kBuffersAttribute) {
+    DcbBuffer want = *BufferOf(change.after);
+    if (SameBuffers(now, want)) return OkStatus();
+    if (now.buffer) want.total = now.buffer->total;
+    if (ctx.progress) ctx.progress->Step(ifname + " port buffers " + change.after.dump());
+    Status s = dcb->SetBuffer(ifname, want);
+    // mlx5 checks a new prio2buffer against the sizes the port has before
+    // it takes the new sizes (update_buffer_lossy runs first in
+    // mlx5e_port_manual_buffer_config): a PFC priority moved to a buffer
+    // that is empty now is ENOMEM, with nothing changed. Then the sizes
+    // first under the current mapping, and the mapping after them.
+    if (s.err() == ENOMEM && now.buffer && now.buffer->prio2buffer != want.prio2buffer &&
+        now.buffer->sizes != want.sizes) {
+      DcbBuffer sizes_first = *now.buffer;
+      sizes_first.sizes = want.sizes;
+      if (dcb->SetBuffer(ifname, sizes_first).ok()) s = dcb->SetBuffer(ifname, want);
+    }
+    return s.WithContext("apply " + change.id);
+  }
   if (change.attribute == kDscpMapAttribute) {
     const auto diff = DscpMapDiff(DscpMapOf(change.after), now);
     if (diff.empty()) return OkStatus();
@@ -377,6 +455,17 @@ Status RoceModule::Verify(const Change& change, HostContext& ctx) {
     if (now.dcbx == change.after.get<std::string>()) return OkStatus();
     return FailedPreconditionError(label + ": desired " + change.after.get<std::string>() +
                                    ", current " + now.dcbx.value_or("unknown"));
+  }
+  if (change.attribute == kCableLengthAttribute) {
+    if (now.cable_length == change.after.get<int>()) return OkStatus();
+    return FailedPreconditionError(
+        label + ": desired " + change.after.dump() + " m, current " +
+        (now.cable_length ? std::to_string(*now.cable_length) + " m" : "none reported"));
+  }
+  if (change.attribute == kBuffersAttribute) {
+    if (SameBuffers(now, *BufferOf(change.after))) return OkStatus();
+    return FailedPreconditionError(label + ": desired " + change.after.dump() + ", current " +
+                                   BuffersNow(now).dump());
   }
   if (change.attribute == kDscpMapAttribute) {
     const auto diff = DscpMapDiff(DscpMapOf(change.after), now);

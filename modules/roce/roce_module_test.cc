@@ -62,6 +62,16 @@ class FakeDcb final : public DcbBackend {
     s_->netdevs[ifname].dcbx = mode;
     return OkStatus();
   }
+  Status SetCableLength(const std::string& ifname, int meters) override {
+    ++s_->sets;
+    s_->netdevs[ifname].cable_length = meters;
+    return OkStatus();
+  }
+  Status SetBuffer(const std::string& ifname, const DcbBuffer& buffer) override {
+    ++s_->sets;
+    s_->netdevs[ifname].buffer = buffer;
+    return OkStatus();
+  }
 
  private:
   FakeDcbState* s_;

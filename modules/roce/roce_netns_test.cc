@@ -75,5 +75,39 @@ TEST(RoceNetnsTest, LiveDcbOnAVethIsAClearPlanError) {
   EXPECT_EQ(plan.diagnostics[1].path, "spec.nics[0].roce.pfc");
 }
 
+// cableLength and buffers on the real kernel: the same EOPNOTSUPP, a plan
+// error naming each field and the dcbnl answer.
+TEST(RoceNetnsTest, LiveCableLengthAndBuffersOnAVethArePlanErrors) {
+  auto fs = NewLocalHostFs("/");
+  HostContext ctx;
+  ctx.fs = fs.get();
+  std::vector<std::unique_ptr<Module>> modules;
+  modules.push_back(std::make_unique<FakePciModule>());
+  modules.push_back(std::make_unique<RoceModule>());
+  DesiredState want;
+  want.nics.push_back(NicSpec());
+  want.nics[0].name = "veth";
+  want.nics[0].selector.pf_names = {"veth-a"};
+  NicRoceSpec r;
+  r.cable_length = 30;
+  r.buffers = RoceBufferSpec{std::vector<int>{0, 0, 0, 1, 0, 0, 0, 0},
+                             std::vector<long long>{65536, 196480}};
+  want.nics[0].roce = r;
+
+  auto facts = Discover(modules, ctx, want);
+  ASSERT_TRUE(facts.ok()) << facts.status().message();
+  const RoceNetdevFacts& n = facts->roce.netdevs.at("veth-a");
+  EXPECT_FALSE(n.cable_length.has_value());
+  EXPECT_FALSE(n.prio2buffer.has_value());
+  PlanResult plan = BuildPlan(modules, want, *facts);
+  EXPECT_TRUE(plan.plan.changes.empty());
+  ASSERT_EQ(plan.diagnostics.size(), 2u);
+  EXPECT_EQ(plan.diagnostics[0].path, "spec.nics[0].roce.cableLength");
+  EXPECT_THAT(plan.diagnostics[0].message,
+              HasSubstr("could not be read: dcbnl DCB_CMD_IEEE_GET veth-a: EOPNOTSUPP"));
+  EXPECT_EQ(plan.diagnostics[1].path, "spec.nics[0].roce.buffers");
+  EXPECT_THAT(plan.diagnostics[1].message, HasSubstr("has no DCB support"));
+}
+
 }  // namespace
 }  // namespace provisioner

@@ -77,6 +77,87 @@ int EffectivePriority(const NicRoceSpec& want, const RoceNetdevFacts& f, int d) 
   return (d >> 3) & 7;
 }
 
+json BuffersJson(const std::vector<int>& prio2buffer, const std::vector<long long>& sizes) {
+  return json{{"prio2buffer", prio2buffer}, {"sizes", sizes}};
+}
+
+// cableLength and buffers, after PFC (the buffers' lossless bits follow the
+// PFC priorities mapped to them: mlx5's update_buffer_lossy). mlx5 checks
+// every lossless buffer against the xoff threshold the cable length gives
+// (update_xoff_threshold): a longer cable goes after the buffers grow, a
+// shorter one before they shrink, so that each step holds.
+void PlanBuffers(const NicSpec& nic, const std::string& path, const std::string& ifname,
+                 const RoceNetdevFacts& f, Changes& changes, PlanSink& sink) {
+  const NicRoceSpec& want = *nic.roce;
+  const std::string dcb_why = "could not be read: " + f.dcb_error;
+  bool cable_ok = false;
+  if (want.cable_length) {
+    const std::string field = path + ".roce.cableLength";
+    if (!f.pfc) {
+      sink.Error(field, "the cable length of " + ifname + " " + dcb_why);
+    } else if (!f.cable_length) {
+      sink.Error(field, "the driver of " + ifname +
+                            " reports no cable length (ieee_pfc.delay 0: only mlx5 with port "
+                            "buffer support keeps one), so it cannot be set");
+    } else {
+      cable_ok = true;
+    }
+  }
+  bool buffers_ok = false;
+  json buffers_before, buffers_after;
+  if (want.buffers) {
+    const std::string field = path + ".roce.buffers";
+    if (!f.pfc) {
+      sink.Error(field, "the port buffers of " + ifname + " " + dcb_why);
+    } else if (!f.prio2buffer || !f.buffer_sizes) {
+      sink.Error(field, "the driver of " + ifname +
+                            " has no port buffers to set (dcbnl DCB_ATTR_DCB_BUFFER: no "
+                            "dcbnl_getbuffer, or mlx5 without port buffer support)");
+    } else {
+      std::vector<int> p2b = want.buffers->prio2buffer.value_or(*f.prio2buffer);
+      std::vector<long long> sizes = *f.buffer_sizes;
+      if (want.buffers->sizes) {
+        sizes.assign(8, 0);
+        for (size_t i = 0; i < want.buffers->sizes->size() && i < 8; ++i) {
+          sizes[i] = (*want.buffers->sizes)[i];
+        }
+      }
+      long long used = 0;
+      for (long long z : sizes) used += z;
+      if (want.buffers->sizes && used > f.buffer_total) {
+        sink.Error(field + ".sizes", "the buffers of " + ifname + " would take " +
+                                         std::to_string(used) + " bytes, its port buffer has " +
+                                         std::to_string(f.buffer_total) +
+                                         " (dcbnl total_size; mlx5 refuses more: EINVAL)");
+      } else {
+        buffers_ok = true;
+        buffers_before = BuffersJson(*f.prio2buffer, *f.buffer_sizes);
+        buffers_after = BuffersJson(p2b, sizes);
+      }
+    }
+  }
+  auto add_cable = [&] {
+    if (!cable_ok) return;
+    changes.Add(nic, ifname, kCableLengthAttribute, *f.cable_length, *want.cable_length,
+                "cable length " + std::to_string(*want.cable_length) + " m (PFC delay)",
+                path + ".roce.cableLength");
+  };
+  auto add_buffers = [&] {
+    if (!buffers_ok) return;
+    changes.Add(nic, ifname, kBuffersAttribute, buffers_before, buffers_after,
+                "port buffers prio2buffer " + buffers_after["prio2buffer"].dump() + " sizes " +
+                    buffers_after["sizes"].dump(),
+                path + ".roce.buffers");
+  };
+  if (cable_ok && *want.cable_length > *f.cable_length) {
+    add_buffers();
+    add_cable();
+  } else {
+    add_cable();
+    add_buffers();
+  }
+}
+
 void PlanNetdev(const NicSpec& nic, const std::string& path, const std::string& ifname,
                 const RoceNetdevFacts& f, Changes& changes, PlanSink& sink) {
   const NicRoceSpec& want = *nic.roce;
@@ -150,6 +231,7 @@ void PlanNetdev(const NicSpec& nic, const std::string& path, const std::string& 
                   "PFC on priorities " + PriorityList(*want.pfc), path + ".roce.pfc");
     }
   }
+  PlanBuffers(nic, path, ifname, f, changes, sink);
   if (want.tos) {
     const std::string field = path + ".roce.tos";
     const int prio = EffectivePriority(want, f, *want.tos >> 2);
@@ -235,7 +317,8 @@ std::optional<EcnTarget> ParseEcnAttribute(const std::string& attribute) {
 }
 
 bool WantsRoce(const NicRoceSpec& r) {
-  return r.trust || r.pfc || r.ecn || r.cnp || r.tos || r.pause || r.dscp_map || r.dcbx;
+  return r.trust || r.pfc || r.ecn || r.cnp || r.tos || r.pause || r.dscp_map || r.dcbx ||
+         r.cable_length || r.buffers;
 }
 
 bool WantsRoce(const DesiredState& desired) {

@@ -7,6 +7,8 @@
 //   roce/<netdev>/dscpMap           before {"26":3} after {"26":5}
 //   roce/<netdev>/pause             before {"rx":true,"tx":true} after {..false..}
 //   roce/<netdev>/pfc               before []      after [3]
+//   roce/<netdev>/cableLength       before 7       after 30
+//   roce/<netdev>/buffers           before {"prio2buffer":[8],"sizes":[8]} after {...}
 //   roce/<netdev>/tos               before null    after 106
 //   roce/<netdev>/ecn.roce_np.<p>   before false   after true
 //   roce/<netdev>/ecn.roce_rp.<p>   before false   after true
@@ -43,6 +45,10 @@ inline constexpr char kPfcAttribute[] = "pfc";
 inline constexpr char kDcbxAttribute[] = "dcbx";
 // {"26": 3, ...}: DSCP -> priority (null: no entry) of the DSCPs host.yaml names.
 inline constexpr char kDscpMapAttribute[] = "dscpMap";
+// ieee_pfc.delay, meters.
+inline constexpr char kCableLengthAttribute[] = "cableLength";
+// {"prio2buffer": [8 buffers], "sizes": [8 byte counts]}: DCB_ATTR_DCB_BUFFER.
+inline constexpr char kBuffersAttribute[] = "buffers";
 // {"rx": bool, "tx": bool}: global pause frames.
 inline constexpr char kPauseAttribute[] = "pause";
 // The default RoCE ToS (null: unset); detail.file is the file (roce_tos.h).

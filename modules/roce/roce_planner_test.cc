@@ -426,3 +426,130 @@ TEST(RocePlanner, UnreadableOrMissingStateIsAnErrorNamingTheField) {
 
 }  // namespace
 }  // namespace provisioner
+
+namespace provisioner {
+namespace {
+
+// mlx5 with port buffers, as a fresh ConnectX-6 Dx reports them: cable 7 m,
+// every priority in buffer 0.
+HostFacts BufferHost() {
+  HostFacts f = Host();
+  RoceNetdevFacts& n = f.roce.netdevs["ens6f0np0"];
+  n.pfc = std::vector<int>{3};
+  n.cable_length = 7;
+  n.prio2buffer = std::vector<int>(8, 0);
+  n.buffer_sizes = std::vector<long long>{130944, 0, 0, 0, 0, 0, 0, 0};
+  n.buffer_total = 524160;
+  return f;
+}
+
+NicSpec BufferNic(int cable, std::vector<int> p2b, std::vector<long long> sizes) {
+  NicSpec n;
+  n.name = "rail0";
+  n.selector.pf_names = {"ens6f0np0"};
+  NicRoceSpec r;
+  r.pfc = std::vector<int>{3};
+  r.cable_length = cable;
+  r.buffers = RoceBufferSpec{std::move(p2b), std::move(sizes)};
+  n.roce = r;
+  return n;
+}
+
+TEST(RocePlanner, CableLengthAndBuffersWithPreviousValues) {
+  DesiredState d;
+  d.nics = {BufferNic(5, {0, 0, 0, 1, 0, 0, 0, 0}, {130944, 98304})};
+  std::vector<Diagnostic> diags;
+  std::vector<Change> c = Plan(d, BufferHost(), &diags);
+  EXPECT_TRUE(diags.empty());
+  ASSERT_EQ(c.size(), 2u);
+  // A shorter cable (smaller xoff) before the buffers change.
+  EXPECT_EQ(c[0].id, "roce/ens6f0np0/cableLength");
+  EXPECT_EQ(c[0].before, 7);
+  EXPECT_EQ(c[0].after, 5);
+  EXPECT_EQ(c[0].field_path, "spec.nics[0].roce.cableLength");
+  EXPECT_EQ(c[1].id, "roce/ens6f0np0/buffers");
+  EXPECT_EQ(c[1].before, nlohmann::json::parse(R"({"prio2buffer":[0,0,0,0,0,0,0,0],)"
+                                               R"("sizes":[130944,0,0,0,0,0,0,0]})"));
+  // The sizes not listed are 0.
+  EXPECT_EQ(c[1].after, nlohmann::json::parse(R"({"prio2buffer":[0,0,0,1,0,0,0,0],)"
+                                              R"("sizes":[130944,98304,0,0,0,0,0,0]})"));
+  EXPECT_EQ(c[1].field_path, "spec.nics[0].roce.buffers");
+  EXPECT_FALSE(c[1].link_flap);
+
+  // A longer cable after the buffers grow.
+  d.nics = {BufferNic(100, {0, 0, 0, 1, 0, 0, 0, 0}, {130944, 98304})};
+  c = Plan(d, BufferHost());
+  ASSERT_EQ(c.size(), 2u);
+  EXPECT_EQ(c[0].id, "roce/ens6f0np0/buffers");
+  EXPECT_EQ(c[1].id, "roce/ens6f0np0/cableLength");
+
+  // prio2buffer alone keeps the sizes; the host as wanted plans nothing.
+  NicSpec only = BufferNic(7, {0, 0, 0, 0, 0, 0, 0, 0}, {});
+  only.roce->buffers->sizes.reset();
+  d.nics = {only};
+  EXPECT_TRUE(Plan(d, BufferHost()).empty());
+}
+
+TEST(RocePlanner, BuffersTheDriverCannotTakeAreErrorsNamingTheField) {
+  DesiredState d;
+  d.nics = {BufferNic(30, {0, 0, 0, 1, 0, 0, 0, 0}, {400000, 200000})};
+  std::vector<Diagnostic> diags;
+  EXPECT_TRUE(Plan(d, BufferHost(), &diags).size() == 1u);  // the cable length
+  ASSERT_EQ(diags.size(), 1u);
+  EXPECT_EQ(diags[0].path, "spec.nics[0].roce.buffers.sizes");
+  EXPECT_THAT(diags[0].message, HasSubstr("600000 bytes, its port buffer has 524160"));
+
+  // No port buffer support (delay 0, no DCB_ATTR_DCB_BUFFER).
+  d.nics = {BufferNic(30, {0, 0, 0, 1, 0, 0, 0, 0}, {130944, 98304})};
+  diags.clear();
+  EXPECT_EQ(Plan(d, Host(), &diags).size(), 1u);  // pfc
+  ASSERT_EQ(diags.size(), 2u);
+  EXPECT_EQ(diags[0].path, "spec.nics[0].roce.cableLength");
+  EXPECT_THAT(diags[0].message, HasSubstr("reports no cable length"));
+  EXPECT_EQ(diags[1].path, "spec.nics[0].roce.buffers");
+  EXPECT_THAT(diags[1].message, HasSubstr("has no port buffers to set"));
+
+  // DCB unreadable.
+  HostFacts broken = Host();
+  broken.roce.netdevs["ens6f0np0"].pfc.reset();
+  broken.roce.netdevs["ens6f0np0"].trust.reset();
+  broken.roce.netdevs["ens6f0np0"].dcb_error = "dcbnl DCB_CMD_IEEE_GET ens6f0np0: EOPNOTSUPP";
+  diags.clear();
+  Plan(d, broken, &diags);
+  ASSERT_GE(diags.size(), 2u);
+  EXPECT_THAT(diags.back().message, HasSubstr("could not be read: dcbnl DCB_CMD_IEEE_GET"));
+}
+
+}  // namespace
+}  // namespace provisioner
+
+namespace provisioner {
+namespace {
+
+TEST(RoceChecks, NcclPriorityShowsCableLengthAndItsBuffer) {
+  HostFacts f = BufferHost();
+  RoceNetdevFacts& n = f.roce.netdevs["ens6f0np0"];
+  n.trust = "dscp";
+  n.ecn_np[3] = n.ecn_rp[3] = true;
+  (*n.prio2buffer)[3] = 1;
+  (*n.buffer_sizes)[1] = 98304;
+  DesiredState d;
+  d.nics = {BufferNic(30, {0, 0, 0, 1, 0, 0, 0, 0}, {130944, 98304})};
+  CheckSink sink;
+  CheckRoce(&d, f, sink);
+  bool seen = false;
+  for (const CheckResult& r : sink.results()) {
+    if (r.id != "roce.nccl-priority") continue;
+    seen = true;
+    EXPECT_EQ(r.verdict, Verdict::kOk) << r.summary;  // reported, not judged
+    std::string all;
+    for (const auto& [k, v] : r.evidence) all += k + ": " + v + "\n";
+    EXPECT_THAT(all, HasSubstr("dcbnl cable length (ens6f0np0, ieee_pfc.delay): 7 m"));
+    EXPECT_THAT(all, HasSubstr("dcbnl receive buffer of priority 3 (ens6f0np0): buffer 1, 98304 "
+                               "bytes of 524160"));
+  }
+  EXPECT_TRUE(seen);
+}
+
+}  // namespace
+}  // namespace provisioner

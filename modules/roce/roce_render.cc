@@ -1,7 +1,8 @@
 // discover output of the roce module: per NIC, its PF netdevs' DCB trust,
 // PFC-enabled priorities and ECN-enabled priorities, DCBX mode, DSCP map
 // (the entries that differ from DSCP >> 3), global pause and default RoCE
-// ToS (`roce`, absent when nothing was read), and a table section.
+// ToS, cable length and port buffers (`roce`, absent when nothing was
+// read), and table sections.
 #include <string>
 #include <vector>
 
@@ -56,6 +57,11 @@ void RoceModule::RenderFactsJson(const HostFacts& facts, FactsJson& out) const {
         }
         e["dscpMap"] = map;
       }
+      if (r.cable_length) e["cableLength"] = *r.cable_length;
+      if (r.prio2buffer && r.buffer_sizes) {
+        e["buffers"] = {
+            {"prio2buffer", *r.prio2buffer}, {"sizes", *r.buffer_sizes}, {"total", r.buffer_total}};
+      }
       if (!r.dcb_error.empty()) e["dcbError"] = r.dcb_error;
       if (r.pause_rx && r.pause_tx) e["pause"] = {{"rx", *r.pause_rx}, {"tx", *r.pause_tx}};
       if (!r.tos_file.empty()) {
@@ -89,7 +95,23 @@ std::string RoceModule::RenderFactsTable(const HostFacts& facts) const {
     }
   }
   if (rows.size() == 1) return "";
-  return "\nRoCE QoS (priorities with PFC / ECN enabled):\n" + TextTable(rows, "  ");
+  std::string out = "\nRoCE QoS (priorities with PFC / ECN enabled):\n" + TextTable(rows, "  ");
+  // The port receive buffers, where the driver reports them (dcbnl).
+  std::vector<std::vector<std::string>> bufs = {
+      {"NETDEV", "CABLE", "PRIO2BUFFER", "BUFFER SIZES (bytes)", "TOTAL"}};
+  for (const PciFunction* f : facts.Nics()) {
+    for (const std::string& nd : f->netdevs) {
+      auto it = facts.roce.netdevs.find(nd);
+      if (it == facts.roce.netdevs.end() || !it->second.prio2buffer) continue;
+      const RoceNetdevFacts& r = it->second;
+      bufs.push_back({nd, r.cable_length ? std::to_string(*r.cable_length) + " m" : "-",
+                      json(*r.prio2buffer).dump(),
+                      json(r.buffer_sizes.value_or(std::vector<long long>{})).dump(),
+                      std::to_string(r.buffer_total)});
+    }
+  }
+  if (bufs.size() > 1) out += "\nRoCE port buffers:\n" + TextTable(bufs, "  ");
+  return out;
 }
 
 }  // namespace provisioner

@@ -36,6 +36,11 @@ spec:
       roce: { trust: dscp, pfc: [3], ecn: [3] }
 )";
 
+// The captured port buffers and cable length of the preset (both ports).
+constexpr const char* kBuffers =
+    "{\"buffer\":{\"prio2buffer\":[0,0,0,0,0,0,0,0],\"sizes\":[130944,130944,0,0,0,0,0,0],"
+    "\"total\":262016},\"cableLength\":7,";
+
 std::string BuildTree() {
   HostSpec spec;
   EXPECT_TRUE(PresetByName("cx5-roce-qos", &spec));
@@ -98,9 +103,9 @@ TEST(RoceCliTest, PlanApplyPlanOnTheTree) {
   EXPECT_FALSE(Exists(root + "/run/reboot-required"));
   auto expect = before;
   expect["/run/provisioner/dcb/ens6f0np0"] =
-      "{\"dcbx\":\"firmware\",\"pfc\":[3],\"trust\":\"dscp\"}\n";
+      std::string(kBuffers) + "\"dcbx\":\"firmware\",\"pfc\":[3],\"trust\":\"dscp\"}\n";
   expect["/run/provisioner/dcb/ens6f1np1"] =
-      "{\"dcbx\":\"firmware\",\"pfc\":[3],\"trust\":\"dscp\"}\n";
+      std::string(kBuffers) + "\"dcbx\":\"firmware\",\"pfc\":[3],\"trust\":\"dscp\"}\n";
   expect["/sys/class/net/ens6f0np0/ecn/roce_np/enable/3"] = "1\n";
   expect["/sys/class/net/ens6f0np0/ecn/roce_rp/enable/3"] = "1\n";
   EXPECT_EQ(State(root), expect);
@@ -208,7 +213,7 @@ TEST(RoceCliTest, SnapshotKeepsTheDcbCaptureAndEcn) {
   RunResult s = Provisioner({"snapshot", "--output", out, "--root", root});
   ASSERT_EQ(s.exit_code, 0) << s.err;
   EXPECT_EQ(ReadFile(out + "/run/provisioner/dcb/ens6f0np0"),
-            "{\"dcbx\":\"firmware\",\"pfc\":[],\"trust\":\"pcp\"}\n");
+            std::string(kBuffers) + "\"dcbx\":\"firmware\",\"pfc\":[],\"trust\":\"pcp\"}\n");
   EXPECT_EQ(ReadFile(out + "/run/provisioner/pause/ens6f0np0"), "{\"rx\":true,\"tx\":true}\n");
   const std::string yaml = WriteTempFile("host.yaml", kHostYaml);
   RunResult a = Provisioner({"plan", yaml, "--root", root, "-o", "json"});
@@ -259,7 +264,8 @@ spec:
   RunResult a = Provisioner({"apply", yaml, "--root", root});
   ASSERT_EQ(a.exit_code, 0) << a.err;
   EXPECT_EQ(ReadFile(root + "/run/provisioner/dcb/ens6f0np0"),
-            "{\"dcbx\":\"host\",\"dscpMap\":{\"26\":5},\"pfc\":[5],\"trust\":\"dscp\"}\n");
+            std::string(kBuffers) +
+                "\"dcbx\":\"host\",\"dscpMap\":{\"26\":5},\"pfc\":[5],\"trust\":\"dscp\"}\n");
   EXPECT_EQ(ReadFile(root + "/run/provisioner/pause/ens6f0np0"), "{\"rx\":false,\"tx\":false}\n");
   EXPECT_EQ(ReadFile(root + "/sys/class/infiniband/mlx5_0/tc/1/traffic_class"), "106\n");
   // Untouched: the other port.
@@ -313,6 +319,125 @@ spec:
                            "spec.nics[0].roce.tos: 300 exceeds the maximum 255",
                            "spec.nics[0].roce.dcbx: \"lldp\" is not one of: host, firmware",
                            "spec.nics[0].roce.pause"}) {
+    EXPECT_NE(p.err.find(want), std::string::npos) << want << "\n" << p.err;
+  }
+}
+
+// Long optics: the cable length (PFC delay) and the port buffers, applied on
+// the tree as mlx5 takes them (PFC first; the buffers before a longer
+// cable), verified, shown by discover and doctor; the next plan is empty.
+constexpr const char* kBufferYaml = R"(apiVersion: provisioner/v1alpha1
+kind: HostConfig
+metadata:
+  name: worker1
+spec:
+  nics:
+    - name: rail0
+      nicSelector: { vendor: "15b3", pfNames: ["ens6f0np0"] }
+      roce:
+        trust: dscp
+        pfc: [3]
+        cableLength: CABLE
+        buffers: { prio2buffer: [0, 0, 0, 1, 0, 0, 0, 0], sizes: [65536, 196480] }
+)";
+
+std::string BufferYaml(const std::string& name, int cable) {
+  std::string y = kBufferYaml;
+  y.replace(y.find("CABLE"), 5, std::to_string(cable));
+  return WriteTempFile(name, y);
+}
+
+TEST(RoceCliTest, CableLengthAndBuffersApplyVerifyAndShow) {
+  const std::string root = BuildTree();
+  const std::string yaml = BufferYaml("host-buffers.yaml", 30);
+  RunResult p = Provisioner({"plan", yaml, "--root", root, "-o", "json"});
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  const json plan = json::parse(p.out);
+  std::vector<std::string> ids;
+  for (const auto& c : plan["changes"]) ids.push_back(c["id"]);
+  EXPECT_EQ(ids,
+            (std::vector<std::string>{"roce/ens6f0np0/trust", "roce/ens6f0np0/pfc",
+                                      "roce/ens6f0np0/buffers", "roce/ens6f0np0/cableLength"}));
+  EXPECT_EQ(
+      plan["changes"][2]["before"],
+      json::parse(R"({"prio2buffer":[0,0,0,0,0,0,0,0],"sizes":[130944,130944,0,0,0,0,0,0]})"));
+  EXPECT_EQ(plan["changes"][3]["before"], 7);
+  EXPECT_EQ(plan["changes"][3]["after"], 30);
+
+  RunResult a = Provisioner({"apply", yaml, "--root", root});
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  EXPECT_EQ(ReadFile(root + "/run/provisioner/dcb/ens6f0np0"),
+            "{\"buffer\":{\"prio2buffer\":[0,0,0,1,0,0,0,0],\"sizes\":[65536,196480,0,0,0,0,0,0],"
+            "\"total\":262016},\"cableLength\":30,\"dcbx\":\"firmware\",\"pfc\":[3],"
+            "\"trust\":\"dscp\"}\n");
+  RunResult again = Provisioner({"plan", yaml, "--root", root, "--detailed-exitcode"});
+  EXPECT_EQ(again.exit_code, 0) << again.out << again.err;
+
+  RunResult disc = Provisioner({"discover", "--root", root});
+  ASSERT_EQ(disc.exit_code, 0) << disc.err;
+  EXPECT_NE(disc.out.find("RoCE port buffers:"), std::string::npos) << disc.out;
+  EXPECT_NE(disc.out.find("30 m"), std::string::npos) << disc.out;
+  RunResult dj = Provisioner({"discover", "--root", root, "-o", "json"});
+  EXPECT_NE(dj.out.find("\"cableLength\": 30"), std::string::npos) << dj.out;
+}
+
+// 900 m needs an xoff of (301 + 2.16 * 900) * 100 Gb/s + 2.72 * 1500 =
+// 228580 bytes, more than lossless buffer 1 holds: mlx5 answers ENOMEM;
+// apply stops there and rolls the buffers, PFC and trust back.
+TEST(RoceCliTest, ACableTooLongForTheBuffersIsRefusedAndRolledBack) {
+  const std::string root = BuildTree();
+  const std::string before = ReadFile(root + "/run/provisioner/dcb/ens6f0np0");
+  const std::string yaml = BufferYaml("host-far.yaml", 900);
+  RunResult a = Provisioner({"apply", yaml, "--root", root});
+  EXPECT_NE(a.exit_code, 0);
+  EXPECT_NE(a.err.find("roce/ens6f0np0/cableLength"), std::string::npos) << a.err;
+  EXPECT_NE(a.err.find("ENOMEM"), std::string::npos) << a.err;
+  EXPECT_NE(a.err.find("lossless buffer 1 of 196480 bytes is not enough"), std::string::npos)
+      << a.err;
+  EXPECT_EQ(ReadFile(root + "/run/provisioner/dcb/ens6f0np0"), before);
+}
+
+// Every byte in buffer 0, buffer 1 empty: moving PFC priority 3 to buffer
+// 1 with a size in the same message is ENOMEM on mlx5 (the mapping is
+// checked against the sizes the port has); apply then sends the sizes
+// first and the mapping after them.
+TEST(RoceCliTest, BuffersMovingPfcToAnEmptyBufferTakeTwoSteps) {
+  const std::string root = BuildTree();
+  TreeWriter w(root);
+  ASSERT_TRUE(w.WriteFile("/run/provisioner/dcb/ens6f0np0",
+                          "{\"buffer\":{\"prio2buffer\":[0,0,0,0,0,0,0,0],\"sizes\":[262016,0,0,0,"
+                          "0,0,0,0],\"total\":262016},\"cableLength\":7,\"pfc\":[3],\"trust\":"
+                          "\"dscp\"}\n",
+                          0644)
+                  .ok());
+  const std::string yaml = BufferYaml("host-move.yaml", 7);
+  RunResult a = Provisioner({"apply", yaml, "--root", root});
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  EXPECT_EQ(ReadFile(root + "/run/provisioner/dcb/ens6f0np0"),
+            "{\"buffer\":{\"prio2buffer\":[0,0,0,1,0,0,0,0],\"sizes\":[65536,196480,0,0,0,0,0,0],"
+            "\"total\":262016},\"cableLength\":7,\"pfc\":[3],\"trust\":\"dscp\"}\n");
+  RunResult again = Provisioner({"plan", yaml, "--root", root, "--detailed-exitcode"});
+  EXPECT_EQ(again.exit_code, 0) << again.out << again.err;
+}
+
+// Bad values with file:line:column.
+TEST(RoceCliTest, CableLengthAndBuffersBadValues) {
+  const std::string root = BuildTree();
+  const std::string yaml = WriteTempFile("host-badbuf.yaml", R"(apiVersion: provisioner/v1alpha1
+kind: HostConfig
+metadata:
+  name: worker1
+spec:
+  nics:
+    - name: rail0
+      nicSelector: { vendor: "15b3", pfNames: ["ens6f0np0"] }
+      roce: { cableLength: 0, buffers: { prio2buffer: [0, 0, 8], sizes: [-1] } }
+)");
+  RunResult p = Provisioner({"plan", yaml, "--root", root});
+  EXPECT_EQ(p.exit_code, 1);
+  for (const char* want :
+       {"host-badbuf.yaml:9:28: spec.nics[0].roce.cableLength: 0 is below the minimum 1",
+        "spec.nics[0].roce.buffers.prio2buffer", "spec.nics[0].roce.buffers.sizes[0]"}) {
     EXPECT_NE(p.err.find(want), std::string::npos) << want << "\n" << p.err;
   }
 }

@@ -338,9 +338,16 @@ HostSpec Cx5RoceQosHost() {
     if (n.name == "ens6f1np1") n.ecn_enabled = 0xff;  // the driver's default
   }
   // DCBX in the firmware's hands (mlx5's default: no DCB_CAP_DCBX_HOST).
+  // Port buffers as a ConnectX-5 reports them (DCB_ATTR_DCB_BUFFER: port
+  // buffer 262016 bytes, buffers 0 and 1 of 130944, every priority in
+  // buffer 0; NVIDIA's "HowTo Tune Receive Buffers" shows the same figures)
+  // and mlx5's default cable length, 7 m (ieee_pfc.delay).
   for (const char* n : {"ens6f0np0", "ens6f1np1"}) {
-    h.files.push_back({std::string("/run/provisioner/dcb/") + n,
-                       "{\"dcbx\":\"firmware\",\"pfc\":[],\"trust\":\"pcp\"}\n"});
+    h.files.push_back(
+        {std::string("/run/provisioner/dcb/") + n,
+         "{\"buffer\":{\"prio2buffer\":[0,0,0,0,0,0,0,0],\"sizes\":[130944,130944,0,0,0,0,0,0],"
+         "\"total\":262016},\"cableLength\":7,\"dcbx\":\"firmware\",\"pfc\":[],\"trust\":"
+         "\"pcp\"}\n"});
   }
   // Global pause on (mlx5's default) on port 0, already off on port 1.
   h.files.push_back({"/run/provisioner/pause/ens6f0np0", "{\"rx\":true,\"tx\":true}\n"});
