@@ -141,6 +141,7 @@ NicSpec BuildNic(const json& j) {
     nic.vf_vlan = VfVlanSpec{Int(*vlan, "id").value_or(0), Int(*vlan, "qos").value_or(0),
                              String(*vlan, "proto").value_or("802.1Q")};
   }
+  nic.vf_mac = String(j, "vfMac");
   if (const json* fw = Field(j, "firmware"); fw != nullptr && fw->is_object()) {
     for (const auto& [name, v] : fw->items()) {
       FirmwareSetting f;

@@ -146,6 +146,7 @@ class Checker {
                  JoinField(path, "deviceType"), nic.mtu, JoinField(path, "mtu"));
       CheckVfRate(nic.vf_rate, JoinField(path, "vfRate"));
       CheckVfVlan(nic.vf_vlan, JoinField(path, "vfVlan"));
+      CheckVfMac(nic, path);
       if (nic.ipoib) CheckIpoib(nic, path);
       if (!nic.vf_groups.empty()) CheckVfGroups(nic, path);
     }
@@ -248,6 +249,19 @@ class Checker {
       Error(JoinField(path, "qos"), "qos " + std::to_string(vlan->qos) +
                                         " needs a VLAN: id 0 means no VLAN (give id 1..4095 "
                                         "or leave qos out)");
+    }
+  }
+
+  // A vfMac: the MAC table is Ethernet's; an InfiniBand VF is addressed by
+  // its GUIDs (ib-sriov derives them).
+  void CheckVfMac(const NicSpec& nic, const std::string& nic_path) {
+    const std::string path = JoinField(nic_path, "vfMac");
+    if (!nic.vf_mac || Tainted(path)) return;
+    if (nic.link_type == "ib" && !Tainted(nic_path + ".linkType")) {
+      Error(path, "vfMac sets the VFs' Ethernet MACs, but nic " + Quote(nic.name) +
+                      " has linkType ib (" + Where(nic_path + ".linkType") +
+                      "): an InfiniBand VF has GUIDs instead (a cniType ib-sriov multus config "
+                      "derives them)");
     }
   }
 

@@ -183,6 +183,10 @@ struct NicSpec {
   std::optional<std::string> vf_link_state;
   std::optional<VfRateSpec> vf_rate;  // vfRate
   std::optional<VfVlanSpec> vf_vlan;  // vfVlan
+  // vfMac: keep | derived, every VF's MAC in the PF's table (IFLA_VF_MAC):
+  // keep = its netdev's current MAC, derived = from the PF's burnt-in MAC
+  // and the VF index (modules/vf DeriveVfMac); the VF is rebound to take it.
+  std::optional<std::string> vf_mac;
   // firmware: { PARAM: value }, by parameter name (mstconfig's spelling).
   std::map<std::string, FirmwareSetting> firmware;
   std::optional<NicPcieSpec> pcie;         // pcie
