@@ -79,7 +79,7 @@ TEST(VfSettingsFactory, NetlinkForTheLiveRootOnly) {
   EXPECT_EQ(*tree->ReadFile("/run/provisioner/vf/0000:af:00.0/3/trust"), "1\n");
   auto g = t->SetGuids("0000:af:00.0", "", 3, 0x1234);
   ASSERT_TRUE(g.ok());
-  EXPECT_FALSE(*g);  // the caller writes the OFED files
+  EXPECT_FALSE(*g);    // the caller writes the OFED files
   EXPECT_EQ(made, 1);  // a tree never makes a netlink client
   EXPECT_EQ(nl.calls, 1);
 }

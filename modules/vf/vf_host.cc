@@ -265,9 +265,18 @@ bool ValidRangeValue(const Change& c, const json& v) {
            v[k].get<long long>() <= max;
   };
   if (c.attribute == kMacAttribute) {
-    // The mode forward; a table MAC (zero included) in an inverse.
-    return v.is_string() && (v == kVfMacKeep || v == kVfMacDerived ||
-                             ParseMacAddress(v.get<std::string>()).has_value());
+    // keep or derived's MACs forward; a table MAC (zero included) in an inverse.
+    if (v.is_object()) {
+      if (v.size() != 2 || v.value("mode", json()) != kVfMacDerived || !v.contains("macs") ||
+          !v["macs"].is_array()) {
+        return false;
+      }
+      for (const json& m : v["macs"]) {
+        if (!m.is_string() || !ParseMacAddress(m.get<std::string>())) return false;
+      }
+      return true;
+    }
+    return v.is_string() && (v == kVfMacKeep || ParseMacAddress(v.get<std::string>()).has_value());
   }
   if (c.attribute == kVlanAttribute) {
     return v.is_object() && v.size() == 3 && in("id", 4095) && in("qos", 7) &&
@@ -404,23 +413,26 @@ std::string VfNetdevMac(const HostFs& fs, const std::string& bdf) {
 
 bool IsZeroMac(const std::string& mac) { return mac == "00:00:00:00:00:00"; }
 
-// The MAC VF `n` is to get: derived's from detail.macs, keep's its netdev's
+// derived's MAC for VF `n` ("" when the change has none for it).
+std::string DerivedMac(const Change& c, int n, const json& want) {
+  const long long k = n - c.detail.value("first", 0LL);
+  const json& macs = want["macs"];
+  if (k < 0 || k >= static_cast<long long>(macs.size())) return "";
+  return FormatMacAddress(ParseMacAddress(macs[static_cast<size_t>(k)].get<std::string>())->data());
+}
+
+// The MAC VF `n` is to get: derived's from the change, keep's its netdev's
 // (waited for while its netdev driver probes; "" when it has none, then the
 // table MAC it has is kept), an inverse's the value itself.
 StatusOr<std::string> MacTarget(const Change& c, HostContext& ctx, const VfHostOptions& options,
                                 int n, const std::string& bdf, const json& want) {
-  const std::string mode = want.get<std::string>();
-  if (mode == kVfMacDerived) {
-    const long long k = n - c.detail.value("first", 0LL);
-    const json macs = c.detail.value("macs", json());
-    if (!macs.is_array() || k < 0 || k >= static_cast<long long>(macs.size()) ||
-        !macs[static_cast<size_t>(k)].is_string() ||
-        !ParseMacAddress(macs[static_cast<size_t>(k)].get<std::string>())) {
-      return InvalidArgumentError(c.id + ": detail.macs has no MAC for VF " + std::to_string(n));
-    }
-    return FormatMacAddress(
-        ParseMacAddress(macs[static_cast<size_t>(k)].get<std::string>())->data());
+  if (want.is_object()) {
+    std::string m = DerivedMac(c, n, want);
+    if (m.empty())
+      return InvalidArgumentError(c.id + ": no derived MAC for VF " + std::to_string(n));
+    return m;
   }
+  const std::string mode = want.get<std::string>();
   if (mode != kVfMacKeep) return FormatMacAddress(ParseMacAddress(mode)->data());
   const std::string driver = DriverOf(*ctx.fs, bdf);
   if (driver.empty() || IsUserspaceDriver(driver)) return std::string();
@@ -498,19 +510,13 @@ Status VerifyMac(const Change& c, HostContext& ctx, VfSettingsBackend& backend) 
         it != link.end() && it->second.mac ? *it->second.mac : std::string("unknown");
     const std::string mine = VfNetdevMac(*ctx.fs, bdf);
     std::string desired;
-    const std::string mode = want.get<std::string>();
-    if (mode == kVfMacDerived) {
-      const long long k = n - c.detail.value("first", 0LL);
-      const json macs = c.detail.value("macs", json());
-      if (macs.is_array() && k >= 0 && k < static_cast<long long>(macs.size()) &&
-          macs[static_cast<size_t>(k)].is_string()) {
-        desired = macs[static_cast<size_t>(k)].get<std::string>();
-      }
-    } else if (mode == kVfMacKeep) {
+    if (want.is_object()) {
+      desired = DerivedMac(c, n, want);
+    } else if (want == kVfMacKeep) {
       desired = mine.empty() ? table : mine;
       if (IsZeroMac(desired)) desired = "a MAC (not zero)";
     } else {
-      desired = mode;
+      desired = FormatMacAddress(ParseMacAddress(want.get<std::string>())->data());
     }
     std::string problem;
     if (table != desired) {

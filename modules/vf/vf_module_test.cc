@@ -196,7 +196,8 @@ TEST_F(VfModuleTest, VfioBindingTrustSpoofCheckInOrderThenConverged) {
     EXPECT_EQ(*fs_->ReadAttr(dev + "/driver_override"), "vfio-pci");
     EXPECT_TRUE(fs_->Exists("/dev/vfio/" + Link(dev + "/iommu_group")));
     EXPECT_FALSE(fs_->Exists(dev + "/net"));
-    EXPECT_EQ(*fs_->ReadAttr(VfStateCapturePath("0000:af:00.0", static_cast<int>(i), "trust")), "1");
+    EXPECT_EQ(*fs_->ReadAttr(VfStateCapturePath("0000:af:00.0", static_cast<int>(i), "trust")),
+              "1");
     EXPECT_EQ(*fs_->ReadAttr(VfStateCapturePath("0000:af:00.0", static_cast<int>(i), "spoofchk")),
               "0");
   }
@@ -681,10 +682,10 @@ TEST_F(VfModuleTest, MacKeepThenDerivedAppliedVerifiedAndRolledBack) {
   ASSERT_EQ(p.plan.changes.size(), 1u);
   const Change& c = p.plan.changes[0];
   EXPECT_EQ(c.before, (nlohmann::json{kept[0].netdev_mac, kept[1].netdev_mac}));
-  EXPECT_EQ(c.after, "derived");
+  EXPECT_EQ(c.after["mode"], "derived");
   const std::vector<std::string> derived = {DeriveVfMac("0c:42:a1:5b:7c:2e", 0),
                                             DeriveVfMac("0c:42:a1:5b:7c:2e", 1)};
-  EXPECT_EQ(c.detail["macs"], (nlohmann::json{derived[0], derived[1]}));
+  EXPECT_EQ(c.after["macs"], (nlohmann::json{derived[0], derived[1]}));
   sim_->AddFault({0, "0000:af:00.0/1/mac", EIO, 1});
   ApplyReport r = ApplyPlan(modules_, p.plan, d, ctx_);
   ASSERT_FALSE(r.status.ok());

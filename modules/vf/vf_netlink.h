@@ -28,7 +28,7 @@ struct VfLinkState {
   std::optional<bool> spoof_chk;
   std::optional<uint64_t> node_guid;
   std::optional<uint64_t> port_guid;
-  std::optional<int> link_state;  // IFLA_VF_LINK_STATE_AUTO (0) / ENABLE (1) / DISABLE (2)
+  std::optional<int> link_state;        // IFLA_VF_LINK_STATE_AUTO (0) / ENABLE (1) / DISABLE (2)
   std::optional<uint32_t> min_tx_rate;  // IFLA_VF_RATE, Mbps
   std::optional<uint32_t> max_tx_rate;
   // IFLA_VF_VLAN_LIST's first IFLA_VF_VLAN_INFO, else IFLA_VF_VLAN (802.1Q):

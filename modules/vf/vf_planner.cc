@@ -243,12 +243,13 @@ namespace {
 // A per-VF setting over a VF range: `now(vf)` its value now (null unknown),
 // `want` the value asked.
 // `converged(vf)`, when given, says whether a VF needs no change (else: its
-// value now equals `want`); `extra` goes into the change's detail.
+// value now equals `want`); `want_text`, when given, names `want` in the
+// reason.
 void PlanVfRangeSetting(const PciFunction& pf, const VfRangeRef& r, const char* attribute,
                         const json& want, const std::function<json(const VfInfo&)>& now,
                         const std::string& what, PlanSink& sink,
                         const std::function<bool(const VfInfo&)>& converged = nullptr,
-                        const json& extra = json::object()) {
+                        const std::string& want_text = "") {
   if (!pf.sriov || r.count <= 0) return;
   const SriovInfo& s = *pf.sriov;
   const std::string range_text = std::to_string(r.first) + "-" + std::to_string(r.last);
@@ -277,14 +278,15 @@ void PlanVfRangeSetting(const PciFunction& pf, const VfRangeRef& r, const char* 
   }
   const bool whole = r.first == 0 && r.last == r.count - 1;
   PfView v{&pf, r.count, recreated, r.nic, r.field_path};
-  Change c =
-      NewChange(v, attribute, kPhaseVfSettings, r.field_path,
-                "nic " + r.nic + " wants " + (whole ? "its VFs'" : "VFs " + range_text) + " " +
-                    what + " " + (want.is_string() ? want.get<std::string>() : want.dump()));
+  Change c = NewChange(v, attribute, kPhaseVfSettings, r.field_path,
+                       "nic " + r.nic + " wants " + (whole ? "its VFs'" : "VFs " + range_text) +
+                           " " + what + " " +
+                           (!want_text.empty() ? want_text
+                            : want.is_string() ? want.get<std::string>()
+                                               : want.dump()));
   if (!whole) c.id += "#" + range_text;
   c.detail["first"] = r.first;
   c.detail["last"] = r.last;
-  for (const auto& [k, x] : extra.items()) c.detail[k] = x;
   c.before = std::move(before);
   c.after = want;
   sink.AddChange(std::move(c));
@@ -388,7 +390,8 @@ void PlanVfMac(const PciFunction& pf, const std::string& want, const VfRangeRef&
                                  "be planned)");
     return;
   }
-  json extra = json::object();
+  json after = want;
+  std::string want_text = want;
   std::vector<std::string> derived;
   if (want == kVfMacDerived) {
     const std::string netdev = pf.netdevs.empty() ? "its netdev" : pf.netdevs.front();
@@ -411,7 +414,9 @@ void PlanVfMac(const PciFunction& pf, const std::string& want, const VfRangeRef&
       derived.push_back(DeriveVfMac(s.pf_mac, n));
       macs.push_back(derived.back());
     }
-    extra["macs"] = std::move(macs);
+    want_text = "derived from " + s.pf_mac + " (" + derived.front() +
+                (derived.size() > 1 ? " .. " + derived.back() : "") + ")";
+    after = json{{"mode", want}, {"macs", std::move(macs)}};
   } else {
     // keep copies the netdev's MAC: a VF on vfio-pci (no netdev) that has
     // none in the table has nothing to copy (the operator copies it before
@@ -431,7 +436,7 @@ void PlanVfMac(const PciFunction& pf, const std::string& want, const VfRangeRef&
   }
   const int first = r.first;
   PlanVfRangeSetting(
-      pf, r, kMacAttribute, json(want),
+      pf, r, kMacAttribute, after,
       [](const VfInfo& vf) { return vf.mac ? json(*vf.mac) : json(nullptr); }, "MAC", sink,
       [&](const VfInfo& vf) {
         if (!vf.mac || ZeroMac(*vf.mac)) return false;
@@ -440,7 +445,7 @@ void PlanVfMac(const PciFunction& pf, const std::string& want, const VfRangeRef&
         const size_t k = static_cast<size_t>(vf.vf_index - first);
         return k < derived.size() && *vf.mac == derived[k];
       },
-      extra);
+      want_text);
 }
 
 std::string VfChangeId(const std::string& pf, const std::string& attribute) {

@@ -15,8 +15,8 @@
 //   vf/<PF>/rate      before [{min, max} per VF | null] | null  after {min, max} (Mbps)
 //   vf/<PF>/vlan      before [{id, qos, proto} per VF | null] | null
 //                     after {id, qos, proto: "802.1Q" | "802.1ad"}
-//   vf/<PF>/mac       before [table MAC per VF | null] | null  after "keep" | "derived"
-//                     (derived: detail.macs, the MAC per VF of the range)
+//   vf/<PF>/mac       before [table MAC per VF | null] | null
+//                     after "keep" | {mode: "derived", macs: [MAC per VF of the range]}
 //
 // An inverse change (rollback) carries an array in `after`: one value per VF.
 #ifndef PROVISIONER_MODULES_VF_VF_PLANNER_H_
@@ -80,8 +80,8 @@ void PlanVfVlan(const PciFunction& pf, const VfVlanSpec& want, const VfRangeRef&
 
 // vfMac ("keep" | "derived") for the VFs of `range` of `pf`: the change
 // vf/<PF>/mac (vf/<PF>/mac#<first>-<last> for part of the VFs), before the
-// table MAC per VF, after the mode; derived puts the MACs in detail.macs
-// (one per VF of the range). A VF is done when its table MAC is not zero,
+// table MAC per VF, after "keep" or {"mode": "derived", "macs": [one per VF
+// of the range]}. A VF is done when its table MAC is not zero,
 // its netdev (if bound to one) has that MAC, and for derived it is
 // DeriveVfMac's. Errors at range.field_path: an InfiniBand port, derived
 // without the PF's burnt-in MAC (unknown, or addr_assign_type not 0), keep on

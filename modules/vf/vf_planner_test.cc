@@ -459,9 +459,8 @@ TEST(VfMacPlanTest, DerivedCarriesTheMacsAndARangeItsOwn) {
   PciFunction pf = MacPf(2);
   Result r = PlanOf(d, Facts({pf}));
   ASSERT_EQ(r.changes.size(), 1u) << r.Messages();
-  EXPECT_EQ(r.changes[0].after, "derived");
-  EXPECT_EQ(r.changes[0].detail["macs"],
-            (nlohmann::json{"0e:00:01:5b:7c:2e", "0e:00:02:5b:7c:2e"}));
+  EXPECT_EQ(r.changes[0].after["mode"], "derived");
+  EXPECT_EQ(r.changes[0].after["macs"], (nlohmann::json{"0e:00:01:5b:7c:2e", "0e:00:02:5b:7c:2e"}));
   // keep's state (the netdev's random MAC in the table) is not derived's.
   for (auto& vf : pf.sriov->vfs) vf.mac = vf.netdev_mac;
   EXPECT_EQ(PlanOf(d, Facts({pf})).changes.size(), 1u);
@@ -475,7 +474,10 @@ TEST(VfMacPlanTest, DerivedCarriesTheMacsAndARangeItsOwn) {
   PlanVfMac(pf, "derived", VfRangeRef{1, 1, 2, "nic0", "spec.nics[0].vfGroups[0].vfMac"}, range);
   ASSERT_EQ(range.changes().size(), 1u);
   EXPECT_EQ(range.changes()[0].id, "vf/0000:af:00.0/mac#1-1");
-  EXPECT_EQ(range.changes()[0].detail["macs"], (nlohmann::json{"0e:00:02:5b:7c:2e"}));
+  EXPECT_EQ(range.changes()[0].after,
+            (nlohmann::json{{"mode", "derived"}, {"macs", {"0e:00:02:5b:7c:2e"}}}));
+  EXPECT_EQ(range.changes()[0].reason,
+            "nic nic0 wants VFs 1-1 MAC derived from 0c:42:a1:5b:7c:2e (0e:00:02:5b:7c:2e)");
   EXPECT_EQ(range.changes()[0].before, (nlohmann::json{"00:00:00:00:00:00"}));
 }
 
