@@ -391,7 +391,7 @@ void PlanVfMac(const PciFunction& pf, const std::string& want, const VfRangeRef&
     return;
   }
   json after = want;
-  std::string want_text = want;
+  std::string want_text = "kept: each VF netdev's own MAC into the PF's table";
   std::vector<std::string> derived;
   if (want == kVfMacDerived) {
     const std::string netdev = pf.netdevs.empty() ? "its netdev" : pf.netdevs.front();
@@ -422,6 +422,12 @@ void PlanVfMac(const PciFunction& pf, const std::string& want, const VfRangeRef&
     // none in the table has nothing to copy (the operator copies it before
     // it binds vfio-pci; so do we when the VFs are made by this plan).
     const bool recreated = r.count != s.num_vfs || static_cast<int>(s.vfs.size()) != r.count;
+    if (recreated && !s.drivers_autoprobe.value_or(true)) {
+      sink.Error(r.field_path, pf.pci_address +
+                                   " has sriov_drivers_autoprobe 0: the VFs this plan makes have "
+                                   "no netdev whose MAC keep could copy; use vfMac: derived");
+      return;
+    }
     for (int n = r.first; !recreated && n <= r.last && n < r.count; ++n) {
       const VfInfo& vf = s.vfs[static_cast<size_t>(n)];
       const bool has_mac = vf.mac && !ZeroMac(*vf.mac);

@@ -450,6 +450,12 @@ TEST(VfMacPlanTest, KeepCopiesTheNetdevMacUntilTheTableHasIt) {
   r = PlanOf(d, Facts({pf}));
   ASSERT_EQ(r.changes.size(), 1u) << r.Messages();
   EXPECT_TRUE(r.changes[0].before.is_null());
+  pf.sriov->drivers_autoprobe = false;  // made VFs stay unbound: no netdev
+  r = PlanOf(d, Facts({pf}));
+  EXPECT_TRUE(r.changes.empty());
+  EXPECT_EQ(r.Messages(),
+            "spec.nics[0].vfMac: 0000:af:00.0 has sriov_drivers_autoprobe 0: the VFs this plan "
+            "makes have no netdev whose MAC keep could copy; use vfMac: derived\n");
 }
 
 TEST(VfMacPlanTest, DerivedCarriesTheMacsAndARangeItsOwn) {
