@@ -94,6 +94,7 @@ void BuildVfSettings(const json& j, Spec& out) {
     out.vf_vlan = VfVlanSpec{Int(*vlan, "id").value_or(0), Int(*vlan, "qos").value_or(0),
                              String(*vlan, "proto").value_or("802.1Q")};
   }
+  out.vf_mac = String(j, "vfMac");
 }
 
 // "0-3" -> 0, 3; "5" -> 5, 5. A range the schema let through but that does

@@ -168,6 +168,7 @@ class Checker {
                  JoinField(path, "deviceType"), nic.mtu, JoinField(path, "mtu"));
       CheckVfRate(nic.vf_rate, JoinField(path, "vfRate"));
       CheckVfVlan(nic.vf_vlan, JoinField(path, "vfVlan"));
+      CheckVfMac(nic.vf_mac, nic, path, JoinField(path, "vfMac"));
       if (nic.ipoib) CheckIpoib(nic, path);
       if (!nic.vf_groups.empty()) CheckVfGroups(nic, path);
     }
@@ -237,6 +238,7 @@ class Checker {
       }
       CheckVfRate(g.vf_rate, JoinField(path, "vfRate"));
       CheckVfVlan(g.vf_vlan, JoinField(path, "vfVlan"));
+      CheckVfMac(g.vf_mac, nic, nic_path, JoinField(path, "vfMac"));
       if (e.resource_name && !Tainted(path + ".resourceName") &&
           !Tainted(nic_path + ".resourceName")) {
         auto [it, fresh] = resources.emplace(*e.resource_name, k);
@@ -282,6 +284,20 @@ class Checker {
       Error(JoinField(path, "qos"), "qos " + std::to_string(vlan->qos) +
                                         " needs a VLAN: id 0 means no VLAN (give id 1..4095 "
                                         "or leave qos out)");
+    }
+  }
+
+  // A vfMac: the MAC table is Ethernet's; an InfiniBand VF is addressed by
+  // its GUIDs (ib-sriov derives them).
+  // `vf_mac` is the nic's or one group's, at `path`.
+  void CheckVfMac(const std::optional<std::string>& vf_mac, const NicSpec& nic,
+                  const std::string& nic_path, const std::string& path) {
+    if (!vf_mac || Tainted(path)) return;
+    if (nic.link_type == "ib" && !Tainted(nic_path + ".linkType")) {
+      Error(path, "vfMac sets the VFs' Ethernet MACs, but nic " + Quote(nic.name) +
+                      " has linkType ib (" + Where(nic_path + ".linkType") +
+                      "): an InfiniBand VF has GUIDs instead (a cniType ib-sriov multus config "
+                      "derives them)");
     }
   }
 

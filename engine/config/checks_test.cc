@@ -364,6 +364,42 @@ TEST(ChecksTest, VfVlanQosNeedsAVlan) {
               ElementsAre("host.yaml:9:15: spec.nics[0].vfVlan: missing required field \"id\""));
 }
 
+TEST(ChecksTest, VfMacIsForEthernetNics) {
+  const std::string head =
+      "spec:\n"                                       // 5
+      "  nics:\n"                                     // 6
+      "    - name: n\n"                               // 7
+      "      nicSelector: {pfNames: [ens6f0np0]}\n";  // 8
+  EXPECT_THAT(Diagnose(WithHeader(head + "      vfMac: keep\n")), IsEmpty());
+  EXPECT_THAT(Diagnose(WithHeader(head + "      linkType: eth\n      vfMac: derived\n")),
+              IsEmpty());
+  EXPECT_THAT(
+      Diagnose(WithHeader(head + "      linkType: ib\n      vfMac: derived\n")),
+      ElementsAre("host.yaml:10:14: spec.nics[0].vfMac: vfMac sets the VFs' Ethernet MACs, "
+                  "but nic \"n\" has linkType ib (spec.nics[0].linkType, line 9): an InfiniBand "
+                  "VF has GUIDs instead (a cniType ib-sriov multus config derives them)"));
+  EXPECT_THAT(Diagnose(WithHeader(head + "      vfMac: random\n")),
+              ElementsAre("host.yaml:9:14: spec.nics[0].vfMac: \"random\" is not one of: keep, "
+                          "derived"));
+  // A group's own vfMac is checked as the nic's, at the group's field.
+  EXPECT_THAT(Diagnose(WithHeader(head +
+                                  "      linkType: ib\n"
+                                  "      numVfs: 4\n"
+                                  "      vfGroups:\n"
+                                  "        - {range: \"0-1\", vfMac: keep}\n")),
+              ElementsAre("host.yaml:12:36: spec.nics[0].vfGroups[0].vfMac: vfMac sets the VFs' "
+                          "Ethernet MACs, but nic \"n\" has linkType ib (spec.nics[0].linkType, "
+                          "line 9): an InfiniBand VF has GUIDs instead (a cniType ib-sriov multus "
+                          "config derives them)"));
+  EXPECT_THAT(Diagnose(WithHeader(head +
+                                  "      numVfs: 4\n"
+                                  "      vfGroups:\n"
+                                  "        - {range: \"0-1\", vfMac: derived}\n"
+                                  "        - {range: \"2-3\", vfMac: copy}\n")),
+              ElementsAre("host.yaml:12:36: spec.nics[0].vfGroups[1].vfMac: \"copy\" is not one "
+                          "of: keep, derived"));
+}
+
 TEST(ChecksTest, LinkTypeMustFitTheCniType) {
   EXPECT_THAT(Diagnose(Spec("    - {name: a, cniType: sriov, nic: eth-nic}\n"
                             "    - {name: b, cniType: ib-sriov, nic: ib-nic}\n"

@@ -56,7 +56,8 @@ TEST(SchemaTest, EveryUnknownFieldIsReported) {
                           "host.yaml:12:7: spec.nics[0].foo: unknown field \"foo\"; expected one "
                           "of: deviceType, firmware, firmwareReset, firmwareVersion, ipoib, "
                           "isRdma, linkType, mtu, name, names, nicSelector, numVfs, pcie, "
-                          "resourceName, roce, vfGroups, vfLinkState, vfMtu, vfRate, vfSpoofChk, "
+                          "resourceName, roce, vfGroups, vfLinkState, vfMac, vfMtu, vfRate, "
+                          "vfSpoofChk, "
                           "vfTrust, vfVlan"));
 }
 

@@ -155,7 +155,7 @@ struct VfVlanSpec {
 //                           resourceName: gpu1vfio }
 // Some of a PF's VFs, by index, as the sriov-network-operator's pfNames
 // "ens1f0#0-3". Fields left out take the nic's (EffectiveVfGroup), the
-// per-VF settings (vfMtu, vfLinkState, vfRate, vfVlan) included.
+// per-VF settings (vfMtu, vfLinkState, vfRate, vfVlan, vfMac) included.
 struct VfGroupSpec {
   std::string range;  // as written: "0-3" or "5"
   int first = 0;      // parsed from range (checks.cc refuses bad ones)
@@ -168,6 +168,7 @@ struct VfGroupSpec {
   std::optional<std::string> vf_link_state = std::nullopt;  // vfLinkState
   std::optional<VfRateSpec> vf_rate = std::nullopt;         // vfRate
   std::optional<VfVlanSpec> vf_vlan = std::nullopt;         // vfVlan
+  std::optional<std::string> vf_mac = std::nullopt;         // vfMac
   bool Contains(int vf) const { return vf >= first && vf <= last; }
   // "0-3", also for a group written "5" ("5-5": the operator's form).
   std::string RangeText() const { return std::to_string(first) + "-" + std::to_string(last); }
@@ -201,6 +202,10 @@ struct NicSpec {
   std::optional<std::string> vf_link_state;
   std::optional<VfRateSpec> vf_rate;  // vfRate
   std::optional<VfVlanSpec> vf_vlan;  // vfVlan
+  // vfMac: keep | derived, every VF's MAC in the PF's table (IFLA_VF_MAC):
+  // keep = its netdev's current MAC, derived = from the PF's burnt-in MAC
+  // and the VF index (modules/vf DeriveVfMac); the VF is rebound to take it.
+  std::optional<std::string> vf_mac;
   // firmware: { PARAM: value }, by parameter name (mstconfig's spelling).
   std::map<std::string, FirmwareSetting> firmware;
   std::optional<NicPcieSpec> pcie;         // pcie
@@ -227,6 +232,7 @@ inline VfGroupSpec EffectiveVfGroup(const NicSpec& nic, const VfGroupSpec& g) {
   if (!e.vf_link_state) e.vf_link_state = nic.vf_link_state;
   if (!e.vf_rate) e.vf_rate = nic.vf_rate;
   if (!e.vf_vlan) e.vf_vlan = nic.vf_vlan;
+  if (!e.vf_mac) e.vf_mac = nic.vf_mac;
   return e;
 }
 

@@ -51,6 +51,10 @@ struct VfInfo {
   std::optional<int> vlan_id;
   std::optional<int> vlan_qos;
   std::optional<std::string> vlan_proto;  // "802.1Q" | "802.1ad"
+  // IFLA_VF_MAC: the VF's MAC in the PF's table ("aa:bb:cc:dd:ee:ff",
+  // all zero = none set); what the VF driver takes when it binds.
+  std::optional<std::string> mac;
+  std::string netdev_mac;  // its netdev's address now ("" no netdev)
 };
 
 // SR-IOV capability of a PF (absent without sriov_totalvfs, e.g. SRIOV_EN=0).
@@ -64,6 +68,10 @@ struct SriovInfo {
   std::vector<VfInfo> vfs;  // ordered by vf_index
   // The PF's RDMA node_guid when its port is InfiniBand ("" otherwise; vf module).
   std::string ib_node_guid;
+  // The PF netdev's address and addr_assign_type (0 = NET_ADDR_PERM: the
+  // burnt-in MAC; vf module, for vfMac: derived). "" / nullopt unknown.
+  std::string pf_mac;
+  std::optional<int> pf_addr_assign_type;
 };
 
 // One PCI function (libpci + sysfs).

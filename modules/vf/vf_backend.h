@@ -7,9 +7,9 @@
 //   below, so a snapshot of the host replays it.
 // - tree root: no sysfs file holds trust or spoof check in the real kernel,
 //   so a tree keeps them in the capture files
-//   kVfStateCapturePrefix<PF>/<vf>/{trust,spoofchk,link_state,rate,vlan} ("0"/"1", link_state
-//   "auto"/"enable"/"disable", rate "<min> <max>", vlan "<id> <qos> <proto>"; absent =
-//   unknown), which a set rewrites. IB GUIDs under a tree go to the
+//   kVfStateCapturePrefix<PF>/<vf>/{trust,spoofchk,link_state,rate,vlan,mac} ("0"/"1", link_state
+//   "auto"/"enable"/"disable", rate "<min> <max>", vlan "<id> <qos> <proto>", mac
+//   "aa:bb:cc:dd:ee:ff"; absent = unknown), which a set rewrites. IB GUIDs under a tree go to the
 //   MLNX_OFED files (vf_host.h, OfedGuidPath) as on an OFED host.
 #ifndef PROVISIONER_MODULES_VF_VF_BACKEND_H_
 #define PROVISIONER_MODULES_VF_VF_BACKEND_H_
@@ -55,6 +55,11 @@ class VfSettingsBackend {
   // tree keeps "<id> <qos> <proto>\n" ("100 3 802.1Q") in the capture file `vlan`.
   virtual Status SetVlan(const std::string& pf, const std::string& pf_netdev, int vf, uint32_t id,
                          uint32_t qos, uint16_t proto) = 0;
+  // The VF's MAC in the PF's table (IFLA_VF_MAC, "aa:bb:cc:dd:ee:ff"); the
+  // tree keeps "<mac>\n" in the capture file `mac`, which the kernel
+  // simulator gives the VF's netdev when the VF driver binds again.
+  virtual Status SetMac(const std::string& pf, const std::string& pf_netdev, int vf,
+                        const std::string& mac) = 0;
   // Sets both IB GUIDs of VF `vf` (node, then port: two messages). OK(false)
   // when this backend does not set GUIDs and the caller writes the MLNX_OFED
   // files instead.

@@ -33,6 +33,7 @@ class FakeNetlink : public VfNetlink {
     a.vlan = 100;
     a.vlan_qos = 3;
     a.vlan_proto = 0x88a8;  // ETH_P_8021AD
+    a.mac = "0e:00:01:5b:7c:2e";
     VfLinkState b;
     b.vf = 1;
     b.trust = false;  // no spoof check attribute: unknown
@@ -45,6 +46,7 @@ class FakeNetlink : public VfNetlink {
   Status SetLinkState(const std::string&, int, int) override { return Count(); }
   Status SetRate(const std::string&, int, uint32_t, uint32_t) override { return Count(); }
   Status SetVlan(const std::string&, int, uint32_t, uint32_t, uint16_t) override { return Count(); }
+  Status SetMac(const std::string&, int, const std::string&) override { return Count(); }
   int calls = 0;
 
  private:
@@ -77,7 +79,7 @@ TEST(VfSettingsFactory, NetlinkForTheLiveRootOnly) {
   EXPECT_EQ(*tree->ReadFile("/run/provisioner/vf/0000:af:00.0/3/trust"), "1\n");
   auto g = t->SetGuids("0000:af:00.0", "", 3, 0x1234);
   ASSERT_TRUE(g.ok());
-  EXPECT_FALSE(*g);  // the caller writes the OFED files
+  EXPECT_FALSE(*g);    // the caller writes the OFED files
   EXPECT_EQ(made, 1);  // a tree never makes a netlink client
   EXPECT_EQ(nl.calls, 1);
 }
@@ -91,8 +93,10 @@ TEST(VfSettings, SnapshotRecordsTheNetlinkAnswerAndTheTreeReplaysIt) {
   auto recording = NewRecordingHostFs(live.get(), &record);
   auto answered = NewNetlinkVfSettings(&nl, *recording)->Read("0000:af:00.0", "ens1f0");
   ASSERT_EQ(answered.size(), 2u);
-  EXPECT_EQ(record.captures.size(), 6u);  // VF 1 has no spoof check, link state, rate, vlan answer
+  // VF 1 has no spoof check, link state, rate, vlan, mac answer
+  EXPECT_EQ(record.captures.size(), 7u);
   EXPECT_EQ(record.captures.at("/run/provisioner/vf/0000:af:00.0/0/vlan"), "100 3 802.1ad\n");
+  EXPECT_EQ(record.captures.at("/run/provisioner/vf/0000:af:00.0/0/mac"), "0e:00:01:5b:7c:2e\n");
 
   std::string root = FreshDir();
   ASSERT_FALSE(root.empty());
@@ -110,6 +114,7 @@ TEST(VfSettings, SnapshotRecordsTheNetlinkAnswerAndTheTreeReplaysIt) {
     EXPECT_EQ(replayed[n].vlan, s.vlan) << n;
     EXPECT_EQ(replayed[n].vlan_qos, s.vlan_qos) << n;
     EXPECT_EQ(replayed[n].vlan_proto, s.vlan_proto) << n;
+    EXPECT_EQ(replayed[n].mac, s.mac) << n;
   }
 }
 

@@ -264,6 +264,20 @@ bool ValidRangeValue(const Change& c, const json& v) {
     return v.contains(k) && v[k].is_number_integer() && v[k].get<long long>() >= 0 &&
            v[k].get<long long>() <= max;
   };
+  if (c.attribute == kMacAttribute) {
+    // keep or derived's MACs forward; a table MAC (zero included) in an inverse.
+    if (v.is_object()) {
+      if (v.size() != 2 || v.value("mode", json()) != kVfMacDerived || !v.contains("macs") ||
+          !v["macs"].is_array()) {
+        return false;
+      }
+      for (const json& m : v["macs"]) {
+        if (!m.is_string() || !ParseMacAddress(m.get<std::string>())) return false;
+      }
+      return true;
+    }
+    return v.is_string() && (v == kVfMacKeep || ParseMacAddress(v.get<std::string>()).has_value());
+  }
   if (c.attribute == kVlanAttribute) {
     return v.is_object() && v.size() == 3 && in("id", 4095) && in("qos", 7) &&
            v.contains("proto") && v["proto"].is_string() &&
@@ -386,6 +400,138 @@ Status VerifyRangeSetting(const Change& c, HostContext& ctx, VfSettingsBackend& 
   return OkStatus();
 }
 
+// vfMac. The VF's netdev MAC now ("" without a netdev).
+std::string VfNetdevMac(const HostFs& fs, const std::string& bdf) {
+  const std::string dev = kDevices + bdf;
+  for (const std::string& nd : RegisteredNetdevs(fs, dev)) {
+    if (auto m = ParseMacAddress(ReadOr(fs, dev + "/net/" + nd + "/address"))) {
+      return FormatMacAddress(m->data());
+    }
+  }
+  return "";
+}
+
+bool IsZeroMac(const std::string& mac) { return mac == "00:00:00:00:00:00"; }
+
+// derived's MAC for VF `n` ("" when the change has none for it).
+std::string DerivedMac(const Change& c, int n, const json& want) {
+  const long long k = n - c.detail.value("first", 0LL);
+  const json& macs = want["macs"];
+  if (k < 0 || k >= static_cast<long long>(macs.size())) return "";
+  return FormatMacAddress(ParseMacAddress(macs[static_cast<size_t>(k)].get<std::string>())->data());
+}
+
+// The MAC VF `n` is to get: derived's from the change, keep's its netdev's
+// (waited for while its netdev driver probes; "" when it has none, then the
+// table MAC it has is kept), an inverse's the value itself.
+StatusOr<std::string> MacTarget(const Change& c, HostContext& ctx, const VfHostOptions& options,
+                                int n, const std::string& bdf, const json& want) {
+  if (want.is_object()) {
+    std::string m = DerivedMac(c, n, want);
+    if (m.empty())
+      return InvalidArgumentError(c.id + ": no derived MAC for VF " + std::to_string(n));
+    return m;
+  }
+  const std::string mode = want.get<std::string>();
+  if (mode != kVfMacKeep) return FormatMacAddress(ParseMacAddress(mode)->data());
+  const std::string driver = DriverOf(*ctx.fs, bdf);
+  if (driver.empty() || IsUserspaceDriver(driver)) return std::string();
+  RETURN_IF_ERROR(WaitFor(ctx, options, bdf + " netdev (" + driver + ")",
+                          [&] { return !VfNetdevMac(*ctx.fs, bdf).empty(); }));
+  return VfNetdevMac(*ctx.fs, bdf);
+}
+
+// Sets each VF's table MAC and rebinds a VF on a netdev driver whose netdev
+// or RDMA device has not taken it: mlx5 reads the admin MAC (and the node
+// GUID it derives from it) when the VF is probed. An inverse back to zero
+// does not rebind: the netdev keeps the MAC it had before.
+Status ApplyMac(const Change& c, HostContext& ctx, VfSettingsBackend& backend,
+                const VfHostOptions& options) {
+  if (!PciAddress::ParseFull(c.target)) return InvalidArgumentError(c.id + ": not a PCI address");
+  ASSIGN_OR_RETURN(auto targets, RangeTargets(c));
+  ASSIGN_OR_RETURN(std::vector<std::string> vfs, ResolveVfs(*ctx.fs, c.target));
+  const std::string netdev = Netdev(c);
+  if (backend.NeedsPfNetdev() && netdev.empty()) {
+    return FailedPreconditionError(c.id + ": the PF has no netdev");
+  }
+  std::map<int, VfLinkState> link = backend.Read(c.target, netdev);
+  for (const auto& [n, want] : targets) {
+    if (static_cast<size_t>(n) >= vfs.size()) {
+      if (c.after.is_array()) continue;  // an inverse: that VF is gone
+      return FailedPreconditionError(c.target + " has no VF " + std::to_string(n) + " (" +
+                                     std::to_string(vfs.size()) + " VFs)");
+    }
+    const std::string& bdf = vfs[static_cast<size_t>(n)];
+    const std::string vf_label = "VF " + std::to_string(n) + " (" + bdf + ")";
+    StatusOr<std::string> got = MacTarget(c, ctx, options, n, bdf, want);
+    if (!got.ok()) return got.status().WithContext(vf_label);
+    const std::string target = *got;
+    auto it = link.find(n);
+    const std::string table = it != link.end() && it->second.mac ? *it->second.mac : "";
+    if (target.empty()) {
+      if (!table.empty() && !IsZeroMac(table)) continue;  // keep: on vfio-pci, has one
+      return FailedPreconditionError(
+          Label(c) + " " + vf_label +
+          ": vfMac keep copies the VF netdev's MAC, but it has no "
+          "netdev (driver " +
+          (DriverOf(*ctx.fs, bdf).empty() ? "none" : DriverOf(*ctx.fs, bdf)) +
+          ") and no MAC in the PF's table; use vfMac: derived");
+    }
+    bool rebind = false;
+    if (table != target) {
+      if (ctx.progress) ctx.progress->Step(c.target + ": " + vf_label + " mac " + target);
+      RETURN_IF_ERROR(backend.SetMac(c.target, netdev, n, target).WithContext(vf_label));
+      rebind = !IsZeroMac(target);
+    }
+    const std::string driver = DriverOf(*ctx.fs, bdf);
+    if (driver.empty() || IsUserspaceDriver(driver) || IsZeroMac(target)) continue;
+    rebind = rebind || VfNetdevMac(*ctx.fs, bdf) != target;
+    if (!rebind) continue;
+    if (ctx.progress) ctx.progress->Step(c.target + ": " + vf_label + " rebind " + driver);
+    RETURN_IF_ERROR(Rebind(bdf, ctx, options).WithContext("rebind " + vf_label));
+    RETURN_IF_ERROR(WaitFor(ctx, options, vf_label + " netdev with MAC " + target,
+                            [&] { return VfNetdevMac(*ctx.fs, bdf) == target; }));
+  }
+  return OkStatus();
+}
+
+Status VerifyMac(const Change& c, HostContext& ctx, VfSettingsBackend& backend) {
+  ASSIGN_OR_RETURN(auto targets, RangeTargets(c));
+  ASSIGN_OR_RETURN(std::vector<std::string> vfs, ResolveVfs(*ctx.fs, c.target));
+  std::map<int, VfLinkState> link = backend.Read(c.target, Netdev(c));
+  for (const auto& [n, want] : targets) {
+    if (static_cast<size_t>(n) >= vfs.size()) {
+      if (c.after.is_array()) continue;
+      return FailedPreconditionError(Label(c) + ": no VF " + std::to_string(n));
+    }
+    const std::string& bdf = vfs[static_cast<size_t>(n)];
+    auto it = link.find(n);
+    const std::string table =
+        it != link.end() && it->second.mac ? *it->second.mac : std::string("unknown");
+    const std::string mine = VfNetdevMac(*ctx.fs, bdf);
+    std::string desired;
+    if (want.is_object()) {
+      desired = DerivedMac(c, n, want);
+    } else if (want == kVfMacKeep) {
+      desired = mine.empty() ? table : mine;
+      if (IsZeroMac(desired)) desired = "a MAC (not zero)";
+    } else {
+      desired = FormatMacAddress(ParseMacAddress(want.get<std::string>())->data());
+    }
+    std::string problem;
+    if (table != desired) {
+      problem = "table MAC: desired " + desired + ", current " + table;
+    } else if (!mine.empty() && !IsZeroMac(table) && mine != table) {
+      problem = "netdev MAC " + mine + " is not the table's " + table + " (not rebound)";
+    }
+    if (!problem.empty()) {
+      return FailedPreconditionError(Label(c) + " VF " + std::to_string(n) + " (" + bdf + ") " +
+                                     problem);
+    }
+  }
+  return OkStatus();
+}
+
 std::string DriverTarget(const json& v) { return v.is_string() ? v.get<std::string>() : ""; }
 
 // detail.vfIndexes (vfGroups leaving some VFs to no group): only those VFs
@@ -478,6 +624,18 @@ Status DiscoverVfFacts(const HostFs& fs, VfSettingsBackend& backend, HostFacts& 
       s.ib_node_guid = GuidFrom(ReadOr(fs, d + "/node_guid"));
       break;
     }
+    s.pf_mac.clear();
+    s.pf_addr_assign_type.reset();
+    if (!f.netdevs.empty()) {
+      const std::string net = "/sys/class/net/" + f.netdevs.front();
+      if (auto m = ParseMacAddress(ReadOr(fs, net + "/address"))) {
+        s.pf_mac = FormatMacAddress(m->data());
+      }
+      const std::string t = ReadOr(fs, net + "/addr_assign_type");
+      if (!t.empty() && t.find_first_not_of("0123456789") == std::string::npos && t.size() < 4) {
+        s.pf_addr_assign_type = std::atoi(t.c_str());
+      }
+    }
     if (s.vfs.empty()) continue;
     std::map<int, VfLinkState> link =
         backend.Read(f.pci_address, f.netdevs.empty() ? "" : f.netdevs.front());
@@ -503,6 +661,9 @@ Status DiscoverVfFacts(const HostFs& fs, VfSettingsBackend& backend, HostFacts& 
         vf.min_tx_rate = *l->min_tx_rate;
         vf.max_tx_rate = *l->max_tx_rate;
       }
+      vf.mac.reset();
+      if (l && l->mac) vf.mac = *l->mac;
+      vf.netdev_mac = VfNetdevMac(fs, vf.pci_address);
       vf.vlan_id.reset();
       vf.vlan_qos.reset();
       vf.vlan_proto.reset();
@@ -566,6 +727,8 @@ Status ApplyVfChange(const Change& change, HostContext& ctx, VfSettingsBackend& 
   } else if (change.attribute == kLinkStateAttribute || change.attribute == kRateAttribute ||
              change.attribute == kVlanAttribute) {
     s = ApplyRangeSetting(change, ctx, backend);
+  } else if (change.attribute == kMacAttribute) {
+    s = ApplyMac(change, ctx, backend, options);
   } else {
     return InvalidArgumentError("module vf has no attribute " + change.attribute + " (" +
                                 change.id + ")");
@@ -583,6 +746,7 @@ Status VerifyVfChange(const Change& change, HostContext& ctx, VfSettingsBackend&
       change.attribute == kVlanAttribute) {
     return VerifyRangeSetting(change, ctx, backend);
   }
+  if (change.attribute == kMacAttribute) return VerifyMac(change, ctx, backend);
   return InvalidArgumentError("module vf has no attribute " + change.attribute + " (" + change.id +
                               ")");
 }

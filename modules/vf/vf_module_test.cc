@@ -96,6 +96,14 @@ class FakeNetlink final : public VfNetlink {
     state[vf].vlan_proto = proto;
     return OkStatus();
   }
+  Status SetMac(const std::string& netdev, int vf, const std::string& mac) override {
+    calls.push_back("mac " + netdev + " " + std::to_string(vf) + " " + mac);
+    state[vf].vf = vf;
+    state[vf].mac = mac;
+    // The kernel's table, as the simulator reads it when the VF binds.
+    if (fs_ == nullptr) return OkStatus();
+    return fs_->WriteFileAtomic(VfStateCapturePath(pf_, vf, "mac"), mac + "\n", 0644);
+  }
   std::vector<std::string> calls;
   std::map<int, VfLinkState> state;
   bool refuse_spoofchk = false;
@@ -188,7 +196,8 @@ TEST_F(VfModuleTest, VfioBindingTrustSpoofCheckInOrderThenConverged) {
     EXPECT_EQ(*fs_->ReadAttr(dev + "/driver_override"), "vfio-pci");
     EXPECT_TRUE(fs_->Exists("/dev/vfio/" + Link(dev + "/iommu_group")));
     EXPECT_FALSE(fs_->Exists(dev + "/net"));
-    EXPECT_EQ(*fs_->ReadAttr(VfStateCapturePath("0000:af:00.0", static_cast<int>(i), "trust")), "1");
+    EXPECT_EQ(*fs_->ReadAttr(VfStateCapturePath("0000:af:00.0", static_cast<int>(i), "trust")),
+              "1");
     EXPECT_EQ(*fs_->ReadAttr(VfStateCapturePath("0000:af:00.0", static_cast<int>(i), "spoofchk")),
               "0");
   }
@@ -611,6 +620,172 @@ TEST_F(VfModuleTest, VlanOverNetlink) {
   }
   EXPECT_EQ(sets, (std::vector<std::string>{"vlan ens6f0np0 0 42 5 802.1ad",
                                             "vlan ens6f0np0 1 42 5 802.1ad"}));
+}
+
+// The netdev MAC and the RDMA node GUID of each VF of `pf` (0000:af:00.0).
+struct VfSeen {
+  std::string netdev_mac;
+  std::string node_guid;
+};
+
+// vfMac: keep under a tree root with the kernel simulator: each VF's netdev
+// MAC goes into the PF's table (capture file `mac`) and the VF is rebound,
+// so its RoCE device gets the node GUID mlx5 derives from the admin MAC;
+// converged. Then derived: a failed VF 1 puts VF 0's table MAC back and
+// rebinds it (its netdev has the kept MAC again); applied whole, every
+// netdev has the derived MAC.
+TEST_F(VfModuleTest, MacKeepThenDerivedAppliedVerifiedAndRolledBack) {
+  Build(testing::Cx5RoceHost());
+  DesiredState d = Load(R"(  nics:
+    - name: pf0
+      nicSelector: { rootDevices: ["0000:af:00.0"] }
+      numVfs: 2
+      vfMac: keep
+)");
+  auto seen = [&]() {
+    std::vector<VfSeen> out;
+    auto vfs = ResolveVfs(*fs_, "0000:af:00.0");
+    EXPECT_TRUE(vfs.ok());
+    for (const std::string& vf : vfs.value_or(std::vector<std::string>())) {
+      const std::string dev = "/sys/bus/pci/devices/" + vf;
+      VfSeen v;
+      for (const std::string& n : fs_->ListDir(dev + "/net").value_or(std::vector<std::string>())) {
+        v.netdev_mac = fs_->ReadAttr(dev + "/net/" + n + "/address").value_or("");
+      }
+      for (const std::string& r :
+           fs_->ListDir(dev + "/infiniband").value_or(std::vector<std::string>())) {
+        v.node_guid = fs_->ReadAttr(dev + "/infiniband/" + r + "/node_guid").value_or("");
+      }
+      out.push_back(v);
+    }
+    return out;
+  };
+  PlanResult p = PlanNow(d);
+  EXPECT_EQ(Ids(p.plan),
+            (std::vector<std::string>{"sriov/0000:af:00.0/numVfs", "vf/0000:af:00.0/mac"}));
+  ASSERT_TRUE(ApplyPlan(modules_, p.plan, d, ctx_).status.ok());
+  std::vector<VfSeen> kept = seen();
+  ASSERT_EQ(kept.size(), 2u);
+  for (int i = 0; i < 2; ++i) {
+    const VfSeen& v = kept[static_cast<size_t>(i)];
+    ASSERT_EQ(v.netdev_mac.size(), 17u) << i;
+    EXPECT_EQ(*fs_->ReadAttr(VfStateCapturePath("0000:af:00.0", i, "mac")), v.netdev_mac);
+    // mlx5: node GUID = MAC[0..2] ff:fe MAC[3..5], as set by the admin MAC.
+    const std::string& m = v.netdev_mac;
+    EXPECT_EQ(v.node_guid, m.substr(0, 2) + m.substr(3, 2) + ":" + m.substr(6, 2) + "ff:fe" +
+                               m.substr(9, 2) + ":" + m.substr(12, 2) + m.substr(15, 2));
+  }
+  EXPECT_TRUE(PlanNow(d).plan.changes.empty());
+
+  d.nics[0].vf_mac = "derived";
+  p = PlanNow(d);
+  ASSERT_EQ(p.plan.changes.size(), 1u);
+  const Change& c = p.plan.changes[0];
+  EXPECT_EQ(c.before, (nlohmann::json{kept[0].netdev_mac, kept[1].netdev_mac}));
+  EXPECT_EQ(c.after["mode"], "derived");
+  const std::vector<std::string> derived = {DeriveVfMac("0c:42:a1:5b:7c:2e", 0),
+                                            DeriveVfMac("0c:42:a1:5b:7c:2e", 1)};
+  EXPECT_EQ(c.after["macs"], (nlohmann::json{derived[0], derived[1]}));
+  sim_->AddFault({0, "0000:af:00.0/1/mac", EIO, 1});
+  ApplyReport r = ApplyPlan(modules_, p.plan, d, ctx_);
+  ASSERT_FALSE(r.status.ok());
+  EXPECT_NE(r.status.message().find("VF 1 (0000:af:00.3)"), std::string::npos)
+      << r.status.message();
+  ASSERT_EQ(r.rolled_back.size(), 1u);
+  EXPECT_TRUE(r.rolled_back[0].status.ok()) << r.rolled_back[0].status.message();
+  EXPECT_EQ(*fs_->ReadAttr(VfStateCapturePath("0000:af:00.0", 0, "mac")), kept[0].netdev_mac);
+  EXPECT_EQ(seen()[0].netdev_mac, kept[0].netdev_mac);  // rebound to the kept MAC
+  EXPECT_EQ(seen()[0].node_guid, kept[0].node_guid);
+
+  p = PlanNow(d);
+  ASSERT_TRUE(ApplyPlan(modules_, p.plan, d, ctx_).status.ok());
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(seen()[static_cast<size_t>(i)].netdev_mac, derived[static_cast<size_t>(i)]);
+  }
+  EXPECT_TRUE(PlanNow(d).plan.changes.empty());
+}
+
+// The inverse back to a zero table MAC (VFs as mlx5 made them) sets zero and
+// does not rebind: the netdev keeps the MAC it had before.
+TEST_F(VfModuleTest, MacRollbackToZeroLeavesTheNetdev) {
+  Build(testing::Cx5RoceHost());
+  DesiredState d = Load(R"(  nics:
+    - name: pf0
+      nicSelector: { rootDevices: ["0000:af:00.0"] }
+      numVfs: 2
+)");
+  ASSERT_TRUE(ApplyPlan(modules_, PlanNow(d).plan, d, ctx_).status.ok());
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_TRUE(fs_->WriteFileAtomic(VfStateCapturePath("0000:af:00.0", i, "mac"),
+                                     "00:00:00:00:00:00\n", 0644)
+                    .ok());
+  }
+  d.nics[0].vf_mac = "keep";
+  PlanResult p = PlanNow(d);
+  ASSERT_EQ(p.plan.changes.size(), 1u);
+  EXPECT_EQ(p.plan.changes[0].before, (nlohmann::json{"00:00:00:00:00:00", "00:00:00:00:00:00"}));
+  const std::string vf0 = "/sys/bus/pci/devices/" + ResolveVfs(*fs_, "0000:af:00.0")->at(0);
+  const std::string netdev0 = fs_->ListDir(vf0 + "/net")->at(0);
+  const std::string before = *fs_->ReadAttr(vf0 + "/net/" + netdev0 + "/address");
+  ASSERT_TRUE(ApplyPlan(modules_, p.plan, d, ctx_).status.ok());
+  Change inverse = InverseChange(p.plan.changes[0]);
+  ASSERT_TRUE(modules_[2]->Apply(inverse, ctx_).ok());
+  ASSERT_TRUE(modules_[2]->Verify(inverse, ctx_).ok());
+  EXPECT_EQ(*fs_->ReadAttr(VfStateCapturePath("0000:af:00.0", 0, "mac")), "00:00:00:00:00:00");
+  EXPECT_EQ(*fs_->ReadAttr(vf0 + "/net/" + fs_->ListDir(vf0 + "/net")->at(0) + "/address"), before);
+}
+
+// keep on VFs bound to vfio-pci by the same plan: the MAC is copied while the
+// VFs are on mlx5_core (settings come before binding, as the operator copies
+// it before it binds the DPDK driver), then vfio-pci; converged after.
+TEST_F(VfModuleTest, MacKeepBeforeVfioBinding) {
+  Build(testing::Cx5RoceHost());
+  ASSERT_TRUE(sim_->sim().RegisterDriver("vfio-pci").ok());  // vfio_pci loaded
+  DesiredState d = Load(R"(  nics:
+    - name: pf0
+      nicSelector: { rootDevices: ["0000:af:00.0"] }
+      numVfs: 2
+      deviceType: vfio-pci
+      vfMac: keep
+)");
+  PlanResult p = PlanNow(d);
+  ApplyReport r = ApplyPlan(modules_, p.plan, d, ctx_);
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  for (int i = 0; i < 2; ++i) {
+    auto m = fs_->ReadAttr(VfStateCapturePath("0000:af:00.0", i, "mac"));
+    ASSERT_TRUE(m.ok());
+    EXPECT_NE(*m, "00:00:00:00:00:00");
+  }
+  EXPECT_TRUE(PlanNow(d).plan.changes.empty());
+}
+
+// The live-root path: one IFLA_VF_MAC message per VF on the PF netdev, the
+// MAC its netdev has.
+TEST_F(VfModuleTest, MacOverNetlink) {
+  FakeNetlink* fake = nullptr;
+  VfModuleOptions o;
+  o.use_netlink = true;
+  o.netlink_factory = [&]() {
+    auto f = std::make_unique<FakeNetlink>(fs_.get(), "0000:af:00.0");
+    fake = f.get();
+    return f;
+  };
+  Build(testing::Cx5RoceHost(), std::move(o));
+  DesiredState d = Load(R"(  nics:
+    - name: pf0
+      nicSelector: { rootDevices: ["0000:af:00.0"] }
+      numVfs: 2
+      vfMac: derived
+)");
+  ApplyReport r = ApplyPlan(modules_, PlanNow(d).plan, d, ctx_);
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  ASSERT_NE(fake, nullptr);
+  std::vector<std::string> sets;
+  for (const auto& c : fake->calls) {
+    if (c.rfind("mac ", 0) == 0) sets.push_back(c);
+  }
+  EXPECT_EQ(sets, (std::vector<std::string>{"mac ens6f0np0 0 0e:00:01:5b:7c:2e",
+                                            "mac ens6f0np0 1 0e:00:02:5b:7c:2e"}));
 }
 
 // vfRate under a tree root (capture file `rate`, "<min> <max>"), converged,

@@ -1,6 +1,7 @@
 #include "modules/vf/vf_netlink.h"
 
 #include <arpa/inet.h>
+#include <linux/if_arp.h>
 #include <linux/if_ether.h>
 #include <linux/if_link.h>
 #include <linux/rtnetlink.h>
@@ -13,6 +14,7 @@
 #include <sys/socket.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <functional>
 #include <map>
@@ -137,12 +139,27 @@ class LibnlVfNetlink final : public VfNetlink {
   }
   Status SetVlan(const std::string& pf, int vf, uint32_t vlan, uint32_t qos,
                  uint16_t proto) override {
-    const std::string what = "netlink: ip link set " + pf + " vf " + std::to_string(vf) + " vlan " +
-                             std::to_string(vlan) + " qos " + std::to_string(qos) + " proto " +
-                             VfVlanProtoName(proto);
+    return Send(pf,
+                "netlink: ip link set " + pf + " vf " + std::to_string(vf) + " vlan " +
+                    std::to_string(vlan) + " qos " + std::to_string(qos) + " proto " +
+                    VfVlanProtoName(proto),
+                [&](struct nl_msg* msg) { return PutVfVlan(msg, vf, vlan, qos, proto); });
+  }
+  Status SetMac(const std::string& pf, int vf, const std::string& mac) override {
+    const std::string what =
+        "netlink: ip link set " + pf + " vf " + std::to_string(vf) + " mac " + mac;
+    const std::optional<std::array<uint8_t, 6>> bytes = ParseMacAddress(mac);
+    if (!bytes) return InvalidArgumentError(what + ": not a MAC address");
+    return Send(pf, what, [&](struct nl_msg* msg) { return PutVfMac(msg, vf, *bytes); });
+  }
+
+ private:
+  // Our own RTM_SETLINK on the PF by name (as `ip link set` sends it), its
+  // VF attributes appended by `put` (PutVfVlan, PutVfMac); waits for the ACK.
+  Status Send(const std::string& pf, const std::string& what,
+              const std::function<int(struct nl_msg*)>& put) {
     Socket sk;
     RETURN_IF_ERROR(sk.Connect().WithContext(what));
-    // Our own message (PutVfVlan): the PF by name, as `ip link set` sends it.
     struct nl_msg* msg = nlmsg_alloc_simple(RTM_SETLINK, NLM_F_REQUEST | NLM_F_ACK);
     if (msg == nullptr) return ErrnoToStatus(ENOMEM, what);
     struct ifinfomsg ifi;
@@ -150,7 +167,7 @@ class LibnlVfNetlink final : public VfNetlink {
     ifi.ifi_family = AF_UNSPEC;
     int r = nlmsg_append(msg, &ifi, sizeof ifi, NLMSG_ALIGNTO);
     if (r >= 0) r = nla_put_string(msg, IFLA_IFNAME, pf.c_str());
-    if (r >= 0) r = PutVfVlan(msg, vf, vlan, qos, proto);
+    if (r >= 0) r = put(msg);
     if (r < 0) {
       nlmsg_free(msg);
       return sk.Fail(r, what);
@@ -160,7 +177,6 @@ class LibnlVfNetlink final : public VfNetlink {
     return OkStatus();
   }
 
- private:
   // One RTM_SETLINK on the PF carrying one VF attribute.
   Status Change(const std::string& pf, int vf, const std::string& what_set,
                 const std::function<void(struct rtnl_link_vf*)>& set) {
@@ -194,6 +210,8 @@ class LibnlVfNetlink final : public VfNetlink {
 
 std::vector<VfLinkState> ParseVfInfoList(struct nlmsghdr* msg) {
   std::vector<VfLinkState> out;
+  if (msg->nlmsg_len < NLMSG_LENGTH(sizeof(struct ifinfomsg))) return out;
+  const auto* ifi = static_cast<const struct ifinfomsg*>(nlmsg_data(msg));
   struct nlattr* tb[IFLA_MAX + 1];
   if (nlmsg_parse(msg, sizeof(struct ifinfomsg), tb, IFLA_MAX, nullptr) < 0) return out;
   if (tb[IFLA_VFINFO_LIST] == nullptr) return out;
@@ -207,6 +225,8 @@ std::vector<VfLinkState> ParseVfInfoList(struct nlmsghdr* msg) {
     if (!mac) continue;  // every VF entry carries its index here
     VfLinkState s;
     s.vf = static_cast<int>(mac->vf);
+    // An IB PF's VFs carry a 20-byte hardware address here; theirs are GUIDs.
+    if (ifi->ifi_type != ARPHRD_INFINIBAND) s.mac = FormatMacAddress(mac->mac);
     if (const auto t = Payload<struct ifla_vf_trust>(vf[IFLA_VF_TRUST])) s.trust = t->setting != 0;
     if (const auto sc = Payload<struct ifla_vf_spoofchk>(vf[IFLA_VF_SPOOFCHK])) {
       s.spoof_chk = sc->setting != 0;
@@ -304,6 +324,22 @@ int PutVfVlan(struct nl_msg* msg, int vf, uint32_t vlan, uint32_t qos, uint16_t 
     r = nla_put(msg, IFLA_VF_VLAN_INFO, sizeof v, &v);
     if (r >= 0) nla_nest_end(msg, vlans);
   }
+  if (r < 0) return r;
+  nla_nest_end(msg, info);
+  nla_nest_end(msg, list);
+  return 0;
+}
+
+int PutVfMac(struct nl_msg* msg, int vf, const std::array<uint8_t, 6>& mac) {
+  struct nlattr* list = nla_nest_start(msg, IFLA_VFINFO_LIST);
+  if (list == nullptr) return -NLE_NOMEM;
+  struct nlattr* info = nla_nest_start(msg, IFLA_VF_INFO);
+  if (info == nullptr) return -NLE_NOMEM;
+  struct ifla_vf_mac v;
+  std::memset(&v, 0, sizeof v);
+  v.vf = static_cast<uint32_t>(vf);
+  std::memcpy(v.mac, mac.data(), mac.size());
+  const int r = nla_put(msg, IFLA_VF_MAC, sizeof v, &v);
   if (r < 0) return r;
   nla_nest_end(msg, info);
   nla_nest_end(msg, list);

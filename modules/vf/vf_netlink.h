@@ -5,6 +5,7 @@
 #ifndef PROVISIONER_MODULES_VF_VF_NETLINK_H_
 #define PROVISIONER_MODULES_VF_VF_NETLINK_H_
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "engine/base/status.h"
+#include "modules/vf/vf_planner.h"
 
 struct nlmsghdr;
 struct nl_msg;
@@ -26,7 +28,7 @@ struct VfLinkState {
   std::optional<bool> spoof_chk;
   std::optional<uint64_t> node_guid;
   std::optional<uint64_t> port_guid;
-  std::optional<int> link_state;  // IFLA_VF_LINK_STATE_AUTO (0) / ENABLE (1) / DISABLE (2)
+  std::optional<int> link_state;        // IFLA_VF_LINK_STATE_AUTO (0) / ENABLE (1) / DISABLE (2)
   std::optional<uint32_t> min_tx_rate;  // IFLA_VF_RATE, Mbps
   std::optional<uint32_t> max_tx_rate;
   // IFLA_VF_VLAN_LIST's first IFLA_VF_VLAN_INFO, else IFLA_VF_VLAN (802.1Q):
@@ -35,6 +37,10 @@ struct VfLinkState {
   std::optional<uint32_t> vlan;
   std::optional<uint32_t> vlan_qos;
   std::optional<uint16_t> vlan_proto;
+  // IFLA_VF_MAC: the MAC in the PF's table for the VF ("aa:bb:cc:dd:ee:ff",
+  // "00:00:00:00:00:00" = none set); not read for an InfiniBand PF
+  // (ARPHRD_INFINIBAND: GUIDs instead).
+  std::optional<std::string> mac;
 };
 
 // "auto" | "enable" | "disable" for IFLA_VF_LINK_STATE_* (as `ip link` prints
@@ -68,7 +74,16 @@ class VfNetlink {
   // = none), `proto` ETH_P_8021Q or ETH_P_8021AD (host byte order).
   virtual Status SetVlan(const std::string& pf_netdev, int vf, uint32_t vlan, uint32_t qos,
                          uint16_t proto) = 0;
+  // The VF's MAC in the PF's table (`ip link set <pf> vf N mac M`,
+  // IFLA_VF_MAC); `mac` as ParseMacAddress (vf_planner.h) takes it.
+  virtual Status SetMac(const std::string& pf_netdev, int vf, const std::string& mac) = 0;
 };
+
+// Appends to an RTM_SETLINK `msg` (after its ifinfomsg) the IFLA_VFINFO_LIST
+// that sets VF `vf`'s MAC as iproute2 does: one IFLA_VF_INFO holding
+// IFLA_VF_MAC, struct ifla_vf_mac {vf, mac[32]} with the 6 bytes first and
+// the rest zero. A negative libnl error on failure.
+int PutVfMac(struct nl_msg* msg, int vf, const std::array<uint8_t, 6>& mac);
 
 // Appends to an RTM_SETLINK `msg` (after its ifinfomsg) the IFLA_VFINFO_LIST
 // that sets VF `vf`'s VLAN as iproute2 does: the legacy IFLA_VF_VLAN

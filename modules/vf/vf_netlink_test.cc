@@ -4,6 +4,7 @@
 #include "modules/vf/vf_netlink.h"
 
 #include <arpa/inet.h>
+#include <linux/if_arp.h>
 #include <linux/if_ether.h>
 #include <linux/if_link.h>
 #include <linux/rtnetlink.h>
@@ -110,6 +111,75 @@ TEST(ParseVfInfoListTest, ReadsTheVlanFromTheListElseTheLegacyAttribute) {
   EXPECT_EQ(VfVlanProtoName(*vfs[2].vlan_proto), "802.1ad");
 }
 
+// IFLA_VF_MAC is in every VF entry (rtnl_fill_vfinfo): the table MAC of an
+// Ethernet PF's VF, all zero until set; an IB PF's VFs' are not MACs.
+TEST(ParseVfInfoListTest, ReadsTheTableMacOfAnEthernetPfOnly) {
+  for (unsigned short type : {ARPHRD_ETHER, ARPHRD_INFINIBAND}) {
+    struct nl_msg* msg = nlmsg_alloc_simple(RTM_NEWLINK, 0);
+    ASSERT_NE(msg, nullptr);
+    struct ifinfomsg ifi;
+    std::memset(&ifi, 0, sizeof ifi);
+    ifi.ifi_type = type;
+    ASSERT_GE(nlmsg_append(msg, &ifi, sizeof ifi, NLMSG_ALIGNTO), 0);
+    struct nlattr* list = nla_nest_start(msg, IFLA_VFINFO_LIST);
+    for (uint32_t i = 0; i < 2; ++i) {
+      struct nlattr* info = nla_nest_start(msg, IFLA_VF_INFO);
+      struct ifla_vf_mac mac;
+      std::memset(&mac, 0, sizeof mac);
+      mac.vf = i;
+      if (i == 1) {
+        const uint8_t m[6] = {0x0e, 0x00, 0x02, 0x5b, 0x7c, 0x2e};
+        std::memcpy(mac.mac, m, sizeof m);
+      }
+      ASSERT_GE(nla_put(msg, IFLA_VF_MAC, sizeof mac, &mac), 0);
+      nla_nest_end(msg, info);
+    }
+    nla_nest_end(msg, list);
+    std::vector<VfLinkState> vfs = ParseVfInfoList(nlmsg_hdr(msg));
+    nlmsg_free(msg);
+    ASSERT_EQ(vfs.size(), 2u);
+    if (type == ARPHRD_INFINIBAND) {
+      EXPECT_FALSE(vfs[0].mac.has_value());
+      EXPECT_FALSE(vfs[1].mac.has_value());
+    } else {
+      EXPECT_EQ(vfs[0].mac, "00:00:00:00:00:00");
+      EXPECT_EQ(vfs[1].mac, "0e:00:02:5b:7c:2e");
+    }
+  }
+}
+
+// What PutVfMac sends, as do_setvfinfo reads it (nla_data of IFLA_VF_MAC as
+// struct ifla_vf_mac, the 6 bytes first); the reply parser reads it back.
+TEST(PutVfMacTest, OneIflaVfMacWithTheSixBytesFirst) {
+  struct nl_msg* msg = nlmsg_alloc_simple(RTM_SETLINK, 0);
+  ASSERT_NE(msg, nullptr);
+  struct ifinfomsg ifi;
+  std::memset(&ifi, 0, sizeof ifi);
+  ifi.ifi_type = ARPHRD_ETHER;
+  ASSERT_GE(nlmsg_append(msg, &ifi, sizeof ifi, NLMSG_ALIGNTO), 0);
+  ASSERT_EQ(PutVfMac(msg, 6, *ParseMacAddress("0e:00:07:5b:7c:2e")), 0);
+  struct nlattr* tb[IFLA_MAX + 1];
+  ASSERT_GE(nlmsg_parse(nlmsg_hdr(msg), sizeof ifi, tb, IFLA_MAX, nullptr), 0);
+  ASSERT_NE(tb[IFLA_VFINFO_LIST], nullptr);
+  struct nlattr* info = static_cast<struct nlattr*>(nla_data(tb[IFLA_VFINFO_LIST]));
+  ASSERT_EQ(nla_type(info), IFLA_VF_INFO);
+  struct nlattr* vf[IFLA_VF_MAX + 1];
+  ASSERT_GE(nla_parse_nested(vf, IFLA_VF_MAX, info, nullptr), 0);
+  ASSERT_NE(vf[IFLA_VF_MAC], nullptr);
+  ASSERT_EQ(nla_len(vf[IFLA_VF_MAC]), static_cast<int>(sizeof(struct ifla_vf_mac)));
+  struct ifla_vf_mac m;
+  std::memcpy(&m, nla_data(vf[IFLA_VF_MAC]), sizeof m);
+  EXPECT_EQ(m.vf, 6u);
+  const uint8_t want[6] = {0x0e, 0x00, 0x07, 0x5b, 0x7c, 0x2e};
+  EXPECT_EQ(std::memcmp(m.mac, want, sizeof want), 0);
+  for (size_t i = 6; i < sizeof m.mac; ++i) EXPECT_EQ(m.mac[i], 0) << i;
+  std::vector<VfLinkState> back = ParseVfInfoList(nlmsg_hdr(msg));
+  nlmsg_free(msg);
+  ASSERT_EQ(back.size(), 1u);
+  EXPECT_EQ(back[0].vf, 6);
+  EXPECT_EQ(back[0].mac, "0e:00:07:5b:7c:2e");
+}
+
 // What PutVfVlan sends, parsed as the kernel's do_setvfinfo reads it:
 // 802.1Q as the legacy IFLA_VF_VLAN, 802.1ad as IFLA_VF_VLAN_LIST with the
 // protocol in network byte order.
@@ -201,6 +271,12 @@ TEST_F(VfNetlinkTest, MissingNetdevIsENODEV) {
   EXPECT_NE(s.message().find("ip link set nosuch0 vf 3 vlan 100 qos 3 proto 802.1ad"),
             std::string::npos)
       << s.message();
+  s = nl->SetMac("nosuch0", 4, "0e:00:05:5b:7c:2e");
+  EXPECT_EQ(s.err(), ENODEV) << s.message();
+  EXPECT_NE(s.message().find("ip link set nosuch0 vf 4 mac 0e:00:05:5b:7c:2e"), std::string::npos)
+      << s.message();
+  s = nl->SetMac("nosuch0", 4, "0e:00:05:5b:7c");  // refused before anything is sent
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.message();
   s = nl->SetRate("nosuch0", 2, 0, 10000);
   EXPECT_EQ(s.err(), ENODEV) << s.message();
   EXPECT_NE(s.message().find("ip link set nosuch0 vf 2 min_tx_rate 0 max_tx_rate 10000"),
@@ -215,7 +291,8 @@ TEST_F(VfNetlinkTest, VfSettingsOnANetdevWithoutVfsAreRefusedWithTheKernelsErrno
         nl->SetNodeGuid("lo", 0, 0xee0d9a00018abcdeULL),
         nl->SetPortGuid("lo", 0, 0xee0d9a00018abcdeULL),
         nl->SetLinkState("lo", 0, IFLA_VF_LINK_STATE_ENABLE), nl->SetRate("lo", 0, 1000, 25000),
-        nl->SetVlan("lo", 0, 100, 3, ETH_P_8021Q), nl->SetVlan("lo", 0, 100, 3, ETH_P_8021AD)}) {
+        nl->SetVlan("lo", 0, 100, 3, ETH_P_8021Q), nl->SetVlan("lo", 0, 100, 3, ETH_P_8021AD),
+        nl->SetMac("lo", 0, "0e:00:01:5b:7c:2e")}) {
     ASSERT_FALSE(s.ok());
     EXPECT_EQ(s.err(), EOPNOTSUPP) << s.message();
     EXPECT_NE(s.message().find("netlink: ip link set lo vf 0"), std::string::npos) << s.message();

@@ -15,11 +15,14 @@
 //   vf/<PF>/rate      before [{min, max} per VF | null] | null  after {min, max} (Mbps)
 //   vf/<PF>/vlan      before [{id, qos, proto} per VF | null] | null
 //                     after {id, qos, proto: "802.1Q" | "802.1ad"}
+//   vf/<PF>/mac       before [table MAC per VF | null] | null
+//                     after "keep" | {mode: "derived", macs: [MAC per VF of the range]}
 //
 // An inverse change (rollback) carries an array in `after`: one value per VF.
 #ifndef PROVISIONER_MODULES_VF_VF_PLANNER_H_
 #define PROVISIONER_MODULES_VF_VF_PLANNER_H_
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -39,6 +42,9 @@ inline constexpr char kVfioPci[] = "vfio-pci";
 inline constexpr char kLinkStateAttribute[] = "linkState";
 inline constexpr char kRateAttribute[] = "rate";
 inline constexpr char kVlanAttribute[] = "vlan";
+inline constexpr char kMacAttribute[] = "mac";
+inline constexpr char kVfMacKeep[] = "keep";
+inline constexpr char kVfMacDerived[] = "derived";
 
 // The VFs a per-VF setting is for: indexes first..last (both included) of a
 // PF that has `count` VFs after the numVfs phase; a nic's are 0..count-1, a
@@ -71,6 +77,37 @@ void PlanVfRate(const PciFunction& pf, const VfRateSpec& want, const VfRangeRef&
 // PlanVfLinkState otherwise.
 void PlanVfVlan(const PciFunction& pf, const VfVlanSpec& want, const VfRangeRef& range,
                 PlanSink& sink);
+
+// vfMac ("keep" | "derived") for the VFs of `range` of `pf`: the change
+// vf/<PF>/mac (vf/<PF>/mac#<first>-<last> for part of the VFs), before the
+// table MAC per VF, after "keep" or {"mode": "derived", "macs": [one per VF
+// of the range]}. A VF is done when its table MAC is not zero,
+// its netdev (if bound to one) has that MAC, and for derived it is
+// DeriveVfMac's. Errors at range.field_path: an InfiniBand port, derived
+// without the PF's burnt-in MAC (unknown, or addr_assign_type not 0), keep on
+// a VF bound to a userspace driver with no MAC in the table; as
+// PlanVfLinkState otherwise.
+void PlanVfMac(const PciFunction& pf, const std::string& want, const VfRangeRef& range,
+               PlanSink& sink);
+
+// The 6 bytes of an Ethernet MAC "aa:bb:cc:dd:ee:ff" (either case); nullopt
+// for anything else.
+std::optional<std::array<uint8_t, 6>> ParseMacAddress(const std::string& text);
+// "aa:bb:cc:dd:ee:ff" (lower case, as sysfs and `ip link` print it).
+std::string FormatMacAddress(const uint8_t* mac);
+
+// The MAC of VF `vf_index` of the PF whose burnt-in MAC is `pf_mac`, as
+// DeriveVfGuid derives GUIDs: byte 0 the PF's with the locally administered
+// bit set and the multicast bit cleared, bytes 1-2 vf_index + 1 (big-endian,
+// replacing the rest of the vendor's OUI), bytes 3-5 the PF's own (the part
+// that tells cards and ports apart):
+//   PF b8:ce:f6:8a:bc:de -> VF 0 ba:00:01:8a:bc:de, VF 1 ba:00:02:8a:bc:de
+//   PF b8:ce:f6:8a:bc:df (port 2) -> VF 0 ba:00:01:8a:bc:df
+// Stable, unicast, never the PF's own MAC (a burnt-in MAC is universally
+// administered), unique per VF of a PF and across PFs whose MACs differ in
+// bytes 3-5 (every port of one vendor's cards). "" for a bad `pf_mac` or
+// vf_index outside 0..65534.
+std::string DeriveVfMac(const std::string& pf_mac, int vf_index);
 
 // "vf/0000:af:00.0/driver"
 std::string VfChangeId(const std::string& pf, const std::string& attribute);

@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "gtest/gtest.h"
 
@@ -366,6 +367,178 @@ TEST(VfVlanPlanTest, IdQosAndProtoPerVf) {
   ASSERT_EQ(range.changes().size(), 1u);
   EXPECT_EQ(range.changes()[0].id, "vf/0000:af:00.0/vlan#1-1");
   EXPECT_EQ(range.changes()[0].after, (nlohmann::json{{"id", 0}, {"qos", 0}, {"proto", "802.1Q"}}));
+}
+
+// vfMac derived: the formula of vf_planner.h, stable, unicast and locally
+// administered, and no two VFs alike across both ports of a card (whose
+// MACs differ in the last byte) and a second card.
+TEST(VfMacTest, DerivedFromThePfMacAndTheIndexWithoutCollisions) {
+  EXPECT_EQ(DeriveVfMac("0c:42:a1:5b:7c:2e", 0), "0e:00:01:5b:7c:2e");
+  EXPECT_EQ(DeriveVfMac("0c:42:a1:5b:7c:2e", 1), "0e:00:02:5b:7c:2e");
+  EXPECT_EQ(DeriveVfMac("0C:42:A1:5B:7C:2F", 0), "0e:00:01:5b:7c:2f");  // port 2
+  EXPECT_EQ(DeriveVfMac("b8:ce:f6:8a:bc:de", 65533), "ba:ff:fe:8a:bc:de");
+  EXPECT_EQ(DeriveVfMac("0c:42:a1:5b:7c:2e", 7), DeriveVfMac("0c:42:a1:5b:7c:2e", 7));
+  EXPECT_EQ(DeriveVfMac("01:00:00:00:00:00", 0), "02:00:01:00:00:00");  // multicast bit cleared
+  EXPECT_EQ(DeriveVfMac("not a mac", 0), "");
+  EXPECT_EQ(DeriveVfMac("0c:42:a1:5b:7c:2e", 65534), "0e:ff:ff:5b:7c:2e");
+  EXPECT_EQ(DeriveVfMac("0c:42:a1:5b:7c:2e", 65535), "");
+  EXPECT_EQ(DeriveVfMac("0c:42:a1:5b:7c:2e", -1), "");
+  const std::vector<std::string> pfs = {"0c:42:a1:5b:7c:2e", "0c:42:a1:5b:7c:2f",
+                                        "0c:42:a1:5b:80:10", "0c:42:a1:5b:80:11"};
+  std::set<std::string> seen(pfs.begin(), pfs.end());
+  for (const std::string& pf : pfs) {
+    for (int i = 0; i < 256; ++i) {
+      const std::string m = DeriveVfMac(pf, i);
+      auto b = ParseMacAddress(m);
+      ASSERT_TRUE(b.has_value()) << m;
+      EXPECT_EQ((*b)[0] & 0x03, 0x02) << m;  // unicast, locally administered
+      EXPECT_TRUE(seen.insert(m).second) << pf << " VF " << i << " " << m;
+    }
+  }
+}
+
+TEST(VfMacTest, ParseAndFormat) {
+  auto b = ParseMacAddress("0C:42:a1:5b:7c:2E");
+  ASSERT_TRUE(b.has_value());
+  EXPECT_EQ(FormatMacAddress(b->data()), "0c:42:a1:5b:7c:2e");
+  for (const char* bad : {"", "0c:42:a1:5b:7c", "0c:42:a1:5b:7c:2e:", "0c-42-a1-5b-7c-2e",
+                          "0c:42:a1:5b:7c:2g", "0c:42:a1:5b:7c:2e\n"}) {
+    EXPECT_FALSE(ParseMacAddress(bad).has_value()) << bad;
+  }
+}
+
+PciFunction MacPf(int num_vfs) {
+  PciFunction pf = Pf(kPf, num_vfs);
+  pf.sriov->pf_mac = "0c:42:a1:5b:7c:2e";
+  pf.sriov->pf_addr_assign_type = 0;
+  for (auto& vf : pf.sriov->vfs) {
+    vf.netdev_mac = "a2:00:00:00:00:0" + std::to_string(vf.vf_index);
+    vf.mac = "00:00:00:00:00:00";  // what mlx5 shows after VF creation
+  }
+  return pf;
+}
+
+// keep: a VF is done when its table MAC is not zero and its netdev has it.
+TEST(VfMacPlanTest, KeepCopiesTheNetdevMacUntilTheTableHasIt) {
+  DesiredState d;
+  d.nics.push_back(Nic(2));
+  d.nics[0].vf_mac = "keep";
+  PciFunction pf = MacPf(2);
+  Result r = PlanOf(d, Facts({pf}));
+  ASSERT_EQ(r.changes.size(), 1u) << r.Messages();
+  EXPECT_EQ(r.changes[0].id, "vf/0000:af:00.0/mac");
+  EXPECT_EQ(r.changes[0].after, "keep");
+  EXPECT_EQ(r.changes[0].before, (nlohmann::json{"00:00:00:00:00:00", "00:00:00:00:00:00"}));
+  EXPECT_EQ(r.changes[0].field_path, "spec.nics[0].vfMac");
+  EXPECT_EQ(r.changes[0].phase, kPhaseVfSettings);
+  for (auto& vf : pf.sriov->vfs) vf.mac = vf.netdev_mac;
+  EXPECT_TRUE(PlanOf(d, Facts({pf})).changes.empty()) << PlanOf(d, Facts({pf})).Messages();
+  pf.sriov->vfs[1].netdev_mac = "a2:00:00:00:00:99";  // set in the table, not rebound since
+  EXPECT_EQ(PlanOf(d, Facts({pf})).changes.size(), 1u);
+  // Bound to vfio-pci (no netdev) with a MAC in the table: done.
+  pf.sriov->vfs[1].netdev_mac.clear();
+  pf.sriov->vfs[1].driver = "vfio-pci";
+  EXPECT_TRUE(PlanOf(d, Facts({pf})).changes.empty());
+  // ... without one: nothing to copy.
+  pf.sriov->vfs[1].mac = "00:00:00:00:00:00";
+  r = PlanOf(d, Facts({pf}));
+  EXPECT_TRUE(r.changes.empty());
+  EXPECT_EQ(r.Messages(),
+            "spec.nics[0].vfMac: VF 1 (0000:af:01.1) is on vfio-pci: it has no netdev whose MAC "
+            "keep could copy, and no MAC in the PF's table; use vfMac: derived\n");
+  // VFs this plan makes: planned, the MACs are read at apply.
+  d.nics[0].num_vfs = 4;
+  r = PlanOf(d, Facts({pf}));
+  ASSERT_EQ(r.changes.size(), 1u) << r.Messages();
+  EXPECT_TRUE(r.changes[0].before.is_null());
+  pf.sriov->drivers_autoprobe = false;  // made VFs stay unbound: no netdev
+  r = PlanOf(d, Facts({pf}));
+  EXPECT_TRUE(r.changes.empty());
+  EXPECT_EQ(r.Messages(),
+            "spec.nics[0].vfMac: 0000:af:00.0 has sriov_drivers_autoprobe 0: the VFs this plan "
+            "makes have no netdev whose MAC keep could copy; use vfMac: derived\n");
+}
+
+TEST(VfMacPlanTest, DerivedCarriesTheMacsAndARangeItsOwn) {
+  DesiredState d;
+  d.nics.push_back(Nic(2));
+  d.nics[0].vf_mac = "derived";
+  PciFunction pf = MacPf(2);
+  Result r = PlanOf(d, Facts({pf}));
+  ASSERT_EQ(r.changes.size(), 1u) << r.Messages();
+  EXPECT_EQ(r.changes[0].after["mode"], "derived");
+  EXPECT_EQ(r.changes[0].after["macs"], (nlohmann::json{"0e:00:01:5b:7c:2e", "0e:00:02:5b:7c:2e"}));
+  // keep's state (the netdev's random MAC in the table) is not derived's.
+  for (auto& vf : pf.sriov->vfs) vf.mac = vf.netdev_mac;
+  EXPECT_EQ(PlanOf(d, Facts({pf})).changes.size(), 1u);
+  for (auto& vf : pf.sriov->vfs) {
+    vf.mac = DeriveVfMac("0c:42:a1:5b:7c:2e", vf.vf_index);
+    vf.netdev_mac = *vf.mac;
+  }
+  EXPECT_TRUE(PlanOf(d, Facts({pf})).changes.empty());
+  PlanSink range;
+  pf.sriov->vfs[1].mac = "00:00:00:00:00:00";
+  PlanVfMac(pf, "derived", VfRangeRef{1, 1, 2, "nic0", "spec.nics[0].vfGroups[0].vfMac"}, range);
+  ASSERT_EQ(range.changes().size(), 1u);
+  EXPECT_EQ(range.changes()[0].id, "vf/0000:af:00.0/mac#1-1");
+  EXPECT_EQ(range.changes()[0].after,
+            (nlohmann::json{{"mode", "derived"}, {"macs", {"0e:00:02:5b:7c:2e"}}}));
+  EXPECT_EQ(range.changes()[0].reason,
+            "nic nic0 wants VFs 1-1 MAC derived from 0c:42:a1:5b:7c:2e (0e:00:02:5b:7c:2e)");
+  EXPECT_EQ(range.changes()[0].before, (nlohmann::json{"00:00:00:00:00:00"}));
+}
+
+// vfGroups: a group's own vfMac for its VFs, the nic's for the VFs in no
+// group, one change per range, each at the field that asks for it.
+TEST(VfMacPlanTest, EachGroupItsOwnModeVfsInNoGroupTheNics) {
+  DesiredState d;
+  d.nics.push_back(Nic(4));
+  d.nics[0].vf_mac = "derived";
+  VfGroupSpec keep;
+  keep.range = "0-1";
+  keep.first = 0;
+  keep.last = 1;
+  keep.vf_mac = "keep";
+  VfGroupSpec inherits;
+  inherits.range = "3";
+  inherits.first = 3;
+  inherits.last = 3;
+  d.nics[0].vf_groups = {keep, inherits};
+  PciFunction pf = MacPf(4);
+  Result r = PlanOf(d, Facts({pf}));
+  ASSERT_EQ(r.changes.size(), 3u) << r.Messages();
+  EXPECT_EQ(r.changes[0].id, "vf/0000:af:00.0/mac#0-1");
+  EXPECT_EQ(r.changes[0].after, "keep");
+  EXPECT_EQ(r.changes[0].field_path, "spec.nics[0].vfGroups[0].vfMac");
+  EXPECT_EQ(r.changes[1].id, "vf/0000:af:00.0/mac#2-2");
+  EXPECT_EQ(r.changes[1].after,
+            (nlohmann::json{{"mode", "derived"}, {"macs", {"0e:00:03:5b:7c:2e"}}}));
+  EXPECT_EQ(r.changes[1].field_path, "spec.nics[0].vfMac");
+  EXPECT_EQ(r.changes[2].id, "vf/0000:af:00.0/mac#3-3");
+  EXPECT_EQ(r.changes[2].after,
+            (nlohmann::json{{"mode", "derived"}, {"macs", {"0e:00:04:5b:7c:2e"}}}));
+  EXPECT_EQ(r.changes[2].field_path, "spec.nics[0].vfMac");
+}
+
+TEST(VfMacPlanTest, RefusedWithoutABurntInMacOrOnAnInfiniBandPort) {
+  DesiredState d;
+  d.nics.push_back(Nic(2));
+  d.nics[0].vf_mac = "derived";
+  PciFunction pf = MacPf(2);
+  pf.sriov->pf_addr_assign_type = 3;  // NET_ADDR_SET: a bond gave it its MAC
+  Result r = PlanOf(d, Facts({pf}));
+  EXPECT_TRUE(r.changes.empty());
+  EXPECT_EQ(r.Messages(),
+            "spec.nics[0].vfMac: 0000:af:00.0: ens6f0np0's address 0c:42:a1:5b:7c:2e is not its "
+            "burnt-in MAC (addr_assign_type 3: set by a bond or `ip link set address`), so MACs "
+            "derived from it would change with it; use vfMac: keep\n");
+  PciFunction ib = Pf(kPf, 2, "ec0d:9a03:008a:bcde");
+  d.nics[0].vf_mac = "keep";
+  r = PlanOf(d, Facts({ib}));
+  EXPECT_TRUE(r.changes.empty());
+  EXPECT_NE(r.Messages().find("spec.nics[0].vfMac: 0000:af:00.0's port is InfiniBand"),
+            std::string::npos)
+      << r.Messages();
 }
 
 DesiredState IbSriov(int num_vfs) {

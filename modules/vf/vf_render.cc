@@ -27,6 +27,7 @@ void VfModule::RenderFactsJson(const HostFacts& facts, FactsJson& out) const {
       if (vf.min_tx_rate && vf.max_tx_rate) {
         v["rate"] = {{"min", *vf.min_tx_rate}, {"max", *vf.max_tx_rate}};
       }
+      if (vf.mac) v["mac"] = *vf.mac;  // the PF's table (IFLA_VF_MAC), not the netdev's
       if (vf.vlan_id && vf.vlan_qos && vf.vlan_proto) {
         v["vlan"] = {{"id", *vf.vlan_id}, {"qos", *vf.vlan_qos}, {"proto", *vf.vlan_proto}};
       }

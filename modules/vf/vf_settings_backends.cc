@@ -3,7 +3,9 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 
+#include "engine/base/strings.h"
 #include "modules/vf/vf_backend.h"
 #include "spdlog/spdlog.h"
 
@@ -48,6 +50,7 @@ class NetlinkVfSettings final : public VfSettingsBackend {
           notes_.NoteCapture(VfStateCapturePath(pf, s.vf, "vlan"),
                              VlanText(*s.vlan, *s.vlan_qos, *s.vlan_proto));
         }
+        if (s.mac) notes_.NoteCapture(VfStateCapturePath(pf, s.vf, "mac"), *s.mac + "\n");
         if (s.link_state && !VfLinkStateName(*s.link_state).empty()) {
           notes_.NoteCapture(VfStateCapturePath(pf, s.vf, "link_state"),
                              VfLinkStateName(*s.link_state) + "\n");
@@ -83,6 +86,13 @@ class NetlinkVfSettings final : public VfSettingsBackend {
     (void)pf;
     if (nl_ == nullptr) return InternalError("vf: no netlink client");
     return nl_->SetVlan(pf_netdev, vf, id, qos, proto);
+  }
+
+  Status SetMac(const std::string& pf, const std::string& pf_netdev, int vf,
+                const std::string& mac) override {
+    (void)pf;
+    if (nl_ == nullptr) return InternalError("vf: no netlink client");
+    return nl_->SetMac(pf_netdev, vf, mac);
   }
 
   StatusOr<bool> SetGuids(const std::string& pf, const std::string& pf_netdev, int vf,
@@ -142,6 +152,9 @@ class TreeVfSettings final : public VfSettingsBackend {
           }
         }
       }
+      if (auto v = fs_.ReadAttr(VfStateCapturePath(pf, n, "mac")); v.ok()) {
+        if (const auto bytes = ParseMacAddress(*v)) s.mac = FormatMacAddress(bytes->data());
+      }
       out[n] = s;
     }
     return out;
@@ -172,6 +185,19 @@ class TreeVfSettings final : public VfSettingsBackend {
                  uint32_t qos, uint16_t proto) override {
     (void)pf_netdev;
     return fs_.WriteFileAtomic(VfStateCapturePath(pf, vf, "vlan"), VlanText(id, qos, proto), 0644);
+  }
+
+  Status SetMac(const std::string& pf, const std::string& pf_netdev, int vf,
+                const std::string& mac) override {
+    (void)pf_netdev;
+    const std::optional<std::array<uint8_t, 6>> bytes = ParseMacAddress(mac);
+    if (!bytes) return InvalidArgumentError("not a MAC address: " + Quote(mac));
+    // mlx5_eswitch_set_vport_mac: zero or unicast, a multicast MAC is EINVAL.
+    if ((*bytes)[0] & 0x01) {
+      return ErrnoToStatus(EINVAL, "VF " + std::to_string(vf) + " mac " + mac + ": multicast");
+    }
+    return fs_.WriteFileAtomic(VfStateCapturePath(pf, vf, "mac"),
+                               FormatMacAddress(bytes->data()) + "\n", 0644);
   }
 
   StatusOr<bool> SetGuids(const std::string&, const std::string&, int, uint64_t) override {

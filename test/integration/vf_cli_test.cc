@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
@@ -361,6 +362,99 @@ spec:
       Provisioner({"apply", off, "--root", root, "-o", "json", "--settle-timeout", "30"});
   ASSERT_EQ(a2.exit_code, 0) << a2.out << a2.err;
   EXPECT_EQ(ReadFile(root + "/run/provisioner/vf/0000:af:00.0/1/vlan"), "0 0 802.1Q\n");
+}
+
+// Issue 28 item 2, vfMac: keep on the RoCE tree with the kernel_sim daemon
+// copies each VF netdev's MAC into the PF's table (capture file mac) and
+// rebinds, so the VF's RDMA node GUID is the one mlx5 derives from it (not
+// zero); the next plan is empty; discover shows sriov.vfs[].mac. Then
+// derived: each VF netdev ends with the MAC derived from the PF's
+// (0c:42:a1:5b:7c:2e).
+TEST(VfCliTest, VfMacKeepThenDerived) {
+  std::string root = ExtractHost("cx5-roce");
+  KernelSimDaemon sim(root);
+  ASSERT_TRUE(sim.ready());
+  auto config = [](const std::string& mode) {
+    return WriteTempFile("host.yaml", R"(apiVersion: provisioner/v1alpha1
+kind: HostConfig
+metadata:
+  name: worker1
+spec:
+  nics:
+    - name: roce
+      nicSelector: { rootDevices: ["0000:af:00.0"] }
+      numVfs: 2
+      vfMac: )" + mode + "\n");
+  };
+  auto vf_dir = [&](int i) {
+    return root + "/sys/bus/pci/devices/0000:af:00." + std::to_string(i + 2);
+  };
+  auto netdev_mac = [&](int i) {
+    std::string out;
+    for (const auto& e : std::filesystem::directory_iterator(vf_dir(i) + "/net")) {
+      out = ReadFile(e.path().string() + "/address");
+    }
+    return out;
+  };
+  std::string yaml = config("keep");
+  RunResult p = Provisioner({"plan", yaml, "--root", root, "-o", "json"});
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  json plan = ParseJson(p);
+  bool planned = false;
+  for (const json& c : plan["changes"]) {
+    if (c["id"] != "vf/0000:af:00.0/mac") continue;
+    planned = true;
+    EXPECT_EQ(c["after"], "keep");
+  }
+  ASSERT_TRUE(planned) << plan.dump(2);
+  ExpectApplyOrder(plan["changes"]);
+  RunResult a =
+      Provisioner({"apply", yaml, "--root", root, "-o", "json", "--settle-timeout", "30"});
+  ASSERT_EQ(a.exit_code, 0) << a.out << a.err;
+  EXPECT_EQ(sim.Refused(), "");
+  std::vector<std::string> kept;
+  for (int i = 0; i < 2; ++i) {
+    const std::string mac = netdev_mac(i);
+    ASSERT_EQ(mac.size(), 18u) << i << " " << mac;  // with its newline
+    kept.push_back(mac.substr(0, 17));
+    EXPECT_EQ(ReadFile(root + "/run/provisioner/vf/0000:af:00.0/" + std::to_string(i) + "/mac"),
+              mac);
+    std::string guid;
+    for (const auto& e : std::filesystem::directory_iterator(vf_dir(i) + "/infiniband")) {
+      guid = ReadFile(e.path().string() + "/node_guid");
+    }
+    const std::string& m = kept.back();
+    EXPECT_EQ(guid, m.substr(0, 2) + m.substr(3, 2) + ":" + m.substr(6, 2) + "ff:fe" +
+                        m.substr(9, 2) + ":" + m.substr(12, 2) + m.substr(15, 2) + "\n");
+  }
+  RunResult again = Provisioner({"plan", yaml, "--root", root, "--detailed-exitcode"});
+  EXPECT_EQ(again.exit_code, 0) << again.out << again.err;
+  RunResult d = Provisioner({"discover", "--root", root, "-o", "json"});
+  ASSERT_EQ(d.exit_code, 0) << d.err;
+  json facts = ParseJson(d);
+  bool found = false;
+  for (const json& nic : facts["nics"]) {
+    if (nic["pciAddress"] != "0000:af:00.0") continue;
+    found = true;
+    ASSERT_EQ(nic["sriov"]["vfs"].size(), 2u);
+    EXPECT_EQ(nic["sriov"]["vfs"][1].value("mac", json()), kept[1]);
+  }
+  EXPECT_TRUE(found) << facts.dump(2);
+
+  std::string derived = config("derived");
+  RunResult p2 = Provisioner({"plan", derived, "--root", root, "-o", "json"});
+  ASSERT_EQ(p2.exit_code, 0) << p2.err;
+  json plan2 = ParseJson(p2);
+  ASSERT_EQ(plan2["changes"].size(), 1u) << plan2.dump(2);
+  EXPECT_EQ(plan2["changes"][0]["before"], (json{kept[0], kept[1]}));
+  EXPECT_EQ(plan2["changes"][0]["after"]["macs"], (json{"0e:00:01:5b:7c:2e", "0e:00:02:5b:7c:2e"}));
+  RunResult a2 =
+      Provisioner({"apply", derived, "--root", root, "-o", "json", "--settle-timeout", "30"});
+  ASSERT_EQ(a2.exit_code, 0) << a2.out << a2.err;
+  EXPECT_EQ(netdev_mac(0), "0e:00:01:5b:7c:2e\n");
+  EXPECT_EQ(netdev_mac(1), "0e:00:02:5b:7c:2e\n");
+  RunResult again2 = Provisioner({"plan", derived, "--root", root, "--detailed-exitcode"});
+  EXPECT_EQ(again2.exit_code, 0) << again2.out << again2.err;
 }
 
 // Issue 28 item 3 "Done when": vfGroups 0-3 netdevice and 4-7 vfio-pci on

@@ -74,6 +74,36 @@ bool IsInfiniBandPf(const TreeWriter& w, const std::string& pf_dir) {
              "InfiniBand";
 }
 
+// The VF's MAC in the PF's table as the vf module's tree backend keeps it
+// (run/provisioner/vf/<PF>/<vf>/mac, modules/vf/vf_backend.h): "" when never
+// set (unknown), else "aa:bb:cc:dd:ee:ff" (all zero = none).
+std::string TableMac(const TreeWriter& w, const std::string& pf_dir, int index) {
+  std::string m = w.ReadAttr("/run/provisioner/vf/" + std::string(Basename(pf_dir)) + "/" +
+                             std::to_string(index) + "/mac")
+                      .value_or("");
+  unsigned b[6];
+  char extra = 0;
+  if (sscanf(m.c_str(), "%2x:%2x:%2x:%2x:%2x:%2x%c", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5],
+             &extra) != 6) {
+    return "";
+  }
+  char out[18];
+  snprintf(out, sizeof out, "%02x:%02x:%02x:%02x:%02x:%02x", b[0], b[1], b[2], b[3], b[4], b[5]);
+  return out;
+}
+
+// mlx5_eswitch_set_vport_mac sets the VF's node GUID from the admin MAC
+// (e4:1d:2d:b3:f4:01 -> e4:1d:2d:ff:fe:b3:f4:01, "net/mlx5: E-Switch, Modify
+// node guid on vf set MAC"); a zero MAC leaves it zero, which rdma_cm cannot use.
+std::string NodeGuidFromAdminMac(const std::string& mac) {
+  unsigned b[6] = {0, 0, 0, 0, 0, 0};
+  sscanf(mac.c_str(), "%2x:%2x:%2x:%2x:%2x:%2x", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5]);
+  if ((b[0] | b[1] | b[2] | b[3] | b[4] | b[5]) == 0) return "0000:0000:0000:0000";
+  char out[24];
+  snprintf(out, sizeof out, "%02x%02x:%02xff:fe%02x:%02x%02x", b[0], b[1], b[2], b[3], b[4], b[5]);
+  return out;
+}
+
 bool IsUserspace(const std::string& d) {
   return d == "vfio-pci" || d == "pci-stub" || d == "uio_pci_generic" || d == "igb_uio";
 }
@@ -445,7 +475,10 @@ Status SriovSim::CreateVfDevices(const PendingVf& p) {
                static_cast<unsigned>(h >> 32) & 0xff, static_cast<unsigned>(h >> 24) & 0xff,
                static_cast<unsigned>(h >> 16) & 0xff, static_cast<unsigned>(h >> 8) & 0xff,
                static_cast<unsigned>(h) & 0xff);
-      n.mac = mac;
+      // mlx5e on a VF takes the admin MAC from the PF's table when it binds
+      // (a random one while the table's is zero).
+      const std::string admin = TableMac(w_, p.pf_dir, p.index);
+      n.mac = !admin.empty() && admin != "00:00:00:00:00:00" ? admin : std::string(mac);
       n.mtu = 1500;
       n.speed = std::atoi(w_.ReadAttr(pfn + "/speed").value_or("-1").c_str());
     }
@@ -474,7 +507,10 @@ Status SriovSim::CreateVfDevices(const PendingVf& p) {
   std::string vf_mac = vf_netdev.empty()
                            ? ""
                            : w_.ReadAttr(p.vf_dir + "/net/" + vf_netdev + "/address").value_or("");
-  r.node_guid = !vf_guid.empty() ? vf_guid : GuidFromMac(vf_mac);
+  const std::string admin = TableMac(w_, p.pf_dir, p.index);
+  r.node_guid = !vf_guid.empty() ? vf_guid
+                : !admin.empty() ? NodeGuidFromAdminMac(admin)
+                                 : GuidFromMac(vf_mac);
   for (const auto& port : w_.List(pr + "/ports")) {
     const std::string pp = pr + "/ports/" + port;
     RdmaPortSpec sp;
