@@ -387,7 +387,7 @@ TEST(ChecksTest, VfMacIsForEthernetNics) {
                                   "      numVfs: 4\n"
                                   "      vfGroups:\n"
                                   "        - {range: \"0-1\", vfMac: keep}\n")),
-              ElementsAre("host.yaml:12:36: spec.nics[0].vfGroups[0].vfMac: vfMac sets the VFs' "
+              ElementsAre("host.yaml:12:33: spec.nics[0].vfGroups[0].vfMac: vfMac sets the VFs' "
                           "Ethernet MACs, but nic \"n\" has linkType ib (spec.nics[0].linkType, "
                           "line 9): an InfiniBand VF has GUIDs instead (a cniType ib-sriov multus "
                           "config derives them)"));
@@ -396,7 +396,7 @@ TEST(ChecksTest, VfMacIsForEthernetNics) {
                                   "      vfGroups:\n"
                                   "        - {range: \"0-1\", vfMac: derived}\n"
                                   "        - {range: \"2-3\", vfMac: copy}\n")),
-              ElementsAre("host.yaml:12:36: spec.nics[0].vfGroups[1].vfMac: \"copy\" is not one "
+              ElementsAre("host.yaml:12:33: spec.nics[0].vfGroups[1].vfMac: \"copy\" is not one "
                           "of: keep, derived"));
 }
 

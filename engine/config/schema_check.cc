@@ -72,7 +72,9 @@ class CompiledSchema {
   const json& doc() const { return doc_; }
   const valijson::Schema& schema() const { return schema_; }
 
-  // Follows "$ref": "#/definitions/<name>" (the only kind the schema uses).
+  // Follows "$ref": a JSON pointer into this document, "#/definitions/<name>"
+  // or deeper ("#/definitions/nic/properties/vfMtu": a vfGroup's fields are
+  // the nic's).
   const json* Resolve(const json* s) const {
     for (int hops = 0; s != nullptr && hops < 16; ++hops) {
       if (!s->is_object()) return nullptr;
@@ -80,12 +82,14 @@ class CompiledSchema {
       if (ref == s->end()) return s;
       if (!ref->is_string()) return nullptr;
       const std::string& target = ref->get_ref<const std::string&>();
-      constexpr std::string_view kPrefix = "#/definitions/";
-      if (!StartsWith(target, kPrefix)) return nullptr;
-      auto defs = doc_.find("definitions");
-      if (defs == doc_.end()) return nullptr;
-      auto def = defs->find(target.substr(kPrefix.size()));
-      s = def == defs->end() ? nullptr : &*def;
+      if (!StartsWith(target, "#/")) return nullptr;
+      json::json_pointer pointer;
+      try {
+        pointer = json::json_pointer(target.substr(1));
+      } catch (const json::exception&) {
+        return nullptr;  // not a JSON pointer: valijson refused the schema already
+      }
+      s = doc_.contains(pointer) ? &doc_.at(pointer) : nullptr;
     }
     return nullptr;
   }
