@@ -133,6 +133,7 @@ NicSpec BuildNic(const json& j) {
   }
   nic.vf_mtu = Int(j, "vfMtu");
   nic.vf_link_state = String(j, "vfLinkState");
+  nic.eswitch_mode = String(j, "eswitchMode");  // switchdev (issue 28 item 5)
   if (const json* rate = Field(j, "vfRate"); rate != nullptr && rate->is_object()) {
     nic.vf_rate = VfRateSpec{Int(*rate, "min").value_or(0), Int(*rate, "max").value_or(0)};
   }
