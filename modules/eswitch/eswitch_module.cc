@@ -2,13 +2,16 @@
 
 #include <cctype>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "engine/base/strings.h"
 #include "engine/module/registry.h"
+#include "engine/output/facts_output.h"
 #include "modules/eswitch/eswitch_planner.h"
 #include "spdlog/spdlog.h"
 
@@ -65,6 +68,24 @@ StatusOr<std::vector<BoundVf>> BoundVfs(const HostFs& fs, const std::string& pf)
     if (drv.ok()) out.push_back({vf, std::string(Basename(*drv))});
   }
   return out;
+}
+
+// Polls `done` (bounded by the settle timeout): the kernel unbinds and binds
+// before the write returns; a simulated kernel (--root) acts a moment later,
+// and the next write to the same file must wait for it.
+bool WaitFor(HostContext& ctx, const std::function<bool()>& done) {
+  if (done()) return true;
+  if (ctx.clock == nullptr) return false;
+  const auto until = ctx.clock->Now() + ctx.settle_timeout;
+  while (ctx.clock->Now() < until) {
+    ctx.clock->SleepFor(std::chrono::milliseconds(20));
+    if (done()) return true;
+  }
+  return false;
+}
+
+bool HasDriver(const HostFs& fs, const std::string& bdf) {
+  return fs.IsSymlink("/sys/bus/pci/devices/" + bdf + "/driver");
 }
 
 }  // namespace
@@ -174,6 +195,14 @@ Status EswitchModule::Apply(const Change& change, HostContext& ctx) {
         return s.WithContext("apply " + change.id + ": unbind " + vf.bdf);
       }
       unbound.push_back(vf);
+      if (!WaitFor(ctx, [&] { return !HasDriver(*ctx.fs, vf.bdf); })) {
+        for (const BoundVf& u : unbound) {
+          (void)ctx.fs->WriteAttr("/sys/bus/pci/drivers/" + u.driver + "/bind", u.bdf);
+        }
+        return Status(StatusCode::kUnavailable, "apply " + change.id + ": " + vf.bdf +
+                                                    " still bound to " + vf.driver +
+                                                    " after the unbind");
+      }
     }
   }
   step("devlink dev eswitch set pci/" + bdf + " mode " + want);
@@ -183,10 +212,31 @@ Status EswitchModule::Apply(const Change& change, HostContext& ctx) {
   for (const BoundVf& vf : unbound) {
     step(vf.bdf + " bind to " + vf.driver);
     Status s = ctx.fs->WriteAttr("/sys/bus/pci/drivers/" + vf.driver + "/bind", vf.bdf);
+    if (s.ok() && !WaitFor(ctx, [&] { return HasDriver(*ctx.fs, vf.bdf); })) {
+      s = Status(StatusCode::kUnavailable,
+                 vf.bdf + " not bound to " + vf.driver + " after the bind");
+    }
     if (!s.ok() && bind.ok()) bind = s.WithContext("apply " + change.id + ": bind " + vf.bdf);
   }
   RETURN_IF_ERROR(set);
-  return bind;
+  RETURN_IF_ERROR(bind);
+  // The representors: registered by the driver before the devlink answer on
+  // a live host; a simulated kernel (--root) may take a moment. Bounded.
+  auto num = ctx.fs->ReadFile("/sys/bus/pci/devices/" + bdf + "/sriov_numvfs");
+  const size_t vfs = num.ok() ? static_cast<size_t>(std::atoi(Trim(*num).c_str())) : 0;
+  const size_t want_reps = switchdev ? vfs : 0;
+  if (ctx.clock == nullptr || Representors(*ctx.fs, bdf).size() == want_reps) return OkStatus();
+  if (ctx.progress) {
+    ctx.progress->Waiting(
+        bdf + " VF representors",
+        std::chrono::duration_cast<std::chrono::milliseconds>(ctx.settle_timeout));
+  }
+  const auto until = ctx.clock->Now() + ctx.settle_timeout;
+  while (ctx.clock->Now() < until) {
+    ctx.clock->SleepFor(std::chrono::milliseconds(50));
+    if (Representors(*ctx.fs, bdf).size() == want_reps) return OkStatus();
+  }
+  return OkStatus();  // Verify says which one is missing
 }
 
 Status EswitchModule::Verify(const Change& change, HostContext& ctx) {
@@ -222,6 +272,23 @@ Status EswitchModule::Verify(const Change& change, HostContext& ctx) {
 void EswitchModule::Check(const DesiredState* desired, const HostFacts& facts,
                           CheckSink& sink) const {
   CheckEswitch(desired, facts, sink);
+}
+
+void EswitchModule::RenderFactsJson(const HostFacts& facts, FactsJson& out) const {
+  if (!facts.eswitch.discovered) return;
+  for (const auto& [bdf, e] : facts.eswitch.pfs) {
+    if (!e.mode) continue;
+    nlohmann::json* nic = out.Nic(bdf);
+    if (nic == nullptr) continue;
+    nlohmann::json j = {{"mode", *e.mode}};
+    if (e.flow_steering_mode) j["flowSteeringMode"] = *e.flow_steering_mode;
+    nlohmann::json reps = nlohmann::json::array();
+    for (const auto& [index, name] : e.representors) {
+      reps.push_back({{"vf", index}, {"netdev", name}});
+    }
+    j["representors"] = reps;
+    (*nic)["eswitch"] = j;
+  }
 }
 
 // After pci (the PFs, their VFs and netdevs) and sriov (numVfs comes first

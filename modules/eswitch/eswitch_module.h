@@ -38,6 +38,9 @@ class EswitchModule final : public Module {
   Status Verify(const Change& change, HostContext& ctx) override;
   Status CheckChange(const Change& change) const override;
   void Check(const DesiredState* desired, const HostFacts& facts, CheckSink& sink) const override;
+  // discover -o json: per SR-IOV NIC whose mode was read, "eswitch":
+  // {"mode", "flowSteeringMode" (when known), "representors": [netdevs by VF]}.
+  void RenderFactsJson(const HostFacts& facts, FactsJson& out) const override;
 
  private:
   std::unique_ptr<DevlinkBackend> Devlink(HostFs& fs) const;
