@@ -105,17 +105,15 @@ Status EswitchSyncRepresentors(TreeWriter& w, const std::string& pf_dir) {
   return OkStatus();
 }
 
-int EswitchCaptureWrite(TreeWriter& w, const std::string& bdf, std::string_view content) {
+int EswitchCaptureCheck(const TreeWriter& w, const std::string& bdf, std::string_view old_content,
+                        std::string_view content) {
   auto want = ParseDevlinkCapture(std::string(content));
   if (!want.ok()) return EINVAL;
   auto real = w.RealPath("/sys/bus/pci/devices/" + bdf);
   if (!real.ok() || !w.Exists(*real)) return ENODEV;
   const std::string pf_dir = *real;
   DevlinkState now;
-  if (auto old = w.ReadFile(std::string(kPrefix) + bdf); old.ok()) {
-    auto parsed = ParseDevlinkCapture(*old);
-    if (parsed.ok()) now = *parsed;
-  }
+  if (auto parsed = ParseDevlinkCapture(std::string(old_content)); parsed.ok()) now = *parsed;
   const std::string driver(Basename(w.ReadLink(pf_dir + "/driver")));
   const int num_vfs = std::atoi(w.ReadAttr(pf_dir + "/sriov_numvfs").value_or("0").c_str());
   if (driver == "ice" && want->mode != now.mode && num_vfs > 0) return EOPNOTSUPP;
@@ -123,10 +121,16 @@ int EswitchCaptureWrite(TreeWriter& w, const std::string& bdf, std::string_view 
       want->flow_steering_mode != now.flow_steering_mode) {
     return EOPNOTSUPP;
   }
-  // The mode takes effect when the file is stored: the caller stores it,
-  // then the representors follow.
-  if (!w.WriteFile(std::string(kPrefix) + bdf, std::string(content), 0644).ok()) return EIO;
-  return EswitchSyncRepresentors(w, pf_dir).ok() ? 0 : EIO;
+  return 0;
+}
+
+int EswitchCaptureWrite(TreeWriter& w, const std::string& bdf, std::string_view content) {
+  const std::string path = std::string(kPrefix) + bdf;
+  const std::string old = w.ReadFile(path).value_or("");
+  if (int err = EswitchCaptureCheck(w, bdf, old, content); err != 0) return err;
+  if (!w.WriteFile(path, std::string(content), 0644).ok()) return EIO;
+  auto real = w.RealPath("/sys/bus/pci/devices/" + bdf);
+  return real.ok() && EswitchSyncRepresentors(w, *real).ok() ? 0 : EIO;
 }
 
 }  // namespace provisioner::testing

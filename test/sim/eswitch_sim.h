@@ -34,6 +34,11 @@ namespace provisioner::testing {
 // True for /run/provisioner/devlink/<bdf>.
 bool IsDevlinkCapture(std::string_view path);
 
+// The driver's checks alone, for a PF whose capture held `old_content`
+// ("" = none): 0 or the errno.
+int EswitchCaptureCheck(const TreeWriter& w, const std::string& bdf, std::string_view old_content,
+                        std::string_view content);
+
 // The driver's checks and reaction for a write of `content` to the capture
 // of `bdf` (whose old content is read from the tree): 0 or the errno. On 0
 // the file is stored and the representors follow; on an errno nothing changes.
