@@ -3,7 +3,7 @@
 # (Ubuntu 22.04/24.04, Debian 12, RHEL 9 family). Same sources, --config=portable
 # (.bazelrc: -c opt, stripped, yaml-cpp/spdlog/fmt linked in) and libstdc++
 # linked statically (BAZEL_LINKLIBS below); libgcc_s, libc, libkmod, libpci,
-# libnl-3, libibverbs stay dynamic. Needs glibc <= 2.34: scripts/check_portable.py.
+# libnl-3 (with libnl-genl-3), libibverbs stay dynamic. Needs glibc <= 2.34: scripts/check_portable.py.
 #
 # Its own output base: BAZEL_LINKLIBS is part of the auto-configured C++
 # toolchain, and changing it in the default output base would re-configure

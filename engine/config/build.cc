@@ -150,6 +150,7 @@ NicSpec BuildNic(const json& j) {
     for (const auto& g : *groups) nic.vf_groups.push_back(BuildVfGroup(g));
   }
   BuildVfSettings(j, nic);
+  nic.eswitch_mode = String(j, "eswitchMode");  // switchdev (issue 28 item 5)
   if (const json* fw = Field(j, "firmware"); fw != nullptr && fw->is_object()) {
     for (const auto& [name, v] : fw->items()) {
       FirmwareSetting f;

@@ -124,6 +124,15 @@ class Checker {
                                   Quote(nic.name) + " has linkType ib (" +
                                   Where(path + ".linkType") + ")");
       }
+      // switchdev (issue 28 item 5): representors and TC offload are
+      // Ethernet's; mlx5 refuses switchdev on an InfiniBand port.
+      if (nic.eswitch_mode == "switchdev" && nic.link_type == "ib" &&
+          !Tainted(path + ".eswitchMode") && !Tainted(path + ".linkType")) {
+        Error(path + ".eswitchMode",
+              "eswitchMode switchdev (VF representors, TC offload) is for an Ethernet link, "
+              "but " +
+                  Quote(nic.name) + " has linkType ib (" + Where(path + ".linkType") + ")");
+      }
       if (nic.roce) {
         for (const std::string& key : nic.roce->dscp_map_bad_keys) {
           Error(JoinField(JoinField(JoinField(path, "roce"), "dscpMap"), key),

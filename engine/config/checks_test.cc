@@ -303,6 +303,21 @@ TEST(ChecksTest, RoceLosslessBufferCannotBeEmpty) {
                           "999"));
 }
 
+TEST(ChecksTest, SwitchdevNeedsAnEthernetLink) {
+  const std::string head =
+      "spec:\n"                                      // 5
+      "  nics:\n"                                    // 6
+      "    - name: n\n"                              // 7
+      "      nicSelector: {pfNames: [ens6f0np0]}\n"  // 8
+      "      eswitchMode: switchdev\n";              // 9
+  EXPECT_THAT(Diagnose(WithHeader(head)), IsEmpty());
+  EXPECT_THAT(Diagnose(WithHeader(head + "      linkType: eth\n")), IsEmpty());
+  EXPECT_THAT(Diagnose(WithHeader(head + "      linkType: ib\n")),
+              ElementsAre("host.yaml:9:20: spec.nics[0].eswitchMode: eswitchMode switchdev (VF "
+                          "representors, TC offload) is for an Ethernet link, but \"n\" has "
+                          "linkType ib (spec.nics[0].linkType, line 10)"));
+}
+
 TEST(ChecksTest, VfMtuNeedsNetdevVfsAndFitsThePfMtu) {
   const std::string head =
       "spec:\n"                                      // 5

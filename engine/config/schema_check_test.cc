@@ -54,10 +54,10 @@ TEST(SchemaTest, EveryUnknownFieldIsReported) {
                           "host.yaml:11:7: spec.nics[0].mtuu: unknown field \"mtuu\" (did you "
                           "mean \"mtu\"?)",
                           "host.yaml:12:7: spec.nics[0].foo: unknown field \"foo\"; expected one "
-                          "of: deviceType, firmware, firmwareReset, firmwareVersion, ipoib, "
-                          "isRdma, linkType, mtu, name, names, nicSelector, numVfs, pcie, "
-                          "resourceName, roce, vfGroups, vfLinkState, vfMac, vfMtu, vfRate, "
-                          "vfSpoofChk, "
+                          "of: deviceType, eswitchMode, firmware, firmwareReset, "
+                          "firmwareVersion, ipoib, isRdma, linkType, mtu, name, names, "
+                          "nicSelector, numVfs, pcie, resourceName, roce, vfGroups, vfLinkState, "
+                          "vfMac, vfMtu, vfRate, vfSpoofChk, "
                           "vfTrust, vfVlan"));
 }
 
@@ -153,6 +153,15 @@ TEST(SchemaTest, BadEnums) {
   EXPECT_THAT(Diagnose(WithHeader("spec:\n  rdma:\n    netnsMode: private\n")),
               ElementsAre("host.yaml:7:16: spec.rdma.netnsMode: \"private\" is not one of: "
                           "shared, exclusive"));
+}
+
+// eswitchMode (issue 28 item 5): the two devlink modes, named with the position.
+TEST(SchemaTest, EswitchModeIsLegacyOrSwitchdev) {
+  EXPECT_THAT(Diagnose(NicWith("eswitchMode: switchdev")), ::testing::IsEmpty());
+  EXPECT_THAT(Diagnose(NicWith("eswitchMode: legacy")), ::testing::IsEmpty());
+  EXPECT_THAT(Diagnose(NicWith("eswitchMode: offloads")),
+              ElementsAre("host.yaml:10:20: spec.nics[0].eswitchMode: \"offloads\" is not one "
+                          "of: legacy, switchdev"));
 }
 
 TEST(SchemaTest, ApiVersionAndKindAreFixed) {

@@ -296,6 +296,10 @@ StatusOr<Manifest> SriovPolicy(HostView& view, size_t i) {
   // refuses a value above the PF's): the nic's vfMtu, never its PF mtu,
   // which the operator would otherwise copy onto the VFs behind our back.
   if (nic.vf_mtu) spec["mtu"] = *nic.vf_mtu;
+  // The PF's E-Switch mode as provisioner sets it (eswitchMode): the
+  // operator compares its node state's eSwitchMode with the policy's
+  // (default legacy), so the two must agree.
+  if (nic.eswitch_mode) spec["eSwitchMode"] = *nic.eswitch_mode;
   if (view.ExcludeTopology(res)) spec["excludeTopology"] = true;
   json doc =
       Object(kSriovApi, "SriovNetworkNodePolicy", name, view.Kubernetes().sriov_operator_namespace);
@@ -350,6 +354,7 @@ StatusOr<Manifest> SriovGroupPolicy(HostView& view, size_t i, const VfGroupSpec&
   // their largest, raised only: at most the nic's mtu, which the loader and
   // the planner keep at or above every vfMtu.
   if (g.vf_mtu && g.device_type.value_or("netdevice") != "vfio-pci") spec["mtu"] = *g.vf_mtu;
+  if (nic.eswitch_mode) spec["eSwitchMode"] = *nic.eswitch_mode;  // as in SriovPolicy
   if (view.ExcludeTopology(*g.resource_name)) spec["excludeTopology"] = true;
   json doc =
       Object(kSriovApi, "SriovNetworkNodePolicy", name, view.Kubernetes().sriov_operator_namespace);

@@ -219,6 +219,9 @@ struct NicSpec {
   bool firmware_reset = false;
   std::optional<FirmwareVersionSpec> firmware_version;  // firmwareVersion
   std::optional<NicNamesSpec> names;       // names
+  // eswitchMode: legacy | switchdev, the PF's devlink E-Switch mode
+  // (module eswitch; unset: unmanaged).
+  std::optional<std::string> eswitch_mode;
 };
 
 // A group with the nic's deviceType, isRdma, resourceName and per-VF

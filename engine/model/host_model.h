@@ -114,6 +114,22 @@ struct KernelInfo {
   std::string release;  // from /proc/sys/kernel/osrelease
 };
 
+// devlink E-Switch state of a PF (eswitch module).
+struct EswitchPfFacts {
+  std::optional<std::string> mode;  // "legacy" | "switchdev"; nullopt: not read
+  std::string error;                // why the mode could not be read ("" = none)
+  // mlx5's devlink param flow_steering_mode ("dmfs" | "smfs"); nullopt: none.
+  std::optional<std::string> flow_steering_mode;
+  std::optional<bool> hw_tc_offload;  // the PF netdev's feature, when known
+  // The PF's VF representor netdevs: netdevs of the PF's PCI function whose
+  // phys_port_name is pf<N>vf<M> (mlx5 en_rep.c, ice_repr.c), by VF index.
+  std::map<int, std::string> representors;
+};
+struct EswitchFacts {
+  bool discovered = false;                    // the eswitch module ran
+  std::map<std::string, EswitchPfFacts> pfs;  // by PF BDF (SR-IOV PFs)
+};
+
 struct HostFacts {
   std::string root = "/";
   // What discovery skipped and why (a partial capture: a PCI function
@@ -160,6 +176,8 @@ struct HostFacts {
   // /etc/sriov-operator/infiniband/guids, as read (sriov-operator module):
   // nullopt when absent.
   std::optional<std::string> sriov_operator_ib_guid_pool;
+  // devlink E-Switch modes and VF representors of the SR-IOV PFs (eswitch module).
+  EswitchFacts eswitch;
 
   const PciFunction* FindPci(const std::string& address) const;
   PciFunction* FindPci(const std::string& address);

@@ -34,8 +34,12 @@ inline constexpr char kLinkFlapName[] = "link-flap";
 //  3. RDMA netns mode (ib_core, loaded by step 2): how RDMA devices are shared
 //     between network namespaces; set before the VFs' RDMA devices appear.
 //  4. sriov_drivers_autoprobe: applies only to VFs created afterwards.
+//  4b. E-Switch mode of drivers that change it only without VFs (ice):
+//     before numVfs creates them.
 //  5. numVfs (0 first between non-zero counts): creates the VFs; waits for
 //     their netdevs. Writing 0 destroys every VF with its settings.
+//  5b. E-Switch mode (devlink) of mlx5 PFs: after numVfs, with the VFs
+//     unbound around it (the change rebinds them), before their settings.
 //  6. per-VF settings (MAC, trust, spoof check, IB GUIDs in two messages,
 //     then an unbind/rebind for mlx5 to pick the GUIDs up): need the VFs,
 //     and are lost if numVfs runs after them.
@@ -57,7 +61,9 @@ enum ApplyPhase : int {
   kPhaseKernelModules = 20,
   kPhaseRdmaNetns = 30,
   kPhaseSriovAutoprobe = 40,
+  kPhaseEswitchBeforeVfs = 45,
   kPhaseNumVfs = 50,
+  kPhaseEswitch = 55,
   kPhaseVfSettings = 60,
   kPhaseVfBinding = 70,
   kPhaseLinks = 80,

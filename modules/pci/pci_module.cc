@@ -43,6 +43,16 @@ std::optional<long> ParseLong(const std::string& s, int base) {
   return v;
 }
 
+// A VF representor's phys_port_name: "pf<N>vf<M>" (digits).
+bool IsRepresentorPortName(const std::string& name) {
+  if (name.rfind("pf", 0) != 0) return false;
+  const size_t vf = name.find("vf", 2);
+  auto digits = [](const std::string& s) {
+    return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos;
+  };
+  return vf != std::string::npos && digits(name.substr(2, vf - 2)) && digits(name.substr(vf + 2));
+}
+
 // Entries of a directory that may be missing (net/, infiniband/): none then.
 std::vector<std::string> ListIfDir(const HostFs& fs, const std::string& path) {
   if (!fs.IsDir(path)) return {};
@@ -109,6 +119,19 @@ StatusOr<PciFunction> ReadFunction(const HostFs& fs, const PciIdent& id) {
     if (auto v = ParseLong(*numa, 10)) f.numa_node = static_cast<int>(*v);
   }
   f.netdevs = ListIfDir(fs, dev + "/net");
+  if (f.netdevs.size() > 1) {
+    // A PF in switchdev also parents its VFs' representor netdevs
+    // (phys_port_name pf<N>vf<M>, mlx5 en_rep.c / ice_repr.c): not the
+    // function's own netdevs (the eswitch module lists them). Read only
+    // where there is more than one netdev: one per function otherwise.
+    f.netdevs.erase(
+        std::remove_if(f.netdevs.begin(), f.netdevs.end(),
+                       [&](const std::string& n) {
+                         return IsRepresentorPortName(
+                             fs.ReadAttr(dev + "/net/" + n + "/phys_port_name").value_or(""));
+                       }),
+        f.netdevs.end());
+  }
   f.rdma_devices = ListIfDir(fs, dev + "/infiniband");
   f.physfn = LinkIfPresent(fs, dev + "/physfn");
   f.iommu_group = LinkIfPresent(fs, dev + "/iommu_group");

@@ -42,6 +42,7 @@ const std::map<std::string, std::string>& TreeOf() {
       {"roce-sriov", "cx5-roce"},
       {"vf-groups", "cx5-roce"},
       {"roce-sriov-jumbo", "cx5-roce"},
+      {"roce-switchdev", "cx5-roce"},
   };
   return *trees;
 }

@@ -13,7 +13,7 @@ TEST(ModuleOrderTest, EveryModuleInItsPlace) {
   auto order = ModuleRegistry::Order();
   ASSERT_TRUE(order.ok()) << order.status().message();
   EXPECT_EQ(*order, (std::vector<std::string>{"pci", "firmware", "kernel", "kmod", "rdma", "sriov",
-                                              "vf", "link", "ipoib", "names", "roce",
+                                              "eswitch", "vf", "link", "ipoib", "names", "roce",
                                               "sriov-operator", "topology", "health", "pcie"}));
   EXPECT_EQ(ModuleRegistry::Names(), *order);
   auto modules = ModuleRegistry::CreateAll();

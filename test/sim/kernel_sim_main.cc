@@ -23,6 +23,12 @@
 // /sys/module/vfio_pci directory (present at start or appearing later)
 // registers vfio-pci.
 //
+// devlink (the eswitch module's captures run/provisioner/devlink/<bdf>,
+// test/sim/eswitch_sim.h): a capture written is the E-Switch request;
+// refused as mlx5/ice refuse it (the accepted content put back, logged to
+// refused), else the PF's VF representors appear or go; VFs created or
+// destroyed in switchdev get or lose theirs.
+//
 // Limitation: inotify reports a write after it happened, so a writer must wait
 // for the effect of one write (e.g. VFs gone after "0") before the next write
 // to the same file; two writes in a row can be seen as one.
@@ -44,6 +50,7 @@
 #include <utility>
 #include <vector>
 
+#include "test/sim/eswitch_sim.h"
 #include "test/sim/ipoib_sim.h"
 #include "test/sim/netdev_sim.h"
 #include "test/sim/sriov_sim.h"
@@ -53,6 +60,9 @@ namespace {
 
 using provisioner::Basename;
 using provisioner::ErrnoName;
+using provisioner::testing::EswitchCaptureCheck;
+using provisioner::testing::EswitchSyncRepresentors;
+using provisioner::testing::IsDevlinkCapture;
 using provisioner::testing::ParseNumVfsWrite;
 using provisioner::testing::SriovSim;
 using provisioner::testing::SriovSimOptions;
@@ -147,10 +157,11 @@ int main(int argc, char** argv) {
     Log("register drivers of loaded modules: " + s.message());
     return 1;
   }
-  std::map<int, std::string> watches;        // wd -> host dir
-  std::map<std::string, int> current;        // PF host dir -> enabled VFs
-  std::map<std::string, std::string> modes;  // IPoIB netdev dir -> its mode
-  std::map<std::string, std::string> mtus;   // VF netdev dir -> its mtu file as accepted
+  std::map<int, std::string> watches;          // wd -> host dir
+  std::map<std::string, int> current;          // PF host dir -> enabled VFs
+  std::map<std::string, std::string> modes;    // IPoIB netdev dir -> its mode
+  std::map<std::string, std::string> mtus;     // VF netdev dir -> its mtu file as accepted
+  std::map<std::string, std::string> devlink;  // PF BDF -> its devlink capture as accepted
   auto watch = [&](const std::string& dir, uint32_t mask) {
     int wd = inotify_add_watch(ifd, w.Fs(dir).c_str(), mask);
     if (wd < 0) {
@@ -195,6 +206,15 @@ int main(int argc, char** argv) {
     }
     if (w.Exists("/sys/bus/pci/drivers_probe")) ok = watch("/sys/bus/pci", IN_CLOSE_WRITE) && ok;
     if (w.Exists("/sys/module")) ok = watch("/sys/module", IN_CREATE) && ok;
+    // The eswitch module's devlink captures (eswitch_sim.h): written by
+    // rename (IN_MOVED_TO) or in place.
+    if (w.Exists("/run/provisioner/devlink")) {
+      ok = watch("/run/provisioner/devlink", IN_CLOSE_WRITE | IN_MOVED_TO) && ok;
+      for (const auto& bdf : w.List("/run/provisioner/devlink")) {
+        if (!devlink.count(bdf))
+          devlink[bdf] = w.ReadFile("/run/provisioner/devlink/" + bdf).value_or("");
+      }
+    }
     return ok;
   };
   if (!scan()) return 1;
@@ -311,6 +331,38 @@ int main(int argc, char** argv) {
     if (*content != cur) (void)w.WriteFile(file, cur, 0644);
     Log(file + " <- " + std::to_string(mtu));
   };
+  // A devlink capture written (the E-Switch mode): refused as mlx5/ice
+  // refuse it (the accepted content put back in one rename), else the
+  // representors follow.
+  auto handle_devlink = [&](const std::string& bdf) {
+    const std::string file = "/run/provisioner/devlink/" + bdf;
+    if (!IsDevlinkCapture(file)) return;
+    auto content = w.ReadFile(file);
+    if (!content.ok() || content->empty()) return;
+    std::string& cur = devlink[bdf];
+    if (*content == cur) return;  // our own write, or a no-op
+    int injected = 0;
+    for (const auto& f : faults) {
+      if (injected == 0 && file.find(f.substring) != std::string::npos) injected = f.err;
+    }
+    const int err = injected != 0 ? injected : EswitchCaptureCheck(w, bdf, cur, *content);
+    if (err != 0) {
+      const std::string tmp = w.Fs(file) + ".sim-tmp";
+      FILE* f = std::fopen(tmp.c_str(), "w");
+      if (f != nullptr && std::fputs(cur.c_str(), f) >= 0 && std::fclose(f) == 0) {
+        (void)std::rename(tmp.c_str(), w.Fs(file).c_str());
+      }
+      return log_refused(file, err, injected != 0 ? "injected fault" : "the driver refuses it");
+    }
+    cur = *content;
+    auto real = w.RealPath("/sys/bus/pci/devices/" + bdf);
+    if (real.ok()) {
+      provisioner::Status rs = EswitchSyncRepresentors(w, *real);
+      if (!rs.ok()) Log("representors of " + bdf + ": " + rs.message());
+    }
+    Log(file + " <- " + cur.substr(0, cur.size() - (cur.empty() ? 0 : 1)));
+    (void)scan();
+  };
   auto handle = [&](const std::string& dir) {
     const std::string file = dir + "/sriov_numvfs";
     auto content = w.ReadFile(file);
@@ -330,6 +382,11 @@ int main(int argc, char** argv) {
     // The count the simulated kernel now has, not the file read again: a
     // writer may already have written its next value into it.
     cur = sim.CountVfs(dir);
+    {
+      // In switchdev the driver adds or removes the VFs' representors.
+      provisioner::Status rs = EswitchSyncRepresentors(w, dir);
+      if (!rs.ok()) Log("representors of " + dir + ": " + rs.message());
+    }
     Log(std::string(Basename(dir)) + ": sriov_numvfs " + std::to_string(before) + " -> " +
         std::to_string(cur));
     schedule();
@@ -367,7 +424,9 @@ int main(int argc, char** argv) {
           if (it == watches.end()) continue;
           const std::string dir = it->second;
           const std::string name = ev->name;
-          if (name == "sriov_numvfs" && current.count(dir)) {
+          if (dir == "/run/provisioner/devlink") {
+            if (name.find(".sim-tmp") == std::string::npos && name[0] != '.') handle_devlink(name);
+          } else if (name == "sriov_numvfs" && current.count(dir)) {
             handle(dir);
           } else if (name == "driver_override") {
             handle_override(dir);

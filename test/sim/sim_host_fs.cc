@@ -7,6 +7,7 @@
 #include <thread>
 #include <utility>
 
+#include "test/sim/eswitch_sim.h"
 #include "test/sim/ipoib_sim.h"
 #include "test/sim/netdev_sim.h"
 #include "test/sim/rename_sim.h"
@@ -288,6 +289,11 @@ Status SimulatedHostFs::WriteAttr(std::string_view path, std::string_view value)
       ++extra_writes_;
       int err = sim_.WriteNumVfs(dir, value);
       if (err != 0) return ErrnoToStatus(err, "write " + std::string(path));
+      {
+        // In switchdev the driver adds or removes the VFs' representors.
+        TreeWriter w(root());
+        RETURN_IF_ERROR(EswitchSyncRepresentors(w, dir));
+      }
       return QueueLastBatch(dir);
     }
   }
@@ -303,6 +309,13 @@ Status SimulatedHostFs::WriteFileAtomic(std::string_view path, std::string_view 
   std::lock_guard<std::recursive_mutex> lock(mu_);
   ++writes_;
   if (int err = MatchFault(path); err != 0) return ErrnoToStatus(err, "write " + std::string(path));
+  if (IsDevlinkCapture(path)) {
+    // The eswitch module's devlink request under a tree root (eswitch_sim.h).
+    TreeWriter w(root());
+    const int err = EswitchCaptureWrite(w, std::string(Basename(path)), content);
+    if (err != 0) return ErrnoToStatus(err, "write " + std::string(path));
+    return OkStatus();
+  }
   Status s = inner_->WriteFileAtomic(path, content, mode);
   if (s.ok()) RETURN_IF_ERROR(sim_.SyncModuleDrivers());
   return s;

@@ -328,6 +328,12 @@ HostSpec Cx5RoceHost() {
                               "ens6f0np0", "172.81.0.119", 0));
   h.rdma.push_back(RoceDevice("mlx5_1", "0000:af:00.1", "0c:42:a1:5b:7c:2f", "0c42:a103:005b:7c2e",
                               "ens6f1np1", "172.82.0.119", 1));
+  // devlink as `snapshot` captures it (modules/eswitch): both PFs' E-Switch
+  // in legacy mode, mlx5's default flow steering (dmfs).
+  for (const char* bdf : {"0000:af:00.0", "0000:af:00.1"}) {
+    h.files.push_back({std::string("/run/provisioner/devlink/") + bdf,
+                       "{\"flowSteeringMode\":\"dmfs\",\"mode\":\"legacy\"}\n"});
+  }
   return h;
 }
 

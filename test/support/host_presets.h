@@ -16,8 +16,10 @@ namespace provisioner::testing {
 // 0000:af:00.0/.1 behind root port 0000:ae:00.0 on NUMA node 1; netdevs
 // ens6f0np0/ens6f1np1, RDMA mlx5_0/mlx5_1 with RoCE v1/v2 GIDs (IPv4-mapped
 // 172.81.0.119 / 172.82.0.119); SR-IOV 127 VFs (offset 2 / 128, stride 1, VF
-// device 1018), none enabled. Plus an Intel I210 (eno1, igb, no SR-IOV) and an
-// NVIDIA H100 (10de:2330) at 0000:18:00.0 on NUMA node 0.
+// device 1018), none enabled; their devlink state captured in
+// run/provisioner/devlink/<bdf> (E-Switch legacy, flow steering dmfs). Plus an
+// Intel I210 (eno1, igb, no SR-IOV) and an NVIDIA H100 (10de:2330) at
+// 0000:18:00.0 on NUMA node 0.
 HostSpec Cx5RoceHost();
 
 // ConnectX-5 single-port EDR InfiniBand (15b3:1017, class 0x020700) at

@@ -1,0 +1,52 @@
+// Module "eswitch": spec.nics[].eswitchMode, a PF's devlink E-Switch mode
+// (legacy | switchdev), through a DevlinkBackend (eswitch_backend.h:
+// devlink generic netlink on the live root, the capture files under a tree
+// root). Apply follows the driver's order: mlx5 (phase kPhaseEswitch, after
+// numVfs) sets flow_steering_mode smfs and hw-tc-offload on first, unbinds
+// the PF's VFs, changes the mode, binds the VFs to their drivers again; ice
+// (kPhaseEswitchBeforeVfs) changes the mode before numVfs creates VFs.
+// Discovery reads the mode and finds the VF representors; doctor says when
+// a switchdev PF lacks some (eswitch_planner.h).
+#ifndef PROVISIONER_MODULES_ESWITCH_ESWITCH_MODULE_H_
+#define PROVISIONER_MODULES_ESWITCH_ESWITCH_MODULE_H_
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "engine/module/module.h"
+#include "modules/eswitch/eswitch_backend.h"
+
+namespace provisioner {
+
+struct EswitchModuleOptions {
+  // The devlink backend for a root (NewDevlinkBackend unless a test says otherwise).
+  std::function<std::unique_ptr<DevlinkBackend>(HostFs&)> devlink;
+};
+
+class EswitchModule final : public Module {
+ public:
+  EswitchModule() = default;
+  explicit EswitchModule(EswitchModuleOptions options) : options_(std::move(options)) {}
+
+  std::string_view name() const override { return "eswitch"; }
+  Status Discover(HostContext& ctx, HostFacts& facts) override;
+  void Plan(const DesiredState& desired, const HostFacts& facts, PlanSink& sink) const override;
+  Status Apply(const Change& change, HostContext& ctx) override;
+  Status Verify(const Change& change, HostContext& ctx) override;
+  Status CheckChange(const Change& change) const override;
+  void Check(const DesiredState* desired, const HostFacts& facts, CheckSink& sink) const override;
+  // discover -o json: per SR-IOV NIC whose mode was read, "eswitch":
+  // {"mode", "flowSteeringMode" (when known), "representors": [netdevs by VF]}.
+  void RenderFactsJson(const HostFacts& facts, FactsJson& out) const override;
+
+ private:
+  std::unique_ptr<DevlinkBackend> Devlink(HostFs& fs) const;
+  EswitchModuleOptions options_;
+};
+
+}  // namespace provisioner
+
+#endif  // PROVISIONER_MODULES_ESWITCH_ESWITCH_MODULE_H_
