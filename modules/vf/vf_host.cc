@@ -352,21 +352,51 @@ StatusOr<std::vector<std::pair<int, json>>> RangeTargets(const Change& c) {
   return out;
 }
 
-Status ApplyRangeSetting(const Change& c, HostContext& ctx, VfSettingsBackend& backend) {
-  if (!PciAddress::ParseFull(c.target)) return InvalidArgumentError(c.id + ": not a PCI address");
-  ASSIGN_OR_RETURN(auto targets, RangeTargets(c));
-  ASSIGN_OR_RETURN(std::vector<std::string> vfs, ResolveVfs(*ctx.fs, c.target));
-  const std::string netdev = Netdev(c);
-  if (backend.NeedsPfNetdev() && netdev.empty()) {
+// What applying or verifying a per-range change works on: its VFs' targets,
+// the PF's VFs now, its netdev and what the backend reads of each VF.
+struct RangeWork {
+  std::vector<std::pair<int, json>> targets;
+  std::vector<std::string> vfs;  // virtfnN -> VF PCI address
+  std::string netdev;
+  std::map<int, VfLinkState> link;
+
+  // Whether VF `n` is there to work on; an inverse's VF that is gone is
+  // skipped (*skip), a forward change's is an error.
+  Status Present(const Change& c, int n, bool* skip) const {
+    *skip = false;
+    if (static_cast<size_t>(n) < vfs.size()) return OkStatus();
+    *skip = c.after.is_array();  // an inverse: that VF is gone
+    if (*skip) return OkStatus();
+    return FailedPreconditionError(c.target + " has no VF " + std::to_string(n) + " (" +
+                                   std::to_string(vfs.size()) + " VFs)");
+  }
+};
+
+StatusOr<RangeWork> PrepareRange(const Change& c, HostContext& ctx, VfSettingsBackend& backend,
+                                 bool for_apply) {
+  RangeWork w;
+  if (for_apply && !PciAddress::ParseFull(c.target)) {
+    return InvalidArgumentError(c.id + ": not a PCI address");
+  }
+  ASSIGN_OR_RETURN(w.targets, RangeTargets(c));
+  ASSIGN_OR_RETURN(w.vfs, ResolveVfs(*ctx.fs, c.target));
+  w.netdev = Netdev(c);
+  if (for_apply && backend.NeedsPfNetdev() && w.netdev.empty()) {
     return FailedPreconditionError(c.id + ": the PF has no netdev");
   }
-  std::map<int, VfLinkState> link = backend.Read(c.target, netdev);
-  for (const auto& [n, want] : targets) {
-    if (static_cast<size_t>(n) >= vfs.size()) {
-      if (c.after.is_array()) continue;  // an inverse: that VF is gone
-      return FailedPreconditionError(c.target + " has no VF " + std::to_string(n) + " (" +
-                                     std::to_string(vfs.size()) + " VFs)");
-    }
+  w.link = backend.Read(c.target, w.netdev);
+  return w;
+}
+
+Status ApplyRangeSetting(const Change& c, HostContext& ctx, VfSettingsBackend& backend) {
+  ASSIGN_OR_RETURN(RangeWork w, PrepareRange(c, ctx, backend, /*for_apply=*/true));
+  const auto& vfs = w.vfs;
+  const std::string& netdev = w.netdev;
+  const auto& link = w.link;
+  for (const auto& [n, want] : w.targets) {
+    bool skip = false;
+    RETURN_IF_ERROR(w.Present(c, n, &skip));
+    if (skip) continue;
     auto it = link.find(n);
     if (it != link.end() && RangeValueNow(c, it->second) == want) continue;
     const std::string vf_label =
@@ -381,10 +411,10 @@ Status ApplyRangeSetting(const Change& c, HostContext& ctx, VfSettingsBackend& b
 }
 
 Status VerifyRangeSetting(const Change& c, HostContext& ctx, VfSettingsBackend& backend) {
-  ASSIGN_OR_RETURN(auto targets, RangeTargets(c));
-  ASSIGN_OR_RETURN(std::vector<std::string> vfs, ResolveVfs(*ctx.fs, c.target));
-  std::map<int, VfLinkState> link = backend.Read(c.target, Netdev(c));
-  for (const auto& [n, want] : targets) {
+  ASSIGN_OR_RETURN(RangeWork w, PrepareRange(c, ctx, backend, /*for_apply=*/false));
+  const auto& vfs = w.vfs;
+  const auto& link = w.link;
+  for (const auto& [n, want] : w.targets) {
     if (static_cast<size_t>(n) >= vfs.size()) {
       if (c.after.is_array()) continue;
       return FailedPreconditionError(Label(c) + ": no VF " + std::to_string(n));
@@ -447,20 +477,14 @@ StatusOr<std::string> MacTarget(const Change& c, HostContext& ctx, const VfHostO
 // does not rebind: the netdev keeps the MAC it had before.
 Status ApplyMac(const Change& c, HostContext& ctx, VfSettingsBackend& backend,
                 const VfHostOptions& options) {
-  if (!PciAddress::ParseFull(c.target)) return InvalidArgumentError(c.id + ": not a PCI address");
-  ASSIGN_OR_RETURN(auto targets, RangeTargets(c));
-  ASSIGN_OR_RETURN(std::vector<std::string> vfs, ResolveVfs(*ctx.fs, c.target));
-  const std::string netdev = Netdev(c);
-  if (backend.NeedsPfNetdev() && netdev.empty()) {
-    return FailedPreconditionError(c.id + ": the PF has no netdev");
-  }
-  std::map<int, VfLinkState> link = backend.Read(c.target, netdev);
-  for (const auto& [n, want] : targets) {
-    if (static_cast<size_t>(n) >= vfs.size()) {
-      if (c.after.is_array()) continue;  // an inverse: that VF is gone
-      return FailedPreconditionError(c.target + " has no VF " + std::to_string(n) + " (" +
-                                     std::to_string(vfs.size()) + " VFs)");
-    }
+  ASSIGN_OR_RETURN(RangeWork w, PrepareRange(c, ctx, backend, /*for_apply=*/true));
+  const auto& vfs = w.vfs;
+  const std::string& netdev = w.netdev;
+  const auto& link = w.link;
+  for (const auto& [n, want] : w.targets) {
+    bool skip = false;
+    RETURN_IF_ERROR(w.Present(c, n, &skip));
+    if (skip) continue;
     const std::string& bdf = vfs[static_cast<size_t>(n)];
     const std::string vf_label = "VF " + std::to_string(n) + " (" + bdf + ")";
     StatusOr<std::string> got = MacTarget(c, ctx, options, n, bdf, want);
@@ -496,10 +520,10 @@ Status ApplyMac(const Change& c, HostContext& ctx, VfSettingsBackend& backend,
 }
 
 Status VerifyMac(const Change& c, HostContext& ctx, VfSettingsBackend& backend) {
-  ASSIGN_OR_RETURN(auto targets, RangeTargets(c));
-  ASSIGN_OR_RETURN(std::vector<std::string> vfs, ResolveVfs(*ctx.fs, c.target));
-  std::map<int, VfLinkState> link = backend.Read(c.target, Netdev(c));
-  for (const auto& [n, want] : targets) {
+  ASSIGN_OR_RETURN(RangeWork w, PrepareRange(c, ctx, backend, /*for_apply=*/false));
+  const auto& vfs = w.vfs;
+  const auto& link = w.link;
+  for (const auto& [n, want] : w.targets) {
     if (static_cast<size_t>(n) >= vfs.size()) {
       if (c.after.is_array()) continue;
       return FailedPreconditionError(Label(c) + ": no VF " + std::to_string(n));
