@@ -38,6 +38,7 @@
 #include <cerrno>
 #include <optional>
 
+#include "engine/model/pci_address.h"
 #include "engine/netlink/netlink_socket.h"
 #include "modules/eswitch/eswitch_backend.h"
 
@@ -193,22 +194,13 @@ StatusOr<std::string> ParseParamGetReply(const std::vector<uint8_t>& msg) {
 
 namespace {
 
-bool ValidBdf(const std::string& bdf) {
-  // dddd:bb:dd.f
-  if (bdf.size() != 12 || bdf[4] != ':' || bdf[7] != ':' || bdf[10] != '.') return false;
-  for (size_t i : {0, 1, 2, 3, 5, 6, 8, 9, 11}) {
-    if (!isxdigit(static_cast<unsigned char>(bdf[i]))) return false;
-  }
-  return true;
-}
-
 class NetlinkDevlink final : public DevlinkBackend {
  public:
   explicit NetlinkDevlink(const HostFs* notes) : notes_(notes) {}
   std::string Name() const override { return "devlink"; }
 
   StatusOr<DevlinkState> Read(const std::string& bdf) override {
-    if (!ValidBdf(bdf)) return InvalidArgumentError("bad PCI address " + bdf);
+    if (!PciAddress::ParseFull(bdf)) return InvalidArgumentError("bad PCI address " + bdf);
     ASSIGN_OR_RETURN(uint16_t family, Family(DEVLINK_GENL_NAME, &devlink_family_));
     NlMsg m = NewEswitch(family, bdf, std::nullopt);
     std::optional<StatusOr<std::string>> mode;
@@ -229,7 +221,7 @@ class NetlinkDevlink final : public DevlinkBackend {
   }
 
   Status SetMode(const std::string& bdf, const std::string& mode) override {
-    if (!ValidBdf(bdf)) return InvalidArgumentError("bad PCI address " + bdf);
+    if (!PciAddress::ParseFull(bdf)) return InvalidArgumentError("bad PCI address " + bdf);
     auto value = ModeValue(mode);
     if (!value)
       return InvalidArgumentError("E-Switch mode must be legacy or switchdev, not " + mode);
@@ -240,7 +232,7 @@ class NetlinkDevlink final : public DevlinkBackend {
 
   Status SetParam(const std::string& bdf, const std::string& name,
                   const std::string& value) override {
-    if (!ValidBdf(bdf)) return InvalidArgumentError("bad PCI address " + bdf);
+    if (!PciAddress::ParseFull(bdf)) return InvalidArgumentError("bad PCI address " + bdf);
     ASSIGN_OR_RETURN(uint16_t family, Family(DEVLINK_GENL_NAME, &devlink_family_));
     NlMsg m = NewParam(family, bdf, name, &value);
     return Transact(m.get(), bdf, "DEVLINK_CMD_PARAM_SET " + name + " " + value, nullptr);

@@ -1,6 +1,5 @@
 #include "modules/eswitch/eswitch_module.h"
 
-#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -10,6 +9,7 @@
 #include <vector>
 
 #include "engine/base/strings.h"
+#include "engine/model/pci_address.h"
 #include "engine/module/registry.h"
 #include "engine/output/facts_output.h"
 #include "modules/eswitch/eswitch_planner.h"
@@ -17,14 +17,6 @@
 
 namespace provisioner {
 namespace {
-
-bool ValidBdf(const std::string& bdf) {
-  if (bdf.size() != 12 || bdf[4] != ':' || bdf[7] != ':' || bdf[10] != '.') return false;
-  for (size_t i : {0, 1, 2, 3, 5, 6, 8, 9, 11}) {
-    if (!std::isxdigit(static_cast<unsigned char>(bdf[i]))) return false;
-  }
-  return true;
-}
 
 bool ValidName(const std::string& s) {
   return !s.empty() && s.size() < 64 && s.find('/') == std::string::npos && s != "." && s != "..";
@@ -105,7 +97,7 @@ Status EswitchModule::Discover(HostContext& ctx, HostFacts& facts) {
   }
   std::unique_ptr<DevlinkBackend> devlink = Devlink(*ctx.fs);
   for (const PciFunction& f : facts.pci) {
-    if (f.IsVf() || !f.IsNetwork() || !f.sriov || !ValidBdf(f.pci_address)) continue;
+    if (f.IsVf() || !f.IsNetwork() || !f.sriov || !PciAddress::ParseFull(f.pci_address)) continue;
     EswitchPfFacts e;
     auto state = devlink->Read(f.pci_address);
     if (state.ok()) {
@@ -130,7 +122,8 @@ void EswitchModule::Plan(const DesiredState& desired, const HostFacts& facts,
 Status EswitchModule::CheckChange(const Change& c) const {
   if (c.module != kEswitchModule)
     return InvalidArgumentError("module eswitch cannot apply " + c.id);
-  if (!ValidBdf(c.target)) return InvalidArgumentError(c.id + ": bad PCI address " + c.target);
+  if (!PciAddress::ParseFull(c.target))
+    return InvalidArgumentError(c.id + ": bad PCI address " + c.target);
   if (c.attribute != kEswitchModeAttribute) {
     return InvalidArgumentError("module eswitch has no attribute " + c.attribute + " (" + c.id +
                                 ")");
