@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <cerrno>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -24,6 +25,20 @@ namespace {
 
 // mstconfig queries run at once: one per card (hosts have up to 16 or so).
 constexpr size_t kMaxParallelQueries = 32;
+
+// query(0..n-1), one per card. On the live root every card at once, each on
+// its own thread (the tools take about a second per card: they wait, they do
+// not compute), after the progress line `step` (none when empty); a tree's
+// captured files are read one after the other, as any file.
+void QueryCards(size_t n, bool live, HostContext& ctx, const std::string& step,
+                const std::function<void(size_t)>& query) {
+  if (!live) {
+    for (size_t i = 0; i < n; ++i) query(i);
+    return;
+  }
+  if (ctx.progress && n > 0 && !step.empty()) ctx.progress->Step(step);
+  ForEachIndexWaiting(n, kMaxParallelQueries, query);
+}
 
 bool IsParam(const std::string& s) {
   if (s.empty()) return false;
@@ -108,15 +123,8 @@ void FirmwareModule::ReadFlint(FirmwareTool& tool, const std::vector<std::string
     ask.push_back(dev);
   }
   std::vector<std::optional<StatusOr<std::string>>> got(ask.size());
-  auto query = [&](size_t i) { got[i].emplace(tool.FlintQuery(ask[i])); };
-  if (live) {
-    if (ctx.progress && !ask.empty()) {
-      ctx.progress->Step("mstflint query " + std::to_string(ask.size()) + " card(s)");
-    }
-    ForEachIndexWaiting(ask.size(), kMaxParallelQueries, query);
-  } else {
-    for (size_t i = 0; i < ask.size(); ++i) query(i);
-  }
+  QueryCards(ask.size(), live, ctx, "mstflint query " + std::to_string(ask.size()) + " card(s)",
+             [&](size_t i) { got[i].emplace(tool.FlintQuery(ask[i])); });
   for (size_t i = 0; i < ask.size(); ++i) {
     FirmwareFacts& fw = facts.firmware[ask[i]];
     if (!got[i]->ok()) {
@@ -235,14 +243,10 @@ void FirmwareModule::ReadResetCapability(FirmwareTool& tool, const std::vector<s
     if (!live && !ctx.fs->Exists(tool.ResetSource(cards[i]))) return;
     got[i].emplace(tool.ResetQuery(cards[i]));
   };
-  if (live) {
-    if (ctx.progress && !cards.empty() && tool.ResetAvailable()) {
-      ctx.progress->Step("mstfwreset query " + std::to_string(cards.size()) + " card(s)");
-    }
-    ForEachIndexWaiting(cards.size(), kMaxParallelQueries, query);
-  } else {
-    for (size_t i = 0; i < cards.size(); ++i) query(i);
-  }
+  QueryCards(
+      cards.size(), live, ctx,
+      tool.ResetAvailable() ? "mstfwreset query " + std::to_string(cards.size()) + " card(s)" : "",
+      query);
   for (size_t i = 0; i < cards.size(); ++i) {
     FirmwareFacts& fw = facts.firmware[cards[i]];
     fw.reset_read = true;
@@ -283,21 +287,11 @@ void FirmwareModule::ReadCards(FirmwareTool& tool, const std::vector<std::string
       ask.push_back(dev);
     }
   }
-  // mstconfig takes about a second per card: every card at once, each on its
-  // own thread (the commands wait, they do not compute). A tree's captured
-  // files are read one after the other, as any file.
   std::vector<std::optional<StatusOr<std::string>>> got(ask.size());
-  auto query = [&](size_t i) { got[i].emplace(tool.Query(ask[i])); };
-  if (live) {
-    if (ctx.progress && !ask.empty()) {
-      std::string list;
-      for (const std::string& dev : ask) list += (list.empty() ? "" : ", ") + dev;
-      ctx.progress->Step("mstconfig query " + list);
-    }
-    ForEachIndexWaiting(ask.size(), kMaxParallelQueries, query);
-  } else {
-    for (size_t i = 0; i < ask.size(); ++i) query(i);
-  }
+  std::string list;
+  for (const std::string& dev : ask) list += (list.empty() ? "" : ", ") + dev;
+  QueryCards(ask.size(), live, ctx, "mstconfig query " + list,
+             [&](size_t i) { got[i].emplace(tool.Query(ask[i])); });
   std::map<std::string, StatusOr<std::string>> read;  // a tree's, for this discovery only
   for (size_t i = 0; i < ask.size(); ++i) {
     (live ? answers_ : read).insert_or_assign(ask[i], std::move(*got[i]));
