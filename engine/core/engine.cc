@@ -13,6 +13,7 @@
 
 #include "engine/base/interrupt.h"
 #include "engine/host/parallel_reads.h"
+#include "engine/module/managed_file.h"
 #include "spdlog/spdlog.h"
 
 namespace provisioner {
@@ -216,10 +217,14 @@ ApplyReport ApplyRound(const std::vector<std::unique_ptr<Module>>& modules, cons
   // can always be recovered from what the journal says. Each record is the
   // whole journal (JournalWriter serializes concurrent marks), so several
   // entries may be "applying" at once.
-  auto mark = [&](size_t i, JournalStep step) -> Status {
+  auto mark = [&](size_t i, JournalStep step, const nlohmann::json& prior = nullptr) -> Status {
     if (journal == nullptr) return OkStatus();
-    return journal->Mark(i, step);
+    return journal->Mark(i, step, prior);
   };
+  // Per change, the file it declares as it was before it ran
+  // (managed_file.h): what its rollback restores. Each slot is written by
+  // the one worker of its change, read by the rollback after every worker.
+  std::vector<nlohmann::json> prior_files(n);
   // Modules that are not ConcurrentApply run one change at a time.
   std::map<const Module*, std::unique_ptr<std::mutex>> serial;
   for (const auto& m : modules) {
@@ -244,7 +249,12 @@ ApplyReport ApplyRound(const std::vector<std::unique_ptr<Module>>& modules, cons
   auto apply_one = [&](size_t index) -> bool {
     const Change& c = plan.changes[index];
     const auto start = SteadyClock::now();
-    Status s = mark(index, JournalStep::kApplying);
+    auto capture = CaptureManagedFile(*ctx.fs, c);
+    Status s = capture.status();
+    if (s.ok()) {
+      prior_files[index] = *capture;
+      s = mark(index, JournalStep::kApplying, *capture);
+    }
     const bool attempted = s.ok();
     Module* m = FindModule(modules, c.module);
     if (s.ok() && m == nullptr) s = InternalError("no module " + c.module);
@@ -315,7 +325,7 @@ ApplyReport ApplyRound(const std::vector<std::unique_ptr<Module>>& modules, cons
     for (size_t i : done) include[i] = true;
     auto undo_one = [&](size_t index) -> bool {
       const auto start = SteadyClock::now();
-      Change inv = InverseChange(plan.changes[index]);
+      Change inv = InverseChange(plan.changes[index], prior_files[index]);
       Module* im = FindModule(modules, inv.module);
       HostContext task = ctx;
       task.deferred_to_reboot.clear();

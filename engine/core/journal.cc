@@ -4,6 +4,7 @@
 
 #include <ctime>
 
+#include "engine/module/managed_file.h"
 #include "nlohmann/json.hpp"
 
 namespace provisioner {
@@ -34,7 +35,7 @@ std::string NowUtc() {
 
 }  // namespace
 
-Change InverseChange(const Change& c) {
+Change InverseChange(const Change& c, const nlohmann::json& prior_file) {
   Change inv = c;
   std::swap(inv.before, inv.after);
   inv.reason = "roll back " + c.id;
@@ -43,13 +44,16 @@ Change InverseChange(const Change& c) {
       inv.before.get<long long>() != 0 && inv.after.get<long long>() != 0) {
     inv.detail["resetFirst"] = true;
   }
+  // An inverse of an inverse restores nothing an earlier capture held.
+  if (inv.detail.is_object()) inv.detail.erase(kRestoreFileKey);
+  AttachRestore(inv, prior_file);
   return inv;
 }
 
 std::vector<Change> Journal::RollbackChanges() const {
   std::vector<Change> out;
   for (auto it = entries.rbegin(); it != entries.rend(); ++it) {
-    if (it->step != JournalStep::kPending) out.push_back(InverseChange(it->change));
+    if (it->step != JournalStep::kPending) out.push_back(InverseChange(it->change, it->prior_file));
   }
   return out;
 }
@@ -72,15 +76,16 @@ Status JournalWriter::Begin(const std::vector<Change>& changes) {
   journal_ = Journal();
   journal_.pid = ::getpid();
   journal_.started_at = NowUtc();
-  for (const auto& c : changes) journal_.entries.push_back({c, JournalStep::kPending});
+  for (const auto& c : changes) journal_.entries.push_back({c, JournalStep::kPending, nullptr});
   return Write();
 }
 
-Status JournalWriter::Mark(size_t index, JournalStep step) {
+Status JournalWriter::Mark(size_t index, JournalStep step, const nlohmann::json& prior_file) {
   std::lock_guard<std::mutex> lock(mu_);
   if (index >= journal_.entries.size())
     return InternalError("journal: no entry " + std::to_string(index));
   journal_.entries[index].step = step;
+  if (!prior_file.is_null()) journal_.entries[index].prior_file = prior_file;
   return Write();
 }
 
@@ -98,6 +103,7 @@ Status JournalWriter::Write() {
   for (const auto& e : journal_.entries) {
     json j = ChangeToRecord(e.change);
     j["step"] = StepName(e.step);
+    if (!e.prior_file.is_null()) j["priorFile"] = e.prior_file;
     entries.push_back(j);
   }
   doc["changes"] = entries;
@@ -137,7 +143,17 @@ StatusOr<std::optional<Journal>> ReadJournal(const HostFs& fs) {
     std::string step = step_it == e.end() ? "pending" : step_it->get<std::string>();
     j.entries.push_back({std::move(change).value(), step == "applied"    ? JournalStep::kApplied
                                                     : step == "applying" ? JournalStep::kApplying
-                                                                         : JournalStep::kPending});
+                                                                         : JournalStep::kPending,
+                         nullptr});
+    if (auto pf = e.find("priorFile"); pf != e.end()) {
+      if (!pf->is_object() || !pf->contains("path") || !(*pf)["path"].is_string()) {
+        return FailedPreconditionError(std::string(kJournalPath) + ": changes[" +
+                                       std::to_string(i) +
+                                       "]: priorFile: want the record of a file; inspect and "
+                                       "remove it");
+      }
+      j.entries.back().prior_file = *pf;
+    }
   }
   return std::optional<Journal>(std::move(j));
 }

@@ -23,6 +23,9 @@ enum class JournalStep { kPending, kApplying, kApplied };
 struct JournalEntry {
   Change change;  // before = the prior value, recorded before the change ran
   JournalStep step = JournalStep::kPending;
+  // The file the change declares (managed_file.h), as it was just before
+  // the change ran: what its rollback restores. Null when none.
+  nlohmann::json prior_file;
 };
 
 struct Journal {
@@ -48,7 +51,8 @@ class JournalWriter {
  public:
   explicit JournalWriter(HostFs* fs) : fs_(fs) {}
   Status Begin(const std::vector<Change>& changes);
-  Status Mark(size_t index, JournalStep step);
+  // `prior_file`: the capture of the change's file (kApplying), kept.
+  Status Mark(size_t index, JournalStep step, const nlohmann::json& prior_file = nullptr);
   Status Finish();  // removes the file
   // Begin was called: the apply wrote to the tree.
   bool begun() const { return begun_; }
@@ -64,8 +68,9 @@ class JournalWriter {
 // nullopt when there is no journal; an error when it exists but is unreadable.
 StatusOr<std::optional<Journal>> ReadJournal(const HostFs& fs);
 
-// The inverse of a change: before and after swapped (resetFirst recomputed).
-Change InverseChange(const Change& c);
+// The inverse of a change: before and after swapped (resetFirst recomputed),
+// carrying the capture of its file when there is one (managed_file.h).
+Change InverseChange(const Change& c, const nlohmann::json& prior_file = nullptr);
 
 }  // namespace provisioner
 

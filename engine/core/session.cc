@@ -151,6 +151,11 @@ static std::string DesiredDigest(const std::string& bytes) {
 std::string FactsDigest(const HostFacts& facts) {
   json j = FactsToJson(facts);
   j.erase("root");
+  // What modules plan from beyond discover's output (Module::DigestedFacts).
+  for (const auto& m : ModuleRegistry::CreateAll()) {
+    json more = m->DigestedFacts(facts);
+    if (!more.is_null()) j["digested"][std::string(m->name())] = std::move(more);
+  }
   return Digest(j.dump());
 }
 

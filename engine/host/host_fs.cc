@@ -65,6 +65,14 @@ std::string_view Dirname(std::string_view path) {
   return path.substr(0, pos);
 }
 
+StatusOr<HostFs::FileOwnership> HostFs::StatFile(std::string_view path) const {
+  return ErrnoToStatus(ENOTSUP, "stat " + std::string(path) + ": not on this host layer");
+}
+
+Status HostFs::SetOwner(std::string_view path, uint32_t, uint32_t) {
+  return ErrnoToStatus(ENOTSUP, "chown " + std::string(path) + ": not on this host layer");
+}
+
 StatusOr<std::string> HostFs::ReadAttr(std::string_view path) const {
   ASSIGN_OR_RETURN(std::string s, ReadFile(path));
   while (!s.empty() && (s.back() == '\n' || s.back() == ' ' || s.back() == '\t' ||
@@ -475,6 +483,35 @@ class LocalHostFs final : public HostFs {
     ASSIGN_OR_RETURN(std::string fs, FsPathResolved(path, false));
     if (::unlink(fs.c_str()) != 0 && errno != ENOENT) {
       return ErrnoToStatus(errno, "remove " + std::string(path));
+    }
+    return OkStatus();
+  }
+
+  StatusOr<FileOwnership> StatFile(std::string_view path) const override {
+    Count(kLookups);
+    struct stat st;
+    if (!Stat(path, &st)) return ErrnoToStatus(errno == 0 ? ENOENT : errno, "stat " + std::string(path));
+    FileOwnership o;
+    o.mode = static_cast<uint32_t>(st.st_mode & 07777);
+    o.uid = static_cast<uint32_t>(st.st_uid);
+    o.gid = static_cast<uint32_t>(st.st_gid);
+    return o;
+  }
+
+  Status SetOwner(std::string_view path, uint32_t uid, uint32_t gid) override {
+    // The name itself (a link is not followed), through its confined parent.
+    if (int parent = OpenParentInRoot(path); parent >= 0) {
+      FdCloser closer{parent};
+      const std::string base(Basename(path));
+      if (::fchownat(parent, base.c_str(), static_cast<uid_t>(uid), static_cast<gid_t>(gid),
+                     AT_SYMLINK_NOFOLLOW) != 0) {
+        return ErrnoToStatus(errno, "chown " + std::string(path));
+      }
+      return OkStatus();
+    }
+    ASSIGN_OR_RETURN(std::string fs, FsPathResolved(path, false));
+    if (::lchown(fs.c_str(), static_cast<uid_t>(uid), static_cast<gid_t>(gid)) != 0) {
+      return ErrnoToStatus(errno, "chown " + std::string(path));
     }
     return OkStatus();
   }

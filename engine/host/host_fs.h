@@ -86,6 +86,17 @@ class HostFs {
   virtual Status WriteFileAtomic(std::string_view path, std::string_view content,
                                  int mode = 0644) = 0;
   virtual Status RemoveFile(std::string_view path) = 0;
+  // Permission bits, owner and group of a file (links followed inside the
+  // root), and setting its owner and group: what a rollback restores of a
+  // file it replaced (engine/module/managed_file.h). The defaults answer
+  // ENOTSUP, for decorators and fakes that hold no such thing.
+  struct FileOwnership {
+    uint32_t mode = 0;  // permission bits (07777)
+    uint32_t uid = 0;
+    uint32_t gid = 0;
+  };
+  virtual StatusOr<FileOwnership> StatFile(std::string_view path) const;
+  virtual Status SetOwner(std::string_view path, uint32_t uid, uint32_t gid);
 
   // The filesystem path of a host path, for libraries that take a directory
   // (libpci's sysfs.path, libkmod's dirname). Not resolved.

@@ -145,6 +145,15 @@ class Module {
     (void)facts;
     return "";
   }
+  // Facts this module plans from that its RenderFactsJson does not show
+  // (the kernel command line, the boot loader's files): the saved-plan facts
+  // digest covers them too, so that a host whose boot configuration changed
+  // between `plan --out` and `apply PLAN` is refused as a changed host.
+  // Null: none.
+  virtual nlohmann::json DigestedFacts(const HostFacts& facts) const {
+    (void)facts;
+    return nullptr;
+  }
 };
 
 }  // namespace provisioner

@@ -7,6 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include "engine/module/managed_file.h"
+
 namespace provisioner::kernel {
 namespace {
 
@@ -28,13 +30,6 @@ std::string Join(const std::vector<std::string>& v, const char* sep = " ") {
 bool Removes(const std::string& removal, const std::string& token) {
   if (removal.find('=') != std::string::npos) return token == removal;
   return token == removal || token.rfind(removal + "=", 0) == 0;
-}
-
-bool HasWord(const std::string& words, const std::vector<std::string>& wanted) {
-  for (const std::string& w : SplitCmdline(words)) {
-    if (std::find(wanted.begin(), wanted.end(), w) != wanted.end()) return true;
-  }
-  return false;
 }
 
 // The tokens of `tokens` that `args` manages: same key as an argument to
@@ -162,6 +157,35 @@ std::vector<std::string> GrubbyArgv(const std::string& grubby,
   return argv;
 }
 
+std::vector<std::string> EditCmdline(const std::vector<std::string>& tokens,
+                                     const std::vector<std::string>& before,
+                                     const std::vector<std::string>& after) {
+  std::vector<std::string> adds, removes;
+  for (const std::string& a : after) {
+    if (IsRemoval(a)) {
+      removes.push_back(a.substr(1));
+    } else {
+      adds.push_back(a);
+    }
+  }
+  for (const std::string& b : before) {
+    if (IsRemoval(b)) continue;
+    const bool kept = std::any_of(adds.begin(), adds.end(),
+                                  [&](const std::string& a) { return KeyOf(a) == KeyOf(b); });
+    if (!kept) removes.push_back(b);
+  }
+  std::vector<std::string> out;
+  for (const std::string& t : tokens) {
+    const bool replaced = std::any_of(adds.begin(), adds.end(),
+                                      [&](const std::string& a) { return KeyOf(a) == KeyOf(t); });
+    const bool removed = std::any_of(removes.begin(), removes.end(),
+                                     [&](const std::string& r) { return Removes(r, t); });
+    if (!replaced && !removed) out.push_back(t);
+  }
+  out.insert(out.end(), adds.begin(), adds.end());
+  return out;
+}
+
 Status CheckCmdlineChange(const Change& c) {
   if (c.module != kModuleName) return InvalidArgumentError("module kernel cannot apply " + c.id);
   if (c.target != "boot" || c.attribute != "cmdline") {
@@ -190,6 +214,28 @@ Status CheckCmdlineChange(const Change& c) {
   }
   const std::string method = c.detail.is_object() ? c.detail.value("method", "") : "";
   if (method == kMethodGrubDropIn) return OkStatus();
+  if (method == kMethodKernelInstall) {
+    if (c.detail.value("path", "") != kKernelCmdlinePath) {
+      return InvalidArgumentError(c.id + ": kernel-install reads " + kKernelCmdlinePath +
+                                  ", not " + c.detail.value("path", ""));
+    }
+    const nlohmann::json kernels = c.detail.value("kernels", nlohmann::json());
+    if (!kernels.is_array() || kernels.empty()) {
+      return InvalidArgumentError(c.id + ": kernel-install needs the kernels to add");
+    }
+    for (const auto& k : kernels) {
+      if (!k.is_array() || k.size() != 2 || !k[0].is_string() || !k[1].is_string() ||
+          !KernelImageOk(k[0].get<std::string>(), k[1].get<std::string>())) {
+        return InvalidArgumentError(c.id + ": kernel " + k.dump() +
+                                    " is not a version and its image");
+      }
+    }
+    if (c.detail.contains("base") && !c.detail["base"].is_string()) {
+      return InvalidArgumentError(c.id + ": base must be a command line");
+    }
+    if (c.after.is_null()) return InvalidArgumentError(c.id + ": kernel-install needs the arguments");
+    return OkStatus();
+  }
   if (method == kMethodGrubby) {
     const std::string grubby = c.detail.value("grubby", "");
     if (grubby != "/usr/sbin/grubby" && grubby != "/sbin/grubby" && grubby != "/usr/bin/grubby") {
@@ -201,6 +247,54 @@ Status CheckCmdlineChange(const Change& c) {
   }
   return InvalidArgumentError(c.id + ": unknown method \"" + method + "\"");
 }
+
+namespace {
+
+// systemd-boot / kernel-install: /etc/kernel/cmdline, then kernel-install
+// add of every installed kernel (kernel_cmdline.h).
+void PlanKernelInstall(const BootFacts& boot, const std::vector<std::string>& args,
+                       const std::string& now, const std::string& why, const std::string& field,
+                       PlanSink& sink) {
+  const std::vector<std::string> base = KernelInstallBase(boot);
+  if (boot.kernel_cmdline && CmdlineSatisfies(base, args)) {
+    sink.Warning(field, std::string(kKernelCmdlinePath) + " already has " + Join(args) +
+                            " for the next boot, " +
+                            (boot.cmdline ? "/proc/cmdline does not: reboot to apply it"
+                                          : "/proc/cmdline not captured"));
+    return;
+  }
+  if (!boot.kernel_install) {
+    sink.Error(field, why + ", but kernel-install is not in /usr/bin, /bin or /usr/sbin");
+    return;
+  }
+  if (boot.kernels.empty()) {
+    sink.Error(field, why + ", but no installed kernel was found (/usr/lib/modules/*/vmlinuz, "
+                            "/boot/vmlinuz-<version> of /lib/modules/*): nothing for "
+                            "kernel-install add to regenerate");
+    return;
+  }
+  std::string commands;
+  nlohmann::json kernels = nlohmann::json::array();
+  for (const auto& [version, image] : boot.kernels) {
+    kernels.push_back({version, image});
+    commands += (commands.empty() ? "" : ", ") + std::string("kernel-install add ") + version +
+                " " + image;
+  }
+  Change c = MakeChange(kModuleName, "boot", "cmdline", Managed(base, args), args,
+                        Disruption::kReboot, kPhaseKernelCmdline,
+                        now + " (" + why + "): write " + kKernelCmdlinePath + " and run " +
+                            commands + "; takes effect at the next boot",
+                        field);
+  c.detail["method"] = kMethodKernelInstall;
+  c.detail["path"] = kKernelCmdlinePath;
+  // What kernel-install would use without the file: its first content.
+  if (!boot.kernel_cmdline) c.detail["base"] = Join(base);
+  c.detail["kernels"] = kernels;
+  DeclareEditedFile(c, kKernelCmdlinePath);
+  sink.AddChange(std::move(c));
+}
+
+}  // namespace
 
 void PlanKernelCmdline(const DesiredState& desired, const HostFacts& facts, PlanSink& sink) {
   if (!desired.kernel) return;
@@ -234,21 +328,9 @@ void PlanKernelCmdline(const DesiredState& desired, const HostFacts& facts, Plan
       facts.boot.cmdline ? SplitCmdline(*facts.boot.cmdline) : std::vector<std::string>();
   if (facts.boot.cmdline && CmdlineSatisfies(running, args)) return;  // converged
 
-  const std::string ids = facts.boot.os_id + " " + facts.boot.os_id_like;
-  const bool debian = facts.boot.default_grub && HasWord(ids, {"debian", "ubuntu"});
-  const bool rhel = !facts.boot.grubby.empty() && HasWord(ids, {"rhel", "fedora", "centos"});
-  if (!debian && !rhel) {
-    const std::string os = facts.boot.os_release
-                               ? "ID=" + facts.boot.os_id + " ID_LIKE=" + facts.boot.os_id_like
-                               : std::string("/etc/os-release absent");
-    sink.Error(field,
-               "no way to set the kernel command line on this host (" + os +
-                   "): looked for Debian/Ubuntu (ID or ID_LIKE debian or ubuntu in "
-                   "/etc/os-release, and /etc/default/grub: " +
-                   (facts.boot.default_grub ? "present" : "absent") +
-                   ") and for a RHEL-like host (ID or ID_LIKE rhel, fedora or centos, and grubby "
-                   "in /usr/sbin, /sbin or /usr/bin: " +
-                   (facts.boot.grubby.empty() ? "absent" : facts.boot.grubby) + ")");
+  const BootLoaderChoice loader = ChooseBootLoader(facts.boot);
+  if (loader.method.empty()) {
+    sink.Error(field, loader.why);
     return;
   }
   // What /proc/cmdline lacks and still has, for the reason.
@@ -271,7 +353,11 @@ void PlanKernelCmdline(const DesiredState& desired, const HostFacts& facts, Plan
     if (!lacks.empty()) now += " lacks " + Join(lacks);
     if (!has.empty()) now += (lacks.empty() ? " has " : ", has ") + Join(has);
   }
-  if (debian) {
+  if (loader.method == kMethodKernelInstall) {
+    PlanKernelInstall(facts.boot, args, now, loader.why, field, sink);
+    return;
+  }
+  if (loader.method == kMethodGrubDropIn) {
     std::optional<std::vector<std::string>> current;
     if (facts.boot.dropin) current = ParseDropIn(*facts.boot.dropin);
     if (current && *current == args) {
@@ -281,9 +367,6 @@ void PlanKernelCmdline(const DesiredState& desired, const HostFacts& facts, Plan
                                                   : "/proc/cmdline not captured"));
       return;
     }
-    if (facts.boot.dropin && !current) {
-      sink.Warning(field, std::string(kDropInPath) + " was not written by provisioner: replaced");
-    }
     Change c = MakeChange(
         kModuleName, "boot", "cmdline", current ? nlohmann::json(*current) : nlohmann::json(), args,
         Disruption::kReboot, kPhaseKernelCmdline,
@@ -292,6 +375,7 @@ void PlanKernelCmdline(const DesiredState& desired, const HostFacts& facts, Plan
     c.detail["method"] = kMethodGrubDropIn;
     c.detail["path"] = kDropInPath;
     c.detail["command"] = nlohmann::json::array({"update-grub"});
+    DeclareManagedFile(c, kDropInPath, facts.boot.dropin, field, sink);
     sink.AddChange(std::move(c));
     return;
   }
@@ -336,10 +420,14 @@ void CheckKernelCmdline(const DesiredState* desired, const HostFacts& facts, Che
   for (const std::string& o : facts.boot.bls_options) {
     r.evidence.push_back({"/boot/loader/entries/*.conf options", o});
   }
+  if (facts.boot.kernel_cmdline) r.evidence.push_back({kKernelCmdlinePath, *facts.boot.kernel_cmdline});
   const bool booted =
       facts.boot.cmdline && CmdlineSatisfies(SplitCmdline(*facts.boot.cmdline), args);
   const bool next_boot =
       (dropin && *dropin == args) ||
+      (facts.boot.kernel_cmdline &&
+       ChooseBootLoader(facts.boot).method == kMethodKernelInstall &&
+       CmdlineSatisfies(SplitCmdline(*facts.boot.kernel_cmdline), args)) ||
       (!facts.boot.bls_options.empty() &&
        std::all_of(facts.boot.bls_options.begin(), facts.boot.bls_options.end(),
                    [&](const std::string& o) { return CmdlineSatisfies(SplitCmdline(o), args); }));

@@ -14,6 +14,10 @@
 //     `update-grub`.
 //   RHEL-like (ID or ID_LIKE rhel/fedora/centos, and grubby):
 //     `grubby --update-kernel=ALL --args="..." --remove-args="..."`.
+//   systemd-boot / kernel-install (UKI): /etc/kernel/cmdline edited in
+//     place, then `kernel-install add <version> <image>` of every installed
+//     kernel, which rewrites its entry (or image) from that file.
+// Which one: the boot loader that boots the host (boot_loader.h).
 // Converged when /proc/cmdline has every argument and none removed: no
 // change. When the boot configuration already has them but /proc/cmdline
 // does not, the reboot is pending: a warning, no change (as firmware's Next
@@ -31,13 +35,12 @@
 #include "engine/model/host_model.h"
 #include "engine/module/check.h"
 #include "engine/plan/change.h"
+#include "modules/kernel/boot_loader.h"
 
 namespace provisioner::kernel {
 
 inline constexpr char kModuleName[] = "kernel";
 inline constexpr char kDropInPath[] = "/etc/default/grub.d/99-provisioner.cfg";
-inline constexpr char kMethodGrubDropIn[] = "grub-dropin";
-inline constexpr char kMethodGrubby[] = "grubby";
 
 // Whitespace-separated arguments of a command line.
 std::vector<std::string> SplitCmdline(std::string_view cmdline);
@@ -55,6 +58,14 @@ std::optional<std::vector<std::string>> ParseDropIn(std::string_view content);
 std::vector<std::string> GrubbyArgv(const std::string& grubby,
                                     const std::vector<std::string>& before,
                                     const std::vector<std::string>& after);
+
+// `tokens` (a command line) edited from `before` to `after` (encoded
+// lists) as grubby edits an entry: the arguments `after` adds replace every
+// value of their key, its removals and what `before` had and `after` drops
+// go; the adds are appended.
+std::vector<std::string> EditCmdline(const std::vector<std::string>& tokens,
+                                     const std::vector<std::string>& before,
+                                     const std::vector<std::string>& after);
 
 // Whether a change is one this module makes (shape of target, values, detail).
 Status CheckCmdlineChange(const Change& change);

@@ -5,11 +5,14 @@
 #include <algorithm>
 #include <cerrno>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "engine/module/managed_file.h"
 #include "engine/module/module.h"
 #include "engine/module/registry.h"
+#include "modules/kernel/boot_discover.h"
 #include "modules/kernel/kernel_backend.h"
 #include "modules/kernel/kernel_cmdline.h"
 
@@ -17,26 +20,6 @@ namespace provisioner {
 namespace {
 
 using kernel::kDropInPath;
-
-std::string Unquote(std::string v) {
-  if (v.size() >= 2 && (v.front() == '"' || v.front() == '\'') && v.back() == v.front()) {
-    v = v.substr(1, v.size() - 2);
-  }
-  return v;
-}
-
-// ID and ID_LIKE of os-release(5).
-void ParseOsRelease(const std::string& text, BootFacts& boot) {
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t end = text.find('\n', pos);
-    if (end == std::string::npos) end = text.size();
-    const std::string line = text.substr(pos, end - pos);
-    if (line.rfind("ID=", 0) == 0) boot.os_id = Unquote(line.substr(3));
-    if (line.rfind("ID_LIKE=", 0) == 0) boot.os_id_like = Unquote(line.substr(8));
-    pos = end + 1;
-  }
-}
 
 std::vector<std::string> ArgsOf(const nlohmann::json& v) {
   std::vector<std::string> out;
@@ -52,61 +35,15 @@ class KernelModule final : public Module {
 
   Status Discover(HostContext& ctx, HostFacts& facts) override {
     BootFacts boot;
-    boot.discovered = true;
-    const HostFs& fs = *ctx.fs;
     // Unreadable files are an error only for a plan that needs them.
     const bool needed = ctx.plan_for != nullptr && ctx.plan_for->kernel.has_value();
-    if (auto c = fs.ReadAttr("/proc/cmdline"); c.ok()) {
-      boot.cmdline = *c;
-    } else if (c.status().err() != ENOENT) {
-      if (needed) return c.status();
-      facts.warnings.push_back(c.status().message());
-    }
-    if (auto os = fs.ReadFile("/etc/os-release"); os.ok()) {
-      boot.os_release = true;
-      ParseOsRelease(*os, boot);
-    } else if (auto usr = fs.ReadFile("/usr/lib/os-release"); usr.ok()) {
-      boot.os_release = true;  // os-release(5): the fallback location
-      ParseOsRelease(*usr, boot);
-    }
-    boot.default_grub = fs.Exists("/etc/default/grub");
-    for (const char* p : {"/usr/sbin/grubby", "/sbin/grubby", "/usr/bin/grubby"}) {
-      if (fs.Exists(p)) {
-        boot.grubby = p;
-        break;
-      }
-    }
-    if (auto d = fs.ReadFile(kDropInPath); d.ok()) {
-      boot.dropin = *d;
-    } else if (d.status().err() != ENOENT && d.status().err() != ENOTDIR) {
-      if (needed) return d.status();  // ours and unreadable: never planned over
-      facts.warnings.push_back(d.status().message());
-    }
-    if (fs.IsDir("/boot/loader/entries")) {
-      auto entries = fs.ListDir("/boot/loader/entries");
-      if (entries.ok()) {
-        std::vector<std::string> names = *entries;
-        std::sort(names.begin(), names.end());
-        for (const std::string& n : names) {
-          if (n.size() < 6 || n.compare(n.size() - 5, 5, ".conf") != 0) continue;
-          auto text = fs.ReadFile("/boot/loader/entries/" + n);
-          if (!text.ok()) continue;
-          size_t pos = 0;
-          while (pos < text->size()) {
-            size_t end = text->find('\n', pos);
-            if (end == std::string::npos) end = text->size();
-            const std::string line = text->substr(pos, end - pos);
-            if (line.rfind("options", 0) == 0 && line.size() > 7 &&
-                (line[7] == ' ' || line[7] == '\t')) {
-              boot.bls_options.push_back(line.substr(8));
-            }
-            pos = end + 1;
-          }
-        }
-      }
-    }
+    RETURN_IF_ERROR(kernel::DiscoverBoot(*ctx.fs, needed, boot, facts.warnings));
     facts.boot = std::move(boot);
     return OkStatus();
+  }
+
+  nlohmann::json DigestedFacts(const HostFacts& facts) const override {
+    return kernel::BootFactsJson(facts.boot);
   }
 
   void Plan(const DesiredState& desired, const HostFacts& facts, PlanSink& sink) const override {
@@ -131,13 +68,17 @@ class KernelModule final : public Module {
       if (ctx.progress) ctx.progress->Step("kernel command line: grubby --update-kernel=ALL");
       return runner->Run(argv);
     }
+    if (method == kernel::kMethodKernelInstall) return ApplyKernelInstall(change, ctx, *runner);
     // The GRUB drop-in, then update-grub; the drop-in as it was when
     // update-grub fails, so that no half-applied boot configuration stays.
     auto prior = ctx.fs->ReadFile(kDropInPath);
     if (!prior.ok() && prior.status().err() != ENOENT && prior.status().err() != ENOTDIR) {
       return prior.status();
     }
-    RETURN_IF_ERROR(WriteDropIn(*ctx.fs, change.after));
+    const std::optional<std::string> text =
+        change.after.is_null() ? std::nullopt
+                               : std::optional<std::string>(kernel::RenderDropIn(ArgsOf(change.after)));
+    RETURN_IF_ERROR(WriteManagedFile(*ctx.fs, change, kDropInPath, text));
     if (ctx.progress) ctx.progress->Step("kernel command line: update-grub");
     Status s = runner->Run({"update-grub"});
     if (!s.ok()) {
@@ -151,9 +92,21 @@ class KernelModule final : public Module {
 
   Status Verify(const Change& change, HostContext& ctx) override {
     RETURN_IF_ERROR(CheckChange(change));
-    if (change.detail.value("method", "") == kernel::kMethodGrubby) return OkStatus();
-    auto now = ctx.fs->ReadFile(kDropInPath);
+    const std::string method = change.detail.value("method", "");
+    if (method == kernel::kMethodGrubby) return OkStatus();
+    const std::string path =
+        method == kernel::kMethodKernelInstall ? kernel::kKernelCmdlinePath : kDropInPath;
+    if (RestoresManagedFile(change, path)) return VerifyManagedFileRestored(*ctx.fs, change, path);
+    auto now = ctx.fs->ReadFile(path);
     const std::string label = change.field_path.empty() ? change.id : change.field_path;
+    if (method == kernel::kMethodKernelInstall) {
+      if (!now.ok()) return now.status().WithContext(label);
+      if (kernel::CmdlineSatisfies(kernel::SplitCmdline(*now), ArgsOf(change.after))) {
+        return OkStatus();
+      }
+      return FailedPreconditionError(label + ": " + path + " does not hold " +
+                                     change.after.dump());
+    }
     if (change.after.is_null()) {
       if (!now.ok() && now.status().err() == ENOENT) return OkStatus();
       return FailedPreconditionError(label + ": " + kDropInPath + " still exists");
@@ -166,12 +119,35 @@ class KernelModule final : public Module {
   }
 
  private:
-  static Status WriteDropIn(HostFs& fs, const nlohmann::json& after) {
-    if (after.is_null()) {
-      if (!fs.Exists(kDropInPath)) return OkStatus();
-      return fs.RemoveFile(kDropInPath);
+  // /etc/kernel/cmdline edited (or restored, a rollback), then kernel-install
+  // add of every kernel the plan found, one after the other.
+  static Status ApplyKernelInstall(const Change& change, HostContext& ctx,
+                                   kernel::BootCommandRunner& runner) {
+    const std::string path = kernel::kKernelCmdlinePath;
+    std::optional<std::string> text;
+    if (!RestoresManagedFile(change, path)) {
+      std::vector<std::string> tokens;
+      if (auto cur = ctx.fs->ReadFile(path); cur.ok()) {
+        tokens = kernel::SplitCmdline(*cur);
+      } else if (cur.status().err() == ENOENT) {
+        tokens = kernel::SplitCmdline(change.detail.value("base", ""));
+      } else {
+        return cur.status();
+      }
+      std::string line;
+      for (const std::string& t :
+           kernel::EditCmdline(tokens, ArgsOf(change.before), ArgsOf(change.after))) {
+        line += (line.empty() ? "" : " ") + t;
+      }
+      text = line + "\n";
     }
-    return fs.WriteFileAtomic(kDropInPath, kernel::RenderDropIn(ArgsOf(after)));
+    RETURN_IF_ERROR(WriteManagedFile(*ctx.fs, change, path, text));
+    for (const auto& k : change.detail["kernels"]) {
+      const std::string version = k[0].get<std::string>();
+      if (ctx.progress) ctx.progress->Step("kernel command line: kernel-install add " + version);
+      RETURN_IF_ERROR(runner.Run({"kernel-install", "add", version, k[1].get<std::string>()}));
+    }
+    return OkStatus();
   }
 };
 

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/module/managed_file.h"
 #include "engine/module/registry.h"
 #include "modules/kmod/kmod_backend.h"
 #include "modules/kmod/kmod_host.h"
@@ -85,22 +86,15 @@ Status KmodModule::Apply(const Change& change, HostContext& ctx) {
     return backend->Load(change.target, deps);
   }
   if (change.attribute == kKmodAttrPersist) {
-    if (change.after.is_null()) return ctx.fs->RemoveFile(kModulesLoadConf);
+    if (change.after.is_null() || RestoresManagedFile(change, kModulesLoadConf)) {
+      return WriteManagedFile(*ctx.fs, change, kModulesLoadConf, std::nullopt);
+    }
     if (!change.after.is_array()) return InvalidArgumentError(change.id + ": after must be a list");
     std::vector<std::string> mods;
     for (const auto& m : change.after) {
       if (m.is_string()) mods.push_back(m.get<std::string>());
     }
-    // Back to the file as it was (a rollback): its bytes, not a rendering,
-    // when the recorded bytes list exactly these modules.
-    if (change.detail.is_object() && change.detail.contains(kKmodFileBefore) &&
-        change.detail[kKmodFileBefore].is_string()) {
-      const std::string before = change.detail[kKmodFileBefore].get<std::string>();
-      if (nlohmann::json(ParseModulesLoad(before)) == change.after) {
-        return ctx.fs->WriteFileAtomic(kModulesLoadConf, before);
-      }
-    }
-    return ctx.fs->WriteFileAtomic(kModulesLoadConf, RenderModulesLoad(mods));
+    return WriteManagedFile(*ctx.fs, change, kModulesLoadConf, RenderModulesLoad(mods));
   }
   return InvalidArgumentError("module kmod: unknown change " + change.id);
 }
@@ -121,6 +115,9 @@ Status KmodModule::Verify(const Change& change, HostContext& ctx) {
     return OkStatus();
   }
   if (change.attribute == kKmodAttrPersist) {
+    if (RestoresManagedFile(change, kModulesLoadConf)) {
+      return VerifyManagedFileRestored(*ctx.fs, change, kModulesLoadConf);
+    }
     auto text = ctx.fs->ReadFile(kModulesLoadConf);
     if (change.after.is_null()) {
       if (text.ok())

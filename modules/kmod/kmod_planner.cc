@@ -1,9 +1,11 @@
 #include "modules/kmod/kmod_planner.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "engine/base/strings.h"
+#include "engine/module/managed_file.h"
 
 namespace provisioner {
 
@@ -112,19 +114,11 @@ void PlanKernelModules(const DesiredState& desired, const HostFacts& facts, Plan
   c.phase = kPhaseKernelModules;
   c.field_path = "spec.kernelModules";
   c.reason = "load at boot: " + std::string(kModulesLoadConf);
-  // The file's bytes, for a rollback that restores them rather than a
-  // re-rendering of `before` (KmodModule::Apply). Only text a JSON plan and
-  // journal can hold (UTF-8), and small, as such a file is.
-  if (k.persisted && !k.persisted_text.empty() && k.persisted_text.size() <= kMaxFileBeforeBytes) {
-    nlohmann::json text = k.persisted_text;
-    bool utf8 = true;
-    try {
-      (void)text.dump().size();
-    } catch (const nlohmann::json::exception&) {
-      utf8 = false;
-    }
-    if (utf8) c.detail = {{kKmodFileBefore, std::move(text)}};
-  }
+  // Captured before apply writes it, restored byte for byte by a rollback;
+  // someone else's file is taken over with a warning (managed_file.h).
+  DeclareManagedFile(c, kModulesLoadConf,
+                     k.persisted ? std::optional<std::string>(k.persisted_text) : std::nullopt,
+                     c.field_path, sink);
   sink.AddChange(std::move(c));
 }
 

@@ -17,11 +17,6 @@
 
 namespace provisioner {
 
-// The persist change's detail key: the bytes of the modules-load.d file
-// before the change (at most kMaxFileBeforeBytes).
-inline constexpr char kKmodFileBefore[] = "fileBefore";
-inline constexpr size_t kMaxFileBeforeBytes = 64 * 1024;
-
 inline constexpr char kKmodModule[] = "kmod";
 inline constexpr char kKmodAttrLoaded[] = "loaded";
 inline constexpr char kKmodAttrPersist[] = "modules";

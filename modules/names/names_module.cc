@@ -7,6 +7,7 @@
 
 #include "engine/model/pci_address.h"
 #include "engine/model/selector.h"
+#include "engine/module/managed_file.h"
 #include "engine/module/registry.h"
 #include "modules/names/names_planner.h"
 #include "spdlog/spdlog.h"
@@ -154,15 +155,13 @@ void NamesModule::Check(const DesiredState* desired, const HostFacts& facts,
 Status NamesModule::Apply(const Change& change, HostContext& ctx) {
   RETURN_IF_ERROR(CheckChange(change));
   if (change.attribute == kRulesAttribute) {
-    if (change.after.is_null()) {
-      if (!ctx.fs->Exists(kNamesRulesFile)) return OkStatus();
-      return ctx.fs->RemoveFile(kNamesRulesFile).WithContext("remove " + change.target);
+    std::optional<std::string> text;
+    if (!change.after.is_null() && !RestoresManagedFile(change, kNamesRulesFile)) {
+      text = NameRulesFileText(change.after.get<std::vector<std::string>>());
+      auto now = ctx.fs->ReadFile(kNamesRulesFile);
+      if (now.ok() && *now == *text) return OkStatus();
     }
-    const std::string text = NameRulesFileText(change.after.get<std::vector<std::string>>());
-    auto now = ctx.fs->ReadFile(kNamesRulesFile);
-    if (now.ok() && *now == text) return OkStatus();
-    return ctx.fs->WriteFileAtomic(kNamesRulesFile, text, 0644)
-        .WithContext("write " + change.target);
+    return WriteManagedFile(*ctx.fs, change, kNamesRulesFile, text, 0644);
   }
   const bool rdma = change.attribute == kRdmaAttribute;
   const std::string from = change.before.get<std::string>();
@@ -192,6 +191,9 @@ Status NamesModule::Verify(const Change& change, HostContext& ctx) {
   RETURN_IF_ERROR(CheckChange(change));
   const std::string label = change.field_path.empty() ? change.id : change.field_path;
   if (change.attribute == kRulesAttribute) {
+    if (RestoresManagedFile(change, kNamesRulesFile)) {
+      return VerifyManagedFileRestored(*ctx.fs, change, kNamesRulesFile);
+    }
     auto now = ctx.fs->ReadFile(kNamesRulesFile);
     if (change.after.is_null()) {
       if (now.ok())

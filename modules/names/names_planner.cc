@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "engine/model/selector.h"
+#include "engine/module/managed_file.h"
 #include "nlohmann/json.hpp"
 
 namespace provisioner {
@@ -158,13 +159,16 @@ void PlanNames(const DesiredState& desired, const HostFacts& facts, PlanSink& si
   nlohmann::json before =
       facts.names.rules ? nlohmann::json(ParseNameRules(*facts.names.rules)) : nlohmann::json();
   nlohmann::json after = any ? nlohmann::json(RenderNameRules(rules)) : nlohmann::json();
-  if (before != after) {
+  // Someone else's file at our name, and no names asked: not ours to delete.
+  const bool foreign = facts.names.rules && !WrittenByProvisioner(*facts.names.rules);
+  if (before != after && !(foreign && !any)) {
     Change c = MakeChange(kNamesModule, kNamesRulesFile, kRulesAttribute, before, after,
                           Disruption::kLive, kPhaseNames,
                           any ? "persistent names of the nics' PFs at every boot (udev)"
                               : "no nic has names: the module's udev rules go",
                           any ? first_path : "spec.nics");
     c.resource = file_resource;
+    DeclareManagedFile(c, kNamesRulesFile, facts.names.rules, c.field_path, sink);
     sink.AddChange(std::move(c));
   }
   for (Change& c : renames) sink.AddChange(std::move(c));

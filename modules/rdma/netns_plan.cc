@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <string>
 
+#include "engine/module/managed_file.h"
+
 namespace provisioner::rdma {
 namespace {
 
@@ -98,6 +100,8 @@ void PlanNetnsMode(const DesiredState& desired, const HostFacts& facts, PlanSink
     c.phase = kPhaseRdmaNetns;
     c.field_path = "spec.rdma.persist";
     c.detail = {{"path", "/etc/modprobe.d/ib_core.conf"}};
+    // A shared file, edited in place: a rollback gives its bytes back.
+    DeclareEditedFile(c, "/etc/modprobe.d/ib_core.conf");
     sink.AddChange(std::move(c));
     // ib_core loads from the initramfs, with the modprobe.d copied in when
     // it was built: the file takes effect at boot only once it is rebuilt.

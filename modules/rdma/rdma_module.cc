@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <string>
 
+#include "engine/module/managed_file.h"
 #include "engine/module/registry.h"
 #include "modules/rdma/doctor_checks.h"
 #include "modules/rdma/netns_plan.h"
@@ -155,6 +156,9 @@ Status RdmaModule::Apply(const Change& change, HostContext& ctx) {
     if (ctx.progress) ctx.progress->Step("RDMA netns mode -> " + mode);
     return SetLiveMode(change, mode, ctx);
   }
+  if (change.target == kPersistTarget && RestoresManagedFile(change, kIbCoreConf)) {
+    return WriteManagedFile(*ctx.fs, change, kIbCoreConf, std::nullopt);  // a rollback
+  }
   if (change.target == kPersistTarget) return WritePersistent(mode, ctx);
   return InvalidArgumentError("module rdma has no target " + change.target + " (" + change.id +
                               ")");
@@ -169,6 +173,9 @@ Status RdmaModule::Verify(const Change& change, HostContext& ctx) {
                                      now);
     }
     return OkStatus();
+  }
+  if (RestoresManagedFile(change, kIbCoreConf)) {
+    return VerifyManagedFileRestored(*ctx.fs, change, kIbCoreConf);
   }
   std::string text;
   if (auto cur = ctx.fs->ReadFile(kIbCoreConf); cur.ok()) {

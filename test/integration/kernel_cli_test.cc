@@ -66,6 +66,160 @@ std::string GrubSees(const std::string& root) {
   return out;
 }
 
+void Put(const std::string& root, const std::string& path, const std::string& content) {
+  std::filesystem::create_directories(std::filesystem::path(root + path).parent_path());
+  std::ofstream(root + path, std::ios::trunc | std::ios::binary) << content;
+}
+
+// The hgx tree as a Debian host that boots with systemd-boot: its ESP at
+// /boot/efi, kernel-install and /etc/kernel/cmdline, one installed kernel,
+// and /etc/default/grub left over from GRUB (no grub.cfg).
+std::string SystemdBootTree() {
+  const std::string root = Tree();
+  Put(root, "/boot/efi/EFI/systemd/systemd-bootx64.efi", "");
+  Put(root, "/boot/efi/loader/loader.conf", "timeout 3\n");
+  Put(root, "/boot/efi/loader/entries/f00d-6.1.0-18-amd64.conf",
+      "title Debian\nversion 6.1.0-18-amd64\noptions root=UUID=6f1c0a43 ro quiet "
+      "intel_iommu=on\nlinux /f00d/6.1.0-18-amd64/linux\n");
+  Put(root, "/etc/kernel/cmdline", "root=UUID=6f1c0a43  ro quiet intel_iommu=on\n");
+  Put(root, "/usr/bin/kernel-install", "");
+  Put(root, "/lib/modules/6.1.0-18-amd64/modules.dep", "");
+  Put(root, "/boot/vmlinuz-6.1.0-18-amd64", "");
+  return root;
+}
+
+// Issue 35 item 5: /etc/kernel/cmdline and /etc/default/grub both there,
+// systemd-boot on the ESP: the kernel-install path, not the GRUB drop-in.
+TEST(KernelCliTest, SystemdBootHostWithDefaultGrubPlansKernelInstall) {
+  const std::string root = SystemdBootTree();
+  const std::string yaml = WriteTempFile("host.yaml", kHostYaml);
+  json plan = PlanJson(yaml, root);
+  ASSERT_EQ(plan["changes"].size(), 1u) << plan.dump(2);
+  const json& c = plan["changes"][0];
+  EXPECT_EQ(c["before"], json({"quiet", "intel_iommu=on"}));
+  const std::string reason = c["reason"].get<std::string>();
+  EXPECT_NE(reason.find("write /etc/kernel/cmdline and run kernel-install add 6.1.0-18-amd64 "
+                        "/boot/vmlinuz-6.1.0-18-amd64"),
+            std::string::npos)
+      << reason;
+  EXPECT_NE(reason.find("systemd-boot is on the ESP /boot/efi"), std::string::npos) << reason;
+
+  RunResult a = Provisioner({"apply", yaml, "--root", root});
+  EXPECT_EQ(a.exit_code, 3) << a.out << a.err;
+  EXPECT_NE(a.err.find("not running `kernel-install add 6.1.0-18-amd64 "
+                       "/boot/vmlinuz-6.1.0-18-amd64`"),
+            std::string::npos)
+      << a.err;
+  EXPECT_EQ(ReadFile(root + "/etc/kernel/cmdline"),
+            "root=UUID=6f1c0a43 ro intel_iommu=on iommu=pt\n");
+  EXPECT_FALSE(Exists(root + kDropIn));
+  RunResult pending = Provisioner({"plan", yaml, "--root", root, "--detailed-exitcode"});
+  EXPECT_EQ(pending.exit_code, 0) << pending.out << pending.err;
+  EXPECT_NE((pending.out + pending.err).find("reboot to apply it"), std::string::npos)
+      << pending.out << pending.err;
+}
+
+// The LoaderInfo EFI variable decides when GRUB's config is there too.
+TEST(KernelCliTest, LoaderInfoSaysSystemdBootBootedIt) {
+  const std::string root = SystemdBootTree();
+  Put(root, "/boot/grub/grub.cfg", "# grub\n");
+  std::string var("\x06\x00\x00\x00", 4);
+  for (char ch : std::string("systemd-boot 252.22")) var += std::string(1, ch) + '\0';
+  var += std::string("\0\0", 2);
+  Put(root, "/sys/firmware/efi/efivars/LoaderInfo-4a67b082-0a4c-41cf-b6c7-440b29bb8c4f", var);
+  json plan = PlanJson(WriteTempFile("host.yaml", kHostYaml), root);
+  ASSERT_EQ(plan["changes"].size(), 1u) << plan.dump(2);
+  EXPECT_NE(plan["changes"][0]["reason"].get<std::string>().find(
+                "LoaderInfo EFI variable says systemd-boot 252.22"),
+            std::string::npos)
+      << plan.dump(2);
+}
+
+// systemd-boot on the ESP and a GRUB config, nothing saying which booted:
+// a plan error that says what it found.
+TEST(KernelCliTest, UndecidableBootLoaderIsAPlanErrorSayingWhatItFound) {
+  const std::string root = SystemdBootTree();
+  Put(root, "/boot/grub/grub.cfg", "# grub\n");
+  RunResult p = Provisioner({"plan", WriteTempFile("host.yaml", kHostYaml), "--root", root});
+  EXPECT_EQ(p.exit_code, 1) << p.out;
+  EXPECT_NE(p.err.find("cannot tell which boot loader boots this host: systemd-boot is on "
+                       "/boot/efi and GRUB has /boot/grub/grub.cfg"),
+            std::string::npos)
+      << p.err;
+  EXPECT_NE(p.err.find("/etc/kernel/cmdline present"), std::string::npos) << p.err;
+}
+
+// RHEL 8: BLS entries say `options $kernelopts`, the value in grubenv. The
+// plan's "before" is what the entries really hold.
+TEST(KernelCliTest, Rhel8KerneloptsShowTheirRealBefore) {
+  const std::string root = Tree();
+  Put(root, "/etc/os-release",
+      "NAME=\"Red Hat Enterprise Linux\"\nID=\"rhel\"\nID_LIKE=\"fedora\"\nVERSION_ID=\"8.9\"\n");
+  Put(root, "/etc/default/grub",
+      "GRUB_TIMEOUT=5\nGRUB_CMDLINE_LINUX=\"crashkernel=auto\"\nGRUB_ENABLE_BLSCFG=true\n");
+  Put(root, "/usr/sbin/grubby", "");
+  Put(root, "/boot/grub2/grub.cfg", "# grub\n");
+  Put(root, "/boot/grub2/grubenv",
+      "# GRUB Environment Block\nsaved_entry=abc-4.18.0-513.el8.x86_64\n"
+      "kernelopts=root=/dev/mapper/rhel-root ro crashkernel=auto quiet intel_iommu=on\n");
+  Put(root, "/boot/loader/entries/abc-4.18.0-513.el8.x86_64.conf",
+      "title Red Hat Enterprise Linux (4.18.0-513.el8.x86_64) 8.9\nversion "
+      "4.18.0-513.el8.x86_64\nlinux /vmlinuz-4.18.0-513.el8.x86_64\n"
+      "options $kernelopts $tuned_params\n");
+  json plan = PlanJson(WriteTempFile("host.yaml", kHostYaml), root);
+  ASSERT_EQ(plan["changes"].size(), 1u) << plan.dump(2);
+  EXPECT_EQ(plan["changes"][0]["before"], json({"quiet", "intel_iommu=on"})) << plan.dump(2);
+  EXPECT_NE(plan["changes"][0]["reason"].get<std::string>().find(
+                "/usr/sbin/grubby --update-kernel=ALL --args=intel_iommu=on iommu=pt "
+                "--remove-args=quiet"),
+            std::string::npos)
+      << plan.dump(2);
+}
+
+// Issue 36 item 4: a drop-in that is someone else's is taken over, with a
+// warning.
+TEST(KernelCliTest, SomeoneElsesDropInIsTakenOverWithAWarning) {
+  const std::string root = Tree();
+  Put(root, kDropIn, "# site policy\nGRUB_TIMEOUT=1\n");
+  RunResult p = Provisioner({"plan", WriteTempFile("host.yaml", kHostYaml), "--root", root});
+  EXPECT_EQ(p.exit_code, 0) << p.err;
+  EXPECT_NE((p.out + p.err).find("was not written by provisioner: taken over"),
+            std::string::npos)
+      << p.out << p.err;
+}
+
+// Issue 36 item 7: the boot facts are in the saved plan's facts digest, so a
+// host whose kernel command line changed after `plan --out` is refused as a
+// changed host, not as an edited plan file.
+TEST(KernelCliTest, SavedPlanRefusedBecauseTheBootConfigurationChanged) {
+  const std::string yaml = WriteTempFile("host.yaml", kHostYaml);
+  {  // /proc/cmdline (rebooted with other arguments)
+    const std::string root = Tree();
+    const std::string saved = MakeTempDir("plan") + "/plan.json";
+    RunResult p = Provisioner({"plan", yaml, "--root", root, "--out", saved});
+    ASSERT_EQ(p.exit_code, 0) << p.err;
+    KernelWrite(root + "/proc/cmdline",
+                "BOOT_IMAGE=/boot/vmlinuz-6.1.0-18-amd64 root=UUID=6f1c0a43 ro intel_iommu=on\n");
+    RunResult a = Provisioner({"apply", saved, "--root", root});
+    EXPECT_EQ(a.exit_code, 1) << a.out << a.err;
+    EXPECT_NE(a.err.find("changed since the plan was made"), std::string::npos) << a.err;
+    EXPECT_EQ(a.err.find("the plan file was edited"), std::string::npos) << a.err;
+    EXPECT_FALSE(Exists(root + kDropIn));
+  }
+  {  // the boot loader's file
+    const std::string root = SystemdBootTree();
+    const std::string saved = MakeTempDir("plan") + "/plan.json";
+    RunResult p = Provisioner({"plan", yaml, "--root", root, "--out", saved});
+    ASSERT_EQ(p.exit_code, 0) << p.err;
+    Put(root, "/etc/kernel/cmdline", "root=UUID=6f1c0a43 ro intel_iommu=on nosmt\n");
+    RunResult a = Provisioner({"apply", saved, "--root", root});
+    EXPECT_EQ(a.exit_code, 1) << a.out << a.err;
+    EXPECT_NE(a.err.find("changed since the plan was made"), std::string::npos) << a.err;
+    EXPECT_EQ(ReadFile(root + "/etc/kernel/cmdline"),
+              "root=UUID=6f1c0a43 ro intel_iommu=on nosmt\n");
+  }
+}
+
 TEST(KernelCliTest, DebianDropInAppliesExitsThreeAndConvergesAfterReboot) {
   const std::string root = Tree();
   const std::string yaml = WriteTempFile("host.yaml", kHostYaml);

@@ -103,6 +103,12 @@ class SimulatedHostFs final : public HostFs {
   // PCI config space: a plain positioned write (faults apply, as to every write).
   Status WriteAt(std::string_view path, uint64_t offset, std::string_view bytes) override;
   Status RemoveFile(std::string_view path) override;
+  StatusOr<FileOwnership> StatFile(std::string_view path) const override {
+    return inner_->StatFile(path);
+  }
+  Status SetOwner(std::string_view path, uint32_t uid, uint32_t gid) override {
+    return inner_->SetOwner(path, uid, gid);
+  }
   std::string FsPath(std::string_view path) const override { return inner_->FsPath(path); }
   const HostFsStats& stats() const override;
 

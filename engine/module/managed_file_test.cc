@@ -1,0 +1,64 @@
+#include "engine/module/managed_file.h"
+
+#include <stdlib.h>
+
+#include <string>
+
+#include "gtest/gtest.h"
+
+namespace provisioner {
+namespace {
+
+std::string TempRoot() {
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  std::string base = std::string(tmp ? tmp : "/tmp") + "/mfXXXXXX";
+  return ::mkdtemp(base.data());
+}
+
+TEST(ManagedFileTest, OurHeaderIsInTheLeadingCommentBlock) {
+  EXPECT_TRUE(WrittenByProvisioner("# Written by provisioner from host.yaml\nx\n"));
+  EXPECT_TRUE(WrittenByProvisioner("\n# Persistent names, written by provisioner (names)\n"));
+  EXPECT_FALSE(WrittenByProvisioner("# site defaults\nGRUB_TIMEOUT=1\n"));
+  // Below the first non-comment line it is content, not a header.
+  EXPECT_FALSE(WrittenByProvisioner("options x y\n# written by provisioner\n"));
+}
+
+TEST(ManagedFileTest, PlanWarnsThatSomeoneElsesFileIsTakenOver) {
+  PlanSink sink;
+  Change c = MakeChange("m", "t", "a", nullptr, 1, Disruption::kLive, 1, "", "spec.x");
+  DeclareManagedFile(c, "/etc/modprobe.d/x.conf", std::string("options foo bar=1\n"), "spec.x",
+                     sink);
+  ASSERT_EQ(sink.diagnostics().size(), 1u);
+  EXPECT_EQ(sink.diagnostics()[0].severity, Severity::kWarning);
+  EXPECT_NE(sink.diagnostics()[0].message.find("taken over"), std::string::npos);
+  EXPECT_EQ(c.detail[kManagedFileKey], "/etc/modprobe.d/x.conf");
+  PlanSink ours;
+  DeclareManagedFile(c, "/etc/modprobe.d/x.conf", std::string("# Written by provisioner\n"),
+                     "spec.x", ours);
+  EXPECT_TRUE(ours.diagnostics().empty());
+}
+
+TEST(ManagedFileTest, BytesThatAreNotUtf8AreRecordedAndRestored) {
+  auto fs = NewLocalHostFs(TempRoot());
+  const std::string bytes("a\xff\xfe\0b\n", 6);
+  ASSERT_TRUE(fs->WriteFileAtomic("/etc/x.conf", bytes, 0640).ok());
+  Change c = MakeChange("m", "t", "a", nullptr, "y", Disruption::kLive, 1, "", "");
+  DeclareEditedFile(c, "/etc/x.conf");
+  auto cap = CaptureManagedFile(*fs, c);
+  ASSERT_TRUE(cap.ok()) << cap.status().message();
+  EXPECT_TRUE(cap->contains("contentHex"));
+  EXPECT_EQ((*cap)["mode"], 0640);
+  (void)cap->dump();  // a journal holds it
+  ASSERT_TRUE(WriteManagedFile(*fs, c, "/etc/x.conf", std::string("y\n")).ok());
+  Change inv = c;
+  AttachRestore(inv, *cap);
+  ASSERT_TRUE(WriteManagedFile(*fs, inv, "/etc/x.conf", std::string("y\n")).ok());
+  EXPECT_EQ(*fs->ReadFile("/etc/x.conf"), bytes);
+  EXPECT_TRUE(VerifyManagedFileRestored(*fs, inv, "/etc/x.conf").ok());
+  auto own = fs->StatFile("/etc/x.conf");
+  ASSERT_TRUE(own.ok());
+  EXPECT_EQ(own->mode, 0640u);
+}
+
+}  // namespace
+}  // namespace provisioner
