@@ -212,5 +212,55 @@ TEST(KernelCmdlinePlanTest, RefusesChangesOfTheWrongShape) {
   EXPECT_FALSE(CheckCmdlineChange(c).ok());
 }
 
+TEST(KernelCmdlinePlanTest, EditCmdlineKeepsTheRestOfTheLine) {
+  const Args line = SplitCmdline("root=UUID=1 ro quiet iommu=off splash");
+  EXPECT_EQ(EditCmdline(line, {"quiet"}, {"iommu=pt", "-quiet"}),
+            Args({"root=UUID=1", "ro", "splash", "iommu=pt"}));
+  // Back (a rollback without a recorded file): iommu=pt goes, quiet is back.
+  EXPECT_EQ(EditCmdline(SplitCmdline("root=UUID=1 ro splash iommu=pt"), {"iommu=pt", "-quiet"},
+                        {"quiet"}),
+            Args({"root=UUID=1", "ro", "splash", "quiet"}));
+}
+
+TEST(KernelCmdlinePlanTest, KernelInstallChangesNameOnlyPlainKernels) {
+  Change c = MakeChange(kModuleName, "boot", "cmdline", Args{}, Args{"iommu=pt"},
+                        Disruption::kReboot, 15, "", "");
+  c.detail["method"] = kMethodKernelInstall;
+  c.detail["path"] = kKernelCmdlinePath;
+  c.detail["kernels"] = {{"6.1.0-18-amd64", "/boot/vmlinuz-6.1.0-18-amd64"}};
+  EXPECT_TRUE(CheckCmdlineChange(c).ok());
+  c.detail["kernels"] = {{"6.1.0-18-amd64", "/tmp/evil"}};
+  EXPECT_FALSE(CheckCmdlineChange(c).ok());
+  c.detail["kernels"] = {{"../../x", "/boot/vmlinuz-../../x"}};
+  EXPECT_FALSE(CheckCmdlineChange(c).ok());
+  c.detail["kernels"] = {{"6.1.0-18-amd64", "/boot/vmlinuz-6.1.0-18-amd64"}};
+  c.detail["path"] = "/etc/shadow";
+  EXPECT_FALSE(CheckCmdlineChange(c).ok());
+}
+
+TEST(BootLoaderTest, DecodesLoaderInfoAndChoosesInTheDocumentedOrder) {
+  std::string var("\x07\0\0\0", 4);
+  for (char ch : std::string("systemd-boot 255")) var += std::string(1, ch) + '\0';
+  var += std::string(2, '\0');
+  EXPECT_EQ(DecodeLoaderInfo(var), "systemd-boot 255");
+  BootFacts b;
+  b.default_grub = true;
+  b.os_id = "debian";
+  b.kernel_cmdline = "root=x ro\n";
+  b.kernel_install = true;
+  b.grub_cfg = "/boot/grub/grub.cfg";
+  EXPECT_EQ(ChooseBootLoader(b).method, kMethodGrubDropIn);  // GRUB boots it
+  b.systemd_boot_esp = "/efi";
+  EXPECT_EQ(ChooseBootLoader(b).method, "");  // both: undecidable
+  b.loader_info = "systemd-boot 255";
+  EXPECT_EQ(ChooseBootLoader(b).method, kMethodKernelInstall);
+  b.loader_info.clear();
+  b.grub_cfg.clear();
+  EXPECT_EQ(ChooseBootLoader(b).method, kMethodKernelInstall);
+  BootFacts proc;
+  proc.cmdline = "BOOT_IMAGE=/vmlinuz-6 root=x initrd=/i ro";
+  EXPECT_EQ(KernelInstallBase(proc), Args({"root=x", "ro"}));
+}
+
 }  // namespace
 }  // namespace provisioner::kernel

@@ -1,7 +1,11 @@
 // Module "kernel": spec.kernel.cmdline (kernel_cmdline.h). Discovery reads
-// the running command line and the boot configuration; apply writes the GRUB
-// drop-in and runs update-grub (Debian/Ubuntu) or runs grubby (RHEL-like),
-// through the runner the root calls for (kernel_backend.h).
+// the running command line and the boot configuration (boot_discover.h);
+// apply writes where the boot loader that boots the host reads
+// (boot_loader.h) and runs its regeneration step: the GRUB drop-in and
+// update-grub, grubby, or /etc/kernel/cmdline and kernel-install add,
+// through the runner the root calls for (kernel_backend.h). The files go
+// through the managed-file mechanism (engine/module/managed_file.h), so a
+// rollback restores them byte for byte.
 #include <algorithm>
 #include <cerrno>
 #include <memory>
