@@ -101,14 +101,27 @@ TEST(NamesPlanner, ConvergedIsEmptyAndTheFileParsesBack) {
 
 TEST(NamesPlanner, NoNamesRemovesTheModulesFile) {
   HostFacts facts = TwoPfs();
-  facts.names.rules = "# old\nSUBSYSTEM==\"net\", NAME=\"x\"\n";
+  facts.names.rules = "# old, written by provisioner\nSUBSYSTEM==\"net\", NAME=\"x\"\n";
   PlanSink sink;
-  PlanNames(
-      Load("  nics:\n    - name: a\n      nicSelector: { rootDevices: [\"0000:1a:00.0\"] }\n"),
-      facts, sink);
+  const DesiredState none =
+      Load("  nics:\n    - name: a\n      nicSelector: { rootDevices: [\"0000:1a:00.0\"] }\n");
+  PlanNames(none, facts, sink);
   ASSERT_EQ(sink.changes().size(), 1u);
   EXPECT_EQ(sink.changes()[0].before, nlohmann::json::array({"SUBSYSTEM==\"net\", NAME=\"x\""}));
   EXPECT_TRUE(sink.changes()[0].after.is_null());
+  // Issue 36 item 4: a file at our path without our header is not ours to
+  // delete; planned over, it is taken over with a warning.
+  facts.names.rules = "# old\nSUBSYSTEM==\"net\", NAME=\"x\"\n";
+  PlanSink foreign;
+  PlanNames(none, facts, foreign);
+  EXPECT_TRUE(foreign.changes().empty());
+  PlanSink takeover;
+  PlanNames(Load(kTwoNics), facts, takeover);
+  bool warned = false;
+  for (const auto& d : takeover.diagnostics()) {
+    warned = warned || d.message.find("taken over") != std::string::npos;
+  }
+  EXPECT_TRUE(warned);
 }
 
 TEST(NamesPlanner, RepresentorIsNotThePfsNetdevAndNoPortNameNoAttrMatch) {
