@@ -141,9 +141,10 @@ StatusOr<std::optional<Journal>> ReadJournal(const HostFs& fs) {
           "; inspect and remove it");
     }
     std::string step = step_it == e.end() ? "pending" : step_it->get<std::string>();
-    j.entries.push_back({std::move(change).value(), step == "applied"    ? JournalStep::kApplied
-                                                    : step == "applying" ? JournalStep::kApplying
-                                                                         : JournalStep::kPending,
+    j.entries.push_back({std::move(change).value(),
+                         step == "applied"    ? JournalStep::kApplied
+                         : step == "applying" ? JournalStep::kApplying
+                                              : JournalStep::kPending,
                          nullptr});
     if (auto pf = e.find("priorFile"); pf != e.end()) {
       if (!pf->is_object() || !pf->contains("path") || !(*pf)["path"].is_string()) {

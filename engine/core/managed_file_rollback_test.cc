@@ -57,9 +57,12 @@ class FilesModule final : public Module {
 };
 
 const char* const kKinds[] = {
-    "/etc/default/grub.d/99-provisioner.cfg",      "/etc/modprobe.d/ib_core.conf",
-    "/etc/modules-load.d/provisioner.conf",        "/etc/udev/rules.d/10-provisioner-names.rules",
-    "/etc/sysctl.d/90-provisioner.conf",           "/etc/iproute2/rt_tables.d/provisioner.conf",
+    "/etc/default/grub.d/99-provisioner.cfg",
+    "/etc/modprobe.d/ib_core.conf",
+    "/etc/modules-load.d/provisioner.conf",
+    "/etc/udev/rules.d/10-provisioner-names.rules",
+    "/etc/sysctl.d/90-provisioner.conf",
+    "/etc/iproute2/rt_tables.d/provisioner.conf",
     "/etc/kernel/cmdline",
 };
 
@@ -82,9 +85,8 @@ struct Fixture {
   // Write `path` (the forward change), then fail.
   Plan WriteThenFail(const std::string& path) {
     Plan p;
-    Change w = MakeChange("files", path, "content", nullptr,
-                          "# Written by provisioner\nours\n", Disruption::kLive, 10, "write",
-                          "spec.x");
+    Change w = MakeChange("files", path, "content", nullptr, "# Written by provisioner\nours\n",
+                          Disruption::kLive, 10, "write", "spec.x");
     w.resource = "file:" + path;
     DeclareEditedFile(w, path);
     Change f = MakeChange("files", "x", "fail", 0, 1, Disruption::kLive, 20, "fail", "spec.y");

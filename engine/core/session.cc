@@ -57,9 +57,8 @@ std::string FirstDifference(const json& got, const json& want) {
     const json a = got.contains(k) ? got[k] : json();
     const json b = want.contains(k) ? want[k] : json();
     if (a == b) continue;
-    return Quote(k) + ": " + Quote(got.contains(k) ? a.dump() : "(none)") +
-           " in the plan file, " + Quote(want.contains(k) ? b.dump() : "(none)") +
-           " when planned again";
+    return Quote(k) + ": " + Quote(got.contains(k) ? a.dump() : "(none)") + " in the plan file, " +
+           Quote(want.contains(k) ? b.dump() : "(none)") + " when planned again";
   }
   return "";
 }
@@ -84,7 +83,8 @@ FileDiagnostics DiagnosticsOf(const LoadResult& r, FileDiagnostics::Stage stage)
 void StopInvalid(const std::string& file, PlanOutcome* p) {
   const int n = p->diagnostics.back().errors();
   p->file_invalid = true;
-  p->status = InvalidArgumentError(file + ": " + std::to_string(n) + " error" + (n == 1 ? "" : "s"));
+  p->status =
+      InvalidArgumentError(file + ": " + std::to_string(n) + " error" + (n == 1 ? "" : "s"));
 }
 
 }  // namespace
@@ -231,12 +231,13 @@ PlanOutcome PlanFile(const PlanRequest& request) {
     p.interrupted = std::move(**journal);
     if (!request.lock && HostLockHeld(*p.host->fs, kApplyLockPath)) {
       // Its journal, but the apply holds the lock: running, not interrupted.
-      p.plan.warnings.push_back("an apply is in progress (pid " + std::to_string(p.interrupted->pid) +
-                                ", since " + p.interrupted->started_at +
-                                "); this plan is of the host mid-apply");
+      p.plan.warnings.push_back(
+          "an apply is in progress (pid " + std::to_string(p.interrupted->pid) + ", since " +
+          p.interrupted->started_at + "); this plan is of the host mid-apply");
     } else {
-      p.plan.warnings.push_back("an earlier apply was interrupted (" + p.interrupted->Describe() +
-                                "); apply converges from the current state, apply --rollback undoes it");
+      p.plan.warnings.push_back(
+          "an earlier apply was interrupted (" + p.interrupted->Describe() +
+          "); apply converges from the current state, apply --rollback undoes it");
     }
   }
   FileDiagnostics planned;
@@ -248,8 +249,8 @@ PlanOutcome PlanFile(const PlanRequest& request) {
   return p;
 }
 
-PlanOutcome PlanSavedFile(const SavedPlan& saved, const std::string& plan_file,
-                          PlanRequest request, bool root_given) {
+PlanOutcome PlanSavedFile(const SavedPlan& saved, const std::string& plan_file, PlanRequest request,
+                          bool root_given) {
   if (!root_given) request.host.root = saved.root;
   request.file = saved.desired_file;
   PlanOutcome refused;
@@ -262,10 +263,10 @@ PlanOutcome PlanSavedFile(const SavedPlan& saved, const std::string& plan_file,
   // a plan saved by an older binary holds the bytes' digest.
   const std::string now = DesiredDigest(*bytes);
   if (now != saved.desired_digest && Digest(*bytes) != saved.desired_digest) {
-    refused.status = FailedPreconditionError(
-        "refusing saved plan " + plan_file + ": " + request.file +
-        " changed since the plan was made (desired-state digest " + saved.desired_digest +
-        ", now " + now + "); run plan again");
+    refused.status =
+        FailedPreconditionError("refusing saved plan " + plan_file + ": " + request.file +
+                                " changed since the plan was made (desired-state digest " +
+                                saved.desired_digest + ", now " + now + "); run plan again");
     return refused;
   }
   PlanOutcome p = PlanFile(request);
@@ -322,8 +323,8 @@ PlanOutcome PlanSavedFile(const SavedPlan& saved, const std::string& plan_file,
       what = "(" + Quote(got_id) + ") is not what " + request.file + " plans for this host (" +
              Quote(want_id) + ")";
     } else {
-      what = "(" + Quote(got_id) + ") differs from what " + request.file + " plans: " +
-             FirstDifference(got, want);
+      what = "(" + Quote(got_id) + ") differs from what " + request.file +
+             " plans: " + FirstDifference(got, want);
     }
     p.status = FailedPreconditionError("refusing saved plan " + plan_file + ": change " +
                                        std::to_string(i + 1) + " " + what +

@@ -490,7 +490,8 @@ class LocalHostFs final : public HostFs {
   StatusOr<FileOwnership> StatFile(std::string_view path) const override {
     Count(kLookups);
     struct stat st;
-    if (!Stat(path, &st)) return ErrnoToStatus(errno == 0 ? ENOENT : errno, "stat " + std::string(path));
+    if (!Stat(path, &st))
+      return ErrnoToStatus(errno == 0 ? ENOENT : errno, "stat " + std::string(path));
     FileOwnership o;
     o.mode = static_cast<uint32_t>(st.st_mode & 07777);
     o.uid = static_cast<uint32_t>(st.st_uid);

@@ -62,7 +62,8 @@ const json* CaptureOf(const Change& c, std::string_view path) {
 
 // The capture's content; an error for a capture of the wrong shape.
 StatusOr<std::string> ContentOf(const json& cap, const std::string& path) {
-  if (cap.contains("content") && cap["content"].is_string()) return cap["content"].get<std::string>();
+  if (cap.contains("content") && cap["content"].is_string())
+    return cap["content"].get<std::string>();
   if (cap.contains("contentHex") && cap["contentHex"].is_string()) {
     if (auto b = FromHex(cap["contentHex"].get<std::string>())) return *b;
   }
@@ -164,8 +165,8 @@ Status WriteManagedFile(HostFs& fs, const Change& c, const std::string& path,
       return fs.RemoveFile(path).WithContext("restore " + path + " (absent before)");
     }
     ASSIGN_OR_RETURN(std::string bytes, ContentOf(*cap, path));
-    const int want_mode = HasOwnership(*cap) ? static_cast<int>((*cap)["mode"].get<uint32_t>())
-                                             : 0644;
+    const int want_mode =
+        HasOwnership(*cap) ? static_cast<int>((*cap)["mode"].get<uint32_t>()) : 0644;
     RETURN_IF_ERROR(fs.WriteFileAtomic(path, bytes, want_mode).WithContext("restore " + path));
     if (!HasOwnership(*cap)) return OkStatus();
     const uint32_t uid = (*cap)["uid"].get<uint32_t>(), gid = (*cap)["gid"].get<uint32_t>();
@@ -199,7 +200,8 @@ Status VerifyManagedFileRestored(const HostFs& fs, const Change& c, const std::s
   if (!own.ok()) return own.status().WithContext(label);
   if (own->mode != (*cap)["mode"].get<uint32_t>() || own->uid != (*cap)["uid"].get<uint32_t>() ||
       own->gid != (*cap)["gid"].get<uint32_t>()) {
-    return FailedPreconditionError(label + ": " + path + " does not have its earlier mode and owner");
+    return FailedPreconditionError(label + ": " + path +
+                                   " does not have its earlier mode and owner");
   }
   return OkStatus();
 }

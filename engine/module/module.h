@@ -94,8 +94,7 @@ class Module {
   // that a Plan of `desired` reads here (the firmware module: `mstconfig
   // query` of the cards whose nics ask something of the firmware). Discover
   // leaves them out while HostContext::plan_for is set. Default: nothing.
-  virtual Status DiscoverForPlan(const DesiredState& desired, HostContext& ctx,
-                                 HostFacts& facts) {
+  virtual Status DiscoverForPlan(const DesiredState& desired, HostContext& ctx, HostFacts& facts) {
     (void)desired;
     (void)ctx;
     (void)facts;
@@ -103,8 +102,7 @@ class Module {
   }
 
   // Pure: no host access. Adds changes and diagnostics (field paths).
-  virtual void Plan(const DesiredState& desired, const HostFacts& facts,
-                    PlanSink& sink) const = 0;
+  virtual void Plan(const DesiredState& desired, const HostFacts& facts, PlanSink& sink) const = 0;
 
   // Makes one change this module planned, waiting (bounded) for it to settle.
   virtual Status Apply(const Change& change, HostContext& ctx) = 0;

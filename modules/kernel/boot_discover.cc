@@ -47,8 +47,7 @@ std::optional<std::string> ValueOf(const std::string& text, const std::string& k
 // A file whose absence is normal: its content, nullopt when absent; an
 // unreadable one is an error when needed, else a warning.
 StatusOr<std::optional<std::string>> ReadOptional(const HostFs& fs, const std::string& path,
-                                                  bool needed,
-                                                  std::vector<std::string>& warnings) {
+                                                  bool needed, std::vector<std::string>& warnings) {
   auto t = fs.ReadFile(path);
   if (t.ok()) return std::optional<std::string>(std::move(*t));
   if (t.status().err() == ENOENT || t.status().err() == ENOTDIR) {
@@ -124,7 +123,8 @@ Status DiscoverBoot(const HostFs& fs, bool needed, BootFacts& boot,
   }
   ASSIGN_OR_RETURN(auto grub, ReadOptional(fs, "/etc/default/grub", needed, warnings));
   boot.default_grub = grub.has_value() || fs.Exists("/etc/default/grub");
-  boot.grub_blscfg = grub && ValueOf(*grub, "GRUB_ENABLE_BLSCFG") == std::optional<std::string>("true");
+  boot.grub_blscfg =
+      grub && ValueOf(*grub, "GRUB_ENABLE_BLSCFG") == std::optional<std::string>("true");
   for (const char* p : {"/usr/sbin/grubby", "/sbin/grubby", "/usr/bin/grubby"}) {
     if (fs.Exists(p)) {
       boot.grubby = p;
@@ -163,7 +163,8 @@ Status DiscoverBoot(const HostFs& fs, bool needed, BootFacts& boot,
       break;
     }
   }
-  for (const char* p : {"/usr/bin/kernel-install", "/bin/kernel-install", "/usr/sbin/kernel-install"}) {
+  for (const char* p :
+       {"/usr/bin/kernel-install", "/bin/kernel-install", "/usr/sbin/kernel-install"}) {
     boot.kernel_install = boot.kernel_install || fs.Exists(p);
   }
   ReadKernels(fs, boot);

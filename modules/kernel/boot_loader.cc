@@ -29,12 +29,10 @@ bool PlainChars(const std::string& s, const char* extra) {
 // "found: ..." for the error of a host where no rule answers.
 std::string Found(const BootFacts& b) {
   std::vector<std::string> f;
-  f.push_back(b.loader_info.empty() ? "no LoaderInfo EFI variable"
-                                    : "LoaderInfo " + b.loader_info);
+  f.push_back(b.loader_info.empty() ? "no LoaderInfo EFI variable" : "LoaderInfo " + b.loader_info);
   f.push_back(b.systemd_boot_esp.empty() ? "no systemd-boot on /efi, /boot/efi or /boot"
                                          : "systemd-boot on " + b.systemd_boot_esp);
-  f.push_back(b.grub_cfg.empty() ? "no /boot/grub/grub.cfg or /boot/grub2/grub.cfg"
-                                 : b.grub_cfg);
+  f.push_back(b.grub_cfg.empty() ? "no /boot/grub/grub.cfg or /boot/grub2/grub.cfg" : b.grub_cfg);
   f.push_back(std::string("/etc/default/grub: ") + (b.default_grub ? "present" : "absent") +
               (b.grub_blscfg ? " (GRUB_ENABLE_BLSCFG=true)" : ""));
   f.push_back("grubby in /usr/sbin, /sbin or /usr/bin: " +
@@ -56,8 +54,8 @@ BootLoaderChoice ChooseBootLoader(const BootFacts& b) {
   const std::string ids = b.os_id + " " + b.os_id_like;
   const bool grub = !b.grub_cfg.empty();
   if (b.loader_info.find("systemd-boot") != std::string::npos) {
-    return {kMethodKernelInstall, "the LoaderInfo EFI variable says " + b.loader_info +
-                                      " booted this kernel"};
+    return {kMethodKernelInstall,
+            "the LoaderInfo EFI variable says " + b.loader_info + " booted this kernel"};
   }
   if (!b.systemd_boot_esp.empty()) {
     if (!grub) {
@@ -73,8 +71,8 @@ BootLoaderChoice ChooseBootLoader(const BootFacts& b) {
     return {kMethodKernelInstall, "kernel-install builds unified kernel images (layout=uki)"};
   }
   if (!b.grubby.empty() && !b.bls_options.empty() && b.grub_blscfg) {
-    return {kMethodGrubby, "GRUB reads the BLS entries (GRUB_ENABLE_BLSCFG=true) that " +
-                               b.grubby + " edits"};
+    return {kMethodGrubby,
+            "GRUB reads the BLS entries (GRUB_ENABLE_BLSCFG=true) that " + b.grubby + " edits"};
   }
   if (b.default_grub && HasWord(ids, {"debian", "ubuntu"})) {
     return {kMethodGrubDropIn, "GRUB on a Debian-like host (/etc/default/grub)"};
@@ -83,12 +81,14 @@ BootLoaderChoice ChooseBootLoader(const BootFacts& b) {
     return {kMethodGrubby, "a RHEL-like host with " + b.grubby};
   }
   if ((b.kernel_cmdline || b.install_layout == "bls") && b.kernel_install && !grub) {
-    return {kMethodKernelInstall, std::string(b.kernel_cmdline ? kKernelCmdlinePath
-                                                               : "kernel-install layout=bls") +
-                                      " and no GRUB configuration"};
+    return {kMethodKernelInstall,
+            std::string(b.kernel_cmdline ? kKernelCmdlinePath : "kernel-install layout=bls") +
+                " and no GRUB configuration"};
   }
-  return {"", "no way to set the kernel command line on this host: no boot loader it can tell "
-              "(found: " + Found(b) + ")"};
+  return {"",
+          "no way to set the kernel command line on this host: no boot loader it can tell "
+          "(found: " +
+              Found(b) + ")"};
 }
 
 std::string DecodeLoaderInfo(std::string_view v) {

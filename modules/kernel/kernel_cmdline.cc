@@ -216,8 +216,8 @@ Status CheckCmdlineChange(const Change& c) {
   if (method == kMethodGrubDropIn) return OkStatus();
   if (method == kMethodKernelInstall) {
     if (c.detail.value("path", "") != kKernelCmdlinePath) {
-      return InvalidArgumentError(c.id + ": kernel-install reads " + kKernelCmdlinePath +
-                                  ", not " + c.detail.value("path", ""));
+      return InvalidArgumentError(c.id + ": kernel-install reads " + kKernelCmdlinePath + ", not " +
+                                  c.detail.value("path", ""));
     }
     const nlohmann::json kernels = c.detail.value("kernels", nlohmann::json());
     if (!kernels.is_array() || kernels.empty()) {
@@ -233,7 +233,8 @@ Status CheckCmdlineChange(const Change& c) {
     if (c.detail.contains("base") && !c.detail["base"].is_string()) {
       return InvalidArgumentError(c.id + ": base must be a command line");
     }
-    if (c.after.is_null()) return InvalidArgumentError(c.id + ": kernel-install needs the arguments");
+    if (c.after.is_null())
+      return InvalidArgumentError(c.id + ": kernel-install needs the arguments");
     return OkStatus();
   }
   if (method == kMethodGrubby) {
@@ -268,17 +269,18 @@ void PlanKernelInstall(const BootFacts& boot, const std::vector<std::string>& ar
     return;
   }
   if (boot.kernels.empty()) {
-    sink.Error(field, why + ", but no installed kernel was found (/usr/lib/modules/*/vmlinuz, "
-                            "/boot/vmlinuz-<version> of /lib/modules/*): nothing for "
-                            "kernel-install add to regenerate");
+    sink.Error(field, why +
+                          ", but no installed kernel was found (/usr/lib/modules/*/vmlinuz, "
+                          "/boot/vmlinuz-<version> of /lib/modules/*): nothing for "
+                          "kernel-install add to regenerate");
     return;
   }
   std::string commands;
   nlohmann::json kernels = nlohmann::json::array();
   for (const auto& [version, image] : boot.kernels) {
     kernels.push_back({version, image});
-    commands += (commands.empty() ? "" : ", ") + std::string("kernel-install add ") + version +
-                " " + image;
+    commands +=
+        (commands.empty() ? "" : ", ") + std::string("kernel-install add ") + version + " " + image;
   }
   Change c = MakeChange(kModuleName, "boot", "cmdline", Managed(base, args), args,
                         Disruption::kReboot, kPhaseKernelCmdline,
@@ -420,13 +422,13 @@ void CheckKernelCmdline(const DesiredState* desired, const HostFacts& facts, Che
   for (const std::string& o : facts.boot.bls_options) {
     r.evidence.push_back({"/boot/loader/entries/*.conf options", o});
   }
-  if (facts.boot.kernel_cmdline) r.evidence.push_back({kKernelCmdlinePath, *facts.boot.kernel_cmdline});
+  if (facts.boot.kernel_cmdline)
+    r.evidence.push_back({kKernelCmdlinePath, *facts.boot.kernel_cmdline});
   const bool booted =
       facts.boot.cmdline && CmdlineSatisfies(SplitCmdline(*facts.boot.cmdline), args);
   const bool next_boot =
       (dropin && *dropin == args) ||
-      (facts.boot.kernel_cmdline &&
-       ChooseBootLoader(facts.boot).method == kMethodKernelInstall &&
+      (facts.boot.kernel_cmdline && ChooseBootLoader(facts.boot).method == kMethodKernelInstall &&
        CmdlineSatisfies(SplitCmdline(*facts.boot.kernel_cmdline), args)) ||
       (!facts.boot.bls_options.empty() &&
        std::all_of(facts.boot.bls_options.begin(), facts.boot.bls_options.end(),

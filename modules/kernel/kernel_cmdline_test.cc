@@ -227,13 +227,17 @@ TEST(KernelCmdlinePlanTest, KernelInstallChangesNameOnlyPlainKernels) {
                         Disruption::kReboot, 15, "", "");
   c.detail["method"] = kMethodKernelInstall;
   c.detail["path"] = kKernelCmdlinePath;
-  c.detail["kernels"] = nlohmann::json::array({nlohmann::json::array({"6.1.0-18-amd64", "/boot/vmlinuz-6.1.0-18-amd64"})});
+  c.detail["kernels"] = nlohmann::json::array(
+      {nlohmann::json::array({"6.1.0-18-amd64", "/boot/vmlinuz-6.1.0-18-amd64"})});
   EXPECT_TRUE(CheckCmdlineChange(c).ok());
-  c.detail["kernels"] = nlohmann::json::array({nlohmann::json::array({"6.1.0-18-amd64", "/tmp/evil"})});
+  c.detail["kernels"] =
+      nlohmann::json::array({nlohmann::json::array({"6.1.0-18-amd64", "/tmp/evil"})});
   EXPECT_FALSE(CheckCmdlineChange(c).ok());
-  c.detail["kernels"] = nlohmann::json::array({nlohmann::json::array({"../../x", "/boot/vmlinuz-../../x"})});
+  c.detail["kernels"] =
+      nlohmann::json::array({nlohmann::json::array({"../../x", "/boot/vmlinuz-../../x"})});
   EXPECT_FALSE(CheckCmdlineChange(c).ok());
-  c.detail["kernels"] = nlohmann::json::array({nlohmann::json::array({"6.1.0-18-amd64", "/boot/vmlinuz-6.1.0-18-amd64"})});
+  c.detail["kernels"] = nlohmann::json::array(
+      {nlohmann::json::array({"6.1.0-18-amd64", "/boot/vmlinuz-6.1.0-18-amd64"})});
   c.detail["path"] = "/etc/shadow";
   EXPECT_FALSE(CheckCmdlineChange(c).ok());
 }

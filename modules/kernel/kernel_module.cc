@@ -80,8 +80,9 @@ class KernelModule final : public Module {
       return prior.status();
     }
     const std::optional<std::string> text =
-        change.after.is_null() ? std::nullopt
-                               : std::optional<std::string>(kernel::RenderDropIn(ArgsOf(change.after)));
+        change.after.is_null()
+            ? std::nullopt
+            : std::optional<std::string>(kernel::RenderDropIn(ArgsOf(change.after)));
     RETURN_IF_ERROR(WriteManagedFile(*ctx.fs, change, kDropInPath, text));
     if (ctx.progress) ctx.progress->Step("kernel command line: update-grub");
     Status s = runner->Run({"update-grub"});
@@ -108,8 +109,7 @@ class KernelModule final : public Module {
       if (kernel::CmdlineSatisfies(kernel::SplitCmdline(*now), ArgsOf(change.after))) {
         return OkStatus();
       }
-      return FailedPreconditionError(label + ": " + path + " does not hold " +
-                                     change.after.dump());
+      return FailedPreconditionError(label + ": " + path + " does not hold " + change.after.dump());
     }
     if (change.after.is_null()) {
       if (!now.ok() && now.status().err() == ENOENT) return OkStatus();

@@ -183,8 +183,7 @@ TEST(KernelCliTest, SomeoneElsesDropInIsTakenOverWithAWarning) {
   Put(root, kDropIn, "# site policy\nGRUB_TIMEOUT=1\n");
   RunResult p = Provisioner({"plan", WriteTempFile("host.yaml", kHostYaml), "--root", root});
   EXPECT_EQ(p.exit_code, 0) << p.err;
-  EXPECT_NE((p.out + p.err).find("was not written by provisioner: taken over"),
-            std::string::npos)
+  EXPECT_NE((p.out + p.err).find("was not written by provisioner: taken over"), std::string::npos)
       << p.out << p.err;
 }
 
