@@ -156,7 +156,35 @@ StatusOr<BurnOf> BurnDetail(const Change& change) {
   return b;
 }
 
+// The rollback of a burn leaves the flash as it is: when it holds an image
+// the card does not run (the burn completed, its reset or reboot did not
+// happen), the change is deferred to the reboot that runs it, naming the
+// card and both versions; apply then exits 3 and writes the reboot marker.
+// A flash that cannot be read is said as such, and counted as pending: the
+// burn may have completed.
+Status DeferIfFlashPending(const Change& change, HostContext& ctx, FirmwareTool& tool) {
+  auto text = tool.FlintQuery(change.target);
+  if (!text.ok()) {
+    ctx.deferred_to_reboot = "the flash of " + change.target + " could not be read (" +
+                             text.status().message() + "): the image burned before the " +
+                             "interruption may run at the next boot";
+    return OkStatus();
+  }
+  ASSIGN_OR_RETURN(FlintQuery q, ParseFlintQuery(*text));
+  if (!q.running.empty() && q.running != q.fw_version) {
+    ctx.deferred_to_reboot = change.target + " carries firmware " + q.fw_version +
+                             " on its flash and runs " + q.running +
+                             ": the burned image runs at the next boot (a burn cannot be undone)";
+  }
+  return OkStatus();
+}
+
 }  // namespace
+
+Status FirmwareModule::PendingImageAfterRollback(const Change& change, HostContext& ctx) {
+  std::unique_ptr<FirmwareTool> tool = Tool(*ctx.fs);
+  return DeferIfFlashPending(change, ctx, *tool);
+}
 
 Status FirmwareModule::ApplyBurn(const Change& change, HostContext& ctx) {
   ASSIGN_OR_RETURN(BurnOf b, BurnDetail(change));
@@ -165,7 +193,10 @@ Status FirmwareModule::ApplyBurn(const Change& change, HostContext& ctx) {
         "{}: a firmware burn cannot be undone; {} stays on the flash of {} (burn the "
         "previous image to go back)",
         change.id, b.version, change.target);
-    return OkStatus();
+    // What the flash holds now decides the exit: an image that is not the
+    // running one runs at the next boot (issue 36.5: a kill between the burn
+    // and its firmware reset left it there, and the rollback said nothing).
+    return PendingImageAfterRollback(change, ctx);
   }
   std::unique_ptr<FirmwareTool> tool = Tool(*ctx.fs);
   if (!tool->FlintAvailable()) return FailedPreconditionError(MstflintInstallHint());

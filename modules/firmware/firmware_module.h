@@ -66,6 +66,9 @@ class FirmwareModule final : public Module {
   // query's FW Version (the flash) reading the pinned version.
   Status ApplyBurn(const Change& change, HostContext& ctx);
   Status VerifyBurn(const Change& change, HostContext& ctx);
+  // The rollback of a burn: deferred to the reboot when the flash holds an
+  // image the card does not run.
+  Status PendingImageAfterRollback(const Change& change, HostContext& ctx);
   // spec.firmware.activation: reset: `mstfwreset query` of `cards`.
   void ReadResetCapability(FirmwareTool& tool, const std::vector<std::string>& cards,
                            HostContext& ctx, HostFacts& facts);

@@ -451,3 +451,51 @@ TEST_F(FirmwareUpdateCliTest, KilledDuringTheBurnIsReportedAndReplanned) {
 
 }  // namespace
 }  // namespace provisioner::testing
+
+namespace provisioner::testing {
+namespace {
+
+// Issue 36.5: activation reset, an apply killed after the burn and before
+// the reset (the journal holds the burn applied, the activate pending; the
+// flash holds 16.35.3006, the card runs 16.35.2000). apply --rollback cannot
+// undo the burn: the image runs at the next boot, so it exits 3, writes the
+// reboot marker and names the card and both versions.
+TEST_F(FirmwareUpdateCliTest, RollbackAfterTheBurnBeforeTheResetExits3WithTheMarker) {
+  KernelSimDaemon sim(root_);
+  ASSERT_TRUE(sim.ready());
+  const std::string yaml = Pin("  firmware:\n    activation: reset\n");
+  const std::string saved = MakeTempDir("fw-plan") + "/plan.json";
+  RunResult plan = Provisioner({"plan", yaml, "--root", root_, "--out", saved});
+  ASSERT_EQ(plan.exit_code, 0) << plan.out << plan.err;
+  json record = json::parse(ReadFile(saved), nullptr, false);
+  ASSERT_TRUE(record.contains("changes")) << record.dump();
+  json journal = {{"formatVersion", 1},
+                  {"pid", 999999},
+                  {"startedAt", "2026-11-26T05:00:00Z"},
+                  {"changes", json::array()}};
+  bool burn = false;
+  for (json c : record["changes"]) {
+    burn = burn || c["id"] == "firmware/0000:86:00.0/burn";
+    c["step"] = c["id"] == "firmware/0000:86:00.0/burn" ? "applied" : "pending";
+    journal["changes"].push_back(c);
+  }
+  ASSERT_TRUE(burn) << record.dump();
+  PutFile(root_ + "/run/provisioner/journal.json", journal.dump());
+  // What the burn left: the new image on the flash, the old one running.
+  PutFile(root_ + kFlintCapture,
+          ReadFile(RunfilePath("modules/firmware/testdata/mstflint-cx5-pending.query")));
+
+  RunResult rollback = Provisioner({"apply", yaml, "--root", root_, "--rollback", "-o", "json"});
+  EXPECT_EQ(rollback.exit_code, 3) << rollback.out << rollback.err;
+  EXPECT_TRUE(Exists(root_ + "/run/reboot-required"));
+  EXPECT_NE(rollback.out.find("0000:86:00.0 carries firmware 16.35.3006 on its flash and runs "
+                              "16.35.2000"),
+            std::string::npos)
+      << rollback.out << rollback.err;
+  EXPECT_EQ(Flint(), ReadFile(RunfilePath("modules/firmware/testdata/mstflint-cx5-pending.query")));
+  EXPECT_FALSE(Exists(root_ + "/run/provisioner/journal.json"));
+  EXPECT_EQ(sim.Refused(), "");
+}
+
+}  // namespace
+}  // namespace provisioner::testing
