@@ -64,6 +64,93 @@ Status RemoveVfs(const Change& change, HostContext& ctx) {
   return OkStatus();
 }
 
+bool DriverName(const std::string& s) {
+  if (s.empty() || s.size() > 64) return false;
+  for (char c : s) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-') return false;
+  }
+  return true;
+}
+
+// The reset method the plan chose (detail.method, sync, unbind), checked:
+// the plan may come from a file, and the names go into argv and sysfs paths.
+StatusOr<FirmwareResetMethod> ResetMethodOf(const Change& change) {
+  const nlohmann::json& d = change.detail;
+  if (!d.is_object() || !d.contains("method") || !d["method"].is_string()) {
+    return InvalidArgumentError(change.id + ": detail.method (how the card is reset) missing: " +
+                                "plan again");
+  }
+  FirmwareResetMethod m;
+  const std::string name = d["method"].get<std::string>();
+  for (auto k : {FirmwareResetMethod::kDriverSync, FirmwareResetMethod::kToolStopsDriver,
+                 FirmwareResetMethod::kUnbindFirst}) {
+    if (name == FirmwareResetMethodName(k)) m.kind = k;
+  }
+  if (m.kind == FirmwareResetMethod::kNone) {
+    return InvalidArgumentError(change.id + ": detail.method " + d["method"].dump() +
+                                " is no reset method");
+  }
+  if (d.contains("sync")) {
+    if (!d["sync"].is_number_integer() ||
+        (d["sync"] != kResetSyncTool && d["sync"] != kResetSyncDriver)) {
+      return InvalidArgumentError(change.id + ": detail.sync " + d["sync"].dump() +
+                                  " is not 0 or 1");
+    }
+    m.sync = d["sync"].get<int>();
+  }
+  if (m.kind == FirmwareResetMethod::kDriverSync && m.sync != kResetSyncDriver) {
+    return InvalidArgumentError(change.id + ": detail.method driver-sync without sync 1");
+  }
+  if (d.contains("unbind")) {
+    if (m.kind != FirmwareResetMethod::kUnbindFirst || !d["unbind"].is_object()) {
+      return InvalidArgumentError(change.id + ": detail.unbind " + d["unbind"].dump() +
+                                  " does not go with method " + name);
+    }
+    for (const auto& [pf, driver] : d["unbind"].items()) {
+      bool of_card = false;
+      if (d.contains("pfs") && d["pfs"].is_array()) {
+        for (const auto& p : d["pfs"]) of_card = of_card || p == pf;
+      }
+      if (!of_card || !PciAddress::ParseFull(pf) || !driver.is_string() ||
+          !DriverName(driver.get<std::string>())) {
+        return InvalidArgumentError(change.id + ": detail.unbind holds " + pf + ": " +
+                                    driver.dump() + ", not a PF of the card and its driver");
+      }
+      m.unbind[pf] = driver.get<std::string>();
+    }
+  }
+  if (m.kind == FirmwareResetMethod::kUnbindFirst && m.unbind.empty()) {
+    return InvalidArgumentError(change.id + ": detail.method unbind-first without detail.unbind");
+  }
+  return m;
+}
+
+// kUnbindFirst: each PF off its driver before `--skip_driver`, and back on
+// it after the reset (also after a failed one), as mstfwreset would for the
+// drivers it knows (mlxfwreset_mlnxdriver.py driverStop/driverStart).
+Status UnbindPfs(const FirmwareResetMethod& m, HostContext& ctx) {
+  for (const auto& [pf, driver] : m.unbind) {
+    if (ctx.progress) ctx.progress->Step("unbind " + pf + " from " + driver);
+    Status s = ctx.fs->WriteAttr("/sys/bus/pci/drivers/" + driver + "/unbind", pf);
+    if (!s.ok()) {
+      return s.WithContext("unbind " + pf + " from " + driver + " before the firmware reset");
+    }
+  }
+  return OkStatus();
+}
+
+Status BindPfs(const FirmwareResetMethod& m, HostContext& ctx) {
+  Status first;
+  for (const auto& [pf, driver] : m.unbind) {
+    if (ctx.progress) ctx.progress->Step("bind " + pf + " to " + driver);
+    Status s = ctx.fs->WriteAttr("/sys/bus/pci/drivers/" + driver + "/bind", pf);
+    if (!s.ok() && first.ok()) {
+      first = s.WithContext("bind " + pf + " to " + driver + " after the firmware reset");
+    }
+  }
+  return first;
+}
+
 }  // namespace
 
 Status FirmwareModule::ApplyActivate(const Change& change, HostContext& ctx) {
@@ -76,6 +163,7 @@ Status FirmwareModule::ApplyActivate(const Change& change, HostContext& ctx) {
         change.target);
     return OkStatus();
   }
+  ASSIGN_OR_RETURN(FirmwareResetMethod method, ResetMethodOf(change));
   std::unique_ptr<FirmwareTool> tool = Tool(*ctx.fs);
   // Checked again on the card now: the plan may come from a file.
   auto text = tool->Query(change.target);
@@ -93,17 +181,26 @@ Status FirmwareModule::ApplyActivate(const Change& change, HostContext& ctx) {
     return OkStatus();
   }
   RETURN_IF_ERROR(RemoveVfs(change, ctx));
+  std::string cmd;
+  for (const std::string& a : FirmwareResetArgv("mstfwreset", change.target, method)) {
+    cmd += (cmd.empty() ? "" : " ") + a;
+  }
+  RETURN_IF_ERROR(UnbindPfs(method, ctx));
   if (ctx.progress) {
     ctx.progress->Step(!tool->FromCapture()
-                           ? "mstfwreset -d " + change.target + " -y --skip_driver -l 3 reset"
-                           : "firmware reset of " + change.target + " (" +
-                                 tool->ResetSource(change.target) + ")");
+                           ? cmd
+                           : cmd + " (" + tool->ResetSource(change.target) + ")");
   }
   {
     std::lock_guard<std::mutex> lock(answers_mu_);
     answers_.erase(change.target);
   }
-  Status reset = tool->Reset(change.target);
+  Status reset = tool->Reset(change.target, method);
+  Status bound = BindPfs(method, ctx);
+  if (!bound.ok()) {
+    // The PFs stay off their driver: an error the rollback cannot fix either.
+    return reset.ok() ? bound : bound.WithContext(reset.message());
+  }
   if (!reset.ok()) {
     // Refused or failed: the sets stay for the next boot, which runs them.
     ctx.deferred_to_reboot = "the firmware reset of " + change.target + " failed (" +

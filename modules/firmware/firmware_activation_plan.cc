@@ -53,6 +53,25 @@ void PlanActivation(const DesiredState& desired, const HostFacts& facts, size_t 
     }
     std::string why = fw.reset_refused;
     if (why.empty() && !fw.reset_read) why = "its mstfwreset query was not read";
+    // The card's PFs and their drivers: how the reset runs with them bound.
+    nlohmann::json pfs = nlohmann::json::array();
+    std::map<std::string, std::string> drivers;
+    for (const PciFunction& f : facts.pci) {
+      if (!f.IsVf() && f.IsNetwork() && FirmwareDevice(f.pci_address) == dev) {
+        pfs.push_back(f.pci_address);
+        drivers[f.pci_address] = f.driver;
+      }
+    }
+    FirmwareResetMethod method;
+    if (why.empty()) {
+      auto q = ParseMstfwresetQuery(fw.reset_query);
+      if (!q.ok()) {
+        why = q.status().message();
+      } else {
+        method = ChooseFirmwareReset(*q, drivers);
+        why = method.why;
+      }
+    }
     if (!why.empty()) {
       sink.Warning(field, dev + ": no firmware reset (" + why +
                               "): its firmware changes take effect after a reboot (apply exits 3)");
@@ -67,12 +86,6 @@ void PlanActivation(const DesiredState& desired, const HostFacts& facts, size_t 
     if (pending_burns.count(dev) != 0) {  // a burned image waiting to run
       before[kBurnAttribute] = fw.fw_running;
       after[kBurnAttribute] = fw.fw_version;
-    }
-    nlohmann::json pfs = nlohmann::json::array();
-    for (const PciFunction& f : facts.pci) {
-      if (!f.IsVf() && f.IsNetwork() && FirmwareDevice(f.pci_address) == dev) {
-        pfs.push_back(f.pci_address);
-      }
     }
     for (size_t i : indexes) {
       Change& c = sink.changes()[i];
@@ -90,13 +103,17 @@ void PlanActivation(const DesiredState& desired, const HostFacts& facts, size_t 
     }
     Change c = MakeChange(kFirmwareModule, dev, kActivateAttribute, before, after,
                           Disruption::kFirmwareReset, kPhaseFirmware,
-                          "spec.firmware.activation: reset: mstfwreset -d " + dev +
-                              " -y --skip_driver -l 3 reset activates the firmware changes now " +
-                              "(the VFs of " + std::to_string(pfs.size()) +
+                          "spec.firmware.activation: reset: " + FirmwareResetCommand(dev, method) +
+                              " activates the firmware changes now (the VFs of " +
+                              std::to_string(pfs.size()) +
                               " PF(s) go first and are made anew after it)",
                           field);
     c.detail["pfs"] = pfs;
     c.detail["level"] = kFirmwareResetLevel;
+    c.detail["method"] = FirmwareResetMethodName(method.kind);
+    if (method.sync) c.detail["sync"] = *method.sync;
+    if (!method.unbind.empty()) c.detail["unbind"] = method.unbind;
+    c.detail["command"] = FirmwareResetArgv("mstfwreset", dev, method);
     activations.push_back(std::move(c));
   }
   (void)desired;

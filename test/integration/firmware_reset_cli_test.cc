@@ -121,6 +121,39 @@ TEST_F(FirmwareResetCliTest, LinkTypeByResetRemakesTheVfsAndExits0) {
   EXPECT_EQ(json::parse(again.out, nullptr, false)["changes"].size(), 0u) << again.out;
 }
 
+// Issue 35.1: the cx5-ib tree's PF is bound to mlx5_core. For each layout
+// mstfwreset printed, the plan's activate line is the exact command, and it
+// never has --skip_driver under the bound driver: --sync 1 where the card
+// lists the driver as a sync owner, else the tool stops the driver itself.
+TEST_F(FirmwareResetCliTest, BoundCardIsNeverResetWithSkipDriver) {
+  const std::string yaml = Yaml("  firmware:\n    activation: reset\n", "      linkType: eth\n");
+  const std::pair<const char*, const char*> cases[] = {
+      {"mstfwreset-cx5.query", "mstfwreset -d 0000:86:00.0 -y -l 3 --sync 1 reset"},
+      {"mstfwreset-cx7-mroq.query", "mstfwreset -d 0000:86:00.0 -y -l 3 --sync 1 reset"},
+      {"mstfwreset-bf3-nic-driver-only.query", "mstfwreset -d 0000:86:00.0 -y -l 3 --sync 1 reset"},
+      {"mstfwreset-v4.14-no-sync.query", "mstfwreset -d 0000:86:00.0 -y -l 3 reset"},
+  };
+  for (const auto& [file, command] : cases) {
+    SCOPED_TRACE(file);
+    PutFile(root_ + kResetCapture, ReadFile(RunfilePath(std::string("modules/firmware/testdata/") + file)));
+    RunResult plan = Provisioner({"plan", yaml, "--root", root_});
+    ASSERT_EQ(plan.exit_code, 0) << plan.out << plan.err;
+    EXPECT_NE(plan.out.find(std::string("spec.firmware.activation: reset: ") + command +
+                            " activates"),
+              std::string::npos)
+        << plan.out;
+    EXPECT_EQ(plan.out.find("--skip_driver"), std::string::npos) << plan.out;
+  }
+  // And the reset runs with it: the stand-in takes --sync 1 as the card does.
+  PutFile(root_ + kResetCapture,
+          ReadFile(RunfilePath("modules/firmware/testdata/mstfwreset-cx7-mroq.query")));
+  KernelSimDaemon sim(root_);
+  ASSERT_TRUE(sim.ready());
+  RunResult apply = Provisioner({"apply", yaml, "--root", root_});
+  EXPECT_EQ(apply.exit_code, 0) << apply.out << apply.err;
+  EXPECT_EQ(LinkType(root_), "ETH(2) ETH(2)");
+}
+
 TEST_F(FirmwareResetCliTest, CardRefusingTheResetExits3AndSaysWhy) {
   KernelSimDaemon sim(root_);
   ASSERT_TRUE(sim.ready());
