@@ -42,6 +42,21 @@ void QueryCards(size_t n, bool live, HostContext& ctx, const std::string& step,
   ForEachIndexWaiting(n, kMaxParallelQueries, query);
 }
 
+// The running firmware version and PSID as the driver reports them, from
+// the RDMA device of the card's PF (mlx5_ib: fw_ver "16.35.2000", board_id
+// the PSID "MT_0000000008"): two file reads, no tool (issue 35.9).
+void ReadSysfsFirmware(HostFs& fs, const std::string& pf, FirmwareFacts& fw) {
+  const std::string dir = "/sys/bus/pci/devices/" + pf + "/infiniband";
+  for (const std::string& ib : ListDirIfPresent(fs, dir)) {
+    auto ver = fs.ReadAttr(dir + "/" + ib + "/fw_ver");
+    if (!ver.ok() || ver->empty()) continue;
+    fw.sysfs_fw_ver = *ver;
+    fw.sysfs_board_id = fs.ReadAttr(dir + "/" + ib + "/board_id").value_or("");
+    fw.sysfs_fw_source = "/sys/class/infiniband/" + ib + "/fw_ver";
+    return;
+  }
+}
+
 }  // namespace
 
 Status FirmwareModule::Discover(HostContext& ctx, HostFacts& facts) {
@@ -64,16 +79,19 @@ Status FirmwareModule::Discover(HostContext& ctx, HostFacts& facts) {
     if (!fw.source.empty()) continue;  // card already listed (its other port)
     fw.source = tool->Source(dev);
     fw.unread = true;  // until ReadCards
+    ReadSysfsFirmware(*ctx.fs, f.pci_address, fw);
     cards.push_back(dev);
   }
   // For a plan, DiscoverForPlan reads the cards its nics ask about, once the
   // facts it selects them by (sriov, topology) are there.
   if (ctx.plan_for == nullptr) {
     ReadCards(*tool, cards, ctx, facts);
-    // discover and doctor: each card's firmware version and PSID (`mstflint
-    // -d <card> query`; under a tree root the captures it holds).
+    // discover and doctor: each card's firmware version and PSID, from sysfs
+    // where the card has an RDMA device, else `mstflint -d <card> query`
+    // (under a tree root the captures it holds, which also say what waits
+    // on the flash).
     for (const std::string& dev : cards) facts.firmware[dev].flint_read = true;
-    ReadFlint(*tool, cards, /*only_captured=*/true, ctx, facts);
+    ReadFlint(*tool, cards, /*only_captured=*/true, /*sysfs_first=*/true, ctx, facts);
   }
   return OkStatus();
 }
@@ -83,11 +101,23 @@ Status FirmwareModule::Discover(HostContext& ctx, HostFacts& facts) {
 // and a live host without mstflint are left unread (flint_read false), not
 // an error: discovery reports what it can.
 void FirmwareModule::ReadFlint(FirmwareTool& tool, const std::vector<std::string>& cards,
-                               bool only_captured, HostContext& ctx, HostFacts& facts) {
+                               bool only_captured, bool sysfs_first, HostContext& ctx,
+                               HostFacts& facts) {
   const bool live = !tool.FromCapture();
   std::vector<std::string> ask;
   for (const std::string& dev : cards) {
     FirmwareFacts& fw = facts.firmware[dev];
+    // The running version from sysfs: on the live root instead of a tool
+    // run, under a tree root when it holds no mstflint capture.
+    if (sysfs_first && !fw.sysfs_fw_ver.empty() &&
+        (live || !ctx.fs->Exists(tool.FlintSource(dev)))) {
+      fw.fw_version = fw.sysfs_fw_ver;
+      fw.fw_running.clear();
+      fw.psid = fw.sysfs_board_id;
+      fw.flint_source = fw.sysfs_fw_source;
+      fw.flint_read = true;
+      continue;
+    }
     fw.flint_source = tool.FlintSource(dev);
     if (only_captured && (live ? !tool.FlintAvailable() : !ctx.fs->Exists(tool.FlintSource(dev)))) {
       fw.flint_read = false;
@@ -177,7 +207,9 @@ Status FirmwareModule::DiscoverForPlan(const DesiredState& desired, HostContext&
   if (!cards.empty()) ReadCards(*tool, cards, ctx, facts);
   // nics[].firmwareVersion: `mstflint -d <card> query` of their cards, and
   // for policy update `mstflint -i <image> query` of the images they name.
-  std::vector<std::string> flint_cards;
+  // policy validate needs the running version only (sysfs first); policy
+  // update what the flash holds too (mstflint only).
+  std::map<std::string, bool> flint_cards;              // card -> needs mstflint
   std::map<std::string, std::set<std::string>> images;  // card -> images
   for (const NicSpec& nic : desired.nics) {
     if (!nic.firmware_version) continue;
@@ -185,15 +217,21 @@ Status FirmwareModule::DiscoverForPlan(const DesiredState& desired, HostContext&
       const std::string dev = FirmwareDevice(pf->pci_address);
       auto it = facts.firmware.find(dev);
       if (it == facts.firmware.end()) continue;
-      if (nic.firmware_version->policy == "update" && nic.firmware_version->image) {
+      const bool update = nic.firmware_version->policy == "update";
+      if (update && nic.firmware_version->image) {
         images[dev].insert(*nic.firmware_version->image);
       }
       if (it->second.flint_read) continue;
-      it->second.flint_read = true;
-      flint_cards.push_back(dev);
+      flint_cards[dev] = flint_cards[dev] || update;
     }
   }
-  ReadFlint(*tool, flint_cards, /*only_captured=*/false, ctx, facts);
+  std::vector<std::string> by_sysfs, by_flint;
+  for (const auto& [dev, flint] : flint_cards) {
+    facts.firmware[dev].flint_read = true;
+    (flint ? by_flint : by_sysfs).push_back(dev);
+  }
+  ReadFlint(*tool, by_sysfs, /*only_captured=*/false, /*sysfs_first=*/true, ctx, facts);
+  ReadFlint(*tool, by_flint, /*only_captured=*/false, /*sysfs_first=*/false, ctx, facts);
   ReadImages(*tool, images, ctx, facts);
   if (desired.firmware && desired.firmware->activation == "reset") {
     std::vector<std::string> reset_cards;

@@ -236,8 +236,23 @@ TEST_F(FirmwareResetCliTest, PinnedFirmwareVersionValidates) {
   const std::string same = Yaml("", "      firmwareVersion: { version: 16.35.2000 }\n");
   RunResult ok = Provisioner({"plan", same, "--root", root_, "-o", "json"});
   EXPECT_EQ(ok.exit_code, 0) << ok.err;
-  // Without the capture: an error naming it, never a silent pass.
+  // Without the capture (issue 35.9): the running version from the card's
+  // RDMA device, /sys/class/infiniband/mlx5_0/fw_ver, as on a live host
+  // that runs no mstflint for a policy validate.
   ASSERT_EQ(::unlink((root_ + "/run/provisioner/mstflint/0000:86:00.0.query").c_str()), 0);
+  RunResult by_sysfs = Provisioner({"plan", same, "--root", root_});
+  EXPECT_EQ(by_sysfs.exit_code, 0) << by_sysfs.out << by_sysfs.err;
+  RunResult bad_sysfs = Provisioner({"plan", other, "--root", root_});
+  EXPECT_EQ(bad_sysfs.exit_code, 1) << bad_sysfs.out << bad_sysfs.err;
+  EXPECT_NE(bad_sysfs.err.find("0000:86:00.0 (PSID MT_0000000008) runs firmware 16.35.2000, but "
+                               "nic ib0 pins 16.35.3006"),
+            std::string::npos)
+      << bad_sysfs.err;
+  // Neither a capture nor an RDMA device: an error naming it, never a silent pass.
+  ASSERT_EQ(::provisioner::testing::Run(
+                {"/bin/rm", "-rf", root_ + "/sys/bus/pci/devices/0000:86:00.0/infiniband"})
+                .exit_code,
+            0);
   RunResult missing = Provisioner({"plan", same, "--root", root_});
   EXPECT_EQ(missing.exit_code, 1);
   EXPECT_NE(missing.err.find("cannot read the firmware version of 0000:86:00.0"), std::string::npos)
