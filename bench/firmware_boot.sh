@@ -32,11 +32,13 @@
 set -euo pipefail
 here="${RUNFILES_DIR:-$0.runfiles}/provisioner"
 [ -f "$here/bench/firmware_boot.sh" ] || here="$PWD"
-bin="$here/engine/cli/provisioner"
+# PROVISIONER_BIN: another build to compare (e.g. main's, for a before/after).
+bin="${PROVISIONER_BIN:-$here/engine/cli/provisioner}"
 make_tree="$here/test/tools/make_tree"
 kernel_sim="$here/test/sim/kernel_sim"
 unit="$here/dist/systemd/provisioner-apply.service"
 answer_src="$here/modules/firmware/testdata/cx5-vpi-ib.query"
+flint_src="$here/modules/firmware/testdata/mstflint-cx5.query"
 runs=${1:-3}
 latency=${MSTCONFIG_LATENCY:-1}
 [[ "$latency" =~ ^[0-9]+(\.[0-9]+)?$ ]] || { echo "MSTCONFIG_LATENCY=$latency: seconds, e.g. 1 or 0.5"; exit 2; }
@@ -71,6 +73,18 @@ if [ "\$op" = query ]; then sed "s/@DEV@/\$dev/" "$work/answer.query"; fi
 echo "end \$op \$dev \$(date +%s%N)" >>"$work/calls.log"
 EOF
 chmod 0755 "$work/bin/mstconfig"
+# The stand-in mstflint (issue 35.9): `mstflint -d <BDF> query` answers the
+# recorded ConnectX-5 query after $latency s, logged as the mstconfig calls
+# ("flint" for the op), so that "calls" counts both tools.
+cat >"$work/bin/mstflint" <<EOF
+#!/bin/sh
+# stand-in for mstflint (bench/firmware_boot.sh)
+echo "start flint \$2 \$(date +%s%N)" >>"$work/calls.log"
+sleep $latency
+cat "$flint_src"
+echo "end flint \$2 \$(date +%s%N)" >>"$work/calls.log"
+EOF
+chmod 0755 "$work/bin/mstflint"
 
 # live TREE CMD...: CMD with / as the root and TREE/sys as /sys, in a network
 # namespace holding a veth of each of the tree's netdev names (up), so that
@@ -158,12 +172,14 @@ host_yaml() {
 host_yaml "" >"$work/no-firmware.yaml"
 host_yaml "linkType: eth" >"$work/link-type.yaml"
 echo
-echo "| benchmark | median ms | mstconfig calls | firmware ms |"
+echo "| benchmark | median ms | mstconfig + mstflint calls | firmware ms |"
 echo "|---|---:|---:|---:|"
 bench "plan, no firmware field" 0 live "$tree" "$bin" plan "$work/no-firmware.yaml" -o json
 bench "plan, linkType on all 10" 0 live "$tree" "$bin" plan "$work/link-type.yaml" -o json
 bench "discover (no host.yaml)" 0 live "$tree" "$bin" discover -o json
 grep -q '"LINK_TYPE_P1"' "$work/out" || { echo "discover shows no firmware"; exit 1; }
+# DISCOVER_ONLY=1: the 10-card table only (issue 35.9's before/after).
+[ -z "${DISCOVER_ONLY:-}" ] || exit 0
 
 echo
 echo "## Boot path: ExecStart of provisioner-apply.service on the rail host (hgx-h100, examples/rails.yaml), kernel simulator"

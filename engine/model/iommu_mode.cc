@@ -163,8 +163,16 @@ IommuDecision DecideIommuMode(const PcieFacts& facts, const std::vector<std::str
     d.why = cmd.on_word + " without iommu=pt on /proc/cmdline";
     return d;
   }
-  d.why = facts.cmdline ? "IOMMU groups not captured and /proc/cmdline names no IOMMU mode"
-                        : "neither /sys/kernel/iommu_groups nor /proc/cmdline captured";
+  // Say which of the two is missing: the groups without their types, the
+  // command line, or both.
+  if (facts.cmdline) {
+    d.why = "IOMMU groups not captured and /proc/cmdline names no IOMMU mode";
+  } else if (facts.iommu_groups) {
+    d.why = "/sys/kernel/iommu_groups captured (" + std::to_string(*facts.iommu_groups) +
+            " groups, their type files not) but /proc/cmdline not captured";
+  } else {
+    d.why = "neither /sys/kernel/iommu_groups nor /proc/cmdline captured";
+  }
   return d;
 }
 

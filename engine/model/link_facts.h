@@ -69,8 +69,16 @@ struct FirmwareFacts {
   std::string psid;
   std::string flint_error;
   // Where the version came from: "mstflint" (live) or the capture's host
-  // path; "" when not read.
+  // path, or the sysfs file it was read from; "" when not read.
   std::string flint_source;
+  // The running version and PSID as the driver reports them, read for every
+  // card at discovery (no tool): the card's RDMA device's `fw_ver` and
+  // `board_id` (/sys/class/infiniband/<dev>/), and that fw_ver file's host
+  // path; empty without an RDMA device (mlx5_ib not loaded). What discover,
+  // doctor and policy validate use instead of `mstflint query`.
+  std::string sysfs_fw_ver;
+  std::string sysfs_board_id;
+  std::string sysfs_fw_source;
   // nics[].firmwareVersion policy update: `mstflint -i <image> query` of the
   // images the card's nics name, by image path (read for a plan only).
   struct Image {

@@ -42,7 +42,7 @@ std::string FindInPath(const std::string& name) {
 }
 
 StatusOr<CommandResult> RunCommand(const std::vector<std::string>& argv,
-                                   std::chrono::milliseconds timeout) {
+                                   std::chrono::milliseconds timeout, size_t max_output) {
   if (argv.empty()) return InvalidArgumentError("RunCommand: empty argv");
   const std::string& what = argv[0];
   const std::string exe = FindInPath(argv[0]);
@@ -76,10 +76,11 @@ StatusOr<CommandResult> RunCommand(const std::vector<std::string>& argv,
   CommandResult result;
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   bool timed_out = false;
+  int too_much = -1;  // the stream (1 stdout, 2 stderr) that passed max_output
   pollfd fds[2] = {{out_r.fd, POLLIN, 0}, {err_r.fd, POLLIN, 0}};
   int open_fds = 2;
   char buf[4096];
-  while (open_fds > 0) {
+  while (open_fds > 0 && too_much < 0) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
@@ -93,20 +94,31 @@ StatusOr<CommandResult> RunCommand(const std::vector<std::string>& argv,
       if (fds[k].fd < 0 || fds[k].revents == 0) continue;
       ssize_t r = ::read(fds[k].fd, buf, sizeof buf);
       if (r > 0) {
-        (k == 0 ? result.out : result.err).append(buf, static_cast<size_t>(r));
+        std::string& into = k == 0 ? result.out : result.err;
+        into.append(buf, static_cast<size_t>(r));
+        if (into.size() > max_output) {
+          into.resize(max_output);
+          too_much = k + 1;
+        }
       } else if (r == 0 || (r < 0 && errno != EINTR && errno != EAGAIN)) {
         fds[k].fd = -1;  // closed; Fd closes it
         --open_fds;
       }
     }
   }
-  if (timed_out) ::kill(pid, SIGKILL);
+  if (timed_out || too_much > 0) ::kill(pid, SIGKILL);
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   if (timed_out) {
     return Status(StatusCode::kDeadlineExceeded,
                   what + ": killed after " + std::to_string(timeout.count()) + " ms", ETIMEDOUT);
+  }
+  if (too_much > 0) {
+    return Status(StatusCode::kFailedPrecondition,
+                  what + ": killed after printing more than " + std::to_string(max_output) +
+                      " bytes on " + (too_much == 1 ? "stdout" : "stderr"),
+                  EFBIG);
   }
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return result;

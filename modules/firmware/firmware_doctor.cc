@@ -172,7 +172,8 @@ void CheckVersionPins(const DesiredState* desired, const HostFacts& facts, Check
             ", but nic " + nic.name + " pins " + pin.version;
         if (fw.fw_version == pin.version) {
           r.fix = "activate the burned firmware: mstfwreset -d " + dev +
-                  " -y --skip_driver -l 3 reset, or reboot";
+                  " -y -l 3 reset (the tool stops and starts the driver; --sync 1 where "
+                  "its query lists the driver as a reset-sync owner), or reboot";
         } else {
           r.fix =
               "burn an image of " + pin.version + " built for PSID " +

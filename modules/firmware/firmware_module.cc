@@ -23,23 +23,6 @@
 namespace provisioner {
 namespace {
 
-// mstconfig queries run at once: one per card (hosts have up to 16 or so).
-constexpr size_t kMaxParallelQueries = 32;
-
-// query(0..n-1), one per card. On the live root every card at once, each on
-// its own thread (the tools take about a second per card: they wait, they do
-// not compute), after the progress line `step` (none when empty); a tree's
-// captured files are read one after the other, as any file.
-void QueryCards(size_t n, bool live, HostContext& ctx, const std::string& step,
-                const std::function<void(size_t)>& query) {
-  if (!live) {
-    for (size_t i = 0; i < n; ++i) query(i);
-    return;
-  }
-  if (ctx.progress && n > 0 && !step.empty()) ctx.progress->Step(step);
-  ForEachIndexWaiting(n, kMaxParallelQueries, query);
-}
-
 bool IsParam(const std::string& s) {
   if (s.empty()) return false;
   for (char c : s) {
@@ -70,255 +53,6 @@ std::unique_ptr<FirmwareTool> FirmwareModule::Tool(HostFs& fs) const {
   return NewFirmwareTool(fs);
 }
 
-Status FirmwareModule::Discover(HostContext& ctx, HostFacts& facts) {
-  std::unique_ptr<FirmwareTool> tool = Tool(*ctx.fs);
-  std::vector<std::string> cards;
-  for (const PciFunction& f : facts.pci) {
-    // ConnectX PFs only: mstconfig configures the card through function .0.
-    if (f.IsVf() || !f.IsNetwork() || f.vendor != "15b3") continue;
-    const std::string dev = FirmwareDevice(f.pci_address);
-    if (!PciAddress::ParseFull(dev)) continue;  // goes into argv and a file name, as in CheckChange
-    if (!f.netdevs.empty()) {
-      auto type = ctx.fs->ReadAttr("/sys/bus/pci/devices/" + f.pci_address + "/net/" +
-                                   f.netdevs.front() + "/type");
-      std::string running = !type.ok() ? "" : *type == "32" ? "ib" : *type == "1" ? "eth" : "";
-      if (!running.empty()) {
-        facts.firmware[dev].running_link_types[FirmwarePort(f.pci_address)] = running;
-      }
-    }
-    FirmwareFacts& fw = facts.firmware[dev];
-    if (!fw.source.empty()) continue;  // card already listed (its other port)
-    fw.source = tool->Source(dev);
-    fw.unread = true;  // until ReadCards
-    cards.push_back(dev);
-  }
-  // For a plan, DiscoverForPlan reads the cards its nics ask about, once the
-  // facts it selects them by (sriov, topology) are there.
-  if (ctx.plan_for == nullptr) {
-    ReadCards(*tool, cards, ctx, facts);
-    // discover and doctor: each card's firmware version and PSID (`mstflint
-    // -d <card> query`; under a tree root the captures it holds).
-    for (const std::string& dev : cards) facts.firmware[dev].flint_read = true;
-    ReadFlint(*tool, cards, /*only_captured=*/true, ctx, facts);
-  }
-  return OkStatus();
-}
-
-// `mstflint -d <card> query` of each card (at once, as the mstconfig
-// queries). With `only_captured` (discover) a tree's card without a capture
-// and a live host without mstflint are left unread (flint_read false), not
-// an error: discovery reports what it can.
-void FirmwareModule::ReadFlint(FirmwareTool& tool, const std::vector<std::string>& cards,
-                               bool only_captured, HostContext& ctx, HostFacts& facts) {
-  const bool live = !tool.FromCapture();
-  std::vector<std::string> ask;
-  for (const std::string& dev : cards) {
-    FirmwareFacts& fw = facts.firmware[dev];
-    fw.flint_source = tool.FlintSource(dev);
-    if (only_captured && (live ? !tool.FlintAvailable() : !ctx.fs->Exists(tool.FlintSource(dev)))) {
-      fw.flint_read = false;
-      fw.flint_source.clear();
-      continue;
-    }
-    ask.push_back(dev);
-  }
-  std::vector<std::optional<StatusOr<std::string>>> got(ask.size());
-  QueryCards(ask.size(), live, ctx, "mstflint query " + std::to_string(ask.size()) + " card(s)",
-             [&](size_t i) { got[i].emplace(tool.FlintQuery(ask[i])); });
-  for (size_t i = 0; i < ask.size(); ++i) {
-    FirmwareFacts& fw = facts.firmware[ask[i]];
-    if (!got[i]->ok()) {
-      fw.flint_error = got[i]->status().message();
-      continue;
-    }
-    // `snapshot` writes it where a tree root's discovery reads it.
-    if (live) {
-      ctx.fs->NoteCapture(std::string(kMstflintCapturePrefix) + ask[i] + ".query", **got[i]);
-    }
-    auto q = ParseFlintQuery(**got[i]);
-    if (!q.ok()) {
-      fw.flint_error = q.status().WithContext(tool.FlintSource(ask[i])).message();
-    } else {
-      fw.fw_version = q->fw_version;
-      fw.fw_running = q->running;
-      fw.psid = q->psid;
-    }
-  }
-}
-
-// policy update: `mstflint -i <image> query` of each image a card's nics
-// name. The image is a host path: read under the root like any file (a
-// tree holds the stand-in: the text the query prints); a missing or
-// unreadable image is an error naming the host path and errno.
-void FirmwareModule::ReadImages(FirmwareTool& tool,
-                                const std::map<std::string, std::set<std::string>>& images,
-                                HostContext& ctx, HostFacts& facts) {
-  std::map<std::string, FirmwareFacts::Image> read;  // one query per image
-  for (const auto& [dev, paths] : images) {
-    for (const std::string& path : paths) {
-      auto done = read.find(path);
-      if (done == read.end()) {
-        FirmwareFacts::Image img;
-        if (path.empty() || path[0] != '/') {
-          img.error = "the firmware image " + path + " is not an absolute host path";
-        } else if (!ctx.fs->Exists(path)) {
-          // stat through the host layer: ENOENT (the only reason Exists is false
-          // but for a broken link, which mstflint could not open either).
-          img.error = "the firmware image " + path +
-                      " cannot be opened: No such file or directory (errno " +
-                      std::to_string(ENOENT) + ", ENOENT)";
-        } else if (!tool.FlintAvailable()) {
-          img.error = MstflintInstallHint();
-        } else {
-          if (ctx.progress && !tool.FromCapture())
-            ctx.progress->Step("mstflint -i " + path + " query");
-          auto text = tool.FlintImageQuery(path);
-          if (!text.ok()) {
-            img.error =
-                "the firmware image " + path + " cannot be read: " + text.status().message();
-          } else if (auto q = ParseFlintQuery(*text); !q.ok()) {
-            img.error = "the firmware image " + path + " is not one mstflint reads (mstflint -i " +
-                        path + " query): " + q.status().message();
-          } else {
-            img.fw_version = q->fw_version;
-            img.psid = q->psid;
-          }
-        }
-        done = read.emplace(path, img).first;
-      }
-      facts.firmware[dev].images[path] = done->second;
-    }
-  }
-}
-
-Status FirmwareModule::DiscoverForPlan(const DesiredState& desired, HostContext& ctx,
-                                       HostFacts& facts) {
-  std::vector<std::string> cards;
-  for (const std::string& dev : FirmwareCardsToRead(desired, facts)) {
-    auto it = facts.firmware.find(dev);
-    // Not a ConnectX card: the planner says so.
-    if (it != facts.firmware.end() && it->second.unread) cards.push_back(dev);
-  }
-  std::unique_ptr<FirmwareTool> tool = Tool(*ctx.fs);
-  if (!cards.empty()) ReadCards(*tool, cards, ctx, facts);
-  // nics[].firmwareVersion: `mstflint -d <card> query` of their cards, and
-  // for policy update `mstflint -i <image> query` of the images they name.
-  std::vector<std::string> flint_cards;
-  std::map<std::string, std::set<std::string>> images;  // card -> images
-  for (const NicSpec& nic : desired.nics) {
-    if (!nic.firmware_version) continue;
-    for (const PciFunction* pf : SelectPfs(nic, facts)) {
-      const std::string dev = FirmwareDevice(pf->pci_address);
-      auto it = facts.firmware.find(dev);
-      if (it == facts.firmware.end()) continue;
-      if (nic.firmware_version->policy == "update" && nic.firmware_version->image) {
-        images[dev].insert(*nic.firmware_version->image);
-      }
-      if (it->second.flint_read) continue;
-      it->second.flint_read = true;
-      flint_cards.push_back(dev);
-    }
-  }
-  ReadFlint(*tool, flint_cards, /*only_captured=*/false, ctx, facts);
-  ReadImages(*tool, images, ctx, facts);
-  if (desired.firmware && desired.firmware->activation == "reset") {
-    std::vector<std::string> reset_cards;
-    for (const std::string& dev : FirmwareCardsToRead(desired, facts)) {
-      auto it = facts.firmware.find(dev);
-      if (it != facts.firmware.end() && !it->second.reset_read) reset_cards.push_back(dev);
-    }
-    ReadResetCapability(*tool, reset_cards, ctx, facts);
-  }
-  return OkStatus();
-}
-
-// `mstfwreset -d <card> query` of each card (at once, as the mstconfig
-// queries): whether level 3 is supported; why not, else.
-void FirmwareModule::ReadResetCapability(FirmwareTool& tool, const std::vector<std::string>& cards,
-                                         HostContext& ctx, HostFacts& facts) {
-  const bool live = !tool.FromCapture();
-  std::vector<std::optional<StatusOr<std::string>>> got(cards.size());
-  auto query = [&](size_t i) {
-    if (!tool.ResetAvailable()) return;
-    if (!live && !ctx.fs->Exists(tool.ResetSource(cards[i]))) return;
-    got[i].emplace(tool.ResetQuery(cards[i]));
-  };
-  QueryCards(
-      cards.size(), live, ctx,
-      tool.ResetAvailable() ? "mstfwreset query " + std::to_string(cards.size()) + " card(s)" : "",
-      query);
-  for (size_t i = 0; i < cards.size(); ++i) {
-    FirmwareFacts& fw = facts.firmware[cards[i]];
-    fw.reset_read = true;
-    if (!tool.ResetAvailable()) {
-      fw.reset_refused = MstfwresetInstallHint();
-    } else if (!got[i]) {
-      fw.reset_refused = "no captured query " + tool.ResetSource(cards[i]) + " in the tree";
-    } else if (!got[i]->ok()) {
-      fw.reset_refused = got[i]->status().message();
-    } else {
-      fw.reset_query = **got[i];
-      if (live) {
-        ctx.fs->NoteCapture(std::string(kMstfwresetCapturePrefix) + cards[i] + ".query",
-                            fw.reset_query);
-      }
-      auto q = ParseMstfwresetQuery(fw.reset_query);
-      fw.reset_refused = q.ok() ? ResetLevelRefusal(*q) : q.status().message();
-    }
-  }
-}
-
-void FirmwareModule::ReadCards(FirmwareTool& tool, const std::vector<std::string>& cards,
-                               HostContext& ctx, HostFacts& facts) {
-  const bool live = !tool.FromCapture();
-  std::vector<std::string> ask;  // cards whose answer is not known yet
-  for (const std::string& dev : cards) {
-    FirmwareFacts& fw = facts.firmware[dev];
-    fw.unread = false;
-    if (!tool.Available()) {
-      fw.tool_missing = true;
-      fw.error = MstconfigInstallHint();
-    } else if (!live && !ctx.fs->Exists(fw.source)) {
-      // No root in the message: facts of a snapshot equal the original's.
-      fw.error = "no captured query " + fw.source +
-                 " in the tree (capture it with: " + "mstconfig -e -d " + dev + " query > <root>" +
-                 fw.source + ")";
-    } else if (!live || answers_.count(dev) == 0) {
-      ask.push_back(dev);
-    }
-  }
-  std::vector<std::optional<StatusOr<std::string>>> got(ask.size());
-  std::string list;
-  for (const std::string& dev : ask) list += (list.empty() ? "" : ", ") + dev;
-  QueryCards(ask.size(), live, ctx, "mstconfig query " + list,
-             [&](size_t i) { got[i].emplace(tool.Query(ask[i])); });
-  std::map<std::string, StatusOr<std::string>> read;  // a tree's, for this discovery only
-  for (size_t i = 0; i < ask.size(); ++i) {
-    (live ? answers_ : read).insert_or_assign(ask[i], std::move(*got[i]));
-  }
-  for (const std::string& dev : cards) {
-    FirmwareFacts& fw = facts.firmware[dev];
-    if (!fw.error.empty()) continue;
-    const StatusOr<std::string>& text = live ? answers_.at(dev) : read.at(dev);
-    if (!text.ok()) {
-      // A missing fact, not a discovery failure: plan reports it where a
-      // change needs the firmware.
-      fw.error = text.status().message();
-      spdlog::debug("firmware {}: {}", dev, fw.error);
-      continue;
-    }
-    // `snapshot` writes it where a tree root's discovery reads it.
-    if (live) ctx.fs->NoteCapture(std::string(kMstconfigCapturePrefix) + dev + ".query", *text);
-    fw.raw_query = *text;
-    auto q = ParseMstconfigQuery(*text);
-    if (!q.ok()) {
-      fw.error = q.status().WithContext(fw.source).message();
-    } else {
-      fw.device_type = q->device_type;
-      fw.params = std::move(q->params);
-    }
-  }
-}
 
 void FirmwareModule::Plan(const DesiredState& desired, const HostFacts& facts,
                           PlanSink& sink) const {
@@ -329,128 +63,6 @@ void FirmwareModule::Plan(const DesiredState& desired, const HostFacts& facts,
   for (size_t i = from; i < sink.changes().size(); ++i) {
     sink.changes()[i].resource = "card:" + sink.changes()[i].target;
   }
-}
-
-namespace {
-
-// Every PF of the card to 0 VFs (as sriov-network-operator's MlxResetFW),
-// waiting until the kernel removed them: the reset reloads the driver, which
-// must not hold VFs that pods may use.
-Status RemoveVfs(const Change& change, HostContext& ctx) {
-  Clock& clock = ctx.clock != nullptr ? *ctx.clock : RealClock();
-  if (!change.detail.is_object() || !change.detail.contains("pfs") ||
-      !change.detail["pfs"].is_array()) {
-    return InvalidArgumentError(change.id + ": detail.pfs (the card's PFs) missing");
-  }
-  for (const auto& j : change.detail["pfs"]) {
-    if (!j.is_string() || !PciAddress::ParseFull(j.get<std::string>())) {
-      return InvalidArgumentError(change.id + ": detail.pfs holds " + j.dump() +
-                                  ", not a PCI address");
-    }
-    const std::string dir = "/sys/bus/pci/devices/" + j.get<std::string>();
-    auto n = ctx.fs->ReadAttr(dir + "/sriov_numvfs");
-    if (!n.ok() || *n == "0") continue;  // no SR-IOV, or none
-    if (ctx.progress) ctx.progress->Step("0 VFs on " + j.get<std::string>() + " (had " + *n + ")");
-    RETURN_IF_ERROR(ctx.fs->WriteAttr(dir + "/sriov_numvfs", "0")
-                        .WithContext("remove the VFs of " + j.get<std::string>() +
-                                     " before the firmware reset"));
-    const auto deadline = clock.Now() + ctx.settle_timeout;
-    for (;;) {
-      bool any = false;
-      for (const std::string& e : ListDirIfPresent(*ctx.fs, dir)) {
-        any = any || e.rfind("virtfn", 0) == 0;
-      }
-      if (!any) break;
-      if (clock.Now() >= deadline) {
-        return DeadlineExceededError(j.get<std::string>() +
-                                     ": VFs still present after writing 0 to sriov_numvfs");
-      }
-      clock.SleepFor(std::chrono::milliseconds(20));
-    }
-  }
-  return OkStatus();
-}
-
-}  // namespace
-
-Status FirmwareModule::ApplyActivate(const Change& change, HostContext& ctx) {
-  // The inverse (a rollback): a reset cannot be undone; the sets' own
-  // rollbacks put the previous values back for the next boot.
-  if (!change.after.is_object()) {
-    spdlog::warn(
-        "{}: a firmware reset cannot be undone; the previous values are set for the "
-        "next boot by the rollback of the sets (reboot to run them)",
-        change.target);
-    return OkStatus();
-  }
-  std::unique_ptr<FirmwareTool> tool = Tool(*ctx.fs);
-  // Checked again on the card now: the plan may come from a file.
-  auto text = tool->Query(change.target);
-  if (text.ok()) {
-    auto q = ParseMstconfigQuery(*text);
-    FirmwareFacts fw;
-    if (q.ok()) fw.params = q->params;
-    if (std::string dpu = BlueFieldDpuMode(fw); !dpu.empty()) {
-      return FailedPreconditionError("no firmware reset of " + change.target + ": " + dpu);
-    }
-  }
-  if (!tool->ResetAvailable()) {
-    ctx.deferred_to_reboot =
-        "no firmware reset of " + change.target + ": " + MstfwresetInstallHint();
-    return OkStatus();
-  }
-  RETURN_IF_ERROR(RemoveVfs(change, ctx));
-  if (ctx.progress) {
-    ctx.progress->Step(!tool->FromCapture()
-                           ? "mstfwreset -d " + change.target + " -y --skip_driver -l 3 reset"
-                           : "firmware reset of " + change.target + " (" +
-                                 tool->ResetSource(change.target) + ")");
-  }
-  {
-    std::lock_guard<std::mutex> lock(answers_mu_);
-    answers_.erase(change.target);
-  }
-  Status reset = tool->Reset(change.target);
-  if (!reset.ok()) {
-    // Refused or failed: the sets stay for the next boot, which runs them.
-    ctx.deferred_to_reboot = "the firmware reset of " + change.target + " failed (" +
-                             reset.message() + "): its changes take effect after a reboot";
-    spdlog::warn("{}", ctx.deferred_to_reboot);
-  }
-  return OkStatus();
-}
-
-Status FirmwareModule::VerifyActivate(const Change& change, HostContext& ctx) {
-  if (!change.after.is_object()) return OkStatus();  // the rollback did nothing
-  std::unique_ptr<FirmwareTool> tool = Tool(*ctx.fs);
-  auto answer = tool->Query(change.target);
-  if (!tool->FromCapture()) {
-    std::lock_guard<std::mutex> lock(answers_mu_);
-    answers_.insert_or_assign(change.target, answer);
-  }
-  ASSIGN_OR_RETURN(std::string text, std::move(answer));
-  ASSIGN_OR_RETURN(MstconfigQuery q, ParseMstconfigQuery(text));
-  std::string differ;  // nothing to compare without a Current column (a query without -e)
-  for (const auto& [name, p] : q.params) {
-    if (q.has_current && p.current && !SamePrintedValue(*p.current, p.next_boot)) {
-      differ += (differ.empty() ? "" : ", ") + name + " current " + *p.current + ", next boot " +
-                p.next_boot;
-    }
-  }
-  if (change.after.contains(kBurnAttribute)) {
-    // A burned image: the card runs what its flash holds now.
-    ASSIGN_OR_RETURN(std::string flint, tool->FlintQuery(change.target));
-    ASSIGN_OR_RETURN(FlintQuery f, ParseFlintQuery(flint));
-    if (!f.running.empty() && f.running != f.fw_version) {
-      differ += (differ.empty() ? "" : ", ") + std::string("firmware running ") + f.running +
-                ", on the flash " + f.fw_version;
-    }
-  }
-  if (!differ.empty()) {
-    return FailedPreconditionError(change.target + ": after the firmware reset the card does not " +
-                                   "run its Next Boot configuration: " + differ);
-  }
-  return OkStatus();
 }
 
 Status FirmwareModule::ApplyNvConfig(const Change& change, HostContext& ctx) {
@@ -544,7 +156,35 @@ StatusOr<BurnOf> BurnDetail(const Change& change) {
   return b;
 }
 
+// The rollback of a burn leaves the flash as it is: when it holds an image
+// the card does not run (the burn completed, its reset or reboot did not
+// happen), the change is deferred to the reboot that runs it, naming the
+// card and both versions; apply then exits 3 and writes the reboot marker.
+// A flash that cannot be read is said as such, and counted as pending: the
+// burn may have completed.
+Status DeferIfFlashPending(const Change& change, HostContext& ctx, FirmwareTool& tool) {
+  auto text = tool.FlintQuery(change.target);
+  if (!text.ok()) {
+    ctx.deferred_to_reboot = "the flash of " + change.target + " could not be read (" +
+                             text.status().message() + "): the image burned before the " +
+                             "interruption may run at the next boot";
+    return OkStatus();
+  }
+  ASSIGN_OR_RETURN(FlintQuery q, ParseFlintQuery(*text));
+  if (!q.running.empty() && q.running != q.fw_version) {
+    ctx.deferred_to_reboot = change.target + " carries firmware " + q.fw_version +
+                             " on its flash and runs " + q.running +
+                             ": the burned image runs at the next boot (a burn cannot be undone)";
+  }
+  return OkStatus();
+}
+
 }  // namespace
+
+Status FirmwareModule::PendingImageAfterRollback(const Change& change, HostContext& ctx) {
+  std::unique_ptr<FirmwareTool> tool = Tool(*ctx.fs);
+  return DeferIfFlashPending(change, ctx, *tool);
+}
 
 Status FirmwareModule::ApplyBurn(const Change& change, HostContext& ctx) {
   ASSIGN_OR_RETURN(BurnOf b, BurnDetail(change));
@@ -553,7 +193,10 @@ Status FirmwareModule::ApplyBurn(const Change& change, HostContext& ctx) {
         "{}: a firmware burn cannot be undone; {} stays on the flash of {} (burn the "
         "previous image to go back)",
         change.id, b.version, change.target);
-    return OkStatus();
+    // What the flash holds now decides the exit: an image that is not the
+    // running one runs at the next boot (issue 36.5: a kill between the burn
+    // and its firmware reset left it there, and the rollback said nothing).
+    return PendingImageAfterRollback(change, ctx);
   }
   std::unique_ptr<FirmwareTool> tool = Tool(*ctx.fs);
   if (!tool->FlintAvailable()) return FailedPreconditionError(MstflintInstallHint());

@@ -55,9 +55,11 @@ class FirmwareModule final : public Module {
   // Reads the configuration of `cards` (listed in facts.firmware by Discover).
   void ReadCards(FirmwareTool& tool, const std::vector<std::string>& cards, HostContext& ctx,
                  HostFacts& facts);
-  // `mstflint -d <card> query` of `cards` (firmware version, PSID).
+  // `mstflint -d <card> query` of `cards` (firmware version, PSID); with
+  // `sysfs_first` a card whose RDMA device reports fw_ver takes that instead
+  // (on a tree only without an mstflint capture).
   void ReadFlint(FirmwareTool& tool, const std::vector<std::string>& cards, bool only_captured,
-                 HostContext& ctx, HostFacts& facts);
+                 bool sysfs_first, HostContext& ctx, HostFacts& facts);
   // policy update: `mstflint -i <image> query` of each card's images.
   void ReadImages(FirmwareTool& tool, const std::map<std::string, std::set<std::string>>& images,
                   HostContext& ctx, HostFacts& facts);
@@ -66,6 +68,9 @@ class FirmwareModule final : public Module {
   // query's FW Version (the flash) reading the pinned version.
   Status ApplyBurn(const Change& change, HostContext& ctx);
   Status VerifyBurn(const Change& change, HostContext& ctx);
+  // The rollback of a burn: deferred to the reboot when the flash holds an
+  // image the card does not run.
+  Status PendingImageAfterRollback(const Change& change, HostContext& ctx);
   // spec.firmware.activation: reset: `mstfwreset query` of `cards`.
   void ReadResetCapability(FirmwareTool& tool, const std::vector<std::string>& cards,
                            HostContext& ctx, HostFacts& facts);

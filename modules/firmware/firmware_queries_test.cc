@@ -54,6 +54,7 @@ struct Cards {
   std::map<std::string, int> queries;          // by card
   std::vector<std::pair<Clock::time_point, Clock::time_point>> spans;  // of each query
   int sets = 0;
+  int flint = 0;  // mstflint -d <card> query runs
 
   int total() {
     std::lock_guard<std::mutex> lock(mu);
@@ -79,6 +80,15 @@ class CountingTool : public FirmwareTool {
     ++cards_->queries[device];
     auto it = cards_->answers.emplace(device, CardQuery()).first;
     return it->second;
+  }
+  // mstflint installed: every run is counted (issue 35.9: discover and a
+  // policy validate read sysfs instead).
+  bool FlintAvailable() const override { return true; }
+  StatusOr<std::string> FlintQuery(const std::string&) override {
+    std::this_thread::sleep_for(delay_);
+    std::lock_guard<std::mutex> lock(cards_->mu);
+    ++cards_->flint;
+    return std::string("FW Version:            16.35.2000\nPSID:                  MT_0000000008\n");
   }
   Status Set(const std::string& device,
              const std::map<std::string, std::string>& params) override {
@@ -249,6 +259,42 @@ TEST_F(FirmwareQueriesTest, DiscoverQueriesEveryCardAllAtOnce) {
     EXPECT_FALSE(fw.unread) << dev;
     EXPECT_EQ(fw.device_type, "ConnectX5") << dev;
   }
+}
+
+// Issue 35.9: the running version and PSID come from each card's RDMA device
+// (fw_ver, board_id): discover runs no `mstflint query`, and neither does a
+// plan whose nics pin a version with policy validate; policy update does.
+TEST_F(FirmwareQueriesTest, VersionsComeFromSysfsWithoutMstflint) {
+  auto modules = Counted(std::chrono::milliseconds(0));
+  auto facts = Discover(modules, ctx_);
+  ASSERT_TRUE(facts.ok());
+  EXPECT_EQ(cards_->flint, 0);
+  ASSERT_EQ(facts->firmware.size(), static_cast<size_t>(kCards));
+  for (const auto& [dev, fw] : facts->firmware) {
+    EXPECT_EQ(fw.fw_version, "16.35.2000") << dev;
+    EXPECT_EQ(fw.psid, "MT_0000000012") << dev;  // board_id
+    EXPECT_EQ(fw.flint_source.rfind("/sys/class/infiniband/", 0), 0u) << fw.flint_source;
+    EXPECT_EQ(fw.flint_error, "") << dev;
+  }
+  DesiredState validate = EveryCard(0);
+  validate.nics[0].firmware_version = FirmwareVersionSpec{"16.35.2000", std::nullopt, "validate"};
+  auto plan_facts = Discover(modules, ctx_, validate);
+  ASSERT_TRUE(plan_facts.ok());
+  PlanResult plan = BuildPlan(modules, validate, *plan_facts);
+  EXPECT_EQ(Errors(plan), "");
+  EXPECT_EQ(cards_->flint, 0);
+  // Another pin: the plan error names the version sysfs reports.
+  validate.nics[0].firmware_version->version = "16.35.3006";
+  plan = BuildPlan(modules, validate, *plan_facts);
+  EXPECT_NE(Errors(plan).find("runs firmware 16.35.2000, but nic all pins 16.35.3006"),
+            std::string::npos)
+      << Errors(plan);
+  // policy update needs what the flash holds: mstflint, once per card.
+  DesiredState update = EveryCard(0);
+  update.nics[0].firmware_version =
+      FirmwareVersionSpec{"16.35.2000", std::string("/opt/fw.bin"), "update"};
+  ASSERT_TRUE(Discover(modules, ctx_, update).ok());
+  EXPECT_EQ(cards_->flint, kCards);
 }
 
 // The real command backend with a stand-in `mstconfig` on PATH that logs when

@@ -8,9 +8,29 @@
 
 namespace provisioner {
 
+namespace {
+
+// The section a heading line opens ("" for none: the line is no heading).
+// v4.16 to v4.36 (CmdRegMcam.reset_sync_query_text): "Reset-sync (relevant
+// only for reset-level 3):"; v4.32 and later on firmware with MROQ
+// (CmdRegMroq.print_query_text): "Reset sync (relevant only for
+// reset-level 3):" and "Reset request method (...)".
+std::string SectionOf(const std::string& line) {
+  if (line == "Reset-levels:") return "levels";
+  if (line.rfind("Reset-types", 0) == 0 && line.back() == ':') return "types";
+  if ((line.rfind("Reset-sync", 0) == 0 || line.rfind("Reset sync", 0) == 0) &&
+      line.back() == ':') {
+    return "sync";
+  }
+  if (line.rfind("Reset request method", 0) == 0 && line.back() == ':') return "method";
+  return "";
+}
+
+}  // namespace
+
 StatusOr<MstfwresetQuery> ParseMstfwresetQuery(std::string_view text) {
   MstfwresetQuery q;
-  bool in_levels = false;
+  std::string section;  // the block the lines belong to, "" outside one
   bool seen_levels = false;
   size_t start = 0;
   for (size_t n = 1; start <= text.size(); ++n) {
@@ -19,13 +39,15 @@ StatusOr<MstfwresetQuery> ParseMstfwresetQuery(std::string_view text) {
     const std::string line = TrimRight(text.substr(start, nl - start), " \r\t");
     start = nl + 1;
     if (line.rfind("-E-", 0) == 0) return InvalidArgumentError("mstfwreset: " + Trim(line));
-    if (line == "Reset-levels:") {
-      in_levels = seen_levels = true;
+    if (std::string s = SectionOf(line); !s.empty()) {
+      section = s;
+      seen_levels = seen_levels || s == "levels";
+      if (s == "sync") q.has_sync = true;
       continue;
     }
-    if (!in_levels) continue;
+    if (section.empty()) continue;  // "The following query is relevant only for reset-type 0:"
     if (Trim(line).empty()) {
-      in_levels = false;
+      section.clear();
       continue;
     }
     // "3: Driver restart and PCI reset        -Supported     (default)"
@@ -34,24 +56,149 @@ StatusOr<MstfwresetQuery> ParseMstfwresetQuery(std::string_view text) {
     if (colon == 0 || colon == std::string::npos || dash == std::string::npos || dash < colon) {
       return InvalidArgumentError(
           "mstfwreset query output line " + std::to_string(n) +
-          ": not \"<level>: <description> -Supported|Not Supported\": " + Quote(line));
+          ": not \"<number>: <description> -Supported|Not Supported\": " + Quote(line));
     }
-    int level = 0;
+    int number = 0;
     for (size_t i = 0; i < colon; ++i) {
-      if (!std::isdigit(static_cast<unsigned char>(line[i])) || level > 100) {
+      if (!std::isdigit(static_cast<unsigned char>(line[i])) || number > 100) {
         return InvalidArgumentError("mstfwreset query output line " + std::to_string(n) +
-                                    ": the level is not a number: " + Quote(line));
+                                    ": not a number before the colon: " + Quote(line));
       }
-      level = level * 10 + (line[i] - '0');
+      number = number * 10 + (line[i] - '0');
     }
     const std::string status = Trim(line.substr(dash + 1));
-    q.levels[level] = status.rfind("Supported", 0) == 0;
-    if (status.find("(default)") != std::string::npos) q.default_level = level;
+    // "Supported", "Not Supported" (levels, types, MROQ sync), "Not supported" (MCAM sync).
+    const bool supported = status.rfind("Supported", 0) == 0;
+    const bool is_default = status.find("(default)") != std::string::npos;
+    if (section == "levels") {
+      q.levels[number] = supported;
+      if (is_default) q.default_level = number;
+    } else if (section == "types") {
+      q.types[number] = supported;
+      if (is_default) q.default_type = number;
+    } else if (section == "sync") {
+      q.sync[number] = supported;
+      if (is_default) q.default_sync = number;
+    }
   }
   if (!seen_levels) {
     return InvalidArgumentError("mstfwreset query output has no \"Reset-levels:\" block");
   }
   return q;
+}
+
+bool ResetSyncSupported(const MstfwresetQuery& q, int owner) {
+  if (!q.has_sync) return owner == kResetSyncTool;  // before v4.16: the tool's sync only
+  auto it = q.sync.find(owner);
+  return it != q.sync.end() && it->second;
+}
+
+namespace {
+
+// The drivers mstfwreset stops and starts itself (mlxfwreset_mlnxdriver.py
+// MlnxDriverLinux: mlx5_drivers and white_list_drivers, v4.36.0-1); another
+// driver bound to a function of the card makes it refuse ("mlxfwreset
+// doesn't support 3rd party driver ... resume operation with --skip_driver").
+bool ToolStopsDriver(const std::string& driver) {
+  return driver == "mlx5_core" || driver == "rshim_pcie" || driver == "nvme" ||
+         driver == "pcieport";
+}
+
+std::string Join(const std::vector<std::string>& v, const char* sep) {
+  std::string s;
+  for (const auto& e : v) s += (s.empty() ? "" : sep) + e;
+  return s;
+}
+
+}  // namespace
+
+std::vector<std::string> FirmwareResetArgv(const std::string& binary, const std::string& device,
+                                           const FirmwareResetMethod& m) {
+  std::vector<std::string> argv = {binary, "-d", device, "-y", "-l",
+                                   std::to_string(kFirmwareResetLevel)};
+  if (m.sync) {
+    argv.push_back("--sync");
+    argv.push_back(std::to_string(*m.sync));
+  }
+  if (m.kind == FirmwareResetMethod::kUnbindFirst) argv.push_back("--skip_driver");
+  argv.push_back("reset");
+  return argv;
+}
+
+std::string FirmwareResetCommand(const std::string& device, const FirmwareResetMethod& m) {
+  std::string cmd = Join(FirmwareResetArgv("mstfwreset", device, m), " ");
+  if (m.kind != FirmwareResetMethod::kUnbindFirst) return cmd;
+  std::vector<std::string> pfs;
+  for (const auto& [pf, driver] : m.unbind) pfs.push_back(pf + " (" + driver + ")");
+  return "unbind " + Join(pfs, ", ") + "; " + cmd + "; bind them again";
+}
+
+const char* FirmwareResetMethodName(FirmwareResetMethod::Kind k) {
+  switch (k) {
+    case FirmwareResetMethod::kDriverSync:
+      return "driver-sync";
+    case FirmwareResetMethod::kToolStopsDriver:
+      return "tool-stops-driver";
+    case FirmwareResetMethod::kUnbindFirst:
+      return "unbind-first";
+    case FirmwareResetMethod::kNone:
+      break;
+  }
+  return "none";
+}
+
+FirmwareResetMethod ChooseFirmwareReset(const MstfwresetQuery& q,
+                                        const std::map<std::string, std::string>& pf_drivers) {
+  FirmwareResetMethod m;
+  if (std::string why = ResetLevelRefusal(q); !why.empty()) {
+    m.why = why;
+    return m;
+  }
+  bool bound = false, all_mlx5 = true, tool_stops = true;
+  for (const auto& [pf, driver] : pf_drivers) {
+    if (driver.empty()) continue;
+    bound = true;
+    all_mlx5 = all_mlx5 && driver == "mlx5_core";
+    tool_stops = tool_stops && ToolStopsDriver(driver);
+  }
+  const bool sync_driver = ResetSyncSupported(q, kResetSyncDriver);
+  const bool sync_tool = ResetSyncSupported(q, kResetSyncTool);
+  // Driver-owned sync: mlx5_core unloads and reloads itself around the
+  // reset (mlx5 fw_reset.c); it needs mlx5_core bound to answer.
+  if (sync_driver && bound && all_mlx5) {
+    m.kind = FirmwareResetMethod::kDriverSync;
+    m.sync = kResetSyncDriver;
+    return m;
+  }
+  if (sync_tool) {
+    // A query without a Reset-sync block (before v4.16) has no --sync.
+    if (q.has_sync) m.sync = kResetSyncTool;
+    if (tool_stops) {
+      m.kind = FirmwareResetMethod::kToolStopsDriver;
+    } else {
+      m.kind = FirmwareResetMethod::kUnbindFirst;
+      for (const auto& [pf, driver] : pf_drivers) {
+        if (!driver.empty()) m.unbind[pf] = driver;
+      }
+    }
+    return m;
+  }
+  if (sync_driver) {
+    m.why = "mstfwreset query lists only the driver as the reset-sync owner (sync 1), and no PF "
+            "of the card is bound to mlx5_core to take it";
+    if (bound) {
+      std::vector<std::string> other;
+      for (const auto& [pf, driver] : pf_drivers) {
+        if (!driver.empty() && driver != "mlx5_core") other.push_back(pf + " to " + driver);
+      }
+      m.why = "mstfwreset query lists only the driver as the reset-sync owner (sync 1), which "
+              "needs mlx5_core, but " + Join(other, ", ") + " is bound";
+    }
+    return m;
+  }
+  m.why = "mstfwreset query supports neither the tool (sync 0) nor the driver (sync 1) as the "
+          "reset-sync owner";
+  return m;
 }
 
 std::string ResetLevelRefusal(const MstfwresetQuery& q) {

@@ -4,6 +4,8 @@
 #include "modules/firmware/firmware_reset.h"
 
 #include <fstream>
+#include <map>
+#include <optional>
 #include <sstream>
 
 #include "gtest/gtest.h"
@@ -52,13 +54,111 @@ TEST(MstfwresetQuery, LevelThreeNotSupported) {
             std::string::npos);
 }
 
+// Each layout mstfwreset printed (testdata/README.md): levels, types and the
+// reset-sync owners with their default.
+TEST(MstfwresetQuery, SyncOwnersInEveryLayout) {
+  struct Case {
+    const char* file;
+    bool has_sync;
+    std::map<int, bool> sync;
+    std::optional<int> default_sync;
+    size_t types;
+  };
+  const Case cases[] = {
+      {"mstfwreset-v4.14-no-sync.query", false, {}, std::nullopt, 2},
+      {"mstfwreset-cx5.query", true, {{0, true}, {1, true}}, 0, 5},
+      {"mstfwreset-no-level3.query", true, {{0, true}, {1, false}}, 0, 5},
+      {"mstfwreset-bf3-nic-driver-only.query", true, {{0, false}, {1, true}}, 1, 5},
+      {"mstfwreset-cx7-mroq.query", true, {{0, true}, {1, true}, {2, false}}, 0, 5},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.file);
+    auto q = ParseMstfwresetQuery(Testdata(c.file));
+    ASSERT_TRUE(q.ok()) << q.status().message();
+    EXPECT_EQ(q->has_sync, c.has_sync);
+    EXPECT_EQ(q->sync, c.sync);
+    EXPECT_EQ(q->default_sync, c.default_sync);
+    EXPECT_EQ(q->types.size(), c.types);
+    EXPECT_EQ(q->default_type, 0);
+    EXPECT_TRUE(q->levels.at(3) || std::string(c.file) == "mstfwreset-no-level3.query");
+    // The reset-request methods of the MROQ layout are no sync owners.
+    EXPECT_EQ(q->sync.count(3), 0u);
+  }
+}
+
+std::string Command(const char* file, const std::map<std::string, std::string>& drivers) {
+  auto q = ParseMstfwresetQuery(Testdata(file));
+  EXPECT_TRUE(q.ok()) << q.status().message();
+  if (!q.ok()) return "";
+  FirmwareResetMethod m = ChooseFirmwareReset(*q, drivers);
+  if (m.kind == FirmwareResetMethod::kNone) return "reboot: " + m.why;
+  return FirmwareResetCommand("0000:86:00.0", m);
+}
+
+// Issue 35.1: the driver-owned sync where supported, else the tool stops
+// and starts the driver, else provisioner unbinds the PFs; none: the reboot.
+// `--skip_driver` only when provisioner stopped the driver.
+TEST(FirmwareResetChoice, FollowsTheSyncOwnersAndTheBoundDrivers) {
+  const std::map<std::string, std::string> mlx5 = {{"0000:86:00.0", "mlx5_core"},
+                                                   {"0000:86:00.1", "mlx5_core"}};
+  const std::map<std::string, std::string> unbound = {{"0000:86:00.0", ""}};
+  const std::map<std::string, std::string> vfio = {{"0000:86:00.0", "mlx5_core"},
+                                                   {"0000:86:00.1", "vfio-pci"}};
+  EXPECT_EQ(Command("mstfwreset-cx5.query", mlx5), "mstfwreset -d 0000:86:00.0 -y -l 3 --sync 1 reset");
+  EXPECT_EQ(Command("mstfwreset-cx7-mroq.query", mlx5),
+            "mstfwreset -d 0000:86:00.0 -y -l 3 --sync 1 reset");
+  EXPECT_EQ(Command("mstfwreset-bf3-nic-driver-only.query", mlx5),
+            "mstfwreset -d 0000:86:00.0 -y -l 3 --sync 1 reset");
+  // No driver to take the sync: the tool's (nothing bound for it to stop).
+  EXPECT_EQ(Command("mstfwreset-cx5.query", unbound), "mstfwreset -d 0000:86:00.0 -y -l 3 --sync 0 reset");
+  // Sync 1 not supported: the tool stops and starts mlx5_core.
+  auto no_driver_sync = Testdata("mstfwreset-cx5.query");
+  no_driver_sync.replace(no_driver_sync.find("Supported     \n", no_driver_sync.find("1: Driver")),
+                         14, "Not supported ");
+  auto q = ParseMstfwresetQuery(no_driver_sync);
+  ASSERT_TRUE(q.ok()) << q.status().message();
+  FirmwareResetMethod m = ChooseFirmwareReset(*q, mlx5);
+  EXPECT_EQ(m.kind, FirmwareResetMethod::kToolStopsDriver);
+  EXPECT_EQ(FirmwareResetCommand("0000:86:00.0", m), "mstfwreset -d 0000:86:00.0 -y -l 3 --sync 0 reset");
+  // Before v4.16 (no sync block): the tool's, without --sync.
+  EXPECT_EQ(Command("mstfwreset-v4.14-no-sync.query", mlx5), "mstfwreset -d 0000:86:00.0 -y -l 3 reset");
+  // A driver mstfwreset does not stop (vfio-pci on a PF): provisioner unbinds.
+  m = ChooseFirmwareReset(*q, vfio);
+  EXPECT_EQ(m.kind, FirmwareResetMethod::kUnbindFirst);
+  EXPECT_EQ(FirmwareResetCommand("0000:86:00.0", m),
+            "unbind 0000:86:00.0 (mlx5_core), 0000:86:00.1 (vfio-pci); mstfwreset -d 0000:86:00.0 "
+            "-y -l 3 --sync 0 --skip_driver reset; bind them again");
+  // Only the driver's sync and no mlx5_core bound: the reboot, with the reason.
+  EXPECT_EQ(Command("mstfwreset-bf3-nic-driver-only.query", unbound),
+            "reboot: mstfwreset query lists only the driver as the reset-sync owner (sync 1), and "
+            "no PF of the card is bound to mlx5_core to take it");
+  EXPECT_EQ(Command("mstfwreset-bf3-nic-driver-only.query", vfio),
+            "reboot: mstfwreset query lists only the driver as the reset-sync owner (sync 1), "
+            "which needs mlx5_core, but 0000:86:00.1 to vfio-pci is bound");
+  EXPECT_EQ(Command("mstfwreset-no-level3.query", mlx5).rfind("reboot: mstfwreset query says reset "
+                                                              "level 3",
+                                                              0),
+            0u);
+  // The check of issue 35.1, over every layout and binding: a bound card's
+  // command never has --skip_driver unless provisioner unbinds it first.
+  for (const char* file : {"mstfwreset-v4.14-no-sync.query", "mstfwreset-cx5.query",
+                           "mstfwreset-bf3-nic-driver-only.query", "mstfwreset-cx7-mroq.query"}) {
+    for (const auto* drivers : {&mlx5, &vfio}) {
+      const std::string cmd = Command(file, *drivers);
+      if (cmd.find("--skip_driver") != std::string::npos) {
+        EXPECT_EQ(cmd.rfind("unbind ", 0), 0u) << file << ": " << cmd;
+      }
+    }
+  }
+}
+
 TEST(MstfwresetQuery, ErrorsNameTheLine) {
   auto e = ParseMstfwresetQuery("-E- Failed to open device: 0000:86:00.0.\n");
   ASSERT_FALSE(e.ok());
   EXPECT_EQ(e.status().message(), "mstfwreset: -E- Failed to open device: 0000:86:00.0.");
   auto bad = ParseMstfwresetQuery("Reset-levels:\nx: Warm Reboot -Supported\n");
   ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.status().message().find("line 2: the level is not a number"), std::string::npos);
+  EXPECT_NE(bad.status().message().find("line 2: not a number before the colon"), std::string::npos);
   EXPECT_FALSE(ParseMstfwresetQuery("nothing here\n").ok());
 }
 
@@ -157,6 +257,7 @@ HostFacts Cx5(const std::string& reset_query) {
   HostFacts f;
   f.pci = {Pf("0000:86:00.0"), Pf("0000:86:00.1")};
   f.pci[1].netdevs = {"ibs5f1"};
+  for (PciFunction& pf : f.pci) pf.driver = "mlx5_core";
   f.firmware["0000:86:00.0"] = Facts(Testdata("cx5-vpi-ib.query"));
   FirmwareFacts& fw = f.firmware["0000:86:00.0"];
   fw.reset_read = true;
@@ -182,6 +283,50 @@ TEST(FirmwareActivation, ResetActivatesTheSetsAndRemovesTheVfsOfEveryPf) {
   EXPECT_EQ(a.after["LINK_TYPE_P1"], "eth");
   EXPECT_EQ(a.detail["pfs"], nlohmann::json({"0000:86:00.0", "0000:86:00.1"}));
   EXPECT_EQ(a.detail["level"], 3);
+  // mlx5_core bound, the card lists the driver as a sync owner: --sync 1,
+  // never --skip_driver under the live driver (issue 35.1); the plan line
+  // shows the exact command.
+  EXPECT_EQ(a.detail["method"], "driver-sync");
+  EXPECT_EQ(a.detail["command"], nlohmann::json({"mstfwreset", "-d", "0000:86:00.0", "-y", "-l",
+                                                 "3", "--sync", "1", "reset"}));
+  EXPECT_NE(a.reason.find("mstfwreset -d 0000:86:00.0 -y -l 3 --sync 1 reset activates"),
+            std::string::npos)
+      << a.reason;
+  EXPECT_EQ(a.reason.find("--skip_driver"), std::string::npos) << a.reason;
+}
+
+// A PF on vfio-pci (mstfwreset refuses third-party drivers) and a card
+// without the driver's sync: provisioner unbinds both PFs around
+// `--skip_driver`; the plan says so.
+TEST(FirmwareActivation, ThirdPartyDriverIsUnboundFirstAndBoundAfter) {
+  std::string text = Testdata("mstfwreset-cx5.query");
+  text.replace(text.find("Supported     \n", text.find("1: Driver")), 14, "Not supported ");
+  HostFacts f = Cx5(text);
+  f.pci[1].driver = "vfio-pci";
+  Result r = Plan(ResetEth(), f);
+  ASSERT_EQ(r.changes.size(), 2u) << r.Messages();
+  const Change& a = r.changes[1];
+  EXPECT_EQ(a.detail["method"], "unbind-first");
+  EXPECT_EQ(a.detail["unbind"],
+            nlohmann::json({{"0000:86:00.0", "mlx5_core"}, {"0000:86:00.1", "vfio-pci"}}));
+  EXPECT_NE(a.reason.find("unbind 0000:86:00.0 (mlx5_core), 0000:86:00.1 (vfio-pci); mstfwreset "
+                          "-d 0000:86:00.0 -y -l 3 --sync 0 --skip_driver reset; bind them again"),
+            std::string::npos)
+      << a.reason;
+}
+
+// Only the driver's sync, and no mlx5_core to take it: the reboot, with why.
+TEST(FirmwareActivation, NoUsableSyncOwnerFallsBackToTheRebootWithTheReason) {
+  HostFacts f = Cx5(Testdata("mstfwreset-bf3-nic-driver-only.query"));
+  for (PciFunction& pf : f.pci) pf.driver = "";
+  Result r = Plan(ResetEth(), f);
+  ASSERT_EQ(r.changes.size(), 1u) << r.Messages();
+  EXPECT_EQ(r.changes[0].disruption, Disruption::kReboot);
+  ASSERT_EQ(r.diags.size(), 1u) << r.Messages();
+  EXPECT_NE(r.diags[0].message.find("only the driver as the reset-sync owner (sync 1), and no PF "
+                                    "of the card is bound to mlx5_core"),
+            std::string::npos)
+      << r.Messages();
 }
 
 TEST(FirmwareActivation, NoLevelThreeFallsBackToTheRebootWithAWarning) {

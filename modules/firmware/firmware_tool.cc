@@ -79,10 +79,9 @@ class Mstconfig : public FirmwareTool {
   }
 
   // mstfwreset: exit 0 "-I- FW was loaded successfully.", 1 "-E- ...".
-  Status Reset(const std::string& device) override {
-    return Run({o_.reset_binary, "-d", device, "-y", "--skip_driver", "-l",
-                std::to_string(kFirmwareResetLevel), "reset"},
-               "reset " + device, o_.reset_timeout)
+  Status Reset(const std::string& device, const FirmwareResetMethod& method) override {
+    return Run(FirmwareResetArgv(o_.reset_binary, device, method), "reset " + device,
+               o_.reset_timeout)
         .status();
   }
 
@@ -222,20 +221,29 @@ class Captured : public FirmwareTool {
   // As the card: refused as mstfwreset refuses (a <BDF>.refuse file holds
   // what it printed; a query without level 3), else the Current column
   // becomes the Next Boot one.
-  Status Reset(const std::string& device) override {
+  Status Reset(const std::string& device, const FirmwareResetMethod& method) override {
+    std::string cmd;
+    for (const std::string& a : FirmwareResetArgv("mstfwreset", device, method)) {
+      cmd += (cmd.empty() ? "" : " ") + a;
+    }
     const std::string refuse = std::string(kMstfwresetCapturePrefix) + device + ".refuse";
     if (fs_.Exists(refuse)) {
       auto said = fs_.ReadFile(refuse);
-      return FailedPreconditionError(
-          "mstfwreset -d " + device + " -y --skip_driver -l 3 reset " +
-          "exited 1: " + (said.ok() ? TrimRight(*said, kLineEnd) : said.status().message()));
+      return FailedPreconditionError(cmd + " exited 1: " +
+                                     (said.ok() ? TrimRight(*said, kLineEnd)
+                                                : said.status().message()));
     }
     ASSIGN_OR_RETURN(std::string query, ResetQuery(device));
     ASSIGN_OR_RETURN(MstfwresetQuery q, ParseMstfwresetQuery(query));
     if (std::string why = ResetLevelRefusal(q); !why.empty()) {
-      return FailedPreconditionError("mstfwreset -d " + device +
-                                     " -y --skip_driver -l 3 reset exited 1: -E- Reset-level '3' " +
+      return FailedPreconditionError(cmd + " exited 1: -E- Reset-level '3' " +
                                      "is not supported in the current state of this device.");
+    }
+    // As mstfwreset refuses a sync the card does not list
+    // (mstfwreset.py: "Requested reset sync '1' is not supported").
+    if (method.sync && !ResetSyncSupported(q, *method.sync)) {
+      return FailedPreconditionError(cmd + " exited 1: -E- Requested reset sync '" +
+                                     std::to_string(*method.sync) + "' is not supported");
     }
     ASSIGN_OR_RETURN(std::string text, Query(device));
     auto updated = ActivateNextBootValues(text);

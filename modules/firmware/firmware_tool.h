@@ -13,6 +13,7 @@
 
 #include "engine/base/status.h"
 #include "engine/host/host_fs.h"
+#include "modules/firmware/firmware_reset.h"
 
 namespace provisioner {
 
@@ -43,10 +44,12 @@ class FirmwareTool {
   virtual StatusOr<std::string> ResetQuery(const std::string& device) {
     return FailedPreconditionError("cannot query the firmware reset of " + device);
   }
-  // `mstfwreset -d <device> -y --skip_driver -l 3 reset`: the firmware
-  // reloads, the Next Boot configuration becomes the running one. An error
-  // quotes the tool's "-E-" lines.
-  virtual Status Reset(const std::string& device) {
+  // `mstfwreset -d <device> -y -l 3 [--sync N] [--skip_driver] reset`
+  // (FirmwareResetArgv of `method`): the firmware reloads, the Next Boot
+  // configuration becomes the running one. An error quotes the tool's "-E-"
+  // lines. Unbinding the PFs first (kUnbindFirst) is the caller's.
+  virtual Status Reset(const std::string& device, const FirmwareResetMethod& method) {
+    (void)method;
     return FailedPreconditionError("cannot reset the firmware of " + device);
   }
   // The text of `mstflint -d <device> query` (nics[].firmwareVersion).

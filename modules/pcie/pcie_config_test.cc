@@ -231,6 +231,15 @@ TEST(IommuModeTest, FromGroupTypesAndTheCommandLine) {
             IommuMode::kOff);
   // Nothing captured: unknown.
   EXPECT_EQ(DecideIommuMode(Iommu(std::nullopt, {}), {}).mode, IommuMode::kUnknown);
+  EXPECT_EQ(DecideIommuMode(Iommu(std::nullopt, {}), {}).why,
+            "neither /sys/kernel/iommu_groups nor /proc/cmdline captured");
+  // Groups there, the command line not: the warning names the missing one
+  // (issue 35.10: it said "neither captured").
+  d = DecideIommuMode(Iommu(std::nullopt, {}, 3), {});
+  EXPECT_EQ(d.mode, IommuMode::kUnknown);
+  EXPECT_EQ(d.why,
+            "/sys/kernel/iommu_groups captured (3 groups, their type files not) but "
+            "/proc/cmdline not captured");
   EXPECT_EQ(DecideIommuMode(Iommu("ro quiet", {}), {}).mode, IommuMode::kUnknown);
   EXPECT_EQ(DecideIommuMode(Iommu("ro intel_iommu=on", {}), {}).mode, IommuMode::kTranslating);
 }

@@ -121,6 +121,39 @@ TEST_F(FirmwareResetCliTest, LinkTypeByResetRemakesTheVfsAndExits0) {
   EXPECT_EQ(json::parse(again.out, nullptr, false)["changes"].size(), 0u) << again.out;
 }
 
+// Issue 35.1: the cx5-ib tree's PF is bound to mlx5_core. For each layout
+// mstfwreset printed, the plan's activate line is the exact command, and it
+// never has --skip_driver under the bound driver: --sync 1 where the card
+// lists the driver as a sync owner, else the tool stops the driver itself.
+TEST_F(FirmwareResetCliTest, BoundCardIsNeverResetWithSkipDriver) {
+  const std::string yaml = Yaml("  firmware:\n    activation: reset\n", "      linkType: eth\n");
+  const std::pair<const char*, const char*> cases[] = {
+      {"mstfwreset-cx5.query", "mstfwreset -d 0000:86:00.0 -y -l 3 --sync 1 reset"},
+      {"mstfwreset-cx7-mroq.query", "mstfwreset -d 0000:86:00.0 -y -l 3 --sync 1 reset"},
+      {"mstfwreset-bf3-nic-driver-only.query", "mstfwreset -d 0000:86:00.0 -y -l 3 --sync 1 reset"},
+      {"mstfwreset-v4.14-no-sync.query", "mstfwreset -d 0000:86:00.0 -y -l 3 reset"},
+  };
+  for (const auto& [file, command] : cases) {
+    SCOPED_TRACE(file);
+    PutFile(root_ + kResetCapture, ReadFile(RunfilePath(std::string("modules/firmware/testdata/") + file)));
+    RunResult plan = Provisioner({"plan", yaml, "--root", root_});
+    ASSERT_EQ(plan.exit_code, 0) << plan.out << plan.err;
+    EXPECT_NE(plan.out.find(std::string("spec.firmware.activation: reset: ") + command +
+                            " activates"),
+              std::string::npos)
+        << plan.out;
+    EXPECT_EQ(plan.out.find("--skip_driver"), std::string::npos) << plan.out;
+  }
+  // And the reset runs with it: the stand-in takes --sync 1 as the card does.
+  PutFile(root_ + kResetCapture,
+          ReadFile(RunfilePath("modules/firmware/testdata/mstfwreset-cx7-mroq.query")));
+  KernelSimDaemon sim(root_);
+  ASSERT_TRUE(sim.ready());
+  RunResult apply = Provisioner({"apply", yaml, "--root", root_});
+  EXPECT_EQ(apply.exit_code, 0) << apply.out << apply.err;
+  EXPECT_EQ(LinkType(root_), "ETH(2) ETH(2)");
+}
+
 TEST_F(FirmwareResetCliTest, CardRefusingTheResetExits3AndSaysWhy) {
   KernelSimDaemon sim(root_);
   ASSERT_TRUE(sim.ready());
@@ -203,8 +236,23 @@ TEST_F(FirmwareResetCliTest, PinnedFirmwareVersionValidates) {
   const std::string same = Yaml("", "      firmwareVersion: { version: 16.35.2000 }\n");
   RunResult ok = Provisioner({"plan", same, "--root", root_, "-o", "json"});
   EXPECT_EQ(ok.exit_code, 0) << ok.err;
-  // Without the capture: an error naming it, never a silent pass.
+  // Without the capture (issue 35.9): the running version from the card's
+  // RDMA device, /sys/class/infiniband/mlx5_0/fw_ver, as on a live host
+  // that runs no mstflint for a policy validate.
   ASSERT_EQ(::unlink((root_ + "/run/provisioner/mstflint/0000:86:00.0.query").c_str()), 0);
+  RunResult by_sysfs = Provisioner({"plan", same, "--root", root_});
+  EXPECT_EQ(by_sysfs.exit_code, 0) << by_sysfs.out << by_sysfs.err;
+  RunResult bad_sysfs = Provisioner({"plan", other, "--root", root_});
+  EXPECT_EQ(bad_sysfs.exit_code, 1) << bad_sysfs.out << bad_sysfs.err;
+  EXPECT_NE(bad_sysfs.err.find("0000:86:00.0 (PSID MT_0000000008) runs firmware 16.35.2000, but "
+                               "nic ib0 pins 16.35.3006"),
+            std::string::npos)
+      << bad_sysfs.err;
+  // Neither a capture nor an RDMA device: an error naming it, never a silent pass.
+  ASSERT_EQ(::provisioner::testing::Run(
+                {"/bin/rm", "-rf", root_ + "/sys/bus/pci/devices/0000:86:00.0/infiniband"})
+                .exit_code,
+            0);
   RunResult missing = Provisioner({"plan", same, "--root", root_});
   EXPECT_EQ(missing.exit_code, 1);
   EXPECT_NE(missing.err.find("cannot read the firmware version of 0000:86:00.0"), std::string::npos)
@@ -447,6 +495,54 @@ TEST_F(FirmwareUpdateCliTest, KilledDuringTheBurnIsReportedAndReplanned) {
   RunResult apply = Provisioner({"apply", yaml, "--root", root_});
   EXPECT_EQ(apply.exit_code, 3) << apply.out << apply.err;
   EXPECT_EQ(Flint(), ReadFile(RunfilePath("modules/firmware/testdata/mstflint-cx5-pending.query")));
+}
+
+}  // namespace
+}  // namespace provisioner::testing
+
+namespace provisioner::testing {
+namespace {
+
+// Issue 36.5: activation reset, an apply killed after the burn and before
+// the reset (the journal holds the burn applied, the activate pending; the
+// flash holds 16.35.3006, the card runs 16.35.2000). apply --rollback cannot
+// undo the burn: the image runs at the next boot, so it exits 3, writes the
+// reboot marker and names the card and both versions.
+TEST_F(FirmwareUpdateCliTest, RollbackAfterTheBurnBeforeTheResetExits3WithTheMarker) {
+  KernelSimDaemon sim(root_);
+  ASSERT_TRUE(sim.ready());
+  const std::string yaml = Pin("  firmware:\n    activation: reset\n");
+  const std::string saved = MakeTempDir("fw-plan") + "/plan.json";
+  RunResult plan = Provisioner({"plan", yaml, "--root", root_, "--out", saved});
+  ASSERT_EQ(plan.exit_code, 0) << plan.out << plan.err;
+  json record = json::parse(ReadFile(saved), nullptr, false);
+  ASSERT_TRUE(record.contains("changes")) << record.dump();
+  json journal = {{"formatVersion", 1},
+                  {"pid", 999999},
+                  {"startedAt", "2026-11-26T05:00:00Z"},
+                  {"changes", json::array()}};
+  bool burn = false;
+  for (json c : record["changes"]) {
+    burn = burn || c["id"] == "firmware/0000:86:00.0/burn";
+    c["step"] = c["id"] == "firmware/0000:86:00.0/burn" ? "applied" : "pending";
+    journal["changes"].push_back(c);
+  }
+  ASSERT_TRUE(burn) << record.dump();
+  PutFile(root_ + "/run/provisioner/journal.json", journal.dump());
+  // What the burn left: the new image on the flash, the old one running.
+  PutFile(root_ + kFlintCapture,
+          ReadFile(RunfilePath("modules/firmware/testdata/mstflint-cx5-pending.query")));
+
+  RunResult rollback = Provisioner({"apply", yaml, "--root", root_, "--rollback", "-o", "json"});
+  EXPECT_EQ(rollback.exit_code, 3) << rollback.out << rollback.err;
+  EXPECT_TRUE(Exists(root_ + "/run/reboot-required"));
+  EXPECT_NE(rollback.out.find("0000:86:00.0 carries firmware 16.35.3006 on its flash and runs "
+                              "16.35.2000"),
+            std::string::npos)
+      << rollback.out << rollback.err;
+  EXPECT_EQ(Flint(), ReadFile(RunfilePath("modules/firmware/testdata/mstflint-cx5-pending.query")));
+  EXPECT_FALSE(Exists(root_ + "/run/provisioner/journal.json"));
+  EXPECT_EQ(sim.Refused(), "");
 }
 
 }  // namespace

@@ -470,7 +470,7 @@ HostSpec Cx5IbHost() {
   r.sys_image_guid = guid;
   r.fw_ver = "16.35.2000";
   r.hca_type = "MT4119";
-  r.board_id = "MT_0000000010";
+  r.board_id = "MT_0000000008";  // the PSID of its mstflint capture
   r.uverbs = 0;
   RdmaPortSpec p;
   p.link_layer = "InfiniBand";
