@@ -2,6 +2,7 @@
 // "derived" (DeriveVfMac of the PF's burnt-in MAC), over a VF range.
 #include <array>
 #include <cstdio>
+#include <map>
 #include <vector>
 
 #include "modules/vf/vf_plan_parts.h"
@@ -38,14 +39,40 @@ std::string FormatMacAddress(const uint8_t* mac) {
   return buf;
 }
 
+namespace {
+
+// FNV-1a 64 (offset basis 0xcbf29ce484222325, prime 0x100000001b3) over
+// `bytes`, then MurmurHash3's fmix64 finalizer: FNV-1a alone leaves the low
+// bits of its result depending only on the low bits of the input bytes;
+// fmix64 lets every input bit reach every output bit.
+uint64_t MacHash(const uint8_t* bytes, size_t n) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for (size_t i = 0; i < n; ++i) {
+    h ^= bytes[i];
+    h *= 0x100000001b3ULL;
+  }
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdULL;
+  h ^= h >> 33;
+  h *= 0xc4ceb9fe1a85ec53ULL;
+  h ^= h >> 33;
+  return h;
+}
+
+}  // namespace
+
 std::string DeriveVfMac(const std::string& pf_mac, int vf_index) {
   const std::optional<std::array<uint8_t, 6>> pf = ParseMacAddress(pf_mac);
   if (!pf || vf_index < 0 || vf_index >= 0xffff) return "";
-  std::array<uint8_t, 6> m = *pf;
-  m[0] = static_cast<uint8_t>((m[0] & ~0x01) | 0x02);  // unicast, locally administered
-  const unsigned id = static_cast<unsigned>(vf_index) + 1;
-  m[1] = static_cast<uint8_t>(id >> 8);
-  m[2] = static_cast<uint8_t>(id & 0xff);
+  // The input: the PF's six bytes, then the VF index big-endian (2 bytes).
+  std::array<uint8_t, 8> in{};
+  for (size_t i = 0; i < 6; ++i) in[i] = (*pf)[i];
+  in[6] = static_cast<uint8_t>(static_cast<unsigned>(vf_index) >> 8);
+  in[7] = static_cast<uint8_t>(static_cast<unsigned>(vf_index) & 0xff);
+  const uint64_t h = MacHash(in.data(), in.size());
+  std::array<uint8_t, 6> m{};
+  for (size_t i = 0; i < 6; ++i) m[i] = static_cast<uint8_t>(h >> (8 * (5 - i)));  // low 48 bits
+  m[0] = static_cast<uint8_t>((m[0] & 0xfc) | 0x02);  // unicast, locally administered
   return FormatMacAddress(m.data());
 }
 
@@ -55,8 +82,8 @@ bool ZeroMac(const std::string& mac) { return mac == "00:00:00:00:00:00"; }
 
 }  // namespace
 
-void PlanVfMac(const PciFunction& pf, const std::string& want, const VfRangeRef& r,
-               PlanSink& sink) {
+void PlanVfMac(const PciFunction& pf, const std::string& want, const VfRangeRef& r, PlanSink& sink,
+               std::map<std::string, std::string>* mac_owner) {
   if (!pf.sriov || r.count <= 0) return;
   const SriovInfo& s = *pf.sriov;
   if (!s.ib_node_guid.empty()) {
@@ -89,6 +116,16 @@ void PlanVfMac(const PciFunction& pf, const std::string& want, const VfRangeRef&
     for (int n = r.first; n <= r.last && n < r.count; ++n) {
       derived.push_back(DeriveVfMac(s.pf_mac, n));
       macs.push_back(derived.back());
+      if (mac_owner == nullptr) continue;
+      const std::string who = "VF " + std::to_string(n) + " of " + pf.pci_address;
+      auto [it, fresh] = mac_owner->emplace(derived.back(), who);
+      if (!fresh) {
+        sink.Error(r.field_path, "the MAC derived for " + who + " (" + derived.back() +
+                                     ") is also " + it->second +
+                                     "'s: two VFs of one host cannot share a MAC; use vfMac: "
+                                     "keep for one of them");
+        return;
+      }
     }
     want_text = "derived from " + s.pf_mac + " (" + derived.front() +
                 (derived.size() > 1 ? " .. " + derived.back() : "") + ")";

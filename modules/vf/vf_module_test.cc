@@ -784,8 +784,8 @@ TEST_F(VfModuleTest, MacOverNetlink) {
   for (const auto& c : fake->calls) {
     if (c.rfind("mac ", 0) == 0) sets.push_back(c);
   }
-  EXPECT_EQ(sets, (std::vector<std::string>{"mac ens6f0np0 0 0e:00:01:5b:7c:2e",
-                                            "mac ens6f0np0 1 0e:00:02:5b:7c:2e"}));
+  EXPECT_EQ(sets, (std::vector<std::string>{"mac ens6f0np0 0 0a:1d:87:23:60:8d",
+                                            "mac ens6f0np0 1 96:be:3e:76:a4:4b"}));
 }
 
 // vfRate under a tree root (capture file `rate`, "<min> <max>"), converged,

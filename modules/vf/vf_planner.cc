@@ -253,6 +253,12 @@ void PlanVf(const DesiredState& desired, const HostFacts& facts, PlanSink& sink)
       if (auto g = ParseGuid(f.sriov->ib_node_guid)) guid_owner.emplace(*g, "PF " + f.pci_address);
     }
   }
+  // MACs on the host: the PFs' own, and VF MACs derived so far.
+  std::map<std::string, std::string> mac_owner;
+  for (const PciFunction& f : facts.pci) {
+    if (f.sriov && !f.sriov->pf_mac.empty())
+      mac_owner.emplace(f.sriov->pf_mac, "PF " + f.pci_address);
+  }
   std::set<std::string> claimed;  // PFs planned (first nic wins; sriov reports conflicts)
   for (size_t i = 0; i < desired.nics.size(); ++i) {
     const NicSpec& nic = desired.nics[i];
@@ -294,7 +300,8 @@ void PlanVf(const DesiredState& desired, const HostFacts& facts, PlanSink& sink)
         }
         if (e.vf_rate) PlanVfRate(*pf, *e.vf_rate, ref("vfRate", g != nullptr && g->vf_rate), sink);
         if (e.vf_vlan) PlanVfVlan(*pf, *e.vf_vlan, ref("vfVlan", g != nullptr && g->vf_vlan), sink);
-        if (e.vf_mac) PlanVfMac(*pf, *e.vf_mac, ref("vfMac", g != nullptr && g->vf_mac), sink);
+        if (e.vf_mac)
+          PlanVfMac(*pf, *e.vf_mac, ref("vfMac", g != nullptr && g->vf_mac), sink, &mac_owner);
       }
 
       PlanDriver(desired, facts, nic, v, sink);
