@@ -369,6 +369,24 @@ TEST(VfVlanPlanTest, IdQosAndProtoPerVf) {
   EXPECT_EQ(range.changes()[0].after, (nlohmann::json{{"id", 0}, {"qos", 0}, {"proto", "802.1Q"}}));
 }
 
+// Issue 35.3: mlx5 answers EPROTONOSUPPORT to any 802.1ad VF VLAN: a plan
+// error at the field naming the driver; another driver keeps 802.1ad.
+TEST(VfVlanPlanTest, Mlx5RefusesEightOhTwoDotOneAd) {
+  DesiredState d;
+  d.nics.push_back(Nic(2));
+  d.nics[0].vf_vlan = VfVlanSpec{100, 3, "802.1ad"};
+  PciFunction pf = Pf(kPf, 2);
+  Result r = PlanOf(d, Facts({pf}));
+  EXPECT_TRUE(r.changes.empty());
+  EXPECT_EQ(r.Messages(),
+            "spec.nics[0].vfVlan: 0000:af:00.0 is driven by mlx5_core, which refuses an 802.1ad "
+            "VF VLAN (EPROTONOSUPPORT from mlx5e_set_vf_vlan: 802.1Q only); use proto 802.1Q\n");
+  pf.driver = "ice";
+  r = PlanOf(d, Facts({pf}));
+  ASSERT_EQ(r.changes.size(), 1u) << r.Messages();
+  EXPECT_EQ(r.changes[0].after, (nlohmann::json{{"id", 100}, {"qos", 3}, {"proto", "802.1ad"}}));
+}
+
 // vfMac derived: the formula of vf_planner.h (values from an independent
 // Python implementation of FNV-1a 64 + fmix64), stable, unicast and locally
 // administered, and no two VFs alike across both ports of a card (whose MACs
@@ -664,6 +682,8 @@ TEST(VfGroupSettingsPlanTest, EachGroupItsOwnValueVfsInNoGroupTheNics) {
   b.vf_link_state = "enable";
   nic.vf_groups = {b, a};  // not in range order
   PciFunction pf = Pf(kPf, 8);
+  pf.driver = "ice";  // 802.1ad: mlx5 refuses it (VfVlanPlanTest.Mlx5RefusesEightOhTwoDotOneAd)
+  for (VfInfo& vf : pf.sriov->vfs) vf.driver = VfNetdeviceDriver(pf.driver);
   Result r = PlanOf(d, Facts({pf}));
   std::map<std::string, const Change*> by_id;
   for (const Change& c : r.changes) by_id[c.id] = &c;

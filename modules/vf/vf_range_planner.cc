@@ -92,6 +92,16 @@ json VfVlanJson(int id, int qos, const std::string& proto) {
 
 void PlanVfVlan(const PciFunction& pf, const VfVlanSpec& want, const VfRangeRef& r,
                 PlanSink& sink) {
+  // mlx5e_set_vf_vlan answers EPROTONOSUPPORT to anything but 802.1Q (a
+  // QinQ patch for it was not taken upstream); other drivers (ice, i40e)
+  // take 802.1ad.
+  if (want.proto == "802.1ad" && pf.driver == "mlx5_core") {
+    sink.Error(r.field_path, pf.pci_address +
+                                 " is driven by mlx5_core, which refuses an 802.1ad VF VLAN "
+                                 "(EPROTONOSUPPORT from mlx5e_set_vf_vlan: 802.1Q only); use "
+                                 "proto 802.1Q");
+    return;
+  }
   PlanVfRangeSetting(
       pf, r, kVlanAttribute, VfVlanJson(want.id, want.qos, want.proto),
       [](const VfInfo& vf) {
