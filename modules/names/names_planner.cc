@@ -75,8 +75,22 @@ std::vector<std::string> RenderNameRules(std::vector<PfNames> pfs) {
       out.push_back(l + ", TEST!=\"parent\", NAME=\"" + p.netdev + "\"");
     }
     if (!p.rdma.empty()) {
-      out.push_back("ACTION==\"add\", SUBSYSTEM==\"infiniband\", KERNELS==\"" + p.pci_address +
-                    "\", RUN+=\"" + std::string(kRdmaTool) + " dev set %k name " + p.rdma + "\"");
+      // PROGRAM runs when udev reaches the rule, RUN only after every rule
+      // of the event: rdma-core's 60-rdma-persistent-naming.rules renames
+      // the device with its own PROGRAM first, and a RUN of ours would then
+      // name a device that no longer exists. Ours (10-) runs before it;
+      // rdma_rename looks the device up by the name %k had at the event, so
+      // rdma-core's rule finds none and leaves ours (v55+ also skips a
+      // user-assigned name). The second line is for a host whose
+      // rdma_rename lacks NAME_FIXED (rdma-core < 36) or is not installed:
+      // after a rename by the first, `rdma dev set %k` finds no %k and fails
+      // without effect.
+      const std::string head =
+          "ACTION==\"add\", SUBSYSTEM==\"infiniband\", KERNELS==\"" + p.pci_address + "\", ";
+      out.push_back(head + "PROGRAM=\"" + std::string(kRdmaRenameProgram) + " %k NAME_FIXED " +
+                    p.rdma + "\"");
+      out.push_back(head + "PROGRAM=\"" + std::string(kRdmaTool) + " dev set %k name " + p.rdma +
+                    "\"");
     }
   }
   return out;

@@ -70,7 +70,9 @@ TEST(NamesPlanner, RulesThenRenamesEachWithItsPf) {
                 {"SUBSYSTEM==\"net\", ACTION==\"add\", KERNELS==\"0000:1a:00.0\", "
                  "ATTR{phys_port_name}==\"p0\", TEST!=\"parent\", NAME=\"rail1\"",
                  "ACTION==\"add\", SUBSYSTEM==\"infiniband\", KERNELS==\"0000:1a:00.0\", "
-                 "RUN+=\"/usr/sbin/rdma dev set %k name mlx5_rail1\"",
+                 "PROGRAM=\"rdma_rename %k NAME_FIXED mlx5_rail1\"",
+                 "ACTION==\"add\", SUBSYSTEM==\"infiniband\", KERNELS==\"0000:1a:00.0\", "
+                 "PROGRAM=\"/usr/sbin/rdma dev set %k name mlx5_rail1\"",
                  "SUBSYSTEM==\"net\", ACTION==\"add\", KERNELS==\"0000:3c:00.0\", "
                  "ATTR{phys_port_name}==\"p0\", TEST!=\"parent\", NAME=\"rail2\""}));
   EXPECT_EQ(rules.resource, "file:/etc/udev/rules.d/10-provisioner-names.rules");
@@ -121,7 +123,7 @@ TEST(NamesPlanner, RepresentorIsNotThePfsNetdevAndNoPortNameNoAttrMatch) {
   PlanNames(Load(kTwoNics), facts, sink);
   ASSERT_EQ(sink.changes().size(), 4u);
   EXPECT_EQ(sink.changes()[1].before, "enp26s0np0");
-  EXPECT_EQ(sink.changes()[0].after[2],
+  EXPECT_EQ(sink.changes()[0].after[3],
             "SUBSYSTEM==\"net\", ACTION==\"add\", KERNELS==\"0000:3c:00.0\", TEST!=\"parent\", "
             "NAME=\"rail2\"");
 }
