@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/base/config_value.h"
 #include "engine/module/module.h"
 #include "engine/module/registry.h"
 #include "modules/kernel/kernel_backend.h"
@@ -170,6 +171,12 @@ class KernelModule final : public Module {
     if (after.is_null()) {
       if (!fs.Exists(kDropInPath)) return OkStatus();
       return fs.RemoveFile(kDropInPath);
+    }
+    // Each argument goes between double quotes of a script GRUB's shell
+    // sources: data, never syntax.
+    for (const std::string& a : ArgsOf(after)) {
+      RETURN_IF_ERROR(CheckConfigValue(ConfigSyntax::kShellDoubleQuoted, "kernel argument", a)
+                          .WithContext("write " + std::string(kDropInPath)));
     }
     return fs.WriteFileAtomic(kDropInPath, kernel::RenderDropIn(ArgsOf(after)));
   }

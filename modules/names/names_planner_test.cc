@@ -172,5 +172,27 @@ TEST(NamesLoader, BadNamesAreRefusedWithTheirPath) {
   for (const auto& d : diags) EXPECT_EQ(d.severity, Severity::kError) << d.message;
 }
 
+// Issue 36.6: a value from the tree is data, never syntax. A phys_port_name
+// that would close the quoted value and add a RUN key is refused at the
+// field, and no rule carries it.
+TEST(NamesPlanner, AHostileTreeValueNeverReachesTheRulesFile) {
+  HostFacts facts = TwoPfs();
+  facts.names.phys_port_names["enp26s0np0"] = "p0\", RUN+=\"/bin/sh -c reboot";
+  PlanSink sink;
+  PlanNames(Load(kTwoNics), facts, sink);
+  bool refused = false;
+  for (const Diagnostic& d : sink.diagnostics()) {
+    if (d.severity == Severity::kError && d.path == "spec.nics[0].names.netdev" &&
+        d.message.find("phys_port_name of 0000:1a:00.0") != std::string::npos &&
+        d.message.find("cannot go into a udev rule") != std::string::npos) {
+      refused = true;
+    }
+  }
+  EXPECT_TRUE(refused);
+  for (const Change& c : sink.changes()) {
+    EXPECT_EQ(c.after.dump().find("/bin/sh"), std::string::npos) << c.after.dump();
+  }
+}
+
 }  // namespace
 }  // namespace provisioner
