@@ -178,8 +178,41 @@ class Checker {
       CheckVfRate(nic.vf_rate, JoinField(path, "vfRate"));
       CheckVfVlan(nic.vf_vlan, JoinField(path, "vfVlan"));
       CheckVfMac(nic.vf_mac, nic, path, JoinField(path, "vfMac"));
+      CheckSwitchdevVfSettings(nic, path);
       if (nic.ipoib) CheckIpoib(nic, path);
       if (!nic.vf_groups.empty()) CheckVfGroups(nic, path);
+    }
+  }
+
+  // eswitchMode switchdev (issue 35.3): mlx5 sets a VF's VLAN, link state
+  // and spoof check only in legacy mode (esw/legacy.c
+  // mlx5_eswitch_set_vport_vlan, _state, _spoofchk: `esw->mode !=
+  // MLX5_ESWITCH_LEGACY` answers EOPNOTSUPP; VLAN 0 alone is accepted and
+  // ignored "for libvirt", so vfVlan {id: 0, qos: 0} passes). Each field
+  // that asks, the nic's or a vfGroup's, is an error where it is written.
+  void CheckSwitchdevVfSettings(const NicSpec& nic, const std::string& path) {
+    if (nic.eswitch_mode != "switchdev" || Tainted(path + ".eswitchMode")) return;
+    const std::string why =
+        " (mlx5 answers EOPNOTSUPP: a VF's VLAN, link state and spoof "
+        "check are set only in legacy E-Switch mode; in switchdev they are "
+        "the representor's TC rules), but nic " +
+        Quote(nic.name) + " has eswitchMode switchdev (" + Where(path + ".eswitchMode") + ")";
+    auto check = [&](const std::string& at, const std::optional<std::string>& link_state,
+                     const std::optional<VfVlanSpec>& vlan, const std::optional<bool>& spoof) {
+      if (link_state && !Tainted(at + ".vfLinkState")) {
+        Error(at + ".vfLinkState", "vfLinkState needs the legacy E-Switch" + why);
+      }
+      if (vlan && (vlan->id != 0 || vlan->qos != 0) && !Tainted(at + ".vfVlan")) {
+        Error(at + ".vfVlan", "vfVlan needs the legacy E-Switch" + why);
+      }
+      if (spoof && !Tainted(at + ".vfSpoofChk")) {
+        Error(at + ".vfSpoofChk", "vfSpoofChk needs the legacy E-Switch" + why);
+      }
+    };
+    check(path, nic.vf_link_state, nic.vf_vlan, nic.vf_spoof_chk);
+    for (size_t k = 0; k < nic.vf_groups.size(); ++k) {
+      const VfGroupSpec& g = nic.vf_groups[k];
+      check(JoinIndex(JoinField(path, "vfGroups"), k), g.vf_link_state, g.vf_vlan, std::nullopt);
     }
   }
 
@@ -337,7 +370,8 @@ class Checker {
         Error(mtu_path, std::to_string(*ib.mtu) + " is above datagram mode's largest MTU " +
                             std::to_string(kIpoibDatagramMaxMtu) +
                             " (a 4K IB MTU less the 4-byte IPoIB header); use mode connected "
-                            "for up to " + std::to_string(kIpoibConnectedMaxMtu));
+                            "for up to " +
+                            std::to_string(kIpoibConnectedMaxMtu));
       }
       if (nic.mtu && !Tainted(nic_path + ".mtu")) {
         Error(mtu_path, "set the MTU of an IPoIB NIC once, here: the nic's mtu (" +
@@ -619,8 +653,8 @@ class Checker {
       }
       subnets_[i] = subnet;
       if (subnet->HasHostBits()) {
-        Warning(subnet_path, Quote(pool.subnet) + " has host bits set; the subnet is " +
-                                 subnet->ToString());
+        Warning(subnet_path,
+                Quote(pool.subnet) + " has host bits set; the subnet is " + subnet->ToString());
       }
       CheckAddresses(pool.ips, path + ".ips", *subnet);
       CheckAddresses(pool.exclude_ips, path + ".excludeIPs", *subnet);
@@ -634,8 +668,7 @@ class Checker {
                              " but subnet " + subnet->ToString() + " is " +
                              IpVersionName(subnet->address.version));
         } else if (!subnet->Contains(*gw)) {
-          Error(gw_path,
-                "gateway " + FormatIp(*gw) + " is outside subnet " + subnet->ToString());
+          Error(gw_path, "gateway " + FormatIp(*gw) + " is outside subnet " + subnet->ToString());
         }
       }
     }
@@ -649,8 +682,8 @@ class Checker {
       if (text.empty() || Tainted(path)) continue;
       auto range = ParseIpRange(text);
       if (!range) {
-        Error(path, Quote(text) +
-                        " is not an IP address or a range \"first-last\" of one IP version");
+        Error(path,
+              Quote(text) + " is not an IP address or a range \"first-last\" of one IP version");
         continue;
       }
       if (range->first.version != subnet.address.version) {
@@ -773,8 +806,8 @@ class Checker {
       if (!m.nic.empty() && !Tainted(nic_path)) {
         nic = FindNic(m.nic, &nic_index);
         if (nic == nullptr && nics_clean) {
-          Error(nic_path, "nic " + Quote(m.nic) + " names no NIC in spec.nics (" +
-                              NameList(nic_names) + ")");
+          Error(nic_path,
+                "nic " + Quote(m.nic) + " names no NIC in spec.nics (" + NameList(nic_names) + ")");
         }
       }
       if (nic != nullptr && cni_clean) CheckNicFitsCni(m, path, *nic, nic_index, netns);
@@ -875,9 +908,8 @@ class Checker {
       size_t pool = static_cast<size_t>(it - pool_names.begin());
       const auto& subnet = subnets_[pool];
       if (subnet && subnet->address.version != version) {
-        Error(path, "ippool " + Quote(refs[k]) + " is " +
-                        IpVersionName(subnet->address.version) + " (subnet " +
-                        subnet->ToString() + ") but is listed under " +
+        Error(path, "ippool " + Quote(refs[k]) + " is " + IpVersionName(subnet->address.version) +
+                        " (subnet " + subnet->ToString() + ") but is listed under " +
                         (version == 4 ? "ipv4" : "ipv6"));
       }
     }
@@ -952,7 +984,6 @@ bool IsDnsSubdomain(std::string_view s) {
     start = dot + 1;
   }
 }
-
 
 std::optional<std::string> InterfaceNameProblem(std::string_view name) {
   if (name.empty()) return "it is empty";

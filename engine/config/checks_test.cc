@@ -318,6 +318,43 @@ TEST(ChecksTest, SwitchdevNeedsAnEthernetLink) {
                           "linkType ib (spec.nics[0].linkType, line 10)"));
 }
 
+// Issue 35.3: mlx5 sets VF VLAN, link state and spoof check only in legacy
+// mode (EOPNOTSUPP in switchdev); each field that asks is the error, the
+// nic's or a vfGroup's. VLAN 0 without a priority is accepted by mlx5.
+TEST(ChecksTest, SwitchdevRefusesVfVlanLinkStateAndSpoofCheck) {
+  const std::string head =
+      "spec:\n"                                      // 5
+      "  nics:\n"                                    // 6
+      "    - name: n\n"                              // 7
+      "      nicSelector: {pfNames: [ens6f0np0]}\n"  // 8
+      "      numVfs: 4\n"                            // 9
+      "      eswitchMode: switchdev\n";              // 10
+  const std::string why =
+      " needs the legacy E-Switch (mlx5 answers EOPNOTSUPP: a VF's VLAN, link state and spoof "
+      "check are set only in legacy E-Switch mode; in switchdev they are the representor's TC "
+      "rules), but nic \"n\" has eswitchMode switchdev (spec.nics[0].eswitchMode, line 10)";
+  EXPECT_THAT(Diagnose(WithHeader(head + "      vfVlan: {id: 0}\n")), IsEmpty());
+  EXPECT_THAT(Diagnose(WithHeader(head + "      vfVlan: {id: 100}\n")),
+              ElementsAre("host.yaml:11:15: spec.nics[0].vfVlan: vfVlan" + why));
+  EXPECT_THAT(Diagnose(WithHeader(head + "      vfLinkState: enable\n")),
+              ElementsAre("host.yaml:11:20: spec.nics[0].vfLinkState: vfLinkState" + why));
+  EXPECT_THAT(Diagnose(WithHeader(head + "      vfSpoofChk: false\n")),
+              ElementsAre("host.yaml:11:19: spec.nics[0].vfSpoofChk: vfSpoofChk" + why));
+  EXPECT_THAT(Diagnose(WithHeader(head +
+                                  "      vfGroups:\n"                                // 11
+                                  "        - range: \"0-1\"\n"                      // 12
+                                  "          resourceName: a\n"                      // 13
+                                  "          vfLinkState: disable\n")),              // 14
+              ElementsAre("host.yaml:14:24: spec.nics[0].vfGroups[0].vfLinkState: vfLinkState" +
+                          why));
+  // legacy (or no eswitchMode) keeps them.
+  EXPECT_THAT(Diagnose(WithHeader("spec:\n  nics:\n    - name: n\n"
+                                  "      nicSelector: {pfNames: [ens6f0np0]}\n      numVfs: 4\n"
+                                  "      eswitchMode: legacy\n      vfVlan: {id: 100}\n"
+                                  "      vfLinkState: enable\n")),
+              IsEmpty());
+}
+
 TEST(ChecksTest, VfMtuNeedsNetdevVfsAndFitsThePfMtu) {
   const std::string head =
       "spec:\n"                                      // 5

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/base/config_value.h"
 #include "engine/module/managed_file.h"
 #include "engine/module/module.h"
 #include "engine/module/registry.h"
@@ -78,6 +79,12 @@ class KernelModule final : public Module {
     auto prior = ctx.fs->ReadFile(kDropInPath);
     if (!prior.ok() && prior.status().err() != ENOENT && prior.status().err() != ENOTDIR) {
       return prior.status();
+    }
+    // Each argument goes between double quotes of a script GRUB's shell
+    // sources: data, never syntax.
+    for (const std::string& a : ArgsOf(change.after)) {
+      RETURN_IF_ERROR(CheckConfigValue(ConfigSyntax::kShellDoubleQuoted, "kernel argument", a)
+                          .WithContext("write " + std::string(kDropInPath)));
     }
     const std::optional<std::string> text =
         change.after.is_null()

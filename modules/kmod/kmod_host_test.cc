@@ -14,6 +14,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "modules/kmod/kmod_module.h"
+#include "modules/kmod/kmod_planner.h"
 
 namespace provisioner {
 namespace {
@@ -154,6 +155,25 @@ TEST_F(KmodTree, LoadAddsModuleAndMissingDepsNewestFirst) {
   loaded = tree->ReadLoaded();
   ASSERT_TRUE(loaded.ok());
   EXPECT_EQ(loaded->size(), 3u);
+}
+
+// Issue 36.6: a module name is one token of modules-load.d; a value that
+// would add a line (or a comment) is refused before anything is written.
+TEST_F(KmodTree, AHostileModuleNameNeverReachesModulesLoadD) {
+  KmodModule m;
+  HostContext ctx;
+  ctx.fs = fs_.get();
+  Change c;
+  c.id = "kmod/modules-load.d/provisioner.conf/modules";
+  c.module = "kmod";
+  c.target = kKmodPersistTarget;
+  c.attribute = kKmodAttrPersist;
+  c.after = nlohmann::json::array({"mlx5_ib", "mlx5_ib\nbad_module"});
+  Status s = m.Apply(c, ctx);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.message();
+  EXPECT_NE(s.message().find("cannot go into a modprobe.d/modules-load.d file"), std::string::npos)
+      << s.message();
+  EXPECT_FALSE(fs_->Exists("/etc/modules-load.d/provisioner.conf"));
 }
 
 TEST_F(KmodTree, ModuleApplyAndVerify) {

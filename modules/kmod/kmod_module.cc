@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/base/config_value.h"
 #include "engine/module/managed_file.h"
 #include "engine/module/registry.h"
 #include "modules/kmod/kmod_backend.h"
@@ -92,7 +93,12 @@ Status KmodModule::Apply(const Change& change, HostContext& ctx) {
     if (!change.after.is_array()) return InvalidArgumentError(change.id + ": after must be a list");
     std::vector<std::string> mods;
     for (const auto& m : change.after) {
-      if (m.is_string()) mods.push_back(m.get<std::string>());
+      if (!m.is_string()) continue;
+      mods.push_back(m.get<std::string>());
+      // One module name per line: data, never a comment or a second token.
+      RETURN_IF_ERROR(
+          CheckConfigValue(ConfigSyntax::kModprobeToken, "kernel module name", mods.back())
+              .WithContext("write " + std::string(kModulesLoadConf)));
     }
     return WriteManagedFile(*ctx.fs, change, kModulesLoadConf, RenderModulesLoad(mods));
   }

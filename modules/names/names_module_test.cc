@@ -158,8 +158,8 @@ TEST_F(NamesModuleTest, RailsGetTheirNamesLiveAndAtEveryBoot) {
               std::string::npos)
         << *rules;
     EXPECT_NE(rules->find("ACTION==\"add\", SUBSYSTEM==\"infiniband\", KERNELS==\"" + pf +
-                          "\", RUN+=\"/usr/sbin/rdma dev set %k name mlx5_rail" +
-                          std::to_string(n) + "\"\n"),
+                          "\", PROGRAM=\"rdma_rename %k NAME_FIXED mlx5_rail" + std::to_string(n) +
+                          "\"\n"),
               std::string::npos);
   }
   EXPECT_FALSE(fs_->Exists("/run/provisioner/names"));  // requests are answered, not kept

@@ -4,6 +4,8 @@
 #include <map>
 #include <utility>
 
+#include "engine/base/config_value.h"
+#include "engine/base/strings.h"
 #include "engine/model/selector.h"
 #include "engine/module/managed_file.h"
 #include "nlohmann/json.hpp"
@@ -76,8 +78,22 @@ std::vector<std::string> RenderNameRules(std::vector<PfNames> pfs) {
       out.push_back(l + ", TEST!=\"parent\", NAME=\"" + p.netdev + "\"");
     }
     if (!p.rdma.empty()) {
-      out.push_back("ACTION==\"add\", SUBSYSTEM==\"infiniband\", KERNELS==\"" + p.pci_address +
-                    "\", RUN+=\"" + std::string(kRdmaTool) + " dev set %k name " + p.rdma + "\"");
+      // PROGRAM runs when udev reaches the rule, RUN only after every rule
+      // of the event: rdma-core's 60-rdma-persistent-naming.rules renames
+      // the device with its own PROGRAM first, and a RUN of ours would then
+      // name a device that no longer exists. Ours (10-) runs before it;
+      // rdma_rename looks the device up by the name %k had at the event, so
+      // rdma-core's rule finds none and leaves ours (v55+ also skips a
+      // user-assigned name). The second line is for a host whose
+      // rdma_rename lacks NAME_FIXED (rdma-core < 36) or is not installed:
+      // after a rename by the first, `rdma dev set %k` finds no %k and fails
+      // without effect.
+      const std::string head =
+          "ACTION==\"add\", SUBSYSTEM==\"infiniband\", KERNELS==\"" + p.pci_address + "\", ";
+      out.push_back(head + "PROGRAM=\"" + std::string(kRdmaRenameProgram) + " %k NAME_FIXED " +
+                    p.rdma + "\"");
+      out.push_back(head + "PROGRAM=\"" + std::string(kRdmaTool) + " dev set %k name " + p.rdma +
+                    "\"");
     }
   }
   return out;
@@ -109,6 +125,18 @@ void PlanNames(const DesiredState& desired, const HostFacts& facts, PlanSink& si
     const PciFunction& pf = *pfs.front();
     PfNames p;
     p.pci_address = pf.pci_address;
+    // Every value the rules file quotes is data: the tree's PCI address and
+    // phys_port_name as much as host.yaml's names (issue 36.6).
+    auto bad_value = [&](const std::string& field, const std::string& what,
+                         const std::string& value) {
+      auto problem = ConfigValueProblem(ConfigSyntax::kUdevRuleValue, value);
+      if (problem) {
+        sink.Error(field, what + " " + Quote(value) + " cannot go into a udev rule (" +
+                              kNamesRulesFile + "): it " + *problem);
+      }
+      return problem.has_value();
+    };
+    if (bad_value(path, "the PCI address of " + nic.name + "'s PF", pf.pci_address)) continue;
     auto rename = [&](const std::string& attribute, const std::string& now, const std::string& want,
                       const std::string& field) {
       if (now.empty() || now == want) return;
@@ -137,6 +165,13 @@ void PlanNames(const DesiredState& desired, const HostFacts& facts, PlanSink& si
       const std::string now = PfNetdev(pf, facts);
       auto ppn = facts.names.phys_port_names.find(now);
       if (ppn != facts.names.phys_port_names.end()) p.phys_port_name = ppn->second;
+      if ((!p.phys_port_name.empty() &&
+           bad_value(path + ".netdev",
+                     "/sys/class/net/" + now + "/phys_port_name of " + pf.pci_address,
+                     p.phys_port_name)) ||
+          bad_value(path + ".netdev", "netdev name", p.netdev)) {
+        continue;
+      }
       if (now.empty()) {
         sink.Warning(path + ".netdev", pf.pci_address +
                                            " has no netdev now: its udev rule names it when "
@@ -146,6 +181,7 @@ void PlanNames(const DesiredState& desired, const HostFacts& facts, PlanSink& si
     }
     if (nic.names->rdma) {
       p.rdma = *nic.names->rdma;
+      if (bad_value(path + ".rdma", "RDMA device name", p.rdma)) continue;
       const std::string now = pf.rdma_devices.empty() ? "" : pf.rdma_devices.front();
       if (now.empty()) {
         sink.Warning(path + ".rdma", pf.pci_address +

@@ -8,8 +8,10 @@
 //   names/<PF BDF>/rdma          before "mlx5_0"             after "mlx5_rail1"
 //
 // The rules file holds, per PF in address order, a net rule naming the PF's
-// netdev at its `add` event and an infiniband rule running `rdma dev set %k
-// name ...`, as nic-configuration-operator writes them (RenderNameRules). It
+// netdev at its `add` event and two infiniband rules: rdma-core's own
+// `PROGRAM="rdma_rename %k NAME_FIXED <name>"`, then iproute2's `rdma dev set`
+// for a host without it, both PROGRAM so they run before rdma-core's
+// 60-rdma-persistent-naming.rules renames the device (RenderNameRules). It
 // is the module's own file: with no nic naming anything it is removed.
 // The renames run last (kPhaseNames), after every change that addresses
 // the netdev or RDMA device by its name now; each takes the link down and
@@ -35,6 +37,10 @@ inline constexpr char kRdmaAttribute[] = "rdma";
 // Where iproute2 installs `rdma` (Debian/Ubuntu /sbin merged into
 // /usr/sbin, RHEL /usr/sbin).
 inline constexpr char kRdmaTool[] = "/usr/sbin/rdma";
+// rdma-core's renamer, as its own rules call it: udev runs a PROGRAM without
+// a path from its library directory (/usr/lib/udev, /lib/udev), where
+// rdma-core installs it (kernel-boot/CMakeLists.txt, rdma_udev_executable).
+inline constexpr char kRdmaRenameProgram[] = "rdma_rename";
 
 // One PF's names as the rules say them.
 struct PfNames {

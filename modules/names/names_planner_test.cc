@@ -70,7 +70,9 @@ TEST(NamesPlanner, RulesThenRenamesEachWithItsPf) {
                 {"SUBSYSTEM==\"net\", ACTION==\"add\", KERNELS==\"0000:1a:00.0\", "
                  "ATTR{phys_port_name}==\"p0\", TEST!=\"parent\", NAME=\"rail1\"",
                  "ACTION==\"add\", SUBSYSTEM==\"infiniband\", KERNELS==\"0000:1a:00.0\", "
-                 "RUN+=\"/usr/sbin/rdma dev set %k name mlx5_rail1\"",
+                 "PROGRAM=\"rdma_rename %k NAME_FIXED mlx5_rail1\"",
+                 "ACTION==\"add\", SUBSYSTEM==\"infiniband\", KERNELS==\"0000:1a:00.0\", "
+                 "PROGRAM=\"/usr/sbin/rdma dev set %k name mlx5_rail1\"",
                  "SUBSYSTEM==\"net\", ACTION==\"add\", KERNELS==\"0000:3c:00.0\", "
                  "ATTR{phys_port_name}==\"p0\", TEST!=\"parent\", NAME=\"rail2\""}));
   EXPECT_EQ(rules.resource, "file:/etc/udev/rules.d/10-provisioner-names.rules");
@@ -134,7 +136,7 @@ TEST(NamesPlanner, RepresentorIsNotThePfsNetdevAndNoPortNameNoAttrMatch) {
   PlanNames(Load(kTwoNics), facts, sink);
   ASSERT_EQ(sink.changes().size(), 4u);
   EXPECT_EQ(sink.changes()[1].before, "enp26s0np0");
-  EXPECT_EQ(sink.changes()[0].after[2],
+  EXPECT_EQ(sink.changes()[0].after[3],
             "SUBSYSTEM==\"net\", ACTION==\"add\", KERNELS==\"0000:3c:00.0\", TEST!=\"parent\", "
             "NAME=\"rail2\"");
 }
@@ -181,6 +183,28 @@ TEST(NamesLoader, BadNamesAreRefusedWithTheirPath) {
                                       "spec.nics[1].names.netdev", "spec.nics[1].names.netdev",
                                       "spec.nics[3].names.netdev", "spec.nics[3].names.rdma"}));
   for (const auto& d : diags) EXPECT_EQ(d.severity, Severity::kError) << d.message;
+}
+
+// Issue 36.6: a value from the tree is data, never syntax. A phys_port_name
+// that would close the quoted value and add a RUN key is refused at the
+// field, and no rule carries it.
+TEST(NamesPlanner, AHostileTreeValueNeverReachesTheRulesFile) {
+  HostFacts facts = TwoPfs();
+  facts.names.phys_port_names["enp26s0np0"] = "p0\", RUN+=\"/bin/sh -c reboot";
+  PlanSink sink;
+  PlanNames(Load(kTwoNics), facts, sink);
+  bool refused = false;
+  for (const Diagnostic& d : sink.diagnostics()) {
+    if (d.severity == Severity::kError && d.path == "spec.nics[0].names.netdev" &&
+        d.message.find("phys_port_name of 0000:1a:00.0") != std::string::npos &&
+        d.message.find("cannot go into a udev rule") != std::string::npos) {
+      refused = true;
+    }
+  }
+  EXPECT_TRUE(refused);
+  for (const Change& c : sink.changes()) {
+    EXPECT_EQ(c.after.dump().find("/bin/sh"), std::string::npos) << c.after.dump();
+  }
 }
 
 }  // namespace

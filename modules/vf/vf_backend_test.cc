@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 
 #include "engine/host/recording_host_fs.h"
@@ -116,6 +117,43 @@ TEST(VfSettings, SnapshotRecordsTheNetlinkAnswerAndTheTreeReplaysIt) {
     EXPECT_EQ(replayed[n].vlan_proto, s.vlan_proto) << n;
     EXPECT_EQ(replayed[n].mac, s.mac) << n;
   }
+}
+
+// Issue 35.3: the tree backend refuses what mlx5 refuses, with its errno:
+// any 802.1ad VF VLAN (mlx5e_set_vf_vlan: EPROTONOSUPPORT), and a VF's VLAN,
+// link state and spoof check while the E-Switch is in switchdev mode
+// (esw/legacy.c: EOPNOTSUPP; VLAN 0 accepted and ignored). Another driver
+// keeps 802.1ad.
+TEST(VfSettings, TreeRefusesWhatMlx5Refuses) {
+  const std::string pf = "0000:af:00.0";
+  std::string root = FreshDir();
+  ASSERT_FALSE(root.empty());
+  auto tree = NewLocalHostFs(root);
+  ASSERT_TRUE(tree->WriteFileAtomic("/sys/bus/pci/drivers/ice/.keep", "").ok());
+  ASSERT_TRUE(tree->WriteFileAtomic("/sys/bus/pci/drivers/mlx5_core/.keep", "").ok());
+  ASSERT_TRUE(tree->WriteFileAtomic("/sys/bus/pci/devices/" + pf + "/vendor", "0x15b3\n").ok());
+  const std::string link = root + "/sys/bus/pci/devices/" + pf + "/driver";
+  ASSERT_EQ(::symlink("../../../../bus/pci/drivers/ice", link.c_str()), 0);
+  auto t = NewTreeVfSettings(*tree);
+  EXPECT_TRUE(t->SetVlan(pf, "", 0, 100, 0, 0x88a8).ok());  // ice: 802.1ad kept
+  ASSERT_EQ(::unlink(link.c_str()), 0);
+  ASSERT_EQ(::symlink("../../../../bus/pci/drivers/mlx5_core", link.c_str()), 0);
+  Status s = t->SetVlan(pf, "", 0, 100, 0, 0x88a8);
+  EXPECT_EQ(s.err(), EPROTONOSUPPORT) << s.message();
+  EXPECT_TRUE(t->SetVlan(pf, "", 0, 100, 0, 0x8100).ok());  // legacy (no capture): 802.1Q set
+  EXPECT_TRUE(t->SetLinkState(pf, "", 0, 1).ok());
+  ASSERT_TRUE(
+      tree->WriteFileAtomic("/run/provisioner/devlink/" + pf, "{\"mode\":\"switchdev\"}\n").ok());
+  s = t->SetVlan(pf, "", 1, 100, 0, 0x8100);
+  EXPECT_EQ(s.err(), EOPNOTSUPP) << s.message();
+  s = t->SetLinkState(pf, "", 1, 1);
+  EXPECT_EQ(s.err(), EOPNOTSUPP) << s.message();
+  s = t->SetFlag(pf, "", 1, "spoofchk", false);
+  EXPECT_EQ(s.err(), EOPNOTSUPP) << s.message();
+  EXPECT_TRUE(t->SetVlan(pf, "", 1, 0, 0, 0x8100).ok());  // VLAN 0: "compatibility with libvirt"
+  EXPECT_FALSE(tree->Exists("/run/provisioner/vf/" + pf + "/1/vlan"));
+  EXPECT_TRUE(t->SetFlag(pf, "", 1, "trust", true).ok());
+  EXPECT_TRUE(t->SetRate(pf, "", 1, 0, 1000).ok());
 }
 
 }  // namespace

@@ -576,13 +576,13 @@ TEST_F(VfModuleTest, VlanAppliedVerifiedAndRolledBack) {
     EXPECT_EQ(*fs_->ReadAttr(VfStateCapturePath("0000:af:00.0", i, "vlan")), "100 3 802.1Q");
   }
   EXPECT_TRUE(PlanNow(d).plan.changes.empty());
-  d.nics[0].vf_vlan = VfVlanSpec{200, 0, "802.1ad"};
+  d.nics[0].vf_vlan = VfVlanSpec{200, 0, "802.1Q"};
   p = PlanNow(d);
   ASSERT_EQ(p.plan.changes.size(), 1u);
   const nlohmann::json was{{"id", 100}, {"qos", 3}, {"proto", "802.1Q"}};
   EXPECT_EQ(p.plan.changes[0].before, (nlohmann::json{was, was}));
   EXPECT_EQ(p.plan.changes[0].after,
-            (nlohmann::json{{"id", 200}, {"qos", 0}, {"proto", "802.1ad"}}));
+            (nlohmann::json{{"id", 200}, {"qos", 0}, {"proto", "802.1Q"}}));
   sim_->AddFault({0, "0000:af:00.0/1/vlan", EIO, -1});
   ApplyReport r = ApplyPlan(modules_, p.plan, d, ctx_);
   ASSERT_FALSE(r.status.ok());
@@ -594,7 +594,7 @@ TEST_F(VfModuleTest, VlanAppliedVerifiedAndRolledBack) {
 }
 
 // The live-root path: one VLAN message per VF on the PF netdev, with the
-// protocol asked.
+// protocol asked (802.1Q: mlx5 refuses 802.1ad, and so does the plan).
 TEST_F(VfModuleTest, VlanOverNetlink) {
   FakeNetlink* fake = nullptr;
   VfModuleOptions o;
@@ -609,7 +609,7 @@ TEST_F(VfModuleTest, VlanOverNetlink) {
     - name: pf0
       nicSelector: { rootDevices: ["0000:af:00.0"] }
       numVfs: 2
-      vfVlan: { id: 42, qos: 5, proto: 802.1ad }
+      vfVlan: { id: 42, qos: 5, proto: 802.1Q }
 )");
   ApplyReport r = ApplyPlan(modules_, PlanNow(d).plan, d, ctx_);
   ASSERT_TRUE(r.status.ok()) << r.status.message();
@@ -618,8 +618,8 @@ TEST_F(VfModuleTest, VlanOverNetlink) {
   for (const auto& c : fake->calls) {
     if (c.rfind("vlan ", 0) == 0) sets.push_back(c);
   }
-  EXPECT_EQ(sets, (std::vector<std::string>{"vlan ens6f0np0 0 42 5 802.1ad",
-                                            "vlan ens6f0np0 1 42 5 802.1ad"}));
+  EXPECT_EQ(sets, (std::vector<std::string>{"vlan ens6f0np0 0 42 5 802.1Q",
+                                            "vlan ens6f0np0 1 42 5 802.1Q"}));
 }
 
 // The netdev MAC and the RDMA node GUID of each VF of `pf` (0000:af:00.0).
@@ -784,8 +784,8 @@ TEST_F(VfModuleTest, MacOverNetlink) {
   for (const auto& c : fake->calls) {
     if (c.rfind("mac ", 0) == 0) sets.push_back(c);
   }
-  EXPECT_EQ(sets, (std::vector<std::string>{"mac ens6f0np0 0 0e:00:01:5b:7c:2e",
-                                            "mac ens6f0np0 1 0e:00:02:5b:7c:2e"}));
+  EXPECT_EQ(sets, (std::vector<std::string>{"mac ens6f0np0 0 0a:1d:87:23:60:8d",
+                                            "mac ens6f0np0 1 96:be:3e:76:a4:4b"}));
 }
 
 // vfRate under a tree root (capture file `rate`, "<min> <max>"), converged,

@@ -11,27 +11,12 @@
 #include <vector>
 
 #include "engine/model/selector.h"
+#include "modules/vf/vf_plan_parts.h"
 
 namespace provisioner {
 namespace {
 
 using nlohmann::json;
-
-int HexDigit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-// What the plan knows about one PF's VFs once numVfs has run.
-struct PfView {
-  const PciFunction* pf;
-  int count;         // VFs after the numVfs phase
-  bool recreated;    // the numVfs phase destroys and re-creates every VF
-  std::string nic;   // the nic that claimed it
-  std::string path;  // that nic's field path
-};
 
 bool HasModule(const std::vector<std::string>& list, const std::string& name) {
   return std::find(list.begin(), list.end(), name) != list.end();
@@ -45,6 +30,9 @@ json BoolList(const SriovInfo& s, std::optional<bool> VfInfo::*field) {
   }
   return out;
 }
+}  // namespace
+
+namespace vf_plan {
 
 Change NewChange(const PfView& v, const char* attribute, int phase, std::string field_path,
                  std::string reason) {
@@ -64,6 +52,13 @@ Change NewChange(const PfView& v, const char* attribute, int phase, std::string 
   if (!v.pf->rdma_devices.empty()) c.detail["rdma"] = v.pf->rdma_devices.front();
   return c;
 }
+
+}  // namespace vf_plan
+
+using vf_plan::NewChange;
+using vf_plan::PfView;
+
+namespace {
 
 // One PF flag (trust, spoof check): a change unless every VF that will exist
 // already has the value.
@@ -238,276 +233,8 @@ void PlanDriver(const DesiredState& desired, const HostFacts& facts, const NicSp
 
 }  // namespace
 
-namespace {
-
-// A per-VF setting over a VF range: `now(vf)` its value now (null unknown),
-// `want` the value asked.
-// `converged(vf)`, when given, says whether a VF needs no change (else: its
-// value now equals `want`); `want_text`, when given, names `want` in the
-// reason.
-void PlanVfRangeSetting(const PciFunction& pf, const VfRangeRef& r, const char* attribute,
-                        const json& want, const std::function<json(const VfInfo&)>& now,
-                        const std::string& what, PlanSink& sink,
-                        const std::function<bool(const VfInfo&)>& converged = nullptr,
-                        const std::string& want_text = "") {
-  if (!pf.sriov || r.count <= 0) return;
-  const SriovInfo& s = *pf.sriov;
-  const std::string range_text = std::to_string(r.first) + "-" + std::to_string(r.last);
-  if (r.first < 0 || r.last < r.first || r.last >= r.count) {
-    sink.Error(r.field_path, "VFs " + range_text + " are not VFs of " + pf.pci_address +
-                                 " (it will have " + std::to_string(r.count) + ")");
-    return;
-  }
-  const bool recreated = r.count != s.num_vfs || static_cast<int>(s.vfs.size()) != r.count;
-  json before = nullptr;
-  bool same = !recreated;
-  if (!recreated) {
-    before = json::array();
-    for (int n = r.first; n <= r.last; ++n) {
-      const VfInfo& vf = s.vfs[static_cast<size_t>(n)];
-      json v = now(vf);
-      same = same && (converged ? converged(vf) : v == want);
-      before.push_back(std::move(v));
-    }
-  }
-  if (same) return;
-  if (pf.netdevs.empty()) {
-    sink.Error(r.field_path, pf.pci_address + " has no netdev: a VF's " + what +
-                                 " is set over netlink on its PF's netdev");
-    return;
-  }
-  const bool whole = r.first == 0 && r.last == r.count - 1;
-  PfView v{&pf, r.count, recreated, r.nic, r.field_path};
-  Change c = NewChange(v, attribute, kPhaseVfSettings, r.field_path,
-                       "nic " + r.nic + " wants " + (whole ? "its VFs'" : "VFs " + range_text) +
-                           " " + what + " " +
-                           (!want_text.empty() ? want_text
-                            : want.is_string() ? want.get<std::string>()
-                                               : want.dump()));
-  if (!whole) c.id += "#" + range_text;
-  c.detail["first"] = r.first;
-  c.detail["last"] = r.last;
-  c.before = std::move(before);
-  c.after = want;
-  sink.AddChange(std::move(c));
-}
-
-}  // namespace
-
-void PlanVfLinkState(const PciFunction& pf, const std::string& want, const VfRangeRef& r,
-                     PlanSink& sink) {
-  PlanVfRangeSetting(
-      pf, r, kLinkStateAttribute, json(want),
-      [](const VfInfo& vf) { return vf.link_state ? json(*vf.link_state) : json(nullptr); },
-      "link state", sink);
-}
-
-namespace {
-json VfRateJson(int64_t min, int64_t max) { return json{{"min", min}, {"max", max}}; }
-}  // namespace
-
-void PlanVfRate(const PciFunction& pf, const VfRateSpec& want, const VfRangeRef& r,
-                PlanSink& sink) {
-  PlanVfRangeSetting(
-      pf, r, kRateAttribute, VfRateJson(want.min, want.max),
-      [](const VfInfo& vf) {
-        return vf.min_tx_rate && vf.max_tx_rate ? VfRateJson(*vf.min_tx_rate, *vf.max_tx_rate)
-                                                : json(nullptr);
-      },
-      "tx rate (Mbps)", sink);
-}
-
-namespace {
-json VfVlanJson(int id, int qos, const std::string& proto) {
-  return json{{"id", id}, {"qos", qos}, {"proto", proto}};
-}
-}  // namespace
-
-void PlanVfVlan(const PciFunction& pf, const VfVlanSpec& want, const VfRangeRef& r,
-                PlanSink& sink) {
-  PlanVfRangeSetting(
-      pf, r, kVlanAttribute, VfVlanJson(want.id, want.qos, want.proto),
-      [](const VfInfo& vf) {
-        return vf.vlan_id && vf.vlan_qos && vf.vlan_proto
-                   ? VfVlanJson(*vf.vlan_id, *vf.vlan_qos, *vf.vlan_proto)
-                   : json(nullptr);
-      },
-      "VLAN", sink);
-}
-
-std::optional<std::array<uint8_t, 6>> ParseMacAddress(const std::string& text) {
-  std::array<uint8_t, 6> out{};
-  if (text.size() != 17) return std::nullopt;
-  for (size_t i = 0; i < 6; ++i) {
-    int v = 0;
-    for (size_t k = 0; k < 2; ++k) {
-      const char c = text[3 * i + k];
-      int d = -1;
-      if (c >= '0' && c <= '9') d = c - '0';
-      if (c >= 'a' && c <= 'f') d = c - 'a' + 10;
-      if (c >= 'A' && c <= 'F') d = c - 'A' + 10;
-      if (d < 0) return std::nullopt;
-      v = v * 16 + d;
-    }
-    if (i < 5 && text[3 * i + 2] != ':') return std::nullopt;
-    out[i] = static_cast<uint8_t>(v);
-  }
-  return out;
-}
-
-std::string FormatMacAddress(const uint8_t* mac) {
-  char buf[18];
-  std::snprintf(buf, sizeof buf, "%02x:%02x:%02x:%02x:%02x:%02x", mac[0], mac[1], mac[2], mac[3],
-                mac[4], mac[5]);
-  return buf;
-}
-
-std::string DeriveVfMac(const std::string& pf_mac, int vf_index) {
-  const std::optional<std::array<uint8_t, 6>> pf = ParseMacAddress(pf_mac);
-  if (!pf || vf_index < 0 || vf_index >= 0xffff) return "";
-  std::array<uint8_t, 6> m = *pf;
-  m[0] = static_cast<uint8_t>((m[0] & ~0x01) | 0x02);  // unicast, locally administered
-  const unsigned id = static_cast<unsigned>(vf_index) + 1;
-  m[1] = static_cast<uint8_t>(id >> 8);
-  m[2] = static_cast<uint8_t>(id & 0xff);
-  return FormatMacAddress(m.data());
-}
-
-namespace {
-
-bool ZeroMac(const std::string& mac) { return mac == "00:00:00:00:00:00"; }
-
-}  // namespace
-
-void PlanVfMac(const PciFunction& pf, const std::string& want, const VfRangeRef& r,
-               PlanSink& sink) {
-  if (!pf.sriov || r.count <= 0) return;
-  const SriovInfo& s = *pf.sriov;
-  if (!s.ib_node_guid.empty()) {
-    sink.Error(r.field_path, pf.pci_address +
-                                 "'s port is InfiniBand: its VFs have GUIDs, not MACs (a "
-                                 "linkType change waits for a reboot; until then vfMac cannot "
-                                 "be planned)");
-    return;
-  }
-  json after = want;
-  std::string want_text = "kept: each VF netdev's own MAC into the PF's table";
-  std::vector<std::string> derived;
-  if (want == kVfMacDerived) {
-    const std::string netdev = pf.netdevs.empty() ? "its netdev" : pf.netdevs.front();
-    if (!ParseMacAddress(s.pf_mac)) {
-      sink.Error(r.field_path, pf.pci_address + ": the MAC of " + netdev +
-                                   " is unknown: derived VF MACs are computed from it");
-      return;
-    }
-    if (s.pf_addr_assign_type.value_or(0) != 0) {
-      sink.Error(r.field_path,
-                 pf.pci_address + ": " + netdev + "'s address " + s.pf_mac +
-                     " is not its burnt-in MAC (addr_assign_type " +
-                     std::to_string(*s.pf_addr_assign_type) +
-                     ": set by a bond or `ip link set address`), so MACs derived from it would "
-                     "change with it; use vfMac: keep");
-      return;
-    }
-    json macs = json::array();
-    for (int n = r.first; n <= r.last && n < r.count; ++n) {
-      derived.push_back(DeriveVfMac(s.pf_mac, n));
-      macs.push_back(derived.back());
-    }
-    want_text = "derived from " + s.pf_mac + " (" + derived.front() +
-                (derived.size() > 1 ? " .. " + derived.back() : "") + ")";
-    after = json{{"mode", want}, {"macs", std::move(macs)}};
-  } else {
-    // keep copies the netdev's MAC: a VF on vfio-pci (no netdev) that has
-    // none in the table has nothing to copy (the operator copies it before
-    // it binds vfio-pci; so do we when the VFs are made by this plan).
-    const bool recreated = r.count != s.num_vfs || static_cast<int>(s.vfs.size()) != r.count;
-    if (recreated && !s.drivers_autoprobe.value_or(true)) {
-      sink.Error(r.field_path, pf.pci_address +
-                                   " has sriov_drivers_autoprobe 0: the VFs this plan makes have "
-                                   "no netdev whose MAC keep could copy; use vfMac: derived");
-      return;
-    }
-    for (int n = r.first; !recreated && n <= r.last && n < r.count; ++n) {
-      const VfInfo& vf = s.vfs[static_cast<size_t>(n)];
-      const bool has_mac = vf.mac && !ZeroMac(*vf.mac);
-      if (!has_mac && vf.netdev_mac.empty() && IsUserspaceDriver(vf.driver)) {
-        sink.Error(r.field_path, "VF " + std::to_string(n) + " (" + vf.pci_address + ") is on " +
-                                     vf.driver +
-                                     ": it has no netdev whose MAC keep could copy, and no MAC "
-                                     "in the PF's table; use vfMac: derived");
-        return;
-      }
-    }
-  }
-  const int first = r.first;
-  PlanVfRangeSetting(
-      pf, r, kMacAttribute, after,
-      [](const VfInfo& vf) { return vf.mac ? json(*vf.mac) : json(nullptr); }, "MAC", sink,
-      [&](const VfInfo& vf) {
-        if (!vf.mac || ZeroMac(*vf.mac)) return false;
-        if (!vf.netdev_mac.empty() && vf.netdev_mac != *vf.mac) return false;  // not rebound
-        if (want != kVfMacDerived) return true;
-        const size_t k = static_cast<size_t>(vf.vf_index - first);
-        return k < derived.size() && *vf.mac == derived[k];
-      },
-      want_text);
-}
-
 std::string VfChangeId(const std::string& pf, const std::string& attribute) {
   return std::string(kVfModule) + "/" + pf + "/" + attribute;
-}
-
-std::optional<uint64_t> ParseGuid(const std::string& text) {
-  uint64_t v = 0;
-  int digits = 0;
-  // Either 4 groups of 4 or 8 groups of 2 hex digits, ':'-separated.
-  size_t group = 0;
-  int group_len = -1;
-  for (size_t i = 0; i <= text.size(); ++i) {
-    if (i == text.size() || text[i] == ':') {
-      if (group == 0) return std::nullopt;
-      if (group_len < 0) group_len = static_cast<int>(group);
-      if (static_cast<int>(group) != group_len) return std::nullopt;
-      group = 0;
-      continue;
-    }
-    int d = HexDigit(text[i]);
-    if (d < 0) return std::nullopt;
-    v = v << 4 | static_cast<uint64_t>(d);
-    ++digits;
-    ++group;
-  }
-  if (digits != 16 || (group_len != 4 && group_len != 2)) return std::nullopt;
-  return v;
-}
-
-std::string FormatGuid(uint64_t g) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "%04x:%04x:%04x:%04x", static_cast<unsigned>(g >> 48 & 0xffff),
-                static_cast<unsigned>(g >> 32 & 0xffff), static_cast<unsigned>(g >> 16 & 0xffff),
-                static_cast<unsigned>(g & 0xffff));
-  return buf;
-}
-
-std::string FormatGuidBytes(uint64_t g) {
-  std::string out;
-  for (int i = 7; i >= 0; --i) {
-    char buf[4];
-    std::snprintf(buf, sizeof buf, "%02x", static_cast<unsigned>(g >> (8 * i) & 0xff));
-    out += buf;
-    if (i) out += ':';
-  }
-  return out;
-}
-
-uint64_t DeriveVfGuid(uint64_t pf_guid, int vf_index) {
-  uint64_t g = pf_guid;
-  g |= 0x02ULL << 56;     // locally administered
-  g &= ~(0x01ULL << 56);  // unicast
-  g &= ~(0xffffULL << 24);
-  g |= (static_cast<uint64_t>(vf_index + 1) & 0xffff) << 24;
-  return g;
 }
 
 void PlanVf(const DesiredState& desired, const HostFacts& facts, PlanSink& sink) {
@@ -525,6 +252,12 @@ void PlanVf(const DesiredState& desired, const HostFacts& facts, PlanSink& sink)
     if (f.sriov && !f.sriov->ib_node_guid.empty()) {
       if (auto g = ParseGuid(f.sriov->ib_node_guid)) guid_owner.emplace(*g, "PF " + f.pci_address);
     }
+  }
+  // MACs on the host: the PFs' own, and VF MACs derived so far.
+  std::map<std::string, std::string> mac_owner;
+  for (const PciFunction& f : facts.pci) {
+    if (f.sriov && !f.sriov->pf_mac.empty())
+      mac_owner.emplace(f.sriov->pf_mac, "PF " + f.pci_address);
   }
   std::set<std::string> claimed;  // PFs planned (first nic wins; sriov reports conflicts)
   for (size_t i = 0; i < desired.nics.size(); ++i) {
@@ -544,50 +277,7 @@ void PlanVf(const DesiredState& desired, const HostFacts& facts, PlanSink& sink)
       if (!claimed.insert(pf->pci_address).second) continue;
       PfView v{pf, count, count != s.num_vfs, nic.name, path};
 
-      if (wants_guids) {
-        const std::string& mpath = ib_sriov[nic.name];
-        auto pf_guid = ParseGuid(s.ib_node_guid);
-        if (!pf_guid) {
-          sink.Warning(mpath + ".cniType",
-                       "ib-sriov: " + pf->pci_address +
-                           " has no InfiniBand port now (linkType change pending a reboot?): "
-                           "VF GUIDs are not planned");
-        } else {
-          json after = json::array();
-          bool same = !v.recreated && static_cast<int>(s.vfs.size()) == count;
-          bool collision = false;
-          for (int n = 0; n < count; ++n) {
-            uint64_t g = DeriveVfGuid(*pf_guid, n);
-            const std::string who = "VF " + std::to_string(n) + " of " + pf->pci_address;
-            auto [it, fresh] = guid_owner.emplace(g, who);
-            if (!fresh) {
-              sink.Error(path, "the GUID derived for " + who + " (" + FormatGuid(g) + ") is also " +
-                                   it->second + "'s");
-              collision = true;
-              break;
-            }
-            after.push_back(FormatGuid(g));
-            if (same) {
-              const VfInfo& vf = s.vfs[static_cast<size_t>(n)];
-              same = ParseGuid(vf.ib_node_guid) == g && ParseGuid(vf.ib_port_guid) == g;
-            }
-          }
-          if (!collision && !same) {
-            Change c = NewChange(v, kIbGuidsAttribute, kPhaseVfSettings, mpath + ".cniType",
-                                 "nic " + nic.name +
-                                     " is used by ib-sriov: VF node/port GUIDs "
-                                     "derived from PF GUID " +
-                                     FormatGuid(*pf_guid));
-            json before = json::array();
-            for (const VfInfo& vf : s.vfs) {
-              before.push_back(vf.ib_node_guid.empty() ? json(nullptr) : json(vf.ib_node_guid));
-            }
-            c.before = std::move(before);
-            c.after = std::move(after);
-            sink.AddChange(std::move(c));
-          }
-        }
-      }
+      if (wants_guids) vf_plan::PlanIbGuids(v, ib_sriov[nic.name], guid_owner, sink);
       if (nic.vf_trust)
         PlanFlag(v, *nic.vf_trust, &VfInfo::trust, kTrustAttribute, "vfTrust", sink);
       if (nic.vf_spoof_chk) {
@@ -610,7 +300,8 @@ void PlanVf(const DesiredState& desired, const HostFacts& facts, PlanSink& sink)
         }
         if (e.vf_rate) PlanVfRate(*pf, *e.vf_rate, ref("vfRate", g != nullptr && g->vf_rate), sink);
         if (e.vf_vlan) PlanVfVlan(*pf, *e.vf_vlan, ref("vfVlan", g != nullptr && g->vf_vlan), sink);
-        if (e.vf_mac) PlanVfMac(*pf, *e.vf_mac, ref("vfMac", g != nullptr && g->vf_mac), sink);
+        if (e.vf_mac)
+          PlanVfMac(*pf, *e.vf_mac, ref("vfMac", g != nullptr && g->vf_mac), sink, &mac_owner);
       }
 
       PlanDriver(desired, facts, nic, v, sink);

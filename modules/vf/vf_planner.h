@@ -24,6 +24,7 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -87,8 +88,13 @@ void PlanVfVlan(const PciFunction& pf, const VfVlanSpec& want, const VfRangeRef&
 // without the PF's burnt-in MAC (unknown, or addr_assign_type not 0), keep on
 // a VF bound to a userspace driver with no MAC in the table; as
 // PlanVfLinkState otherwise.
+//
+// `mac_owner`, when given, holds every MAC of the host planned or known so
+// far (MAC -> who has it, "PF 0000:af:00.0", "VF 3 of 0000:af:00.0"): a
+// derived MAC already there is an error at range.field_path; the range's
+// MACs are added to it.
 void PlanVfMac(const PciFunction& pf, const std::string& want, const VfRangeRef& range,
-               PlanSink& sink);
+               PlanSink& sink, std::map<std::string, std::string>* mac_owner = nullptr);
 
 // The 6 bytes of an Ethernet MAC "aa:bb:cc:dd:ee:ff" (either case); nullopt
 // for anything else.
@@ -96,17 +102,20 @@ std::optional<std::array<uint8_t, 6>> ParseMacAddress(const std::string& text);
 // "aa:bb:cc:dd:ee:ff" (lower case, as sysfs and `ip link` print it).
 std::string FormatMacAddress(const uint8_t* mac);
 
-// The MAC of VF `vf_index` of the PF whose burnt-in MAC is `pf_mac`, as
-// DeriveVfGuid derives GUIDs: byte 0 the PF's with the locally administered
-// bit set and the multicast bit cleared, bytes 1-2 vf_index + 1 (big-endian,
-// replacing the rest of the vendor's OUI), bytes 3-5 the PF's own (the part
-// that tells cards and ports apart):
-//   PF b8:ce:f6:8a:bc:de -> VF 0 ba:00:01:8a:bc:de, VF 1 ba:00:02:8a:bc:de
-//   PF b8:ce:f6:8a:bc:df (port 2) -> VF 0 ba:00:01:8a:bc:df
-// Stable, unicast, never the PF's own MAC (a burnt-in MAC is universally
-// administered), unique per VF of a PF and across PFs whose MACs differ in
-// bytes 3-5 (every port of one vendor's cards). "" for a bad `pf_mac` or
-// vf_index outside 0..65534.
+// The MAC of VF `vf_index` of the PF whose burnt-in MAC is `pf_mac`: the
+// low 48 bits of H = fmix64(FNV-1a-64(the PF MAC's six bytes, then vf_index
+// as two bytes big-endian)), most significant first, with the multicast bit
+// of byte 0 cleared and its locally administered bit set: 46 bits from the
+// hash. FNV-1a 64: offset basis 0xcbf29ce484222325, prime 0x100000001b3;
+// fmix64: MurmurHash3's 64-bit finalizer (x ^= x >> 33; x *= 0xff51afd7ed558ccd;
+// x ^= x >> 33; x *= 0xc4ceb9fe1a85ec53; x ^= x >> 33).
+//   PF b8:ce:f6:8a:bc:de -> VF 0 see vf_planner_test (VfMacTest)
+// Stable, unicast, never a burnt-in MAC (those are universally
+// administered), and every byte of the PF MAC counts: two vendors' OUIs with
+// the same byte 0 and the same low bytes give unrelated MACs. Not unique by
+// construction: PlanVf checks the host (a duplicate is a plan error);
+// docs/host-yaml.md gives the fleet's collision probability. "" for a bad
+// `pf_mac` or vf_index outside 0..65534.
 std::string DeriveVfMac(const std::string& pf_mac, int vf_index);
 
 // "vf/0000:af:00.0/driver"

@@ -369,18 +369,36 @@ TEST(VfVlanPlanTest, IdQosAndProtoPerVf) {
   EXPECT_EQ(range.changes()[0].after, (nlohmann::json{{"id", 0}, {"qos", 0}, {"proto", "802.1Q"}}));
 }
 
-// vfMac derived: the formula of vf_planner.h, stable, unicast and locally
-// administered, and no two VFs alike across both ports of a card (whose
-// MACs differ in the last byte) and a second card.
+// Issue 35.3: mlx5 answers EPROTONOSUPPORT to any 802.1ad VF VLAN: a plan
+// error at the field naming the driver; another driver keeps 802.1ad.
+TEST(VfVlanPlanTest, Mlx5RefusesEightOhTwoDotOneAd) {
+  DesiredState d;
+  d.nics.push_back(Nic(2));
+  d.nics[0].vf_vlan = VfVlanSpec{100, 3, "802.1ad"};
+  PciFunction pf = Pf(kPf, 2);
+  Result r = PlanOf(d, Facts({pf}));
+  EXPECT_TRUE(r.changes.empty());
+  EXPECT_EQ(r.Messages(),
+            "spec.nics[0].vfVlan: 0000:af:00.0 is driven by mlx5_core, which refuses an 802.1ad "
+            "VF VLAN (EPROTONOSUPPORT from mlx5e_set_vf_vlan: 802.1Q only); use proto 802.1Q\n");
+  pf.driver = "ice";
+  r = PlanOf(d, Facts({pf}));
+  ASSERT_EQ(r.changes.size(), 1u) << r.Messages();
+  EXPECT_EQ(r.changes[0].after, (nlohmann::json{{"id", 100}, {"qos", 3}, {"proto", "802.1ad"}}));
+}
+
+// vfMac derived: the formula of vf_planner.h (values from an independent
+// Python implementation of FNV-1a 64 + fmix64), stable, unicast and locally
+// administered, and no two VFs alike across both ports of a card (whose MACs
+// differ in the last byte) and a second card.
 TEST(VfMacTest, DerivedFromThePfMacAndTheIndexWithoutCollisions) {
-  EXPECT_EQ(DeriveVfMac("0c:42:a1:5b:7c:2e", 0), "0e:00:01:5b:7c:2e");
-  EXPECT_EQ(DeriveVfMac("0c:42:a1:5b:7c:2e", 1), "0e:00:02:5b:7c:2e");
-  EXPECT_EQ(DeriveVfMac("0C:42:A1:5B:7C:2F", 0), "0e:00:01:5b:7c:2f");  // port 2
-  EXPECT_EQ(DeriveVfMac("b8:ce:f6:8a:bc:de", 65533), "ba:ff:fe:8a:bc:de");
+  EXPECT_EQ(DeriveVfMac("0c:42:a1:5b:7c:2e", 0), "0a:1d:87:23:60:8d");
+  EXPECT_EQ(DeriveVfMac("0c:42:a1:5b:7c:2e", 1), "96:be:3e:76:a4:4b");
+  EXPECT_EQ(DeriveVfMac("0C:42:A1:5B:7C:2F", 0), "f6:19:00:50:0a:d9");  // port 2
+  EXPECT_EQ(DeriveVfMac("b8:ce:f6:8a:bc:de", 65534), "c6:48:02:de:73:1d");
   EXPECT_EQ(DeriveVfMac("0c:42:a1:5b:7c:2e", 7), DeriveVfMac("0c:42:a1:5b:7c:2e", 7));
-  EXPECT_EQ(DeriveVfMac("01:00:00:00:00:00", 0), "02:00:01:00:00:00");  // multicast bit cleared
+  EXPECT_EQ(DeriveVfMac("01:00:00:00:00:00", 0), "3a:4b:a6:52:38:26");
   EXPECT_EQ(DeriveVfMac("not a mac", 0), "");
-  EXPECT_EQ(DeriveVfMac("0c:42:a1:5b:7c:2e", 65534), "0e:ff:ff:5b:7c:2e");
   EXPECT_EQ(DeriveVfMac("0c:42:a1:5b:7c:2e", 65535), "");
   EXPECT_EQ(DeriveVfMac("0c:42:a1:5b:7c:2e", -1), "");
   const std::vector<std::string> pfs = {"0c:42:a1:5b:7c:2e", "0c:42:a1:5b:7c:2f",
@@ -395,6 +413,22 @@ TEST(VfMacTest, DerivedFromThePfMacAndTheIndexWithoutCollisions) {
       EXPECT_TRUE(seen.insert(m).second) << pf << " VF " << i << " " << m;
     }
   }
+}
+
+// Issue 35.4: two NVIDIA OUIs that share byte 0 (b8:ce:f6, b8:59:9f) and
+// have the same low three bytes: every byte of the PF MAC counts, so their
+// 128 VFs each get disjoint MACs (the old formula gave both the same set).
+TEST(VfMacTest, TwoOuisSharingByteZeroWithEqualLowBytesGetDisjointMacs) {
+  EXPECT_EQ(DeriveVfMac("b8:ce:f6:8a:bc:de", 0), "2a:60:ef:dd:bd:2b");
+  EXPECT_EQ(DeriveVfMac("b8:59:9f:8a:bc:de", 0), "ae:2f:93:fb:eb:f7");
+  std::set<std::string> a, b;
+  for (int i = 0; i < 128; ++i) {
+    a.insert(DeriveVfMac("b8:ce:f6:8a:bc:de", i));
+    b.insert(DeriveVfMac("b8:59:9f:8a:bc:de", i));
+  }
+  EXPECT_EQ(a.size(), 128u);
+  EXPECT_EQ(b.size(), 128u);
+  for (const std::string& m : a) EXPECT_EQ(b.count(m), 0u) << m;
 }
 
 TEST(VfMacTest, ParseAndFormat) {
@@ -467,7 +501,7 @@ TEST(VfMacPlanTest, DerivedCarriesTheMacsAndARangeItsOwn) {
   Result r = PlanOf(d, Facts({pf}));
   ASSERT_EQ(r.changes.size(), 1u) << r.Messages();
   EXPECT_EQ(r.changes[0].after["mode"], "derived");
-  EXPECT_EQ(r.changes[0].after["macs"], (nlohmann::json{"0e:00:01:5b:7c:2e", "0e:00:02:5b:7c:2e"}));
+  EXPECT_EQ(r.changes[0].after["macs"], (nlohmann::json{"0a:1d:87:23:60:8d", "96:be:3e:76:a4:4b"}));
   // keep's state (the netdev's random MAC in the table) is not derived's.
   for (auto& vf : pf.sriov->vfs) vf.mac = vf.netdev_mac;
   EXPECT_EQ(PlanOf(d, Facts({pf})).changes.size(), 1u);
@@ -482,9 +516,9 @@ TEST(VfMacPlanTest, DerivedCarriesTheMacsAndARangeItsOwn) {
   ASSERT_EQ(range.changes().size(), 1u);
   EXPECT_EQ(range.changes()[0].id, "vf/0000:af:00.0/mac#1-1");
   EXPECT_EQ(range.changes()[0].after,
-            (nlohmann::json{{"mode", "derived"}, {"macs", {"0e:00:02:5b:7c:2e"}}}));
+            (nlohmann::json{{"mode", "derived"}, {"macs", {"96:be:3e:76:a4:4b"}}}));
   EXPECT_EQ(range.changes()[0].reason,
-            "nic nic0 wants VFs 1-1 MAC derived from 0c:42:a1:5b:7c:2e (0e:00:02:5b:7c:2e)");
+            "nic nic0 wants VFs 1-1 MAC derived from 0c:42:a1:5b:7c:2e (96:be:3e:76:a4:4b)");
   EXPECT_EQ(range.changes()[0].before, (nlohmann::json{"00:00:00:00:00:00"}));
 }
 
@@ -512,12 +546,35 @@ TEST(VfMacPlanTest, EachGroupItsOwnModeVfsInNoGroupTheNics) {
   EXPECT_EQ(r.changes[0].field_path, "spec.nics[0].vfGroups[0].vfMac");
   EXPECT_EQ(r.changes[1].id, "vf/0000:af:00.0/mac#2-2");
   EXPECT_EQ(r.changes[1].after,
-            (nlohmann::json{{"mode", "derived"}, {"macs", {"0e:00:03:5b:7c:2e"}}}));
+            (nlohmann::json{{"mode", "derived"}, {"macs", {"92:18:8b:e0:e2:14"}}}));
   EXPECT_EQ(r.changes[1].field_path, "spec.nics[0].vfMac");
   EXPECT_EQ(r.changes[2].id, "vf/0000:af:00.0/mac#3-3");
   EXPECT_EQ(r.changes[2].after,
-            (nlohmann::json{{"mode", "derived"}, {"macs", {"0e:00:04:5b:7c:2e"}}}));
+            (nlohmann::json{{"mode", "derived"}, {"macs", {"ba:96:bf:fe:d7:b2"}}}));
   EXPECT_EQ(r.changes[2].field_path, "spec.nics[0].vfMac");
+}
+
+// Issue 35.4: derived MACs are a hash, so the plan checks the host: two PFs
+// that report the same burnt-in MAC (a firmware fault) would give their VFs
+// the same MACs; the second is an error at its field, the first planned.
+TEST(VfMacPlanTest, ADerivedMacTwiceOnTheHostIsAnError) {
+  DesiredState d;
+  d.nics.push_back(Nic(2));
+  d.nics[0].vf_mac = "derived";
+  d.nics.push_back(Nic(2));
+  d.nics[1].name = "nic1";
+  d.nics[1].selector.root_devices = {"0000:af:00.1"};
+  d.nics[1].vf_mac = "derived";
+  PciFunction a = MacPf(2);
+  PciFunction b = MacPf(2);
+  b.pci_address = "0000:af:00.1";
+  Result r = PlanOf(d, Facts({a, b}));
+  ASSERT_EQ(r.changes.size(), 1u) << r.Messages();
+  EXPECT_EQ(r.changes[0].target, kPf);
+  EXPECT_EQ(r.Messages(),
+            "spec.nics[1].vfMac: the MAC derived for VF 0 of 0000:af:00.1 (0a:1d:87:23:60:8d) "
+            "is also VF 0 of 0000:af:00.0's: two VFs of one host cannot share a MAC; use vfMac: "
+            "keep for one of them\n");
 }
 
 TEST(VfMacPlanTest, RefusedWithoutABurntInMacOrOnAnInfiniBandPort) {
@@ -625,6 +682,8 @@ TEST(VfGroupSettingsPlanTest, EachGroupItsOwnValueVfsInNoGroupTheNics) {
   b.vf_link_state = "enable";
   nic.vf_groups = {b, a};  // not in range order
   PciFunction pf = Pf(kPf, 8);
+  pf.driver = "ice";  // 802.1ad: mlx5 refuses it (VfVlanPlanTest.Mlx5RefusesEightOhTwoDotOneAd)
+  for (VfInfo& vf : pf.sriov->vfs) vf.driver = VfNetdeviceDriver(pf.driver);
   Result r = PlanOf(d, Facts({pf}));
   std::map<std::string, const Change*> by_id;
   for (const Change& c : r.changes) by_id[c.id] = &c;

@@ -7,6 +7,7 @@
 
 #include "engine/base/strings.h"
 #include "modules/vf/vf_backend.h"
+#include "nlohmann/json.hpp"
 #include "spdlog/spdlog.h"
 
 namespace provisioner {
@@ -163,6 +164,7 @@ class TreeVfSettings final : public VfSettingsBackend {
   Status SetFlag(const std::string& pf, const std::string& pf_netdev, int vf,
                  const std::string& name, bool on) override {
     (void)pf_netdev;
+    if (name == "spoofchk") RETURN_IF_ERROR(NeedsLegacyEswitch(pf, vf, "spoofchk"));
     return fs_.WriteFileAtomic(VfStateCapturePath(pf, vf, name), on ? "1\n" : "0\n", 0644);
   }
 
@@ -171,6 +173,7 @@ class TreeVfSettings final : public VfSettingsBackend {
     (void)pf_netdev;
     const std::string name = VfLinkStateName(state);
     if (name.empty()) return InvalidArgumentError("not a VF link state: " + std::to_string(state));
+    RETURN_IF_ERROR(NeedsLegacyEswitch(pf, vf, "state " + name));
     return fs_.WriteFileAtomic(VfStateCapturePath(pf, vf, "link_state"), name + "\n", 0644);
   }
 
@@ -184,6 +187,16 @@ class TreeVfSettings final : public VfSettingsBackend {
   Status SetVlan(const std::string& pf, const std::string& pf_netdev, int vf, uint32_t id,
                  uint32_t qos, uint16_t proto) override {
     (void)pf_netdev;
+    const std::string what = "vlan " + std::to_string(id) + " qos " + std::to_string(qos) +
+                             " proto " + VfVlanProtoName(proto);
+    // mlx5e_set_vf_vlan: anything but 802.1Q is EPROTONOSUPPORT, before the
+    // E-Switch is asked; in switchdev VLAN 0 is accepted and ignored.
+    if (IsMlx5(pf) && VfVlanProtoName(proto) != "802.1Q") {
+      return ErrnoToStatus(EPROTONOSUPPORT, "ip link set <pf> vf " + std::to_string(vf) + " " +
+                                                what + " (mlx5_core: 802.1Q only)");
+    }
+    if (id == 0 && IsMlx5(pf) && Switchdev(pf)) return OkStatus();
+    RETURN_IF_ERROR(NeedsLegacyEswitch(pf, vf, what));
     return fs_.WriteFileAtomic(VfStateCapturePath(pf, vf, "vlan"), VlanText(id, qos, proto), 0644);
   }
 
@@ -205,6 +218,27 @@ class TreeVfSettings final : public VfSettingsBackend {
   }
 
  private:
+  // What mlx5 refuses (issue 35.3), as the kernel answers it: the PF's
+  // driver from its sysfs `driver` link, its E-Switch mode from the eswitch
+  // module's devlink capture (/run/provisioner/devlink/<PF>, {"mode": ...}).
+  bool IsMlx5(const std::string& pf) const {
+    return LinkBasenameIfPresent(fs_, "/sys/bus/pci/devices/" + pf + "/driver") == "mlx5_core";
+  }
+  bool Switchdev(const std::string& pf) const {
+    auto text = fs_.ReadFile("/run/provisioner/devlink/" + pf);
+    if (!text.ok()) return false;
+    const nlohmann::json j = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+    return j.is_object() && j.value("mode", "") == "switchdev";
+  }
+  // esw/legacy.c mlx5_eswitch_set_vport_{vlan,state,spoofchk}: EOPNOTSUPP
+  // unless the E-Switch is in legacy mode.
+  Status NeedsLegacyEswitch(const std::string& pf, int vf, const std::string& what) const {
+    if (!IsMlx5(pf) || !Switchdev(pf)) return OkStatus();
+    return ErrnoToStatus(EOPNOTSUPP, "ip link set <pf> vf " + std::to_string(vf) + " " + what +
+                                         " (mlx5_core E-Switch of " + pf +
+                                         " in switchdev mode: legacy only)");
+  }
+
   std::optional<bool> Flag(const std::string& pf, int vf, const std::string& name) const {
     auto v = fs_.ReadAttr(VfStateCapturePath(pf, vf, name));
     if (!v.ok()) return std::nullopt;

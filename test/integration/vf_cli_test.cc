@@ -447,12 +447,12 @@ spec:
   json plan2 = ParseJson(p2);
   ASSERT_EQ(plan2["changes"].size(), 1u) << plan2.dump(2);
   EXPECT_EQ(plan2["changes"][0]["before"], (json{kept[0], kept[1]}));
-  EXPECT_EQ(plan2["changes"][0]["after"]["macs"], (json{"0e:00:01:5b:7c:2e", "0e:00:02:5b:7c:2e"}));
+  EXPECT_EQ(plan2["changes"][0]["after"]["macs"], (json{"0a:1d:87:23:60:8d", "96:be:3e:76:a4:4b"}));
   RunResult a2 =
       Provisioner({"apply", derived, "--root", root, "-o", "json", "--settle-timeout", "30"});
   ASSERT_EQ(a2.exit_code, 0) << a2.out << a2.err;
-  EXPECT_EQ(netdev_mac(0), "0e:00:01:5b:7c:2e\n");
-  EXPECT_EQ(netdev_mac(1), "0e:00:02:5b:7c:2e\n");
+  EXPECT_EQ(netdev_mac(0), "0a:1d:87:23:60:8d\n");
+  EXPECT_EQ(netdev_mac(1), "96:be:3e:76:a4:4b\n");
   RunResult again2 = Provisioner({"plan", derived, "--root", root, "--detailed-exitcode"});
   EXPECT_EQ(again2.exit_code, 0) << again2.out << again2.err;
 }
