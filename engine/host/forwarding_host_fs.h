@@ -41,6 +41,8 @@ class ForwardingHostFs : public HostFs {
     return inner_->WriteFileAtomic(p, c, mode);
   }
   Status RemoveFile(std::string_view p) override { return inner_->RemoveFile(p); }
+  Status MakeDir(std::string_view p) override { return inner_->MakeDir(p); }
+  Status RemoveDir(std::string_view p) override { return inner_->RemoveDir(p); }
   std::string FsPath(std::string_view p) const override { return inner_->FsPath(p); }
   const HostFsStats& stats() const override { return inner_->stats(); }
   // Not forwarded: a decorator's own state is not known to be thread-safe.
