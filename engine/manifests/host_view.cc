@@ -306,4 +306,13 @@ std::string HostView::PolicyName(const NicSpec& nic, const VfGroupSpec& group) c
   return IsPool() ? base : base + "-" + d_.name;
 }
 
+// The PF netdevs of a nic with vfGroups, each with "#first-last": the
+// operator's and the device plugin's way to select some of a PF's VFs.
+StatusOr<std::vector<std::string>> RangedPfNames(const HostView& view, const NicRef& ref,
+                                                 const VfGroupSpec& g) {
+  ASSIGN_OR_RETURN(std::vector<std::string> names, view.PfNetdevs(ref, /*required=*/true));
+  for (auto& n : names) n += "#" + g.RangeText();
+  return names;
+}
+
 }  // namespace provisioner::manifests

@@ -158,6 +158,31 @@ std::string NodeFeatureName(const std::string& node);
 // Its name, for the test workload's envFrom.
 std::string NcclEnvName(const HostView& view);
 
+// The PF netdevs of a nic's vfGroup, each with "#first-last" (host_view.cc).
+StatusOr<std::vector<std::string>> RangedPfNames(const HostView& view, const NicRef& ref,
+                                                 const VfGroupSpec& g);
+
+// Spiderpool's objects (spiderpool_objects.cc).
+Manifest SpiderIpPool(const IpPoolSpec& p);
+StatusOr<Manifest> SpiderMultusConfig(HostView& view, const MultusConfigSpec& mc);
+
+// sriov-cni's side of a multus config, both flavors (sriov_cni.cc).
+bool IsVfCni(const std::string& cni);
+StatusOr<std::optional<int>> SriovCniVlan(const HostView& view, const MultusConfigSpec& mc,
+                                          const std::string& resource, bool spiderpool);
+
+// The multus flavor's objects (multus_objects.cc).
+StatusOr<Manifest> NetworkAttachmentDefinition(HostView& view, const MultusConfigSpec& mc);
+StatusOr<Manifest> RdmaDevicesConfigMap(HostView& view);
+StatusOr<Manifest> SriovDevicePluginConfigMap(HostView& view);
+// A nic with VFs and a device-plugin resource (sriovdp-config is needed).
+bool HasSriovResource(const DesiredState& d);
+
+// The sriov-network-operator's policies and warnings (sriov_policies.cc).
+StatusOr<Manifest> SriovPolicy(HostView& view, size_t i);
+StatusOr<Manifest> SriovGroupPolicy(HostView& view, size_t i, const VfGroupSpec& group);
+void OperatorWarnings(HostView& view);
+
 }  // namespace provisioner::manifests
 
 #endif  // PROVISIONER_ENGINE_MANIFESTS_HOST_VIEW_H_
