@@ -160,6 +160,16 @@ bool HostView::SpiderpoolV09() const {
   return v.compare(start, 3, "0.9") == 0;
 }
 
+bool HostView::BundledOperatorReplacesIbGuids() const {
+  if (SpiderpoolV09()) return true;
+  const std::string v = SpiderpoolVersion();
+  const size_t start = !v.empty() && v[0] == 'v' ? 1 : 0;
+  // The schema allows 0.9 and 1.<minor>[.<patch>] only.
+  if (v.compare(start, 2, "1.") != 0) return false;
+  const std::string minor = v.substr(start + 2, v.find('.', start + 2) - (start + 2));
+  return !minor.empty() && minor.size() <= 3 && std::stoi(minor) <= 2;
+}
+
 std::string HostView::ResourcePrefix() const { return Kubernetes().resource_prefix; }
 
 StatusOr<std::string> HostView::SriovResource(const NicRef& ref) const {

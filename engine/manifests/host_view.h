@@ -111,6 +111,10 @@ class HostView {
   // macvlan/ipvlan rdmaResourceName, no podResourceInject, no
   // deviceConfig.ifNames in the chart.
   bool SpiderpoolV09() const;
+  // The sriov-network-operator that Spiderpool's chart bundles replaces IB
+  // VF GUIDs: every release through v1.2.x (v0.9 and v1.0-v1.2) bundles one
+  // of v1.3.0 or earlier.
+  bool BundledOperatorReplacesIbGuids() const;
 
   // spec.kubernetes.nodeSelector set: objects are per pool.
   bool IsPool() const { return !Kubernetes().node_selector.empty(); }

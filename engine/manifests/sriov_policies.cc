@@ -10,6 +10,35 @@ namespace provisioner::manifests {
 
 using nlohmann::json;
 
+namespace {
+
+// The policy as the sriov-network-operator of the Spiderpool line reads it.
+// v0.9: the chart's bundled operator is v1.2.0, whose SriovNetworkNodePolicy
+// has no externallyManaged (a strict apply refuses the field; it came in
+// v1.3.0), so the operator owns the PF's VFs there, from the same numVfs,
+// mtu, link and device type as host.yaml; and its webhook
+// (pkg/webhook/validate.go, staticValidateSriovNetworkNodePolicy) refuses
+// linkType ib without isRdma: true (later releases dropped that rule).
+Status ForBundledOperator(const HostView& view, const std::string& is_rdma_field,
+                          std::optional<bool> is_rdma, json& spec) {
+  if (!view.SpiderpoolV09()) return OkStatus();
+  spec.erase("externallyManaged");
+  if (spec.value("linkType", "") != "ib") return OkStatus();
+  if (is_rdma == false) {
+    return InvalidArgumentError(
+        is_rdma_field +
+        ": false with linkType ib: the sriov-network-operator v1.2.0 of "
+        "Spiderpool " +
+        view.SpiderpoolVersion() +
+        " refuses an InfiniBand policy without isRdma: true (its webhook); drop isRdma or set "
+        "it true");
+  }
+  spec["isRdma"] = true;
+  return OkStatus();
+}
+
+}  // namespace
+
 // One per nic with VFs, in the operator's namespace. Per pool (named after
 // the nic, selecting the pool) or per node ("<nic>-<node>", pinned to the
 // hostname), so that two nodes' manifests never overwrite each other's.
@@ -50,6 +79,7 @@ StatusOr<Manifest> SriovPolicy(HostView& view, size_t i) {
   // (default legacy), so the two must agree.
   if (nic.eswitch_mode) spec["eSwitchMode"] = *nic.eswitch_mode;
   if (view.ExcludeTopology(res)) spec["excludeTopology"] = true;
+  RETURN_IF_ERROR(ForBundledOperator(view, HostView::NicField(i, "isRdma"), nic.is_rdma, spec));
   json doc =
       Object(kSriovApi, "SriovNetworkNodePolicy", name, view.Kubernetes().sriov_operator_namespace);
   doc["spec"] = spec;
@@ -96,6 +126,9 @@ StatusOr<Manifest> SriovGroupPolicy(HostView& view, size_t i, const VfGroupSpec&
   if (g.vf_mtu && g.device_type.value_or("netdevice") != "vfio-pci") spec["mtu"] = *g.vf_mtu;
   if (nic.eswitch_mode) spec["eSwitchMode"] = *nic.eswitch_mode;  // as in SriovPolicy
   if (view.ExcludeTopology(*g.resource_name)) spec["excludeTopology"] = true;
+  RETURN_IF_ERROR(ForBundledOperator(
+      view, HostView::NicField(i, "vfGroups") + " range " + group.range + " isRdma", g.is_rdma,
+      spec));
   json doc =
       Object(kSriovApi, "SriovNetworkNodePolicy", name, view.Kubernetes().sriov_operator_namespace);
   doc["spec"] = spec;
@@ -139,6 +172,19 @@ void OperatorWarnings(HostView& view) {
       }
     }
   }
+  // Every Spiderpool release through v1.2.x bundles a sriov-network-operator
+  // of v1.3.0 or earlier, which sets random VF GUIDs on each sync (it reads
+  // no /etc/sriov-operator/infiniband/guids: v1.4.0 on).
+  if (view.BundledOperatorReplacesIbGuids()) {
+    for (size_t i = 0; i < d.nics.size(); ++i) {
+      if (d.nics[i].num_vfs.value_or(0) <= 0 || d.nics[i].link_type != "ib") continue;
+      view.Warn(HostView::NicField(i, "linkType") + ": ib with VFs on Spiderpool " +
+                view.SpiderpoolVersion() +
+                ", whose bundled sriov-network-operator (v1.3.0 or earlier) replaces the VF "
+                "GUIDs provisioner apply sets on every sync: install sriov-network-operator "
+                "v1.4.0 or later (sriov.install=false in the chart) to keep them");
+    }
+  }
   if (vfs && inject && view.Kubernetes().sriov_operator_namespace == "kube-system" &&
       !other_ns.empty()) {
     view.Warn(
@@ -150,21 +196,36 @@ void OperatorWarnings(HostView& view) {
   }
 }
 
+// The comment before the first policy: what the operator of the policy's
+// line needs, and who owns the VFs there (docs/kubernetes.md).
 std::string Preamble(const Manifest& m) {
   if (m.kind != "SriovNetworkNodePolicy") return "";
+  const auto spec = m.doc.find("spec");
+  const bool external = spec != m.doc.end() && spec->contains("externallyManaged");
+  const std::string common =
+      "# - its config daemon runs only on nodes matching the SriovOperatorConfig's\n"
+      "#   configDaemonNodeSelector: the operator's default (standalone, and under\n"
+      "#   Spiderpool v0.9) is node-role.kubernetes.io/worker= and kubernetes.io/os=linux:\n"
+      "#   kubectl label node <node> node-role.kubernetes.io/worker=\n"
+      "#   (Spiderpool v1.x's chart sets kubernetes.io/os: linux instead:\n"
+      "#   sriov.operatorConfig.configDaemonNodeSelector);\n"
+      "# - InfiniBand VF GUIDs are kept from sriov-network-operator v1.4.0 on\n"
+      "#   (/etc/sriov-operator/infiniband/guids); v1.3 replaces them (docs/kubernetes.md).\n";
+  if (!external) {
+    return "# sriov-network-operator v1.2.0 (Spiderpool v0.9): no externallyManaged, so the\n"
+           "# operator owns these VFs: it sets the PF's numVfs and, on ConnectX, the\n"
+           "# firmware's NUM_OF_VFS to this policy's numVfs (a drain and reboot when that\n"
+           "# changes), from the same numVfs, mtu, linkType and deviceType as host.yaml, so\n"
+           "# provisioner apply and the operator agree. Before creating this policy:\n"
+           "# - provision the host (provisioner apply, and the reboot it asks for);\n" +
+           common;
+  }
   return "# sriov-network-operator, externallyManaged: true. Before creating this policy:\n"
          "# - provision the host (provisioner apply, and the reboot it asks for): the\n"
          "#   operator's webhook refuses this policy while the PF has fewer VFs, a\n"
          "#   smaller MTU or another link type, and its daemon fails the sync while the\n"
-         "#   firmware's NUM_OF_VFS or link type differs;\n"
-         "# - its config daemon runs only on nodes matching the SriovOperatorConfig's\n"
-         "#   configDaemonNodeSelector: the operator's default (standalone, and under\n"
-         "#   Spiderpool v0.9) is node-role.kubernetes.io/worker= and kubernetes.io/os=linux:\n"
-         "#   kubectl label node <node> node-role.kubernetes.io/worker=\n"
-         "#   (Spiderpool v1.x's chart sets kubernetes.io/os: linux instead:\n"
-         "#   sriov.operatorConfig.configDaemonNodeSelector);\n"
-         "# - InfiniBand VF GUIDs are kept from sriov-network-operator v1.4.0 on\n"
-         "#   (/etc/sriov-operator/infiniband/guids); v1.3 replaces them (docs/kubernetes.md).\n";
+         "#   firmware's NUM_OF_VFS or link type differs;\n" +
+         common;
 }
 
 }  // namespace provisioner::manifests
