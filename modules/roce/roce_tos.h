@@ -20,7 +20,9 @@
 //    while configfs is mounted and rdma_cm is loaded: then apply makes the
 //    device's directory (RdmaCmConfigfs), and the boot apply makes it again.
 // The mlx5 file wins where both could be used: it also covers NCCL's verbs
-// QPs. Checked against Linux 6.12 drivers/infiniband/core/cma_configfs.c.
+// QPs. Read in drivers/infiniband/core/cma_configfs.c (torvalds/linux
+// 045959db: make_cma_dev, make_cma_ports; default_roce_tos beside
+// default_roce_mode in later kernels).
 #ifndef PROVISIONER_MODULES_ROCE_ROCE_TOS_H_
 #define PROVISIONER_MODULES_ROCE_ROCE_TOS_H_
 
