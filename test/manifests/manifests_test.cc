@@ -1039,7 +1039,7 @@ TEST(SpiderpoolV09Operator, InfiniBandPoliciesCarryIsRdma) {
     if (m.kind == "SriovNetworkNodePolicy") p = &m;
   }
   ASSERT_NE(p, nullptr);
-  EXPECT_EQ(p->doc["spec"]["isRdma"], true);
+  EXPECT_EQ(p->doc["spec"].value("isRdma", false), true);
   EXPECT_TRUE(WebhookV120Refusals(p->doc).empty());
   auto v1 = BuildManifests(d, ManifestOptions());
   ASSERT_TRUE(v1.ok());
