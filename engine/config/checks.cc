@@ -173,6 +173,7 @@ class Checker {
         }
       }
       CheckFirmwareVsNumVfs(nic, path);
+      if (nic.roce) CheckRoceCellsAndPause(*nic.roce, JoinField(path, "roce"));
       CheckVfMtu(nic.vf_mtu, nic.device_type, JoinField(path, "vfMtu"),
                  JoinField(path, "deviceType"), nic.mtu, JoinField(path, "mtu"));
       CheckVfRate(nic.vf_rate, JoinField(path, "vfRate"));
@@ -494,6 +495,38 @@ class Checker {
                          ", or drop it (the plan raises it when the card "
                          "has fewer)");
       }
+    }
+  }
+
+  // roce.buffers.sizes in whole 128-byte cells, and PFC or global pause.
+  // mlx5 keeps a buffer's size in cells of port_buff_cell_sz bytes (128 on
+  // every ConnectX: en/port_buffer.c, port_set_buffer divides and drops the
+  // rest), so 65500 reads back as 65408 and verify never holds. IEEE 802.1Qbb
+  // (PFC) and 802.3x (global pause) are not both on one link: with pause on
+  // mlx5 treats every buffer as lossless (fill_pfc_en) and the switch sees
+  // both kinds of frames.
+  void CheckRoceCellsAndPause(const NicRoceSpec& r, const std::string& roce_path) {
+    constexpr long long kCell = 128;
+    const std::string sizes_path = JoinField(JoinField(roce_path, "buffers"), "sizes");
+    if (r.buffers && r.buffers->sizes && !Tainted(sizes_path)) {
+      for (size_t b = 0; b < r.buffers->sizes->size(); ++b) {
+        const long long z = (*r.buffers->sizes)[b];
+        if (z % kCell == 0) continue;
+        const long long down = z / kCell * kCell;
+        Error(JoinIndex(sizes_path, b),
+              std::to_string(z) + " is not a whole number of mlx5's 128-byte buffer cells (" +
+                  "the driver would keep " + std::to_string(down) + "): use " +
+                  std::to_string(down) + " or " + std::to_string(down + kCell));
+      }
+    }
+    const std::string pause_path = JoinField(roce_path, "pause");
+    const std::string pfc_path = JoinField(roce_path, "pfc");
+    if (r.pause && *r.pause && r.pfc && !r.pfc->empty() && !Tainted(pause_path) &&
+        !Tainted(pfc_path)) {
+      Error(pause_path, "pause: true (IEEE 802.3x global pause) beside pfc (IEEE 802.1Qbb, " +
+                            Where(pfc_path) +
+                            "): a link runs one or the other; set pfc: [] to move to global "
+                            "pause, or pause: false to keep PFC");
     }
   }
 

@@ -13,6 +13,7 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
+using ::testing::HasSubstr;
 using testing::Diagnose;
 using testing::WithHeader;
 
@@ -301,6 +302,35 @@ TEST(ChecksTest, RoceLosslessBufferCannotBeEmpty) {
                   "      roce: {cableLength: 1000}\n")),
               ElementsAre("host.yaml:9:27: spec.nics[0].roce.cableLength: 1000 exceeds the maximum "
                           "999"));
+}
+
+// Issue 35 item 6: mlx5 keeps buffer sizes in 128-byte cells, and PFC and
+// global pause are not both on a link.
+TEST(ChecksTest, RoceBufferSizesInCellsAndPauseWithoutPfc) {
+  const std::string head =
+      "spec:\n"                                             // 5
+      "  nics:\n"                                           // 6
+      "    - name: n\n"                                     // 7
+      "      nicSelector: {pfNames: [ens6f0np0]}\n"         // 8
+      "      roce:\n"                                       // 9
+      "        pfc: [3]\n"                                  // 10
+      "        buffers:\n"                                  // 11
+      "          prio2buffer: [0, 0, 0, 1, 0, 0, 0, 0]\n";  // 12
+  EXPECT_THAT(Diagnose(WithHeader(head + "          sizes: [130944, 65536]\n")), IsEmpty());
+  EXPECT_THAT(Diagnose(WithHeader(head + "          sizes: [130944, 65500]\n")),
+              ElementsAre("host.yaml:13:27: spec.nics[0].roce.buffers.sizes[1]: 65500 is not a "
+                          "whole number of mlx5's 128-byte buffer cells (the driver would keep "
+                          "65408): use 65408 or 65536"));
+  EXPECT_THAT(
+      Diagnose(WithHeader("spec:\n  nics:\n    - name: n\n      nicSelector: {pfNames: [e0]}\n"
+                          "      roce: {pfc: [3], pause: true}\n")),
+      ElementsAre(HasSubstr("spec.nics[0].roce.pause: pause: true (IEEE 802.3x global pause) "
+                            "beside pfc (IEEE 802.1Qbb, spec.nics[0].roce.pfc, line 9)")));
+  // Moving to global pause: pfc: [] with pause: true is fine.
+  EXPECT_THAT(
+      Diagnose(WithHeader("spec:\n  nics:\n    - name: n\n      nicSelector: {pfNames: [e0]}\n"
+                          "      roce: {pfc: [], pause: true}\n")),
+      IsEmpty());
 }
 
 TEST(ChecksTest, SwitchdevNeedsAnEthernetLink) {

@@ -73,6 +73,14 @@ Status HostFs::SetOwner(std::string_view path, uint32_t, uint32_t) {
   return ErrnoToStatus(ENOTSUP, "chown " + std::string(path) + ": not on this host layer");
 }
 
+Status HostFs::MakeDir(std::string_view path) {
+  return UnimplementedError("mkdir " + std::string(path) + ": not supported by this host layer");
+}
+
+Status HostFs::RemoveDir(std::string_view path) {
+  return UnimplementedError("rmdir " + std::string(path) + ": not supported by this host layer");
+}
+
 StatusOr<std::string> HostFs::ReadAttr(std::string_view path) const {
   ASSIGN_OR_RETURN(std::string s, ReadFile(path));
   while (!s.empty() && (s.back() == '\n' || s.back() == ' ' || s.back() == '\t' ||
@@ -517,6 +525,9 @@ class LocalHostFs final : public HostFs {
     return OkStatus();
   }
 
+  Status MakeDir(std::string_view path) override { return DirOp(path, true); }
+  Status RemoveDir(std::string_view path) override { return DirOp(path, false); }
+
   const HostFsStats& stats() const override { return stats_; }
   bool ConcurrentReadsSafe() const override { return true; }
 
@@ -576,6 +587,25 @@ class LocalHostFs final : public HostFs {
     }
     auto fs = FsPathResolved(path, true);
     return fs.ok() && ::stat(fs->c_str(), st) == 0;
+  }
+
+  // mkdirat / unlinkat(AT_REMOVEDIR) of the last component, relative to its
+  // parent opened beneath the root (as RemoveFile).
+  Status DirOp(std::string_view path, bool make) {
+    const std::string what = (make ? "mkdir " : "rmdir ") + std::string(path);
+    int r;
+    if (int parent = OpenParentInRoot(path); parent >= 0) {
+      FdCloser closer{parent};
+      const std::string base(Basename(path));
+      r = make ? ::mkdirat(parent, base.c_str(), 0755)
+               : ::unlinkat(parent, base.c_str(), AT_REMOVEDIR);
+    } else {
+      ASSIGN_OR_RETURN(std::string fs, FsPathResolved(path, false));
+      r = make ? ::mkdir(fs.c_str(), 0755) : ::rmdir(fs.c_str());
+    }
+    if (r != 0) return ErrnoToStatus(errno, what);
+    if (make) Count(kFilesOpenedForWrite);
+    return OkStatus();
   }
 
   Status MakeDirs(std::string_view path) {

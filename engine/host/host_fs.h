@@ -97,6 +97,13 @@ class HostFs {
   };
   virtual StatusOr<FileOwnership> StatFile(std::string_view path) const;
   virtual Status SetOwner(std::string_view path, uint32_t uid, uint32_t gid);
+  // One directory: mkdir(2) (mode 0755, the parent must exist; EEXIST when
+  // it does) and rmdir(2), both confined to the root like every write. For
+  // configfs groups (/sys/kernel/config/rdma_cm/<dev>), where a mkdir asks
+  // the kernel to make the group and its files. Host layers that cannot
+  // (the snapshot recorder) refuse.
+  virtual Status MakeDir(std::string_view path);
+  virtual Status RemoveDir(std::string_view path);
 
   // The filesystem path of a host path, for libraries that take a directory
   // (libpci's sysfs.path, libkmod's dirname). Not resolved.

@@ -203,6 +203,22 @@ TEST_F(HostFsTest, AtomicWriteFollowsNoPlantedLinkOutOfTheRoot) {
   EXPECT_EQ(ReadWhole(outside_ + "/secret"), "real host\n");
 }
 
+// MakeDir / RemoveDir (configfs groups: rdma_cm/<dev>): one directory,
+// confined like every write; a parent that is a link out of the root is
+// refused and nothing is made outside it.
+TEST_F(HostFsTest, MakeDirAndRemoveDirStayInTheRoot) {
+  Status made = fs_->MakeDir("/sys/newdir");
+  ASSERT_TRUE(made.ok()) << made.message();
+  EXPECT_TRUE(fs_->IsDir("/sys/newdir"));
+  EXPECT_EQ(fs_->MakeDir("/sys/newdir").err(), EEXIST);
+  EXPECT_FALSE(fs_->MakeDir("/sys/no/such").ok());
+  ASSERT_TRUE(fs_->RemoveDir("/sys/newdir").ok());
+  EXPECT_FALSE(fs_->Exists("/sys/newdir"));
+  Link("../../outside", "/sys/escape2");
+  EXPECT_FALSE(fs_->MakeDir("/sys/escape2/made").ok());
+  EXPECT_NE(::access((outside_ + "/made").c_str(), F_OK), 0);
+}
+
 TEST_F(HostFsTest, KernelResolvesRelativeLinksWithoutUserSpaceWalk) {
   HostFsStats before = ProcessHostFsStats();
   ASSERT_TRUE(fs_->ReadAttr("/sys/bus/pci/devices/0000:00:01.0/vendor").ok());

@@ -76,6 +76,8 @@ class RecordingHostFs final : public HostFs {
     return Refuse(path);
   }
   Status RemoveFile(std::string_view path) override { return Refuse(path); }
+  Status MakeDir(std::string_view path) override { return Refuse(path); }
+  Status RemoveDir(std::string_view path) override { return Refuse(path); }
   std::string FsPath(std::string_view path) const override { return inner_->FsPath(path); }
   const HostFsStats& stats() const override { return inner_->stats(); }
 

@@ -160,6 +160,16 @@ bool HostView::SpiderpoolV09() const {
   return v.compare(start, 3, "0.9") == 0;
 }
 
+bool HostView::BundledOperatorReplacesIbGuids() const {
+  if (SpiderpoolV09()) return true;
+  const std::string v = SpiderpoolVersion();
+  const size_t start = !v.empty() && v[0] == 'v' ? 1 : 0;
+  // The schema allows 0.9 and 1.<minor>[.<patch>] only.
+  if (v.compare(start, 2, "1.") != 0) return false;
+  const std::string minor = v.substr(start + 2, v.find('.', start + 2) - (start + 2));
+  return !minor.empty() && minor.size() <= 3 && std::stoi(minor) <= 2;
+}
+
 std::string HostView::ResourcePrefix() const { return Kubernetes().resource_prefix; }
 
 StatusOr<std::string> HostView::SriovResource(const NicRef& ref) const {
@@ -304,6 +314,15 @@ std::string HostView::PolicyName(const NicSpec& nic) const {
 std::string HostView::PolicyName(const NicSpec& nic, const VfGroupSpec& group) const {
   const std::string base = nic.name + "-vf" + group.RangeText();
   return IsPool() ? base : base + "-" + d_.name;
+}
+
+// The PF netdevs of a nic with vfGroups, each with "#first-last": the
+// operator's and the device plugin's way to select some of a PF's VFs.
+StatusOr<std::vector<std::string>> RangedPfNames(const HostView& view, const NicRef& ref,
+                                                 const VfGroupSpec& g) {
+  ASSIGN_OR_RETURN(std::vector<std::string> names, view.PfNetdevs(ref, /*required=*/true));
+  for (auto& n : names) n += "#" + g.RangeText();
+  return names;
 }
 
 }  // namespace provisioner::manifests

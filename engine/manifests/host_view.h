@@ -111,6 +111,10 @@ class HostView {
   // macvlan/ipvlan rdmaResourceName, no podResourceInject, no
   // deviceConfig.ifNames in the chart.
   bool SpiderpoolV09() const;
+  // The sriov-network-operator that Spiderpool's chart bundles replaces IB
+  // VF GUIDs: every release through v1.2.x (v0.9 and v1.0-v1.2) bundles one
+  // of v1.3.0 or earlier.
+  bool BundledOperatorReplacesIbGuids() const;
 
   // spec.kubernetes.nodeSelector set: objects are per pool.
   bool IsPool() const { return !Kubernetes().node_selector.empty(); }
@@ -157,6 +161,31 @@ std::string NodeFeatureName(const std::string& node);
 
 // Its name, for the test workload's envFrom.
 std::string NcclEnvName(const HostView& view);
+
+// The PF netdevs of a nic's vfGroup, each with "#first-last" (host_view.cc).
+StatusOr<std::vector<std::string>> RangedPfNames(const HostView& view, const NicRef& ref,
+                                                 const VfGroupSpec& g);
+
+// Spiderpool's objects (spiderpool_objects.cc).
+Manifest SpiderIpPool(const IpPoolSpec& p);
+StatusOr<Manifest> SpiderMultusConfig(HostView& view, const MultusConfigSpec& mc);
+
+// sriov-cni's side of a multus config, both flavors (sriov_cni.cc).
+bool IsVfCni(const std::string& cni);
+StatusOr<std::optional<int>> SriovCniVlan(const HostView& view, const MultusConfigSpec& mc,
+                                          const std::string& resource, bool spiderpool);
+
+// The multus flavor's objects (multus_objects.cc).
+StatusOr<Manifest> NetworkAttachmentDefinition(HostView& view, const MultusConfigSpec& mc);
+StatusOr<Manifest> RdmaDevicesConfigMap(HostView& view);
+StatusOr<Manifest> SriovDevicePluginConfigMap(HostView& view);
+// A nic with VFs and a device-plugin resource (sriovdp-config is needed).
+bool HasSriovResource(const DesiredState& d);
+
+// The sriov-network-operator's policies and warnings (sriov_policies.cc).
+StatusOr<Manifest> SriovPolicy(HostView& view, size_t i);
+StatusOr<Manifest> SriovGroupPolicy(HostView& view, size_t i, const VfGroupSpec& group);
+void OperatorWarnings(HostView& view);
 
 }  // namespace provisioner::manifests
 

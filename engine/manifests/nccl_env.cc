@@ -37,7 +37,6 @@ namespace {
 
 using nlohmann::json;
 
-bool IsVfCni(const std::string& cni) { return cni == "sriov" || cni == "ib-sriov"; }
 bool IsSharedCni(const std::string& cni) {
   return cni == "macvlan" || cni == "ipvlan" || cni == "ipoib";
 }

@@ -19,8 +19,6 @@ namespace {
 
 using nlohmann::json;
 
-bool IsVfCni(const std::string& cni) { return cni == "sriov" || cni == "ib-sriov"; }
-
 // POSIX sh (the rdma-tools image: perftest, iproute2's rdma). SERVICE and
 // PORT0 come from the container's env.
 constexpr const char* kScript = R"SH(set -u

@@ -42,11 +42,19 @@ struct RoceNetdevFacts {
   std::optional<std::vector<int>> prio2buffer;
   std::optional<std::vector<long long>> buffer_sizes;
   long long buffer_total = 0;
+  // The bytes of the port buffer mlx5 keeps for its internal buffers (PBMC
+  // buffers 8 and 9: not in dcbnl, so 0 on the live root; a tree capture
+  // may say). mlx5 takes sizes up to total - internal - 4 shared cells.
+  long long buffer_internal = 0;
   // The default RoCE traffic class of the netdev's RDMA device port:
   // `tos_file` is the file it lives in (mlx5's tc/<port>/traffic_class or
   // rdma_cm's configfs default_roce_tos), "" when the host has neither;
   // `tos` is nullopt while unset (traffic_class without "Global tclass=").
   std::string tos_file;
+  // /sys/kernel/config/rdma_cm/<dev> when `tos_file` is its default_roce_tos
+  // and the directory is not there yet (configfs mounted, rdma_cm loaded):
+  // apply makes it, and the kernel then makes ports/<n>/default_roce_tos.
+  std::string tos_mkdir;
   std::optional<int> tos;
   std::string tos_error;
   // Global pause frames (ethtool netlink, or the capture file under a tree

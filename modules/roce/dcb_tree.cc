@@ -94,7 +94,13 @@ class TreeDcb final : public DcbBackend {
     ASSIGN_OR_RETURN(DcbState s, Read(ifname));
     if (meters <= 0 || meters >= kMaxCableLength || !s.buffer) return OkStatus();
     s.cable_length = meters;
-    RETURN_IF_ERROR(CheckXoff(ifname, s, "cable length " + std::to_string(meters) + " m"));
+    // Outside manual buffer mode the driver keeps the length and changes
+    // nothing in the port (mlx5e_dcbnl_ieee_setpfc calls
+    // mlx5e_port_manual_buffer_config only with manual_buffer set).
+    if (s.manual_buffer) {
+      RETURN_IF_ERROR(CheckXoff(ifname, s, "cable length " + std::to_string(meters) + " m"));
+      s.xoff_cable_length = meters;
+    }
     return Write(ifname, s);
   }
 
@@ -129,6 +135,8 @@ class TreeDcb final : public DcbBackend {
     }
     if (flips) RETURN_IF_ERROR(CheckXoff(ifname, next, "prio2buffer"));
     const bool sizes_change = buffer.sizes != s.buffer->sizes;
+    // mlx5e_dcbnl_setbuffer: an unchanged write returns before manual mode.
+    if (!sizes_change && buffer.prio2buffer == s.buffer->prio2buffer) return OkStatus();
     if (sizes_change) {
       long long used = 0;
       for (int b = 0; b < 8; ++b) {
@@ -138,14 +146,24 @@ class TreeDcb final : public DcbBackend {
         }
         used += buffer.sizes[b];
       }
-      if (used > s.buffer->total) {
-        return ErrnoToStatus(EINVAL, where + ": " + std::to_string(used) +
-                                         " bytes requested, the port buffer has " +
-                                         std::to_string(s.buffer->total));
+      // The spare buffer (port_buffer_size - internal - headroom) and the 4
+      // cells port_update_shared_buffer keeps shared.
+      const long long usable = s.buffer->total - s.buffer->internal;
+      long long cells = 0;
+      for (long long z : buffer.sizes) cells += z / kBufferCellBytes;
+      if (used > usable || cells > usable / kBufferCellBytes - 4) {
+        return ErrnoToStatus(
+            EINVAL, where + ": " + std::to_string(used) + " bytes requested, the port buffer has " +
+                        std::to_string(s.buffer->total) + " (" +
+                        std::to_string(s.buffer->internal) + " internal) and keeps 4 cells shared");
       }
       next.buffer->sizes = buffer.sizes;
       RETURN_IF_ERROR(CheckXoff(ifname, next, "buffer sizes"));
+      // port_set_buffer divides by port_buff_cell_sz: the rest is lost.
+      for (long long& z : next.buffer->sizes) z = z / kBufferCellBytes * kBufferCellBytes;
     }
+    next.manual_buffer = true;
+    next.xoff_cable_length = next.cable_length.value_or(kDefaultCableLength);
     return Write(ifname, next);
   }
 
@@ -229,7 +247,10 @@ std::string RenderDcbCapture(const DcbState& s) {
     j["buffer"] = {{"prio2buffer", s.buffer->prio2buffer},
                    {"sizes", s.buffer->sizes},
                    {"total", s.buffer->total}};
+    if (s.buffer->internal > 0) j["buffer"]["internal"] = s.buffer->internal;
   }
+  if (s.manual_buffer) j["manualBuffer"] = true;
+  if (s.xoff_cable_length) j["xoffCableLength"] = *s.xoff_cable_length;
   return j.dump() + "\n";
 }
 
@@ -242,7 +263,8 @@ StatusOr<DcbState> ParseDcbCapture(const std::string& text) {
   for (const auto& [key, v] : j.items()) {
     (void)v;
     if (key != "trust" && key != "pfc" && key != "dcbx" && key != "dscpMap" &&
-        key != "cableLength" && key != "buffer") {
+        key != "cableLength" && key != "buffer" && key != "manualBuffer" &&
+        key != "xoffCableLength") {
       return InvalidArgumentError("unknown key \"" + key + "\"");
     }
   }
@@ -298,8 +320,9 @@ StatusOr<DcbState> ParseDcbCapture(const std::string& text) {
   if (auto buf = j.find("buffer"); buf != j.end()) {
     const char* shape =
         "\"buffer\" must be {\"prio2buffer\":[8 buffers 0..7],\"sizes\":[8 byte counts],"
-        "\"total\":<bytes>}";
-    if (!buf->is_object() || buf->size() != 3 || !buf->contains("prio2buffer") ||
+        "\"total\":<bytes>[,\"internal\":<bytes>]}";
+    const size_t keys = buf->is_object() && buf->contains("internal") ? 4 : 3;
+    if (!buf->is_object() || buf->size() != keys || !buf->contains("prio2buffer") ||
         !buf->contains("sizes") || !buf->contains("total")) {
       return InvalidArgumentError(shape);
     }
@@ -315,6 +338,13 @@ StatusOr<DcbState> ParseDcbCapture(const std::string& text) {
     }
     DcbBuffer b;
     b.total = total.get<long long>();
+    if (keys == 4) {
+      const json& internal = (*buf)["internal"];
+      if (!u32(internal) || internal.get<long long>() > b.total) {
+        return InvalidArgumentError("\"buffer\".\"internal\" must be bytes 0..total");
+      }
+      b.internal = internal.get<long long>();
+    }
     for (size_t i = 0; i < 8; ++i) {
       if (!p2b[i].is_number_integer() || p2b[i].get<long long>() < 0 ||
           p2b[i].get<long long>() > 7 || !u32(sizes[i])) {
@@ -324,6 +354,16 @@ StatusOr<DcbState> ParseDcbCapture(const std::string& text) {
       b.sizes[i] = sizes[i].get<long long>();
     }
     s.buffer = b;
+  }
+  if (auto m = j.find("manualBuffer"); m != j.end()) {
+    if (!m->is_boolean()) return InvalidArgumentError("\"manualBuffer\" must be true or false");
+    s.manual_buffer = m->get<bool>();
+  }
+  if (auto x = j.find("xoffCableLength"); x != j.end()) {
+    if (!x->is_number_integer() || x->get<long long>() < 1 || x->get<long long>() > 65535) {
+      return InvalidArgumentError("\"xoffCableLength\" must be meters 1..65535");
+    }
+    s.xoff_cable_length = x->get<int>();
   }
   return s;
 }

@@ -178,6 +178,47 @@ TEST_F(TreeBackendTest, BuffersAndCableLengthAsMlx5TakesThem) {
   EXPECT_EQ(dcb->Read("ens6f0np0")->cable_length, 100);
 }
 
+// Issue 35 item 6, as mlx5 does it: sizes kept in 128-byte cells (65500
+// reads back 65408); the kernel's capacity (total - internal - 4 shared
+// cells); a cable length reaches the buffers only in manual buffer mode,
+// which only a changing buffer write enters.
+TEST_F(TreeBackendTest, BufferCellsCapacityAndManualMode) {
+  auto dcb = NewDcbBackend(*fs_);
+  DcbState start{"dscp", {3}};
+  start.cable_length = 7;
+  start.xoff_cable_length = 7;
+  start.buffer = DcbBuffer{{0, 0, 0, 1, 0, 0, 0, 0}, {65536, 130944, 0, 0, 0, 0, 0, 0}, 262144};
+  start.buffer->internal = 65536;
+  ASSERT_TRUE(fs_->WriteFileAtomic(DcbCapturePath("ens6f0np0"), RenderDcbCapture(start)).ok());
+  auto back = ParseDcbCapture(RenderDcbCapture(start));
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->buffer->internal, 65536);
+  EXPECT_EQ(back->xoff_cable_length, 7);
+  EXPECT_FALSE(back->manual_buffer);
+
+  // Not in manual mode: the length is kept, the thresholds are not touched.
+  ASSERT_TRUE(dcb->SetCableLength("ens6f0np0", 30).ok());
+  EXPECT_EQ(dcb->Read("ens6f0np0")->cable_length, 30);
+  EXPECT_EQ(dcb->Read("ens6f0np0")->xoff_cable_length, 7);
+  // An unchanged buffer write does not enter manual mode.
+  ASSERT_TRUE(dcb->SetBuffer("ens6f0np0", *start.buffer).ok());
+  EXPECT_FALSE(dcb->Read("ens6f0np0")->manual_buffer);
+  // 262144 - 65536 internal = 196608 = 1536 cells; 4 stay shared.
+  DcbBuffer big = *start.buffer;
+  big.sizes = {65536, 131072, 0, 0, 0, 0, 0, 0};
+  Status full = dcb->SetBuffer("ens6f0np0", big);
+  EXPECT_EQ(full.err(), EINVAL) << full.message();
+  // 65500 is 511 cells: the driver keeps 65408; manual mode, thresholds for 30 m.
+  big.sizes = {65500, 130560, 0, 0, 0, 0, 0, 0};
+  ASSERT_TRUE(dcb->SetBuffer("ens6f0np0", big).ok());
+  auto got = dcb->Read("ens6f0np0");
+  EXPECT_EQ(got->buffer->sizes, (std::vector<long long>{65408, 130560, 0, 0, 0, 0, 0, 0}));
+  EXPECT_TRUE(got->manual_buffer);
+  EXPECT_EQ(got->xoff_cable_length, 30);
+  ASSERT_TRUE(dcb->SetCableLength("ens6f0np0", 40).ok());
+  EXPECT_EQ(dcb->Read("ens6f0np0")->xoff_cable_length, 40);
+}
+
 TEST_F(TreeBackendTest, EcnFilesReadAndWrite) {
   EXPECT_TRUE(HasEcn(*fs_, "ens6f0np0"));
   ASSERT_TRUE(WriteEcn(*fs_, "ens6f0np0", kEcnRp, 3, true).ok());

@@ -36,8 +36,12 @@ struct DcbBuffer {
   std::vector<int> prio2buffer = std::vector<int>(8, 0);
   std::vector<long long> sizes = std::vector<long long>(8, 0);
   long long total = 0;
+  // mlx5's internal buffers (PBMC buffers 8, 9): part of `total`, not in
+  // dcbnl (0 live); a tree capture may hold it ("internal").
+  long long internal = 0;
   bool operator==(const DcbBuffer& o) const {
-    return prio2buffer == o.prio2buffer && sizes == o.sizes && total == o.total;
+    return prio2buffer == o.prio2buffer && sizes == o.sizes && total == o.total &&
+           internal == o.internal;
   }
 };
 
@@ -54,7 +58,18 @@ struct DcbState {
   std::optional<int> cable_length = std::nullopt;
   // nullopt: the driver has no dcbnl_getbuffer (or the capture does not say).
   std::optional<DcbBuffer> buffer = std::nullopt;
+  // What dcbnl cannot show, kept by a tree capture to model mlx5: whether
+  // the driver is in manual buffer mode (priv->dcbx.manual_buffer: set by a
+  // buffer write that changes something, cleared at every driver load; only
+  // then does a cable length reach the buffers), and the cable length the
+  // lossless buffers' xoff thresholds are sized for (nullopt: unknown, as
+  // on the live root).
+  bool manual_buffer = false;
+  std::optional<int> xoff_cable_length = std::nullopt;
 };
+
+// mlx5's port_buff_cell_sz: buffer sizes are kept in cells of 128 bytes.
+inline constexpr long long kBufferCellBytes = 128;
 
 // priority = DSCP >> 3: the map trust dscp installs, which dscpMap overrides.
 inline int DefaultDscpPriority(int dscp) { return (dscp >> 3) & 7; }
@@ -85,7 +100,9 @@ std::string DcbCapturePath(const std::string& ifname);
 // {"trust":"dscp","pfc":[3]} with a newline, plus "dcbx" when known,
 // "dscpMap" ({"26":5}: the entries that differ from DSCP >> 3; trust dscp
 // without it is the default map), "cableLength" (meters) and "buffer"
-// ({"prio2buffer":[8],"sizes":[8],"total":n}) when the driver reports them;
+// ({"prio2buffer":[8],"sizes":[8],"total":n}, "internal":n in it when a
+// capture knows mlx5's internal buffers) when the driver reports them, and
+// "manualBuffer" / "xoffCableLength" (DcbState) where the tree models them;
 // Parse is its inverse (captures without the later keys still parse) and
 // refuses anything else (an error naming what is wrong).
 std::string RenderDcbCapture(const DcbState& s);

@@ -1,5 +1,6 @@
 #include "modules/roce/roce_module.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <map>
@@ -82,6 +83,12 @@ nlohmann::json BuffersNow(const DcbState& now) {
   return {{"prio2buffer", now.buffer->prio2buffer}, {"sizes", now.buffer->sizes}};
 }
 
+// The rdma_cm/<dev> directory a tos change makes first ("" for none).
+std::string MkdirOf(const Change& c) {
+  auto m = c.detail.find("mkdir");
+  return m != c.detail.end() && m->is_string() ? m->get<std::string>() : std::string();
+}
+
 Status CheckChangeShape(const Change& c) {
   if (c.module != kRoceModule) return InvalidArgumentError("module roce cannot apply " + c.id);
   if (!IsValidIfname(c.target)) return InvalidArgumentError(c.id + ": bad interface name");
@@ -159,8 +166,16 @@ Status CheckChangeShape(const Change& c) {
       return InvalidArgumentError(c.id +
                                   ": detail.file must be a traffic_class or default_roce_tos path");
     }
-    if (!(c.after.is_null() &&
-          file->get<std::string>().find("/traffic_class") != std::string::npos) &&
+    const std::string mkdir = MkdirOf(c);
+    if (!mkdir.empty() &&
+        (!IsRdmaCmDevicePath(mkdir) || file->get<std::string>().rfind(mkdir + "/ports/", 0) != 0)) {
+      return InvalidArgumentError(c.id + ": detail.mkdir must be the rdma_cm directory of " +
+                                  file->get<std::string>());
+    }
+    // null: unset traffic_class, or (rollback) remove the directory we made.
+    const bool unset =
+        file->get<std::string>().find("/traffic_class") != std::string::npos || !mkdir.empty();
+    if (!(c.after.is_null() && unset) &&
         !(c.after.is_number_integer() && c.after.get<long long>() >= 0 &&
           c.after.get<long long>() <= 255)) {
       return InvalidArgumentError(c.id + ": tos must be an integer 0..255");
@@ -212,6 +227,49 @@ std::map<int, std::optional<int>> DscpMapDiff(const std::map<int, std::optional<
   return out;
 }
 
+// mlx5 sizes the lossless buffers' xoff from the cable length only in
+// manual buffer mode (en_dcbnl.c: mlx5e_dcbnl_ieee_setpfc calls
+// mlx5e_port_manual_buffer_config only with priv->dcbx.manual_buffer),
+// which a buffer write that changes something sets and every driver load
+// clears; an unchanged write returns before it (mlx5e_dcbnl_setbuffer).
+// So after a cable length: the port's buffers again, one of them a cell
+// off and then as they were. The cell comes off a lossy buffer that has
+// one (no xoff to hold), else goes onto an unused buffer, else onto the
+// first buffer (the driver refuses it past the port's capacity).
+Status ResendBuffers(DcbBackend& dcb, const std::string& ifname) {
+  ASSIGN_OR_RETURN(DcbState now, dcb.Read(ifname));
+  if (!now.buffer) return OkStatus();  // no port buffer support: nothing to size
+  const DcbBuffer as_is = *now.buffer;
+  const unsigned pfc = BitmapOfPriorities(now.pfc);
+  auto lossless = [&](int b) {
+    for (int p = 0; p < 8; ++p) {
+      if (as_is.prio2buffer[static_cast<size_t>(p)] == b && ((pfc >> p) & 1U)) return true;
+    }
+    return false;
+  };
+  auto mapped = [&](int b) {
+    return std::find(as_is.prio2buffer.begin(), as_is.prio2buffer.end(), b) !=
+           as_is.prio2buffer.end();
+  };
+  DcbBuffer nudged = as_is;
+  int b = 0;
+  for (; b < 8; ++b) {
+    if (!lossless(b) && as_is.sizes[static_cast<size_t>(b)] >= kBufferCellBytes) break;
+  }
+  if (b < 8) {
+    nudged.sizes[static_cast<size_t>(b)] -= kBufferCellBytes;
+  } else {
+    for (b = 0; b < 8 && mapped(b); ++b) {
+    }
+    nudged.sizes[static_cast<size_t>(b < 8 ? b : 0)] += kBufferCellBytes;
+  }
+  const std::string why =
+      "re-send the port buffers of " + ifname +
+      " (one cell off and back) so that mlx5, in manual buffer mode, sizes xoff for the cable";
+  RETURN_IF_ERROR(dcb.SetBuffer(ifname, nudged).WithContext(why));
+  return dcb.SetBuffer(ifname, as_is).WithContext(why);
+}
+
 std::optional<int> TosOf(const Change& c) {
   return c.after.is_null() ? std::nullopt : std::optional<int>(c.after.get<int>());
 }
@@ -261,6 +319,7 @@ Status RoceModule::Discover(HostContext& ctx, HostFacts& facts) {
           n.prio2buffer = state->buffer->prio2buffer;
           n.buffer_sizes = state->buffer->sizes;
           n.buffer_total = state->buffer->total;
+          n.buffer_internal = state->buffer->internal;
         }
       } else {
         n.dcb_error = state.status().message();
@@ -284,7 +343,8 @@ Status RoceModule::Discover(HostContext& ctx, HostFacts& facts) {
       }
       if (auto rp = rdma_port.find(ifname); rp != rdma_port.end()) {
         n.tos_file = TosFile(fs, rp->second.first, rp->second.second);
-        if (!n.tos_file.empty()) {
+        n.tos_mkdir = RdmaCmDirToMake(fs, n.tos_file);
+        if (!n.tos_file.empty() && n.tos_mkdir.empty()) {
           auto tos = ReadTos(fs, n.tos_file);
           if (tos.ok()) {
             n.tos = *tos;
@@ -353,6 +413,21 @@ Status RoceModule::Apply(const Change& change, HostContext& ctx) {
   }
   if (change.attribute == kTosAttribute) {
     const std::string file = change.detail["file"].get<std::string>();
+    // rdma_cm/<dev> made for this change (plan found it absent): made when
+    // still absent; its rollback (after null) removes it again.
+    if (const std::string dir = MkdirOf(change); !dir.empty()) {
+      const std::string dev(Basename(dir));
+      if (change.after.is_null()) {
+        if (!ctx.fs->Exists(dir)) return OkStatus();
+        if (ctx.progress) ctx.progress->Step("remove " + dir);
+        return NewRdmaCmConfigfs(*ctx.fs)->RemoveDevice(dev).WithContext("apply " + change.id);
+      }
+      if (!ctx.fs->Exists(dir)) {
+        if (ctx.progress) ctx.progress->Step("mkdir " + dir);
+        RETURN_IF_ERROR(
+            NewRdmaCmConfigfs(*ctx.fs)->MakeDevice(dev).WithContext("apply " + change.id));
+      }
+    }
     ASSIGN_OR_RETURN(std::optional<int> now, ReadTos(*ctx.fs, file));
     if (now == TosOf(change)) return OkStatus();
     if (ctx.progress) ctx.progress->Step(ifname + " RoCE ToS " + TosText(TosOf(change)));
@@ -376,9 +451,12 @@ Status RoceModule::Apply(const Change& change, HostContext& ctx) {
   }
   if (change.attribute == kCableLengthAttribute) {
     const int want = change.after.get<int>();
-    if (now.cable_length == want) return OkStatus();
+    if (now.cable_length == want && now.xoff_cable_length.value_or(want) == want) {
+      return OkStatus();
+    }
     if (ctx.progress) ctx.progress->Step(ifname + " cable length " + std::to_string(want) + " m");
-    return dcb->SetCableLength(ifname, want).WithContext("apply " + change.id);
+    RETURN_IF_ERROR(dcb->SetCableLength(ifname, want).WithContext("apply " + change.id));
+    return ResendBuffers(*dcb, ifname).WithContext("apply " + change.id);
   }
   if (change.attribute == kBuffersAttribute) {
     DcbBuffer want = *BufferOf(change.after);
@@ -437,6 +515,10 @@ Status RoceModule::Verify(const Change& change, HostContext& ctx) {
                                    (now ? std::to_string(*now) : "absent"));
   }
   if (change.attribute == kTosAttribute) {
+    if (const std::string dir = MkdirOf(change); !dir.empty() && change.after.is_null()) {
+      if (!ctx.fs->Exists(dir)) return OkStatus();
+      return FailedPreconditionError(label + ": " + dir + " is still there");
+    }
     ASSIGN_OR_RETURN(std::optional<int> now,
                      ReadTos(*ctx.fs, change.detail["file"].get<std::string>()));
     if (now == TosOf(change)) return OkStatus();
@@ -457,7 +539,14 @@ Status RoceModule::Verify(const Change& change, HostContext& ctx) {
                                    ", current " + now.dcbx.value_or("unknown"));
   }
   if (change.attribute == kCableLengthAttribute) {
-    if (now.cable_length == change.after.get<int>()) return OkStatus();
+    const int want = change.after.get<int>();
+    if (now.cable_length == want && now.xoff_cable_length && *now.xoff_cable_length != want) {
+      return FailedPreconditionError(
+          label + ": desired " + change.after.dump() + " m, current " + change.after.dump() +
+          " m in the driver but the lossless buffers' xoff still sized for " +
+          std::to_string(*now.xoff_cable_length) + " m (mlx5 not in manual buffer mode)");
+    }
+    if (now.cable_length == want) return OkStatus();
     return FailedPreconditionError(
         label + ": desired " + change.after.dump() + " m, current " +
         (now.cable_length ? std::to_string(*now.cable_length) + " m" : "none reported"));

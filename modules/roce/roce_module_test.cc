@@ -11,6 +11,8 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "modules/roce/roce_ecn.h"
+#include "modules/roce/roce_planner.h"
+#include "modules/roce/roce_tos.h"
 #include "test/support/host_tree.h"
 #include "test/support/ttar.h"
 
@@ -211,6 +213,50 @@ TEST_F(RoceModuleTest, PlanningWithoutRoceReadsNothing) {
   ASSERT_TRUE(facts.ok());
   EXPECT_TRUE(facts->roce.discovered);
   EXPECT_TRUE(facts->roce.netdevs.empty());
+}
+
+// Issue 35 item 7: a tos change that makes rdma_cm/<dev> (upstream kernel,
+// configfs mounted, rdma_cm loaded) makes it with the port files the kernel
+// makes; its inverse (rollback) removes only that directory.
+TEST(RoceTosConfigfs, ApplyMakesTheDirectoryAndRollbackRemovesIt) {
+  const std::string root = testing::MakeTempDir("roce-cm");
+  testing::TreeWriter w(root);
+  ASSERT_TRUE(w.WriteFile("/sys/class/infiniband/mlx5_0/ports/1/state", "4: ACTIVE\n", 0644).ok());
+  ASSERT_TRUE(w.WriteFile("/sys/kernel/config/rdma_cm/.keep", "", 0644).ok());
+  auto fs = NewLocalHostFs(root);
+  const std::string file = "/sys/kernel/config/rdma_cm/mlx5_0/ports/1/default_roce_tos";
+  EXPECT_EQ(TosFile(*fs, "mlx5_0", 1), file);
+  EXPECT_EQ(RdmaCmDirToMake(*fs, file), "/sys/kernel/config/rdma_cm/mlx5_0");
+  // No rdma_cm configfs (not mounted, or rdma_cm not loaded): nothing.
+  auto bare = NewLocalHostFs(testing::MakeTempDir("roce-cm-bare"));
+  EXPECT_EQ(TosFile(*bare, "mlx5_0", 1), "");
+
+  HostContext ctx;
+  ctx.fs = fs.get();
+  RoceModule m;
+  Change c = MakeChange(kRoceModule, "ens6f0np0", kTosAttribute, nullptr, 106, Disruption::kLive,
+                        kPhaseRoce, "test", "spec.nics[0].roce.tos");
+  c.detail["file"] = file;
+  c.detail["mkdir"] = "/sys/kernel/config/rdma_cm/mlx5_0";
+  ASSERT_TRUE(m.CheckChange(c).ok());
+  Status applied = m.Apply(c, ctx);
+  ASSERT_TRUE(applied.ok()) << applied.message();
+  EXPECT_EQ(*fs->ReadFile(file), "106\n");
+  EXPECT_EQ(*fs->ReadFile("/sys/kernel/config/rdma_cm/mlx5_0/ports/1/default_roce_mode"),
+            "RoCE v2\n");
+  EXPECT_TRUE(m.Verify(c, ctx).ok());
+  Change inverse = c;
+  std::swap(inverse.before, inverse.after);
+  ASSERT_TRUE(m.CheckChange(inverse).ok());
+  Status undone = m.Apply(inverse, ctx);
+  ASSERT_TRUE(undone.ok()) << undone.message();
+  EXPECT_FALSE(fs->Exists("/sys/kernel/config/rdma_cm/mlx5_0"));
+  EXPECT_TRUE(fs->IsDir("/sys/kernel/config/rdma_cm"));
+  EXPECT_TRUE(m.Verify(inverse, ctx).ok());
+  // Without the device, make_cma_dev answers ENODEV.
+  c.detail["file"] = "/sys/kernel/config/rdma_cm/mlx5_9/ports/1/default_roce_tos";
+  c.detail["mkdir"] = "/sys/kernel/config/rdma_cm/mlx5_9";
+  EXPECT_EQ(m.Apply(c, ctx).err(), ENODEV);
 }
 
 }  // namespace

@@ -15,6 +15,10 @@ using nlohmann::json;
 
 constexpr const char* kPoints[] = {"roce_np", "roce_rp"};
 constexpr char kTrustDscpName[] = "dscp";
+// mlx5's port_buff_cell_sz (128 bytes on every ConnectX) and the cells
+// port_update_shared_buffer leaves to the shared pools at the least.
+constexpr long long kBufferCell = 128;
+constexpr long long kSharedCells = 4;
 
 // Collects the changes once per id; two nics asking one netdev for different
 // values is an error naming both.
@@ -124,11 +128,21 @@ void PlanBuffers(const NicSpec& nic, const std::string& path, const std::string&
       }
       long long used = 0;
       for (long long z : sizes) used += z;
-      if (want.buffers->sizes && used > f.buffer_total) {
-        sink.Error(field + ".sizes", "the buffers of " + ifname + " would take " +
-                                         std::to_string(used) + " bytes, its port buffer has " +
-                                         std::to_string(f.buffer_total) +
-                                         " (dcbnl total_size; mlx5 refuses more: EINVAL)");
+      // mlx5e_port_manual_buffer_config: EINVAL past the spare buffer
+      // (port_buffer_size - internal_buffers_size - headroom, headroom the
+      // sizes now), and port_update_shared_buffer: EINVAL when fewer than
+      // 4 cells stay for the shared pools; in cells, the rest dropped.
+      const long long usable = f.buffer_total - f.buffer_internal;
+      const long long room = (usable / kBufferCell - kSharedCells) * kBufferCell;
+      if (want.buffers->sizes && (used > usable || used / kBufferCell * kBufferCell > room)) {
+        sink.Error(field + ".sizes",
+                   "the buffers of " + ifname + " would take " + std::to_string(used) +
+                       " bytes; mlx5 takes at most " + std::to_string(room) +
+                       " (its port buffer has " + std::to_string(f.buffer_total) +
+                       (f.buffer_internal > 0
+                            ? ", " + std::to_string(f.buffer_internal) + " of them internal"
+                            : std::string()) +
+                       ", and 4 cells of 128 bytes stay shared; more is EINVAL)");
       } else {
         buffers_ok = true;
         buffers_before = BuffersJson(*f.prio2buffer, *f.buffer_sizes);
@@ -139,7 +153,9 @@ void PlanBuffers(const NicSpec& nic, const std::string& path, const std::string&
   auto add_cable = [&] {
     if (!cable_ok) return;
     changes.Add(nic, ifname, kCableLengthAttribute, *f.cable_length, *want.cable_length,
-                "cable length " + std::to_string(*want.cable_length) + " m (PFC delay)",
+                "cable length " + std::to_string(*want.cable_length) +
+                    " m (PFC delay; then the port buffers re-sent, one cell off and back, "
+                    "so that mlx5 enters manual buffer mode and sizes xoff for it)",
                 path + ".roce.cableLength");
   };
   auto add_buffers = [&] {
@@ -211,25 +227,47 @@ void PlanNetdev(const NicSpec& nic, const std::string& path, const std::string& 
                   "DSCP map " + what, field);
     }
   }
-  if (want.pause) {
+  // IEEE 802.3x global pause and 802.1Qbb PFC are not both on a link (the
+  // validate step refuses pause: true beside a non-empty pfc): the one
+  // turned off goes first, so the link never runs both. PFC on with pause
+  // off: pause off, then PFC; to global pause: PFC off, then pause on.
+  auto add_pause = [&] {
+    if (!want.pause) return;
     if (!f.pause_rx || !f.pause_tx) {
       sink.Error(path + ".roce.pause",
                  "the pause frame settings of " + ifname + " could not be read: " + f.pause_error);
-    } else {
-      changes.Add(nic, ifname, kPauseAttribute, json{{"rx", *f.pause_rx}, {"tx", *f.pause_tx}},
-                  json{{"rx", *want.pause}, {"tx", *want.pause}},
-                  std::string("global pause frames ") + (*want.pause ? "on" : "off"),
-                  path + ".roce.pause");
+      return;
     }
-  }
-  if (want.pfc) {
+    const std::vector<int> pfc_after = want.pfc ? *want.pfc : f.pfc.value_or(std::vector<int>());
+    if (*want.pause && !pfc_after.empty()) {
+      sink.Error(path + ".roce.pause",
+                 "pause: true on " + ifname + ", which has PFC on priorities " +
+                     PriorityList(pfc_after) +
+                     " (dcbnl): 802.3x global pause and 802.1Qbb PFC are not both on a link; "
+                     "add pfc: [] to turn PFC off first");
+      return;
+    }
+    changes.Add(nic, ifname, kPauseAttribute, json{{"rx", *f.pause_rx}, {"tx", *f.pause_tx}},
+                json{{"rx", *want.pause}, {"tx", *want.pause}},
+                std::string("global pause frames ") + (*want.pause ? "on" : "off"),
+                path + ".roce.pause");
+  };
+  auto add_pfc = [&] {
+    if (!want.pfc) return;
     if (!f.pfc) {
       sink.Error(path + ".roce.pfc",
                  "the PFC state of " + ifname + " could not be read: " + f.dcb_error);
-    } else {
-      changes.Add(nic, ifname, kPfcAttribute, *f.pfc, *want.pfc,
-                  "PFC on priorities " + PriorityList(*want.pfc), path + ".roce.pfc");
+      return;
     }
+    changes.Add(nic, ifname, kPfcAttribute, *f.pfc, *want.pfc,
+                "PFC on priorities " + PriorityList(*want.pfc), path + ".roce.pfc");
+  };
+  if (want.pause && *want.pause) {
+    add_pfc();
+    add_pause();
+  } else {
+    add_pause();
+    add_pfc();
   }
   PlanBuffers(nic, path, ifname, f, changes, sink);
   if (want.tos) {
@@ -248,13 +286,22 @@ void PlanNetdev(const NicSpec& nic, const std::string& path, const std::string& 
                             " has no default RoCE ToS to set: its RDMA device has neither "
                             "tc/<port>/traffic_class (NVIDIA's out-of-tree mlx5_ib) nor "
                             "/sys/kernel/config/rdma_cm/<device>/ports/<port>/default_roce_tos "
-                            "(configfs mounted and `mkdir /sys/kernel/config/rdma_cm/<device>`)");
+                            "(configfs mounted at /sys/kernel/config and the rdma_cm module "
+                            "loaded: then apply makes the device's directory)");
     } else {
+      // rdma_cm/<dev> not made yet: mkdir first (the kernel then makes the
+      // port's default_roce_tos); the value before is not readable then.
+      json detail = {{"file", f.tos_file}};
+      std::string where = " in " + f.tos_file;
+      if (!f.tos_mkdir.empty()) {
+        detail["mkdir"] = f.tos_mkdir;
+        where += " (after mkdir " + f.tos_mkdir + ", which makes the kernel create it)";
+      }
       changes.Add(nic, ifname, kTosAttribute, f.tos ? json(*f.tos) : json(nullptr), *want.tos,
                   "default RoCE ToS " + std::to_string(*want.tos) + " (DSCP " +
-                      std::to_string(*want.tos >> 2) + ", priority " + std::to_string(prio) +
-                      ") in " + f.tos_file,
-                  field, {{"file", f.tos_file}});
+                      std::to_string(*want.tos >> 2) + ", priority " + std::to_string(prio) + ")" +
+                      where,
+                  field, detail);
     }
   }
   if (!want.ecn && !want.cnp) return;

@@ -497,7 +497,8 @@ TEST(RocePlanner, BuffersTheDriverCannotTakeAreErrorsNamingTheField) {
   EXPECT_TRUE(Plan(d, BufferHost(), &diags).size() == 1u);  // the cable length
   ASSERT_EQ(diags.size(), 1u);
   EXPECT_EQ(diags[0].path, "spec.nics[0].roce.buffers.sizes");
-  EXPECT_THAT(diags[0].message, HasSubstr("600000 bytes, its port buffer has 524160"));
+  EXPECT_THAT(diags[0].message,
+              HasSubstr("600000 bytes; mlx5 takes at most 523648 (its port buffer has 524160"));
 
   // No port buffer support (delay 0, no DCB_ATTR_DCB_BUFFER).
   d.nics = {BufferNic(30, {0, 0, 0, 1, 0, 0, 0, 0}, {130944, 98304})};
@@ -549,6 +550,65 @@ TEST(RoceChecks, NcclPriorityShowsCableLengthAndItsBuffer) {
                                "bytes of 524160"));
   }
   EXPECT_TRUE(seen);
+}
+
+}  // namespace
+}  // namespace provisioner
+
+namespace provisioner {
+namespace {
+
+// Issue 35 item 6: from PFC to global pause, PFC goes off before pause goes
+// on (the link never runs both); pause on over a PFC the host keeps is a
+// plan error.
+TEST(RocePlanner, PfcOffBeforeGlobalPauseOn) {
+  HostFacts f = Host();
+  RoceNetdevFacts& n = f.roce.netdevs["ens6f0np0"];
+  n.pfc = std::vector<int>{3};
+  n.pause_rx = n.pause_tx = false;
+  DesiredState d;
+  NicSpec nic;
+  nic.name = "rail0";
+  nic.selector.pf_names = {"ens6f0np0"};
+  nic.roce = NicRoceSpec{};
+  nic.roce->pfc = std::vector<int>{};
+  nic.roce->pause = true;
+  d.nics = {nic};
+  std::vector<Diagnostic> diags;
+  std::vector<Change> c = Plan(d, f, &diags);
+  EXPECT_TRUE(diags.empty());
+  ASSERT_EQ(c.size(), 2u);
+  EXPECT_EQ(c[0].id, "roce/ens6f0np0/pfc");
+  EXPECT_EQ(c[0].after, nlohmann::json::array());
+  EXPECT_EQ(c[1].id, "roce/ens6f0np0/pause");
+  EXPECT_EQ(c[1].after, nlohmann::json::parse(R"({"rx":true,"tx":true})"));
+
+  // pause: true alone while the host has PFC on: refused, nothing planned.
+  d.nics[0].roce->pfc.reset();
+  diags.clear();
+  EXPECT_TRUE(Plan(d, f, &diags).empty());
+  ASSERT_EQ(diags.size(), 1u);
+  EXPECT_EQ(diags[0].path, "spec.nics[0].roce.pause");
+  EXPECT_THAT(diags[0].message, HasSubstr("has PFC on priorities [3]"));
+}
+
+// The kernel's capacity: total - internal buffers, less 4 shared cells.
+TEST(RocePlanner, BufferCapacityIsTheKernels) {
+  HostFacts f = BufferHost();
+  f.roce.netdevs["ens6f0np0"].buffer_internal = 65536;  // 524160 - 65536 = 458624
+  DesiredState d;
+  // 458624 bytes fit the spare buffer but leave no shared cells.
+  d.nics = {BufferNic(7, {0, 0, 0, 1, 0, 0, 0, 0}, {130944, 327680})};
+  std::vector<Diagnostic> diags;
+  Plan(d, f, &diags);
+  ASSERT_EQ(diags.size(), 1u);
+  EXPECT_EQ(diags[0].path, "spec.nics[0].roce.buffers.sizes");
+  EXPECT_THAT(diags[0].message, HasSubstr("458624 bytes; mlx5 takes at most 458112"));
+  EXPECT_THAT(diags[0].message, HasSubstr("65536 of them internal"));
+  d.nics = {BufferNic(7, {0, 0, 0, 1, 0, 0, 0, 0}, {130944, 327168})};  // 458112
+  diags.clear();
+  EXPECT_EQ(Plan(d, f, &diags).size(), 1u);
+  EXPECT_TRUE(diags.empty());
 }
 
 }  // namespace

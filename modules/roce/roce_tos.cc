@@ -43,8 +43,12 @@ std::string TrafficClassPath(const std::string& rdma_device, int port) {
   return "/sys/class/infiniband/" + rdma_device + "/tc/" + std::to_string(port) + kTcSuffix;
 }
 
+std::string RdmaCmDevicePath(const std::string& rdma_device) {
+  return std::string(kRdmaCmConfigfs) + "/" + rdma_device;
+}
+
 std::string RdmaCmTosPath(const std::string& rdma_device, int port) {
-  return "/sys/kernel/config/rdma_cm/" + rdma_device + "/ports/" + std::to_string(port) + kCmSuffix;
+  return RdmaCmDevicePath(rdma_device) + "/ports/" + std::to_string(port) + kCmSuffix;
 }
 
 std::string TosFile(const HostFs& fs, const std::string& rdma_device, int port) {
@@ -53,7 +57,94 @@ std::string TosFile(const HostFs& fs, const std::string& rdma_device, int port) 
   if (fs.Exists(tc)) return tc;
   const std::string cm = RdmaCmTosPath(rdma_device, port);
   if (fs.Exists(cm)) return cm;
+  // configfs mounted and rdma_cm loaded, no directory for the device yet:
+  // apply makes it (the kernel then makes the port's file).
+  if (fs.IsDir(kRdmaCmConfigfs) && !fs.Exists(RdmaCmDevicePath(rdma_device))) return cm;
   return "";
+}
+
+std::string RdmaCmDirToMake(const HostFs& fs, const std::string& tos_file) {
+  if (tos_file.rfind(std::string(kRdmaCmConfigfs) + "/", 0) != 0) return "";
+  const size_t end = tos_file.find('/', sizeof(kRdmaCmConfigfs));
+  if (end == std::string::npos) return "";
+  const std::string dir = tos_file.substr(0, end);
+  return fs.Exists(dir) ? "" : dir;
+}
+
+bool IsRdmaCmDevicePath(const std::string& path) {
+  const std::string prefix = std::string(kRdmaCmConfigfs) + "/";
+  return path.rfind(prefix, 0) == 0 && SafeName(path.substr(prefix.size()));
+}
+
+namespace {
+
+class LiveRdmaCm final : public RdmaCmConfigfs {
+ public:
+  explicit LiveRdmaCm(HostFs& fs) : fs_(fs) {}
+  Status MakeDevice(const std::string& dev) override {
+    if (!SafeName(dev)) return InvalidArgumentError("bad RDMA device name " + dev);
+    return fs_.MakeDir(RdmaCmDevicePath(dev))
+        .WithContext("make the rdma_cm configfs directory of " + dev);
+  }
+  Status RemoveDevice(const std::string& dev) override {
+    if (!SafeName(dev)) return InvalidArgumentError("bad RDMA device name " + dev);
+    return fs_.RemoveDir(RdmaCmDevicePath(dev))
+        .WithContext("remove the rdma_cm configfs directory of " + dev);
+  }
+
+ private:
+  HostFs& fs_;
+};
+
+// What make_cma_dev does, in the tree: ENODEV without such an RDMA device,
+// ports/<n>/{default_roce_mode,default_roce_tos} for each of its ports.
+class TreeRdmaCm final : public RdmaCmConfigfs {
+ public:
+  explicit TreeRdmaCm(HostFs& fs) : fs_(fs) {}
+  Status MakeDevice(const std::string& dev) override {
+    if (!SafeName(dev)) return InvalidArgumentError("bad RDMA device name " + dev);
+    const std::string dir = RdmaCmDevicePath(dev);
+    auto ports = fs_.ListDir("/sys/class/infiniband/" + dev + "/ports");
+    if (!ports.ok()) {
+      return Status(StatusCode::kNotFound, "mkdir " + dir + ": ENODEV: no RDMA device " + dev,
+                    ENODEV);
+    }
+    RETURN_IF_ERROR(fs_.MakeDir(dir));
+    for (const std::string& p : *ports) {
+      if (!SmallNumber(p)) continue;
+      const std::string port = dir + "/ports/" + p;
+      RETURN_IF_ERROR(fs_.WriteFileAtomic(port + "/default_roce_mode", "RoCE v2\n"));
+      RETURN_IF_ERROR(fs_.WriteFileAtomic(port + kCmSuffix, "0\n"));
+    }
+    return OkStatus();
+  }
+  Status RemoveDevice(const std::string& dev) override {
+    if (!SafeName(dev)) return InvalidArgumentError("bad RDMA device name " + dev);
+    const std::string dir = RdmaCmDevicePath(dev);
+    if (auto ports = fs_.ListDir(dir + "/ports"); ports.ok()) {
+      for (const std::string& p : *ports) {
+        const std::string port = dir + "/ports/" + p;
+        RETURN_IF_ERROR(fs_.RemoveFile(port + "/default_roce_mode"));
+        RETURN_IF_ERROR(fs_.RemoveFile(port + kCmSuffix));
+        RETURN_IF_ERROR(fs_.RemoveDir(port));
+      }
+      RETURN_IF_ERROR(fs_.RemoveDir(dir + "/ports"));
+    }
+    return fs_.RemoveDir(dir);
+  }
+
+ private:
+  HostFs& fs_;
+};
+
+}  // namespace
+
+std::unique_ptr<RdmaCmConfigfs> NewLiveRdmaCmConfigfs(HostFs& fs) {
+  return std::make_unique<LiveRdmaCm>(fs);
+}
+
+std::unique_ptr<RdmaCmConfigfs> NewTreeRdmaCmConfigfs(HostFs& fs) {
+  return std::make_unique<TreeRdmaCm>(fs);
 }
 
 bool IsTosPath(const std::string& path) {

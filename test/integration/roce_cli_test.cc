@@ -338,7 +338,7 @@ spec:
         trust: dscp
         pfc: [3]
         cableLength: CABLE
-        buffers: { prio2buffer: [0, 0, 0, 1, 0, 0, 0, 0], sizes: [65536, 196480] }
+        buffers: { prio2buffer: [0, 0, 0, 1, 0, 0, 0, 0], sizes: [65536, 195968] }
 )";
 
 std::string BufferYaml(const std::string& name, int cable) {
@@ -367,9 +367,9 @@ TEST(RoceCliTest, CableLengthAndBuffersApplyVerifyAndShow) {
   RunResult a = Provisioner({"apply", yaml, "--root", root});
   ASSERT_EQ(a.exit_code, 0) << a.err;
   EXPECT_EQ(ReadFile(root + "/run/provisioner/dcb/ens6f0np0"),
-            "{\"buffer\":{\"prio2buffer\":[0,0,0,1,0,0,0,0],\"sizes\":[65536,196480,0,0,0,0,0,0],"
-            "\"total\":262016},\"cableLength\":30,\"dcbx\":\"firmware\",\"pfc\":[3],"
-            "\"trust\":\"dscp\"}\n");
+            "{\"buffer\":{\"prio2buffer\":[0,0,0,1,0,0,0,0],\"sizes\":[65536,195968,0,0,0,0,0,0],"
+            "\"total\":262016},\"cableLength\":30,\"dcbx\":\"firmware\",\"manualBuffer\":true,"
+            "\"pfc\":[3],\"trust\":\"dscp\",\"xoffCableLength\":30}\n");
   RunResult again = Provisioner({"plan", yaml, "--root", root, "--detailed-exitcode"});
   EXPECT_EQ(again.exit_code, 0) << again.out << again.err;
 
@@ -386,15 +386,28 @@ TEST(RoceCliTest, CableLengthAndBuffersApplyVerifyAndShow) {
 // apply stops there and rolls the buffers, PFC and trust back.
 TEST(RoceCliTest, ACableTooLongForTheBuffersIsRefusedAndRolledBack) {
   const std::string root = BuildTree();
-  const std::string before = ReadFile(root + "/run/provisioner/dcb/ens6f0np0");
+  // Buffers that leave mlx5 its 4 shared cells, so that the rollback's
+  // buffer write is one the driver takes.
+  const std::string before =
+      "{\"buffer\":{\"prio2buffer\":[0,0,0,0,0,0,0,0],\"sizes\":[130944,130048,0,0,0,0,0,0],"
+      "\"total\":262016},\"cableLength\":7,\"dcbx\":\"firmware\",\"pfc\":[],\"trust\":\"pcp\"}\n";
+  TreeWriter w(root);
+  ASSERT_TRUE(w.WriteFile("/run/provisioner/dcb/ens6f0np0", before, 0644).ok());
   const std::string yaml = BufferYaml("host-far.yaml", 900);
   RunResult a = Provisioner({"apply", yaml, "--root", root});
   EXPECT_NE(a.exit_code, 0);
   EXPECT_NE(a.err.find("roce/ens6f0np0/cableLength"), std::string::npos) << a.err;
   EXPECT_NE(a.err.find("ENOMEM"), std::string::npos) << a.err;
-  EXPECT_NE(a.err.find("lossless buffer 1 of 196480 bytes is not enough"), std::string::npos)
+  EXPECT_NE(a.err.find("lossless buffer 1 of 195968 bytes is not enough"), std::string::npos)
       << a.err;
-  EXPECT_EQ(ReadFile(root + "/run/provisioner/dcb/ens6f0np0"), before);
+  // The settings rolled back; mlx5 stays in manual buffer mode (no write
+  // leaves it: only a driver load does), its thresholds for 7 m again.
+  json after = json::parse(ReadFile(root + "/run/provisioner/dcb/ens6f0np0"));
+  EXPECT_EQ(after["manualBuffer"], true);
+  EXPECT_EQ(after["xoffCableLength"], 7);
+  after.erase("manualBuffer");
+  after.erase("xoffCableLength");
+  EXPECT_EQ(after, json::parse(before));
 }
 
 // Every byte in buffer 0, buffer 1 empty: moving PFC priority 3 to buffer
@@ -414,10 +427,118 @@ TEST(RoceCliTest, BuffersMovingPfcToAnEmptyBufferTakeTwoSteps) {
   RunResult a = Provisioner({"apply", yaml, "--root", root});
   ASSERT_EQ(a.exit_code, 0) << a.err;
   EXPECT_EQ(ReadFile(root + "/run/provisioner/dcb/ens6f0np0"),
-            "{\"buffer\":{\"prio2buffer\":[0,0,0,1,0,0,0,0],\"sizes\":[65536,196480,0,0,0,0,0,0],"
-            "\"total\":262016},\"cableLength\":7,\"pfc\":[3],\"trust\":\"dscp\"}\n");
+            "{\"buffer\":{\"prio2buffer\":[0,0,0,1,0,0,0,0],\"sizes\":[65536,195968,0,0,0,0,0,0],"
+            "\"total\":262016},\"cableLength\":7,\"manualBuffer\":true,\"pfc\":[3],"
+            "\"trust\":\"dscp\",\"xoffCableLength\":7}\n");
   RunResult again = Provisioner({"plan", yaml, "--root", root, "--detailed-exitcode"});
   EXPECT_EQ(again.exit_code, 0) << again.out << again.err;
+}
+
+// Issue 35 item 6: mlx5 applies a cable length to its lossless buffers only
+// in manual buffer mode, which a changing buffer write sets and a driver
+// load clears (the capture's manualBuffer/xoffCableLength model it). A
+// cableLength alone on a freshly loaded driver: apply sets it and re-sends
+// the buffers (a cell off and back), so xoff follows; verify checks it.
+TEST(RoceCliTest, CableLengthReachesTheBuffersOutsideManualMode) {
+  const std::string root = BuildTree();
+  TreeWriter w(root);
+  const std::string start =
+      "{\"buffer\":{\"prio2buffer\":[0,0,0,1,0,0,0,0],\"sizes\":[65536,195968,0,0,0,0,0,0],"
+      "\"total\":262016},\"cableLength\":7,\"pfc\":[3],\"trust\":\"dscp\","
+      "\"xoffCableLength\":7}\n";
+  ASSERT_TRUE(w.WriteFile("/run/provisioner/dcb/ens6f0np0", start, 0644).ok());
+  const std::string yaml = WriteTempFile("host-cable.yaml", R"(apiVersion: provisioner/v1alpha1
+kind: HostConfig
+metadata:
+  name: worker1
+spec:
+  nics:
+    - name: rail0
+      nicSelector: { vendor: "15b3", pfNames: ["ens6f0np0"] }
+      roce: { cableLength: 30 }
+)");
+  RunResult p = Provisioner({"plan", yaml, "--root", root});
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  EXPECT_NE(p.out.find("port buffers re-sent"), std::string::npos) << p.out;
+  RunResult a = Provisioner({"apply", yaml, "--root", root});
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  EXPECT_EQ(ReadFile(root + "/run/provisioner/dcb/ens6f0np0"),
+            "{\"buffer\":{\"prio2buffer\":[0,0,0,1,0,0,0,0],\"sizes\":[65536,195968,0,0,0,0,0,0],"
+            "\"total\":262016},\"cableLength\":30,\"manualBuffer\":true,\"pfc\":[3],"
+            "\"trust\":\"dscp\",\"xoffCableLength\":30}\n");
+  RunResult again = Provisioner({"plan", yaml, "--root", root, "--detailed-exitcode"});
+  EXPECT_EQ(again.exit_code, 0) << again.out << again.err;
+}
+
+// Done-when of issue 35: a buffer size of 65500 (not whole 128-byte cells)
+// is refused at the field with the nearest sizes mlx5 keeps.
+TEST(RoceCliTest, ABufferSizeOutsideTheCellsIsRefused) {
+  const std::string root = BuildTree();
+  const std::string yaml = WriteTempFile("host-cells.yaml", R"(apiVersion: provisioner/v1alpha1
+kind: HostConfig
+metadata:
+  name: worker1
+spec:
+  nics:
+    - name: rail0
+      nicSelector: { vendor: "15b3", pfNames: ["ens6f0np0"] }
+      roce: { pfc: [3], buffers: { sizes: [65500, 130944] } }
+)");
+  RunResult p = Provisioner({"plan", yaml, "--root", root});
+  EXPECT_EQ(p.exit_code, 1);
+  EXPECT_NE(p.err.find("host-cells.yaml:9:44: spec.nics[0].roce.buffers.sizes[0]: 65500 is not "
+                       "a whole number of mlx5's 128-byte buffer cells (the driver would keep "
+                       "65408): use 65408 or 65536"),
+            std::string::npos)
+      << p.err;
+}
+
+// Issue 35 item 7: an upstream kernel (no NVIDIA tc/<port>/traffic_class)
+// with configfs mounted and rdma_cm loaded, and no rdma_cm/<dev> directory
+// yet (every boot): the plan sets tos through it, apply makes the directory
+// (the tree models the files the kernel then makes), verify reads the value
+// back, the next plan is empty, and the boot apply makes it again.
+TEST(RoceCliTest, TosThroughRdmaCmConfigfsMakesTheDirectory) {
+  const std::string root = BuildTree();
+  std::filesystem::remove(root + "/sys/class/infiniband/mlx5_0/tc/1/traffic_class");
+  std::filesystem::create_directories(root + "/sys/kernel/config/rdma_cm");
+  const std::string yaml = WriteTempFile("host-tos.yaml", R"(apiVersion: provisioner/v1alpha1
+kind: HostConfig
+metadata:
+  name: worker1
+spec:
+  nics:
+    - name: rail0
+      nicSelector: { vendor: "15b3", pfNames: ["ens6f0np0"] }
+      roce: { tos: 106 }
+)");
+  RunResult p = Provisioner({"plan", yaml, "--root", root, "-o", "json"});
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  const json plan = json::parse(p.out);
+  ASSERT_EQ(plan["changes"].size(), 1u) << p.out;
+  const json& c = plan["changes"][0];
+  EXPECT_EQ(c["id"], "roce/ens6f0np0/tos");
+  EXPECT_EQ(c["before"], nullptr);
+  EXPECT_EQ(c["after"], 106);
+  EXPECT_NE(c["reason"].get<std::string>().find(
+                "in /sys/kernel/config/rdma_cm/mlx5_0/ports/1/default_roce_tos (after mkdir "
+                "/sys/kernel/config/rdma_cm/mlx5_0, which makes the kernel create it)"),
+            std::string::npos)
+      << c;
+
+  RunResult a = Provisioner({"apply", yaml, "--root", root});
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  EXPECT_EQ(ReadFile(root + "/sys/kernel/config/rdma_cm/mlx5_0/ports/1/default_roce_tos"), "106\n");
+  EXPECT_EQ(ReadFile(root + "/sys/kernel/config/rdma_cm/mlx5_0/ports/1/default_roce_mode"),
+            "RoCE v2\n");
+  RunResult again = Provisioner({"plan", yaml, "--root", root, "--detailed-exitcode"});
+  EXPECT_EQ(again.exit_code, 0) << again.out << again.err;
+
+  // After a reboot the directory is gone: planned (and made) again.
+  std::filesystem::remove_all(root + "/sys/kernel/config/rdma_cm/mlx5_0");
+  RunResult boot = Provisioner({"apply", yaml, "--root", root});
+  ASSERT_EQ(boot.exit_code, 0) << boot.err;
+  EXPECT_EQ(ReadFile(root + "/sys/kernel/config/rdma_cm/mlx5_0/ports/1/default_roce_tos"), "106\n");
 }
 
 // Bad values with file:line:column.

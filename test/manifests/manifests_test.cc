@@ -3,7 +3,9 @@
 // golden stdout.
 #include "engine/manifests/manifests.h"
 
+#include <cctype>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
@@ -55,14 +57,13 @@ std::vector<Manifest> Build(const DesiredState& d, const std::string& flavor = "
   return m.ok() ? *m : std::vector<Manifest>();
 }
 
-CrdChecker* NewChecker(const std::string& spiderpool_dir) {
+// The v1.x line: Spiderpool's CRDs and the sriov-network-operator's (the
+// standalone operator's, externallyManaged and all).
+CrdChecker* NewChecker() {
   auto* c = new CrdChecker();
   for (const char* f : {"spiderpool.spidernet.io_spiderippools.yaml",
-                        "spiderpool.spidernet.io_spidermultusconfigs.yaml"}) {
-    std::string error;
-    EXPECT_TRUE(c->AddCrdFile(spiderpool_dir + f, &error)) << error;
-  }
-  for (const char* f : {"sriovnetwork.openshift.io_sriovnetworknodepolicies.yaml",
+                        "spiderpool.spidernet.io_spidermultusconfigs.yaml",
+                        "sriovnetwork.openshift.io_sriovnetworknodepolicies.yaml",
                         "k8s.cni.cncf.io_networkattachmentdefinitions.network-attachment-"
                         "definition-client.yaml"}) {
     std::string error;
@@ -71,10 +72,32 @@ CrdChecker* NewChecker(const std::string& spiderpool_dir) {
   return c;
 }
 
+// The v0.9 line: every CRD the Spiderpool v0.9.10 chart installs
+// (crds/v0.9/, its own and its bundled sriov-network-operator v1.2.0's),
+// and the NAD (not Spiderpool's).
+CrdChecker* NewV09Checker() {
+  auto* c = new CrdChecker();
+  int loaded = 0;
+  for (const auto& e : std::filesystem::directory_iterator("test/manifests/crds/v0.9")) {
+    if (e.path().extension() != ".yaml") continue;
+    std::string error;
+    EXPECT_TRUE(c->AddCrdFile(e.path().string(), &error)) << error;
+    ++loaded;
+  }
+  EXPECT_EQ(loaded, 6);
+  std::string error;
+  EXPECT_TRUE(
+      c->AddCrdFile("test/manifests/crds/k8s.cni.cncf.io_networkattachmentdefinitions."
+                    "network-attachment-definition-client.yaml",
+                    &error))
+      << error;
+  return c;
+}
+
 // The strict check of the release a manifest targets ("" the default line).
 const CrdChecker& Checker(const std::string& version = "") {
-  static CrdChecker* v1 = NewChecker("test/manifests/crds/");
-  static CrdChecker* v09 = NewChecker("test/manifests/crds/v0.9/");
+  static CrdChecker* v1 = NewChecker();
+  static CrdChecker* v09 = NewV09Checker();
   return version.empty() ? *v1 : *v09;
 }
 
@@ -290,9 +313,9 @@ TEST(ManifestsTest, RdmaIsolationFollowsTheNetnsModeOnSriovAndIbSriov) {
   d.rdma->netns_mode.reset();
   auto hm = BuildHostManifests(d, ManifestOptions());
   ASSERT_TRUE(hm.ok()) << hm.status().message();
-  EXPECT_EQ(
-      Find(hm->manifests, "SpiderMultusConfig", "ib-sriov")->doc["spec"]["ibsriov"]["rdmaIsolation"],
-      false);
+  EXPECT_EQ(Find(hm->manifests, "SpiderMultusConfig", "ib-sriov")
+                ->doc["spec"]["ibsriov"]["rdmaIsolation"],
+            false);
   ASSERT_FALSE(hm->warnings.empty());
   EXPECT_NE(hm->warnings[0].find("spec.rdma.netnsMode is not set"), std::string::npos);
 }
@@ -348,8 +371,7 @@ TEST(ManifestsTest, InvalidObjectNamesAreErrors) {
   d.multus_configs[0].name = "Roce_SRIOV";
   auto m = BuildManifests(d, ManifestOptions());
   ASSERT_FALSE(m.ok());
-  EXPECT_NE(m.status().message().find("SpiderMultusConfig name \"Roce_SRIOV\""),
-            std::string::npos)
+  EXPECT_NE(m.status().message().find("SpiderMultusConfig name \"Roce_SRIOV\""), std::string::npos)
       << m.status().message();
   d = Load("roce-sriov");
   d.multus_configs[0].namespace_name = "kube.system";
@@ -560,7 +582,8 @@ TEST(ManifestsTest, HelmValuesAreDocumentedChartParametersOfTheirType) {
   // Values go with what the scenario uses, and nothing else.
   auto sriov = BuildHostManifests(Load("roce-sriov"), ManifestOptions());
   ASSERT_TRUE(sriov.ok());
-  EXPECT_EQ(sriov->helm_values["sriov"], json({{"install", true}, {"resourcePrefix", "spidernet.io"}}));
+  EXPECT_EQ(sriov->helm_values["sriov"],
+            json({{"install", true}, {"resourcePrefix", "spidernet.io"}}));
   EXPECT_FALSE(sriov->helm_values.contains("rdma"));
   EXPECT_FALSE(sriov->helm_values.contains("plugins"));  // sriov/rdma CNIs: the chart's own image
   EXPECT_EQ(sriov->helm_values["spiderpoolController"]["podResourceInject"]["enabled"], true);
@@ -749,7 +772,8 @@ TEST(ManifestsTest, NcclIbTcFromTheHostsRoceQos) {
   };
   DesiredState d = Load("roce-shared-macvlan");
   EXPECT_FALSE(env(d).contains("NCCL_IB_TC"));  // no roce QoS in host.yaml: NCCL's default
-  for (auto& nic : d.nics) nic.roce = NicRoceSpec{"dscp", std::vector<int>{3}, std::vector<int>{3}, std::nullopt};
+  for (auto& nic : d.nics)
+    nic.roce = NicRoceSpec{"dscp", std::vector<int>{3}, std::vector<int>{3}, std::nullopt};
   EXPECT_EQ(env(d)["NCCL_IB_TC"], "106");
   for (auto& nic : d.nics) nic.roce->ecn.reset();
   EXPECT_EQ(env(d)["NCCL_IB_TC"], "104");
@@ -909,6 +933,147 @@ TEST(ManifestsTest, MultusFlavorWarnsForEveryFieldItDrops) {
 TEST(ManifestsTest, FileNames) {
   Manifest m{"SriovNetworkNodePolicy", "gpu1-nic", json::object()};
   EXPECT_EQ(ManifestFileName(m), "sriovnetworknodepolicy-gpu1-nic.yaml");
+}
+
+}  // namespace
+}  // namespace provisioner::manifests
+
+namespace provisioner::manifests {
+namespace {
+
+// What the sriov-network-operator v1.2.0 admission webhook (the operator
+// Spiderpool v0.9.10 bundles) refuses beyond the CRD's schema, as its
+// pkg/webhook/validate.go (tag v1.2.0) checks a SriovNetworkNodePolicy:
+// staticValidateSriovNetworkNodePolicy (resourceName characters, a
+// non-empty nicSelector, the pfNames "#first-last" ranges inside numVfs,
+// vfio-pci with isRdma, linkType ib without isRdma) and, of the dynamic
+// checks, what a policy alone decides (numVfs 0, more than 128 VFs on a
+// Mellanox PF: validatePolicyForNodeState). Vendor/device support lists and
+// the node state are the cluster's.
+std::vector<std::string> WebhookV120Refusals(const json& policy) {
+  std::vector<std::string> out;
+  const json& spec = policy["spec"];
+  const std::string res = spec.value("resourceName", "");
+  if (res.empty() || res.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                           "0123456789_") != std::string::npos) {
+    out.push_back("resource name \"" + res + "\" contains invalid characters");
+  }
+  const json sel = spec.value("nicSelector", json::object());
+  if (sel.value("vendor", "").empty() && sel.value("deviceID", "").empty() &&
+      sel.value("pfNames", json::array()).empty() &&
+      sel.value("rootDevices", json::array()).empty() && sel.value("netFilter", "").empty()) {
+    out.push_back("at least one of vendor, deviceID, pfNames, rootDevices or netFilter");
+  }
+  const long long num_vfs = spec.value("numVfs", 0LL);
+  for (const auto& pf : sel.value("pfNames", json::array())) {
+    const std::string p = pf.get<std::string>();
+    const size_t hash = p.find('#');
+    if (hash == std::string::npos) continue;
+    const std::string range = p.substr(hash + 1);
+    const size_t dash = range.find('-');
+    if (p.find('#', hash + 1) != std::string::npos || dash == std::string::npos ||
+        range.find('-', dash + 1) != std::string::npos) {
+      out.push_back(p + ": incorrect separator or range");
+      continue;
+    }
+    const long long first = std::atoll(range.substr(0, dash).c_str());
+    const long long last = std::atoll(range.substr(dash + 1).c_str());
+    if (last < first) out.push_back(p + ": end range smaller than start range");
+    if (!(last < num_vfs)) out.push_back(p + ": end range exceeds the maximum VF index");
+  }
+  const bool is_rdma = spec.value("isRdma", false);
+  if (spec.value("deviceType", "") == "vfio-pci" && is_rdma) {
+    out.push_back("'deviceType: vfio-pci' conflicts with 'isRdma: true'");
+  }
+  std::string link = spec.value("linkType", "");
+  for (char& c : link) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (link == "ib" && !is_rdma) out.push_back("'linkType: ib or IB' requires 'isRdma: true'");
+  if (num_vfs == 0) out.push_back("numVfs(0) is not allowed");
+  if (num_vfs > 128 && sel.value("vendor", "") == "15b3") {
+    out.push_back("numVfs exceeds the maximum allowed value(128)");
+  }
+  return out;
+}
+
+// Issue 35 item 8: every policy for Spiderpool v0.9 is one its bundled
+// operator's webhook admits, and the webhook model refuses what v1.2.0
+// refuses.
+TEST(SpiderpoolV09Operator, EveryPolicyPassesTheV120Webhook) {
+  int policies = 0;
+  for (const char* e : kExamples) {
+    auto ms = BuildManifests(AtRelease(Load(e), kV09), ManifestOptions());
+    ASSERT_TRUE(ms.ok()) << e << ": " << ms.status().message();
+    for (const Manifest& m : *ms) {
+      if (m.kind != "SriovNetworkNodePolicy") continue;
+      ++policies;
+      EXPECT_FALSE(m.doc["spec"].contains("externallyManaged")) << e << " " << m.name;
+      std::vector<std::string> r = WebhookV120Refusals(m.doc);
+      EXPECT_TRUE(r.empty()) << e << " " << m.name << ": " << (r.empty() ? "" : r[0]);
+    }
+  }
+  EXPECT_GT(policies, 8);
+  // The model refuses what v1.2.0 refuses.
+  json bad = {{"spec",
+               {{"resourceName", "a-b"},
+                {"nicSelector", {{"pfNames", {"ens1f0#2-8"}}}},
+                {"numVfs", 8},
+                {"linkType", "IB"},
+                {"deviceType", "vfio-pci"}}}};
+  EXPECT_EQ(WebhookV120Refusals(bad).size(), 3u);  // name, range, ib without isRdma
+}
+
+// linkType ib without isRdma: v1.2.0's webhook refuses it, so on v0.9 the
+// policy says isRdma: true (InfiniBand VFs are RDMA devices), and an
+// explicit isRdma: false is an error naming the field; v1.x keeps it as
+// host.yaml says.
+TEST(SpiderpoolV09Operator, InfiniBandPoliciesCarryIsRdma) {
+  DesiredState d = Load("ib-sriov");
+  size_t ib = 0;
+  while (ib < d.nics.size() && d.nics[ib].link_type != "ib") ++ib;
+  ASSERT_LT(ib, d.nics.size());
+  d.nics[ib].is_rdma.reset();
+  auto v09 = BuildManifests(AtRelease(d, kV09), ManifestOptions());
+  ASSERT_TRUE(v09.ok()) << v09.status().message();
+  const Manifest* p = nullptr;
+  for (const Manifest& m : *v09) {
+    if (m.kind == "SriovNetworkNodePolicy") p = &m;
+  }
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(p->doc["spec"].value("isRdma", false), true);
+  EXPECT_TRUE(WebhookV120Refusals(p->doc).empty());
+  auto v1 = BuildManifests(d, ManifestOptions());
+  ASSERT_TRUE(v1.ok());
+  for (const Manifest& m : *v1) {
+    if (m.kind == "SriovNetworkNodePolicy") {
+      EXPECT_FALSE(m.doc["spec"].contains("isRdma"));
+    }
+  }
+  d.nics[ib].is_rdma = false;
+  auto refused = BuildManifests(AtRelease(d, kV09), ManifestOptions());
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("spec.nics[" + std::to_string(ib) +
+                                            "].isRdma: false with linkType ib"),
+            std::string::npos)
+      << refused.status().message();
+}
+
+// Every Spiderpool release through v1.2.x bundles an operator (v1.3.0 or
+// earlier) that replaces the IB VF GUIDs apply sets: a warning there, none
+// on a later line.
+TEST(SpiderpoolV09Operator, InfiniBandVfsWarnWhereTheBundledOperatorReplacesGuids) {
+  const DesiredState d = Load("ib-sriov");
+  for (const char* v : {"v0.9.10", "v1.0", "1.2", "v1.2.2", "v1.3", "v1.10"}) {
+    auto hm = BuildHostManifests(AtRelease(d, v), ManifestOptions());
+    ASSERT_TRUE(hm.ok()) << v << ": " << hm.status().message();
+    bool warned = false;
+    for (const std::string& w : hm->warnings) {
+      warned =
+          warned || w.find("replaces the VF GUIDs provisioner apply sets") != std::string::npos;
+    }
+    const bool old = std::string(v).find("1.3") == std::string::npos &&
+                     std::string(v).find("1.10") == std::string::npos;
+    EXPECT_EQ(warned, old) << v;
+  }
 }
 
 }  // namespace
