@@ -325,9 +325,4 @@ std::unique_ptr<PauseBackend> NewTreePauseBackend(HostFs& fs) {
   return std::make_unique<TreePause>(fs);
 }
 
-std::unique_ptr<PauseBackend> NewPauseBackend(HostFs& fs) {
-  if (fs.IsLiveRoot()) return NewNetlinkPauseBackend(&fs);
-  return NewTreePauseBackend(fs);
-}
-
 }  // namespace provisioner
