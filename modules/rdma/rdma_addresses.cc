@@ -24,29 +24,6 @@
 namespace provisioner::rdma {
 namespace {
 
-std::vector<std::string> Lines(std::string_view text) {
-  std::vector<std::string> out;
-  std::string cur;
-  for (char c : text) {
-    if (c == '\n') {
-      out.push_back(cur);
-      cur.clear();
-    } else {
-      cur += c;
-    }
-  }
-  if (!cur.empty()) out.push_back(cur);
-  return out;
-}
-
-std::vector<std::string> Fields(std::string_view line) {
-  std::vector<std::string> out;
-  std::istringstream in{std::string(line)};
-  std::string f;
-  while (in >> f) out.push_back(f);
-  return out;
-}
-
 // IPv4 from /proc/net/route's little-endian hex ("000051AC" -> 172.81.0.0).
 std::optional<uint32_t> RouteHex(const std::string& s) {
   if (s.size() != 8) return std::nullopt;
@@ -75,8 +52,8 @@ std::string RenderAddressCapture(const std::vector<std::pair<std::string, std::s
 }
 
 void ParseAddressCapture(std::string_view text, RdmaFacts& facts) {
-  for (const auto& line : Lines(text)) {
-    std::vector<std::string> f = Fields(line);
+  for (const auto& line : SplitLines(text)) {
+    std::vector<std::string> f = SplitWhitespace(line);
     if (f.size() != 3) continue;
     if (f[1] == "inet") {
       facts.addresses[f[0]].ipv4.push_back(f[2]);
@@ -89,8 +66,8 @@ void ParseAddressCapture(std::string_view text, RdmaFacts& facts) {
 void ReadAddressesFromProc(const HostFs& fs, RdmaFacts& facts) {
   if (auto t = fs.ReadFile("/proc/net/if_inet6"); t.ok()) {
     facts.addresses_known = true;
-    for (const auto& line : Lines(*t)) {
-      std::vector<std::string> f = Fields(line);
+    for (const auto& line : SplitLines(*t)) {
+      std::vector<std::string> f = SplitWhitespace(line);
       if (f.size() < 6 || f[0].size() != 32) continue;
       std::string gid;
       for (size_t i = 0; i < 32; i += 4) gid += (i ? ":" : "") + f[0].substr(i, 4);
@@ -104,7 +81,7 @@ void ReadAddressesFromProc(const HostFs& fs, RdmaFacts& facts) {
   // Local addresses: a leaf "|-- a.b.c.d" followed by "/32 host LOCAL".
   std::set<std::string> local;
   std::string leaf;
-  for (const auto& line : Lines(*trie)) {
+  for (const auto& line : SplitLines(*trie)) {
     std::string t = Trim(line);
     if (t.rfind("|-- ", 0) == 0) {
       leaf = t.substr(4);
@@ -117,8 +94,8 @@ void ReadAddressesFromProc(const HostFs& fs, RdmaFacts& facts) {
     uint32_t dst = 0, mask = 0;
   };
   std::vector<LinkRoute> routes;
-  for (const auto& line : Lines(*route)) {
-    std::vector<std::string> f = Fields(line);
+  for (const auto& line : SplitLines(*route)) {
+    std::vector<std::string> f = SplitWhitespace(line);
     if (f.size() < 8 || f[0] == "Iface") continue;
     auto dst = RouteHex(f[1]), gw = RouteHex(f[2]), mask = RouteHex(f[7]);
     if (!dst || !gw || !mask || *gw != 0 || *mask == 0) continue;

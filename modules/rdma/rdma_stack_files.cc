@@ -22,32 +22,6 @@
 #include "spdlog/spdlog.h"
 
 namespace provisioner::rdma {
-namespace {
-
-std::vector<std::string> Lines(std::string_view text) {
-  std::vector<std::string> out;
-  std::string cur;
-  for (char c : text) {
-    if (c == '\n') {
-      out.push_back(cur);
-      cur.clear();
-    } else {
-      cur += c;
-    }
-  }
-  if (!cur.empty()) out.push_back(cur);
-  return out;
-}
-
-std::vector<std::string> Fields(std::string_view line) {
-  std::vector<std::string> out;
-  std::istringstream in{std::string(line)};
-  std::string f;
-  while (in >> f) out.push_back(f);
-  return out;
-}
-
-}  // namespace
 
 std::optional<std::string> NetnsModeFromParam(std::string_view value) {
   std::string v = Trim(value);
@@ -58,8 +32,8 @@ std::optional<std::string> NetnsModeFromParam(std::string_view value) {
 
 std::optional<std::string> NetnsModeFromModprobe(std::string_view text) {
   std::optional<std::string> mode;
-  for (const auto& line : Lines(text)) {
-    std::vector<std::string> f = Fields(line);
+  for (const auto& line : SplitLines(text)) {
+    std::vector<std::string> f = SplitWhitespace(line);
     if (f.size() < 3 || f[0] != "options" || f[1] != "ib_core") continue;
     for (size_t i = 2; i < f.size(); ++i) {
       if (f[i].rfind('#', 0) == 0) break;
@@ -76,8 +50,8 @@ std::string EditModprobeNetnsMode(std::string_view text, const std::string& mode
   const bool set = mode == "exclusive";
   std::string out;
   bool written = false;
-  for (const auto& line : Lines(text)) {
-    std::vector<std::string> f = Fields(line);
+  for (const auto& line : SplitLines(text)) {
+    std::vector<std::string> f = SplitWhitespace(line);
     bool ours = f.size() >= 2 && f[0] == "options" && f[1] == "ib_core";
     // Options end where a '#' token starts a comment (as NetnsModeFromModprobe reads them).
     size_t end = f.size();
