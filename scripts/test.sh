@@ -2,7 +2,7 @@
 # Setup; every test once under AddressSanitizer + LeakSanitizer +
 # UndefinedBehaviorSanitizer (--config=san, clang-14); each libFuzzer target
 # for a short bounded time (FUZZ_SECONDS, default 30) from its seed corpus,
-# two at a time; and the shipped artifacts (scripts/test-package.sh: the
+# two at a time, beside the shipped artifacts (scripts/test-package.sh: the
 # portable binary, built with gcc, no sanitizer, -Werror, and the Debian
 # package). Prints the wall time of each step and ends with "N passed, N
 # failed" summed over all of it: test cases counted from Bazel's test.xml
@@ -93,26 +93,6 @@ if ((code != 0 && code != 3)); then
 fi
 step_end "san build+test (clang-14)"
 
-# The shipped artifacts: the portable binary (gcc 12, -c opt, warnings fatal:
-# it is also the build users make), its GLIBC check and chroot start, the
-# Debian package (lintian, install, unit, man page, removal). One case per
-# PASS/FAIL line of scripts/test-package.sh.
-step_begin
-pkg_log=$(mktemp)
-DISK_CACHE="$WS/.cache/bazel-disk" scripts/test-package.sh "$@" 2>&1 | tee "$pkg_log"
-pkg_code=${PIPESTATUS[0]}
-pkg_passed=$(grep -c '^PASS ' "$pkg_log")
-pkg_failed=$(grep -c '^FAIL ' "$pkg_log")
-grep '^FAIL ' "$pkg_log" | sed 's/^/package: /' >>"$failures_file"
-total_passed=$((total_passed + pkg_passed))
-total_failed=$((total_failed + pkg_failed))
-if ((pkg_failed > 0)); then rc=1; fi
-if ((pkg_code != 0 && pkg_failed == 0)); then
-  fail "test-package: exited $pkg_code without a FAIL line"
-fi
-rm -f "$pkg_log"
-step_end "package (portable build+deb)"
-
 # Fuzzers: clang-14's libFuzzer, in the clang output base.
 step_begin
 fuzzers=$("${CLANG_BAZEL[@]}" query 'attr(name, "_fuzzer$", //test/fuzz:*)' 2>/dev/null)
@@ -139,14 +119,49 @@ run_fuzzer() {  # name dir: runs one fuzzer; writes dir/name.{log,rc,secs}
   echo $((SECONDS - t0)) >"$dir/$name.secs"
 }
 
+
+# The fuzzers run for a fixed time each (FUZZ_SECONDS), so they can overlap
+# the package step: they take the cores its single-threaded phases (links,
+# lintian, dpkg, the chroot start) leave idle, and slow its compiles by what
+# they take of the rest.
+fuzz_pid=
 if ((built)); then
-  step_begin
   fuzz_dir=$(mktemp -d)
-  for target in $fuzzers; do
-    while (($(jobs -rp | wc -l) >= FUZZ_JOBS)); do wait -n; done
-    run_fuzzer "${target##*:}" "$fuzz_dir" &
-  done
-  wait
+  fuzz_t0=$SECONDS
+  (
+    for target in $fuzzers; do
+      while (($(jobs -rp | wc -l) >= FUZZ_JOBS)); do wait -n; done
+      run_fuzzer "${target##*:}" "$fuzz_dir" &
+    done
+    wait
+  ) &
+  fuzz_pid=$!
+fi
+
+# The shipped artifacts: the portable binary (gcc 12, -c opt, warnings fatal:
+# it is also the build users make), its GLIBC check and chroot start, the
+# Debian package (lintian, install, unit, man page, removal). One case per
+# PASS/FAIL line of scripts/test-package.sh.
+step_begin
+pkg_log=$(mktemp)
+DISK_CACHE="$WS/.cache/bazel-disk" scripts/test-package.sh "$@" 2>&1 | tee "$pkg_log"
+pkg_code=${PIPESTATUS[0]}
+pkg_passed=$(grep -c '^PASS ' "$pkg_log")
+pkg_failed=$(grep -c '^FAIL ' "$pkg_log")
+grep '^FAIL ' "$pkg_log" | sed 's/^/package: /' >>"$failures_file"
+total_passed=$((total_passed + pkg_passed))
+total_failed=$((total_failed + pkg_failed))
+if ((pkg_failed > 0)); then rc=1; fi
+if ((pkg_code != 0 && pkg_failed == 0)); then
+  fail "test-package: exited $pkg_code without a FAIL line"
+fi
+rm -f "$pkg_log"
+step_end "package (portable build+deb)"
+
+if [[ -n $fuzz_pid ]]; then
+  step_begin
+  wait "$fuzz_pid"
+  step_t0=$fuzz_t0
   for target in $fuzzers; do
     name=${target##*:}
     secs=$(cat "$fuzz_dir/$name.secs" 2>/dev/null || echo 0)
@@ -161,7 +176,7 @@ if ((built)); then
     fi
   done
   rm -rf "$fuzz_dir"
-  step_end "fuzz runs (${FUZZ_JOBS} at a time)"
+  step_end "fuzz runs (${FUZZ_JOBS} at a time, beside the package step)"
 fi
 
 echo "wall time per step:"

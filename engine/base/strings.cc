@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <sstream>
 
 namespace provisioner {
 
@@ -162,6 +163,29 @@ bool NaturalLess(std::string_view a, std::string_view b) {
   }
   if (a.size() - i != b.size() - j) return a.size() - i < b.size() - j;
   return zeros < 0;
+}
+
+std::vector<std::string> SplitLines(std::string_view text) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (char c : text) {
+    if (c == '\n') {
+      out.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  if (!cur.empty()) out.push_back(cur);
+  return out;
+}
+
+std::vector<std::string> SplitWhitespace(std::string_view line) {
+  std::vector<std::string> out;
+  std::istringstream in{std::string(line)};
+  std::string f;
+  while (in >> f) out.push_back(f);
+  return out;
 }
 
 }  // namespace provisioner

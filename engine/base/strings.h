@@ -49,6 +49,12 @@ std::vector<std::string> NearestNames(std::string_view want,
 // leading zeros sort after ("a01" after "a1"), so the order stays strict.
 bool NaturalLess(std::string_view a, std::string_view b);
 
+// The lines of `text` without their '\n' (a last line without one too; no
+// empty line after a final '\n'), and the whitespace-separated fields of a
+// line: procfs tables, modprobe.d, dracut configuration.
+std::vector<std::string> SplitLines(std::string_view text);
+std::vector<std::string> SplitWhitespace(std::string_view line);
+
 }  // namespace provisioner
 
 #endif  // PROVISIONER_ENGINE_BASE_STRINGS_H_

@@ -44,6 +44,15 @@ TEST(NearestNamesTest, TheClosestOnlyAndNoneWhenFarOrExact) {
   EXPECT_TRUE(NearestNames("mlx5_ib", mods).empty());
 }
 
+TEST(SplitTest, LinesAndWhitespaceFields) {
+  EXPECT_EQ(SplitLines("a b\n\nc"), (std::vector<std::string>{"a b", "", "c"}));
+  EXPECT_EQ(SplitLines("a\n"), std::vector<std::string>{"a"});
+  EXPECT_TRUE(SplitLines("").empty());
+  EXPECT_EQ(SplitWhitespace("  options\tib_core  netns_mode=0 "),
+            (std::vector<std::string>{"options", "ib_core", "netns_mode=0"}));
+  EXPECT_TRUE(SplitWhitespace(" \t ").empty());
+}
+
 TEST(NaturalLessTest, NumbersByValue) {
   std::vector<std::string> v = {"mlx5_10", "mlx5_9", "mlx5_1", "ens10f0", "ens6f1",
                                 "ens6f0",  "a01",    "a1",     "a"};

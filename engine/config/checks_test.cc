@@ -2,7 +2,9 @@
 // case names the exact "file:line:column: path: message".
 #include "engine/config/checks.h"
 
+#include <ostream>
 #include <string>
+#include <vector>
 
 #include "engine/config/test_util.h"
 #include "gmock/gmock.h"
@@ -265,43 +267,39 @@ TEST(ChecksTest, PkeyOnlyOnIbSriov) {
                           "ib-sriov, not sriov"));
 }
 
-TEST(ChecksTest, RoceNeedsAnEthernetLink) {
-  const std::string head =
-      "spec:\n"                                                    // 5
-      "  nics:\n"                                                  // 6
-      "    - name: n\n"                                            // 7
-      "      nicSelector: {pfNames: [ens6f0np0]}\n"                // 8
-      "      roce: {trust: dscp, pfc: [3], ecn: [3]}\n";           // 9
-  EXPECT_THAT(Diagnose(WithHeader(head)), IsEmpty());
-  EXPECT_THAT(Diagnose(WithHeader(head + "      linkType: eth\n")), IsEmpty());
-  EXPECT_THAT(Diagnose(WithHeader(head + "      linkType: ib\n")),
-              ElementsAre("host.yaml:9:13: spec.nics[0].roce: roce (DSCP trust, PFC, ECN) is for "
-                          "RoCE, an Ethernet link, but \"n\" has linkType ib "
-                          "(spec.nics[0].linkType, line 10)"));
+// One nic's own fields against each other (roce, eswitchMode, vfMtu, vfRate,
+// vfVlan, vfMac): the nic's lines after its selector, and every diagnostic
+// the load gives ("host.yaml:line:column: path: message"), none for a
+// clean case. Line 9 is the first line after the selector.
+struct OneNicCase {
+  const char* name;
+  std::string lines;
+  std::vector<std::string> want;  // exact, in order; empty: clean
+  bool prefix = false;            // `want` are prefixes (the schema's own wording)
+};
+
+void PrintTo(const OneNicCase& c, std::ostream* os) { *os << c.name; }
+
+std::string OneNic(const std::string& lines) {
+  return WithHeader(
+      "spec:\n"                                         // 5
+      "  nics:\n"                                       // 6
+      "    - name: n\n"                                 // 7
+      "      nicSelector: {pfNames: [ens6f0np0]}\n" +   // 8
+      lines);                                           // 9...
 }
 
-TEST(ChecksTest, RoceLosslessBufferCannotBeEmpty) {
-  const std::string head =
-      "spec:\n"                                             // 5
-      "  nics:\n"                                           // 6
-      "    - name: n\n"                                     // 7
-      "      nicSelector: {pfNames: [ens6f0np0]}\n"         // 8
-      "      roce:\n"                                       // 9
-      "        pfc: [3]\n"                                  // 10
-      "        cableLength: 30\n"                           // 11
-      "        buffers:\n"                                  // 12
-      "          prio2buffer: [0, 0, 0, 1, 0, 0, 0, 0]\n";  // 13
-  EXPECT_THAT(Diagnose(WithHeader(head + "          sizes: [130944, 130944]\n")), IsEmpty());
-  EXPECT_THAT(Diagnose(WithHeader(head + "          sizes: [130944]\n")),
-              ElementsAre("host.yaml:14:18: spec.nics[0].roce.buffers.sizes: buffer 1 holds PFC "
-                          "priority 3 (prio2buffer), so it is lossless and its size cannot be 0 "
-                          "(mlx5 refuses it: EINVAL)"));
-  // The schema's ranges, with file:line:column.
-  EXPECT_THAT(Diagnose(WithHeader(
-                  "spec:\n  nics:\n    - name: n\n      nicSelector: {pfNames: [ens6f0np0]}\n"
-                  "      roce: {cableLength: 1000}\n")),
-              ElementsAre("host.yaml:9:27: spec.nics[0].roce.cableLength: 1000 exceeds the maximum "
-                          "999"));
+class OneNicRuleTest : public ::testing::TestWithParam<OneNicCase> {};
+
+TEST_P(OneNicRuleTest, Diagnoses) {
+  const OneNicCase& c = GetParam();
+  const std::vector<std::string> got = Diagnose(OneNic(c.lines));
+  if (!c.prefix) {
+    EXPECT_EQ(got, c.want);
+    return;
+  }
+  ASSERT_EQ(got.size(), c.want.size()) << ::testing::PrintToString(got);
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_EQ(got[i].rfind(c.want[i], 0), 0u) << got[i];
 }
 
 // Issue 35 item 6: mlx5 keeps buffer sizes in 128-byte cells, and PFC and
@@ -331,21 +329,6 @@ TEST(ChecksTest, RoceBufferSizesInCellsAndPauseWithoutPfc) {
       Diagnose(WithHeader("spec:\n  nics:\n    - name: n\n      nicSelector: {pfNames: [e0]}\n"
                           "      roce: {pfc: [], pause: true}\n")),
       IsEmpty());
-}
-
-TEST(ChecksTest, SwitchdevNeedsAnEthernetLink) {
-  const std::string head =
-      "spec:\n"                                      // 5
-      "  nics:\n"                                    // 6
-      "    - name: n\n"                              // 7
-      "      nicSelector: {pfNames: [ens6f0np0]}\n"  // 8
-      "      eswitchMode: switchdev\n";              // 9
-  EXPECT_THAT(Diagnose(WithHeader(head)), IsEmpty());
-  EXPECT_THAT(Diagnose(WithHeader(head + "      linkType: eth\n")), IsEmpty());
-  EXPECT_THAT(Diagnose(WithHeader(head + "      linkType: ib\n")),
-              ElementsAre("host.yaml:9:20: spec.nics[0].eswitchMode: eswitchMode switchdev (VF "
-                          "representors, TC offload) is for an Ethernet link, but \"n\" has "
-                          "linkType ib (spec.nics[0].linkType, line 10)"));
 }
 
 // Issue 35.3: mlx5 sets VF VLAN, link state and spoof check only in legacy
@@ -385,102 +368,113 @@ TEST(ChecksTest, SwitchdevRefusesVfVlanLinkStateAndSpoofCheck) {
               IsEmpty());
 }
 
-TEST(ChecksTest, VfMtuNeedsNetdevVfsAndFitsThePfMtu) {
-  const std::string head =
-      "spec:\n"                                      // 5
-      "  nics:\n"                                    // 6
-      "    - name: n\n"                              // 7
-      "      nicSelector: {pfNames: [ens6f0np0]}\n"  // 8
-      "      numVfs: 4\n"                            // 9
-      "      vfMtu: 9000\n";                         // 10
-  EXPECT_THAT(Diagnose(WithHeader(head)), IsEmpty());
-  EXPECT_THAT(Diagnose(WithHeader(head + "      mtu: 9000\n      deviceType: netdevice\n")),
-              IsEmpty());
-  EXPECT_THAT(Diagnose(WithHeader(head + "      mtu: 4200\n")),
-              ElementsAre("host.yaml:10:14: spec.nics[0].vfMtu: 9000 is above the PF's mtu 4200 "
-                          "(spec.nics[0].mtu, line 11): a VF cannot carry frames its PF's port "
-                          "does not; raise mtu to 9000 or more"));
-  EXPECT_THAT(Diagnose(WithHeader(head + "      deviceType: vfio-pci\n")),
-              ElementsAre("host.yaml:10:14: spec.nics[0].vfMtu: vfMtu sets the VF netdevs' MTU, "
-                          "but deviceType vfio-pci (spec.nics[0].deviceType, line 11) leaves the "
-                          "VFs without a netdev: the VM or DPDK application sets it"));
-  // The schema's range: 68..65535.
-  EXPECT_THAT(
-      Diagnose(WithHeader("spec:\n  nics:\n    - name: n\n      nicSelector: {pfNames: [a]}\n"
-                          "      vfMtu: 60\n")),
-      ElementsAre(::testing::HasSubstr("host.yaml:9:14: spec.nics[0].vfMtu:")));
-}
+const std::string kRoce = "      roce: {trust: dscp, pfc: [3], ecn: [3]}\n";
+const std::string kBuffers =
+    "      roce:\n"                                       // 9
+    "        pfc: [3]\n"                                  // 10
+    "        cableLength: 30\n"                           // 11
+    "        buffers:\n"                                  // 12
+    "          prio2buffer: [0, 0, 0, 1, 0, 0, 0, 0]\n";  // 13
+const std::string kSwitchdev = "      eswitchMode: switchdev\n";
+const std::string kVfMtu = "      numVfs: 4\n      vfMtu: 9000\n";  // 9, 10
+const std::string kVfMacOnIb =
+    "host.yaml:10:14: spec.nics[0].vfMac: vfMac sets the VFs' Ethernet MACs, but nic \"n\" has "
+    "linkType ib (spec.nics[0].linkType, line 9): an InfiniBand VF has GUIDs instead (a cniType "
+    "ib-sriov multus config derives them)";
 
-TEST(ChecksTest, VfRateLimitNotBelowTheGuarantee) {
-  const std::string head =
-      "spec:\n"                                       // 5
-      "  nics:\n"                                     // 6
-      "    - name: n\n"                               // 7
-      "      nicSelector: {pfNames: [ens6f0np0]}\n";  // 8
-  EXPECT_THAT(Diagnose(WithHeader(head + "      vfRate: {min: 1000, max: 10000}\n")), IsEmpty());
-  EXPECT_THAT(Diagnose(WithHeader(head + "      vfRate: {min: 1000}\n")), IsEmpty());
-  EXPECT_THAT(Diagnose(WithHeader(head + "      vfRate: {min: 5000, max: 1000}\n")),
-              ElementsAre("host.yaml:9:32: spec.nics[0].vfRate.max: 1000 Mbps is below min 5000 "
-                          "Mbps: the limit cannot be below the guarantee (0 = no limit)"));
-}
-
-TEST(ChecksTest, VfVlanQosNeedsAVlan) {
-  const std::string head =
-      "spec:\n"                                       // 5
-      "  nics:\n"                                     // 6
-      "    - name: n\n"                               // 7
-      "      nicSelector: {pfNames: [ens6f0np0]}\n";  // 8
-  EXPECT_THAT(Diagnose(WithHeader(head + "      vfVlan: {id: 100, qos: 3, proto: 802.1ad}\n")),
-              IsEmpty());
-  EXPECT_THAT(Diagnose(WithHeader(head + "      vfVlan: {id: 0}\n")), IsEmpty());
-  EXPECT_THAT(Diagnose(WithHeader(head + "      vfVlan: {id: 0, qos: 3}\n")),
-              ElementsAre("host.yaml:9:28: spec.nics[0].vfVlan.qos: qos 3 needs a VLAN: id 0 "
-                          "means no VLAN (give id 1..4095 or leave qos out)"));
-  EXPECT_THAT(
-      Diagnose(WithHeader(head + "      vfVlan: {id: 4096, qos: 8, proto: 802.1q}\n")),
-      ElementsAre("host.yaml:9:20: spec.nics[0].vfVlan.id: 4096 exceeds the maximum 4095",
-                  "host.yaml:9:31: spec.nics[0].vfVlan.qos: 8 exceeds the maximum 7",
-                  "host.yaml:9:41: spec.nics[0].vfVlan.proto: \"802.1q\" is not one of: 802.1Q, "
-                  "802.1ad"));
-  EXPECT_THAT(Diagnose(WithHeader(head + "      vfVlan: {qos: 1}\n")),
-              ElementsAre("host.yaml:9:15: spec.nics[0].vfVlan: missing required field \"id\""));
-}
-
-TEST(ChecksTest, VfMacIsForEthernetNics) {
-  const std::string head =
-      "spec:\n"                                       // 5
-      "  nics:\n"                                     // 6
-      "    - name: n\n"                               // 7
-      "      nicSelector: {pfNames: [ens6f0np0]}\n";  // 8
-  EXPECT_THAT(Diagnose(WithHeader(head + "      vfMac: keep\n")), IsEmpty());
-  EXPECT_THAT(Diagnose(WithHeader(head + "      linkType: eth\n      vfMac: derived\n")),
-              IsEmpty());
-  EXPECT_THAT(
-      Diagnose(WithHeader(head + "      linkType: ib\n      vfMac: derived\n")),
-      ElementsAre("host.yaml:10:14: spec.nics[0].vfMac: vfMac sets the VFs' Ethernet MACs, "
-                  "but nic \"n\" has linkType ib (spec.nics[0].linkType, line 9): an InfiniBand "
-                  "VF has GUIDs instead (a cniType ib-sriov multus config derives them)"));
-  EXPECT_THAT(Diagnose(WithHeader(head + "      vfMac: random\n")),
-              ElementsAre("host.yaml:9:14: spec.nics[0].vfMac: \"random\" is not one of: keep, "
-                          "derived"));
-  // A group's own vfMac is checked as the nic's, at the group's field.
-  EXPECT_THAT(Diagnose(WithHeader(head +
-                                  "      linkType: ib\n"
-                                  "      numVfs: 4\n"
-                                  "      vfGroups:\n"
-                                  "        - {range: \"0-1\", vfMac: keep}\n")),
-              ElementsAre("host.yaml:12:33: spec.nics[0].vfGroups[0].vfMac: vfMac sets the VFs' "
-                          "Ethernet MACs, but nic \"n\" has linkType ib (spec.nics[0].linkType, "
-                          "line 9): an InfiniBand VF has GUIDs instead (a cniType ib-sriov multus "
-                          "config derives them)"));
-  EXPECT_THAT(Diagnose(WithHeader(head +
-                                  "      numVfs: 4\n"
-                                  "      vfGroups:\n"
-                                  "        - {range: \"0-1\", vfMac: derived}\n"
-                                  "        - {range: \"2-3\", vfMac: copy}\n")),
-              ElementsAre("host.yaml:12:33: spec.nics[0].vfGroups[1].vfMac: \"copy\" is not one "
-                          "of: keep, derived"));
-}
+INSTANTIATE_TEST_SUITE_P(
+    ChecksTest, OneNicRuleTest,
+    ::testing::Values(
+        // roce is RoCE's: an Ethernet link.
+        OneNicCase{"RoceWithoutLinkType", kRoce, {}},
+        OneNicCase{"RoceOnEth", kRoce + "      linkType: eth\n", {}},
+        OneNicCase{"RoceOnIb",
+                   kRoce + "      linkType: ib\n",
+                   {"host.yaml:9:13: spec.nics[0].roce: roce (DSCP trust, PFC, ECN) is for RoCE, "
+                    "an Ethernet link, but \"n\" has linkType ib (spec.nics[0].linkType, line "
+                    "10)"}},
+        // A lossless buffer (one a PFC priority lands in) cannot be empty.
+        OneNicCase{"LosslessBufferSized", kBuffers + "          sizes: [130944, 130944]\n", {}},
+        OneNicCase{"LosslessBufferEmpty",
+                   kBuffers + "          sizes: [130944]\n",
+                   {"host.yaml:14:18: spec.nics[0].roce.buffers.sizes: buffer 1 holds PFC "
+                    "priority 3 (prio2buffer), so it is lossless and its size cannot be 0 (mlx5 "
+                    "refuses it: EINVAL)"}},
+        OneNicCase{"CableLengthRange",
+                   "      roce: {cableLength: 1000}\n",
+                   {"host.yaml:9:27: spec.nics[0].roce.cableLength: 1000 exceeds the maximum "
+                    "999"}},
+        // switchdev is for an Ethernet link.
+        OneNicCase{"SwitchdevWithoutLinkType", kSwitchdev, {}},
+        OneNicCase{"SwitchdevOnEth", kSwitchdev + "      linkType: eth\n", {}},
+        OneNicCase{"SwitchdevOnIb",
+                   kSwitchdev + "      linkType: ib\n",
+                   {"host.yaml:9:20: spec.nics[0].eswitchMode: eswitchMode switchdev (VF "
+                    "representors, TC offload) is for an Ethernet link, but \"n\" has linkType ib "
+                    "(spec.nics[0].linkType, line 10)"}},
+        // vfMtu: netdev VFs, at most the PF's mtu.
+        OneNicCase{"VfMtuAlone", kVfMtu, {}},
+        OneNicCase{"VfMtuWithinThePfMtu", kVfMtu + "      mtu: 9000\n      deviceType: netdevice\n",
+                   {}},
+        OneNicCase{"VfMtuAboveThePfMtu",
+                   kVfMtu + "      mtu: 4200\n",
+                   {"host.yaml:10:14: spec.nics[0].vfMtu: 9000 is above the PF's mtu 4200 "
+                    "(spec.nics[0].mtu, line 11): a VF cannot carry frames its PF's port does "
+                    "not; raise mtu to 9000 or more"}},
+        OneNicCase{"VfMtuOnVfioPci",
+                   kVfMtu + "      deviceType: vfio-pci\n",
+                   {"host.yaml:10:14: spec.nics[0].vfMtu: vfMtu sets the VF netdevs' MTU, but "
+                    "deviceType vfio-pci (spec.nics[0].deviceType, line 11) leaves the VFs "
+                    "without a netdev: the VM or DPDK application sets it"}},
+        OneNicCase{"VfMtuRange", "      vfMtu: 60\n", {"host.yaml:9:14: spec.nics[0].vfMtu:"}, true},
+        // vfRate: the limit not below the guarantee.
+        OneNicCase{"VfRateBoth", "      vfRate: {min: 1000, max: 10000}\n", {}},
+        OneNicCase{"VfRateMinOnly", "      vfRate: {min: 1000}\n", {}},
+        OneNicCase{"VfRateMaxBelowMin",
+                   "      vfRate: {min: 5000, max: 1000}\n",
+                   {"host.yaml:9:32: spec.nics[0].vfRate.max: 1000 Mbps is below min 5000 Mbps: "
+                    "the limit cannot be below the guarantee (0 = no limit)"}},
+        // vfVlan: qos needs a VLAN; the schema's ranges.
+        OneNicCase{"VfVlanFull", "      vfVlan: {id: 100, qos: 3, proto: 802.1ad}\n", {}},
+        OneNicCase{"VfVlanNone", "      vfVlan: {id: 0}\n", {}},
+        OneNicCase{"VfVlanQosWithoutVlan",
+                   "      vfVlan: {id: 0, qos: 3}\n",
+                   {"host.yaml:9:28: spec.nics[0].vfVlan.qos: qos 3 needs a VLAN: id 0 means no "
+                    "VLAN (give id 1..4095 or leave qos out)"}},
+        OneNicCase{"VfVlanRanges",
+                   "      vfVlan: {id: 4096, qos: 8, proto: 802.1q}\n",
+                   {"host.yaml:9:20: spec.nics[0].vfVlan.id: 4096 exceeds the maximum 4095",
+                    "host.yaml:9:31: spec.nics[0].vfVlan.qos: 8 exceeds the maximum 7",
+                    "host.yaml:9:41: spec.nics[0].vfVlan.proto: \"802.1q\" is not one of: "
+                    "802.1Q, 802.1ad"}},
+        OneNicCase{"VfVlanWithoutId",
+                   "      vfVlan: {qos: 1}\n",
+                   {"host.yaml:9:15: spec.nics[0].vfVlan: missing required field \"id\""}},
+        // vfMac: Ethernet's; a group's own checked as the nic's.
+        OneNicCase{"VfMacKeep", "      vfMac: keep\n", {}},
+        OneNicCase{"VfMacOnEth", "      linkType: eth\n      vfMac: derived\n", {}},
+        OneNicCase{"VfMacOnIb", "      linkType: ib\n      vfMac: derived\n", {kVfMacOnIb}},
+        OneNicCase{"VfMacUnknown",
+                   "      vfMac: random\n",
+                   {"host.yaml:9:14: spec.nics[0].vfMac: \"random\" is not one of: keep, "
+                    "derived"}},
+        OneNicCase{"VfGroupMacOnIb",
+                   "      linkType: ib\n"
+                   "      numVfs: 4\n"
+                   "      vfGroups:\n"
+                   "        - {range: \"0-1\", vfMac: keep}\n",
+                   {"host.yaml:12:33: spec.nics[0].vfGroups[0].vfMac: vfMac sets the VFs' "
+                    "Ethernet MACs, but nic \"n\" has linkType ib (spec.nics[0].linkType, line 9): "
+                    "an InfiniBand VF has GUIDs instead (a cniType ib-sriov multus config derives "
+                    "them)"}},
+        OneNicCase{"VfGroupMacUnknown",
+                   "      numVfs: 4\n"
+                   "      vfGroups:\n"
+                   "        - {range: \"0-1\", vfMac: derived}\n"
+                   "        - {range: \"2-3\", vfMac: copy}\n",
+                   {"host.yaml:12:33: spec.nics[0].vfGroups[1].vfMac: \"copy\" is not one of: "
+                    "keep, derived"}}),
+    [](const ::testing::TestParamInfo<OneNicCase>& i) { return std::string(i.param.name); });
 
 TEST(ChecksTest, LinkTypeMustFitTheCniType) {
   EXPECT_THAT(Diagnose(Spec("    - {name: a, cniType: sriov, nic: eth-nic}\n"

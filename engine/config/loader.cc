@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <climits>
 #include <map>
+#include <memory>
 #include <cerrno>
 #include <set>
 #include <utility>
@@ -96,8 +97,13 @@ LoadResult LoadDesiredStateFromString(std::string_view yaml, const std::string& 
 
 LoadResult LoadDesiredStateFromString(std::string_view yaml, const std::string& file_name,
                                       const LoadOptions& options) {
+  return LoadDesiredStateFromDocument(config::ParseYamlDocument(yaml), file_name, options);
+}
+
+LoadResult LoadDesiredStateFromDocument(const config::YamlDocument& parsed,
+                                        const std::string& file_name, const LoadOptions& options) {
   LoadResult result;
-  config::YamlDocument doc = config::ParseYamlDocument(yaml);
+  config::YamlDocument doc = parsed;  // expanded and normalized in place below
   if (!doc.ok) {
     result.diagnostics = std::move(doc.diagnostics);
     result.marks = std::move(doc.marks);
@@ -113,7 +119,7 @@ LoadResult LoadDesiredStateFromString(std::string_view yaml, const std::string& 
   config::PkeyScalarsAsText(&doc);
   if (rails.deferred) {
     // count: allGpus without a host: check the templates on one rail.
-    LoadResult probe = LoadDesiredStateFromString(yaml, file_name, LoadOptions{1});
+    LoadResult probe = LoadDesiredStateFromDocument(parsed, file_name, LoadOptions{1});
     for (auto& d : probe.diagnostics) {
       if (config::IsSelfOrAncestor("spec.rails", d.path)) diags.push_back(std::move(d));
     }
@@ -140,6 +146,7 @@ LoadResult LoadDesiredStateFromString(std::string_view yaml, const std::string& 
   state.file = file_name;
   state.marks = doc.marks;
   state.rails_need_gpu_count = rails.deferred;
+  if (rails.deferred) state.unexpanded = std::make_shared<const config::YamlDocument>(parsed);
   state.rail_origins = rails.items;
   for (auto& d : config::CheckDesiredState(state, tainted)) diags.push_back(std::move(d));
   diags = config::AttributeToRails(rails, std::move(diags));

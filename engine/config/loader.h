@@ -16,6 +16,10 @@
 
 namespace provisioner {
 
+namespace config {
+struct YamlDocument;  // engine/config/yaml_document.h
+}  // namespace config
+
 struct LoadResult {
   std::optional<DesiredState> state;    // set only when there are no errors
   std::vector<Diagnostic> diagnostics;  // errors and warnings, in file order
@@ -37,6 +41,11 @@ struct LoadOptions {
 LoadResult LoadDesiredStateFromString(std::string_view yaml, const std::string& file_name);
 LoadResult LoadDesiredStateFromString(std::string_view yaml, const std::string& file_name,
                                       const LoadOptions& options);
+
+// The same from a parsed document (the string's first step): a rails
+// expansion once the GPU count is known loads DesiredState::unexpanded.
+LoadResult LoadDesiredStateFromDocument(const config::YamlDocument& doc,
+                                        const std::string& file_name, const LoadOptions& options);
 
 // host.yaml as a saved plan's digest covers it: the parsed document as
 // canonical JSON (comments, blank lines, quoting style and key order do not

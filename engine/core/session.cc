@@ -130,7 +130,10 @@ bool ExpandRails(const std::string& file, const HostFacts& facts, DesiredState* 
   if (!desired->rails_need_gpu_count) return true;
   LoadOptions options;
   options.gpu_count = static_cast<int>(facts.topology.gpus.size());
-  LoadResult r = LoadDesiredStateFromFile(file, options);
+  // The document as loaded: host.yaml is read and parsed once.
+  LoadResult r = desired->unexpanded
+                     ? LoadDesiredStateFromDocument(*desired->unexpanded, file, options)
+                     : LoadDesiredStateFromFile(file, options);
   *diagnostics = DiagnosticsOf(r, FileDiagnostics::Stage::kRails);
   diagnostics->gpus = facts.topology.gpus.size();
   if (!r.state || HasErrors(r.diagnostics)) return false;

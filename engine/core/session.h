@@ -71,7 +71,8 @@ struct LoadOutcome {
 };
 LoadOutcome LoadFile(const std::string& file);
 
-// Expands spec.rails count: allGpus for the host's GPUs (reloading `file`);
+// Expands spec.rails count: allGpus for the host's GPUs (the document
+// `desired` was loaded from, DesiredState::unexpanded; `file` names it);
 // a no-op for any other desired state. False when the reload has errors.
 bool ExpandRails(const std::string& file, const HostFacts& facts, DesiredState* desired,
                  FileDiagnostics* diagnostics);

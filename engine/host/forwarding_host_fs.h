@@ -41,17 +41,14 @@ class ForwardingHostFs : public HostFs {
     return inner_->WriteFileAtomic(p, c, mode);
   }
   Status RemoveFile(std::string_view p) override { return inner_->RemoveFile(p); }
-<<<<<<< HEAD
   StatusOr<FileOwnership> StatFile(std::string_view p) const override {
     return inner_->StatFile(p);
   }
   Status SetOwner(std::string_view p, uint32_t uid, uint32_t gid) override {
     return inner_->SetOwner(p, uid, gid);
   }
-=======
   Status MakeDir(std::string_view p) override { return inner_->MakeDir(p); }
   Status RemoveDir(std::string_view p) override { return inner_->RemoveDir(p); }
->>>>>>> roceman
   std::string FsPath(std::string_view p) const override { return inner_->FsPath(p); }
   const HostFsStats& stats() const override { return inner_->stats(); }
   // Not forwarded: a decorator's own state is not known to be thread-safe.

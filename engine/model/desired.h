@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -13,6 +14,10 @@
 #include "engine/model/source_mark.h"
 
 namespace provisioner {
+
+namespace config {
+struct YamlDocument;  // engine/config/yaml_document.h
+}  // namespace config
 
 // spec.rdma: { netnsMode: exclusive, persist: true }
 struct RdmaSpec {
@@ -377,6 +382,10 @@ struct DesiredState {
   // spec.rails with count: allGpus, not expanded yet: expansion needs the
   // host's GPU count (engine/config/rails.h; the CLI reloads after discovery).
   bool rails_need_gpu_count = false;
+  // With rails_need_gpu_count: host.yaml as parsed, before the expansion, so
+  // that the expansion once the GPU count is known (ExpandRails in
+  // engine/core/session.h) neither reads nor parses the file again.
+  std::shared_ptr<const config::YamlDocument> unexpanded;
   // The expanded items, so that plan-time diagnostics can name the rails field.
   std::vector<RailOrigin> rail_origins;
 

@@ -1,5 +1,7 @@
 #include "engine/netlink/netlink_socket.h"
 
+#include <linux/genetlink.h>
+#include <netlink/attr.h>
 #include <netlink/errno.h>
 #include <netlink/msg.h>
 #include <netlink/netlink.h>
@@ -8,6 +10,7 @@
 #include <sys/time.h>
 
 #include <cerrno>
+#include <optional>
 
 namespace provisioner {
 
@@ -89,7 +92,8 @@ int OnDone(nl_msg*, void* arg) {
 }  // namespace
 
 Status NetlinkTransact(int protocol, const std::string& name, nl_msg* msg, const std::string& what,
-                       const std::function<void(const nlmsghdr*)>& on_reply, int max_receives) {
+                       const std::function<void(const nlmsghdr*)>& on_reply, int max_receives,
+                       const std::function<bool()>& reply_complete) {
   if (msg == nullptr) return InternalError(what + ": cannot build the message");
   ASSIGN_OR_RETURN(NlSocket sk, ConnectNetlink(protocol, name));
   Exchange ex{&on_reply};
@@ -101,14 +105,95 @@ Status NetlinkTransact(int protocol, const std::string& name, nl_msg* msg, const
   if (int r = nl_send_auto(sk.get(), msg); r < 0) {
     return ErrnoToStatus(errno != 0 ? errno : ErrnoOfNle(r), what + ": send");
   }
-  for (int i = 0; i < max_receives && !ex.done && ex.kernel_errno == 0; ++i) {
+  auto complete = [&] { return ex.done || (reply_complete && reply_complete()); };
+  for (int i = 0; i < max_receives && !complete() && ex.kernel_errno == 0; ++i) {
     int r = nl_recvmsgs_default(sk.get());
     if (ex.kernel_errno != 0) break;
     if (r < 0) return Status(StatusCode::kUnavailable, what + ": receive: " + nl_geterror(r));
   }
   if (ex.kernel_errno != 0) return ErrnoToStatus(ex.kernel_errno, what);
-  if (!ex.done) return UnavailableError(what + ": no acknowledgement");
+  if (!complete()) return UnavailableError(what + ": no acknowledgement");
   return OkStatus();
+}
+
+NlMsg NewGenlMessage(uint16_t family, uint8_t cmd, uint8_t version, int flags) {
+  NlMsg m(nlmsg_alloc_simple(family, NLM_F_REQUEST | flags));
+  if (!m) return m;
+  genlmsghdr g{};
+  g.cmd = cmd;
+  g.version = version;
+  if (nlmsg_append(m.get(), &g, sizeof g, NLMSG_ALIGNTO) < 0) m.reset();
+  return m;
+}
+
+Status ParseGenlAttributes(nlmsghdr* h, nlattr** tb, int max, const std::string& label,
+                           const std::string& what) {
+  if (nlmsg_datalen(h) < static_cast<int>(GENL_HDRLEN)) {
+    return InvalidArgumentError(label + ": truncated " + what);
+  }
+  if (int r = nlmsg_parse(h, GENL_HDRLEN, tb, max, nullptr); r < 0) {
+    return InvalidArgumentError(label + ": bad attributes in " + what + ": " + nl_geterror(r));
+  }
+  return OkStatus();
+}
+
+namespace {
+
+// CTRL_CMD_GETFAMILY { CTRL_ATTR_FAMILY_NAME } to the controller, no ACK
+// asked: the kernel answers CTRL_CMD_NEWFAMILY (net/netlink/genetlink.c
+// ctrl_getfamily) or an NLMSG_ERROR.
+NlMsg NewFamilyRequest(const std::string& name) {
+  NlMsg m = NewGenlMessage(GENL_ID_CTRL, CTRL_CMD_GETFAMILY, 1, 0);
+  if (m && nla_put_string(m.get(), CTRL_ATTR_FAMILY_NAME, name.c_str()) < 0) m.reset();
+  return m;
+}
+
+StatusOr<uint16_t> ParseFamily(nlmsghdr* h, const std::string& name) {
+  RETURN_IF_ERROR(NetlinkErrorOf(h, "genetlink", "genetlink CTRL_CMD_GETFAMILY " + name));
+  if (h->nlmsg_type != GENL_ID_CTRL) {
+    return InvalidArgumentError("genetlink: reply of type " + std::to_string(h->nlmsg_type) +
+                                " to CTRL_CMD_GETFAMILY");
+  }
+  nlattr* tb[CTRL_ATTR_MAX + 1] = {};
+  RETURN_IF_ERROR(ParseGenlAttributes(h, tb, CTRL_ATTR_MAX, "genetlink", "CTRL_CMD_NEWFAMILY"));
+  if (tb[CTRL_ATTR_FAMILY_ID] == nullptr || nla_len(tb[CTRL_ATTR_FAMILY_ID]) < 2) {
+    return InvalidArgumentError("genetlink: CTRL_CMD_NEWFAMILY without CTRL_ATTR_FAMILY_ID");
+  }
+  return nla_get_u16(tb[CTRL_ATTR_FAMILY_ID]);
+}
+
+}  // namespace
+
+StatusOr<uint16_t> GenlFamilyId(const std::string& name) {
+  NlMsg m = NewFamilyRequest(name);
+  const std::string what = "genetlink CTRL_CMD_GETFAMILY " + name;
+  std::optional<StatusOr<uint16_t>> id;
+  Status s = NetlinkTransact(
+      NETLINK_GENERIC, "NETLINK_GENERIC", m.get(), what,
+      [&](const nlmsghdr* h) {
+        if (h->nlmsg_type == GENL_ID_CTRL) id = ParseFamily(const_cast<nlmsghdr*>(h), name);
+      },
+      16, [&] { return id.has_value(); });
+  if (!s.ok()) {
+    if (s.err() == ENOENT) {
+      return Status(StatusCode::kFailedPrecondition,
+                    s.message() + ": the kernel has no " + name + " generic netlink family",
+                    ENOENT);
+    }
+    return s;
+  }
+  if (!id) return UnavailableError(what + ": no reply");
+  return *id;
+}
+
+std::vector<uint8_t> BuildGenlFamilyRequest(const std::string& name, uint32_t seq) {
+  NlMsg m = NewFamilyRequest(name);
+  return NetlinkMessageBytes(m.get(), seq);
+}
+
+StatusOr<uint16_t> ParseGenlFamilyReply(const std::vector<uint8_t>& msg, const std::string& name) {
+  ASSIGN_OR_RETURN(nlmsghdr * h, NetlinkHeader(msg, "genetlink"));
+  return ParseFamily(h, name);
 }
 
 std::vector<uint8_t> NetlinkMessageBytes(nl_msg* m, uint32_t seq) {

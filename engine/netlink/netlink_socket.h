@@ -17,6 +17,7 @@
 struct nl_sock;
 struct nl_msg;
 struct nlmsghdr;
+struct nlattr;
 
 namespace provisioner {
 
@@ -44,13 +45,34 @@ StatusOr<NlSocket> ConnectNetlink(int protocol, const std::string& name);
 
 // One request and its answer on a fresh socket of `protocol` (named `name`
 // in errors): `msg` is sent, each reply message goes to `on_reply`, and the
-// exchange ends at the kernel's ACK or a dump's NLMSG_DONE. An NLMSG_ERROR
+// exchange ends at the kernel's ACK, a dump's NLMSG_DONE, or, for a request
+// answered by a reply alone (dcbnl's GETs, a generic netlink GET without
+// NLM_F_ACK), as soon as `reply_complete` (when given) says the replies so
+// far complete it. An NLMSG_ERROR
 // comes back as ErrnoToStatus(its errno, what), so callers can add what that
 // errno means for their request; no ACK after `max_receives` reads (or a read
 // error) is kUnavailable. Connecting fails with the socket's errno
 // (EPROTONOSUPPORT: no such netlink family in this kernel).
 Status NetlinkTransact(int protocol, const std::string& name, nl_msg* msg, const std::string& what,
-                       const std::function<void(const nlmsghdr*)>& on_reply, int max_receives = 64);
+                       const std::function<void(const nlmsghdr*)>& on_reply, int max_receives = 64,
+                       const std::function<bool()>& reply_complete = nullptr);
+
+// The id of the generic netlink family `name` ("ethtool", "devlink"), asked
+// of the controller (CTRL_CMD_GETFAMILY; built on libnl's core, no
+// libnl-genl). A kernel without the family answers ENOENT: kFailedPrecondition
+// "genetlink CTRL_CMD_GETFAMILY <name>: ENOENT ...: the kernel has no <name>
+// generic netlink family", to which callers add what provides it.
+StatusOr<uint16_t> GenlFamilyId(const std::string& name);
+// A generic netlink message: the netlink header of type `family` and the
+// genlmsghdr (`cmd`, `version`); null when it cannot be built.
+NlMsg NewGenlMessage(uint16_t family, uint8_t cmd, uint8_t version, int flags);
+// GenlFamilyId's request and the parse of its answer, for message tests.
+std::vector<uint8_t> BuildGenlFamilyRequest(const std::string& name, uint32_t seq);
+StatusOr<uint16_t> ParseGenlFamilyReply(const std::vector<uint8_t>& msg, const std::string& name);
+// The attributes after a generic netlink message's genlmsghdr into `tb`
+// (0..max); kInvalidArgument "<label>: truncated <what>" or bad attributes.
+Status ParseGenlAttributes(nlmsghdr* h, nlattr** tb, int max, const std::string& label,
+                           const std::string& what);
 
 // The bytes of `m` as sent with sequence number `seq` (what message tests
 // compare with the kernel's structures); empty for no message.

@@ -1,5 +1,6 @@
 #include "engine/netlink/netlink_socket.h"
 
+#include <linux/genetlink.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 #include <netlink/attr.h>
@@ -77,6 +78,41 @@ TEST(NetlinkSocket, TransactReturnsTheKernelsErrno) {
   EXPECT_EQ(
       NetlinkTransact(NETLINK_ROUTE, "NETLINK_ROUTE", nullptr, "x", [](const nlmsghdr*) {}).code(),
       StatusCode::kInternal);
+}
+
+// A request answered by its reply alone (no NLM_F_ACK: dcbnl's GETs, a
+// generic netlink GET): the exchange ends when the caller's reply_complete
+// says so, not after a receive timeout waiting for an ACK.
+TEST(NetlinkSocket, TransactEndsAtACompleteReplyWithoutAck) {
+  NlMsg m(nlmsg_alloc_simple(RTM_GETLINK, NLM_F_REQUEST));
+  ifinfomsg ifi{};
+  ifi.ifi_family = AF_UNSPEC;
+  ASSERT_GE(nlmsg_append(m.get(), &ifi, sizeof ifi, NLMSG_ALIGNTO), 0);
+  ASSERT_GE(nla_put_string(m.get(), IFLA_IFNAME, "lo"), 0);
+  std::vector<int> indexes;
+  Status s = NetlinkTransact(
+      NETLINK_ROUTE, "NETLINK_ROUTE", m.get(), "RTM_GETLINK lo",
+      [&](const nlmsghdr* h) {
+        if (h->nlmsg_type != RTM_NEWLINK) return;
+        const auto* i = static_cast<const ifinfomsg*>(nlmsg_data(const_cast<nlmsghdr*>(h)));
+        indexes.push_back(i->ifi_index);
+      },
+      4, [&] { return !indexes.empty(); });
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(indexes, std::vector<int>{1});
+}
+
+TEST(NetlinkSocket, GenlFamilyIdAsksTheController) {
+  // The controller's own family is in every kernel with generic netlink.
+  auto ctrl = GenlFamilyId("nlctrl");
+  ASSERT_TRUE(ctrl.ok()) << ctrl.status().message();
+  EXPECT_EQ(*ctrl, GENL_ID_CTRL);
+  auto none = GenlFamilyId("no-such-family");
+  EXPECT_EQ(none.status().err(), ENOENT) << none.status().message();
+  EXPECT_EQ(none.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(none.status().message().find("genetlink CTRL_CMD_GETFAMILY no-such-family"),
+            std::string::npos)
+      << none.status().message();
 }
 
 }  // namespace

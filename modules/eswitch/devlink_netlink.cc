@@ -30,7 +30,6 @@
 #include <linux/ethtool_netlink.h>
 #include <linux/genetlink.h>
 #include <netlink/attr.h>
-#include <netlink/genl/ctrl.h>
 #include <netlink/genl/genl.h>
 #include <netlink/msg.h>
 #include <netlink/netlink.h>
@@ -272,22 +271,18 @@ class NetlinkDevlink final : public DevlinkBackend {
   }
 
  private:
-  // The id of a generic netlink family (genl_ctrl_resolve), once.
+  // The id of a generic netlink family (GenlFamilyId), once.
   StatusOr<uint16_t> Family(const char* name, uint16_t* cache) {
     if (*cache != 0) return *cache;
-    ASSIGN_OR_RETURN(NlSocket sk, ConnectNetlink(NETLINK_GENERIC, "NETLINK_GENERIC"));
-    const int id = genl_ctrl_resolve(sk.get(), name);
-    if (id < 0) {
-      // The controller answers ENOENT (libnl: object not found) for a family
-      // this kernel does not have.
+    auto id = GenlFamilyId(name);
+    if (!id.ok()) {
+      if (id.status().err() != ENOENT || std::string(name) != DEVLINK_GENL_NAME) {
+        return id.status();
+      }
       return Status(StatusCode::kFailedPrecondition,
-                    std::string("genetlink CTRL_CMD_GETFAMILY ") + name +
-                        ": ENOENT: the kernel has no " + name + " generic netlink family" +
-                        (std::string(name) == DEVLINK_GENL_NAME ? " (CONFIG_NET_DEVLINK)" : "") +
-                        " (libnl: " + nl_geterror(id) + ")",
-                    ENOENT);
+                    id.status().message() + " (CONFIG_NET_DEVLINK)", ENOENT);
     }
-    *cache = static_cast<uint16_t>(id);
+    *cache = *id;
     return *cache;
   }
 

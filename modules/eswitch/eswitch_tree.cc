@@ -131,9 +131,4 @@ std::unique_ptr<DevlinkBackend> NewTreeDevlinkBackend(HostFs& fs) {
   return std::make_unique<TreeDevlink>(fs);
 }
 
-std::unique_ptr<DevlinkBackend> NewDevlinkBackend(HostFs& fs) {
-  if (fs.IsLiveRoot()) return NewNetlinkDevlinkBackend(&fs);
-  return NewTreeDevlinkBackend(fs);
-}
-
 }  // namespace provisioner

@@ -264,11 +264,12 @@ StatusOr<KmodFacts> DiscoverKmod(const HostFs& fs, KmodBackend& backend,
     k.loaded_source = backend.Source();
   } else if (loaded.status().err() != ENOENT) {
     return loaded.status();
-  } else if (fs.IsLiveRoot()) {
-    // A kernel without loadable modules has no /proc/modules, and neither
-    // has a container without procfs: plan as if nothing were loaded, but
-    // say so (a tree without proc/modules is a partial capture: the module
-    // infers the loaded list from the tree instead).
+  } else if (fs.Captured("/proc/modules")) {
+    // Absent, not just left out of a capture: a kernel without loadable
+    // modules has no /proc/modules, and neither has a container without
+    // procfs: plan as if nothing were loaded, but say so (a tree without
+    // proc/modules is a partial capture: the module infers the loaded list
+    // from the tree instead, kmod_module.cc).
     k.config_warnings.push_back(
         "/proc/modules: ENOENT: loaded kernel modules unknown (no procfs?)");
   }

@@ -13,12 +13,11 @@
 #include <vector>
 
 #include "engine/base/strings.h"
-#include "engine/base/temp_dir.h"
 #include "engine/host/parallel_reads.h"
 #include "engine/model/pci_address.h"
 #include "engine/model/selector.h"
 #include "engine/module/registry.h"
-#include "modules/pci/pci_scan.h"
+#include "modules/pci/pci_ident_source.h"
 #include "spdlog/spdlog.h"
 
 namespace provisioner {
@@ -157,92 +156,6 @@ std::string KernelRelease(const HostFs& fs) {
   return "";
 }
 
-// Parses a sysfs ID attribute as libpci's sysfs_get_value does (strtol base
-// 0: "0x15b3", "0x020000"), but strictly: the whole value is one number.
-std::optional<long> ParseId(const std::string& s) {
-  auto v = ParseLong(s, 0);
-  if (!v || *v < 0 || *v > 0xffffff) return std::nullopt;
-  return v;
-}
-
-// Under a tree root, the IDs of one function, read through the host layer
-// (confined to the root, only regular files, bounded) instead of by libpci,
-// which opens `vendor`, `device`, `class`... itself and follows any link,
-// out of the tree included, or blocks on a FIFO. These three are the files
-// libpci's sysfs method reads as mandatory for PCI_FILL_IDENT|PCI_FILL_CLASS
-// (pciutils 3.9 lib/sysfs.c, sysfs_fill_info): a function that lacks one (a
-// partial capture) or whose file is refused is skipped with `*warning` set.
-std::optional<PciIdent> ReadTreeIdent(const HostFs& fs, const std::string& bdf,
-                                      std::string* warning) {
-  auto address = PciAddress::ParseSysfsName(bdf);
-  if (!address || address->ToString() != bdf) {
-    *warning =
-        "PCI function " + Quote(bdf) + " skipped: not a PCI address (domain:bus:device.function)";
-    return std::nullopt;
-  }
-  const std::string dev = JoinPath(kPciDevicesDir, bdf);
-  long ids[3] = {0, 0, 0};
-  const char* names[3] = {"vendor", "device", "class"};
-  for (int i = 0; i < 3; ++i) {
-    auto text = fs.ReadAttr(JoinPath(dev, names[i]));
-    if (!text.ok() && text.status().err() == ENOENT) {
-      *warning = "PCI function " + bdf + " skipped: " + JoinPath(dev, names[i]) +
-                 " is missing (a partial capture); libpci cannot scan it";
-      return std::nullopt;
-    }
-    if (!text.ok()) {
-      *warning = "PCI function " + bdf + " skipped: " + std::string(text.status().message());
-      return std::nullopt;
-    }
-    auto v = ParseId(*text);
-    if (!v || (i < 2 && *v > 0xffff)) {
-      *warning = "PCI function " + bdf + " skipped: " + JoinPath(dev, names[i]) + ": " +
-                 Quote(*text) + " is not a PCI ID";
-      return std::nullopt;
-    }
-    ids[i] = *v;
-  }
-  PciIdent id;
-  id.address = bdf;
-  id.vendor = static_cast<uint16_t>(ids[0]);
-  id.device = static_cast<uint16_t>(ids[1]);
-  id.device_class = static_cast<uint16_t>(ids[2] >> 8);
-  return id;
-}
-
-// A copy of the tree's pci.ids in a directory of our own, read through the
-// host layer: libpci opens the name list by path itself.
-class IdsCopy {
- public:
-  // The copy's path, or "" (no names) with `*warning` set when the tree's
-  // file is refused.
-  std::string Create(const HostFs& fs, std::string* warning) {
-    auto text = fs.ReadFile(kPciIdsPath);
-    if (!text.ok()) {
-      *warning = "no PCI names: " + std::string(text.status().message());
-      return "";
-    }
-    if (std::string err = dir_.Create("provisioner-pci-ids"); !err.empty()) {
-      *warning = "no PCI names: " + err;
-      return "";
-    }
-    const std::string path = dir_.path() + "/pci.ids";
-    std::FILE* f = std::fopen(path.c_str(), "wbx");
-    if (f == nullptr) {
-      *warning = "no PCI names: " + path + ": " + std::strerror(errno);
-      return "";
-    }
-    const bool ok = std::fwrite(text->data(), 1, text->size(), f) == text->size();
-    if (std::fclose(f) != 0 || !ok) {
-      *warning = "no PCI names: " + path + ": write failed";
-      return "";
-    }
-    return path;
-  }
-
- private:
-  ScopedTempDir dir_;
-};
 
 // The facts of each function libpci or the tree gave: links, attributes,
 // VF indexes.
@@ -301,60 +214,16 @@ Status DiscoverFunctions(const HostFs& fs, const std::vector<PciIdent>& found, H
 
 Status PciModule::Discover(HostContext& ctx, HostFacts& facts) {
   const HostFs& fs = *ctx.fs;
-
-  PciScanOptions options;
-  options.sysfs_path = fs.FsPath("/sys/bus/pci");
-  std::string ids(kPciIdsPath);
   // Names are for people (discover, doctor); no Plan reads them, and
   // libpci parses all of pci.ids (1.3 MB) for the first one.
   const bool with_names = ctx.plan_for == nullptr;
-  if (fs.IsLiveRoot()) {
-    if (with_names) options.ids_path = ids;
-    auto idents = ScanPci(options);
-    if (!idents.ok()) return idents.status();
-    return DiscoverFunctions(fs, *idents, facts);
-  }
-  if (!fs.IsDir(kPciDevicesDir)) {
-    // A capture without PCI (an RDMA- or procfs-only one): the other
-    // modules still discover what the tree holds.
-    facts.warnings.push_back(std::string(kPciDevicesDir) +
-                             " is not in the tree: no PCI functions discovered");
+  ASSIGN_OR_RETURN(PciScan scan, NewPciIdentSource(fs)->Scan(with_names));
+  for (std::string& w : scan.warnings) facts.warnings.push_back(std::move(w));
+  if (!scan.has_pci) {
     facts.kernel.release = KernelRelease(fs);
     return OkStatus();
   }
-  // Under a tree root, the IDs come through the host layer and libpci gives
-  // the names only (ReadTreeIdent). A function the tree holds partly or
-  // with a refused file is skipped with a warning; the rest is discovered.
-  const std::vector<std::string> entries = ListDirIfPresent(fs, std::string(kPciDevicesDir));
-  std::vector<std::string> skipped(entries.size());
-  ASSIGN_OR_RETURN(
-      std::vector<std::optional<PciIdent>> read,
-      ReadEach<std::optional<PciIdent>>(fs, entries.size(), kFunctionsPerThread,
-                                        [&](size_t i) -> StatusOr<std::optional<PciIdent>> {
-                                          return ReadTreeIdent(fs, entries[i], &skipped[i]);
-                                        }));
-  std::vector<PciIdent> idents;
-  for (size_t i = 0; i < entries.size(); ++i) {
-    if (read[i]) {
-      idents.push_back(std::move(*read[i]));
-    } else if (!skipped[i].empty()) {
-      facts.warnings.push_back(std::move(skipped[i]));
-    }
-  }
-  IdsCopy ids_copy;
-  if (with_names) {
-    std::string warning;
-    // The tree's own copy, even a link that leads nowhere in the tree (then
-    // no names, with a warning): the system's only when the tree has none.
-    if (fs.Exists(ids) || fs.IsSymlink(ids)) {
-      options.ids_path = ids_copy.Create(fs, &warning);
-      if (!warning.empty()) facts.warnings.push_back(warning);
-    } else {
-      options.ids_path = ids;  // the system's (missing: no names)
-    }
-    RETURN_IF_ERROR(LookupPciNames(options.ids_path, &idents));
-  }
-  return DiscoverFunctions(fs, idents, facts);
+  return DiscoverFunctions(fs, scan.idents, facts);
 }
 
 void PciModule::Plan(const DesiredState& desired, const HostFacts& facts, PlanSink& sink) const {

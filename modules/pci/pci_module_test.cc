@@ -6,6 +6,7 @@
 
 #include "engine/host/host_fs.h"
 #include "gtest/gtest.h"
+#include "modules/pci/pci_ident_source.h"
 #include "modules/pci/testing/sysfs_tree.h"
 #include "test/support/ttar.h"
 
@@ -241,6 +242,15 @@ TEST_F(PciDiscoverTest, WithoutTreePciIdsUsesTheSystemOne) {
 
 // A tree captured from a real host (prometheus/procfs fixtures): an Intel
 // E810 PF, an NVMe drive behind a root port, GPUs.
+TEST_F(PciDiscoverTest, LibpciForTheLiveRootOnly) {
+  // Under a tree root the IDs come through the host layer (confined to the
+  // tree); libpci scans only the live root.
+  auto live = NewLocalHostFs("/");
+  EXPECT_EQ(NewPciIdentSource(*live)->Source(), "libpci");
+  fs_ = NewLocalHostFs(root_);
+  EXPECT_EQ(NewPciIdentSource(*fs_)->Source(), "host layer");
+}
+
 TEST(PciDiscoverCapturedTest, ProcfsFixture) {
   std::string root = testing::MakeTempDir("procfs");
   ASSERT_TRUE(testing::ExtractTtar(

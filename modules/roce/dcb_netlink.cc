@@ -245,16 +245,12 @@ Status ParseSet(nlmsghdr* h) {
 
 // One request and its replies.
 struct Exchange {
-  int kernel_errno = 0;
-  bool acked = false;
   std::optional<StatusOr<IeeeState>> got;
   std::optional<Status> set;
   std::optional<StatusOr<uint8_t>> dcbx;
 };
 
-int OnValid(nl_msg* msg, void* arg) {
-  auto* ex = static_cast<Exchange*>(arg);
-  nlmsghdr* h = nlmsg_hdr(msg);
+void OnReply(Exchange* ex, nlmsghdr* h) {
   uint8_t cmd = 0;
   if (nlmsg_datalen(h) >= static_cast<int>(sizeof(dcbmsg))) {
     cmd = static_cast<dcbmsg*>(nlmsg_data(h))->cmd;
@@ -268,17 +264,6 @@ int OnValid(nl_msg* msg, void* arg) {
   } else if (h->nlmsg_type == RTM_SETDCB) {
     ex->set = ParseSet(h);
   }
-  return NL_OK;
-}
-
-int OnError(sockaddr_nl*, nlmsgerr* e, void* arg) {
-  static_cast<Exchange*>(arg)->kernel_errno = -e->error;
-  return NL_STOP;
-}
-
-int OnAck(nl_msg*, void* arg) {
-  static_cast<Exchange*>(arg)->acked = true;
-  return NL_STOP;
 }
 
 class NetlinkDcb final : public DcbBackend {
@@ -404,39 +389,23 @@ class NetlinkDcb final : public DcbBackend {
     return *ex.got;
   }
 
-  // Sends `msg`, receives until the reply (a GET) or the ack (a SET).
+  // Sends `msg` (NetlinkTransact): a GET ends at its reply, a SET at its ACK.
   Status Run(nl_msg* msg, const std::string& ifname, const std::string& what, Exchange* out) {
-    if (msg == nullptr) return InternalError("dcbnl " + what + ": cannot build the message");
     Exchange local;
     Exchange& ex = out != nullptr ? *out : local;
-    ASSIGN_OR_RETURN(NlSocket sk, ConnectNetlink(NETLINK_ROUTE, "NETLINK_ROUTE"));
-    nl_socket_modify_cb(sk.get(), NL_CB_VALID, NL_CB_CUSTOM, OnValid, &ex);
-    nl_socket_modify_cb(sk.get(), NL_CB_ACK, NL_CB_CUSTOM, OnAck, &ex);
-    nl_socket_modify_err_cb(sk.get(), NL_CB_CUSTOM, OnError, &ex);
-    if (nl_send_auto(sk.get(), msg) < 0) {
-      return ErrnoToStatus(errno != 0 ? errno : EIO, "dcbnl " + what + " " + ifname + ": send");
-    }
-    const bool is_get = nlmsg_hdr(msg)->nlmsg_type == RTM_GETDCB;
-    for (int i = 0; i < 16 && ex.kernel_errno == 0 && !ex.acked && !(is_get && (ex.got || ex.dcbx));
-         ++i) {
-      const int r = nl_recvmsgs_default(sk.get());
-      if (ex.kernel_errno != 0) break;
-      if (r < 0) {
-        return Status(StatusCode::kUnavailable,
-                      "dcbnl " + what + " " + ifname + ": receive: " + nl_geterror(r));
-      }
-    }
-    if (ex.kernel_errno != 0) return Explain(ex.kernel_errno, ifname, what);
+    const bool is_get = msg != nullptr && nlmsg_hdr(msg)->nlmsg_type == RTM_GETDCB;
+    Status s = NetlinkTransact(
+        NETLINK_ROUTE, "NETLINK_ROUTE", msg, "dcbnl " + what + " " + ifname,
+        [&](const nlmsghdr* h) { OnReply(&ex, const_cast<nlmsghdr*>(h)); }, 16,
+        [&] { return is_get && (ex.got || ex.dcbx); });
+    if (!s.ok()) return s.err() != 0 ? Explain(s, ifname) : s;
     if (ex.set && !ex.set->ok()) return ex.set->WithContext(ifname);
     if (ex.dcbx && !ex.dcbx->ok()) return ex.dcbx->status().WithContext(ifname);
-    if (!is_get && !ex.acked) {
-      return UnavailableError("dcbnl " + what + " " + ifname + ": no acknowledgement");
-    }
     return OkStatus();
   }
 
-  static Status Explain(int err, const std::string& ifname, const std::string& what) {
-    Status s = ErrnoToStatus(err, "dcbnl " + what + " " + ifname);
+  static Status Explain(const Status& s, const std::string& ifname) {
+    const int err = s.err();
     if (err == ENODEV) return Status(StatusCode::kNotFound, s.message() + ": no such netdev", err);
     if (err == EOPNOTSUPP) {
       return Status(StatusCode::kFailedPrecondition,

@@ -4,7 +4,8 @@
 //
 // Kernel side (net/ethtool/pause.c, netlink.c; checked against Linux 6.1
 // and 6.18 include/uapi/linux/ethtool_netlink.h): the family "ethtool"
-// (version 1) is resolved with CTRL_CMD_GETFAMILY; ETHTOOL_MSG_PAUSE_GET
+// (version 1) is resolved with CTRL_CMD_GETFAMILY (GenlFamilyId,
+// engine/netlink); ETHTOOL_MSG_PAUSE_GET
 // answers ETHTOOL_MSG_PAUSE_GET_REPLY with u8 ETHTOOL_A_PAUSE_AUTONEG/RX/TX;
 // ETHTOOL_MSG_PAUSE_SET takes the attributes to change (absent ones kept)
 // and is acknowledged. Errors as NLMSG_ERROR: ENODEV (no such netdev),
@@ -20,6 +21,8 @@
 
 #include <cerrno>
 #include <cstring>
+#include <functional>
+#include <optional>
 
 #include "engine/netlink/netlink_socket.h"
 #include "modules/link/link_backend.h"
@@ -30,24 +33,8 @@ namespace provisioner {
 namespace ethnl {
 namespace {
 
-NlMsg NewGenl(uint16_t family, uint8_t cmd, uint8_t version, int flags) {
-  NlMsg m(nlmsg_alloc_simple(family, NLM_F_REQUEST | flags));
-  if (!m) return m;
-  genlmsghdr g{};
-  g.cmd = cmd;
-  g.version = version;
-  if (nlmsg_append(m.get(), &g, sizeof g, NLMSG_ALIGNTO) < 0) m.reset();
-  return m;
-}
-
-NlMsg NewFamilyRequest() {
-  NlMsg m = NewGenl(GENL_ID_CTRL, CTRL_CMD_GETFAMILY, 1, 0);
-  if (m && nla_put_string(m.get(), CTRL_ATTR_FAMILY_NAME, ETHTOOL_GENL_NAME) < 0) m.reset();
-  return m;
-}
-
 NlMsg NewPause(uint16_t family, const std::string& ifname, const PauseState* set) {
-  NlMsg m = NewGenl(family, set ? ETHTOOL_MSG_PAUSE_SET : ETHTOOL_MSG_PAUSE_GET,
+  NlMsg m = NewGenlMessage(family, set ? ETHTOOL_MSG_PAUSE_SET : ETHTOOL_MSG_PAUSE_GET,
                     ETHTOOL_GENL_VERSION, set ? NLM_F_ACK : 0);
   if (!m) return m;
   nlattr* hdr = nla_nest_start(m.get(), ETHTOOL_A_PAUSE_HEADER);
@@ -71,36 +58,12 @@ Status ErrorOf(nlmsghdr* h, const std::string& what) {
   return NetlinkErrorOf(h, "ethtool netlink", what);
 }
 
-// The attributes after the genlmsghdr, or an error.
-Status ParseGenl(nlmsghdr* h, nlattr** tb, int max, const char* what) {
-  if (nlmsg_datalen(h) < static_cast<int>(GENL_HDRLEN)) {
-    return InvalidArgumentError(std::string("ethtool netlink: truncated ") + what);
-  }
-  if (int r = nlmsg_parse(h, GENL_HDRLEN, tb, max, nullptr); r < 0) {
-    return InvalidArgumentError(std::string("ethtool netlink: bad attributes in ") + what + ": " +
-                                nl_geterror(r));
-  }
-  return OkStatus();
-}
-
-StatusOr<uint16_t> ParseFamily(nlmsghdr* h) {
-  RETURN_IF_ERROR(ErrorOf(h, "genetlink CTRL_CMD_GETFAMILY ethtool"));
-  if (h->nlmsg_type != GENL_ID_CTRL) {
-    return InvalidArgumentError("genetlink: reply of type " + std::to_string(h->nlmsg_type) +
-                                " to CTRL_CMD_GETFAMILY");
-  }
-  nlattr* tb[CTRL_ATTR_MAX + 1] = {};
-  RETURN_IF_ERROR(ParseGenl(h, tb, CTRL_ATTR_MAX, "CTRL_CMD_NEWFAMILY"));
-  if (tb[CTRL_ATTR_FAMILY_ID] == nullptr || nla_len(tb[CTRL_ATTR_FAMILY_ID]) < 2) {
-    return InvalidArgumentError("genetlink: CTRL_CMD_NEWFAMILY without CTRL_ATTR_FAMILY_ID");
-  }
-  return nla_get_u16(tb[CTRL_ATTR_FAMILY_ID]);
-}
 
 StatusOr<PauseState> ParsePause(nlmsghdr* h) {
   RETURN_IF_ERROR(ErrorOf(h, "ethtool netlink ETHTOOL_MSG_PAUSE_GET"));
   nlattr* tb[ETHTOOL_A_PAUSE_MAX + 1] = {};
-  RETURN_IF_ERROR(ParseGenl(h, tb, ETHTOOL_A_PAUSE_MAX, "ETHTOOL_MSG_PAUSE_GET_REPLY"));
+  RETURN_IF_ERROR(ParseGenlAttributes(h, tb, ETHTOOL_A_PAUSE_MAX, "ethtool netlink",
+                                      "ETHTOOL_MSG_PAUSE_GET_REPLY"));
   const uint8_t cmd = static_cast<genlmsghdr*>(nlmsg_data(h))->cmd;
   if (cmd != ETHTOOL_MSG_PAUSE_GET_REPLY) {
     return InvalidArgumentError("ethtool netlink: reply command " + std::to_string(cmd) +
@@ -115,32 +78,6 @@ StatusOr<PauseState> ParsePause(nlmsghdr* h) {
                     nla_get_u8(tb[ETHTOOL_A_PAUSE_TX]) != 0};
 }
 
-struct Exchange {
-  int kernel_errno = 0;
-  bool acked = false;
-  std::optional<StatusOr<uint16_t>> family;
-  std::optional<StatusOr<PauseState>> pause;
-  uint16_t family_id = 0;
-};
-
-int OnValid(nl_msg* msg, void* arg) {
-  auto* ex = static_cast<Exchange*>(arg);
-  nlmsghdr* h = nlmsg_hdr(msg);
-  if (h->nlmsg_type == GENL_ID_CTRL) ex->family = ParseFamily(h);
-  if (ex->family_id != 0 && h->nlmsg_type == ex->family_id) ex->pause = ParsePause(h);
-  return NL_OK;
-}
-
-int OnError(sockaddr_nl*, nlmsgerr* e, void* arg) {
-  static_cast<Exchange*>(arg)->kernel_errno = -e->error;
-  return NL_STOP;
-}
-
-int OnAck(nl_msg*, void* arg) {
-  static_cast<Exchange*>(arg)->acked = true;
-  return NL_STOP;
-}
-
 class NetlinkPause final : public PauseBackend {
  public:
   explicit NetlinkPause(const HostFs* notes) : notes_(notes) {}
@@ -150,71 +87,55 @@ class NetlinkPause final : public PauseBackend {
     if (!IsValidIfname(ifname)) return InvalidArgumentError("bad interface name " + ifname);
     ASSIGN_OR_RETURN(uint16_t family, Family());
     NlMsg m = NewPause(family, ifname, nullptr);
-    Exchange ex;
-    ex.family_id = family;
-    RETURN_IF_ERROR(Run(m.get(), ifname, "ETHTOOL_MSG_PAUSE_GET", ex, [&] { return ex.pause; }));
-    if (!ex.pause)
+    std::optional<StatusOr<PauseState>> pause;
+    RETURN_IF_ERROR(Run(
+        m.get(), ifname, "ETHTOOL_MSG_PAUSE_GET",
+        [&](const nlmsghdr* h) {
+          if (h->nlmsg_type == family) pause = ParsePause(const_cast<nlmsghdr*>(h));
+        },
+        [&] { return pause.has_value(); }));
+    if (!pause) {
       return UnavailableError("ethtool netlink ETHTOOL_MSG_PAUSE_GET " + ifname + ": no reply");
-    if (!ex.pause->ok()) return ex.pause->status().WithContext(ifname);
-    if (notes_ != nullptr)
-      notes_->NoteCapture(PauseCapturePath(ifname), RenderPauseCapture(**ex.pause));
-    return **ex.pause;
+    }
+    if (!pause->ok()) return pause->status().WithContext(ifname);
+    if (notes_ != nullptr) notes_->NoteCapture(PauseCapturePath(ifname), RenderPauseCapture(**pause));
+    return **pause;
   }
 
   Status Set(const std::string& ifname, const PauseState& want) override {
     if (!IsValidIfname(ifname)) return InvalidArgumentError("bad interface name " + ifname);
     ASSIGN_OR_RETURN(uint16_t family, Family());
     NlMsg m = NewPause(family, ifname, &want);
-    Exchange ex;
-    ex.family_id = family;
-    RETURN_IF_ERROR(Run(m.get(), ifname, "ETHTOOL_MSG_PAUSE_SET", ex, [&] { return false; }));
-    if (!ex.acked) {
-      return UnavailableError("ethtool netlink ETHTOOL_MSG_PAUSE_SET " + ifname +
-                              ": no acknowledgement");
-    }
-    return OkStatus();
+    // Acknowledged (NLM_F_ACK): no ACK is "no acknowledgement".
+    return Run(m.get(), ifname, "ETHTOOL_MSG_PAUSE_SET", [](const nlmsghdr*) {}, nullptr);
   }
 
  private:
   StatusOr<uint16_t> Family() {
     if (family_ != 0) return family_;
-    NlMsg m = NewFamilyRequest();
-    Exchange ex;
-    RETURN_IF_ERROR(Run(m.get(), "", "CTRL_CMD_GETFAMILY ethtool", ex, [&] { return ex.family; }));
-    if (!ex.family) return UnavailableError("genetlink CTRL_CMD_GETFAMILY ethtool: no reply");
-    if (!ex.family->ok()) return ex.family->status();
-    family_ = **ex.family;
+    auto id = GenlFamilyId(ETHTOOL_GENL_NAME);
+    if (!id.ok()) {
+      if (id.status().err() != ENOENT) return id.status();
+      return Status(StatusCode::kFailedPrecondition,
+                    id.status().message() + ": no ethtool netlink (Linux 5.6 or later)", ENOENT);
+    }
+    family_ = *id;
     return family_;
   }
 
-  template <typename Done>
-  Status Run(nl_msg* msg, const std::string& ifname, const std::string& what, Exchange& ex,
-             Done done) {
-    const std::string label = "ethtool netlink " + what + (ifname.empty() ? "" : " " + ifname);
-    if (msg == nullptr) return InternalError(label + ": cannot build the message");
-    ASSIGN_OR_RETURN(NlSocket sk, ConnectNetlink(NETLINK_GENERIC, "NETLINK_GENERIC"));
-    nl_socket_modify_cb(sk.get(), NL_CB_VALID, NL_CB_CUSTOM, OnValid, &ex);
-    nl_socket_modify_cb(sk.get(), NL_CB_ACK, NL_CB_CUSTOM, OnAck, &ex);
-    nl_socket_modify_err_cb(sk.get(), NL_CB_CUSTOM, OnError, &ex);
-    if (nl_send_auto(sk.get(), msg) < 0) {
-      return ErrnoToStatus(errno != 0 ? errno : EIO, label + ": send");
-    }
-    for (int i = 0; i < 16 && ex.kernel_errno == 0 && !ex.acked && !done(); ++i) {
-      const int r = nl_recvmsgs_default(sk.get());
-      if (ex.kernel_errno != 0) break;
-      if (r < 0) return Status(StatusCode::kUnavailable, label + ": receive: " + nl_geterror(r));
-    }
-    if (ex.kernel_errno == 0) return OkStatus();
-    Status s = ErrnoToStatus(ex.kernel_errno, label);
-    if (ex.kernel_errno == ENODEV) {
+  // One exchange (NetlinkTransact): a GET ends at its reply, a SET at
+  // its ACK; the kernel's errno explained.
+  Status Run(nl_msg* msg, const std::string& ifname, const std::string& what,
+             const std::function<void(const nlmsghdr*)>& on_reply,
+             const std::function<bool()>& reply_complete) {
+    const std::string label = "ethtool netlink " + what + " " + ifname;
+    Status s = NetlinkTransact(NETLINK_GENERIC, "NETLINK_GENERIC", msg, label, on_reply, 16,
+                               reply_complete);
+    if (s.ok() || s.err() == 0) return s;
+    if (s.err() == ENODEV) {
       return Status(StatusCode::kNotFound, s.message() + ": no such netdev", ENODEV);
     }
-    if (ex.kernel_errno == ENOENT && ifname.empty()) {
-      return Status(StatusCode::kFailedPrecondition,
-                    s.message() + ": the kernel has no ethtool netlink (Linux 5.6 or later)",
-                    ENOENT);
-    }
-    if (ex.kernel_errno == EOPNOTSUPP) {
+    if (s.err() == EOPNOTSUPP) {
       return Status(StatusCode::kFailedPrecondition,
                     s.message() + ": the driver of " + ifname + " has no pause frame settings",
                     EOPNOTSUPP);
@@ -229,8 +150,7 @@ class NetlinkPause final : public PauseBackend {
 }  // namespace
 
 std::vector<uint8_t> BuildFamilyRequest(uint32_t seq) {
-  NlMsg m = NewFamilyRequest();
-  return NetlinkMessageBytes(m.get(), seq);
+  return BuildGenlFamilyRequest(ETHTOOL_GENL_NAME, seq);
 }
 
 std::vector<uint8_t> BuildPauseGet(uint16_t family, uint32_t seq, const std::string& ifname) {
@@ -245,8 +165,7 @@ std::vector<uint8_t> BuildPauseSet(uint16_t family, uint32_t seq, const std::str
 }
 
 StatusOr<uint16_t> ParseFamilyReply(const std::vector<uint8_t>& msg) {
-  ASSIGN_OR_RETURN(nlmsghdr * h, Header(msg));
-  return ParseFamily(h);
+  return ParseGenlFamilyReply(msg, ETHTOOL_GENL_NAME);
 }
 
 StatusOr<PauseState> ParsePauseGetReply(const std::vector<uint8_t>& msg) {
@@ -323,11 +242,6 @@ std::unique_ptr<PauseBackend> NewNetlinkPauseBackend(const HostFs* notes) {
 
 std::unique_ptr<PauseBackend> NewTreePauseBackend(HostFs& fs) {
   return std::make_unique<TreePause>(fs);
-}
-
-std::unique_ptr<PauseBackend> NewPauseBackend(HostFs& fs) {
-  if (fs.IsLiveRoot()) return NewNetlinkPauseBackend(&fs);
-  return NewTreePauseBackend(fs);
 }
 
 }  // namespace provisioner

@@ -1,12 +1,11 @@
 #!/bin/bash
 # The provisioner role with ansible-playbook: installs the binary and host.yaml (NICs
 # overridden per host from host_vars), validates, applies on a host tree; a second run
-# is ok; check mode plans without writing. The three ways in: the portable binary, the
-# Debian package (built here by scripts/build-deb.sh, installed by apt/dpkg into a
-# root), already installed; both at once is refused. Then the reboot path: apply exit 3
-# notifies the reboot handler (off by default) or, with provisioner_reboot, cordons,
-# drains, reboots, waits, converges and uncordons (a stand-in kubectl records the calls);
-# a change that destroys pods' VFs drains before apply.
+# is ok; check mode plans without writing; an invalid host.yaml, no binary, an installed
+# one, and a package and a binary at once; a change that destroys pods' VFs drains
+# before apply (a stand-in kubectl records the calls); the fleet example parses.
+# The package install is ansible_package_test.sh's, the reboot path
+# ansible_reboot_test.sh's (three tests: Bazel runs them side by side).
 source "$TEST_SRCDIR/${TEST_WORKSPACE:-provisioner}/test/fleet/fleet_env.sh"
 require ansible-playbook ansible-core
 
@@ -82,80 +81,10 @@ pb role-both 2 -i "$INV" "$PLAYBOOKS/role.yml" -e "provisioner_package_src=$T/x.
 log_has "set provisioner_package_src (a .deb) or provisioner_binary_src (a binary), not both"
 [[ ! -e "$T/both" ]] || fail "the refused run installed something"
 
-# 4e. The package: the real scripts/build-deb.sh around this binary; the role copies it
-#     and installs it with apt (dpkg -i) into a root holding an empty dpkg database, then
-#     validates and applies with the packaged /usr/bin/provisioner.
-DEB=$(DEB_OUT_DIR="$T/deb" "$R/scripts/build-deb.sh" --binary "$PROVISIONER" 2>"$T/build-deb.log" | tail -1)
-[[ -f $DEB ]] || { LAST_LOG="$T/build-deb.log"; fail "scripts/build-deb.sh made no package"; }
-PKGROOT="$T/node3/root"
-PROOT="$T/pkg-tree"
-mkdir -p "$PKGROOT/var/lib/dpkg/info" "$PKGROOT/var/lib/dpkg/updates"
-touch "$PKGROOT/var/lib/dpkg/status"
-extract_tree cx5-roce "$PROOT"
-start_kernel_sim "$PROOT"
-pb role-package 0 -i "$INV" "$PLAYBOOKS/role.yml" -e "provisioner_package_src=$DEB" \
-  -e "provisioner_package_dir=$T/node3/cache" -e "provisioner_package_root=$PKGROOT" \
-  -e "provisioner_config_path=$T/node3/etc/host.yaml" -e "provisioner_root=$PROOT"
-recap_has failed=0
-log_has "provisioner: package ($(basename "$DEB")) at $PKGROOT/usr/bin/provisioner"
-cmp -s "$T/node3/cache/$(basename "$DEB")" "$DEB" || fail "the package was not copied to the node"
-[[ $("$PKGROOT/usr/bin/provisioner" --version) == $("$PROVISIONER" --version) ]] ||
-  fail "the package's binary is not installed"
-[[ -f "$PKGROOT/lib/systemd/system/provisioner-apply.service" ]] || fail "the unit is not installed"
-dpkg-query --admindir="$PKGROOT/var/lib/dpkg" -W -f='${Status} ${Version}' provisioner |
-  grep -q "install ok installed $(cat "$R/VERSION")" || fail "dpkg does not list the package as installed"
-[[ $(cat "$PROOT/sys/bus/pci/devices/0000:af:00.1/sriov_numvfs") == 8 ]] ||
-  fail "the packaged binary did not apply host.yaml"
-
-# 5. Reboot path (a stand-in binary whose change needs a reboot, see the stub), with
-#    a stand-in kubectl recording its calls (and the stub's plan/apply and the stand-in
-#    reboot) in one ordered log.
-STUB="$R/test/fleet/reboot_stub_provisioner.py"
-RROOT="$T/reboot-root"
-mkdir -p "$RROOT"
+# Kubectl calls (test/fleet/kubectl_stub.sh) in one ordered log.
 export KUBECTL_LOG="$T/kubectl.log"
 : >"$KUBECTL_LOG"
-rvars=(-e "provisioner_binary_src=$STUB" -e "provisioner_binary_path=$T/node2/provisioner"
-  -e "provisioner_config_path=$T/node2/host.yaml" -e "provisioner_root=$RROOT"
-  -e "provisioner_kubectl=$R/test/fleet/kubectl_stub.sh" -e provisioner_kube_node_name=gpu-node-001)
 calls() { grep -v '^provisioner plan$' "$KUBECTL_LOG" | tr '\n' ';'; }
-pb reboot-off 0 -i "$INV" "$PLAYBOOKS/role.yml" "${rvars[@]}"
-log_has "linktype/0000:af:00.0/linkType take effect after a reboot"
-log_has "RUNNING HANDLER [provisioner.host.provisioner : Reboot needed, not done]"
-log_has "localhost needs a reboot for provisioner's changes (provisioner_reboot is false"
-[[ -e "$RROOT/run/reboot-required" ]] || fail "apply exit 3 did not happen"
-# No reboot asked: no kubectl call (a pending reboot alone is no reason to drain).
-[[ $(calls) == "provisioner apply;" ]] || fail "reboot off: calls were $(calls)"
-: >"$KUBECTL_LOG"
-pb reboot-converged 0 -i "$INV" "$PLAYBOOKS/role.yml" "${rvars[@]}"
-recap_has changed=0
-[[ $(calls) == "provisioner apply;" ]] || fail "converged: calls were $(calls)"
-# provisioner_reboot=true: cordon, drain, reboot, wait, converge, uncordon, in that
-# order. The stand-in reboot (reboot_stub_tasks.yml) is what provisioner_reboot_tasks
-# points at: Ansible's reboot module refuses to reboot the controller over a local
-# connection.
-rm "$RROOT/run/reboot-required"
-: >"$KUBECTL_LOG"
-pb reboot-on 0 -i "$INV" "$PLAYBOOKS/role.yml" "${rvars[@]}" -e '{"provisioner_reboot": true}' \
-  -e "provisioner_reboot_tasks=$R/test/fleet/reboot_stub_tasks.yml"
-recap_has failed=0
-log_has "TASK [provisioner.host.provisioner : Wait for the node to answer after the reboot]"
-want="provisioner apply;kubectl cordon gpu-node-001;kubectl drain gpu-node-001 --ignore-daemonsets"
-want+=" --delete-emptydir-data --force --grace-period=-1 --timeout=90s;reboot;provisioner apply;"
-want+="kubectl wait --for=condition=Ready node/gpu-node-001 --timeout=600s;kubectl uncordon gpu-node-001;"
-[[ $(calls) == "$want" ]] || fail "reboot on: calls were $(calls), want $want"
-# The default reboot tasks use Ansible's reboot module: it runs, and refuses the
-# controller over the local connection, which is the proof it tried (and is safe).
-rm -f "$RROOT/etc/booted-with-change" "$RROOT/run/reboot-required"
-pb reboot-module 2 -i "$INV" "$PLAYBOOKS/role.yml" "${rvars[@]}" -e '{"provisioner_reboot": true}'
-log_has "TASK [provisioner.host.provisioner : Reboot for provisioner]"
-log_has "would reboot the control node"
-# provisioner_drain=false (a host that is not a Kubernetes node): no kubectl at all.
-rm -f "$RROOT/etc/booted-with-change" "$RROOT/run/reboot-required"
-: >"$KUBECTL_LOG"
-pb reboot-nodrain 0 -i "$INV" "$PLAYBOOKS/role.yml" "${rvars[@]}" -e '{"provisioner_reboot": true}' \
-  -e "provisioner_reboot_tasks=$R/test/fleet/reboot_stub_tasks.yml" -e '{"provisioner_drain": false}'
-[[ $(calls) == "provisioner apply;reboot;provisioner apply;" ]] || fail "no drain: calls were $(calls)"
 
 # 5b. A change that destroys the VFs pods use (numVfs 8 -> 4 on 0000:af:00.1, a replace:
 #     apply writes 0 first) drains the node before apply and uncordons it after, with the

@@ -61,5 +61,41 @@ TEST(DiscoverSyscallsTest, OneOpenOneStatOneReadOneClosePerFile) {
   EXPECT_LE(c["read"], opens) << ReadFile(trace);
 }
 
+// Issue 40 item 4: a plan of a host.yaml with spec.rails count: allGpus
+// expands the document it loaded once the GPUs are known: the file is opened
+// once (before: twice, the second load after discovery).
+TEST(DiscoverSyscallsTest, RailsPlanOpensHostYamlOnce) {
+  if (std::system("strace -o /dev/null true >/dev/null 2>&1") != 0) {
+    GTEST_SKIP() << "strace cannot trace here";
+  }
+  const std::string file = WriteTempFile("rails-once.yaml", R"(apiVersion: provisioner/v1alpha1
+kind: HostConfig
+metadata:
+  name: w
+spec:
+  rails:
+    count: allGpus
+    nic:
+      name: "gpu{n}-nic"
+      nicSelector: { vendor: "15b3", deviceID: "1021" }
+      numVfs: 4
+      resourceName: "gpu{n}sriov"
+)");
+  const std::string root = ExtractHost("hgx-h100");
+  const std::string trace = WriteTempFile("strace-rails.txt", "");
+  NoLeakCheckUnderTracer no_lsan;
+  RunResult r = provisioner::testing::Run({"/usr/bin/strace", "-f", "-o", trace, "-e",
+                                           "trace=open,openat,openat2", ProvisionerBinary(),
+                                           "plan", file, "--root", root, "-o", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::istringstream in(ReadFile(trace));
+  std::string line;
+  int opens = 0;
+  while (std::getline(in, line)) {
+    if (line.find("\"" + file + "\"") != std::string::npos) ++opens;
+  }
+  EXPECT_EQ(opens, 1) << ReadFile(trace);
+}
+
 }  // namespace
 }  // namespace provisioner::testing
