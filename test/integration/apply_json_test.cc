@@ -78,5 +78,24 @@ TEST(ApplyJsonTest, AChangeNeverStartedIsNotAttempted) {
   EXPECT_EQ(doc["summary"].value("changes", -1), 2);
 }
 
+// Issue 36 item 8: durations are finite and at most 24 h. `nan` and `1e30`
+// passed the old check (nan > 0 is false, so "not <= 0") and overflowed the
+// milliseconds to 0 or below: a settle wait that failed at once.
+TEST(ApplyDurationsTest, NonFiniteOrHugeDurationsAreRefusedWithTheRange) {
+  std::string root = ExtractHost("cx5-roce");
+  std::string yaml = WriteTempFile("host.yaml", kTwoPfs);
+  for (const char* opt : {"--settle-timeout", "--lock-timeout"}) {
+    for (const char* bad : {"nan", "inf", "1e30", "86401", "-1"}) {
+      SCOPED_TRACE(std::string(opt) + " " + bad);
+      RunResult r = Provisioner({"apply", yaml, "--root", root, "--dry-run", opt, bad});
+      EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+      EXPECT_NE(r.err.find("up to 86400 (24 h)"), std::string::npos) << r.err;
+    }
+  }
+  RunResult ok = Provisioner(
+      {"apply", yaml, "--root", root, "--dry-run", "--settle-timeout", "86400", "-o", "json"});
+  EXPECT_EQ(ok.exit_code, 0) << ok.out << ok.err;
+}
+
 }  // namespace
 }  // namespace provisioner::testing

@@ -258,12 +258,13 @@ TEST_P(FaultMatrixTest, EveryWriteOfACountChangeFailingRestoresTheVfSettings) {
   for (int k = 6; k < ok.writes; k += 8) writes.push_back(k);
   writes.push_back(ok.writes);
   const int errs[] = {EBUSY, ENOMEM, EIO, EPERM};
-  for (int k : writes) {
+  for (size_t w = 0; w < writes.size(); ++w) {
+    const int k = writes[w];
     SCOPED_TRACE("write " + std::to_string(k) + " of " + std::to_string(ok.writes));
     const auto started = std::chrono::steady_clock::now();
     std::string root = CopyOf(pristine);
     Outcome failed = Apply(
-        root, {WriteFault{.nth_write = k, .path_substring = "", .err = errs[k % 4], .times = 1}},
+        root, {WriteFault{.nth_write = k, .path_substring = "", .err = errs[w % 4], .times = 1}},
         VfSettingsYaml(8).c_str());
     ASSERT_FALSE(failed.status.ok()) << "write " << k << " failed but apply succeeded";
     EXPECT_EQ(ReadFile(root + "/sys/bus/pci/devices/0000:af:00.0/sriov_numvfs"), "4\n");
