@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -50,10 +51,27 @@ const char* NameOf(int sig) {
   }
 }
 
+// When the first signal came (CLOCK_MONOTONIC, ns): one request delivered
+// twice at once is not a second request (timeout(1) signals its child, then
+// its whole process group, the child again).
+std::atomic<long long> g_first_ns{0};
+constexpr long long kRepeatNs = 100 * 1000 * 1000;
+
+long long MonotonicNs() {
+  struct timespec t;
+  ::clock_gettime(CLOCK_MONOTONIC, &t);  // async-signal-safe
+  return static_cast<long long>(t.tv_sec) * 1000000000LL + t.tv_nsec;
+}
+
 extern "C" void OnInterrupt(int sig) {
   const int saved_errno = errno;
   int none = 0;
-  g_signal.compare_exchange_strong(none, sig);  // the first one counts
+  const long long now = MonotonicNs();
+  if (g_signal.compare_exchange_strong(none, sig)) g_first_ns.store(now);  // the first one counts
+  if (g_count.load() >= 1 && now - g_first_ns.load() < kRepeatNs) {
+    errno = saved_errno;
+    return;  // the same request, delivered twice
+  }
   const int n = g_count.fetch_add(1) + 1;
   if (g_pipe[1] >= 0) {
     const char byte = 1;

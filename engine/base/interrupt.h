@@ -50,7 +50,9 @@ bool WaitUnlessInterrupted(std::chrono::milliseconds d);
 // While alive (apply making or undoing changes): a signal after the first
 // ends the process at once with `exit_code`, after writing
 // "provisioner: second <SIGNAL>: <message>\n" on stderr (write(2) only: the
-// handler is async-signal-safe). The message is cut at 1000 bytes. Not nested.
+// handler is async-signal-safe). A signal within 100 ms of the first is the
+// same request delivered twice (timeout(1) signals its child and then its
+// process group), not a second one. The message is cut at 1000 bytes. Not nested.
 class SecondSignalExit {
  public:
   SecondSignalExit(const std::string& message, int exit_code);
