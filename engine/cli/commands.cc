@@ -1,5 +1,6 @@
 #include "engine/cli/commands.h"
 
+#include <poll.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,6 +14,7 @@
 #include <iomanip>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <vector>
@@ -210,14 +212,40 @@ std::string AbsoluteRoot(const std::string& root) {
 
 bool Interactive() { return ::isatty(STDIN_FILENO) == 1 && ::isatty(STDOUT_FILENO) == 1; }
 
+namespace {
+
+// The answer typed at the prompt, one line from stdin; nullopt at the end of
+// the input or when a signal came (Ctrl-C at the prompt cancels at once:
+// the wait is a poll on stdin and InterruptGuard's self-pipe, not a
+// restarted read).
+std::optional<std::string> ReadAnswer() {
+  std::string line;
+  for (;;) {
+    if (InterruptGuard::signal().load() != 0) return std::nullopt;
+    struct pollfd fds[2] = {{STDIN_FILENO, POLLIN, 0}, {InterruptFd(), POLLIN, 0}};
+    const int r = ::poll(fds, InterruptFd() >= 0 ? 2 : 1, -1);
+    if (r < 0 && errno != EINTR) return std::nullopt;
+    if (r <= 0 || InterruptGuard::signal().load() != 0) continue;  // checked above
+    char ch = 0;
+    const ssize_t n = ::read(STDIN_FILENO, &ch, 1);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+    if (n <= 0) return line.empty() ? std::nullopt : std::optional<std::string>(line);
+    if (ch == '\n') return line;
+    line += ch;
+  }
+}
+
+}  // namespace
+
 bool Confirm(std::FILE* out, const std::string& question) {
   std::fprintf(out, "%s [y/N] ", question.c_str());
   std::fflush(out);
-  std::string answer;
-  if (!std::getline(std::cin, answer)) {
+  std::optional<std::string> read = ReadAnswer();
+  if (!read) {
     std::fprintf(out, "\n");
     return false;
   }
+  std::string answer = *read;
   while (!answer.empty() && std::isspace(static_cast<unsigned char>(answer.back())))
     answer.pop_back();
   size_t start = 0;
@@ -506,12 +534,22 @@ int RunApply(const CommonOptions& opt) {
     j["durationMs"] = c.duration.count();
     return j;
   };
-  for (const auto& c : out.changes) changes.push_back(timed(ChangeOutcomeToJson(c), c));
+  // Every planned change once, with its status at exit (not-attempted ones
+  // have no times).
+  for (const auto& c : out.final) {
+    changes.push_back(c.status == ChangeStatus::kNotAttempted ? ChangeOutcomeToJson(c)
+                                                              : timed(ChangeOutcomeToJson(c), c));
+  }
   json rolled = json::array();
   for (const auto& r : out.rolled_back) rolled.push_back(timed(ChangeOutcomeToJson(r), r));
   doc["changes"] = changes;
   doc["rolledBack"] = rolled;
+  // The host at exit: what stays applied, what was undone, what never ran.
   doc["summary"]["applied"] = out.applied;
+  doc["summary"]["rolledBack"] = out.rolled_back_count;
+  doc["summary"]["rollbackFailed"] = out.rollback_failed;
+  doc["summary"]["failed"] = out.failed;
+  doc["summary"]["notAttempted"] = out.not_attempted;
   doc["summary"]["rebootRequired"] = out.reboot_required;
   doc["summary"]["parallelism"] = out.parallelism;
   doc["summary"]["longestChain"] = out.longest_chain;

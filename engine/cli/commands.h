@@ -21,6 +21,8 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitError = 1;
 inline constexpr int kExitChangesPending = 2;  // plan --detailed-exitcode
 inline constexpr int kExitRebootRequired = 3;  // apply
+// The longest duration an option takes (--settle-timeout, --lock-timeout): 24 h.
+inline constexpr double kMaxDurationSeconds = 24 * 3600;
 
 struct CommonOptions {
   std::string root = "/";
@@ -32,7 +34,7 @@ struct CommonOptions {
   bool detailed_exitcode = false;
   bool dry_run = false;
   bool rollback = false;  // apply --rollback: undo an interrupted apply
-  double settle_timeout_s = 300;
+  double settle_timeout_s = 300;  // at most kMaxDurationSeconds, as every duration
   double lock_timeout_s = 0;  // apply: wait this long for another apply
   size_t parallelism = 0;     // apply --parallelism: changes at once (0: DefaultParallelism())
   bool color = false;

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
@@ -192,6 +193,27 @@ int main(int argc, char** argv) {
 
 namespace {
 
+// A duration in seconds (--settle-timeout, --lock-timeout): finite and at
+// most kMaxDurationSeconds (24 h). NaN, infinities and 1e30 would overflow
+// the milliseconds a wait counts in (to 0 or a negative count: a wait that
+// ends at once) and are refused with the range.
+CLI::Validator DurationSeconds(bool zero_allowed) {
+  return CLI::Validator(
+      [zero_allowed](std::string& text) -> std::string {
+        char* end = nullptr;
+        const double v = std::strtod(text.c_str(), &end);
+        const bool parsed = !text.empty() && end != nullptr && *end == '\0';
+        const bool ok = parsed && std::isfinite(v) && (zero_allowed ? v >= 0 : v > 0) &&
+                        v <= provisioner::cli::kMaxDurationSeconds;
+        if (ok) return "";
+        char range[96];
+        std::snprintf(range, sizeof range, "%s seconds up to %.0f (24 h)",
+                      zero_allowed ? "0" : "more than 0", provisioner::cli::kMaxDurationSeconds);
+        return "got " + text + ": want " + range;
+      },
+      "SECONDS", "DurationSeconds");
+}
+
 int Dispatch(int argc, char** argv) {
   provisioner::cli::WriteStatsAtExitIfAsked();
   CLI::App app{
@@ -274,7 +296,7 @@ int Dispatch(int argc, char** argv) {
   apply
       ->add_option("--settle-timeout", opt.settle_timeout_s,
                    "Seconds to wait for VFs and their netdevs to appear")
-      ->check(CLI::PositiveNumber)
+      ->check(DurationSeconds(/*zero_allowed=*/false))
       ->capture_default_str();
   apply->add_flag(
       "--rollback", opt.rollback,
@@ -287,7 +309,7 @@ int Dispatch(int argc, char** argv) {
   apply
       ->add_option("--lock-timeout", opt.lock_timeout_s,
                    "Seconds to wait for another apply on the same root (default: fail at once)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(DurationSeconds(/*zero_allowed=*/true));
 
   CLI::App* manifests = app.add_subcommand(
       "manifests", "Write the Kubernetes manifests for a host, or for a fleet of hosts (merged)");

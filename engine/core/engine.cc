@@ -245,6 +245,7 @@ ApplyReport ApplyRound(const std::vector<std::unique_ptr<Module>>& modules, cons
   bool failed = false;
   int interrupt_signal = 0;
   std::string interrupted_before;  // the change that would have started next
+  std::vector<std::string> interrupted_during;  // changes whose waits a signal ended
 
   auto apply_one = [&](size_t index) -> bool {
     const Change& c = plan.changes[index];
@@ -263,6 +264,7 @@ ApplyReport ApplyRound(const std::vector<std::unique_ptr<Module>>& modules, cons
       // Each change its own context: deferred_to_reboot and progress are per change.
       HostContext task = ctx;
       task.deferred_to_reboot.clear();
+      task.interrupt = options.interrupt;  // a signal ends this change's waits at once
       ChangeProgress progress(ctx.progress, index);
       if (ctx.progress != nullptr) {
         task.progress = &progress;
@@ -296,8 +298,15 @@ ApplyReport ApplyRound(const std::vector<std::unique_ptr<Module>>& modules, cons
     }
     if (!s.ok()) {
       // The first failure is the apply's; the failed change may be
-      // half-made (e.g. 0 written before N): it is undone too.
-      if (!failed) report.status = report.applied.back().status;
+      // half-made (e.g. 0 written before N): it is undone too. One that
+      // failed once a signal came (its wait ended by it) was interrupted.
+      const int sig = options.interrupt != nullptr ? options.interrupt->load() : 0;
+      if (sig != 0 && report.status.ok()) {
+        interrupt_signal = sig;
+        interrupted_during.push_back(c.id);
+      } else if (!failed) {
+        report.status = report.applied.back().status;
+      }
       failed = true;
       if (attempted && m != nullptr) done.push_back(index);
       return false;
@@ -361,6 +370,12 @@ ApplyReport ApplyRound(const std::vector<std::unique_ptr<Module>>& modules, cons
   };
   WalkGraph(graph->preds, graph->succs, std::vector<bool>(n, true), /*highest_first=*/false,
             workers, apply_one, stop_before);
+  if (failed && report.status.ok() && !interrupted_during.empty()) {
+    std::string ids;
+    for (const std::string& id : interrupted_during) ids += (ids.empty() ? "" : ", ") + id;
+    interrupted("during " + ids);
+    return report;
+  }
   if (failed) {
     roll_back();
     return report;

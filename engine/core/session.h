@@ -160,6 +160,7 @@ enum class ChangeStatus {
   kFailed,
   kRolledBack,
   kRollbackFailed,
+  kNotAttempted,  // planned; apply stopped (a failure, a signal) before it started
 };
 const char* ChangeStatusName(ChangeStatus s);  // "applied", "deferred-to-reboot", ...
 
@@ -180,9 +181,19 @@ struct ApplyOutcome {
   Status status;
   std::vector<ChangeOutcome> changes;      // in the order run (planned: not run)
   std::vector<ChangeOutcome> rolled_back;  // inverse changes run after a failure
-  // Changes made (and verified, or deferred to the reboot), rolled back or
-  // not; the failed one is not counted.
+  // Every planned change once, in plan order (then those a firmware reset's
+  // second round planned anew), with its status at exit: applied (or
+  // deferred-to-reboot), rolled-back (made, then undone and verified),
+  // rollback-failed (made, its undo failed: still on the host), failed (the
+  // change that failed; undone with the rest), not-attempted.
+  std::vector<ChangeOutcome> final;
+  // The host at exit: changes that stay made (applied or deferred to the
+  // reboot); 0 after a complete rollback.
   size_t applied = 0;
+  size_t rolled_back_count = 0;
+  size_t rollback_failed = 0;
+  size_t failed = 0;
+  size_t not_attempted = 0;
   bool reboot_required = false;
   // Settling an interrupted apply's journal when nothing ran, and writing
   // /run/reboot-required: problems to report, not failures of the apply
@@ -197,8 +208,8 @@ struct ApplyOutcome {
 // applied, verified, rolled back on failure (engine.h ApplyPlan) with the
 // journal; the reboot marker written when a reboot is needed.
 ApplyOutcome ApplyPlanned(PlanOutcome& planned, const ApplyRequest& request);
-// The outcome of an engine ApplyReport (the counts above).
-ApplyOutcome OutcomeOf(const ApplyReport& report);
+// The outcome of an engine ApplyReport of `plan` (the counts above).
+ApplyOutcome OutcomeOf(const ApplyReport& report, const Plan& plan);
 
 // validate [--root]: host.yaml loaded for the host's GPU count and its
 // nearGpu selectors checked against the host when `facts` is given.

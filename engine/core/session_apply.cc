@@ -1,4 +1,6 @@
 // Applying a plan with its journal, and the typed outcome (session.h).
+#include <map>
+#include <set>
 #include <string>
 #include <utility>
 
@@ -42,6 +44,8 @@ const char* ChangeStatusName(ChangeStatus s) {
       return "rolled-back";
     case ChangeStatus::kRollbackFailed:
       return "rollback-failed";
+    case ChangeStatus::kNotAttempted:
+      return "not-attempted";
   }
   return "planned";
 }
@@ -53,7 +57,52 @@ bool UseRollbackPlan(PlanOutcome* planned) {
   return true;
 }
 
-ApplyOutcome OutcomeOf(const ApplyReport& report) {
+namespace {
+
+// ApplyOutcome::final and the counts of the host at exit.
+void SettleFinal(const Plan& plan, ApplyOutcome* out) {
+  std::map<std::string, const ChangeOutcome*> ran;  // by id: the last run of it
+  for (const auto& c : out->changes) ran[c.change.id] = &c;
+  std::map<std::string, const ChangeOutcome*> undone;
+  for (const auto& r : out->rolled_back) undone[r.change.id] = &r;
+  std::set<std::string> listed;
+  auto settle = [&](const Change& planned) {
+    if (!listed.insert(planned.id).second) return;
+    ChangeOutcome f{planned, ChangeStatus::kNotAttempted, "", ""};
+    if (auto it = ran.find(planned.id); it != ran.end()) {
+      f = *it->second;
+      auto u = undone.find(planned.id);
+      if (f.status != ChangeStatus::kFailed && u != undone.end()) {
+        f.status = u->second->status;  // rolled-back or rollback-failed
+        f.error = u->second->error;
+      }
+    }
+    switch (f.status) {
+      case ChangeStatus::kApplied:
+      case ChangeStatus::kDeferredToReboot:
+        ++out->applied;
+        break;
+      case ChangeStatus::kRolledBack:
+        ++out->rolled_back_count;
+        break;
+      case ChangeStatus::kRollbackFailed:
+        ++out->rollback_failed;
+        break;
+      case ChangeStatus::kFailed:
+        ++out->failed;
+        break;
+      default:
+        ++out->not_attempted;
+    }
+    out->final.push_back(std::move(f));
+  };
+  for (const Change& c : plan.changes) settle(c);
+  for (const auto& c : out->changes) settle(c.change);  // a firmware reset's second round
+}
+
+}  // namespace
+
+ApplyOutcome OutcomeOf(const ApplyReport& report, const Plan& plan) {
   ApplyOutcome out;
   out.ran = true;
   out.status = report.status;
@@ -68,7 +117,6 @@ ApplyOutcome OutcomeOf(const ApplyReport& report) {
       c.error = a.status.message();
     } else {
       c.status = c.note.empty() ? ChangeStatus::kApplied : ChangeStatus::kDeferredToReboot;
-      ++out.applied;
     }
     out.changes.push_back(std::move(c));
   }
@@ -78,6 +126,7 @@ ApplyOutcome OutcomeOf(const ApplyReport& report) {
     if (!r.status.ok()) c.error = r.status.message();
     out.rolled_back.push_back(std::move(c));
   }
+  SettleFinal(plan, &out);
   return out;
 }
 
@@ -98,12 +147,20 @@ ApplyOutcome ApplyPlanned(PlanOutcome& planned, const ApplyRequest& request) {
     return out;
   }
   InterruptGuard guard;  // SIGTERM/SIGINT/SIGHUP: roll back, do not die half-applied
+  // A second one: out at once, the journal kept for `apply --rollback`.
+  const std::string& root = host.fs->root();
+  const bool live = root == "/";
+  SecondSignalExit second("exiting now, without finishing; the journal " +
+                              (live ? "" : root) + kJournalPath +
+                              " is kept: `provisioner apply --rollback" +
+                              (live ? "" : " --root " + root) + "` undoes what was changed",
+                          1);
   ApplyOptions options;
   options.journal = &journal;
   options.interrupt = &InterruptGuard::signal();
   options.check_converged = !request.rollback;  // a rollback moves away from host.yaml
   options.parallelism = request.parallelism;
-  out = OutcomeOf(ApplyPlan(host.modules, plan, planned.desired, host.ctx, options));
+  out = OutcomeOf(ApplyPlan(host.modules, plan, planned.desired, host.ctx, options), plan);
   // The lock file a first apply created stays once the apply wrote to the
   // tree; refused before that (and a dry run, nothing to do) it goes on
   // release, and the tree is as it was (HostLock).

@@ -178,6 +178,37 @@ TEST_F(SessionTest, ConvergenceFailureCountsTheChangesMade) {
   EXPECT_EQ(out.applied, 1u);
 }
 
+// Issue 38 item 3: after a failure, every planned change has its status at
+// exit and `applied` counts what stays on the host (it said 2 here: a and b,
+// although a was undone; d, never attempted, was missing).
+TEST(OutcomeOfTest, EveryPlannedChangeHasItsStatusAtExit) {
+  ApplyReport report;
+  Change a, b, c, d;
+  a.id = "a";
+  b.id = "b";
+  c.id = "c";
+  d.id = "d";
+  report.applied = {{a, OkStatus()}, {b, OkStatus()}, {c, UnavailableError("EBUSY")}};
+  report.rolled_back = {{c, OkStatus()}, {b, InternalError("stuck")}, {a, OkStatus()}};
+  report.status = report.applied.back().status;
+  report.deferred = {{"b", "other network namespaces exist"}};
+  provisioner::Plan plan;
+  plan.changes = {a, b, c, d};
+  ApplyOutcome out = OutcomeOf(report, plan);
+  EXPECT_EQ(out.applied, 0u);
+  ASSERT_EQ(out.final.size(), 4u);
+  EXPECT_EQ(out.final[0].status, ChangeStatus::kRolledBack);
+  EXPECT_EQ(out.final[1].status, ChangeStatus::kRollbackFailed);
+  EXPECT_EQ(out.final[1].error, "stuck");
+  EXPECT_EQ(out.final[2].status, ChangeStatus::kFailed);
+  EXPECT_EQ(out.final[3].status, ChangeStatus::kNotAttempted);
+  EXPECT_STREQ(ChangeStatusName(out.final[3].status), "not-attempted");
+  EXPECT_EQ(out.rolled_back_count, 1u);
+  EXPECT_EQ(out.rollback_failed, 1u);
+  EXPECT_EQ(out.failed, 1u);
+  EXPECT_EQ(out.not_attempted, 1u);
+}
+
 TEST(OutcomeOfTest, CountsTheChangesMadeBeforeAFailure) {
   ApplyReport report;
   Change a, b, c;
@@ -188,8 +219,10 @@ TEST(OutcomeOfTest, CountsTheChangesMadeBeforeAFailure) {
   report.rolled_back = {{c, OkStatus()}, {b, InternalError("stuck")}, {a, OkStatus()}};
   report.status = report.applied.back().status;
   report.deferred = {{"b", "other network namespaces exist"}};
-  ApplyOutcome out = OutcomeOf(report);
-  EXPECT_EQ(out.applied, 2u);
+  provisioner::Plan plan;
+  plan.changes = {a, b, c};
+  ApplyOutcome out = OutcomeOf(report, plan);
+  EXPECT_EQ(out.applied, 0u);  // a and b undone (b's undo failed: rollback-failed)
   EXPECT_EQ(out.changes[0].status, ChangeStatus::kApplied);
   EXPECT_EQ(out.changes[1].status, ChangeStatus::kDeferredToReboot);
   EXPECT_EQ(out.changes[1].note, "other network namespaces exist");

@@ -2,6 +2,7 @@
 #ifndef PROVISIONER_ENGINE_MODULE_CLOCK_H_
 #define PROVISIONER_ENGINE_MODULE_CLOCK_H_
 
+#include <atomic>
 #include <chrono>
 
 namespace provisioner {
@@ -14,6 +15,13 @@ class Clock {
 };
 
 Clock& RealClock();
+
+// One sleep of a bounded wait (VFs, their netdevs): `d` on `clock`. With
+// `interrupt` (apply's signal flag, HostContext::interrupt), false as soon as
+// it reads non-zero: on the real clock the sleep wakes on the signal itself
+// (InterruptGuard's self-pipe), not at the next poll; on a test clock it is
+// read after the sleep. True: slept, no signal.
+bool WaitStep(Clock& clock, std::chrono::milliseconds d, const std::atomic<int>* interrupt);
 
 }  // namespace provisioner
 

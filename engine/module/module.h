@@ -5,6 +5,7 @@
 #ifndef PROVISIONER_ENGINE_MODULE_MODULE_H_
 #define PROVISIONER_ENGINE_MODULE_MODULE_H_
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <functional>
@@ -65,6 +66,10 @@ struct HostContext {
   Clock* clock = nullptr;
   Progress* progress = nullptr;
   std::chrono::milliseconds settle_timeout{std::chrono::seconds(300)};
+  // Set by the engine for apply's changes (not their rollback): a signal
+  // (InterruptGuard::signal()) that ends a module's wait at once (WaitStep);
+  // the change then fails and the rollback starts. Null: waits run their course.
+  const std::atomic<int>* interrupt = nullptr;
   // Set by the engine while it discovers for planning this desired state
   // (plan, apply); null for discover, doctor, manifests. A module may then
   // skip facts that no module's Plan reads for it (the RDMA module skips the

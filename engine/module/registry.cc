@@ -7,6 +7,8 @@
 #include <set>
 #include <thread>
 
+#include "engine/base/interrupt.h"
+
 namespace provisioner {
 namespace {
 
@@ -54,6 +56,19 @@ class SteadyClock final : public Clock {
 Clock& RealClock() {
   static SteadyClock* clock = new SteadyClock();
   return *clock;
+}
+
+bool WaitStep(Clock& clock, std::chrono::milliseconds d, const std::atomic<int>* interrupt) {
+  if (interrupt == nullptr) {
+    clock.SleepFor(d);
+    return true;
+  }
+  if (interrupt->load() != 0) return false;
+  if (&clock == &RealClock() && interrupt == &InterruptGuard::signal()) {
+    return WaitUnlessInterrupted(d);
+  }
+  clock.SleepFor(d);
+  return interrupt->load() == 0;
 }
 
 StatusOr<std::vector<std::string>> OrderModules(const std::vector<ModuleDecl>& decls) {

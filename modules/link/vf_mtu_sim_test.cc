@@ -1,7 +1,10 @@
 // vfMtu through the engine (pci, sriov, vf, link) against the in-process
 // kernel simulator (test/sim/netdev_sim.h refuses a VF netdev's MTU above its
 // PF's or its maximum): plan order, apply, verify, convergence, rollback.
+#include <stdio.h>
+
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -116,6 +119,60 @@ TEST_F(VfMtuSimTest, VfsCreatedThenPfRaisedThenVfMtuThenConverged) {
   for (int i = 0; i < 4; ++i) EXPECT_EQ(Mtu("ens6f0v" + std::to_string(i)), "9000") << i;
   EXPECT_EQ(Mtu("ens6f1np1"), "1500");  // the other port: not asked
   EXPECT_TRUE(PlanNow(d).plan.changes.empty());
+}
+
+// Issue 36 item 3: VF 2 bound to mlx5_core but its netdev still on its way
+// (re-applying right after a kill, a boot while udev renames): vfMtu waits
+// for it within the settle timeout, as the count change does, instead of
+// failing at once with "has no netdev to set the mtu on". The netdev comes
+// back on the third sleep of the wait (a test clock: no wall-clock time).
+class NetdevArrivesClock final : public Clock {
+ public:
+  explicit NetdevArrivesClock(std::function<void()> arrive) : arrive_(std::move(arrive)) {}
+  std::chrono::steady_clock::time_point Now() override { return now_; }
+  void SleepFor(milliseconds d) override {
+    now_ += d;
+    if (++sleeps == 3) arrive_();
+  }
+  int sleeps = 0;
+
+ private:
+  std::chrono::steady_clock::time_point now_;
+  std::function<void()> arrive_;
+};
+
+TEST_F(VfMtuSimTest, AVfNetdevOnItsWayIsWaitedFor) {
+  DesiredState four = Load(kFourVfs);
+  ASSERT_TRUE(ApplyPlan(modules_, PlanNow(four).plan, four, ctx_).status.ok());
+  DesiredState d = Load(kJumboVfs);
+  PlanResult p = PlanNow(d);
+  ASSERT_EQ(Ids(p.plan),
+            (std::vector<std::string>{"link/ens6f0np0/mtu", "link/0000:af:00.0/vfMtu"}));
+  const std::string net = root_ + "/sys/bus/pci/devices/0000:af:00.4/net";
+  ASSERT_EQ(::rename(net.c_str(), (net + ".away").c_str()), 0);
+  NetdevArrivesClock arriving([&] { ASSERT_EQ(::rename((net + ".away").c_str(), net.c_str()), 0); });
+  ctx_.clock = &arriving;
+  ApplyReport r = ApplyPlan(modules_, p.plan, d, ctx_);
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  EXPECT_GE(arriving.sleeps, 3);
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(Mtu("ens6f0v" + std::to_string(i)), "9000") << i;
+  ctx_.clock = &clock_;
+}
+
+// A VF netdev that never comes: the wait ends at the settle timeout and says which VF.
+TEST_F(VfMtuSimTest, AVfNetdevThatNeverComesFailsAtTheSettleTimeout) {
+  DesiredState four = Load(kFourVfs);
+  ASSERT_TRUE(ApplyPlan(modules_, PlanNow(four).plan, four, ctx_).status.ok());
+  DesiredState d = Load(kJumboVfs);
+  PlanResult p = PlanNow(d);
+  const std::string net = root_ + "/sys/bus/pci/devices/0000:af:00.4/net";
+  ASSERT_EQ(::rename(net.c_str(), (net + ".away").c_str()), 0);
+  ApplyReport r = ApplyPlan(modules_, p.plan, d, ctx_);
+  ASSERT_FALSE(r.status.ok());
+  EXPECT_NE(r.status.message().find("VF 2 (0000:af:00.4, mlx5_core) has no netdev after 30s"),
+            std::string::npos)
+      << r.status.message();
+  EXPECT_EQ(Mtu("ens6f0np0"), "1500");  // rolled back
 }
 
 // VFs there at 1500; VF 3's write fails: the PF and VFs 0-2 go back to 1500.

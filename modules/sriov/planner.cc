@@ -10,6 +10,37 @@
 namespace provisioner {
 namespace {
 
+// The settings of `pf`'s VFs now (kVfSettingsAtCount), or an empty object
+// when none is known.
+nlohmann::json VfSettingsRecord(const PciFunction& pf, const HostFacts& facts) {
+  nlohmann::json vfs = nlohmann::json::array();
+  const bool ib = !pf.sriov->ib_node_guid.empty();
+  for (const VfInfo& vf : pf.sriov->vfs) {
+    nlohmann::json v = {{"index", vf.vf_index}};
+    for (const std::string& nd : vf.netdevs) {
+      auto l = facts.links.find(nd);
+      if (l != facts.links.end() && l->second.mtu > 0) v["mtu"] = l->second.mtu;
+      break;
+    }
+    if (vf.mac) v["mac"] = *vf.mac;
+    if (vf.trust) v["trust"] = *vf.trust;
+    if (vf.spoof_chk) v["spoofChk"] = *vf.spoof_chk;
+    if (vf.link_state) v["linkState"] = *vf.link_state;
+    if (vf.min_tx_rate && vf.max_tx_rate) {
+      v["rate"] = {{"min", *vf.min_tx_rate}, {"max", *vf.max_tx_rate}};
+    }
+    if (vf.vlan_id && vf.vlan_qos && vf.vlan_proto) {
+      v["vlan"] = {{"id", *vf.vlan_id}, {"qos", *vf.vlan_qos}, {"proto", *vf.vlan_proto}};
+    }
+    if (ib && !vf.ib_node_guid.empty()) v["guid"] = vf.ib_node_guid;
+    if (v.size() > 1) vfs.push_back(std::move(v));
+  }
+  if (vfs.empty()) return nlohmann::json::object();
+  nlohmann::json record = {{"numVfs", pf.sriov->num_vfs}, {"vfs", std::move(vfs)}};
+  if (!pf.netdevs.empty()) record["pfNetdev"] = pf.netdevs.front();
+  return record;
+}
+
 // PCI vendor ID of Mellanox/NVIDIA networking: firmware hints (mstconfig) only for it.
 constexpr char kMellanoxVendor[] = "15b3";
 
@@ -164,6 +195,10 @@ void PlanNumVfs(const DesiredState& desired, const HostFacts& facts, PlanSink& s
           }
         }
         if (!up.empty()) c.detail[kVfsUpAtCount] = {{"numVfs", current}, {"vfIndexes", up}};
+        if (current > 0) {
+          nlohmann::json record = VfSettingsRecord(*pf, facts);
+          if (!record.empty()) c.detail[kVfSettingsAtCount] = std::move(record);
+        }
       }
       sink.AddChange(std::move(c));
     }

@@ -19,6 +19,15 @@ inline constexpr char kNumVfsAttribute[] = "numVfs";
 // change). Applying the count N again (the change's rollback) brings those
 // up again and verifies them.
 inline constexpr char kVfsUpAtCount[] = "vfsUpAtCount";
+// A numVfs change from N > 0 VFs: {"numVfs": N, "pfNetdev": "ens6f0np0",
+// "vfs": [{"index": i, "mtu", "mac", "trust", "spoofChk", "linkState",
+// "rate": {"min","max"}, "vlan": {"id","qos","proto"}, "guid"}, ...]}, each
+// VF's settings as discovery read them before the change (known ones only;
+// "guid" for an InfiniBand PF's VFs). The kernel re-creates VFs with driver
+// defaults: the change's rollback, back to N, restores these and verifies
+// them (vf_settings_restore.h). In the journal with the change, so that
+// `apply --rollback` after a kill -9 has them.
+inline constexpr char kVfSettingsAtCount[] = "vfSettingsAtCount";
 
 // "sriov/0000:af:00.0/numVfs"
 std::string NumVfsChangeId(const std::string& pf);

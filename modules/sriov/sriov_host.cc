@@ -99,7 +99,9 @@ Status WaitSettled(const std::string& bdf, int target, HostContext& ctx,
       if (polled.status().code() != StatusCode::kUnavailable || clock.Now() >= deadline) {
         return polled.status();
       }
-      clock.SleepFor(options.poll_interval);
+      if (!WaitStep(clock, options.poll_interval, ctx.interrupt)) {
+        return FailedPreconditionError(bdf + ": the wait for the VFs ended by a signal");
+      }
       continue;
     }
     const NumVfsState& state = *polled;
@@ -149,7 +151,14 @@ Status WaitSettled(const std::string& bdf, int target, HostContext& ctx,
       last_progress = now;
     }
     auto left = std::chrono::duration_cast<milliseconds>(deadline - now);
-    clock.SleepFor(std::max(milliseconds(1), std::min(options.poll_interval, left)));
+    // A signal (apply's SIGTERM, Ctrl-C) ends the wait at once: the write is
+    // done, the rollback starts now, not when the settle timeout runs out.
+    if (!WaitStep(clock, std::max(milliseconds(1), std::min(options.poll_interval, left)),
+                  ctx.interrupt)) {
+      return FailedPreconditionError(bdf + ": the wait ended by a signal after " +
+                                     Seconds(std::chrono::duration_cast<milliseconds>(now - start)) +
+                                     ": " + status);
+    }
   }
 }
 

@@ -12,6 +12,7 @@
 #include "engine/plan/resource.h"
 #include "modules/link/link_backend.h"
 #include "modules/sriov/planner.h"
+#include "modules/sriov/vf_settings_restore.h"
 
 namespace provisioner {
 namespace {
@@ -87,8 +88,11 @@ void SriovModule::Plan(const DesiredState& desired, const HostFacts& facts, Plan
 Status SriovModule::Apply(const Change& change, HostContext& ctx) {
   ASSIGN_OR_RETURN(int target, TargetCount(change));
   RETURN_IF_ERROR(ApplyNumVfs(change.target, target, ctx, options_));
-  // Back to a count the PF had (a rollback): the re-created VFs' netdevs
-  // come up down; those that were up before are brought up again.
+  // Back to a count the PF had (a rollback): the re-created VFs have driver
+  // defaults; their settings before the change come back (the MAC and GUIDs
+  // rebind a VF: before the netdevs' state), and their netdevs come up down:
+  // those that were up before are brought up again.
+  RETURN_IF_ERROR(RestoreVfSettings(change, target, ctx));
   const std::vector<int> up = VfsToBringUp(change, target);
   if (up.empty()) return OkStatus();
   std::unique_ptr<LinkBackend> links = NewLinkBackend(*ctx.fs);
@@ -113,6 +117,7 @@ Status SriovModule::CheckChange(const Change& change) const {
 Status SriovModule::Verify(const Change& change, HostContext& ctx) {
   ASSIGN_OR_RETURN(int target, TargetCount(change));
   RETURN_IF_ERROR(VerifyNumVfs(change.target, target, Label(change), *ctx.fs));
+  RETURN_IF_ERROR(VerifyVfSettings(change, target, ctx).WithContext(Label(change)));
   const std::vector<int> up = VfsToBringUp(change, target);
   if (up.empty()) return OkStatus();
   std::unique_ptr<LinkBackend> links = NewLinkBackend(*ctx.fs);

@@ -47,7 +47,9 @@ Status WaitFor(HostContext& ctx, const VfHostOptions& options, const std::string
           std::to_string(std::chrono::duration_cast<milliseconds>(ctx.settle_timeout).count()) +
           "ms: " + what);
     }
-    clock.SleepFor(options.poll_interval);
+    if (!WaitStep(clock, options.poll_interval, ctx.interrupt)) {
+      return FailedPreconditionError("the wait ended by a signal: " + what);
+    }
   }
 }
 

@@ -81,6 +81,12 @@ recap_has failed=1
 log_has "provisioner: error: apply sriov/0000:af:00.0/numVfs <- apply 0000:af:00.0 numVfs <- "
 log_has '"rolled_back": [{"action": "remove", "after": 0'
 log_has '"status": "failed"'
+# The host at exit (issue 38 item 3): nothing stays applied, so nothing changed
+# (the failed task's result is in the log: the play ends before result_file).
+log_has '"changed": false'
+log_has '"applied": 0'
+log_has '"failed": 1'
+log_has '"notAttempted": 0'
 [[ $(cat "$ROOT3/sys/bus/pci/devices/0000:af:00.0/sriov_numvfs") == 0 ]] || fail "refused apply not rolled back"
 
 # 7b. A binary that is not there: a clear failure, not a traceback.

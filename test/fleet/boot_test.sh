@@ -50,6 +50,12 @@ for u in systemd-modules-load.service systemd-udev-settle.service; do
 done
 read -r -a success_codes <<<"0 $(unit_value SuccessExitStatus)"
 [[ " ${success_codes[*]} " == *" 3 "* ]] || fail "exit 3 (reboot required) is not a success"
+# systemctl stop during the apply: SIGTERM, then the rollback, which takes at most
+# 2 x 2 min (sriov_numvfs writes) + 2 x 300 s (the default --settle-timeout) = 14 min;
+# systemd must not SIGKILL it before (its default: 90 s). docs/CONTRACT.md, "Signals".
+stop=$(unit_value TimeoutStopSec)
+[[ $stop =~ ^([0-9]+)min$ ]] || fail "TimeoutStopSec='$stop': want minutes above the rollback's 14 min"
+((BASH_REMATCH[1] > 14)) || fail "TimeoutStopSec=$stop is not above the rollback's worst case (14 min)"
 
 # 3. ExecStart converges a host tree (with --root appended, the file under the tree).
 ROOT="$T/root"

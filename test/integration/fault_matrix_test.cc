@@ -6,8 +6,10 @@
 // byte-identical to before (rollback is exact, nothing half-applied).
 // In process: the engine and every registered module over the simulated
 // kernel (test/sim), so that the n-th write can fail.
+#include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <memory>
 #include <set>
 #include <string>
@@ -21,6 +23,7 @@
 #include "gtest/gtest.h"
 #include "test/sim/sim_host_fs.h"
 #include "test/support/host_presets.h"
+#include "test/support/files.h"
 #include "test/support/host_tree.h"
 #include "test/support/tree_diff.h"
 #include "test/support/ttar.h"
@@ -173,6 +176,105 @@ TEST_P(FaultMatrixTest, EveryWriteFailingLeavesTheTreeAsItWas) {
     EXPECT_NE(msg.find('/'), std::string::npos) << msg;
     // Rolled back exactly.
     EXPECT_EQ(DiffTreesText(pristine, root), "") << msg;
+  }
+}
+
+// Issue 36 item 1: the rollback of a count change between two non-zero
+// counts (4 -> 8) re-created the 4 VFs with driver defaults (MTU 1500, no
+// VLAN, no rate, link state auto, trust off, spoof check on, another MAC)
+// and said "rolled back". Every write of the 4 -> 8 apply failing in turn:
+// the VFs' settings come back, the capture files under run/provisioner/vf
+// byte for byte, and the VF netdevs' MTU.
+std::string VfSettingsYaml(int num_vfs) {
+  return R"(apiVersion: provisioner/v1alpha1
+kind: HostConfig
+metadata:
+  name: worker1
+spec:
+  nics:
+    - name: pf0
+      nicSelector: { rootDevices: ["0000:af:00.0"] }
+      numVfs: )" + std::to_string(num_vfs) +
+         R"(
+      mtu: 9000
+      vfMtu: 9000
+      vfTrust: true
+      vfSpoofChk: false
+      vfLinkState: enable
+      vfRate: { max: 1000 }
+      vfVlan: { id: 100, qos: 3 }
+      vfMac: derived
+)";
+}
+
+std::string CopyOf(const std::string& tree) {
+  std::string dir = MakeTempDir("fault-copy");
+  std::error_code ec;
+  std::filesystem::copy(tree, dir,
+                        std::filesystem::copy_options::recursive |
+                            std::filesystem::copy_options::copy_symlinks |
+                            std::filesystem::copy_options::overwrite_existing,
+                        ec);
+  EXPECT_FALSE(ec) << ec.message();
+  return dir;
+}
+
+// The VF netdevs' MTU files of PF 0000:af:00.0, by VF index ("0: 9000\n ...").
+std::string VfMtus(const std::string& root) {
+  std::string out;
+  const std::string pf = root + "/sys/bus/pci/devices/0000:af:00.0";
+  for (int i = 0; i < 64; ++i) {
+    const std::string net = pf + "/virtfn" + std::to_string(i) + "/net";
+    std::error_code ec;
+    if (!std::filesystem::exists(net, ec)) break;
+    for (const auto& e : std::filesystem::directory_iterator(net, ec)) {
+      out += std::to_string(i) + ": " + ReadFile(e.path().string() + "/mtu");
+    }
+  }
+  return out;
+}
+
+TEST_P(FaultMatrixTest, EveryWriteOfACountChangeFailingRestoresTheVfSettings) {
+  if (GetParam() != 1) GTEST_SKIP() << "plan order is enough here: the VFs of one PF";
+  const std::string pristine = FreshTree();
+  Outcome four = Apply(pristine, {}, VfSettingsYaml(4).c_str());
+  ASSERT_TRUE(four.status.ok()) << four.status.message();
+  const std::string captures = "/run/provisioner/vf/0000:af:00.0";
+  ASSERT_EQ(ReadFile(pristine + captures + "/3/trust"), "1\n");
+  ASSERT_EQ(ReadFile(pristine + captures + "/3/vlan"), "100 3 802.1Q\n");
+  const std::string mtus = VfMtus(pristine);
+  ASSERT_EQ(mtus, "0: 9000\n1: 9000\n2: 9000\n3: 9000\n");
+
+  std::string clean = CopyOf(pristine);
+  Outcome ok = Apply(clean, {}, VfSettingsYaml(8).c_str());
+  ASSERT_TRUE(ok.status.ok()) << ok.status.message();
+  ASSERT_EQ(ReadFile(clean + "/sys/bus/pci/devices/0000:af:00.0/sriov_numvfs"), "8\n");
+  std::printf("fault matrix, 4 -> 8 VFs with settings: %d writes\n", ok.writes);
+
+  // About 90 writes, each apply a few seconds with its rollback: every
+  // write of the count change (the first 5: journal, 0, 8, journal), then
+  // one in 8 of the settings' (each setting's writes look alike) and the last.
+  std::vector<int> writes = {1, 2, 3, 4, 5};
+  for (int k = 6; k < ok.writes; k += 8) writes.push_back(k);
+  writes.push_back(ok.writes);
+  const int errs[] = {EBUSY, ENOMEM, EIO, EPERM};
+  for (size_t w = 0; w < writes.size(); ++w) {
+    const int k = writes[w];
+    SCOPED_TRACE("write " + std::to_string(k) + " of " + std::to_string(ok.writes));
+    const auto started = std::chrono::steady_clock::now();
+    std::string root = CopyOf(pristine);
+    Outcome failed = Apply(
+        root, {WriteFault{.nth_write = k, .path_substring = "", .err = errs[w % 4], .times = 1}},
+        VfSettingsYaml(8).c_str());
+    ASSERT_FALSE(failed.status.ok()) << "write " << k << " failed but apply succeeded";
+    EXPECT_EQ(ReadFile(root + "/sys/bus/pci/devices/0000:af:00.0/sriov_numvfs"), "4\n");
+    EXPECT_EQ(DiffTreesText(pristine + captures, root + captures), "") << failed.status.message();
+    EXPECT_EQ(VfMtus(root), mtus) << failed.status.message();
+    std::printf("write %d: %lld ms: %s\n", k,
+                static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                           std::chrono::steady_clock::now() - started)
+                                           .count()),
+                failed.status.message().substr(0, 160).c_str());
   }
 }
 

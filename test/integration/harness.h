@@ -5,6 +5,7 @@
 
 #include <sys/types.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,19 @@ class NoLeakCheckUnderTracer {
 
 // Starts argv without waiting (stdout/stderr to /dev/null); returns the pid.
 pid_t Spawn(const std::vector<std::string>& argv);
+
+// Like Spawn, with stdout and stderr written to the files `out` and `err`.
+pid_t SpawnToFiles(const std::vector<std::string>& argv, const std::string& out,
+                   const std::string& err);
+
+// Waits up to `limit_ms` for `pid` to exit: its exit code, -1 when a signal
+// ended it, -2 when it was still running at the limit (then killed with
+// SIGKILL and reaped). `elapsed_ms`: how long the wait took.
+int WaitExit(pid_t pid, int limit_ms, long long* elapsed_ms = nullptr);
+
+// Polls `done` every 10 ms for up to `limit_ms`: true once it held. For a
+// state another process reaches (a file the apply writes), not a time.
+bool WaitUntil(const std::function<bool()>& done, int limit_ms = 20000);
 
 // The provisioner binary in the runfiles.
 std::string ProvisionerBinary();

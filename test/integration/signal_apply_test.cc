@@ -3,6 +3,8 @@
 // then everything applied is rolled back as for a failure, the journal is
 // settled, the exit code is 1 and the message names the signal.
 #include <fcntl.h>
+#include <poll.h>
+#include <pty.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -45,7 +47,7 @@ spec:
   EXPECT_NE(r.err.find("apply interrupted by SIGTERM"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("rolled back, as for a failure"), std::string::npos) << r.err;
   // Back as it was: no VFs, mtu 1500, and no journal left to recover.
-  EXPECT_EQ(ReadFile(root + kPf0 + "/sriov_numvfs"), "0\n");
+  EXPECT_EQ(ReadFile(root + kPf0 + "/sriov_numvfs"), "0\n") << r.err;
   struct stat st;
   EXPECT_NE(::stat((root + kPf0 + "/virtfn0").c_str(), &st), 0);
   EXPECT_EQ(ReadFile(root + "/sys/class/net/ens6f0np0/mtu"), "1500\n");
@@ -151,6 +153,143 @@ spec:
   EXPECT_FALSE(Exists(root + "/etc/modules-load.d/provisioner.conf")) << "applied anyway";
   EXPECT_FALSE(Exists(root + "/run/provisioner/journal.json")) << "journal left behind";
   EXPECT_EQ(RunWithPendingSigterm({"discover", "--root", root}), 1);
+}
+
+
+// Issues 36 item 2 and 38 item 2: a signal ends a wait that would never end
+// (VFs whose netdevs never appear) at once, instead of when --settle-timeout
+// (300 s) runs out: the write is done, the rollback starts at once.
+std::string OnePfYaml(int num_vfs) {
+  return WriteTempFile("host" + std::to_string(num_vfs) + ".yaml",
+                       "apiVersion: provisioner/v1alpha1\nkind: HostConfig\nmetadata:\n"
+                       "  name: worker1\nspec:\n  nics:\n    - name: pf0\n"
+                       "      nicSelector: { rootDevices: [\"0000:af:00.0\"] }\n"
+                       "      numVfs: " +
+                           std::to_string(num_vfs) + "\n");
+}
+
+// The journal says a change is being made, and the PF shows `n` VFs: the
+// apply is in its wait for their netdevs.
+bool WaitingForVfNetdevs(const std::string& root, int n) {
+  struct stat st;
+  return ::stat((root + kPf0 + "/virtfn" + std::to_string(n - 1)).c_str(), &st) == 0 &&
+         ReadFile(root + kPf0 + "/sriov_numvfs") == std::to_string(n) + "\n" &&
+         ReadFile(root + "/run/provisioner/journal.json").find("\"applying\"") !=
+             std::string::npos;
+}
+
+class StuckWaitSignalTest : public ::testing::TestWithParam<int> {};
+
+TEST_P(StuckWaitSignalTest, EndsTheWaitAndRollsBackWithinTwoSeconds) {
+  const int sig = GetParam();
+  std::string root = ExtractHost("cx5-roce");
+  KernelSimDaemon sim(root, /*netdev_delay_ms=*/3600 * 1000);  // netdevs never come
+  ASSERT_TRUE(sim.ready());
+  const std::string err = WriteTempFile("stuck.err", "");
+  pid_t pid = SpawnToFiles({ProvisionerBinary(), "apply", OnePfYaml(4), "--root", root},
+                           "/dev/null", err);  // the default --settle-timeout: 300 s
+  ASSERT_GT(pid, 0);
+  ASSERT_TRUE(WaitUntil([&] { return WaitingForVfNetdevs(root, 4); }))
+      << ReadFile(err);
+  ::kill(pid, sig);
+  long long ms = 0;
+  const int code = WaitExit(pid, 10000, &ms);
+  EXPECT_EQ(code, 1) << ReadFile(err);
+  EXPECT_LT(ms, 2000) << "the wait went on after the signal";
+  const std::string text = ReadFile(err);
+  EXPECT_NE(text.find("apply interrupted by " + std::string(sig == SIGINT ? "SIGINT" : "SIGTERM") +
+                      " during sriov/0000:af:00.0/numVfs"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(ReadFile(root + kPf0 + "/sriov_numvfs"), "0\n");
+  EXPECT_FALSE(Exists(root + kPf0 + "/virtfn0"));
+  EXPECT_FALSE(Exists(root + "/run/provisioner/journal.json")) << "journal left behind";
+  EXPECT_EQ(sim.Refused(), "");
+}
+
+INSTANTIATE_TEST_SUITE_P(Signals, StuckWaitSignalTest, ::testing::Values(SIGTERM, SIGINT),
+                         [](const ::testing::TestParamInfo<int>& info) {
+                           return info.param == SIGINT ? "sigint" : "sigterm";
+                         });
+
+// The rollback of 4 -> 8 waits for the 4 re-created VFs' netdevs (4 s away
+// here, 300 s of --settle-timeout): a second SIGINT ends the process at
+// once, keeps the journal and says that `apply --rollback` undoes it; which
+// it then does (the same simulated kernel: the netdevs come).
+TEST(SignalApplyTest, SecondSigintExitsAtOnceAndKeepsTheJournal) {
+  std::string root = ExtractHost("cx5-roce");
+  {
+    KernelSimDaemon sim(root, /*netdev_delay_ms=*/20);
+    ASSERT_TRUE(sim.ready());
+    RunResult four = Provisioner({"apply", OnePfYaml(4), "--root", root});
+    ASSERT_EQ(four.exit_code, 0) << four.out << four.err;
+  }
+  const std::string journal = root + "/run/provisioner/journal.json";
+  KernelSimDaemon sim(root, /*netdev_delay_ms=*/4000);
+  ASSERT_TRUE(sim.ready());
+  const std::string err = WriteTempFile("second.err", "");
+  pid_t pid =
+      SpawnToFiles({ProvisionerBinary(), "apply", OnePfYaml(8), "--root", root}, "/dev/null", err);
+  ASSERT_GT(pid, 0);
+  ASSERT_TRUE(WaitUntil([&] { return WaitingForVfNetdevs(root, 8); })) << ReadFile(err);
+  ::kill(pid, SIGINT);
+  // The rollback: back to 4 VFs, waiting for their netdevs; the first
+  // SIGINT acknowledged (a second one within 100 ms would be the same).
+  ASSERT_TRUE(WaitUntil([&] {
+    return ReadFile(root + kPf0 + "/sriov_numvfs") == "4\n" && Exists(root + kPf0 + "/virtfn3") &&
+           !Exists(root + kPf0 + "/virtfn7") &&
+           ReadFile(err).find("SIGINT received") != std::string::npos;
+  }))
+      << ReadFile(err);
+  ::kill(pid, SIGINT);
+  long long ms = 0;
+  EXPECT_EQ(WaitExit(pid, 10000, &ms), 1) << ReadFile(err);
+  EXPECT_LT(ms, 1000) << "the second SIGINT did not end the process at once";
+  const std::string text = ReadFile(err);
+  EXPECT_NE(text.find("second SIGINT: exiting now"), std::string::npos) << text;
+  EXPECT_NE(text.find("provisioner apply --rollback --root " + root), std::string::npos) << text;
+  EXPECT_TRUE(Exists(journal)) << "the journal is what --rollback undoes";
+  RunResult back = Provisioner({"apply", "--rollback", OnePfYaml(8), "--root", root});
+  EXPECT_EQ(back.exit_code, 0) << back.out << back.err;
+  EXPECT_EQ(ReadFile(root + kPf0 + "/sriov_numvfs"), "4\n");
+  EXPECT_FALSE(Exists(journal));
+}
+
+// Ctrl-C at the [y/N] prompt (a pseudo-terminal: ^C is the terminal's
+// SIGINT) cancels at once; nothing is changed.
+TEST(SignalApplyTest, CtrlCAtThePromptCancelsAtOnce) {
+  std::string root = ExtractHost("cx5-roce");
+  int master = -1;
+  const std::string yaml = OnePfYaml(4);
+  pid_t pid = ::forkpty(&master, nullptr, nullptr, nullptr);
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    const std::string bin = ProvisionerBinary();
+    ::execl(bin.c_str(), bin.c_str(), "--no-color", "apply", yaml.c_str(), "--root", root.c_str(),
+            static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  std::string shown;
+  auto read_some = [&] {
+    struct pollfd p = {master, POLLIN, 0};
+    if (::poll(&p, 1, 50) > 0) {
+      char buf[4096];
+      const ssize_t got = ::read(master, buf, sizeof buf);
+      if (got > 0) shown.append(buf, static_cast<size_t>(got));
+    }
+    return shown.find("[y/N]") != std::string::npos;
+  };
+  ASSERT_TRUE(WaitUntil(read_some)) << shown;
+  ASSERT_EQ(::write(master, "\x03", 1), 1);  // Ctrl-C
+  long long ms = 0;
+  const int code = WaitExit(pid, 10000, &ms);
+  WaitUntil([&] { return read_some() && shown.find("cancelled") != std::string::npos; }, 1000);
+  ::close(master);
+  EXPECT_EQ(code, 1) << shown;
+  EXPECT_LT(ms, 2000) << shown;
+  EXPECT_NE(shown.find("apply cancelled; nothing was changed"), std::string::npos) << shown;
+  EXPECT_EQ(ReadFile(root + kPf0 + "/sriov_numvfs"), "0\n");
+  EXPECT_FALSE(Exists(root + "/run/provisioner/journal.json"));
 }
 
 }  // namespace

@@ -145,6 +145,7 @@ int main(int argc, char** argv) {
   }
 
   TreeWriter w(root);
+  sim_options.keep_newer_write = true;  // writes come asynchronously here
   SriovSim sim(root, sim_options);
   for (const auto& d : drivers) {
     provisioner::Status s = sim.RegisterDriver(d);

@@ -226,6 +226,10 @@ int SriovSim::WriteNumVfs(const std::string& pf, std::string_view value, int cur
   int total = std::atoi(total_s->c_str());
   if (n > total) return Fail(ERANGE, std::to_string(n) + " > sriov_totalvfs " + *total_s);
   auto write_count = [&](int count) {
+    if (options_.keep_newer_write) {
+      auto now = w_.ReadFile(pf_dir + "/sriov_numvfs");
+      if (now.ok() && !now->empty() && *now != value) return 0;  // a newer write, pending
+    }
     Status s = w_.WriteFile(pf_dir + "/sriov_numvfs", std::to_string(count) + "\n", 0644);
     return s.ok() ? 0 : Fail(EIO, s.message());
   };

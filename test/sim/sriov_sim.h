@@ -33,6 +33,13 @@ struct SriovSimOptions {
   // userspace, sets it). Off: they copy the PF's state (a host where
   // NetworkManager or udev brings every new netdev up).
   bool vf_netdevs_down = false;
+  // The daemon (kernel_sim): the writer's bytes are in sriov_numvfs while the
+  // simulator acts on them, and the writer may write again before it is done
+  // (a wait ended by a signal, then the rollback's 0). The count is written
+  // back only while the file still holds the write acted on (or nothing), so
+  // that the newer write stays for its own event. In Linux the write returns
+  // only once the VFs are enabled; only the daemon is asynchronous.
+  bool keep_newer_write = false;
 };
 
 // Parses a sriov_numvfs write like kstrtou16(buf, 0): optional '+', decimal,

@@ -117,8 +117,9 @@ changes:
     - The changes, in the order apply runs them, as C(provisioner) reports them
       (C(id), C(module), C(target), C(attribute), C(before), C(after),
       C(disruption), C(reason)). In check mode the planned changes; otherwise
-      the applied ones with C(status) (C(applied), C(failed)). Empty when the
-      host already matched.
+      every planned change once with its C(status) at exit (C(applied),
+      C(deferred-to-reboot), C(rolled-back), C(rollback-failed), C(failed),
+      C(not-attempted)). Empty when the host already matched.
   returned: always
   type: list
   elements: dict
@@ -151,10 +152,15 @@ rolled_back:
   type: list
   elements: dict
 summary:
-  description: The binary's summary (C(changes), C(rebootRequired), C(applied)).
+  description:
+    - The binary's summary (C(changes), C(rebootRequired); after an apply the
+      host at exit, C(applied), C(rolledBack), C(rollbackFailed), C(failed),
+      C(notAttempted)). C(changed) is whether C(applied) or C(rollbackFailed)
+      is not 0 (a failed apply rolled back entirely changed nothing).
   returned: when the binary ran
   type: dict
-  sample: {"changes": 1, "rebootRequired": false, "applied": 1}
+  sample: {"changes": 1, "rebootRequired": false, "applied": 1, "rolledBack": 0,
+           "rollbackFailed": 0, "failed": 0, "notAttempted": 0}
 config_file:
   description: The host.yaml the binary read (a temporary file for an inline C(config)).
   returned: always
@@ -224,6 +230,24 @@ def to_diff(changes):
     return diffs
 
 
+def host_changed(result, check_mode):
+    """Whether the host differs (check mode: would differ) from before the run.
+
+    apply's summary counts the host at exit: the changes that stay made
+    (applied, deferred to the reboot) and those whose rollback failed. A
+    failed apply that rolled everything back changed nothing; one whose
+    rollback failed did. Without those counts (an older binary), any change
+    reported as applied.
+    """
+    if check_mode:
+        return bool(result["changes"])
+    summary = result.get("summary") or {}
+    if "applied" in summary and "rollbackFailed" in summary:
+        return bool(summary["applied"]) or bool(summary["rollbackFailed"])
+    return any(c.get("status") in ("applied", "deferred-to-reboot")
+               for c in result["changes"] if isinstance(c, dict))
+
+
 def main():
     module = AnsibleModule(
         argument_spec=dict(
@@ -270,6 +294,7 @@ def main():
         if doc.get("rolledBack"):
             result["rolled_back"] = doc["rolledBack"]
 
+    result["changed"] = host_changed(result, module.check_mode)
     if rc not in (EXIT_OK, EXIT_REBOOT_REQUIRED):
         # The binary's own message: file:line:column for input problems,
         # host path and errno for host problems.
@@ -279,7 +304,6 @@ def main():
     if doc is None:
         module.fail_json(msg="provisioner printed nothing on stdout", **result)
 
-    result["changed"] = bool(result["changes"])
     if module.check_mode:
         result["reboot_required"] = bool(result.get("summary", {}).get("rebootRequired", False))
     else:
