@@ -24,6 +24,7 @@
 #include "engine/core/session.h"
 #include "engine/output/progress.h"
 #include "engine/output/render.h"
+#include "engine/plan/change_text.h"
 #include "nlohmann/json.hpp"
 #include "spdlog/spdlog.h"
 
@@ -45,9 +46,10 @@ std::chrono::milliseconds Millis(double seconds) {
 // once (InterruptGuard::signal()).
 std::unique_ptr<ConsoleProgress> NewProgress(const CommonOptions& opt) {
   if (opt.quiet) return nullptr;
-  return std::make_unique<ConsoleProgress>(stderr,
-                                           ProgressOptions{.terminal = ::isatty(STDERR_FILENO) == 1,
-                                                           .interrupt = &InterruptGuard::signal()});
+  return std::make_unique<ConsoleProgress>(
+      stderr, ProgressOptions{.terminal = ::isatty(STDERR_FILENO) == 1,
+                              .interrupt = &InterruptGuard::signal(),
+                              .step_lines = opt.verbose > 0});
 }
 
 void FinishProgress(const std::unique_ptr<ConsoleProgress>& progress) {
@@ -173,26 +175,48 @@ json ChangeOutcomeToJson(const ChangeOutcome& c) {
   return j;
 }
 
-void RenderApplyTable(const ApplyOutcome& out, const std::string& root) {
+// "1 added, 2 changed, 1 replaced, 0 removed": the plan's counts, past tense.
+std::string DoneCounts(const std::vector<Change>& changes) {
+  const PlanCounts n = CountActions(changes);
+  std::string text = std::to_string(n.add) + " added, " + std::to_string(n.change) + " changed, ";
+  if (n.replace) text += std::to_string(n.replace) + " replaced, ";
+  return text + std::to_string(n.remove) + " removed";
+}
+
+// The changes in the plan's spelling and colours, each with what became of
+// it, then one closing line.
+// `rollback`: apply --rollback, whose changes undo an interrupted apply.
+void RenderApplyTable(const ApplyOutcome& out, const std::string& root, bool color,
+                      bool rollback) {
+  std::vector<Change> made;
   for (const auto& c : out.changes) {
-    std::cout << "  " << ChangeSymbol(c.change) << " " << c.change.id << ": "
-              << c.change.before.dump() << " -> " << c.change.after.dump() << "  "
+    std::cout << "  " << RenderChangeLine(c.change, color) << "  "
               << (c.status == ChangeStatus::kFailed ? "FAILED"
                   : c.status == ChangeStatus::kDeferredToReboot
                       ? "done, takes effect at the next reboot"
                       : "done, verified")
               << "\n";
     if (!c.note.empty()) std::cout << "      # " << c.note << "\n";
+    if (c.status != ChangeStatus::kFailed) made.push_back(c.change);
   }
+  size_t undone = 0;
   for (const auto& r : out.rolled_back) {
-    std::cout << "  rolled back " << r.change.id << " to " << r.change.after.dump()
+    std::cout << "  undone: " << ChangeText(r.change)
               << (r.status == ChangeStatus::kRolledBack ? ""
                                                         : "  (ROLLBACK FAILED: " + r.error + ")")
               << "\n";
+    undone += r.status == ChangeStatus::kRolledBack;
   }
-  if (out.status.ok()) {
-    std::cout << "Apply complete: " << out.applied << " change" << (out.applied == 1 ? "" : "s")
-              << " made and verified under " << AbsoluteRoot(root) << ".\n";
+  if (!out.rolled_back.empty()) {
+    std::cout << "Rollback complete: " << undone << " change" << (undone == 1 ? "" : "s")
+              << " undone under " << AbsoluteRoot(root) << ".\n";
+  }
+  if (out.status.ok() && rollback) {
+    std::cout << "Rollback complete: " << made.size() << " change" << (made.size() == 1 ? "" : "s")
+              << " undone under " << AbsoluteRoot(root) << ".\n";
+  } else if (out.status.ok()) {
+    std::cout << "Apply complete: " << DoneCounts(made) << "; verified under "
+              << AbsoluteRoot(root) << ".\n";
     if (out.reboot_required) std::cout << "A reboot is required for some changes to take effect.\n";
   }
 }
@@ -206,26 +230,6 @@ std::string AbsoluteRoot(const std::string& root) {
   std::string text = abs.lexically_normal().string();
   while (text.size() > 1 && text.back() == '/') text.pop_back();
   return text;
-}
-
-bool Interactive() { return ::isatty(STDIN_FILENO) == 1 && ::isatty(STDOUT_FILENO) == 1; }
-
-bool Confirm(std::FILE* out, const std::string& question) {
-  std::fprintf(out, "%s [y/N] ", question.c_str());
-  std::fflush(out);
-  std::string answer;
-  if (!std::getline(std::cin, answer)) {
-    std::fprintf(out, "\n");
-    return false;
-  }
-  while (!answer.empty() && std::isspace(static_cast<unsigned char>(answer.back())))
-    answer.pop_back();
-  size_t start = 0;
-  while (start < answer.size() && std::isspace(static_cast<unsigned char>(answer[start]))) ++start;
-  answer = answer.substr(start);
-  std::transform(answer.begin(), answer.end(), answer.begin(),
-                 [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
-  return answer == "y" || answer == "yes";
 }
 
 void PrintDocument(const json& doc, const std::string& format) {
@@ -447,20 +451,25 @@ int RunApply(const CommonOptions& opt) {
   // Those not already printed as diagnostics (an interrupted apply).
   const Plan table_plan = WithUnreportedWarnings(p);
   for (const auto& w : table_plan.warnings) spdlog::warn("{}", w);
-  // On a terminal, show the plan and ask (terraform's apply); never without
-  // one (systemd, Ansible, cloud-init, pipes), nor with -y/--auto-approve.
-  if (!opt.dry_run && !opt.auto_approve && !plan.changes.empty() && Interactive()) {
+  // A person at the keyboard (stdin a terminal, whatever stdout is): show
+  // the plan and ask (terraform's apply); -y shows it and goes on. Never
+  // without one (systemd, Ansible, cloud-init), nor for a saved plan: that
+  // plan is the approval.
+  if (!opt.dry_run && !saved && !plan.changes.empty() && Interactive()) {
     FinishProgress(progress);
-    // With -o json/yaml stdout is the document's: the question goes to stderr.
-    std::FILE* ask = opt.output == "table" ? stdout : stderr;
+    std::FILE* ask = PromptStream(opt);
     Plan shown = table_plan;
     shown.warnings.clear();
-    std::fputs(RenderPlanTable(shown, opt.color).c_str(), ask);
+    std::fputs(RenderPlanTable(shown, opt.color_allowed && ::isatty(::fileno(ask)) == 1).c_str(),
+               ask);
     const size_t n = plan.changes.size();
-    std::string question = std::string(opt.rollback ? "\nRoll back " : "\nApply ") +
-                           std::to_string(n) + " change" + (n == 1 ? "" : "s") + " to " +
-                           AbsoluteRoot(root) + "?";
-    if (!Confirm(ask, question)) {
+    const std::string what = std::string(opt.rollback ? "Roll back " : "Apply ") +
+                             std::to_string(n) + " change" + (n == 1 ? "" : "s") + " to " +
+                             AbsoluteRoot(root);
+    if (opt.auto_approve) {
+      std::fprintf(ask, "\n%s (--auto-approve).\n", what.c_str());
+      std::fflush(ask);
+    } else if (!Confirm(ask, "\n" + what + "?")) {
       std::fprintf(stderr, "provisioner: apply cancelled; nothing was changed under %s\n",
                    AbsoluteRoot(root).c_str());
       return kExitError;
@@ -519,7 +528,7 @@ int RunApply(const CommonOptions& opt) {
   if (opt.output != "table") {
     PrintDocument(doc, opt.output);
   } else {
-    RenderApplyTable(out, root);
+    RenderApplyTable(out, root, opt.color, opt.rollback);
   }
   if (!out.status.ok()) {
     PrintError(out.status.message());

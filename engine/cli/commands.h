@@ -35,7 +35,8 @@ struct CommonOptions {
   double settle_timeout_s = 300;
   double lock_timeout_s = 0;  // apply: wait this long for another apply
   size_t parallelism = 0;     // apply --parallelism: changes at once (0: DefaultParallelism())
-  bool color = false;
+  bool color = false;                 // colours on stdout
+  bool color_allowed = false;         // --no-color, NO_COLOR, TERM=dumb allow colours (a TTY decides)
   std::string flavor = "spiderpool";  // manifests: spiderpool | multus
   bool with_test_workload = false;    // manifests --with-test-workload
   std::vector<std::string> files;     // manifests FILE|DIR... (a fleet)
@@ -44,6 +45,7 @@ struct CommonOptions {
   bool show_expanded = false;         // validate --show-expanded (spec.rails)
   bool auto_approve = false;          // apply -y/--auto-approve: never ask
   bool quiet = false;                 // -q/--quiet: errors only on stderr
+  int verbose = 0;                    // -v (1), -vv, -vvv: also each step of a change
   std::string only;                   // doctor --only fail|warn|ok
 };
 
@@ -68,10 +70,17 @@ class ArchiveRoot {
 // The root as an absolute, normal path ("." -> "/home/me/tree"): what a
 // saved plan stores and what apply names when it asks.
 std::string AbsoluteRoot(const std::string& root);
-// stdin and stdout are both terminals: someone can answer a question.
+// approval.cc: stdin is a terminal and the process has a controlling
+// terminal: a person typed the command and can answer a question, whatever
+// stdout is (`apply host.yaml | tee log`, `apply -o json > result.json`).
 bool Interactive();
+// Where apply shows its plan and asks: stdout when it is the terminal and
+// the output is the table; else stderr when that is a terminal; else
+// /dev/tty (stdout and stderr both redirected). Never null.
+std::FILE* PromptStream(const CommonOptions& opt);
 // Asks `question` on `out` and reads one line from stdin: true for "y" or
-// "yes" (any case); false for anything else and at end of input.
+// "yes" (any case); false for anything else and at end of input. The only
+// place apply reads an answer.
 bool Confirm(std::FILE* out, const std::string& question);
 
 int RunDiscover(const CommonOptions& opt);

@@ -367,11 +367,13 @@ int Dispatch(int argc, char** argv) {
   }
 
   for (CLI::Option* o : root_options) opt.root_given = opt.root_given || o->count() > 0;
+  opt.verbose = verbose;
   if (opt.quiet) log_level = "error";
   if (verbose > 0) log_level = verbose == 1 ? "info" : verbose == 2 ? "debug" : "trace";
   // --log-level error (or -q): errors only, no step lines either.
   opt.quiet = log_level == "error";
   const bool color_allowed = ColorAllowed(no_color);
+  opt.color_allowed = color_allowed;
   opt.color = color_allowed && ::isatty(STDOUT_FILENO);
   SetUpLogging(log_level, color_allowed && ::isatty(STDERR_FILENO));
   if (*snapshot) {

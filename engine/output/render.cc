@@ -4,6 +4,7 @@
 #include <cctype>
 #include <sstream>
 
+#include "engine/plan/change_text.h"
 #include "yaml-cpp/yaml.h"
 
 namespace provisioner {
@@ -14,12 +15,6 @@ using nlohmann::json;
 bool IsOff(const json& v) {
   return v.is_null() || (v.is_number() && v.get<double>() == 0) ||
          (v.is_boolean() && !v.get<bool>()) || (v.is_string() && v.get<std::string>().empty());
-}
-
-std::string Show(const json& v) {
-  if (v.is_null()) return "(none)";
-  if (v.is_string()) return v.get<std::string>();
-  return v.dump();
 }
 
 // True when `s` reads back as this same string in plain style under both
@@ -131,14 +126,16 @@ json ChangeToJson(const Change& c) {
 }
 
 Action ChangeAction(const Change& c) {
-  // A device reset, or a live change that takes the port's link down and up.
-  if ((c.disruption != Disruption::kLive && c.disruption != Disruption::kReboot) || c.link_flap) {
+  // A device reset. A live change that takes the port's link down and up
+  // (a rename, PFC) changes the thing in place: "~ ... (link flap)".
+  if (c.disruption != Disruption::kLive && c.disruption != Disruption::kReboot) {
     return Action::kReplace;
   }
   if (c.attribute == "numVfs" && c.before.is_number() && c.after.is_number() &&
       c.before.get<double>() != 0 && c.after.get<double>() != 0 && c.before != c.after) {
     return Action::kReplace;
   }
+  if (c.link_flap) return Action::kChange;
   // A boolean that flips is a value that changes, not a thing created.
   if (c.before.is_boolean() && c.after.is_boolean()) return Action::kChange;
   if (IsOff(c.before) && !IsOff(c.after)) return Action::kAdd;
@@ -178,11 +175,9 @@ std::string ReplacementNote(const Change& c) {
   if (ChangeAction(c) != Action::kReplace) return "";
   std::string note;
   if (c.attribute == "numVfs" && c.before.is_number() && c.after.is_number()) {
-    note = "destroys " + Show(c.before) + " VFs, creates " + Show(c.after);
+    note = "destroys " + ShowValue(c.before) + " VFs, creates " + ShowValue(c.after);
   }
-  if (c.link_flap) {
-    note += std::string(note.empty() ? "" : "; ") + "link-flap: the port's link goes down and up";
-  } else if (c.disruption != Disruption::kLive) {
+  if (c.disruption != Disruption::kLive) {
     note += std::string(note.empty() ? "" : "; ") + DisruptionName(c.disruption);
   }
   return note;
@@ -235,14 +230,15 @@ json PlanToJson(const Plan& plan, const std::string& root) {
   return doc;
 }
 
-namespace {
-// "#0-3" of a change for part of a PF's VFs (vf/<PF>/vlan#0-3, a vfGroup's
-// range), so that a PF's changes per range read apart; "" otherwise.
-std::string RangeOf(const Change& c) {
-  const size_t hash = c.id.rfind('#');
-  return hash == std::string::npos ? std::string() : c.id.substr(hash);
+std::string RenderChangeLine(const Change& c, bool color) {
+  const Action a = ChangeAction(c);
+  const char* col = a == Action::kAdd       ? "\033[32m"
+                    : a == Action::kRemove  ? "\033[31m"
+                    : a == Action::kReplace ? "\033[1;31m"
+                                            : "\033[33m";
+  return std::string(color ? col : "") + ChangeSymbol(c) + (color ? "\033[0m" : "") + " " +
+         ChangeText(c);
 }
-}  // namespace
 
 std::string RenderPlanTable(const Plan& plan, bool color, bool dry_run) {
   std::ostringstream out;
@@ -259,19 +255,12 @@ std::string RenderPlanTable(const Plan& plan, bool color, bool dry_run) {
         << " make these changes, in this order:\n\n";
     for (const auto& c : plan.changes) {
       const Action a = ChangeAction(c);
-      const char* col = a == Action::kAdd       ? "\033[32m"
-                        : a == Action::kRemove  ? "\033[31m"
-                        : a == Action::kReplace ? "\033[1;31m"
-                                                : "\033[33m";
-      out << "  " << (color ? col : "") << ChangeSymbol(c) << (color ? "\033[0m" : "") << " "
-          << c.module << " " << c.target << " " << c.attribute << RangeOf(c) << ": "
-          << Show(c.before) << " -> "
-          << Show(c.after);
-      if (a == Action::kReplace && c.link_flap) {
-        out << "  (" << ReplacementNote(c) << ")";  // down and up, not made anew
-      } else if (a == Action::kReplace) {
+      out << "  " << RenderChangeLine(c, color);
+      if (a == Action::kReplace) {
         out << "  (forces replacement: " << ReplacementNote(c) << ")";
-      } else if (c.disruption != Disruption::kLive || c.link_flap) {
+      } else if (c.link_flap) {
+        out << "  (link flap)";
+      } else if (c.disruption != Disruption::kLive) {
         out << "  (" << DisruptionLabel(c) << ")";
       }
       if (std::find(plan.pending_reboot.begin(), plan.pending_reboot.end(), c.id) !=
