@@ -242,6 +242,8 @@ void PrintDocument(const json& doc, const std::string& format) {
 
 void PrintDiagnostics(const std::string& file, const FileDiagnostics& diagnostics) {
   for (const auto& d : diagnostics.items) {
+    // -q (--log-level error): errors only.
+    if (d.severity == Severity::kWarning && !spdlog::should_log(spdlog::level::warn)) continue;
     std::fprintf(stderr, "%s\n", FormatDiagnostic(file, diagnostics.marks, d).c_str());
   }
 }
@@ -391,10 +393,15 @@ int RunPlan(const CommonOptions& opt) {
     std::fprintf(stderr, "provisioner: plan saved to %s; apply it with: provisioner apply %s\n",
                  opt.plan_out.c_str(), opt.plan_out.c_str());
   }
+  // Warnings (an apply in progress, an interrupted one) on stderr, never
+  // in the table: -q silences them; -o json keeps them in "warnings".
+  Plan table_plan = WithUnreportedWarnings(p);
+  for (const auto& w : table_plan.warnings) spdlog::warn("{}", w);
+  table_plan.warnings.clear();
   if (opt.output != "table") {
     PrintDocument(PlanToJson(plan, opt.root), opt.output);
   } else {
-    std::cout << RenderPlanTable(WithUnreportedWarnings(p), opt.color);
+    std::cout << RenderPlanTable(table_plan, opt.color);
   }
   if (opt.detailed_exitcode && !plan.changes.empty()) return kExitChangesPending;
   return kExitOk;

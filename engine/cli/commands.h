@@ -83,6 +83,10 @@ std::FILE* PromptStream(const CommonOptions& opt);
 // place apply reads an answer.
 bool Confirm(std::FILE* out, const std::string& question);
 
+// duration.cc: seconds from "300", "2.5", "30s", "5m", "1h", "1m30s"; at
+// most a day. nullopt and `error` ("expected seconds ...") otherwise.
+std::optional<double> ParseDurationSeconds(const std::string& text, std::string* error);
+
 int RunDiscover(const CommonOptions& opt);
 int RunValidate(const CommonOptions& opt);
 int RunPlan(const CommonOptions& opt);
