@@ -272,12 +272,16 @@ std::optional<HostFacts> DiscoverHost(const CommonOptions& opt) {
 int RunDiscover(const CommonOptions& opt) {
   std::optional<HostFacts> facts = DiscoverHost(opt);
   if (!facts) return kExitError;
-  if (opt.output == "json") {
-    // Streamed (the same text as dump(2)): no second copy of a document that
-    // is megabytes on a 2048-function host.
-    std::cout << std::setw(2) << FactsToJson(*facts) << "\n";
-  } else if (opt.output == "yaml") {
-    std::cout << JsonToYaml(FactsToJson(*facts));
+  if (opt.output != "table") {
+    // The root as given (a .ttar stays a .ttar, not its removed extraction).
+    json doc = FactsToJson(*facts);
+    if (doc.is_object() && doc.contains("root")) doc["root"] = opt.root_shown;
+    if (opt.output == "json") {
+      // Streamed (the same text as dump(2)).
+      std::cout << std::setw(2) << doc << "\n";
+    } else {
+      std::cout << JsonToYaml(doc);
+    }
   } else {
     std::cout << RenderFactsTable(*facts);
   }
@@ -290,7 +294,14 @@ json DiagnosticsToJson(const std::string& file, const std::vector<FileDiagnostic
   json out = json::array();
   for (const auto& batch : batches) {
     for (const auto& d : batch.items) {
+      // Located for CI annotations and editors: file, line, column (null
+      // when the diagnostic has no place in the file), the field's path.
+      const SourceMark m = batch.marks.Find(d.path);
       out.push_back({{"severity", d.severity == Severity::kError ? "error" : "warning"},
+                     {"file", file},
+                     {"line", m.line > 0 ? json(m.line) : json()},
+                     {"column", m.line > 0 ? json(m.column) : json()},
+                     {"field", d.path},
                      {"path", d.path},
                      {"message", d.message},
                      {"text", FormatDiagnostic(file, batch.marks, d)}});
@@ -323,7 +334,7 @@ int RunValidate(const CommonOptions& opt) {
   doc["formatVersion"] = kFormatVersion;
   doc["file"] = opt.file;
   doc["hostChecked"] = opt.root_given;
-  doc["root"] = opt.root_given ? json(AbsoluteRoot(opt.root)) : json();
+  doc["root"] = opt.root_given ? json(opt.root_shown) : json();
   std::optional<DesiredState> desired;
   std::vector<FileDiagnostics> batches;
   std::optional<size_t> changes;
@@ -374,13 +385,35 @@ int RunValidate(const CommonOptions& opt) {
 }
 
 int RunPlan(const CommonOptions& opt) {
+  // A saved plan where a host.yaml belongs: say what it is and what to do.
+  std::optional<SavedPlan> saved;
+  std::string unused;
+  if (SavedPlanState(opt.file, &saved, &unused) == 1) {
+    PrintError(opt.file + " is a saved plan (plan --out), not a host.yaml; apply it with: " +
+               "provisioner apply " + opt.file + "; read it with: provisioner show " + opt.file);
+    return kExitError;
+  }
   auto progress = NewProgress(opt);
   PlanRequest request;
   request.file = opt.file;
   request.host = HostOf(opt, progress.get());
   PlanOutcome p = PlanFile(request);
   ReportPlanProblems(opt.file, p);
-  if (!p.status.ok()) return kExitError;
+  if (!p.status.ok()) {
+    // -o json|yaml: still one document, with the diagnostics (CI reads it).
+    if (opt.output != "table") {
+      json doc;
+      doc["formatVersion"] = kFormatVersion;
+      doc["file"] = opt.file;
+      doc["root"] = opt.root_shown;
+      doc["valid"] = !p.file_invalid;
+      doc["error"] = p.status.message();
+      doc["diagnostics"] = DiagnosticsToJson(opt.file, p.diagnostics);
+      doc["changes"] = json::array();
+      PrintDocument(doc, opt.output);
+    }
+    return kExitError;
+  }
   const Plan& plan = p.plan;
   if (!opt.plan_out.empty()) {
     std::ofstream out(opt.plan_out, std::ios::trunc);
@@ -390,8 +423,10 @@ int RunPlan(const CommonOptions& opt) {
       PrintError(ErrnoToStatus(errno, "write " + opt.plan_out).message());
       return kExitError;
     }
-    std::fprintf(stderr, "provisioner: plan saved to %s; apply it with: provisioner apply %s\n",
-                 opt.plan_out.c_str(), opt.plan_out.c_str());
+    std::fprintf(stderr,
+                 "provisioner: plan for the host under %s saved to %s; apply it with: "
+                 "provisioner apply %s\n",
+                 AbsoluteRoot(opt.root).c_str(), opt.plan_out.c_str(), opt.plan_out.c_str());
   }
   // Warnings (an apply in progress, an interrupted one) on stderr, never
   // in the table: -q silences them; -o json keeps them in "warnings".
@@ -399,7 +434,7 @@ int RunPlan(const CommonOptions& opt) {
   for (const auto& w : table_plan.warnings) spdlog::warn("{}", w);
   table_plan.warnings.clear();
   if (opt.output != "table") {
-    PrintDocument(PlanToJson(plan, opt.root), opt.output);
+    PrintDocument(PlanToJson(plan, opt.root_shown), opt.output);
   } else {
     std::cout << RenderPlanTable(table_plan, opt.color);
   }
@@ -492,7 +527,7 @@ int RunApply(const CommonOptions& opt) {
     std::printf("Nothing to roll back: the interrupted apply had not changed anything.\n");
     return out.journal_status.ok() ? kExitOk : kExitError;
   }
-  json doc = PlanToJson(plan, root);
+  json doc = PlanToJson(plan, AbsoluteRoot(root));
   doc["dryRun"] = opt.dry_run;
   if (p.already_applied) doc["alreadyApplied"] = true;
   if (!out.ran) {

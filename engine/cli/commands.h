@@ -24,6 +24,7 @@ inline constexpr int kExitRebootRequired = 3;  // apply
 
 struct CommonOptions {
   std::string root = "/";
+  std::string root_shown;  // the root as given, absolute (a .ttar stays one): JSON's "root"
   bool root_given = false;  // --root on the command line (else a saved plan's root)
   std::string output = "table";
   std::string file;
@@ -86,6 +87,13 @@ bool Confirm(std::FILE* out, const std::string& question);
 // duration.cc: seconds from "300", "2.5", "30s", "5m", "1h", "1m30s"; at
 // most a day. nullopt and `error` ("expected seconds ...") otherwise.
 std::optional<double> ParseDurationSeconds(const std::string& text, std::string* error);
+
+// show_cmd.cc: 1 when `file` is a saved plan (in *saved), 0 when it is
+// something else (a host.yaml), -1 on a read error or a malformed saved
+// plan (*error says which).
+int SavedPlanState(const std::string& file, std::optional<SavedPlan>* saved, std::string* error);
+// show_cmd.cc: `show PLANFILE`, a saved plan as plan printed it.
+int RunShow(const CommonOptions& opt);
 
 int RunDiscover(const CommonOptions& opt);
 int RunValidate(const CommonOptions& opt);

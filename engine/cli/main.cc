@@ -408,6 +408,11 @@ int Dispatch(int argc, char** argv) {
       ->check(CLI::IsMember({"fail", "warn", "ok"}))
       ->type_name("VERDICT");
 
+  CLI::App* show =
+      app.add_subcommand("show", "Print a saved plan (plan --out PLANFILE) as plan printed it");
+  show->add_option("PLANFILE", opt.file, "A plan saved by plan --out")->required();
+  add_output(show, {"table", "json", "yaml"});
+
   CLI::App* snapshot =
       app.add_subcommand("snapshot", "Capture this host as a tree usable as --root");
   std::string snapshot_output_old;
@@ -497,6 +502,7 @@ int Dispatch(int argc, char** argv) {
     }
   }
 
+  opt.root_shown = provisioner::cli::AbsoluteRoot(opt.root);
   // --root FILE.ttar (a bundled tree, README "Host trees"): read-only.
   provisioner::cli::ArchiveRoot archive;
   if (opt.root_given && provisioner::cli::IsArchiveRoot(opt.root)) {
@@ -539,6 +545,7 @@ int Dispatch(int argc, char** argv) {
   if (*manifests) return provisioner::cli::RunManifests(opt);
   if (*doctor) return provisioner::cli::RunDoctor(opt);
   if (*snapshot) return provisioner::cli::RunSnapshot(opt);
+  if (*show) return provisioner::cli::RunShow(opt);
   return provisioner::cli::kExitError;
 }
 
