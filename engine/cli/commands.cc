@@ -438,7 +438,10 @@ int RunPlan(const CommonOptions& opt) {
   } else {
     std::cout << RenderPlanTable(table_plan, opt.color);
   }
-  if (opt.detailed_exitcode && !plan.changes.empty()) return kExitChangesPending;
+  // A reboot pending (firmware set for the next boot) is not "no changes".
+  if (opt.detailed_exitcode && (!plan.changes.empty() || !plan.set_for_next_boot.empty())) {
+    return kExitChangesPending;
+  }
   return kExitOk;
 }
 

@@ -85,6 +85,7 @@ PlanResult BuildPlan(const std::vector<std::unique_ptr<Module>>& modules,
   result.plan.changes = std::move(changes);
   result.plan.warnings = facts.warnings;
   result.plan.unmanaged_pfs_with_vfs = sink.unmanaged_pfs_with_vfs();
+  result.plan.set_for_next_boot = std::move(sink.set_for_next_boot());
   for (const auto& d : result.diagnostics) {
     if (d.severity == Severity::kWarning) {
       result.plan.warnings.push_back(PlanWarningText(d));

@@ -222,9 +222,11 @@ json PlanToJson(const Plan& plan, const std::string& root) {
   if (int flaps = plan.LinkFlaps()) doc["summary"]["linkFlaps"] = flaps;
   if (plan.unmanaged_pfs_with_vfs > 0)
     doc["summary"]["unmanagedPfsWithVfs"] = plan.unmanaged_pfs_with_vfs;
-  if (!plan.pending_reboot.empty()) {
-    doc["summary"]["pendingReboot"] = plan.pending_reboot.size();
-    doc["pendingReboot"] = plan.pending_reboot;
+  if (!plan.pending_reboot.empty() || !plan.set_for_next_boot.empty()) {
+    json ids = plan.pending_reboot;
+    for (const auto& c : plan.set_for_next_boot) ids.push_back(c.id);
+    doc["summary"]["pendingReboot"] = ids.size();
+    doc["pendingReboot"] = ids;
   }
   doc["warnings"] = json(plan.warnings);
   return doc;
@@ -242,7 +244,22 @@ std::string RenderChangeLine(const Change& c, bool color) {
 
 std::string RenderPlanTable(const Plan& plan, bool color, bool dry_run) {
   std::ostringstream out;
-  if (plan.changes.empty()) {
+  // Set for the next boot already (firmware): listed, nothing to do.
+  auto next_boot = [&] {
+    for (const auto& c : plan.set_for_next_boot) {
+      out << "  " << RenderChangeLine(c, color)
+          << "  (pending reboot: set for the next boot, not running yet)\n";
+      if (!c.reason.empty()) out << "      # " << c.reason << "\n";
+    }
+  };
+  const size_t set = plan.set_for_next_boot.size();
+  if (plan.changes.empty() && set > 0) {
+    // Not "No changes": the host differs until it reboots.
+    out << "Nothing to apply; " << set << (set == 1 ? " change" : " changes")
+        << " pending reboot (reboot, or mstfwreset for firmware, to make "
+        << (set == 1 ? "it" : "them") << " take effect):\n\n";
+    next_boot();
+  } else if (plan.changes.empty()) {
     out << "No changes. The host matches the desired state";
     if (const int n = plan.unmanaged_pfs_with_vfs; n == 1) {
       out << " (1 PF with VFs is not in host.yaml)";
@@ -270,6 +287,7 @@ std::string RenderPlanTable(const Plan& plan, bool color, bool dry_run) {
       out << "\n";
       if (!c.reason.empty()) out << "      # " << c.reason << "\n";
     }
+    next_boot();
     const PlanCounts n = CountActions(plan.changes);
     out << "\nPlan: " << n.add << " to add, " << n.change << " to change, ";
     if (n.replace) out << n.replace << " to replace, ";
@@ -277,7 +295,7 @@ std::string RenderPlanTable(const Plan& plan, bool color, bool dry_run) {
     if (n.reboot)
       out << "; " << n.reboot << (n.reboot == 1 ? " takes" : " take") << " effect after a reboot";
     if (int flaps = plan.LinkFlaps()) out << "; " << flaps << " flap a link (down and up) now";
-    if (const size_t p = plan.pending_reboot.size()) {
+    if (const size_t p = plan.pending_reboot.size() + set) {
       out << "; " << p << (p == 1 ? " change" : " changes") << " pending reboot";
     }
     out << ".\n";
