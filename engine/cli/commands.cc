@@ -64,69 +64,10 @@ HostOptions HostOf(const CommonOptions& opt, Progress* progress) {
   return host;
 }
 
-// After "spec.nics[i].nicSelector: selects no PCI function": the NICs this
-// host has, and the nearest name or address to what the selector asked for.
-void PrintSelectorHints(const PlanOutcome& p) {
-  std::set<std::string> done;
-  for (const auto& batch : p.diagnostics) {
-    for (const auto& d : batch.items) {
-      if (d.severity != Severity::kError ||
-          d.message.find("selects no PCI function") == std::string::npos ||
-          !done.insert(d.path).second) {
-        continue;
-      }
-      std::string here;
-      std::vector<std::string> names;
-      for (const auto& n : p.nics_here) {
-        here += std::string(here.empty() ? "" : ", ") + n.pci_address;
-        for (const auto& nd : n.netdevs) here += " " + nd;
-        here += " " + n.id;
-        names.push_back(n.pci_address);
-        names.insert(names.end(), n.netdevs.begin(), n.netdevs.end());
-      }
-      std::string hint =
-          "provisioner: " + d.path + ": NICs here: " + (here.empty() ? "none" : here);
-      // The nics[] entry the path names: "spec.nics[3].nicSelector".
-      size_t open = d.path.find("spec.nics[");
-      if (open == 0) {
-        size_t index = std::strtoul(d.path.c_str() + 10, nullptr, 10);
-        if (index < p.desired.nics.size()) {
-          const NicSelector& sel = p.desired.nics[index].selector;
-          std::vector<std::string> asked = sel.pf_names;
-          asked.insert(asked.end(), sel.root_devices.begin(), sel.root_devices.end());
-          std::set<std::string> guesses;
-          for (const auto& want : asked) {
-            std::string best;
-            size_t best_d = std::max<size_t>(2, want.size() / 3) + 1;
-            for (const auto& have : names) {
-              size_t dist = EditDistance(want, have);
-              if (dist > 0 && dist < best_d) {
-                best = have;
-                best_d = dist;
-              }
-            }
-            if (!best.empty()) guesses.insert(best);
-          }
-          if (!guesses.empty()) {
-            hint += "; did you mean";
-            bool first = true;
-            for (const auto& g : guesses) {
-              hint += (first ? " " : " or ") + g;
-              first = false;
-            }
-            hint += "?";
-          }
-        }
-      }
-      std::fprintf(stderr, "%s\n", hint.c_str());
-    }
-  }
-}
-
 // Prints a plan's diagnostics and, when there is no plan, why.
 void ReportPlanProblems(const std::string& file, const PlanOutcome& p) {
   for (const auto& batch : p.diagnostics) PrintDiagnostics(file, batch);
-  PrintSelectorHints(p);
+  PrintSelectorHints(file, p);
   if (p.status.ok()) return;
   if (!p.file_invalid) {
     PrintError(p.status.message());

@@ -117,6 +117,11 @@ std::optional<HostFacts> DiscoverHost(const CommonOptions& opt);
 std::optional<DesiredState> LoadOrReport(const std::string& file);
 // A JSON document on stdout as JSON (format "json") or YAML ("yaml").
 void PrintDocument(const nlohmann::json& doc, const std::string& format);
+// selector_hints.cc: under each "nicSelector: selects no PCI function"
+// error, at its file:line:column, what could match: the field that excludes
+// every function here, or the functions that satisfy the selector's other
+// fields and the nearest of their names to the one asked for.
+void PrintSelectorHints(const std::string& file, const PlanOutcome& p);
 // Each diagnostic on stderr as file:line:column.
 void PrintDiagnostics(const std::string& file, const FileDiagnostics& diagnostics);
 // stats_env.cc: PROVISIONER_STATS=<file> gets the host layer's counters as JSON at exit.

@@ -145,5 +145,43 @@ TEST(MessagesCliTest, LockWarningsOnStderrAndTheHolderNamed) {
       << after.err;
 }
 
+// Item 8: a selector that matches nothing suggests only what could match:
+// the field that excludes every function is named with what the host has,
+// and a name is suggested only among the functions the other fields allow.
+TEST(MessagesCliTest, SelectorsThatMatchNothingSuggestWhatCouldMatch) {
+  const std::string root = ExtractHost("cx5-roce");  // two 15b3:1017 PFs
+  const std::string device = WriteTempFile("device.yaml", R"(apiVersion: provisioner/v1alpha1
+kind: HostConfig
+metadata:
+  name: worker1
+spec:
+  nics:
+    - name: pf0
+      nicSelector: { vendor: "15b3", deviceID: "1021", pfNames: [ens6f0np0] }
+      numVfs: 4
+)");
+  RunResult d = Provisioner({"validate", device, "--root", root});
+  EXPECT_EQ(d.exit_code, 1);
+  EXPECT_NE(d.err.find("device.yaml:8:20: note: spec.nics[0].nicSelector: no function has "
+                       "deviceID 1021 here (vendor 15b3); deviceIDs here: 1017 \u00d72"),
+            std::string::npos)
+      << d.err;
+  EXPECT_EQ(d.err.find("did you mean"), std::string::npos) << d.err;
+  // pfNames with a typo, on the right card: the nearest name among them.
+  const std::string typo = WriteTempFile("typo.yaml", R"(apiVersion: provisioner/v1alpha1
+kind: HostConfig
+metadata:
+  name: worker1
+spec:
+  nics:
+    - name: pf0
+      nicSelector: { deviceID: "1017", pfNames: [ens6f1np] }
+      numVfs: 4
+)");
+  RunResult t = Provisioner({"validate", typo, "--root", root});
+  EXPECT_EQ(t.exit_code, 1);
+  EXPECT_NE(t.err.find("; did you mean ens6f1np1?"), std::string::npos) << t.err;
+}
+
 }  // namespace
 }  // namespace provisioner::testing

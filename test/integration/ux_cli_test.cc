@@ -303,7 +303,8 @@ spec:
             std::string::npos)
       << host.err;
   // The candidates, and the nearest one to the typo.
-  EXPECT_NE(host.err.find("provisioner: spec.nics[0].nicSelector: NICs here: "), std::string::npos)
+  EXPECT_NE(host.err.find("typo.yaml:8:20: note: spec.nics[0].nicSelector: could match: "),
+            std::string::npos)
       << host.err;
   EXPECT_NE(host.err.find("0000:af:00.0 ens6f0np0 15b3:1017, 0000:af:00.1 ens6f1np1 15b3:1017"),
             std::string::npos)
