@@ -483,11 +483,14 @@ int RunApply(const CommonOptions& opt) {
         std::cout << "Saved plan " << opt.file << " is already applied: the host under "
                   << AbsoluteRoot(root) << " matches " << saved->desired_file << ".\n";
       }
-      if (opt.dry_run && !plan.changes.empty()) std::cout << "Dry run: nothing was changed.\n";
       // The warnings went to stderr above.
       Plan quiet = table_plan;
       quiet.warnings.clear();
       std::cout << RenderPlanTable(quiet, opt.color, opt.dry_run);
+      // A footer, after what would have been done (terraform's last line).
+      if (opt.dry_run && !plan.changes.empty()) {
+        std::cout << "\nDry run: nothing was changed under " << AbsoluteRoot(root) << ".\n";
+      }
     }
     return kExitOk;
   }

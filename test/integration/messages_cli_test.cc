@@ -183,5 +183,16 @@ spec:
   EXPECT_NE(t.err.find("; did you mean ens6f1np1?"), std::string::npos) << t.err;
 }
 
+// Item 12: apply --dry-run ends with a footer naming the root (it came
+// first, without the root).
+TEST(MessagesCliTest, DryRunFooterNamesTheRoot) {
+  const std::string root = ExtractHost("cx5-roce");
+  RunResult r = Provisioner({"apply", Example("roce-sriov.yaml"), "--root", root, "--dry-run"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const size_t footer = r.out.find("Dry run: nothing was changed under " + root + ".");
+  ASSERT_NE(footer, std::string::npos) << r.out;
+  EXPECT_GT(footer, r.out.find("Plan: ")) << r.out;
+}
+
 }  // namespace
 }  // namespace provisioner::testing
