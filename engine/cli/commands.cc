@@ -26,6 +26,7 @@
 #include "engine/core/session.h"
 #include "engine/output/progress.h"
 #include "engine/output/render.h"
+#include "engine/plan/change_text.h"
 #include "nlohmann/json.hpp"
 #include "spdlog/spdlog.h"
 
@@ -47,9 +48,10 @@ std::chrono::milliseconds Millis(double seconds) {
 // once (InterruptGuard::signal()).
 std::unique_ptr<ConsoleProgress> NewProgress(const CommonOptions& opt) {
   if (opt.quiet) return nullptr;
-  return std::make_unique<ConsoleProgress>(stderr,
-                                           ProgressOptions{.terminal = ::isatty(STDERR_FILENO) == 1,
-                                                           .interrupt = &InterruptGuard::signal()});
+  return std::make_unique<ConsoleProgress>(
+      stderr, ProgressOptions{.terminal = ::isatty(STDERR_FILENO) == 1,
+                              .interrupt = &InterruptGuard::signal(),
+                              .step_lines = opt.verbose > 0});
 }
 
 void FinishProgress(const std::unique_ptr<ConsoleProgress>& progress) {
@@ -64,69 +66,10 @@ HostOptions HostOf(const CommonOptions& opt, Progress* progress) {
   return host;
 }
 
-// After "spec.nics[i].nicSelector: selects no PCI function": the NICs this
-// host has, and the nearest name or address to what the selector asked for.
-void PrintSelectorHints(const PlanOutcome& p) {
-  std::set<std::string> done;
-  for (const auto& batch : p.diagnostics) {
-    for (const auto& d : batch.items) {
-      if (d.severity != Severity::kError ||
-          d.message.find("selects no PCI function") == std::string::npos ||
-          !done.insert(d.path).second) {
-        continue;
-      }
-      std::string here;
-      std::vector<std::string> names;
-      for (const auto& n : p.nics_here) {
-        here += std::string(here.empty() ? "" : ", ") + n.pci_address;
-        for (const auto& nd : n.netdevs) here += " " + nd;
-        here += " " + n.id;
-        names.push_back(n.pci_address);
-        names.insert(names.end(), n.netdevs.begin(), n.netdevs.end());
-      }
-      std::string hint =
-          "provisioner: " + d.path + ": NICs here: " + (here.empty() ? "none" : here);
-      // The nics[] entry the path names: "spec.nics[3].nicSelector".
-      size_t open = d.path.find("spec.nics[");
-      if (open == 0) {
-        size_t index = std::strtoul(d.path.c_str() + 10, nullptr, 10);
-        if (index < p.desired.nics.size()) {
-          const NicSelector& sel = p.desired.nics[index].selector;
-          std::vector<std::string> asked = sel.pf_names;
-          asked.insert(asked.end(), sel.root_devices.begin(), sel.root_devices.end());
-          std::set<std::string> guesses;
-          for (const auto& want : asked) {
-            std::string best;
-            size_t best_d = std::max<size_t>(2, want.size() / 3) + 1;
-            for (const auto& have : names) {
-              size_t dist = EditDistance(want, have);
-              if (dist > 0 && dist < best_d) {
-                best = have;
-                best_d = dist;
-              }
-            }
-            if (!best.empty()) guesses.insert(best);
-          }
-          if (!guesses.empty()) {
-            hint += "; did you mean";
-            bool first = true;
-            for (const auto& g : guesses) {
-              hint += (first ? " " : " or ") + g;
-              first = false;
-            }
-            hint += "?";
-          }
-        }
-      }
-      std::fprintf(stderr, "%s\n", hint.c_str());
-    }
-  }
-}
-
 // Prints a plan's diagnostics and, when there is no plan, why.
 void ReportPlanProblems(const std::string& file, const PlanOutcome& p) {
   for (const auto& batch : p.diagnostics) PrintDiagnostics(file, batch);
-  PrintSelectorHints(p);
+  PrintSelectorHints(file, p);
   if (p.status.ok()) return;
   if (!p.file_invalid) {
     PrintError(p.status.message());
@@ -175,26 +118,48 @@ json ChangeOutcomeToJson(const ChangeOutcome& c) {
   return j;
 }
 
-void RenderApplyTable(const ApplyOutcome& out, const std::string& root) {
+// "1 added, 2 changed, 1 replaced, 0 removed": the plan's counts, past tense.
+std::string DoneCounts(const std::vector<Change>& changes) {
+  const PlanCounts n = CountActions(changes);
+  std::string text = std::to_string(n.add) + " added, " + std::to_string(n.change) + " changed, ";
+  if (n.replace) text += std::to_string(n.replace) + " replaced, ";
+  return text + std::to_string(n.remove) + " removed";
+}
+
+// The changes in the plan's spelling and colours, each with what became of
+// it, then one closing line.
+// `rollback`: apply --rollback, whose changes undo an interrupted apply.
+void RenderApplyTable(const ApplyOutcome& out, const std::string& root, bool color,
+                      bool rollback) {
+  std::vector<Change> made;
   for (const auto& c : out.changes) {
-    std::cout << "  " << ChangeSymbol(c.change) << " " << c.change.id << ": "
-              << c.change.before.dump() << " -> " << c.change.after.dump() << "  "
+    std::cout << "  " << RenderChangeLine(c.change, color) << "  "
               << (c.status == ChangeStatus::kFailed ? "FAILED"
                   : c.status == ChangeStatus::kDeferredToReboot
                       ? "done, takes effect at the next reboot"
                       : "done, verified")
               << "\n";
     if (!c.note.empty()) std::cout << "      # " << c.note << "\n";
+    if (c.status != ChangeStatus::kFailed) made.push_back(c.change);
   }
+  size_t undone = 0;
   for (const auto& r : out.rolled_back) {
-    std::cout << "  rolled back " << r.change.id << " to " << r.change.after.dump()
+    std::cout << "  undone: " << ChangeText(r.change)
               << (r.status == ChangeStatus::kRolledBack ? ""
                                                         : "  (ROLLBACK FAILED: " + r.error + ")")
               << "\n";
+    undone += r.status == ChangeStatus::kRolledBack;
   }
-  if (out.status.ok()) {
-    std::cout << "Apply complete: " << out.applied << " change" << (out.applied == 1 ? "" : "s")
-              << " made and verified under " << AbsoluteRoot(root) << ".\n";
+  if (!out.rolled_back.empty()) {
+    std::cout << "Rollback complete: " << undone << " change" << (undone == 1 ? "" : "s")
+              << " undone under " << AbsoluteRoot(root) << ".\n";
+  }
+  if (out.status.ok() && rollback) {
+    std::cout << "Rollback complete: " << made.size() << " change" << (made.size() == 1 ? "" : "s")
+              << " undone under " << AbsoluteRoot(root) << ".\n";
+  } else if (out.status.ok()) {
+    std::cout << "Apply complete: " << DoneCounts(made) << "; verified under "
+              << AbsoluteRoot(root) << ".\n";
     if (out.reboot_required) std::cout << "A reboot is required for some changes to take effect.\n";
   }
 }
@@ -210,52 +175,6 @@ std::string AbsoluteRoot(const std::string& root) {
   return text;
 }
 
-bool Interactive() { return ::isatty(STDIN_FILENO) == 1 && ::isatty(STDOUT_FILENO) == 1; }
-
-namespace {
-
-// The answer typed at the prompt, one line from stdin; nullopt at the end of
-// the input or when a signal came (Ctrl-C at the prompt cancels at once:
-// the wait is a poll on stdin and InterruptGuard's self-pipe, not a
-// restarted read).
-std::optional<std::string> ReadAnswer() {
-  std::string line;
-  for (;;) {
-    if (InterruptGuard::signal().load() != 0) return std::nullopt;
-    struct pollfd fds[2] = {{STDIN_FILENO, POLLIN, 0}, {InterruptFd(), POLLIN, 0}};
-    const int r = ::poll(fds, InterruptFd() >= 0 ? 2 : 1, -1);
-    if (r < 0 && errno != EINTR) return std::nullopt;
-    if (r <= 0 || InterruptGuard::signal().load() != 0) continue;  // checked above
-    char ch = 0;
-    const ssize_t n = ::read(STDIN_FILENO, &ch, 1);
-    if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
-    if (n <= 0) return line.empty() ? std::nullopt : std::optional<std::string>(line);
-    if (ch == '\n') return line;
-    line += ch;
-  }
-}
-
-}  // namespace
-
-bool Confirm(std::FILE* out, const std::string& question) {
-  std::fprintf(out, "%s [y/N] ", question.c_str());
-  std::fflush(out);
-  std::optional<std::string> read = ReadAnswer();
-  if (!read) {
-    std::fprintf(out, "\n");
-    return false;
-  }
-  std::string answer = *read;
-  while (!answer.empty() && std::isspace(static_cast<unsigned char>(answer.back())))
-    answer.pop_back();
-  size_t start = 0;
-  while (start < answer.size() && std::isspace(static_cast<unsigned char>(answer[start]))) ++start;
-  answer = answer.substr(start);
-  std::transform(answer.begin(), answer.end(), answer.begin(),
-                 [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
-  return answer == "y" || answer == "yes";
-}
-
 void PrintDocument(const json& doc, const std::string& format) {
   if (format == "yaml") {
     std::cout << JsonToYaml(doc);
@@ -266,6 +185,8 @@ void PrintDocument(const json& doc, const std::string& format) {
 
 void PrintDiagnostics(const std::string& file, const FileDiagnostics& diagnostics) {
   for (const auto& d : diagnostics.items) {
+    // -q (--log-level error): errors only.
+    if (d.severity == Severity::kWarning && !spdlog::should_log(spdlog::level::warn)) continue;
     std::fprintf(stderr, "%s\n", FormatDiagnostic(file, diagnostics.marks, d).c_str());
   }
 }
@@ -294,12 +215,16 @@ std::optional<HostFacts> DiscoverHost(const CommonOptions& opt) {
 int RunDiscover(const CommonOptions& opt) {
   std::optional<HostFacts> facts = DiscoverHost(opt);
   if (!facts) return kExitError;
-  if (opt.output == "json") {
-    // Streamed (the same text as dump(2)): no second copy of a document that
-    // is megabytes on a 2048-function host.
-    std::cout << std::setw(2) << FactsToJson(*facts) << "\n";
-  } else if (opt.output == "yaml") {
-    std::cout << JsonToYaml(FactsToJson(*facts));
+  if (opt.output != "table") {
+    // The root as given (a .ttar stays a .ttar, not its removed extraction).
+    json doc = FactsToJson(*facts);
+    if (doc.is_object() && doc.contains("root")) doc["root"] = opt.root_shown;
+    if (opt.output == "json") {
+      // Streamed (the same text as dump(2)).
+      std::cout << std::setw(2) << doc << "\n";
+    } else {
+      std::cout << JsonToYaml(doc);
+    }
   } else {
     std::cout << RenderFactsTable(*facts);
   }
@@ -312,7 +237,14 @@ json DiagnosticsToJson(const std::string& file, const std::vector<FileDiagnostic
   json out = json::array();
   for (const auto& batch : batches) {
     for (const auto& d : batch.items) {
+      // Located for CI annotations and editors: file, line, column (null
+      // when the diagnostic has no place in the file), the field's path.
+      const SourceMark m = batch.marks.Find(d.path);
       out.push_back({{"severity", d.severity == Severity::kError ? "error" : "warning"},
+                     {"file", file},
+                     {"line", m.line > 0 ? json(m.line) : json()},
+                     {"column", m.line > 0 ? json(m.column) : json()},
+                     {"field", d.path},
                      {"path", d.path},
                      {"message", d.message},
                      {"text", FormatDiagnostic(file, batch.marks, d)}});
@@ -345,7 +277,7 @@ int RunValidate(const CommonOptions& opt) {
   doc["formatVersion"] = kFormatVersion;
   doc["file"] = opt.file;
   doc["hostChecked"] = opt.root_given;
-  doc["root"] = opt.root_given ? json(AbsoluteRoot(opt.root)) : json();
+  doc["root"] = opt.root_given ? json(opt.root_shown) : json();
   std::optional<DesiredState> desired;
   std::vector<FileDiagnostics> batches;
   std::optional<size_t> changes;
@@ -396,13 +328,35 @@ int RunValidate(const CommonOptions& opt) {
 }
 
 int RunPlan(const CommonOptions& opt) {
+  // A saved plan where a host.yaml belongs: say what it is and what to do.
+  std::optional<SavedPlan> saved;
+  std::string unused;
+  if (SavedPlanState(opt.file, &saved, &unused) == 1) {
+    PrintError(opt.file + " is a saved plan (plan --out), not a host.yaml; apply it with: " +
+               "provisioner apply " + opt.file + "; read it with: provisioner show " + opt.file);
+    return kExitError;
+  }
   auto progress = NewProgress(opt);
   PlanRequest request;
   request.file = opt.file;
   request.host = HostOf(opt, progress.get());
   PlanOutcome p = PlanFile(request);
   ReportPlanProblems(opt.file, p);
-  if (!p.status.ok()) return kExitError;
+  if (!p.status.ok()) {
+    // -o json|yaml: still one document, with the diagnostics (CI reads it).
+    if (opt.output != "table") {
+      json doc;
+      doc["formatVersion"] = kFormatVersion;
+      doc["file"] = opt.file;
+      doc["root"] = opt.root_shown;
+      doc["valid"] = !p.file_invalid;
+      doc["error"] = p.status.message();
+      doc["diagnostics"] = DiagnosticsToJson(opt.file, p.diagnostics);
+      doc["changes"] = json::array();
+      PrintDocument(doc, opt.output);
+    }
+    return kExitError;
+  }
   const Plan& plan = p.plan;
   if (!opt.plan_out.empty()) {
     std::ofstream out(opt.plan_out, std::ios::trunc);
@@ -412,15 +366,25 @@ int RunPlan(const CommonOptions& opt) {
       PrintError(ErrnoToStatus(errno, "write " + opt.plan_out).message());
       return kExitError;
     }
-    std::fprintf(stderr, "provisioner: plan saved to %s; apply it with: provisioner apply %s\n",
-                 opt.plan_out.c_str(), opt.plan_out.c_str());
+    std::fprintf(stderr,
+                 "provisioner: plan for the host under %s saved to %s; apply it with: "
+                 "provisioner apply %s\n",
+                 AbsoluteRoot(opt.root).c_str(), opt.plan_out.c_str(), opt.plan_out.c_str());
   }
+  // Warnings (an apply in progress, an interrupted one) on stderr, never
+  // in the table: -q silences them; -o json keeps them in "warnings".
+  Plan table_plan = WithUnreportedWarnings(p);
+  for (const auto& w : table_plan.warnings) spdlog::warn("{}", w);
+  table_plan.warnings.clear();
   if (opt.output != "table") {
-    PrintDocument(PlanToJson(plan, opt.root), opt.output);
+    PrintDocument(PlanToJson(plan, opt.root_shown), opt.output);
   } else {
-    std::cout << RenderPlanTable(WithUnreportedWarnings(p), opt.color);
+    std::cout << RenderPlanTable(table_plan, opt.color);
   }
-  if (opt.detailed_exitcode && !plan.changes.empty()) return kExitChangesPending;
+  // A reboot pending (firmware set for the next boot) is not "no changes".
+  if (opt.detailed_exitcode && (!plan.changes.empty() || !plan.set_for_next_boot.empty())) {
+    return kExitChangesPending;
+  }
   return kExitOk;
 }
 
@@ -475,20 +439,25 @@ int RunApply(const CommonOptions& opt) {
   // Those not already printed as diagnostics (an interrupted apply).
   const Plan table_plan = WithUnreportedWarnings(p);
   for (const auto& w : table_plan.warnings) spdlog::warn("{}", w);
-  // On a terminal, show the plan and ask (terraform's apply); never without
-  // one (systemd, Ansible, cloud-init, pipes), nor with -y/--auto-approve.
-  if (!opt.dry_run && !opt.auto_approve && !plan.changes.empty() && Interactive()) {
+  // A person at the keyboard (stdin a terminal, whatever stdout is): show
+  // the plan and ask (terraform's apply); -y shows it and goes on. Never
+  // without one (systemd, Ansible, cloud-init), nor for a saved plan: that
+  // plan is the approval.
+  if (!opt.dry_run && !saved && !plan.changes.empty() && Interactive()) {
     FinishProgress(progress);
-    // With -o json/yaml stdout is the document's: the question goes to stderr.
-    std::FILE* ask = opt.output == "table" ? stdout : stderr;
+    std::FILE* ask = PromptStream(opt);
     Plan shown = table_plan;
     shown.warnings.clear();
-    std::fputs(RenderPlanTable(shown, opt.color).c_str(), ask);
+    std::fputs(RenderPlanTable(shown, opt.color_allowed && ::isatty(::fileno(ask)) == 1).c_str(),
+               ask);
     const size_t n = plan.changes.size();
-    std::string question = std::string(opt.rollback ? "\nRoll back " : "\nApply ") +
-                           std::to_string(n) + " change" + (n == 1 ? "" : "s") + " to " +
-                           AbsoluteRoot(root) + "?";
-    if (!Confirm(ask, question)) {
+    const std::string what = std::string(opt.rollback ? "Roll back " : "Apply ") +
+                             std::to_string(n) + " change" + (n == 1 ? "" : "s") + " to " +
+                             AbsoluteRoot(root);
+    if (opt.auto_approve) {
+      std::fprintf(ask, "\n%s (--auto-approve).\n", what.c_str());
+      std::fflush(ask);
+    } else if (!Confirm(ask, "\n" + what + "?")) {
       std::fprintf(stderr, "provisioner: apply cancelled; nothing was changed under %s\n",
                    AbsoluteRoot(root).c_str());
       return kExitError;
@@ -504,7 +473,7 @@ int RunApply(const CommonOptions& opt) {
     std::printf("Nothing to roll back: the interrupted apply had not changed anything.\n");
     return out.journal_status.ok() ? kExitOk : kExitError;
   }
-  json doc = PlanToJson(plan, root);
+  json doc = PlanToJson(plan, AbsoluteRoot(root));
   doc["dryRun"] = opt.dry_run;
   if (p.already_applied) doc["alreadyApplied"] = true;
   if (!out.ran) {
@@ -516,11 +485,14 @@ int RunApply(const CommonOptions& opt) {
         std::cout << "Saved plan " << opt.file << " is already applied: the host under "
                   << AbsoluteRoot(root) << " matches " << saved->desired_file << ".\n";
       }
-      if (opt.dry_run && !plan.changes.empty()) std::cout << "Dry run: nothing was changed.\n";
       // The warnings went to stderr above.
       Plan quiet = table_plan;
       quiet.warnings.clear();
       std::cout << RenderPlanTable(quiet, opt.color, opt.dry_run);
+      // A footer, after what would have been done (terraform's last line).
+      if (opt.dry_run && !plan.changes.empty()) {
+        std::cout << "\nDry run: nothing was changed under " << AbsoluteRoot(root) << ".\n";
+      }
     }
     return kExitOk;
   }
@@ -557,7 +529,7 @@ int RunApply(const CommonOptions& opt) {
   if (opt.output != "table") {
     PrintDocument(doc, opt.output);
   } else {
-    RenderApplyTable(out, root);
+    RenderApplyTable(out, root, opt.color, opt.rollback);
   }
   if (!out.status.ok()) {
     PrintError(out.status.message());

@@ -26,6 +26,7 @@ inline constexpr double kMaxDurationSeconds = 24 * 3600;
 
 struct CommonOptions {
   std::string root = "/";
+  std::string root_shown;  // the root as given, absolute (a .ttar stays one): JSON's "root"
   bool root_given = false;  // --root on the command line (else a saved plan's root)
   std::string output = "table";
   std::string file;
@@ -37,7 +38,8 @@ struct CommonOptions {
   double settle_timeout_s = 300;  // at most kMaxDurationSeconds, as every duration
   double lock_timeout_s = 0;  // apply: wait this long for another apply
   size_t parallelism = 0;     // apply --parallelism: changes at once (0: DefaultParallelism())
-  bool color = false;
+  bool color = false;                 // colours on stdout
+  bool color_allowed = false;         // --no-color, NO_COLOR, TERM=dumb allow colours (a TTY decides)
   std::string flavor = "spiderpool";  // manifests: spiderpool | multus
   bool with_test_workload = false;    // manifests --with-test-workload
   std::vector<std::string> files;     // manifests FILE|DIR... (a fleet)
@@ -46,6 +48,7 @@ struct CommonOptions {
   bool show_expanded = false;         // validate --show-expanded (spec.rails)
   bool auto_approve = false;          // apply -y/--auto-approve: never ask
   bool quiet = false;                 // -q/--quiet: errors only on stderr
+  int verbose = 0;                    // -v (1), -vv, -vvv: also each step of a change
   std::string only;                   // doctor --only fail|warn|ok
 };
 
@@ -70,11 +73,29 @@ class ArchiveRoot {
 // The root as an absolute, normal path ("." -> "/home/me/tree"): what a
 // saved plan stores and what apply names when it asks.
 std::string AbsoluteRoot(const std::string& root);
-// stdin and stdout are both terminals: someone can answer a question.
+// approval.cc: stdin is a terminal and the process has a controlling
+// terminal: a person typed the command and can answer a question, whatever
+// stdout is (`apply host.yaml | tee log`, `apply -o json > result.json`).
 bool Interactive();
+// Where apply shows its plan and asks: stdout when it is the terminal and
+// the output is the table; else stderr when that is a terminal; else
+// /dev/tty (stdout and stderr both redirected). Never null.
+std::FILE* PromptStream(const CommonOptions& opt);
 // Asks `question` on `out` and reads one line from stdin: true for "y" or
-// "yes" (any case); false for anything else and at end of input.
+// "yes" (any case); false for anything else and at end of input. The only
+// place apply reads an answer.
 bool Confirm(std::FILE* out, const std::string& question);
+
+// duration.cc: seconds from "300", "2.5", "30s", "5m", "1h", "1m30s"; at
+// most a day. nullopt and `error` ("expected seconds ...") otherwise.
+std::optional<double> ParseDurationSeconds(const std::string& text, std::string* error);
+
+// show_cmd.cc: 1 when `file` is a saved plan (in *saved), 0 when it is
+// something else (a host.yaml), -1 on a read error or a malformed saved
+// plan (*error says which).
+int SavedPlanState(const std::string& file, std::optional<SavedPlan>* saved, std::string* error);
+// show_cmd.cc: `show PLANFILE`, a saved plan as plan printed it.
+int RunShow(const CommonOptions& opt);
 
 int RunDiscover(const CommonOptions& opt);
 int RunValidate(const CommonOptions& opt);
@@ -98,6 +119,11 @@ std::optional<HostFacts> DiscoverHost(const CommonOptions& opt);
 std::optional<DesiredState> LoadOrReport(const std::string& file);
 // A JSON document on stdout as JSON (format "json") or YAML ("yaml").
 void PrintDocument(const nlohmann::json& doc, const std::string& format);
+// selector_hints.cc: under each "nicSelector: selects no PCI function"
+// error, at its file:line:column, what could match: the field that excludes
+// every function here, or the functions that satisfy the selector's other
+// fields and the nearest of their names to the one asked for.
+void PrintSelectorHints(const std::string& file, const PlanOutcome& p);
 // Each diagnostic on stderr as file:line:column.
 void PrintDiagnostics(const std::string& file, const FileDiagnostics& diagnostics);
 // stats_env.cc: PROVISIONER_STATS=<file> gets the host layer's counters as JSON at exit.

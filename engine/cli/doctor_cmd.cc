@@ -153,7 +153,7 @@ int RunDoctor(const CommonOptions& opt) {
   if (opt.output != "table") {
     json doc;
     doc["formatVersion"] = kFormatVersion;
-    doc["root"] = opt.root;
+    doc["root"] = opt.root_shown;
     doc["file"] = opt.file.empty() ? json() : json(opt.file);
     json checks = json::array();
     for (const auto& r : results) checks.push_back(ResultToJson(r));

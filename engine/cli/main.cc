@@ -22,6 +22,7 @@
 
 #include "CLI/CLI.hpp"
 #include "engine/base/interrupt.h"
+#include "engine/base/strings.h"
 #include "engine/cli/commands.h"
 #include "engine/cli/version.h"
 #include "engine/output/progress.h"
@@ -88,6 +89,83 @@ bool NormalizeArgs(int argc, char** argv, std::vector<std::string>* args) {
     break;
   }
   return true;
+}
+
+// The first word that is not an option: the command ("" when none).
+std::string FirstWord(const std::vector<std::string>& args) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--log-level") {
+      ++i;
+      continue;
+    }
+    if (!args[i].empty() && args[i][0] == '-') continue;
+    return args[i];
+  }
+  return "";
+}
+
+// The nearest of `names` to `word` within a third of its length (at least
+// 2 edits); "" when none is that near.
+std::string Nearest(const std::string& word, const std::vector<std::string>& names) {
+  std::string best;
+  size_t best_d = std::max<size_t>(2, word.size() / 3) + 1;
+  for (const std::string& n : names) {
+    const size_t d = provisioner::EditDistance(word, n);
+    if (d < best_d) {
+      best = n;
+      best_d = d;
+    }
+  }
+  return best;
+}
+
+// `provisioner dicover` (and `help dicover`, `dicover --help`): an unknown
+// command, with the nearest one (kubectl), exit 1; CLI11 would say "A
+// subcommand is required" or print the main help and exit 0.
+bool KnownCommand(const CLI::App& app, const std::vector<std::string>& args) {
+  const std::string word = FirstWord(args);
+  if (word.empty()) return true;
+  std::vector<std::string> names;
+  for (const CLI::App* sub : app.get_subcommands({})) {
+    if (sub->get_name() == word) return true;
+    names.push_back(sub->get_name());
+  }
+  std::string near = Nearest(word, names);
+  std::fprintf(stderr, "provisioner: unknown command \"%s\"%s\nRun 'provisioner --help' for usage.\n",
+               word.c_str(), near.empty() ? "" : ("; did you mean \"" + near + "\"?").c_str());
+  return false;
+}
+
+// The option of `sub` (or a global one) nearest to `arg` ("--dryrun" ->
+// "--dry-run"); "" when none is near or `arg` is no option.
+std::string NearestOption(const CLI::App& app, const CLI::App* sub, const std::string& arg) {
+  if (arg.size() < 3 || arg.compare(0, 2, "--") != 0) return "";
+  const std::string word = arg.substr(2, arg.find('=') == std::string::npos
+                                             ? std::string::npos
+                                             : arg.find('=') - 2);
+  std::vector<std::string> names;
+  for (const CLI::App* a : {&app, sub}) {
+    if (a == nullptr) continue;
+    for (const CLI::Option* o : a->get_options()) {
+      if (o->get_group().empty()) continue;  // hidden
+      for (const std::string& n : o->get_lnames()) names.push_back(n);
+    }
+  }
+  const std::string near = Nearest(word, names);
+  return near.empty() ? "" : "--" + near;
+}
+
+// --settle-timeout / --lock-timeout: ParseDurationSeconds's words on error.
+CLI::Validator Duration(bool zero_ok) {
+  return CLI::Validator(
+      [zero_ok](std::string& text) -> std::string {
+        std::string error;
+        auto seconds = provisioner::cli::ParseDurationSeconds(text, &error);
+        if (!seconds) return error;
+        if (!zero_ok && *seconds <= 0) return "want more than 0 s up to 86400 (24 h), got \"" + text + "\"";
+        return "";
+      },
+      "");
 }
 
 // no-color.org: NO_COLOR set and not empty; TERM=dumb has no colours either.
@@ -193,27 +271,6 @@ int main(int argc, char** argv) {
 
 namespace {
 
-// A duration in seconds (--settle-timeout, --lock-timeout): finite and at
-// most kMaxDurationSeconds (24 h). NaN, infinities and 1e30 would overflow
-// the milliseconds a wait counts in (to 0 or a negative count: a wait that
-// ends at once) and are refused with the range.
-CLI::Validator DurationSeconds(bool zero_allowed) {
-  return CLI::Validator(
-      [zero_allowed](std::string& text) -> std::string {
-        char* end = nullptr;
-        const double v = std::strtod(text.c_str(), &end);
-        const bool parsed = !text.empty() && end != nullptr && *end == '\0';
-        const bool ok = parsed && std::isfinite(v) && (zero_allowed ? v >= 0 : v > 0) &&
-                        v <= provisioner::cli::kMaxDurationSeconds;
-        if (ok) return "";
-        char range[96];
-        std::snprintf(range, sizeof range, "%s seconds up to %.0f (24 h)",
-                      zero_allowed ? "0" : "more than 0", provisioner::cli::kMaxDurationSeconds);
-        return "got " + text + ": want " + range;
-      },
-      "SECONDS", "DurationSeconds");
-}
-
 int Dispatch(int argc, char** argv) {
   provisioner::cli::WriteStatsAtExitIfAsked();
   CLI::App app{
@@ -226,6 +283,8 @@ int Dispatch(int argc, char** argv) {
   app.fallthrough();
 
   CommonOptions opt;
+  std::string settle_timeout = "300";
+  std::string lock_timeout = "0";
   std::string log_level = "warn";
   bool no_color = false;
   int verbose = 0;
@@ -236,18 +295,21 @@ int Dispatch(int argc, char** argv) {
           ->capture_default_str();
   app.add_flag("--no-color", no_color,
                "No ANSI colours (also NO_COLOR set and not empty, TERM=dumb)");
-  app.add_flag("-q,--quiet", opt.quiet, "Errors only on stderr: no progress, no warnings")
-      ->excludes(log_level_opt);
+  CLI::Option* quiet_opt =
+      app.add_flag("-q,--quiet", opt.quiet, "Errors only on stderr: no progress, no warnings")
+          ->excludes(log_level_opt);
   app.add_flag("-v,--verbose", verbose, "More on stderr: -v info, -vv debug, -vvv trace")
-      ->excludes(log_level_opt);
+      ->excludes(log_level_opt)
+      ->excludes(quiet_opt);
 
   std::vector<CLI::Option*> root_options;
-  auto add_root = [&](CLI::App* sub) {
+  auto add_root = [&](CLI::App* sub, bool show_default = true) {
     root_options.push_back(
         sub->add_option("--root", opt.root,
                         "Host root: resolve /sys, /proc, /etc ... under DIR (a FILE.ttar "
                         "archive of a tree: read-only)"));
-    root_options.back()->type_name("DIR")->capture_default_str();
+    root_options.back()->type_name("DIR");
+    if (show_default) root_options.back()->capture_default_str();
   };
   auto add_output = [&](CLI::App* sub, const std::vector<std::string>& formats) {
     sub->add_option("-o,--output", opt.output, "Output format")
@@ -294,9 +356,10 @@ int Dispatch(int argc, char** argv) {
       "Do not ask (on a terminal apply shows the plan and asks first; never without one)");
   apply->add_flag("--dry-run", opt.dry_run, "Plan only, in apply's output shape; write nothing");
   apply
-      ->add_option("--settle-timeout", opt.settle_timeout_s,
-                   "Seconds to wait for VFs and their netdevs to appear")
-      ->check(DurationSeconds(/*zero_allowed=*/false))
+      ->add_option("--settle-timeout", settle_timeout,
+                   "How long to wait for VFs and their netdevs to appear: seconds, or 30s, 5m, 1h")
+      ->check(Duration(/*zero_ok=*/false))
+      ->type_name("SECONDS")
       ->capture_default_str();
   apply->add_flag(
       "--rollback", opt.rollback,
@@ -307,9 +370,11 @@ int Dispatch(int argc, char** argv) {
                    "(default: max(16, CPUs); 1: one after another, in plan order)")
       ->check(CLI::Range(1, 1024));
   apply
-      ->add_option("--lock-timeout", opt.lock_timeout_s,
-                   "Seconds to wait for another apply on the same root (default: fail at once)")
-      ->check(DurationSeconds(/*zero_allowed=*/true));
+      ->add_option("--lock-timeout", lock_timeout,
+                   "How long to wait for another apply on the same root: seconds, or 30s, 5m "
+                   "(default: fail at once)")
+      ->check(Duration(/*zero_ok=*/true))
+      ->type_name("SECONDS");
 
   CLI::App* manifests = app.add_subcommand(
       "manifests", "Write the Kubernetes manifests for a host, or for a fleet of hosts (merged)");
@@ -324,11 +389,15 @@ int Dispatch(int argc, char** argv) {
       ->capture_default_str();
   manifests->add_flag("--with-test-workload", opt.with_test_workload,
                       "Also emit an RDMA test DaemonSet attached to every multus config");
-  add_root(manifests);
-  manifests->add_option("--roots", opt.roots_dir,
-                        "Fleet: each host's discovered tree is DIR/<metadata.name>");
-  manifests->add_option("--helm-values", opt.helm_values_out,
-                        "Also write the Spiderpool chart values these hosts need (YAML)");
+  add_root(manifests, /*show_default=*/false);
+  manifests
+      ->add_option("--roots", opt.roots_dir,
+                   "Fleet: each host's discovered tree is DIR/<metadata.name>")
+      ->type_name("DIR");
+  manifests
+      ->add_option("--helm-values", opt.helm_values_out,
+                   "Also write the Spiderpool chart values these hosts need (YAML)")
+      ->type_name("FILE");
 
   CLI::App* doctor = app.add_subcommand("doctor", "Check the host for RDMA/SR-IOV problems");
   doctor->add_option("FILE", opt.file, "host.yaml");
@@ -339,6 +408,11 @@ int Dispatch(int argc, char** argv) {
                    "Only the checks with this verdict (and worse: warn = warn and fail)")
       ->check(CLI::IsMember({"fail", "warn", "ok"}))
       ->type_name("VERDICT");
+
+  CLI::App* show =
+      app.add_subcommand("show", "Print a saved plan (plan --out PLANFILE) as plan printed it");
+  show->add_option("PLANFILE", opt.file, "A plan saved by plan --out")->required();
+  add_output(show, {"table", "json", "yaml"});
 
   CLI::App* snapshot =
       app.add_subcommand("snapshot", "Capture this host as a tree usable as --root");
@@ -351,6 +425,7 @@ int Dispatch(int argc, char** argv) {
 
   std::vector<std::string> args;
   if (!NormalizeArgs(argc, argv, &args)) return provisioner::cli::kExitError;
+  if (!KnownCommand(app, args)) return provisioner::cli::kExitError;
   try {
     // CLI11 takes a reversed vector (it pops from the back).
     std::vector<std::string> reversed(args.rbegin(), args.rend());
@@ -383,17 +458,35 @@ int Dispatch(int argc, char** argv) {
       }
       what = "unexpected argument" + std::string(extras.size() == 1 ? "" : "s") + ":";
       for (const std::string& x : extras) what += " " + x;
+      // --dryrun: did you mean --dry-run?
+      const CLI::App* sub = nullptr;
+      for (const CLI::App* s : app.get_subcommands({})) {
+        if (s->parsed()) sub = s;
+      }
+      for (const std::string& x : extras) {
+        if (std::string near = NearestOption(app, sub, x); !near.empty()) {
+          what += "; did you mean " + near + "?";
+          break;
+        }
+      }
     }
     std::fprintf(stderr, "provisioner: %s\nRun '%s' for usage.\n", what.c_str(), help.c_str());
     return provisioner::cli::kExitError;
   }
 
   for (CLI::Option* o : root_options) opt.root_given = opt.root_given || o->count() > 0;
+  {
+    std::string unused;
+    opt.settle_timeout_s = *provisioner::cli::ParseDurationSeconds(settle_timeout, &unused);
+    opt.lock_timeout_s = *provisioner::cli::ParseDurationSeconds(lock_timeout, &unused);
+  }
+  opt.verbose = verbose;
   if (opt.quiet) log_level = "error";
   if (verbose > 0) log_level = verbose == 1 ? "info" : verbose == 2 ? "debug" : "trace";
   // --log-level error (or -q): errors only, no step lines either.
   opt.quiet = log_level == "error";
   const bool color_allowed = ColorAllowed(no_color);
+  opt.color_allowed = color_allowed;
   opt.color = color_allowed && ::isatty(STDOUT_FILENO);
   SetUpLogging(log_level, color_allowed && ::isatty(STDERR_FILENO));
   if (*snapshot) {
@@ -410,6 +503,7 @@ int Dispatch(int argc, char** argv) {
     }
   }
 
+  opt.root_shown = provisioner::cli::AbsoluteRoot(opt.root);
   // --root FILE.ttar (a bundled tree, README "Host trees"): read-only.
   provisioner::cli::ArchiveRoot archive;
   if (opt.root_given && provisioner::cli::IsArchiveRoot(opt.root)) {
@@ -452,6 +546,7 @@ int Dispatch(int argc, char** argv) {
   if (*manifests) return provisioner::cli::RunManifests(opt);
   if (*doctor) return provisioner::cli::RunDoctor(opt);
   if (*snapshot) return provisioner::cli::RunSnapshot(opt);
+  if (*show) return provisioner::cli::RunShow(opt);
   return provisioner::cli::kExitError;
 }
 

@@ -25,6 +25,7 @@
 #include "engine/manifests/fleet.h"
 #include "engine/manifests/manifests.h"
 #include "engine/output/render.h"
+#include "spdlog/spdlog.h"
 
 namespace provisioner::cli {
 namespace {
@@ -219,7 +220,7 @@ int RunManifests(const CommonOptions& opt) {
     return kExitError;
   }
   for (const auto& w : merged->warnings) {
-    std::fprintf(stderr, "provisioner: warning: %s\n", w.c_str());
+    spdlog::warn("{}", w);
   }
   if (!opt.helm_values_out.empty()) {
     if (opt.flavor != "spiderpool") {
@@ -246,10 +247,10 @@ int RunManifests(const CommonOptions& opt) {
     return kExitError;
   }
   for (const std::string& f : stale) {
-    std::fprintf(stderr,
-                 "provisioner: warning: %s was not written by this run (an earlier run's?); "
-                 "kubectl apply -f %s would apply it too: remove it if it is not yours\n",
-                 f.c_str(), opt.output_dir.c_str());
+    spdlog::warn(
+        "{} was not written by this run (an earlier run's?); kubectl apply -f {} would apply it "
+        "too: remove it if it is not yours",
+        f, opt.output_dir);
   }
   return kExitOk;
 }

@@ -9,6 +9,7 @@
 
 #include "engine/cli/commands.h"
 #include "engine/core/session.h"
+#include "spdlog/spdlog.h"
 
 namespace provisioner::cli {
 
@@ -22,7 +23,7 @@ int RunSnapshot(const CommonOptions& opt) {
               opt.root.c_str(), opt.output_dir.c_str(), stats->files, stats->links, stats->dirs,
               stats->placeholders);
   for (const std::string& note : stats->partial) {
-    std::fprintf(stderr, "provisioner: warning: %s\n", note.c_str());
+    spdlog::warn("{}", note);
   }
   return kExitOk;
 }

@@ -446,7 +446,7 @@ INSTANTIATE_TEST_SUITE_P(
                    {"host.yaml:9:20: spec.nics[0].vfVlan.id: 4096 exceeds the maximum 4095",
                     "host.yaml:9:31: spec.nics[0].vfVlan.qos: 8 exceeds the maximum 7",
                     "host.yaml:9:41: spec.nics[0].vfVlan.proto: \"802.1q\" is not one of: "
-                    "802.1Q, 802.1ad"}},
+                    "802.1Q, 802.1ad (did you mean \"802.1Q\"?)"}},
         OneNicCase{"VfVlanWithoutId",
                    "      vfVlan: {qos: 1}\n",
                    {"host.yaml:9:15: spec.nics[0].vfVlan: missing required field \"id\""}},

@@ -1,10 +1,13 @@
 #include "engine/config/schema_check.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <exception>
 #include <map>
 #include <memory>
 #include <regex>
+#include <string>
 #include <string_view>
 #include <utility>
 
@@ -19,6 +22,29 @@
 
 namespace provisioner::config {
 namespace {
+
+// " (the function is 0-7, not 9)" for a PCI address whose only fault is a
+// function above 7 or a device above 1f; "" otherwise.
+std::string PciAddressHint(const std::string& text) {
+  const size_t dot = text.rfind('.');
+  const size_t colon = text.rfind(':');
+  if (dot == std::string::npos || colon == std::string::npos || colon > dot ||
+      dot + 2 != text.size()) {
+    return "";
+  }
+  const std::string device = text.substr(colon + 1, dot - colon - 1);
+  const char function = text[dot + 1];
+  if (device.size() != 2 || !std::isxdigit(static_cast<unsigned char>(device[0])) ||
+      !std::isxdigit(static_cast<unsigned char>(device[1])) ||
+      !std::isxdigit(static_cast<unsigned char>(function))) {
+    return "";
+  }
+  if (std::stoi(device, nullptr, 16) > 0x1f) {
+    return " (the device is 00\u20131f, not " + device + ")";
+  }
+  if (function > '7') return std::string(" (the function is 0\u20137, not ") + function + ")";
+  return "";
+}
 
 using nlohmann::json;
 
@@ -316,7 +342,23 @@ class SchemaChecker {
           allowed += (allowed.empty() ? "" : ", ") + Plain(e);
         }
       }
-      Add(loc.path, shown + " is not one of: " + allowed, loc.path, 1);
+      std::string message = shown + " is not one of: " + allowed;
+      // The nearest allowed value: a case slip (Exclusive) or a typo.
+      if (v.is_string() && s != nullptr && s->contains("enum") && (*s)["enum"].is_array()) {
+        const std::string& text = v.get_ref<const std::string&>();
+        std::string best;
+        size_t best_d = std::max<size_t>(2, text.size() / 3) + 1;
+        for (const auto& e : (*s)["enum"]) {
+          if (!e.is_string()) continue;
+          const size_t d = EditDistance(text, e.get<std::string>());
+          if (d < best_d) {
+            best = e.get<std::string>();
+            best_d = d;
+          }
+        }
+        if (!best.empty()) message += " (did you mean " + Quote(best) + "?)";
+      }
+      Add(loc.path, message, loc.path, 1);
       return true;
     }
     if (StartsWith(description, "Failed to match expected value set by 'const'")) {
@@ -333,6 +375,7 @@ class SchemaChecker {
       } else {
         what = "has the wrong format";
       }
+      if (v.is_string()) what += PciAddressHint(v.get_ref<const std::string&>());
       Add(loc.path, shown + " " + what, loc.path, 2);  // after a length error
       return true;
     }
@@ -444,6 +487,15 @@ class SchemaChecker {
     // suggest what the next run refuses (deviceID: 10170, pkey: true).
     if (wants_string && (v.is_boolean() || v.is_number()) && QuotedPasses(Shown(v, path), s)) {
       message += " (quote it: " + Quote(Shown(v, path)) + ")";
+    }
+    // numVfs: "12": the number in quotes.
+    const bool wants_number =
+        expected.find("an integer") != std::string::npos || expected.find("a number") != std::string::npos;
+    if (wants_number && !wants_string && v.is_string()) {
+      const json number = json::parse(v.get_ref<const std::string&>(), nullptr, false);
+      if (number.is_number() && (number.is_number_integer() || expected.find("a number") != std::string::npos)) {
+        message += " (remove the quotes: " + number.dump() + ")";
+      }
     }
     return message;
   }

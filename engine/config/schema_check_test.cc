@@ -116,7 +116,7 @@ TEST(SchemaTest, WrongTypes) {
                           "string \"abc\""));
   EXPECT_THAT(Diagnose(NicWith("numVfs: \"12\"")),
               ElementsAre("host.yaml:10:15: spec.nics[0].numVfs: expected an integer, got "
-                          "string \"12\""));
+                          "string \"12\" (remove the quotes: 12)"));
   EXPECT_THAT(Diagnose(NicWith("mtu: 9000.5")),
               ElementsAre("host.yaml:10:12: spec.nics[0].mtu: expected an integer, got number "
                           "9000.5"));
@@ -204,7 +204,7 @@ TEST(SchemaTest, Patterns) {
                           "hex digits without 0x, like \"15b3\"",
                           "host.yaml:10:23: spec.nics[0].nicSelector.rootDevices[0]: "
                           "\"0000:af:00.8\" is not a PCI address DDDD:BB:DD.F (domain optional), "
-                          "like \"0000:af:00.0\""));
+                          "like \"0000:af:00.0\" (the function is 0\u20137, not 8)"));
 }
 
 TEST(SchemaTest, Ranges) {

@@ -10,6 +10,7 @@
 
 #include "engine/config/field_path.h"
 #include "engine/config/text.h"
+#include "engine/config/yaml_syntax_message.h"
 #include "yaml-cpp/depthguard.h"
 #include "yaml-cpp/eventhandler.h"
 #include "yaml-cpp/parser.h"
@@ -320,109 +321,6 @@ class Converter {
   size_t nodes_ = 0;
 };
 
-// Points at the line of a parse error; yaml-cpp's "illegal map value" for a
-// tab-indented line does not say tabs are the problem.
-std::string TabHint(std::string_view text, const YAML::Mark& mark) {
-  if (mark.line < 0) return "";
-  size_t start = 0;
-  for (int line = 0; line < mark.line; ++line) {
-    start = text.find('\n', start);
-    if (start == std::string_view::npos) return "";
-    ++start;
-  }
-  size_t end = text.find('\n', start);
-  std::string_view line = text.substr(start, end == std::string_view::npos ? end : end - start);
-  size_t indent_end = line.find_first_not_of(" \t");
-  std::string_view indent = line.substr(0, indent_end);
-  if (indent.find('\t') != std::string_view::npos) {
-    return " (tabs are not allowed in YAML indentation; use spaces)";
-  }
-  return "";
-}
-
-// Leading spaces of a line, or -1 for a blank or comment-only line.
-int IndentOf(std::string_view line) {
-  size_t n = line.find_first_not_of(' ');
-  if (n == std::string_view::npos || line[n] == '#' || line[n] == '\r') return -1;
-  return static_cast<int>(n);
-}
-
-std::string Spaces(int n) { return std::to_string(n) + (n == 1 ? " space" : " spaces"); }
-
-// yaml-cpp's parser messages in plain words. For the block-structure ones,
-// which mean "this line is not where its indentation puts it", the line is
-// compared with the lines above it: the enclosing chain (each line above
-// with less indentation than the one after it) gives the indentations the
-// line could have had.
-std::string PlainSyntaxMessage(std::string_view text, const YAML::Mark& mark,
-                               const std::string& msg) {
-  const bool block = msg == "end of map not found" || msg == "end of sequence not found" ||
-                     msg == "illegal map value" ||
-                     msg == "block sequence entries are not allowed in this context";
-  if (block && mark.line >= 0) {
-    std::vector<std::string_view> lines;
-    size_t start = 0;
-    while (start <= text.size()) {
-      size_t end = text.find('\n', start);
-      if (end == std::string_view::npos) end = text.size();
-      lines.push_back(text.substr(start, end - start));
-      start = end + 1;
-    }
-    const int at = mark.line;
-    const int indent =
-        at < static_cast<int>(lines.size()) ? IndentOf(lines[static_cast<size_t>(at)]) : -1;
-    if (indent >= 0) {
-      // (line number, indentation) of the lines enclosing `at`, nearest first.
-      std::vector<std::pair<int, int>> chain;
-      for (int i = at - 1; i >= 0; --i) {
-        int n = IndentOf(lines[static_cast<size_t>(i)]);
-        if (n < 0) continue;
-        if (chain.empty() || n < chain.back().second) chain.emplace_back(i + 1, n);
-      }
-      const std::string here = "line " + std::to_string(at + 1) + " (" + Spaces(indent) + ")";
-      if (!chain.empty() && indent > chain.front().second) {
-        return "the indentation of " + here + " is deeper than line " +
-               std::to_string(chain.front().first) + " (" + Spaces(chain.front().second) +
-               "), which already has its value: indent it like its siblings, or move the value of "
-               "line " +
-               std::to_string(chain.front().first) + " to its own lines";
-      }
-      bool matches = false;
-      for (const auto& c : chain) matches = matches || c.second == indent;
-      if (!chain.empty() && !matches) {
-        const std::pair<int, int>* deeper = nullptr;
-        const std::pair<int, int>* shallower = nullptr;
-        for (const auto& c : chain) {
-          if (c.second > indent) deeper = &c;
-          if (c.second < indent && shallower == nullptr) shallower = &c;
-        }
-        std::string out = "the indentation of " + here + " does not match its siblings";
-        if (deeper != nullptr) {
-          out += " at line " + std::to_string(deeper->first) + " (" + Spaces(deeper->second) + ")";
-        }
-        if (shallower != nullptr) {
-          out += std::string(deeper != nullptr ? " nor" : "") + " its parent at line " +
-                 std::to_string(shallower->first) + " (" + Spaces(shallower->second) + ")";
-        }
-        return out;
-      }
-    }
-  }
-  if (msg == "end of sequence flow not found")
-    return "a [ list is not closed: a ] is missing before here";
-  if (msg == "end of map flow not found")
-    return "a { mapping is not closed: a } is missing before here";
-  if (msg == "illegal map value") {
-    return "a \": \" where no key can start here (quote a value that contains \": \", or check the "
-           "indentation)";
-  }
-  if (msg == "end of map not found")
-    return "this line does not continue the mapping above it (check its indentation)";
-  if (msg == "end of sequence not found")
-    return "this line does not continue the list above it (check its indentation)";
-  return Printable(msg);
-}
-
 void FileLevelError(YamlDocument* doc, SourceMark mark, std::string message) {
   doc->ok = false;
   doc->marks.Set("", mark);
@@ -551,6 +449,13 @@ YamlDocument ParseYamlDocument(std::string_view original) {
         "invalid YAML: values are nested too deeply (" + std::to_string(e.depth()) + " levels)");
     return doc;
   } catch (const YAML::ParserException& e) {
+    // A key typed without its colon ("- name pf0"): reported on its own
+    // line, not on the next line that yaml-cpp stumbles over.
+    if (auto colon = MissingColon(text, e.mark, e.msg)) {
+      FileLevelError(&doc, SourceMark{colon->line, colon->column},
+                     "invalid YAML: " + Printable(colon->message));
+      return doc;
+    }
     FileLevelError(&doc, ToMark(e.mark),
                    "invalid YAML: " + Printable(PlainSyntaxMessage(text, e.mark, e.msg)) +
                        TabHint(text, e.mark));

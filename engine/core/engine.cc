@@ -14,6 +14,7 @@
 #include "engine/base/interrupt.h"
 #include "engine/host/parallel_reads.h"
 #include "engine/module/managed_file.h"
+#include "engine/plan/change_text.h"
 #include "spdlog/spdlog.h"
 
 namespace provisioner {
@@ -85,6 +86,7 @@ PlanResult BuildPlan(const std::vector<std::unique_ptr<Module>>& modules,
   result.plan.changes = std::move(changes);
   result.plan.warnings = facts.warnings;
   result.plan.unmanaged_pfs_with_vfs = sink.unmanaged_pfs_with_vfs();
+  result.plan.set_for_next_boot = std::move(sink.set_for_next_boot());
   for (const auto& d : result.diagnostics) {
     if (d.severity == Severity::kWarning) {
       result.plan.warnings.push_back(PlanWarningText(d));
@@ -268,7 +270,7 @@ ApplyReport ApplyRound(const std::vector<std::unique_ptr<Module>>& modules, cons
       ChangeProgress progress(ctx.progress, index);
       if (ctx.progress != nullptr) {
         task.progress = &progress;
-        ctx.progress->ChangeStarted(index, c.id + ": " + c.before.dump() + " -> " + c.after.dump());
+        ctx.progress->ChangeStarted(index, ChangeText(c));
       }
       auto lock = serialize(m);
       s = m->Apply(c, task);
@@ -284,10 +286,7 @@ ApplyReport ApplyRound(const std::vector<std::unique_ptr<Module>>& modules, cons
     const auto end = SteadyClock::now();
     if (ctx.progress != nullptr && attempted && m != nullptr) {
       // The plan's wording: "sriov 0000:af:00.0 numVfs: 0 -> 12".
-      ctx.progress->ChangeFinished(index,
-                                   c.module + " " + c.target + " " + c.attribute + ": " +
-                                       c.before.dump() + " -> " + c.after.dump(),
-                                   s.ok());
+      ctx.progress->ChangeFinished(index, ChangeText(c), s.ok());
     }
     std::lock_guard<std::mutex> lock(report_mu);
     report.applied.push_back(

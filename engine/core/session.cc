@@ -181,6 +181,14 @@ PlanOutcome PlanFile(const PlanRequest& request) {
     auto lock = AcquireHostLock(*p.host->fs, kApplyLockPath, request.lock_timeout);
     if (!lock.ok()) {
       p.status = lock.status();
+      // Who holds it, as plan's warning says: the running apply's journal.
+      if (auto holder = ReadJournal(*p.host->fs);
+          p.status.code() == StatusCode::kUnavailable && holder.ok() && *holder) {
+        p.status = Status(StatusCode::kUnavailable,
+                          "an apply is in progress (pid " + std::to_string((*holder)->pid) +
+                              ", since " + (*holder)->started_at + "): " + p.status.message(),
+                          EWOULDBLOCK);
+      }
       return p;
     }
     p.lock = std::move(lock).value();

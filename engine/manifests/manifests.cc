@@ -147,21 +147,13 @@ std::string ManifestFileName(const Manifest& m) {
   std::string kind = m.kind;
   std::transform(kind.begin(), kind.end(), kind.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return kind + "-" + m.name + ".yaml";
+  const std::string ns = m.Namespace();
+  return kind + "-" + (ns.empty() ? "" : ns + "-") + m.name + ".yaml";
 }
 
 std::vector<std::string> ManifestFileNames(const std::vector<Manifest>& manifests) {
-  std::map<std::string, int> uses;
-  for (const auto& m : manifests) ++uses[ManifestFileName(m)];
   std::vector<std::string> out;
-  for (const auto& m : manifests) {
-    std::string name = ManifestFileName(m);
-    if (uses[name] > 1 && !m.Namespace().empty()) {
-      const size_t dash = name.find('-');
-      name = name.substr(0, dash) + "-" + m.Namespace() + name.substr(dash);
-    }
-    out.push_back(std::move(name));
-  }
+  for (const auto& m : manifests) out.push_back(ManifestFileName(m));
   return out;
 }
 

@@ -82,8 +82,9 @@ std::string HelmValuesHeader(const HostManifests& m, const std::string& file);
 // Preamble once).
 std::string RenderManifests(const std::vector<Manifest>& manifests);
 
-// "<kind-lowercase>-<name>.yaml"; two objects of one kind and name in two
-// namespaces get "<kind>-<namespace>-<name>.yaml" (ManifestFileNames).
+// "<kind-lowercase>-<namespace>-<name>.yaml" for a namespaced object,
+// "<kind-lowercase>-<name>.yaml" for a cluster-scoped one: a name never
+// depends on which other objects are written with it.
 std::string ManifestFileName(const Manifest& m);
 std::vector<std::string> ManifestFileNames(const std::vector<Manifest>& manifests);
 

@@ -39,6 +39,39 @@ size_t Columns(std::FILE* f) {
   return 0;
 }
 
+// Terminal columns of UTF-8 text (one per character; "…" is one).
+size_t Width(const std::string& s) {
+  size_t n = 0;
+  for (char ch : s) n += (static_cast<unsigned char>(ch) & 0xC0) != 0x80;
+  return n;
+}
+
+// The first `n` columns of `s` (whole characters).
+std::string Head(const std::string& s, size_t n) {
+  size_t i = 0;
+  for (size_t cols = 0; i < s.size(); ++i) {
+    if ((static_cast<unsigned char>(s[i]) & 0xC0) != 0x80 && cols++ == n) break;
+  }
+  return s.substr(0, i);
+}
+
+// The last `n` columns of `s`.
+std::string Tail(const std::string& s, size_t n) {
+  size_t i = s.size();
+  for (size_t cols = 0; i > 0 && cols < n; --i) {
+    if ((static_cast<unsigned char>(s[i - 1]) & 0xC0) != 0x80) ++cols;
+  }
+  return s.substr(i);
+}
+
+// `s` in at most `n` columns, its middle replaced by "…".
+std::string ElideMiddle(const std::string& s, size_t n) {
+  if (Width(s) <= n) return s;
+  if (n <= 1) return Head("\u2026", n);
+  const size_t keep = n - 1;
+  return Head(s, keep - keep / 2) + "\u2026" + Tail(s, keep / 2);
+}
+
 }  // namespace
 
 namespace {
@@ -91,7 +124,7 @@ void ConsoleProgress::StartTickerLocked() {
 
 void ConsoleProgress::Step(std::string_view message) {
   std::lock_guard<std::mutex> lock(mu_);
-  StartSlotLocked(kPlain, message);
+  StartSlotLocked(kPlain, message, true);
 }
 
 void ConsoleProgress::Waiting(std::string_view message, std::chrono::milliseconds limit) {
@@ -103,11 +136,11 @@ void ConsoleProgress::Waiting(std::string_view message, std::chrono::millisecond
 void ConsoleProgress::ChangeStarted(size_t key, std::string_view label) {
   std::lock_guard<std::mutex> lock(mu_);
   slots_.erase(kPlain);  // a step before apply (discovery) is over
-  StartSlotLocked(key, label);
+  StartSlotLocked(key, label, options_.step_lines);
 }
 
 // A fresh slot for a step or a change: drawn on a terminal, one line elsewhere.
-void ConsoleProgress::StartSlotLocked(size_t key, std::string_view label) {
+void ConsoleProgress::StartSlotLocked(size_t key, std::string_view label, bool announce) {
   StartTickerLocked();
   auto now = std::chrono::steady_clock::now();
   Slot& s = slots_[key];
@@ -117,7 +150,7 @@ void ConsoleProgress::StartSlotLocked(size_t key, std::string_view label) {
   s.last_line = now;
   if (options_.terminal) {
     DrawLocked(now);
-  } else {
+  } else if (announce) {
     std::fprintf(out_, "provisioner: %s\n", s.label.c_str());
     std::fflush(out_);
   }
@@ -158,6 +191,7 @@ void ConsoleProgress::UpdateLocked(size_t key, std::string_view message, bool wa
   // Off a terminal: a step is a line; a wait is one line when it starts,
   // then the ticker's "still waiting" lines, never one per poll.
   if (!waiting) {
+    if (key != kPlain && !options_.step_lines) return;  // -v: a change's steps
     std::fprintf(out_, "provisioner: %s\n", s.detail.c_str());
   } else if (new_wait) {
     std::fprintf(out_, "provisioner: %s (waiting at most %s)\n", s.detail.c_str(),
@@ -196,15 +230,33 @@ void ConsoleProgress::Finish() {
   slots_.clear();
 }
 
-std::string ConsoleProgress::RenderLocked(const Slot& s, TimePoint now) const {
-  std::string text = s.label;
-  if (!s.detail.empty() && s.detail != s.label) text += ": " + s.detail;
-  if (s.waiting && s.limit.count() > 0) {
-    text += " (" + WaitClock(now - s.wait_start, s.limit) + ")";
-  } else {
-    text += " (" + Fixed1(Seconds(now - s.start)) + "s)";
+std::string ConsoleProgress::RenderLocked(const Slot& s, TimePoint now, const char* spin,
+                                          size_t columns) const {
+  std::string head = std::string(spin) + " provisioner: ";
+  std::string label = s.label;
+  std::string detail = !s.detail.empty() && s.detail != s.label ? ": " + s.detail : "";
+  const std::string clock = s.waiting && s.limit.count() > 0
+                                ? " (" + WaitClock(now - s.wait_start, s.limit) + ")"
+                                : " (" + Fixed1(Seconds(now - s.start)) + "s)";
+  auto width = [&] { return Width(head) + Width(label) + Width(detail) + Width(clock); };
+  if (columns == 0 || width() <= columns) return head + label + detail + clock;
+  // Narrow (an 80-column serial console): the clock and the step's start
+  // ("8/12 VFs have netdevs") stay; the change's label gives way first.
+  head = std::string(spin) + " ";
+  constexpr size_t kShortestLabel = 16;
+  if (width() > columns) {
+    const size_t rest = Width(head) + Width(detail) + Width(clock);
+    label = ElideMiddle(label, rest + kShortestLabel <= columns ? columns - rest : kShortestLabel);
   }
-  return text;
+  if (width() > columns) {
+    const size_t rest = Width(head) + Width(label) + Width(clock);
+    detail = ElideMiddle(detail, columns > rest ? columns - rest : 0);
+  }
+  if (width() > columns) {
+    const size_t room = columns > Width(clock) ? columns - Width(clock) : 0;
+    return Head(head + label + detail, room) + clock;
+  }
+  return head + label + detail + clock;
 }
 
 void ConsoleProgress::ClearLocked() {
@@ -216,15 +268,16 @@ void ConsoleProgress::ClearLocked() {
 }
 
 void ConsoleProgress::DrawLocked(TimePoint now) {
-  const size_t columns = Columns(out_);
+  const size_t columns = options_.columns > 0 ? options_.columns : Columns(out_);
   // Back to the block's first line, then every line again. One line is
   // today's single status line: "\r\033[K" and the text, no newline.
   if (drawn_ > 1) std::fprintf(out_, "\r\033[%zuA", drawn_ - 1);
   size_t n = 0;
   const char* spin = kSpinner[frame_++ % 4];
   for (const auto& [key, s] : slots_) {
-    std::string line = std::string(spin) + " provisioner: " + RenderLocked(s, now);
-    if (columns > 1 && line.size() > columns - 1) line.resize(columns - 1);
+    // One column short of the width: a line that fills it would wrap on
+    // some terminals and break the redraw.
+    std::string line = RenderLocked(s, now, spin, columns > 1 ? columns - 1 : 0);
     std::fprintf(out_, "%s\r\033[K%s", n == 0 ? "" : "\n", line.c_str());
     ++n;
   }

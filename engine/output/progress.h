@@ -34,6 +34,12 @@ struct ProgressOptions {
   // is set, says at once what happens now (the running changes finish, then
   // everything applied is rolled back), without waiting for them.
   const std::atomic<int>* interrupt = nullptr;
+  // Off a terminal, a line for each module step of a change ("VF 3 trust
+  // on") and for each change's start (-v); without, a change is one line,
+  // when it finishes (and a wait's lines in between).
+  bool step_lines = false;
+  // The terminal's width; 0: asked of the terminal (TIOCGWINSZ).
+  size_t columns = 0;
 };
 
 class ConsoleProgress final : public Progress {
@@ -73,10 +79,13 @@ class ConsoleProgress final : public Progress {
   static constexpr size_t kPlain = static_cast<size_t>(-1);
 
   void StartTickerLocked();
-  void StartSlotLocked(size_t key, std::string_view label);
+  void StartSlotLocked(size_t key, std::string_view label, bool announce);
   void UpdateLocked(size_t key, std::string_view message, bool waiting,
                     std::chrono::milliseconds limit);
-  std::string RenderLocked(const Slot& s, TimePoint now) const;
+  // The status line of `s`, at most `columns` wide (0: any width): the
+  // clock and the start of the latest step (the VF count) always show, the
+  // middle is shortened.
+  std::string RenderLocked(const Slot& s, TimePoint now, const char* spin, size_t columns) const;
   // Terminal: the block drawn again; ClearLocked leaves the cursor where the
   // block started, on a cleared line.
   void DrawLocked(TimePoint now);

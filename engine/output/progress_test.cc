@@ -235,5 +235,57 @@ TEST(ConsoleProgressTest, AnInterruptIsAcknowledgedAtOnce) {
   EXPECT_EQ(Count(out, "received: finishing"), 1) << out;
 }
 
+// Issue 38 item 5: at 80 columns (a BMC serial console, IPMI SOL) the VF
+// count and the clock stay on the status line; the middle is shortened.
+// Today the line was cut at the end, clock first.
+TEST(ConsoleProgressTest, AtEightyColumnsTheCountAndTheClockStay) {
+  Captured cap;
+  {
+    ConsoleProgress p(cap.file(), {.terminal = true,
+                                   .redraw_interval = std::chrono::milliseconds(20),
+                                   .columns = 80});
+    p.ChangeStarted(0, "sriov 0000:af:00.0 numVfs: 0 -> 12");
+    p.ChangeWaiting(0, "0000:af:00.0: 8/12 VFs have netdevs", std::chrono::seconds(300));
+    std::this_thread::sleep_for(std::chrono::milliseconds(60));
+  }
+  std::string out = cap.Take();
+  // Every drawn line: after "\r\033[K", up to the next escape or newline.
+  bool saw_wait = false;
+  for (size_t at = out.find("\r\033[K"); at != std::string::npos;
+       at = out.find("\r\033[K", at + 1)) {
+    const size_t start = at + 4;
+    const size_t end = out.find_first_of("\r\n\033", start);
+    const std::string line = out.substr(start, end - start);
+    // Status lines start with the spinner; Finish()'s permanent lines may wrap.
+    if (line.size() < 2 || line[1] != ' ' || std::string("|/-\\").find(line[0]) == std::string::npos)
+      continue;
+    size_t columns = 0;
+    for (char ch : line) columns += (static_cast<unsigned char>(ch) & 0xC0) != 0x80;
+    EXPECT_LE(columns, 79u) << line;
+    if (line.find("VFs have netdevs") == std::string::npos) continue;
+    saw_wait = true;
+    EXPECT_NE(line.find("8/12 VFs have netdevs"), std::string::npos) << line;
+    EXPECT_NE(line.find(" s of 300 s)"), std::string::npos) << line;
+  }
+  EXPECT_TRUE(saw_wait) << out;
+}
+
+// Issue 38 item 4: off a terminal a change is one line (when it finishes),
+// and its module steps (one per VF) show only with -v (step_lines).
+TEST(ConsoleProgressTest, OffATerminalAChangeIsOneLineAndStepsOnlyVerbose) {
+  for (bool verbose : {false, true}) {
+    Captured cap;
+    {
+      ConsoleProgress p(cap.file(), {.terminal = false, .step_lines = verbose});
+      p.ChangeStarted(0, "vf 0000:af:00.0 trust#0-3: false -> true");
+      for (int vf = 0; vf < 4; ++vf) p.ChangeStep(0, "VF " + std::to_string(vf) + " trust on");
+      p.ChangeFinished(0, "vf 0000:af:00.0 trust#0-3: false -> true", true);
+    }
+    std::string out = cap.Take();
+    EXPECT_EQ(Count(out, "vf 0000:af:00.0 trust#0-3: false -> true"), verbose ? 2 : 1) << out;
+    EXPECT_EQ(Count(out, "trust on"), verbose ? 4 : 0) << out;
+  }
+}
+
 }  // namespace
 }  // namespace provisioner

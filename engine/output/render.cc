@@ -4,6 +4,7 @@
 #include <cctype>
 #include <sstream>
 
+#include "engine/plan/change_text.h"
 #include "yaml-cpp/yaml.h"
 
 namespace provisioner {
@@ -14,12 +15,6 @@ using nlohmann::json;
 bool IsOff(const json& v) {
   return v.is_null() || (v.is_number() && v.get<double>() == 0) ||
          (v.is_boolean() && !v.get<bool>()) || (v.is_string() && v.get<std::string>().empty());
-}
-
-std::string Show(const json& v) {
-  if (v.is_null()) return "(none)";
-  if (v.is_string()) return v.get<std::string>();
-  return v.dump();
 }
 
 // True when `s` reads back as this same string in plain style under both
@@ -131,14 +126,16 @@ json ChangeToJson(const Change& c) {
 }
 
 Action ChangeAction(const Change& c) {
-  // A device reset, or a live change that takes the port's link down and up.
-  if ((c.disruption != Disruption::kLive && c.disruption != Disruption::kReboot) || c.link_flap) {
+  // A device reset. A live change that takes the port's link down and up
+  // (a rename, PFC) changes the thing in place: "~ ... (link flap)".
+  if (c.disruption != Disruption::kLive && c.disruption != Disruption::kReboot) {
     return Action::kReplace;
   }
   if (c.attribute == "numVfs" && c.before.is_number() && c.after.is_number() &&
       c.before.get<double>() != 0 && c.after.get<double>() != 0 && c.before != c.after) {
     return Action::kReplace;
   }
+  if (c.link_flap) return Action::kChange;
   // A boolean that flips is a value that changes, not a thing created.
   if (c.before.is_boolean() && c.after.is_boolean()) return Action::kChange;
   if (IsOff(c.before) && !IsOff(c.after)) return Action::kAdd;
@@ -178,11 +175,9 @@ std::string ReplacementNote(const Change& c) {
   if (ChangeAction(c) != Action::kReplace) return "";
   std::string note;
   if (c.attribute == "numVfs" && c.before.is_number() && c.after.is_number()) {
-    note = "destroys " + Show(c.before) + " VFs, creates " + Show(c.after);
+    note = "destroys " + ShowValue(c.before) + " VFs, creates " + ShowValue(c.after);
   }
-  if (c.link_flap) {
-    note += std::string(note.empty() ? "" : "; ") + "link-flap: the port's link goes down and up";
-  } else if (c.disruption != Disruption::kLive) {
+  if (c.disruption != Disruption::kLive) {
     note += std::string(note.empty() ? "" : "; ") + DisruptionName(c.disruption);
   }
   return note;
@@ -227,26 +222,44 @@ json PlanToJson(const Plan& plan, const std::string& root) {
   if (int flaps = plan.LinkFlaps()) doc["summary"]["linkFlaps"] = flaps;
   if (plan.unmanaged_pfs_with_vfs > 0)
     doc["summary"]["unmanagedPfsWithVfs"] = plan.unmanaged_pfs_with_vfs;
-  if (!plan.pending_reboot.empty()) {
-    doc["summary"]["pendingReboot"] = plan.pending_reboot.size();
-    doc["pendingReboot"] = plan.pending_reboot;
+  if (!plan.pending_reboot.empty() || !plan.set_for_next_boot.empty()) {
+    json ids = plan.pending_reboot;
+    for (const auto& c : plan.set_for_next_boot) ids.push_back(c.id);
+    doc["summary"]["pendingReboot"] = ids.size();
+    doc["pendingReboot"] = ids;
   }
   doc["warnings"] = json(plan.warnings);
   return doc;
 }
 
-namespace {
-// "#0-3" of a change for part of a PF's VFs (vf/<PF>/vlan#0-3, a vfGroup's
-// range), so that a PF's changes per range read apart; "" otherwise.
-std::string RangeOf(const Change& c) {
-  const size_t hash = c.id.rfind('#');
-  return hash == std::string::npos ? std::string() : c.id.substr(hash);
+std::string RenderChangeLine(const Change& c, bool color) {
+  const Action a = ChangeAction(c);
+  const char* col = a == Action::kAdd       ? "\033[32m"
+                    : a == Action::kRemove  ? "\033[31m"
+                    : a == Action::kReplace ? "\033[1;31m"
+                                            : "\033[33m";
+  return std::string(color ? col : "") + ChangeSymbol(c) + (color ? "\033[0m" : "") + " " +
+         ChangeText(c);
 }
-}  // namespace
 
 std::string RenderPlanTable(const Plan& plan, bool color, bool dry_run) {
   std::ostringstream out;
-  if (plan.changes.empty()) {
+  // Set for the next boot already (firmware): listed, nothing to do.
+  auto next_boot = [&] {
+    for (const auto& c : plan.set_for_next_boot) {
+      out << "  " << RenderChangeLine(c, color)
+          << "  (pending reboot: set for the next boot, not running yet)\n";
+      if (!c.reason.empty()) out << "      # " << c.reason << "\n";
+    }
+  };
+  const size_t set = plan.set_for_next_boot.size();
+  if (plan.changes.empty() && set > 0) {
+    // Not "No changes": the host differs until it reboots.
+    out << "Nothing to apply; " << set << (set == 1 ? " change" : " changes")
+        << " pending reboot (reboot, or mstfwreset for firmware, to make "
+        << (set == 1 ? "it" : "them") << " take effect):\n\n";
+    next_boot();
+  } else if (plan.changes.empty()) {
     out << "No changes. The host matches the desired state";
     if (const int n = plan.unmanaged_pfs_with_vfs; n == 1) {
       out << " (1 PF with VFs is not in host.yaml)";
@@ -259,19 +272,12 @@ std::string RenderPlanTable(const Plan& plan, bool color, bool dry_run) {
         << " make these changes, in this order:\n\n";
     for (const auto& c : plan.changes) {
       const Action a = ChangeAction(c);
-      const char* col = a == Action::kAdd       ? "\033[32m"
-                        : a == Action::kRemove  ? "\033[31m"
-                        : a == Action::kReplace ? "\033[1;31m"
-                                                : "\033[33m";
-      out << "  " << (color ? col : "") << ChangeSymbol(c) << (color ? "\033[0m" : "") << " "
-          << c.module << " " << c.target << " " << c.attribute << RangeOf(c) << ": "
-          << Show(c.before) << " -> "
-          << Show(c.after);
-      if (a == Action::kReplace && c.link_flap) {
-        out << "  (" << ReplacementNote(c) << ")";  // down and up, not made anew
-      } else if (a == Action::kReplace) {
+      out << "  " << RenderChangeLine(c, color);
+      if (a == Action::kReplace) {
         out << "  (forces replacement: " << ReplacementNote(c) << ")";
-      } else if (c.disruption != Disruption::kLive || c.link_flap) {
+      } else if (c.link_flap) {
+        out << "  (link flap)";
+      } else if (c.disruption != Disruption::kLive) {
         out << "  (" << DisruptionLabel(c) << ")";
       }
       if (std::find(plan.pending_reboot.begin(), plan.pending_reboot.end(), c.id) !=
@@ -281,6 +287,7 @@ std::string RenderPlanTable(const Plan& plan, bool color, bool dry_run) {
       out << "\n";
       if (!c.reason.empty()) out << "      # " << c.reason << "\n";
     }
+    next_boot();
     const PlanCounts n = CountActions(plan.changes);
     out << "\nPlan: " << n.add << " to add, " << n.change << " to change, ";
     if (n.replace) out << n.replace << " to replace, ";
@@ -288,7 +295,7 @@ std::string RenderPlanTable(const Plan& plan, bool color, bool dry_run) {
     if (n.reboot)
       out << "; " << n.reboot << (n.reboot == 1 ? " takes" : " take") << " effect after a reboot";
     if (int flaps = plan.LinkFlaps()) out << "; " << flaps << " flap a link (down and up) now";
-    if (const size_t p = plan.pending_reboot.size()) {
+    if (const size_t p = plan.pending_reboot.size() + set) {
       out << "; " << p << (p == 1 ? " change" : " changes") << " pending reboot";
     }
     out << ".\n";

@@ -38,6 +38,9 @@ struct PlanCounts {
   int reboot = 0;  // take effect after a reboot or firmware reset
 };
 PlanCounts CountActions(const std::vector<Change>& changes);
+// The change's symbol (coloured like the plan with `color`) and ChangeText:
+// "-/+ sriov 0000:af:00.0 numVfs: 4 -> 8", wherever a change is listed.
+std::string RenderChangeLine(const Change& c, bool color);
 // `dry_run`: "provisioner would make these changes" (apply --dry-run).
 std::string RenderPlanTable(const Plan& plan, bool color, bool dry_run = false);
 // Block-style YAML of a JSON document.

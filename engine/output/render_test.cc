@@ -1,5 +1,6 @@
 #include "engine/output/render.h"
 
+#include "engine/plan/change_text.h"
 #include "gtest/gtest.h"
 #include "yaml-cpp/yaml.h"
 
@@ -158,15 +159,12 @@ TEST(RenderTest, LinkFlapIsShownAndCountedButNeedsNoReboot) {
   EXPECT_EQ(j["summary"]["rebootRequired"], false);
   EXPECT_FALSE(p.RebootRequired());
   std::string t = RenderPlanTable(p, false);
-  // Marked as the destructive changes are (-/+, counted as a replacement).
-  EXPECT_EQ(j["changes"][0]["action"], "replace");
-  EXPECT_EQ(j["summary"]["replace"], 1);
-  EXPECT_NE(t.find("  -/+ roce ens6f0np0 pfc: [] -> [3]  (link-flap: the port's link goes down and "
-                   "up)\n"),
-            std::string::npos)
-      << t;
-  EXPECT_NE(t.find("Plan: 1 to add, 0 to change, 1 to replace, 0 to remove; 1 flap a link (down "
-                   "and up) now."),
+  // Issue 38 item 4: changed in place, "~ ... (link flap)", counted once
+  // (a change, not a replacement as well).
+  EXPECT_EQ(j["changes"][0]["action"], "change");
+  EXPECT_EQ(j["summary"]["replace"], 0);
+  EXPECT_NE(t.find("  ~ roce ens6f0np0 pfc: [] -> [3]  (link flap)\n"), std::string::npos) << t;
+  EXPECT_NE(t.find("Plan: 1 to add, 1 to change, 0 to remove; 1 flap a link (down and up) now."),
             std::string::npos)
       << t;
   auto back = ParseChangeRecord(ChangeToRecord(c));
@@ -212,6 +210,29 @@ TEST(RenderTest, TableShowsAVfRange) {
   EXPECT_NE(RenderPlanTable(p, false).find("vf 0000:af:00.0 vlan#0-3: (none) -> 100"),
             std::string::npos)
       << RenderPlanTable(p, false);
+}
+
+// Issue 38 item 4: a long value (the udev rules of the names module, one
+// 2,000-character line today) is summarised in the table; JSON keeps it.
+TEST(RenderTest, LongValuesAreSummarisedInTheTable) {
+  nlohmann::json rules = nlohmann::json::array();
+  for (int i = 0; i < 16; ++i) {
+    rules.push_back("SUBSYSTEM==\"net\", KERNELS==\"0000:" + std::to_string(10 + i) +
+                    ":00.0\", NAME=\"rail" + std::to_string(i) + "\"");
+  }
+  Plan p;
+  p.changes.push_back(MakeChange("names", "/etc/udev/rules.d/10-provisioner-names.rules", "rules",
+                                 nullptr, rules, Disruption::kLive, kPhaseNames, "", ""));
+  const std::string t = RenderPlanTable(p, false);
+  EXPECT_NE(t.find("(16 items)"), std::string::npos) << t;
+  for (size_t start = 0, end; start < t.size(); start = end + 1) {
+    end = t.find('\n', start);
+    if (end == std::string::npos) end = t.size();
+    EXPECT_LE(end - start, 200u) << t.substr(start, end - start);
+  }
+  EXPECT_EQ(PlanToJson(p, "/")["changes"][0]["after"], rules);
+  EXPECT_EQ(ShowValue("a\nb\nc\n"), "a\u2026 (3 lines)");
+  EXPECT_EQ(ShowValue(nullptr), "(none)");
 }
 
 }  // namespace

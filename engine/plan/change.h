@@ -169,6 +169,12 @@ struct Plan {
   // without changes does not read as "every VF is managed". Counted by the
   // module that knows selection (sriov), through PlanSink.
   int unmanaged_pfs_with_vfs = 0;
+  // Values already set for the next boot that the running host does not
+  // have yet (firmware: mstconfig's Next Boot column reads the desired
+  // value, Current does not): nothing to change, a reboot pending. Shown
+  // and counted with pending_reboot; not in `changes` (apply has nothing
+  // to write for them).
+  std::vector<Change> set_for_next_boot;
   bool RebootRequired() const;
   int LinkFlaps() const;  // changes whose DisruptionLabel is "link-flap"
 };
@@ -185,6 +191,9 @@ class PlanSink {
   }
   // Plan::unmanaged_pfs_with_vfs: added up over the modules that count them.
   void UnmanagedPfsWithVfs(int n) { unmanaged_pfs_with_vfs_ += n; }
+  // Plan::set_for_next_boot: `c` (current -> desired) is set, pending a reboot.
+  void SetForNextBoot(Change c) { set_for_next_boot_.push_back(std::move(c)); }
+  std::vector<Change>& set_for_next_boot() { return set_for_next_boot_; }
   std::vector<Change>& changes() { return changes_; }
   const std::vector<Diagnostic>& diagnostics() const { return diagnostics_; }
   int unmanaged_pfs_with_vfs() const { return unmanaged_pfs_with_vfs_; }
@@ -193,6 +202,7 @@ class PlanSink {
   std::vector<Change> changes_;
   std::vector<Diagnostic> diagnostics_;
   int unmanaged_pfs_with_vfs_ = 0;
+  std::vector<Change> set_for_next_boot_;
 };
 
 }  // namespace provisioner

@@ -101,13 +101,14 @@ TEST(FirmwareModule, TreePlansAppliesAndConvergesToAPendingReboot) {
   EXPECT_EQ(q->params.at("LINK_TYPE_P1").next_boot, "ETH(2)");
   EXPECT_EQ(q->params.at("LINK_TYPE_P1").current, "IB(1)");
 
-  // Again: nothing new to do, a warning that the reboot is pending.
+  // Again: nothing new to do, the change pending a reboot.
   auto again = Discover(modules, ctx);
   ASSERT_TRUE(again.ok());
   PlanResult second = BuildPlan(modules, want, *again);
   EXPECT_TRUE(second.plan.changes.empty());
-  ASSERT_EQ(second.plan.warnings.size(), 1u);
-  EXPECT_NE(second.plan.warnings[0].find("reboot"), std::string::npos);
+  EXPECT_TRUE(second.plan.warnings.empty());
+  ASSERT_EQ(second.plan.set_for_next_boot.size(), 1u);
+  EXPECT_NE(second.plan.set_for_next_boot[0].reason.find("reboot"), std::string::npos);
 }
 
 // numVfs above the firmware's NUM_OF_VFS (16 on this card): the firmware

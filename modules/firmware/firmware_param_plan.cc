@@ -98,9 +98,12 @@ void PlanParam(const FirmwareFacts& fw, const std::string& dev, const Want& w, c
   }
   if (MstconfigValueMatches(p.next_boot, w.text)) {
     if (p.current && !MstconfigValueMatches(*p.current, w.text)) {
-      sink.Warning(w.field, dev + " " + w.param + " is " + w.show(p.next_boot) +
-                                " for the next boot, " + w.show(*p.current) +
-                                " now: reboot (or mstfwreset) to apply it");
+      // Set, pending a reboot (or mstfwreset): plan shows it as pending.
+      Change c = FirmwareChange(dev, w.param, w.before(*p.current), w.after,
+                                w.show(p.next_boot) + " for the next boot, " +
+                                    w.show(*p.current) + " now: reboot (or mstfwreset) to apply it",
+                                w.field, nic, pf);
+      sink.SetForNextBoot(std::move(c));
     }
     return;
   }
@@ -119,6 +122,7 @@ std::string DeviceType(const FirmwareFacts& fw) {
 
 void CopyInto(PlanSink& from, PlanSink& to) {
   for (Change& c : from.changes()) to.AddChange(std::move(c));
+  for (Change& c : from.set_for_next_boot()) to.SetForNextBoot(std::move(c));
   for (const Diagnostic& d : from.diagnostics()) {
     if (d.severity == Severity::kError) {
       to.Error(d.path, d.message);

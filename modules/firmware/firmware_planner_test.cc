@@ -49,6 +49,7 @@ DesiredState Want(const std::string& selector_pf, std::optional<std::string> lin
 struct Planned {
   std::vector<Change> changes;
   std::vector<Diagnostic> diags;
+  std::vector<Change> next_boot;  // set for the next boot, pending a reboot
   std::string Messages() const {
     std::string s;
     for (const auto& d : diags) s += d.path + ": " + d.message + "\n";
@@ -59,7 +60,7 @@ struct Planned {
 Planned RunPlan(const DesiredState& d, const HostFacts& f) {
   PlanSink sink;
   PlanFirmware(d, f, sink);
-  return {sink.changes(), sink.diagnostics()};
+  return {sink.changes(), sink.diagnostics(), sink.set_for_next_boot()};
 }
 
 TEST(FirmwarePlanner, IbCardToEthIsARebootChange) {
@@ -97,15 +98,20 @@ TEST(FirmwarePlanner, MatchingTypeIsNoChange) {
   EXPECT_TRUE(p.diags.empty()) << p.Messages();
 }
 
-TEST(FirmwarePlanner, PendingNextBootIsNoNewChangeButAWarning) {
+// Issue 38 item 9: no new change, a change pending reboot (current ->
+// desired), which plan shows and counts.
+TEST(FirmwarePlanner, PendingNextBootIsNoNewChangeButPendingReboot) {
   HostFacts f;
   f.pci = {Pf("0000:86:00.0", "ibs5f0")};
   f.firmware["0000:86:00.0"] = FromTestdata("cx5-vpi-pending-eth.query");
   Planned p = RunPlan(Want("0000:86:00.0", "eth"), f);
   EXPECT_TRUE(p.changes.empty());
-  ASSERT_EQ(p.diags.size(), 1u);
-  EXPECT_EQ(p.diags[0].severity, Severity::kWarning);
-  EXPECT_NE(p.diags[0].message.find("reboot"), std::string::npos) << p.diags[0].message;
+  EXPECT_TRUE(p.diags.empty()) << p.Messages();
+  ASSERT_EQ(p.next_boot.size(), 1u);
+  EXPECT_EQ(p.next_boot[0].id, "firmware/0000:86:00.0/LINK_TYPE_P1");
+  EXPECT_EQ(p.next_boot[0].before, "ib");
+  EXPECT_EQ(p.next_boot[0].after, "eth");
+  EXPECT_NE(p.next_boot[0].reason.find("reboot"), std::string::npos) << p.next_boot[0].reason;
   // Back to ib: next boot says eth, so that is a change again.
   Planned back = RunPlan(Want("0000:86:00.0", "ib"), f);
   ASSERT_EQ(back.changes.size(), 1u);
@@ -324,16 +330,16 @@ TEST(FirmwarePlanner, TwoNicsOnOneCardAskingDifferentValuesIsAnErrorNamingBoth) 
       << link.Messages();
 }
 
-TEST(FirmwarePlanner, RawValuePendingForTheNextBootWarns) {
+TEST(FirmwarePlanner, RawValuePendingForTheNextBootIsPendingReboot) {
   HostFacts f;
   f.pci = {Pf("0000:86:00.0", "ibs5f0")};
   f.firmware["0000:86:00.0"] = FromTestdata("cx5-vpi-pending-eth.query");
   Planned p = RunPlan(WantFirmware("0000:86:00.0", {{"LINK_TYPE_P1", Str("eth")}}), f);
   EXPECT_TRUE(p.changes.empty());
-  ASSERT_EQ(p.diags.size(), 1u) << p.Messages();
-  EXPECT_EQ(p.diags[0].severity, Severity::kWarning);
-  EXPECT_NE(p.diags[0].message.find("ETH(2) for the next boot, IB(1) now"), std::string::npos)
-      << p.Messages();
+  EXPECT_TRUE(p.diags.empty()) << p.Messages();
+  ASSERT_EQ(p.next_boot.size(), 1u);
+  EXPECT_NE(p.next_boot[0].reason.find("ETH(2) for the next boot, IB(1) now"), std::string::npos)
+      << p.next_boot[0].reason;
 }
 
 TEST(FirmwareSetText, NamesAndNumbersFromSavedPlans) {

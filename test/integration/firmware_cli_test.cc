@@ -62,13 +62,22 @@ TEST(FirmwareCliTest, IbTreeToEthPlansARebootAndApplyExits3) {
       std::string::npos)
       << capture;
 
-  // The change is set for the next boot: nothing new to do, a pending reboot.
+  // The change is set for the next boot: nothing new to do, a pending
+  // reboot, from mstconfig's Next Boot column (issue 38 item 9: plan said
+  // "No changes" and --detailed-exitcode 0).
   RunResult again = Provisioner({"plan", yaml, "--root", root, "-o", "json"});
   ASSERT_EQ(again.exit_code, 0) << again.err;
   json k = json::parse(again.out, nullptr, false);
   EXPECT_TRUE(k["changes"].empty()) << k.dump(2);
-  ASSERT_EQ(k["warnings"].size(), 1u) << k.dump(2);
-  EXPECT_NE(k["warnings"][0].get<std::string>().find("reboot"), std::string::npos);
+  EXPECT_EQ(k["summary"]["pendingReboot"], 1) << k.dump(2);
+  EXPECT_EQ(k["pendingReboot"], json({"firmware/0000:86:00.0/LINK_TYPE_P1"})) << k.dump(2);
+  RunResult text = Provisioner({"plan", yaml, "--root", root, "--detailed-exitcode"});
+  EXPECT_EQ(text.exit_code, 2) << text.out << text.err;
+  EXPECT_EQ(text.out.find("No changes"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("1 change pending reboot"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("~ firmware 0000:86:00.0 LINK_TYPE_P1: ib -> eth  (pending reboot"),
+            std::string::npos)
+      << text.out;
   RunResult second = Provisioner({"apply", yaml, "--root", root});
   EXPECT_EQ(second.exit_code, 0) << second.err;
   EXPECT_EQ(ReadFile(root + kCapture), capture);
@@ -149,10 +158,10 @@ TEST(FirmwareCliTest, RawAtsEnabledPlansARebootAndApplyExits3) {
   ASSERT_EQ(again.exit_code, 0) << again.err;
   json k = json::parse(again.out, nullptr, false);
   EXPECT_TRUE(k["changes"].empty()) << k.dump(2);
-  ASSERT_EQ(k["warnings"].size(), 1u) << k.dump(2);
-  EXPECT_NE(k["warnings"][0].get<std::string>().find("True(1) for the next boot, False(0) now"),
-            std::string::npos)
-      << k.dump(2);
+  EXPECT_EQ(k["summary"]["pendingReboot"], 1) << k.dump(2);
+  RunResult text = Provisioner({"plan", yaml, "--root", root});
+  EXPECT_NE(text.out.find("True(1) for the next boot, False(0) now"), std::string::npos)
+      << text.out;
   RunResult second = Provisioner({"apply", yaml, "--root", root});
   EXPECT_EQ(second.exit_code, 0) << second.err;
   EXPECT_EQ(ReadFile(root + kCapture), capture);

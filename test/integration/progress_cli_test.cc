@@ -96,8 +96,14 @@ TEST(ProgressCliTest, OnATerminalALogLineClearsTheStatusLineAndItComesBack) {
   // the change's permanent line.
   const size_t after = r.out.find('\n', at);
   ASSERT_NE(after, std::string::npos);
-  const size_t redraw = r.out.find(" provisioner: rdma/system/netnsMode: ", after);
-  const size_t done = r.out.find("provisioner: rdma system netnsMode: ", after);
+  // (The status line and the permanent one say the change the same way,
+  // issue 38 item 4: the status line has the spinner first.)
+  size_t redraw = std::string::npos;
+  for (const char* spin : {"|", "/", "-", "\\"}) {
+    redraw = std::min(redraw,
+                      r.out.find(std::string(spin) + " provisioner: rdma system netnsMode: ", after));
+  }
+  const size_t done = r.out.find("\r\033[Kprovisioner: rdma system netnsMode: ", after);
   EXPECT_NE(redraw, std::string::npos) << r.out;
   EXPECT_LT(redraw, done) << r.out;
 }

@@ -251,7 +251,7 @@ TEST(RdmaCliTest, RefusedLiveSwitchIsReportedAndTakesEffectAtReboot) {
 
   RunResult t = Provisioner({"apply", yaml, "--root", root});
   EXPECT_EQ(t.exit_code, 3) << t.out << t.err;
-  EXPECT_THAT(t.out, HasSubstr("rdma/system/netnsMode: \"shared\" -> \"exclusive\"  done, takes "
+  EXPECT_THAT(t.out, HasSubstr("~ rdma system netnsMode: shared -> exclusive  done, takes "
                                "effect at the next reboot"));
 
   // persist: false cannot wait for a reboot: an error naming the errno.

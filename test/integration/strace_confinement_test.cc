@@ -161,7 +161,8 @@ TEST(StraceConfinementTest, NothingOutsideTheRootAndOutputIsOpened) {
   const std::string yaml = WriteTempFile("host.yaml", kYaml);
   const std::string manifests_dir = work + "/manifests-out";
   fs::create_directories(manifests_dir);
-  plant(manifests_dir + "/sriovnetworknodepolicy-rdma_pf0.yaml", "manifest1", "not yours\n");
+  plant(manifests_dir + "/sriovnetworknodepolicy-kube-system-rdma_pf0.yaml", "manifest1",
+        "not yours\n");
   const std::string snapshot_dir = work + "/snapshot-out";
 
   const std::vector<std::vector<std::string>> commands = {

@@ -22,6 +22,7 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "test/integration/harness.h"
+#include "test/integration/pty_run.h"
 #include "test/support/ttar.h"
 
 namespace provisioner::testing {
@@ -30,65 +31,6 @@ namespace {
 using nlohmann::json;
 
 const std::string kPf0 = "/sys/bus/pci/devices/0000:af:00.0";
-
-struct PtyResult {
-  int exit_code = -1;  // -1: killed, or still running at the deadline
-  std::string out;     // everything the terminal showed (echoed input too)
-  bool answered = false;
-};
-
-// Runs argv on a new pseudo-terminal with `env` added to the environment.
-// When the output first contains `wait_for`, types `answer` (empty: never
-// types). Gives up after 60 s.
-PtyResult RunInPty(const std::vector<std::string>& argv, const std::string& wait_for = "",
-                   const std::string& answer = "",
-                   const std::map<std::string, std::string>& env = {}) {
-  PtyResult r;
-  int master = -1;
-  pid_t pid = ::forkpty(&master, nullptr, nullptr, nullptr);
-  if (pid < 0) return r;
-  if (pid == 0) {
-    ::unsetenv("NO_COLOR");
-    for (const auto& [k, v] : env) ::setenv(k.c_str(), v.c_str(), 1);
-    std::vector<char*> args;
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    ::execv(args[0], args.data());
-    ::_exit(127);
-  }
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  char buf[4096];
-  while (std::chrono::steady_clock::now() < deadline) {
-    struct pollfd p = {master, POLLIN, 0};
-    int n = ::poll(&p, 1, 200);
-    if (n > 0) {
-      ssize_t got = ::read(master, buf, sizeof(buf));
-      if (got <= 0) break;  // EIO: every slave fd is closed, the child is gone
-      r.out.append(buf, static_cast<size_t>(got));
-      if (!r.answered && !wait_for.empty() && !answer.empty() &&
-          r.out.find(wait_for) != std::string::npos) {
-        EXPECT_EQ(::write(master, answer.data(), answer.size()),
-                  static_cast<ssize_t>(answer.size()));
-        r.answered = true;
-      }
-    }
-  }
-  int status = 0;
-  pid_t done = 0;
-  while ((done = ::waitpid(pid, &status, WNOHANG)) == 0 &&
-         std::chrono::steady_clock::now() < deadline) {
-    ::usleep(20000);
-  }
-  if (done == 0) {
-    ::kill(pid, SIGKILL);
-    ::waitpid(pid, &status, 0);
-    ::close(master);
-    return r;
-  }
-  ::close(master);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
 
 std::string Example(const std::string& name) { return RunfilePath("examples/" + name); }
 
@@ -239,7 +181,8 @@ TEST(UxCliTest, ApplyOnATerminalAsksAndNoChangesNothing) {
                "[y/N] ", "y\n", {{"NO_COLOR", "1"}});
   EXPECT_TRUE(y.answered) << y.out;
   EXPECT_EQ(y.exit_code, 0) << y.out;
-  EXPECT_NE(y.out.find("Apply complete: 1 change made and verified under " + root + "."),
+  EXPECT_NE(y.out.find("Apply complete: 0 added, 0 changed, 1 replaced, 0 removed; verified under " +
+                        root + "."),
             std::string::npos)
       << y.out;
   EXPECT_EQ(ReadFile(root + kPf0 + "/sriov_numvfs"), "8\n");
@@ -360,7 +303,8 @@ spec:
             std::string::npos)
       << host.err;
   // The candidates, and the nearest one to the typo.
-  EXPECT_NE(host.err.find("provisioner: spec.nics[0].nicSelector: NICs here: "), std::string::npos)
+  EXPECT_NE(host.err.find("typo.yaml:8:20: note: spec.nics[0].nicSelector: could match: "),
+            std::string::npos)
       << host.err;
   EXPECT_NE(host.err.find("0000:af:00.0 ens6f0np0 15b3:1017, 0000:af:00.1 ens6f1np1 15b3:1017"),
             std::string::npos)
@@ -528,7 +472,8 @@ TEST(UxCliTest, PlanDuringARunningApplySaysInProgress) {
   }
   ASSERT_TRUE(applying);
   RunResult p = Provisioner({"plan", yaml, "--root", root});
-  EXPECT_NE(p.out.find("an apply is in progress (pid " + std::to_string(pid) + ", since "),
+  // On stderr since issue 38 item 6 (not in the table on stdout).
+  EXPECT_NE(p.err.find("an apply is in progress (pid " + std::to_string(pid) + ", since "),
             std::string::npos)
       << p.out << p.err;
   EXPECT_EQ((p.out + p.err).find("interrupted"), std::string::npos) << p.out << p.err;

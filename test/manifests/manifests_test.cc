@@ -933,6 +933,11 @@ TEST(ManifestsTest, MultusFlavorWarnsForEveryFieldItDrops) {
 TEST(ManifestsTest, FileNames) {
   Manifest m{"SriovNetworkNodePolicy", "gpu1-nic", json::object()};
   EXPECT_EQ(ManifestFileName(m), "sriovnetworknodepolicy-gpu1-nic.yaml");
+  // Issue 38 item 11: a namespaced object's name always has its namespace,
+  // not only when another object shares kind and name.
+  Manifest n{"SpiderMultusConfig", "gpu1-sriov", {{"metadata", {{"namespace", "spiderpool"}}}}};
+  EXPECT_EQ(ManifestFileName(n), "spidermultusconfig-spiderpool-gpu1-sriov.yaml");
+  EXPECT_EQ(ManifestFileNames({n}), std::vector<std::string>{"spidermultusconfig-spiderpool-gpu1-sriov.yaml"});
 }
 
 }  // namespace
