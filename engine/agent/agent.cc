@@ -186,6 +186,7 @@ class Agent {
       auto metrics = StartMetrics(opt_.metrics_address, opt_.root);
       if (!metrics.ok()) return metrics.status().WithContext("--metrics-address");
       metrics_ = std::move(metrics).value();
+      state_.metrics_address = metrics_->address();
       spdlog::info("agent: metrics on http://{}/metrics", metrics_->address());
     }
     uint64_t usec = 0;
@@ -328,14 +329,19 @@ class Agent {
     if (r.result == "waiting-for-lock") {
       // A CLI apply holds the lock: wait for it, never fail.
       want_reconcile_ = SteadyClock::now() + kLockRetry;
-      state_.last_result = r.result;
-      WriteStatus();
+      if (!state_.waiting_for_lock) {
+        spdlog::info("agent: {}: waiting", r.error);
+        state_.waiting_for_lock = true;
+        WriteStatus();
+      }
       return;
     }
+    state_.waiting_for_lock = false;
     // What the apply itself caused is not a new event.
     std::vector<std::string> own;
     (void)source_->Read(&own);
     if (Status s = source_->Rescan(); !s.ok()) spdlog::warn("agent: rescan: {}", s.message());
+    ++state_.reconciles;
     state_.last_reconcile_at = UtcTime(wall);
     state_.last_trigger = trigger_;
     state_.last_result = r.result;

@@ -33,6 +33,7 @@ json StatusToJson(const AgentState& s, const Backoff& backoff) {
   doc["root"] = s.root;
   doc["file"] = s.file;
   doc["eventSource"] = s.event_source;
+  doc["metricsAddress"] = OrNull(s.metrics_address);
   doc["desired"] = {{"digest", s.desired_digest},
                     {"loadedAt", OrNull(s.desired_loaded_at)},
                     {"error", OrNull(s.desired_error)}};
@@ -47,7 +48,9 @@ json StatusToJson(const AgentState& s, const Backoff& backoff) {
                                     {"durationMs", s.last_duration_ms},
                                     {"error", OrNull(s.last_error)}};
   doc["lastSuccess"] = OrNull(s.last_success_at);
+  doc["reconciles"] = s.reconciles;
   doc["converged"] = s.converged;
+  doc["waitingForLock"] = s.waiting_for_lock;
   doc["rebootPending"] = s.reboot_pending;
   uint64_t fixed = 0, detected = 0;
   for (const auto& [m, n] : s.drift_fixed) fixed += n;
@@ -117,6 +120,7 @@ std::string RenderStatusTable(const json& doc) {
         << " (running on the last good state)\n";
   }
   out << "  converged       " << (doc.value("converged", false) ? "yes" : "no")
+      << (doc.value("waitingForLock", false) ? ", waiting for another apply's lock" : "")
       << (doc.value("rebootPending", false) ? ", reboot pending" : "") << "\n";
   const json& last = doc["lastReconcile"];
   out << "  last reconcile  " << str(last, "time") << "  " << str(last, "result") << " ("

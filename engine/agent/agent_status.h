@@ -29,15 +29,18 @@ std::string UtcTime(std::chrono::system_clock::time_point t);
 // Everything the status file says, kept by the loop.
 struct AgentState {
   std::string root, file, event_source;
+  std::string metrics_address;  // "" without an endpoint
   std::string desired_digest, desired_loaded_at, desired_error;
   std::string last_event, last_event_at;
   uint64_t events = 0;
+  uint64_t reconciles = 0;  // since start
   std::string last_reconcile_at, last_trigger, last_result, last_error;
   int64_t last_duration_ms = 0;
   std::string last_success_at;
   std::map<std::string, uint64_t> drift_detected, drift_fixed;  // by module, since start
   std::vector<PendingChange> pending;
   bool converged = false;
+  bool waiting_for_lock = false;  // a CLI apply holds the lock: the reconcile waits
   bool reboot_pending = false;
   // The NodeFeature's fact labels of the last plan (rails, link-type, fw-version ...).
   std::map<std::string, std::string> fact_labels;

@@ -53,8 +53,10 @@ Split SplitPlan(const std::vector<Change>& changes, const std::vector<std::strin
 std::string DisruptionClass(const Change& c) {
   if (c.disruption == Disruption::kReboot) return "reboot";
   if (c.disruption == Disruption::kFirmwareReset) return "firmware";
+  // A PFC change flaps the link (ChangeAction calls that a replace too): its own class.
+  if (c.link_flap) return kLinkFlapName;
   if (ChangeAction(c) == Action::kReplace) return "replace";
-  return c.link_flap ? kLinkFlapName : "live";
+  return "live";
 }
 
 std::string BackoffKey(const Change& c) { return c.resource.empty() ? "host" : c.resource; }
