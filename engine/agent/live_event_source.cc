@@ -27,17 +27,25 @@
 namespace provisioner::agent {
 namespace {
 
-// The name in an RTM_NEWLINK/RTM_DELLINK message (IFLA_IFNAME), or "".
-std::string LinkName(const struct nlmsghdr* h) {
+// An RTM_NEWLINK/RTM_DELLINK message as a line: "link ens1f0 (index 4,
+// mtu 9000, up)" (IFLA_IFNAME, IFLA_MTU, ifi_flags).
+std::string DescribeLink(const struct nlmsghdr* h) {
   const auto* ifi = static_cast<const struct ifinfomsg*>(NLMSG_DATA(h));
+  std::string name, mtu;
   int len = static_cast<int>(h->nlmsg_len) - static_cast<int>(NLMSG_LENGTH(sizeof(*ifi)));
   for (const struct rtattr* a = IFLA_RTA(ifi); RTA_OK(a, len); a = RTA_NEXT(a, len)) {
     if (a->rta_type == IFLA_IFNAME) {
-      return std::string(static_cast<const char*>(RTA_DATA(a)),
-                         ::strnlen(static_cast<const char*>(RTA_DATA(a)), RTA_PAYLOAD(a)));
+      name.assign(static_cast<const char*>(RTA_DATA(a)),
+                  ::strnlen(static_cast<const char*>(RTA_DATA(a)), RTA_PAYLOAD(a)));
+    } else if (a->rta_type == IFLA_MTU && RTA_PAYLOAD(a) >= sizeof(uint32_t)) {
+      uint32_t v;
+      std::memcpy(&v, RTA_DATA(a), sizeof v);
+      mtu = ", mtu " + std::to_string(v);
     }
   }
-  return "";
+  return std::string(h->nlmsg_type == RTM_NEWLINK ? "link " : "link removed ") + name +
+         " (index " + std::to_string(ifi->ifi_index) + mtu +
+         ((ifi->ifi_flags & IFF_UP) != 0 ? ", up)" : ", down)");
 }
 
 class LiveEventSource final : public EventSource {
@@ -126,13 +134,9 @@ class LiveEventSource final : public EventSource {
            h = NLMSG_NEXT(h, len)) {
         switch (h->nlmsg_type) {
           case RTM_NEWLINK:
-          case RTM_DELLINK: {
-            const auto* ifi = static_cast<const struct ifinfomsg*>(NLMSG_DATA(h));
-            events->push_back(std::string(h->nlmsg_type == RTM_NEWLINK ? "link " : "link removed ") +
-                              LinkName(h) + " (index " + std::to_string(ifi->ifi_index) +
-                              ((ifi->ifi_flags & IFF_UP) != 0 ? ", up)" : ", down)"));
+          case RTM_DELLINK:
+            events->push_back(DescribeLink(h));
             break;
-          }
           case RTM_GETDCB:
           case RTM_SETDCB:
             events->push_back("dcb changed");
