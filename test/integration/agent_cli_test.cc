@@ -230,6 +230,36 @@ TEST(AgentCliTest, InvalidEditKeepsTheLastGoodStateAndAReplaceIsPending) {
   EXPECT_EQ(agent.Stop(), 0) << agent.Log();
 }
 
+TEST(AgentCliTest, OneFailingPfBacksOffAndTheOthersConverge) {
+  RailNode node;
+  BuildNode("hgx-h100", 0, &node);
+  const std::string bad = HgxRailPfs()[2];
+  // The simulated kernel refuses every count on one PF: its VFs never come.
+  KernelSimDaemon sim(node.root, kNetdevDelayMs, {"--fault", bad + "/sriov_numvfs=EIO"});
+  ASSERT_TRUE(sim.ready());
+  const std::string yaml = WriteTempFile("host.yaml", kVfsOnly);
+  AgentProcess agent(yaml, node.root, {"--settle-timeout", "1"});
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        for (const std::string& pf : HgxRailPfs()) {
+          if (pf != bad && ReadFile(NumVfsPath(node, pf)) != "8\n") return false;
+        }
+        return Fixed(agent, "sriov") == 7;
+      },
+      seconds(60)))
+      << agent.Log();
+  nlohmann::json s = agent.Status();
+  EXPECT_EQ(s["lastReconcile"]["result"], "failed") << s.dump(2);
+  ASSERT_EQ(s["backoff"].size(), 1u) << s.dump(2);
+  EXPECT_EQ(s["backoff"][0]["resource"], "pf:" + bad);
+  EXPECT_EQ(s["backoff"][0]["failures"], 1);
+  EXPECT_GT(s["backoff"][0]["retryInMs"].get<int64_t>(), 0);
+  ASSERT_EQ(s["pending"].size(), 1u);
+  EXPECT_NE(s["pending"][0]["why"].get<std::string>().find("backoff"), std::string::npos);
+  EXPECT_EQ(ReadFile(NumVfsPath(node, bad)), "0\n");
+  EXPECT_EQ(agent.Stop(), 0) << agent.Log();
+}
+
 TEST(AgentCliTest, AcsPutBackByAReprobeIsFixedAtTheNextResync) {
   RailNode node;
   BuildNode("hgx-h100-pcie", 8, &node);
