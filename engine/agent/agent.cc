@@ -184,10 +184,17 @@ class Agent {
     if (!opt_.metrics_address.empty() && opt_.metrics_address != "off") {
       RETURN_IF_ERROR(CheckMetricsAddress(opt_.metrics_address, opt_.metrics_address_given));
       auto metrics = StartMetrics(opt_.metrics_address, opt_.root);
-      if (!metrics.ok()) return metrics.status().WithContext("--metrics-address");
-      metrics_ = std::move(metrics).value();
-      state_.metrics_address = metrics_->address();
-      spdlog::info("agent: metrics on http://{}/metrics", metrics_->address());
+      if (metrics.ok()) {
+        metrics_ = std::move(metrics).value();
+        state_.metrics_address = metrics_->address();
+        spdlog::info("agent: metrics on http://{}/metrics", metrics_->address());
+      } else if (metrics.status().code() == StatusCode::kUnimplemented &&
+                 !opt_.metrics_address_given) {
+        // The portable build has no endpoint: the default address is not an error.
+        spdlog::warn("agent: {}", metrics.status().message());
+      } else {
+        return metrics.status();
+      }
     }
     uint64_t usec = 0;
     if (::sd_watchdog_enabled(0, &usec) > 0 && usec > 0) {
