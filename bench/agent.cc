@@ -1,5 +1,5 @@
 // The node agent's figures (issue 37 item 8; docs/BENCHMARKS.md "Agent"):
-//   bazel run -c opt //bench:agent [-- --idle-seconds 60]
+//   bazel run -c opt //bench:agent [-- --idle-seconds 60] [--only-scrape]
 // 1. reload to converged: the 8-rail HGX tree (8 VFs, trust, MTU on every
 //    rail) under the kernel simulator daemon with mlx5's netdev latency
 //    (1 s); every PF's sriov_numvfs written 0 at once (a driver reload),
@@ -97,8 +97,10 @@ void Put(const std::string& path, const std::string& content) {
 
 int main(int argc, char** argv) {
   int idle_seconds = 60;
-  for (int i = 1; i + 1 < argc; ++i) {
-    if (std::string(argv[i]) == "--idle-seconds") idle_seconds = std::atoi(argv[i + 1]);
+  bool only_scrape = false;
+  for (int i = 1; i < argc; ++i) {
+    if (std::string(argv[i]) == "--idle-seconds" && i + 1 < argc) idle_seconds = std::atoi(argv[i + 1]);
+    if (std::string(argv[i]) == "--only-scrape") only_scrape = true;
   }
   pt::HostSpec spec;
   pt::PresetByName("hgx-h100", &spec);
@@ -109,7 +111,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   double reload_s = -1;
-  {
+  if (!only_scrape) {
     pt::KernelSimDaemon sim(root, kNetdevDelayMs);
     const std::string yaml = pt::WriteTempFile("host.yaml", kRails);
     pt::AgentProcess agent(yaml, root);
