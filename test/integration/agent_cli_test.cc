@@ -260,6 +260,24 @@ TEST(AgentCliTest, OneFailingPfBacksOffAndTheOthersConverge) {
   EXPECT_EQ(agent.Stop(), 0) << agent.Log();
 }
 
+TEST(AgentCliTest, AnEmptyAutoApplyOnlyReports) {
+  RailNode node;
+  BuildNode("hgx-h100", 0, &node);
+  std::string yaml_text = kVfsOnly;
+  yaml_text.replace(yaml_text.find("  nics:"), 7, "  agent: { autoApply: [] }\n  nics:");
+  const std::string yaml = WriteTempFile("host.yaml", yaml_text);
+  AgentProcess agent(yaml, node.root);
+  ASSERT_TRUE(agent.WaitReconciled(seconds(30))) << agent.Log();
+  nlohmann::json s = agent.Status();
+  EXPECT_EQ(s["lastReconcile"]["result"], "pending") << s.dump(2);
+  ASSERT_EQ(s["pending"].size(), 8u) << s.dump(2);
+  EXPECT_EQ(s["pending"][0]["disruption"], "live");
+  EXPECT_NE(s["pending"][0]["why"].get<std::string>().find("not in spec.agent.autoApply"),
+            std::string::npos);
+  for (const std::string& pf : HgxRailPfs()) EXPECT_EQ(ReadFile(NumVfsPath(node, pf)), "0\n") << pf;
+  EXPECT_EQ(agent.Stop(), 0) << agent.Log();
+}
+
 TEST(AgentCliTest, AcsPutBackByAReprobeIsFixedAtTheNextResync) {
   RailNode node;
   BuildNode("hgx-h100-pcie", 8, &node);
