@@ -5,6 +5,7 @@
 #ifndef PROVISIONER_ENGINE_MANIFESTS_HOST_VIEW_H_
 #define PROVISIONER_ENGINE_MANIFESTS_HOST_VIEW_H_
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -153,7 +154,6 @@ StatusOr<std::vector<Manifest>> TestWorkloadManifests(HostView& view, bool with_
 StatusOr<std::optional<Manifest>> NodeFeatureManifest(HostView& view);
 // "provisioner-<node>" (nfd-worker's own object is named <node>).
 std::string NodeFeatureName(const std::string& node);
-
 
 // Its name, for the test workload's envFrom.
 std::string NcclEnvName(const HostView& view);
