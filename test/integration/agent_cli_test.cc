@@ -249,7 +249,10 @@ TEST(AgentCliTest, OneFailingPfBacksOffAndTheOthersConverge) {
       seconds(60)))
       << agent.Log();
   nlohmann::json s = agent.Status();
-  EXPECT_EQ(s["lastReconcile"]["result"], "failed") << s.dump(2);
+  // "failed" when it failed; "pending" for a later reconcile (the simulated
+  // kernel's write-back is an event) that left it to its backoff.
+  const std::string result = s["lastReconcile"]["result"];
+  EXPECT_TRUE(result == "failed" || result == "pending") << s.dump(2);
   ASSERT_EQ(s["backoff"].size(), 1u) << s.dump(2);
   EXPECT_EQ(s["backoff"][0]["resource"], "pf:" + bad);
   EXPECT_EQ(s["backoff"][0]["failures"], 1);
