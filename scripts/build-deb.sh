@@ -3,6 +3,8 @@
 #   /usr/bin/provisioner                         the portable binary (scripts/build-portable.sh)
 #   /lib/systemd/system/provisioner-apply.service   dist/systemd, not enabled (no maintainer
 #                                                scripts): systemctl enable --now provisioner-apply
+#   /lib/systemd/system/provisioner-agent.service   the node agent, not enabled either
+#                                                (libsystemd0 and libudev1 in Depends, by dpkg-shlibdeps)
 #   /usr/share/provisioner/host.schema.json      for editors (yaml-language-server)
 #   /usr/share/doc/provisioner/                  README, examples, copyright (DEP-5), changelog
 #   /usr/share/man/man1/provisioner.1.gz         scripts/gen_manpage.py, from the binary's --help
@@ -44,6 +46,7 @@ install -D -m 0755 "$bin" "$root/usr/bin/provisioner"
 # compiler's .comment section goes too (lintian: binary-has-unneeded-section).
 objcopy --remove-section=.comment "$root/usr/bin/provisioner"
 install -D -m 0644 dist/systemd/provisioner-apply.service "$root/lib/systemd/system/provisioner-apply.service"
+install -D -m 0644 dist/systemd/provisioner-agent.service "$root/lib/systemd/system/provisioner-agent.service"
 install -D -m 0644 schemas/host.schema.json "$root/usr/share/provisioner/host.schema.json"
 install -D -m 0644 -t "$doc/examples" examples/*.yaml
 # The bundled host trees, read as they are: provisioner discover --root /usr/share/provisioner/hosts/cx5-roce.ttar
@@ -59,6 +62,7 @@ mkdir -p "$root/usr/share/man/man1"
 python3 scripts/gen_manpage.py "$root/usr/bin/provisioner" "$root/usr/share/man/man1/provisioner.1.gz" \
   --file "/etc/provisioner/host.yaml=The desired state; provisioner-apply.service applies it at boot (it does nothing while the file is absent)." \
   --file "/lib/systemd/system/provisioner-apply.service=The boot unit, installed but not enabled." \
+  --file "/lib/systemd/system/provisioner-agent.service=The node agent (provisioner agent, Type=notify with a watchdog), installed but not enabled." \
   --file "/usr/share/provisioner/host.schema.json=JSON schema of host.yaml, for editors." \
   --file "/usr/share/doc/provisioner/examples/=Example host.yaml files." \
   --file "/usr/share/provisioner/hosts/=Captured host trees (ttar archives) to try the commands on: --root /usr/share/provisioner/hosts/cx5-roce.ttar (read-only; not for apply)."

@@ -9,7 +9,8 @@
    libstdc++ is linked in.
 2. Its NEEDED libraries (readelf -d) are all in ALLOWED: libc and friends,
    libgcc_s, and the libraries with a stable soname on every target
-   distribution (libkmod, libpci, libnl-3, libnl-route-3, libnl-genl-3, libibverbs).
+   distribution (libkmod, libpci, libnl-3, libnl-route-3, libnl-genl-3, libibverbs,
+   libsystemd and libudev: the agent's sd_notify and udev monitor).
 3. --chroot DIR TREE (as root): copies only the binary and its ldd closure
    into the empty DIR, the host tree TREE (a directory) beside them, and runs
    `provisioner --version` and `provisioner discover --root TREE` in a
@@ -29,6 +30,7 @@ import sys
 ALLOWED = {
     "libc", "libm", "libpthread", "libdl", "librt", "ld-linux-x86-64", "ld-linux-aarch64",
     "libgcc_s", "libkmod", "libpci", "libnl-3", "libnl-route-3", "libnl-genl-3", "libibverbs",
+    "libsystemd", "libudev",
 }
 
 

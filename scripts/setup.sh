@@ -11,6 +11,7 @@ PACKAGES=(
   libkmod-dev kmod
   libnl-3-dev libnl-route-3-dev libnl-genl-3-dev
   libibverbs-dev
+  libudev-dev libsystemd-dev prometheus-cpp-dev
   libgtest-dev libgmock-dev
   mstflint ansible-core iproute2 util-linux
   systemd python3-yaml

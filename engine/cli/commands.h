@@ -111,6 +111,16 @@ int RunValidateExpanded(const CommonOptions& opt);
 // (reloading FILE); prints diagnostics and returns false on errors. A no-op
 // for any other desired state.
 bool ExpandRailsForHost(const std::string& file, const HostFacts& facts, DesiredState* desired);
+// agent_cmd.cc: `provisioner agent FILE` (engine/agent/agent.h) and
+// `provisioner status` (the agent's status.json).
+struct AgentCommandOptions {
+  double debounce_s = 2;
+  double resync_s = 600;
+  std::string metrics_address = "127.0.0.1:9814";
+  bool metrics_address_given = false;
+};
+int RunAgentCommand(const AgentCommandOptions& agent, const CommonOptions& opt);
+int RunStatus(const CommonOptions& opt);
 // snapshot_cmd.cc: copy what discovery reads into --output.
 int RunSnapshot(const CommonOptions& opt);
 // --root checked, modules discovered; errors printed. nullopt -> exit 1.

@@ -423,6 +423,33 @@ int Dispatch(int argc, char** argv) {
   snapshot->add_option("--output", snapshot_output_old, "")->group("")->type_name("DIR");
   add_root(snapshot);
 
+  provisioner::cli::AgentCommandOptions agent_opt;
+  CLI::App* agent = app.add_subcommand(
+      "agent", "Keep the host converged: apply at start, then on every kernel event (docs/agent.md)");
+  agent->add_option("FILE", opt.file, "host.yaml")->required();
+  add_root(agent);
+  agent->add_option("--debounce", agent_opt.debounce_s, "Seconds of quiet after an event burst")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  agent->add_option("--resync", agent_opt.resync_s, "Seconds between safety resyncs")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  agent
+      ->add_option("--settle-timeout", opt.settle_timeout_s,
+                   "Seconds to wait for VFs and their netdevs to appear")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  CLI::Option* metrics_opt =
+      agent
+          ->add_option("--metrics-address", agent_opt.metrics_address,
+                       "Prometheus endpoint HOST:PORT (off: none; loopback unless given)")
+          ->type_name("HOST:PORT")
+          ->capture_default_str();
+
+  CLI::App* status = app.add_subcommand("status", "Show the agent's status (status.json)");
+  add_root(status);
+  add_output(status, {"table", "json", "yaml"});
+
   std::vector<std::string> args;
   if (!NormalizeArgs(argc, argv, &args)) return provisioner::cli::kExitError;
   if (!KnownCommand(app, args)) return provisioner::cli::kExitError;
@@ -507,7 +534,7 @@ int Dispatch(int argc, char** argv) {
   // --root FILE.ttar (a bundled tree, README "Host trees"): read-only.
   provisioner::cli::ArchiveRoot archive;
   if (opt.root_given && provisioner::cli::IsArchiveRoot(opt.root)) {
-    const char* writes = *apply ? "apply changes the root"
+    const char* writes = (*apply || *agent) ? "apply changes the root"
                          : (*plan && !opt.plan_out.empty())
                              ? "a saved plan names its root, and this one is removed at exit"
                              : nullptr;
@@ -547,6 +574,11 @@ int Dispatch(int argc, char** argv) {
   if (*doctor) return provisioner::cli::RunDoctor(opt);
   if (*snapshot) return provisioner::cli::RunSnapshot(opt);
   if (*show) return provisioner::cli::RunShow(opt);
+  if (*agent) {
+    agent_opt.metrics_address_given = metrics_opt->count() > 0;
+    return provisioner::cli::RunAgentCommand(agent_opt, opt);
+  }
+  if (*status) return provisioner::cli::RunStatus(opt);
   return provisioner::cli::kExitError;
 }
 

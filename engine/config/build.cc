@@ -321,6 +321,12 @@ DesiredState BuildDesiredState(const json& root) {
     s.firmware = f;
   }
 
+  if (const json* agent = Field(*spec, "agent"); agent != nullptr && agent->is_object()) {
+    if (const json* a = Field(*agent, "autoApply"); a != nullptr && a->is_array()) {
+      s.agent.auto_apply = Strings(*agent, "autoApply");
+    }
+  }
+
   if (const json* kernel = Field(*spec, "kernel"); kernel != nullptr && kernel->is_object()) {
     KernelSpec k;
     k.cmdline = Strings(*kernel, "cmdline");

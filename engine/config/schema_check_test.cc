@@ -12,6 +12,7 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
+using ::testing::Not;
 using testing::Diagnose;
 using testing::WithHeader;
 
@@ -39,11 +40,19 @@ TEST(SchemaTest, UnknownFieldNamesItAtTheKey) {
                           "mean \"numVfs\"?)"));
   EXPECT_THAT(Diagnose(WithHeader("spec:\n  bogus: 1\n")),
               ElementsAre("host.yaml:6:3: spec.bogus: unknown field \"bogus\"; expected one of: "
-                          "firmware, ipPools, kernel, kernelModules, kubernetes, multusConfigs, "
-                          "nics, pcie, rails, rdma"));
+                          "agent, firmware, ipPools, kernel, kernelModules, kubernetes, "
+                          "multusConfigs, nics, pcie, rails, rdma"));
   EXPECT_THAT(Diagnose(WithHeader("spec: {}\nstatus: {}\n")),
               ElementsAre("host.yaml:6:1: status: unknown field \"status\"; expected one of: "
                           "apiVersion, kind, metadata, spec"));
+}
+
+TEST(SchemaTest, AgentAutoApplyTakesOnlyLiveAndLinkFlap) {
+  EXPECT_THAT(Diagnose(WithHeader("spec:\n  agent: { autoApply: [live, link-flap] }\n")), IsEmpty());
+  EXPECT_THAT(Diagnose(WithHeader("spec:\n  agent: { autoApply: [] }\n")), IsEmpty());
+  // replace, reboot and firmware are never automatic: not even writable.
+  EXPECT_THAT(Diagnose(WithHeader("spec:\n  agent: { autoApply: [live, replace] }\n")),
+              Not(IsEmpty()));
 }
 
 TEST(SchemaTest, EveryUnknownFieldIsReported) {

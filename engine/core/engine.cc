@@ -403,6 +403,7 @@ ApplyReport ApplyRound(const std::vector<std::unique_ptr<Module>>& modules, cons
     PlanResult again = BuildPlan(modules, desired, *facts);
     for (const Change& c : again.plan.changes) {
       if (c.disruption != Disruption::kLive) continue;
+      if (options.held_back != nullptr && options.held_back->count(c.id) != 0) continue;
       bool deferred = false;
       for (const auto& d : report.deferred) deferred = deferred || d.first == c.id;
       if (deferred) continue;  // pending until the reboot, as reported

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstddef>
 #include <memory>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -83,6 +84,9 @@ struct ApplyOptions {
   const std::atomic<int>* interrupt = nullptr;
   // Changes applied at once at most (--parallelism); 1: one after another.
   size_t parallelism = 1;
+  // Ids of changes left out of the plan on purpose (the agent's pending
+  // ones): the convergence check does not fail on them.
+  const std::set<std::string>* held_back = nullptr;
 };
 
 // The default --parallelism: every PF chain of a 16-PF host at once (their

@@ -257,6 +257,7 @@ PlanOutcome PlanFile(const PlanRequest& request) {
   planned.marks = p.desired.marks;
   p.diagnostics.push_back(std::move(planned));
   if (p.diagnostics.back().errors() > 0) StopInvalid(request.file, &p);
+  p.facts = std::move(*facts);
   return p;
 }
 

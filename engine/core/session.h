@@ -9,6 +9,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -112,6 +113,10 @@ struct PlanOutcome {
   DesiredState desired;
   Plan plan;
   std::string facts_digest;
+  std::optional<HostFacts> facts;  // what PlanFile planned from (not a saved plan)
+  // Ids of changes taken out of `plan` on purpose (the agent's pending
+  // ones): ApplyPlanned's convergence check does not fail on them.
+  std::set<std::string> held_back;
   std::optional<Journal> interrupted;  // an earlier apply's journal, found under the root
   // A saved plan whose host changed since, into the state it plans: planning
   // again gives no change (its apply ran already). Not refused: nothing to do.

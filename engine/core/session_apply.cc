@@ -160,6 +160,7 @@ ApplyOutcome ApplyPlanned(PlanOutcome& planned, const ApplyRequest& request) {
   options.interrupt = &InterruptGuard::signal();
   options.check_converged = !request.rollback;  // a rollback moves away from host.yaml
   options.parallelism = request.parallelism;
+  options.held_back = &planned.held_back;
   out = OutcomeOf(ApplyPlan(host.modules, plan, planned.desired, host.ctx, options), plan);
   // The lock file a first apply created stays once the apply wrote to the
   // tree; refused before that (and a dry run, nothing to do) it goes on

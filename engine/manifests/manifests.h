@@ -12,6 +12,7 @@
 #ifndef PROVISIONER_ENGINE_MANIFESTS_MANIFESTS_H_
 #define PROVISIONER_ENGINE_MANIFESTS_MANIFESTS_H_
 
+#include <map>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -96,6 +97,15 @@ Status WriteManifests(const std::vector<Manifest>& manifests, const std::string&
 // Builds, then writes (the single-host form).
 Status WriteManifests(const DesiredState& desired, const ManifestOptions& options,
                       const std::string& output_dir, std::ostream& out);
+
+// The NodeFeature's labels that come from host.yaml and the facts alone
+// (rails, link-type, rdma-netns-mode, fw-version), without the prefix
+// (NodeFeatureLabelPrefix()): the agent's NFD local source writes the same
+// names (engine/agent/agent_status.cc).
+std::map<std::string, std::string> NodeFeatureFactLabels(const DesiredState& d,
+                                                         const HostFacts& facts);
+// "provisioner.feature.node.kubernetes.io/"
+const char* NodeFeatureLabelPrefix();
 
 }  // namespace provisioner::manifests
 

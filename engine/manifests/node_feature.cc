@@ -49,16 +49,11 @@ std::string OneOrMixed(const std::set<std::string>& values) {
 
 std::string NodeFeatureName(const std::string& node) { return "provisioner-" + node; }
 
-StatusOr<std::optional<Manifest>> NodeFeatureManifest(HostView& view) {
-  const HostFacts* facts = view.facts();
-  if (facts == nullptr) return std::optional<Manifest>();
-  const DesiredState& d = view.desired();
-  if (!config::IsLabelValue(d.name)) {
-    return InvalidArgumentError(
-        "metadata.name \"" + d.name +
-        "\": the NodeFeature's nfd.node.kubernetes.io/node-name label names the node, and a "
-        "Kubernetes label value is at most 63 characters (alphanumerics, '-', '_', '.')");
-  }
+const char* NodeFeatureLabelPrefix() { return kNodeFeatureLabelPrefix; }
+
+std::map<std::string, std::string> NodeFeatureFactLabels(const DesiredState& d,
+                                                         const HostFacts& facts_ref) {
+  const HostFacts* facts = &facts_ref;
   std::map<std::string, std::string> labels;
   // The PFs host.yaml's nics select on this host.
   std::set<std::string> link_types, fw_versions;
@@ -91,6 +86,20 @@ StatusOr<std::optional<Manifest>> NodeFeatureManifest(HostView& view) {
   if (!link_types.empty()) labels["link-type"] = OneOrMixed(link_types);
   if (facts->rdma_netns_mode) labels["rdma-netns-mode"] = *facts->rdma_netns_mode;
   if (!fw_versions.empty()) labels["fw-version"] = OneOrMixed(fw_versions);
+  return labels;
+}
+
+StatusOr<std::optional<Manifest>> NodeFeatureManifest(HostView& view) {
+  const HostFacts* facts = view.facts();
+  if (facts == nullptr) return std::optional<Manifest>();
+  const DesiredState& d = view.desired();
+  if (!config::IsLabelValue(d.name)) {
+    return InvalidArgumentError(
+        "metadata.name \"" + d.name +
+        "\": the NodeFeature's nfd.node.kubernetes.io/node-name label names the node, and a "
+        "Kubernetes label value is at most 63 characters (alphanumerics, '-', '_', '.')");
+  }
+  std::map<std::string, std::string> labels = NodeFeatureFactLabels(d, *facts);
   // doctor's verdict over the same facts, as `doctor` exits: fail (a FAIL,
   // exit 1), warn, ok; the number of failed checks beside it.
   if (const auto& doc = view.options().doctor; doc && doc->checks > 0) {

@@ -47,6 +47,12 @@ struct FirmwareActivationSpec {
   std::string activation = "reboot";  // "reboot" | "reset"
 };
 
+// spec.agent: what `provisioner agent` applies without a person.
+// auto_apply holds disruption classes: "live", "link-flap".
+struct AgentSpec {
+  std::vector<std::string> auto_apply{"live", "link-flap"};
+};
+
 // spec.nics[].firmwareVersion: { version: 28.39.1002, image: /path.bin,
 // policy: validate }: the firmware version the card must run.
 struct FirmwareVersionSpec {
@@ -371,6 +377,7 @@ struct DesiredState {
   std::optional<PcieSpec> pcie;
   std::optional<KernelSpec> kernel;
   std::optional<FirmwareActivationSpec> firmware;  // spec.firmware
+  AgentSpec agent;                                 // spec.agent (defaults when absent)
   std::vector<KernelModuleSpec> kernel_modules;
   std::vector<NicSpec> nics;
   std::vector<IpPoolSpec> ip_pools;
