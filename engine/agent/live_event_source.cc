@@ -17,6 +17,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <utility>
@@ -129,9 +130,15 @@ class LiveEventSource final : public EventSource {
         }
         return ErrnoToStatus(errno, "recv rtnetlink");
       }
-      int len = static_cast<int>(n);
-      for (auto* h = reinterpret_cast<struct nlmsghdr*>(buf); NLMSG_OK(h, len);
-           h = NLMSG_NEXT(h, len)) {
+      // Walked by hand rather than with NLMSG_OK/NLMSG_NEXT, whose int/u32
+      // comparison clang's -Wsign-compare refuses.
+      size_t left = static_cast<size_t>(n);
+      for (auto* h = reinterpret_cast<struct nlmsghdr*>(buf);
+           left >= sizeof(struct nlmsghdr) && h->nlmsg_len >= sizeof(struct nlmsghdr) &&
+           h->nlmsg_len <= left;
+           left -= std::min<size_t>(left, NLMSG_ALIGN(h->nlmsg_len)),
+                h = reinterpret_cast<struct nlmsghdr*>(reinterpret_cast<char*>(h) +
+                                                       NLMSG_ALIGN(h->nlmsg_len))) {
         switch (h->nlmsg_type) {
           case RTM_NEWLINK:
           case RTM_DELLINK:
