@@ -328,17 +328,26 @@ int RunValidate(const CommonOptions& opt) {
 }
 
 int RunPlan(const CommonOptions& opt) {
-  // A saved plan where a host.yaml belongs: say what it is and what to do.
-  std::optional<SavedPlan> saved;
-  std::string unused;
-  if (SavedPlanState(opt.file, &saved, &unused) == 1) {
-    PrintError(opt.file + " is a saved plan (plan --out), not a host.yaml; apply it with: " +
-               "provisioner apply " + opt.file + "; read it with: provisioner show " + opt.file);
-    return kExitError;
-  }
-  auto progress = NewProgress(opt);
   PlanRequest request;
   request.file = opt.file;
+  // The file is read once (a rails plan opens it once): a saved plan where a
+  // host.yaml belongs is said, with what to do; else these bytes are loaded.
+  // A file that cannot be read here is left to the loader, which names why.
+  {
+    std::string text;
+    const char* not_regular = nullptr;
+    if (ReadRegularFile(opt.file, kMaxHostYamlBytes, &text, &not_regular) == 0) {
+      auto saved = ParseSavedPlan(text);
+      if (saved.ok() && saved->has_value()) {
+        PrintError(opt.file + " is a saved plan (plan --out), not a host.yaml; apply it with: " +
+                   "provisioner apply " + opt.file + "; read it with: provisioner show " +
+                   opt.file);
+        return kExitError;
+      }
+      request.text = std::move(text);
+    }
+  }
+  auto progress = NewProgress(opt);
   request.host = HostOf(opt, progress.get());
   PlanOutcome p = PlanFile(request);
   ReportPlanProblems(opt.file, p);

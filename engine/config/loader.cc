@@ -25,7 +25,7 @@
 namespace provisioner {
 namespace {
 
-constexpr off_t kMaxFileBytes = 4 << 20;  // host.yaml is a few KiB
+constexpr off_t kMaxFileBytes = kMaxHostYamlBytes;
 
 // File order: by line, then column; diagnostics without a mark come first.
 void SortByMark(const MarkIndex& marks, std::vector<Diagnostic>* diags) {

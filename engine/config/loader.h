@@ -53,6 +53,9 @@ LoadResult LoadDesiredStateFromDocument(const config::YamlDocument& doc,
 // not parse.
 std::string CanonicalDesiredText(std::string_view yaml);
 
+// The largest host.yaml read (it is a few KiB).
+inline constexpr size_t kMaxHostYamlBytes = size_t{4} << 20;
+
 // An I/O error gives one diagnostic naming the path and the errno.
 LoadResult LoadDesiredStateFromFile(const std::string& path);
 LoadResult LoadDesiredStateFromFile(const std::string& path, const LoadOptions& options);

@@ -117,8 +117,9 @@ StatusOr<HostFacts> DiscoverHost(const HostOptions& options) {
   return Discover((*host)->modules, (*host)->ctx);
 }
 
-LoadOutcome LoadFile(const std::string& file) {
-  LoadResult r = LoadDesiredStateFromFile(file);
+LoadOutcome LoadFile(const std::string& file, const std::string* text) {
+  LoadResult r = text != nullptr ? LoadDesiredStateFromString(*text, file)
+                                 : LoadDesiredStateFromFile(file);
   LoadOutcome out;
   out.diagnostics = DiagnosticsOf(r, FileDiagnostics::Stage::kLoad);
   if (r.state && !HasErrors(r.diagnostics)) out.desired = std::move(r.state);
@@ -164,7 +165,7 @@ std::string FactsDigest(const HostFacts& facts) {
 
 PlanOutcome PlanFile(const PlanRequest& request) {
   PlanOutcome p;
-  LoadOutcome loaded = LoadFile(request.file);
+  LoadOutcome loaded = LoadFile(request.file, request.text ? &*request.text : nullptr);
   p.diagnostics.push_back(std::move(loaded.diagnostics));
   if (!loaded.desired) {
     StopInvalid(request.file, &p);

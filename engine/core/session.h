@@ -70,7 +70,7 @@ struct LoadOutcome {
   std::optional<DesiredState> desired;  // nullopt when there are errors
   FileDiagnostics diagnostics;
 };
-LoadOutcome LoadFile(const std::string& file);
+LoadOutcome LoadFile(const std::string& file, const std::string* text = nullptr);
 
 // Expands spec.rails count: allGpus for the host's GPUs (the document
 // `desired` was loaded from, DesiredState::unexpanded; `file` names it);
@@ -88,6 +88,9 @@ std::string FactsDigest(const HostFacts& facts);
 
 struct PlanRequest {
   std::string file;  // host.yaml
+  // Its bytes, when the caller has read them already (plan reads the file
+  // once to tell a saved plan from a host.yaml): loaded instead of the file.
+  std::optional<std::string> text;
   HostOptions host;
   // Hold the apply lock from before discovery until the outcome is destroyed
   // (apply, not a dry run).
