@@ -212,14 +212,7 @@ Status FirmwareModule::ApplyActivate(const Change& change, HostContext& ctx) {
 
 Status FirmwareModule::VerifyActivate(const Change& change, HostContext& ctx) {
   if (!change.after.is_object()) return OkStatus();  // the rollback did nothing
-  std::unique_ptr<FirmwareTool> tool = Tool(*ctx.fs);
-  auto answer = tool->Query(change.target);
-  if (!tool->FromCapture()) {
-    std::lock_guard<std::mutex> lock(answers_mu_);
-    answers_.insert_or_assign(change.target, answer);
-  }
-  ASSIGN_OR_RETURN(std::string text, std::move(answer));
-  ASSIGN_OR_RETURN(MstconfigQuery q, ParseMstconfigQuery(text));
+  ASSIGN_OR_RETURN(MstconfigQuery q, QueryForVerify(change, ctx));
   std::string differ;  // nothing to compare without a Current column (a query without -e)
   for (const auto& [name, p] : q.params) {
     if (q.has_current && p.current && !SamePrintedValue(*p.current, p.next_boot)) {
@@ -229,7 +222,7 @@ Status FirmwareModule::VerifyActivate(const Change& change, HostContext& ctx) {
   }
   if (change.after.contains(kBurnAttribute)) {
     // A burned image: the card runs what its flash holds now.
-    ASSIGN_OR_RETURN(std::string flint, tool->FlintQuery(change.target));
+    ASSIGN_OR_RETURN(std::string flint, Tool(*ctx.fs)->FlintQuery(change.target));
     ASSIGN_OR_RETURN(FlintQuery f, ParseFlintQuery(flint));
     if (!f.running.empty() && f.running != f.fw_version) {
       differ += (differ.empty() ? "" : ", ") + std::string("firmware running ") + f.running +

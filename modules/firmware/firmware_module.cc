@@ -101,7 +101,7 @@ Status FirmwareModule::ApplyNvConfig(const Change& change, HostContext& ctx) {
       .WithContext("reset the NV configuration of " + change.target);
 }
 
-Status FirmwareModule::VerifyNvConfig(const Change& change, HostContext& ctx) {
+StatusOr<MstconfigQuery> FirmwareModule::QueryForVerify(const Change& change, HostContext& ctx) {
   std::unique_ptr<FirmwareTool> tool = Tool(*ctx.fs);
   auto answer = tool->Query(change.target);
   if (!tool->FromCapture()) {
@@ -109,7 +109,11 @@ Status FirmwareModule::VerifyNvConfig(const Change& change, HostContext& ctx) {
     answers_.insert_or_assign(change.target, answer);
   }
   ASSIGN_OR_RETURN(std::string text, std::move(answer));
-  ASSIGN_OR_RETURN(MstconfigQuery q, ParseMstconfigQuery(text));
+  return ParseMstconfigQuery(text);
+}
+
+Status FirmwareModule::VerifyNvConfig(const Change& change, HostContext& ctx) {
+  ASSIGN_OR_RETURN(MstconfigQuery q, QueryForVerify(change, ctx));
   if (change.after.is_object()) {
     for (const auto& [name, v] : change.after.items()) {
       auto p = q.params.find(name);
@@ -264,15 +268,7 @@ Status FirmwareModule::Verify(const Change& change, HostContext& ctx) {
   if (change.attribute == kActivateAttribute) return VerifyActivate(change, ctx);
   if (change.attribute == kNvConfigAttribute) return VerifyNvConfig(change, ctx);
   ASSIGN_OR_RETURN(std::string value, FirmwareSetText(change));
-  std::unique_ptr<FirmwareTool> tool = Tool(*ctx.fs);
-  auto answer = tool->Query(change.target);
-  // The card's answer after the set: what the re-discovery after apply reads.
-  if (!tool->FromCapture()) {
-    std::lock_guard<std::mutex> lock(answers_mu_);
-    answers_.insert_or_assign(change.target, answer);
-  }
-  ASSIGN_OR_RETURN(std::string text, std::move(answer));
-  ASSIGN_OR_RETURN(MstconfigQuery q, ParseMstconfigQuery(text));
+  ASSIGN_OR_RETURN(MstconfigQuery q, QueryForVerify(change, ctx));
   auto it = q.params.find(change.attribute);
   if (it == q.params.end()) {
     return FailedPreconditionError(change.target + ": " + change.attribute +

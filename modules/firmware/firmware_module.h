@@ -17,6 +17,7 @@
 
 #include "engine/module/module.h"
 #include "modules/firmware/firmware_tool.h"
+#include "modules/firmware/mstconfig_query.h"
 
 namespace provisioner {
 
@@ -82,6 +83,10 @@ class FirmwareModule final : public Module {
   // it had back); verified by Next Boot == Default.
   Status ApplyNvConfig(const Change& change, HostContext& ctx);
   Status VerifyNvConfig(const Change& change, HostContext& ctx);
+  // A verify's `mstconfig query` of the change's card, parsed; on the live
+  // root also kept as the card's answer (what the re-discovery after apply
+  // reads).
+  StatusOr<MstconfigQuery> QueryForVerify(const Change& change, HostContext& ctx);
   FirmwareModuleOptions options_;
   // mstconfig's answer per card, kept for the life of the module (one
   // command: the process): a card is queried once however often discovery
