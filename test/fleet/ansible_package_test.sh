@@ -8,7 +8,7 @@ require ansible-playbook ansible-core
 
 INV="$R/test/fleet/inventory"
 
-DEB=$(DEB_OUT_DIR="$T/deb" "$R/scripts/build-deb.sh" --binary "$PROVISIONER" 2>"$T/build-deb.log" | tail -1)
+DEB=$(DEB_OUT_DIR="$T/deb" DEB_COMPRESSION=none "$R/scripts/build-deb.sh" --binary "$PROVISIONER" 2>"$T/build-deb.log" | tail -1)
 [[ -f $DEB ]] || { LAST_LOG="$T/build-deb.log"; fail "scripts/build-deb.sh made no package"; }
 PKGROOT="$T/node3/root"
 PROOT="$T/pkg-tree"
