@@ -1,6 +1,7 @@
 #include "modules/rdma/verbs.h"
 
 #include <endian.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -11,6 +12,9 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -84,6 +88,18 @@ TEST(Verbs, RdmaCoreAgreesWithSysfsOnHostTree) {
     ASSERT_TRUE(sysfs.ok());
     auto uverbs = fs->ListDir("/sys/class/infiniband_verbs");
     ASSERT_TRUE(uverbs.ok());
+    // The device numbers, read before /dev is covered: the tree may itself
+    // live under /dev (TEST_TMPDIR on /dev/shm, scripts/test.sh).
+    std::vector<std::pair<std::string, std::string>> devs;  // uverbsN, "maj:min"
+    for (const auto& u : *uverbs) {
+      if (u.rfind("uverbs", 0) != 0) continue;
+      auto dev = fs->ReadAttr("/sys/class/infiniband_verbs/" + u + "/dev");
+      devs.emplace_back(u, dev.ok() ? *dev : "");
+    }
+    // And the tree through a directory descriptor, which the tmpfs mounted
+    // on /dev below cannot hide: SYSFS_PATH is /proc/self/fd/N/sys.
+    const int root_fd = open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+    ASSERT_GE(root_fd, 0) << root << ": " << strerror(errno);
     int pipefd[2];
     ASSERT_EQ(pipe(pipefd), 0);
     pid_t pid = fork();
@@ -100,11 +116,9 @@ TEST(Verbs, RdmaCoreAgreesWithSysfsOnHostTree) {
       if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) fail("make / private");
       if (mount("tmpfs", "/dev", "tmpfs", 0, "mode=0755") != 0) fail("mount tmpfs on /dev");
       mkdir("/dev/infiniband", 0755);
-      for (const auto& u : *uverbs) {
-        if (u.rfind("uverbs", 0) != 0) continue;
+      for (const auto& [u, dev] : devs) {
         unsigned maj = 0, min = 0;
-        auto dev = fs->ReadAttr("/sys/class/infiniband_verbs/" + u + "/dev");
-        if (!dev.ok() || sscanf(dev->c_str(), "%u:%u", &maj, &min) != 2) fail("read dev of " + u);
+        if (sscanf(dev.c_str(), "%u:%u", &maj, &min) != 2) fail("read dev of " + u);
         // The character device when we may create one; else (a sandbox
         // without CAP_MKNOD) a regular file: listing only stat()s the path.
         std::string path = "/dev/infiniband/" + u;
@@ -113,7 +127,7 @@ TEST(Verbs, RdmaCoreAgreesWithSysfsOnHostTree) {
           fail("create " + path);
         }
       }
-      setenv("SYSFS_PATH", (root + "/sys").c_str(), 1);
+      setenv("SYSFS_PATH", ("/proc/self/fd/" + std::to_string(root_fd) + "/sys").c_str(), 1);
       auto verbs = QueryRdmaCore(/*with_gids=*/true);
       if (!verbs.ok()) {
         out = "ERROR " + verbs.status().message();
@@ -127,6 +141,7 @@ TEST(Verbs, RdmaCoreAgreesWithSysfsOnHostTree) {
       _exit(0);
     }
     close(pipefd[1]);
+    close(root_fd);
     std::string out;
     char buf[1024];
     ssize_t n;
