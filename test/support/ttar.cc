@@ -1,6 +1,7 @@
 #include "test/support/ttar.h"
 
 #include <dirent.h>
+#include <sys/types.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -10,6 +11,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
+#include <filesystem>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -165,6 +168,42 @@ std::string HostTreePath(const std::string& name) {
   return RunfilePath("examples/hosts/" + name + ".ttar");
 }
 
+namespace {
+
+// The directories MakeTempDir made, removed when the process that made them
+// exits normally: a test's trees (thousands of files each, 140 trees in one
+// fault-matrix shard) would otherwise stay in its TEST_TMPDIR, which CI keeps
+// in RAM (scripts/test.sh), until the whole run ends. A forked child that
+// exits does not remove its parent's. PROVISIONER_KEEP_TEST_DIRS=1 keeps them
+// to look at.
+class TempDirsRemovedAtExit {
+ public:
+  void Add(const std::string& dir) {
+    std::lock_guard<std::mutex> lock(mu_);
+    dirs_.push_back(dir);
+  }
+  ~TempDirsRemovedAtExit() {
+    const char* keep = std::getenv("PROVISIONER_KEEP_TEST_DIRS");
+    if (getpid() != owner_ || (keep != nullptr && *keep != '\0' && *keep != '0')) return;
+    for (const auto& dir : dirs_) {
+      std::error_code ec;
+      std::filesystem::remove_all(dir, ec);
+    }
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<std::string> dirs_;
+  const pid_t owner_ = getpid();
+};
+
+TempDirsRemovedAtExit& MadeTempDirs() {
+  static TempDirsRemovedAtExit dirs;  // destroyed at exit, after main returns
+  return dirs;
+}
+
+}  // namespace
+
 std::string MakeTempDir(const std::string& prefix) {
   const char* base = std::getenv("TEST_TMPDIR");
   if (base == nullptr || *base == '\0') base = std::getenv("TMPDIR");
@@ -173,6 +212,7 @@ std::string MakeTempDir(const std::string& prefix) {
   std::vector<char> buf(tmpl.begin(), tmpl.end());
   buf.push_back('\0');
   if (::mkdtemp(buf.data()) == nullptr) return "";
+  MadeTempDirs().Add(buf.data());
   return std::string(buf.data());
 }
 
