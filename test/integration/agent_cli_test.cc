@@ -28,31 +28,23 @@ using SteadyClock = std::chrono::steady_clock;
 
 constexpr int kNetdevDelayMs = 100;  // the simulated kernel's wait for VF netdevs
 
-constexpr const char* kVfsOnly = R"(apiVersion: provisioner/v1alpha1
-kind: HostConfig
-metadata:
-  name: hgx
-spec:
-  nics:
+const std::string kVfsOnly = HostYaml(R"(  nics:
     - name: rails
       nicSelector: { vendor: "15b3", deviceID: "1021" }
       numVfs: 8
-)";
+)",
+                                      "hgx");
 
 // What a driver reload takes away: the VFs, their trust, the PF MTU and DCB.
-constexpr const char* kRails = R"(apiVersion: provisioner/v1alpha1
-kind: HostConfig
-metadata:
-  name: hgx
-spec:
-  nics:
+const std::string kRails = HostYaml(R"(  nics:
     - name: rails
       nicSelector: { vendor: "15b3", deviceID: "1021" }
       numVfs: 8
       vfTrust: true
       mtu: 4200
       roce: { trust: dscp, pfc: [3] }
-)";
+)",
+                                    "hgx");
 
 constexpr const char* kPcpDcb =
     "{\"buffer\":{\"prio2buffer\":[0,0,0,0,0,0,0,0],\"sizes\":[196480,65536,0,0,0,0,0,0],"
@@ -293,13 +285,9 @@ TEST(AgentCliTest, AnEmptyAutoApplyOnlyReports) {
 TEST(AgentCliTest, AcsPutBackByAReprobeIsFixedAtTheNextResync) {
   RailNode node;
   BuildNode("hgx-h100-pcie", 8, &node);
-  const std::string yaml = WriteTempFile("host.yaml", R"(apiVersion: provisioner/v1alpha1
-kind: HostConfig
-metadata:
-  name: hgx
-spec:
-  pcie: { disableAcs: all }
-)");
+  const std::string yaml = WriteTempFile("host.yaml", HostYaml(R"(  pcie: { disableAcs: all }
+)",
+                                                               "hgx"));
   std::map<std::string, std::string> before;
   for (const auto& e : std::filesystem::directory_iterator(node.root + "/sys/bus/pci/devices")) {
     const std::string config = e.path().string() + "/config";
@@ -365,11 +353,10 @@ TEST(AgentCliTest, SigtermDuringAnApplyExitsZeroWithNothingHalfApplied) {
   const std::string yaml = WriteTempFile("host.yaml", kVfsOnly);
   AgentProcess agent(yaml, node.root);
   // In flight: the journal is there.
-  ASSERT_TRUE(WaitUntil([&] { return Exists(node.root + "/run/provisioner/journal.json"); },
-                        seconds(30)))
+  ASSERT_TRUE(WaitUntil([&] { return Exists(JournalPath(node.root)); }, seconds(30)))
       << agent.Log();
   EXPECT_EQ(agent.Stop(), 0) << agent.Log();
-  EXPECT_FALSE(Exists(node.root + "/run/provisioner/journal.json")) << "journal left behind";
+  EXPECT_FALSE(Exists(JournalPath(node.root))) << "journal left behind";
   // All eight restored (the apply finished), or none (rolled back): never some.
   int restored = 0;
   for (const std::string& pf : HgxRailPfs()) restored += ReadFile(NumVfsPath(node, pf)) == "8\n";

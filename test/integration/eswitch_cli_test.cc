@@ -19,24 +19,9 @@ namespace {
 
 using nlohmann::json;
 
-constexpr char kYaml[] = R"(apiVersion: provisioner/v1alpha1
-kind: HostConfig
-metadata:
-  name: worker1
-spec:
-  nics:
-    - name: pf0
-      nicSelector: { rootDevices: ["0000:af:00.0"] }
-      numVfs: 4
-      eswitchMode: switchdev
+const std::string kYaml = Pf0Yaml(4, R"(      eswitchMode: switchdev
       resourceName: switchdev_vfs
-)";
-
-std::vector<std::string> Ids(const json& changes) {
-  std::vector<std::string> ids;
-  for (const json& c : changes) ids.push_back(c.value("id", ""));
-  return ids;
-}
+)");
 
 json Parse(const RunResult& r) {
   json j = json::parse(r.out, nullptr, false);

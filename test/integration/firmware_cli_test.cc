@@ -23,18 +23,32 @@ using nlohmann::json;
 
 constexpr char kCapture[] = "/run/provisioner/mstconfig/0000:86:00.0.query";
 
-std::string HostYaml(const std::string& link_type) {
+// host.yaml of cx5-ib's one port (ib0, ibs5f0) with `lines` (indented by six).
+std::string Ib0Yaml(const std::string& lines) {
+  return HostYaml(
+      "  nics:\n    - name: ib0\n      nicSelector:\n        pfNames: [ibs5f0]\n" + lines,
+      "ib-worker1");
+}
+
+// host.yaml of the HGX tree's first rail PF (rail0, 0000:1a:00.0) with
+// `nic_fields` (indented by six), written to `file`.
+std::string Rail0Yaml(const std::string& file, const std::string& nic_fields) {
+  return WriteTempFile(
+      file,
+      HostYaml(
+          "  nics:\n    - name: rail0\n      nicSelector: { rootDevices: [\"0000:1a:00.0\"] }\n" +
+              nic_fields,
+          "hgx"));
+}
+
+std::string LinkTypeYaml(const std::string& link_type) {
   return WriteTempFile("host-" + link_type + ".yaml",
-                       "apiVersion: provisioner/v1alpha1\nkind: HostConfig\n"
-                       "metadata:\n  name: ib-worker1\nspec:\n  nics:\n"
-                       "    - name: ib0\n      nicSelector:\n        pfNames: [ibs5f0]\n"
-                       "      linkType: " +
-                           link_type + "\n");
+                       Ib0Yaml("      linkType: " + link_type + "\n"));
 }
 
 TEST(FirmwareCliTest, IbTreeToEthPlansARebootAndApplyExits3) {
   std::string root = ExtractHost("cx5-ib");
-  std::string yaml = HostYaml("eth");
+  std::string yaml = LinkTypeYaml("eth");
 
   RunResult plan = Provisioner({"plan", yaml, "--root", root, "-o", "json"});
   ASSERT_EQ(plan.exit_code, 0) << plan.err;
@@ -106,7 +120,7 @@ TEST(FirmwareCliTest, DiscoverShowsTheFirmwareAndLinks) {
 
 TEST(FirmwareCliTest, MatchingLinkTypeIsNoChange) {
   std::string root = ExtractHost("cx5-ib");
-  RunResult plan = Provisioner({"plan", HostYaml("ib"), "--root", root, "--detailed-exitcode"});
+  RunResult plan = Provisioner({"plan", LinkTypeYaml("ib"), "--root", root, "--detailed-exitcode"});
   EXPECT_EQ(plan.exit_code, 0) << plan.out << plan.err;
 }
 
@@ -116,7 +130,7 @@ TEST(FirmwareCliTest, UnreadableCaptureIsAnErrorNamingIt) {
     std::ofstream out(root + kCapture, std::ios::trunc);
     out << "-E- Failed to open the device\n";
   }
-  RunResult plan = Provisioner({"plan", HostYaml("eth"), "--root", root});
+  RunResult plan = Provisioner({"plan", LinkTypeYaml("eth"), "--root", root});
   EXPECT_EQ(plan.exit_code, 1);
   EXPECT_NE(plan.err.find("spec.nics[0].linkType"), std::string::npos) << plan.err;
   EXPECT_NE(plan.err.find("Failed to open the device"), std::string::npos) << plan.err;
@@ -126,11 +140,8 @@ TEST(FirmwareCliTest, UnreadableCaptureIsAnErrorNamingIt) {
 // linkType (the tree's capture reads ATS_ENABLED False(0) in every column).
 TEST(FirmwareCliTest, RawAtsEnabledPlansARebootAndApplyExits3) {
   std::string root = ExtractHost("cx5-ib");
-  std::string yaml = WriteTempFile("host-ats.yaml",
-                                   "apiVersion: provisioner/v1alpha1\nkind: HostConfig\n"
-                                   "metadata:\n  name: ib-worker1\nspec:\n  nics:\n"
-                                   "    - name: ib0\n      nicSelector:\n        pfNames: [ibs5f0]\n"
-                                   "      firmware: { ATS_ENABLED: true }\n");
+  std::string yaml =
+      WriteTempFile("host-ats.yaml", Ib0Yaml("      firmware: { ATS_ENABLED: true }\n"));
   RunResult plan = Provisioner({"plan", yaml, "--root", root, "-o", "json"});
   ASSERT_EQ(plan.exit_code, 0) << plan.err;
   json j = json::parse(plan.out, nullptr, false);
@@ -169,11 +180,8 @@ TEST(FirmwareCliTest, RawAtsEnabledPlansARebootAndApplyExits3) {
 
 TEST(FirmwareCliTest, UnknownRawParameterIsAnErrorAtItsLine) {
   std::string root = ExtractHost("cx5-ib");
-  std::string yaml = WriteTempFile("host-unknown.yaml",
-                                   "apiVersion: provisioner/v1alpha1\nkind: HostConfig\n"
-                                   "metadata:\n  name: ib-worker1\nspec:\n  nics:\n"
-                                   "    - name: ib0\n      nicSelector:\n        pfNames: [ibs5f0]\n"
-                                   "      firmware:\n        NO_SUCH_PARAM: 1\n");
+  std::string yaml =
+      WriteTempFile("host-unknown.yaml", Ib0Yaml("      firmware:\n        NO_SUCH_PARAM: 1\n"));
   RunResult plan = Provisioner({"plan", yaml, "--root", root});
   EXPECT_EQ(plan.exit_code, 1);
   EXPECT_NE(plan.err.find(":11:24: spec.nics[0].firmware.NO_SUCH_PARAM: the firmware of "
@@ -253,13 +261,13 @@ class LiveFirmwareTest : public ::testing::Test {
   }
 
   std::string Rails(const std::string& extra) {
-    return WriteTempFile("rails.yaml",
-                         "apiVersion: provisioner/v1alpha1\nkind: HostConfig\n"
-                         "metadata:\n  name: gpu-worker1\nspec:\n  rails:\n"
-                         "    count: allGpus\n    nic:\n      name: \"gpu{n}-nic\"\n"
-                         "      nicSelector: { vendor: \"15b3\", deviceID: \"1021\" }\n"
-                         "      numVfs: 12\n" +
-                             extra);
+    return WriteTempFile(
+        "rails.yaml",
+        HostYaml("  rails:\n    count: allGpus\n    nic:\n      name: \"gpu{n}-nic\"\n"
+                 "      nicSelector: { vendor: \"15b3\", deviceID: \"1021\" }\n"
+                 "      numVfs: 12\n" +
+                     extra,
+                 "gpu-worker1"));
   }
 
   std::string root_, bin_, log_;
@@ -343,14 +351,7 @@ TEST_F(LiveFirmwareTest, DiscoverAndSnapshotReadTheFirmwareVersionFromSysfs) {
 // numVfs beside numVfs is a validation error naming both fields' positions.
 TEST(FirmwareCliTest, MisspeltParameterAndVfConflictsOnTheHgxTree) {
   std::string root = ExtractHost("hgx-h100-pcie");
-  auto yaml = [](const std::string& nic_fields) {
-    return WriteTempFile("host-hgx.yaml",
-                         "apiVersion: provisioner/v1alpha1\nkind: HostConfig\n"
-                         "metadata:\n  name: hgx\nspec:\n  nics:\n"
-                         "    - name: rail0\n"
-                         "      nicSelector: { rootDevices: [\"0000:1a:00.0\"] }\n" +
-                             nic_fields);
-  };
+  auto yaml = [](const std::string& nic_fields) { return Rail0Yaml("host-hgx.yaml", nic_fields); };
   RunResult typo =
       Provisioner({"plan", yaml("      firmware: { ATS_ENABLE: true }\n"), "--root", root});
   EXPECT_EQ(typo.exit_code, 1);
@@ -386,12 +387,7 @@ TEST(FirmwareCliTest, ReadOnlyColumnOnTheHgxTree) {
   const std::string capture = "/run/provisioner/mstconfig/0000:1a:00.0.query";
   ASSERT_NE(ReadFile(root + capture).find(" RO     NUM_OF_PF"), std::string::npos);
   auto yaml = [](const std::string& nic_fields) {
-    return WriteTempFile("host-hgx-ro.yaml",
-                         "apiVersion: provisioner/v1alpha1\nkind: HostConfig\n"
-                         "metadata:\n  name: hgx\nspec:\n  nics:\n"
-                         "    - name: rail0\n"
-                         "      nicSelector: { rootDevices: [\"0000:1a:00.0\"] }\n" +
-                             nic_fields);
+    return Rail0Yaml("host-hgx-ro.yaml", nic_fields);
   };
   const std::string ib = yaml("      linkType: ib\n");
   RunResult plan = Provisioner({"plan", ib, "--root", root, "-o", "json"});
@@ -431,12 +427,7 @@ TEST(FirmwareCliTest, EcnAndCnpWithoutEcnSysfsGoToTheFirmware) {
   text.replace(at, text.find('\n', at) - at, "*       ROCE_CC_PRIO_MASK_P1    255    3    3");
   std::ofstream(capture) << text;
   const std::string yaml =
-      WriteTempFile("host-ecn.yaml",
-                    "apiVersion: provisioner/v1alpha1\nkind: HostConfig\n"
-                    "metadata:\n  name: hgx\nspec:\n  nics:\n"
-                    "    - name: rail0\n"
-                    "      nicSelector: { rootDevices: [\"0000:1a:00.0\"] }\n"
-                    "      roce: { ecn: [3], cnp: { dscp: 26, priority: 3 } }\n");
+      Rail0Yaml("host-ecn.yaml", "      roce: { ecn: [3], cnp: { dscp: 26, priority: 3 } }\n");
   RunResult plan = Provisioner({"plan", yaml, "--root", root, "-o", "json"});
   ASSERT_EQ(plan.exit_code, 0) << plan.err;
   json j = json::parse(plan.out, nullptr, false);
@@ -467,13 +458,7 @@ TEST(FirmwareCliTest, HiddenPciParameterAfterAdvancedPciSettings) {
   const std::string capture = root + "/run/provisioner/mstconfig/0000:1a:00.0.query";
   ASSERT_EQ(ReadFile(capture).find("MAX_ACC_OUT_READ"), std::string::npos);
   auto yaml = [](const std::string& firmware) {
-    return WriteTempFile("host-adv.yaml",
-                         "apiVersion: provisioner/v1alpha1\nkind: HostConfig\n"
-                         "metadata:\n  name: hgx\nspec:\n  nics:\n"
-                         "    - name: rail0\n"
-                         "      nicSelector: { rootDevices: [\"0000:1a:00.0\"] }\n"
-                         "      firmware: { " +
-                             firmware + " }\n");
+    return Rail0Yaml("host-adv.yaml", "      firmware: { " + firmware + " }\n");
   };
   RunResult alone = Provisioner({"plan", yaml("MAX_ACC_OUT_READ: 32"), "--root", root});
   EXPECT_EQ(alone.exit_code, 1);

@@ -30,9 +30,7 @@ constexpr char kNumVfs[] = "/sys/bus/pci/devices/0000:86:00.0/sriov_numvfs";
 
 std::string Yaml(const std::string& extra_spec, const std::string& extra_nic) {
   return WriteTempFile("host.yaml",
-                       "apiVersion: provisioner/v1alpha1\nkind: HostConfig\n"
-                       "metadata:\n  name: ib-worker1\nspec:\n" +
-                           extra_spec +
+                       HostYaml("", "ib-worker1") + extra_spec +
                            "  nics:\n"
                            "    - name: ib0\n      nicSelector:\n        pfNames: [ibs5f0]\n"
                            "      numVfs: 4\n" +
@@ -317,7 +315,7 @@ TEST_F(FirmwareUpdateCliTest, UpdateBurnsThenTheRebootActivatesIt) {
   EXPECT_TRUE(Exists(root_ + "/run/reboot-required"));
   // On the flash, not running: what mstflint prints after a burn.
   EXPECT_EQ(Flint(), ReadFile(RunfilePath("modules/firmware/testdata/mstflint-cx5-pending.query")));
-  EXPECT_FALSE(Exists(root_ + "/run/provisioner/journal.json"));
+  EXPECT_FALSE(Exists(JournalPath(root_)));
 
   // Nothing more to burn: the reboot is pending, and the plan says so.
   RunResult again = Provisioner({"plan", yaml, "--root", root_, "-o", "json"});
@@ -490,7 +488,7 @@ TEST_F(FirmwareUpdateCliTest, KilledDuringTheBurnIsReportedAndReplanned) {
             std::string::npos)
       << rollback.out << rollback.err;
   EXPECT_EQ(Flint(), flash);
-  EXPECT_FALSE(Exists(root_ + "/run/provisioner/journal.json"));
+  EXPECT_FALSE(Exists(JournalPath(root_)));
 
   RunResult apply = Provisioner({"apply", yaml, "--root", root_});
   EXPECT_EQ(apply.exit_code, 3) << apply.out << apply.err;
@@ -541,7 +539,7 @@ TEST_F(FirmwareUpdateCliTest, RollbackAfterTheBurnBeforeTheResetExits3WithTheMar
             std::string::npos)
       << rollback.out << rollback.err;
   EXPECT_EQ(Flint(), ReadFile(RunfilePath("modules/firmware/testdata/mstflint-cx5-pending.query")));
-  EXPECT_FALSE(Exists(root_ + "/run/provisioner/journal.json"));
+  EXPECT_FALSE(Exists(JournalPath(root_)));
   EXPECT_EQ(sim.Refused(), "");
 }
 

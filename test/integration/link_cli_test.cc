@@ -21,24 +21,13 @@ void WriteFile(const std::string& path, const std::string& content) {
   ASSERT_TRUE(out.good()) << path;
 }
 
-std::vector<std::string> Ids(const json& changes) {
-  std::vector<std::string> ids;
-  for (const json& c : changes) ids.push_back(c["id"]);
-  return ids;
-}
-
 TEST(LinkCliTest, MtuOnlyPlanApplyThenNoChange) {
   std::string root = ExtractHost("cx5-roce");
-  std::string yaml = WriteTempFile("mtu.yaml", R"(apiVersion: provisioner/v1alpha1
-kind: HostConfig
-metadata:
-  name: worker1
-spec:
-  nics:
+  std::string yaml = WriteTempFile("mtu.yaml", HostYaml(R"(  nics:
     - name: pf0
       nicSelector: { pfNames: [ens6f0np0] }
       mtu: 9000
-)");
+)"));
   RunResult p = Provisioner({"plan", yaml, "--root", root, "-o", "json"});
   ASSERT_EQ(p.exit_code, 0) << p.err;
   json plan = json::parse(p.out);
@@ -58,16 +47,11 @@ spec:
 
 TEST(LinkCliTest, MtuBelowMinimumIsAnError) {
   std::string root = ExtractHost("cx5-roce");
-  std::string yaml = WriteTempFile("small.yaml", R"(apiVersion: provisioner/v1alpha1
-kind: HostConfig
-metadata:
-  name: worker1
-spec:
-  nics:
+  std::string yaml = WriteTempFile("small.yaml", HostYaml(R"(  nics:
     - name: pf0
       nicSelector: { pfNames: [ens6f0np0] }
       mtu: 60
-)");
+)"));
   RunResult p = Provisioner({"plan", yaml, "--root", root});
   EXPECT_EQ(p.exit_code, 1);
   EXPECT_NE(p.err.find("spec.nics[0].mtu"), std::string::npos) << p.err;
@@ -82,18 +66,9 @@ TEST(LinkCliTest, NetdeviceVfsComeUpAfterNumVfs) {
   WriteFile(pf + "operstate", "down\n");
   KernelSimDaemon sim(root, 50);
   ASSERT_TRUE(sim.ready());
-  std::string yaml = WriteTempFile("vfs.yaml", R"(apiVersion: provisioner/v1alpha1
-kind: HostConfig
-metadata:
-  name: worker1
-spec:
-  nics:
-    - name: pf0
-      nicSelector: { rootDevices: ["0000:af:00.0"] }
-      numVfs: 4
-      mtu: 9000
+  std::string yaml = WriteTempFile("vfs.yaml", Pf0Yaml(4, R"(      mtu: 9000
       deviceType: netdevice
-)");
+)"));
   RunResult p = Provisioner({"plan", yaml, "--root", root, "-o", "json"});
   ASSERT_EQ(p.exit_code, 0) << p.err;
   std::vector<std::string> ids = Ids(json::parse(p.out)["changes"]);
@@ -127,20 +102,11 @@ TEST(LinkCliTest, VfMtuOnEveryVfThenNoChangeAndThePolicySaysIt) {
   std::string root = ExtractHost("cx5-roce");
   KernelSimDaemon sim(root, 50);
   ASSERT_TRUE(sim.ready());
-  const std::string yaml = WriteTempFile("jumbo.yaml", R"(apiVersion: provisioner/v1alpha1
-kind: HostConfig
-metadata:
-  name: worker1
-spec:
-  nics:
-    - name: pf0
-      nicSelector: { rootDevices: ["0000:af:00.0"] }
-      numVfs: 4
-      mtu: 9000
+  const std::string yaml = WriteTempFile("jumbo.yaml", Pf0Yaml(4, R"(      mtu: 9000
       vfMtu: 9000
       deviceType: netdevice
       resourceName: mellanoxrdma
-)");
+)"));
   RunResult p = Provisioner({"plan", yaml, "--root", root, "-o", "json"});
   ASSERT_EQ(p.exit_code, 0) << p.err;
   std::vector<std::string> ids = Ids(json::parse(p.out)["changes"]);
@@ -175,17 +141,8 @@ spec:
 // lowered after the plan was saved; apply fails naming the VF and rolls back.
 TEST(LinkCliTest, VfMtuAboveThePfIsAPlanErrorAndTheKernelRefusesIt) {
   std::string root = ExtractHost("cx5-roce");
-  std::string yaml = WriteTempFile("vfmtu.yaml", R"(apiVersion: provisioner/v1alpha1
-kind: HostConfig
-metadata:
-  name: worker1
-spec:
-  nics:
-    - name: pf0
-      nicSelector: { rootDevices: ["0000:af:00.0"] }
-      numVfs: 2
-      vfMtu: 9000
-)");
+  std::string yaml = WriteTempFile("vfmtu.yaml", Pf0Yaml(2, R"(      vfMtu: 9000
+)"));
   RunResult p = Provisioner({"plan", yaml, "--root", root});
   EXPECT_EQ(p.exit_code, 1) << p.out;
   EXPECT_NE(p.err.find("spec.nics[0].vfMtu: 9000 is above the MTU of the PF ens6f0np0 "

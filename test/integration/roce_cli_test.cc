@@ -22,33 +22,19 @@ namespace {
 
 using nlohmann::json;
 
-constexpr const char* kHostYaml = R"(apiVersion: provisioner/v1alpha1
-kind: HostConfig
-metadata:
-  name: worker1
-spec:
-  nics:
+const std::string kHostYaml = HostYaml(R"(  nics:
     - name: rail0
       nicSelector: { vendor: "15b3", pfNames: ["ens6f0np0"] }
       roce: { trust: dscp, pfc: [3], ecn: [3] }
     - name: rail1
       nicSelector: { vendor: "15b3", pfNames: ["ens6f1np1"] }
       roce: { trust: dscp, pfc: [3], ecn: [3] }
-)";
+)");
 
 // The captured port buffers and cable length of the preset (both ports).
 constexpr const char* kBuffers =
     "{\"buffer\":{\"prio2buffer\":[0,0,0,0,0,0,0,0],\"sizes\":[130944,130944,0,0,0,0,0,0],"
     "\"total\":262016},\"cableLength\":7,";
-
-std::string BuildTree() {
-  HostSpec spec;
-  EXPECT_TRUE(PresetByName("cx5-roce-qos", &spec));
-  std::string dir = MakeTempDir("roce");
-  Status s = BuildHostTree(spec, dir);
-  EXPECT_TRUE(s.ok()) << s.message();
-  return dir;
-}
 
 // Every file apply may touch: both netdevs' ECN enables and DCB captures.
 std::map<std::string, std::string> State(const std::string& root) {
@@ -68,7 +54,7 @@ std::map<std::string, std::string> State(const std::string& root) {
 }
 
 TEST(RoceCliTest, PlanApplyPlanOnTheTree) {
-  const std::string root = BuildTree();
+  const std::string root = BuildPresetTree("cx5-roce-qos");
   const std::string yaml = WriteTempFile("host.yaml", kHostYaml);
   const auto before = State(root);
 
@@ -117,21 +103,16 @@ TEST(RoceCliTest, PlanApplyPlanOnTheTree) {
 // NVIDIA's out-of-tree mlx5 has ecn/roce_np/cnp_dscp and cnp_802p_prio:
 // roce.cnp is then set there, live (no firmware, no reboot).
 TEST(RoceCliTest, CnpIsLiveWhereTheDriverHasItsFiles) {
-  const std::string root = BuildTree();
+  const std::string root = BuildPresetTree("cx5-roce-qos");
   const std::string np = root + "/sys/class/net/ens6f0np0/ecn/roce_np/";
   ASSERT_TRUE(std::filesystem::is_directory(np));
   std::ofstream(np + "cnp_dscp") << "48\n";
   std::ofstream(np + "cnp_802p_prio") << "6\n";
-  const std::string yaml = WriteTempFile("host-cnp.yaml", R"(apiVersion: provisioner/v1alpha1
-kind: HostConfig
-metadata:
-  name: worker1
-spec:
-  nics:
+  const std::string yaml = WriteTempFile("host-cnp.yaml", HostYaml(R"(  nics:
     - name: rail0
       nicSelector: { vendor: "15b3", pfNames: ["ens6f0np0"] }
       roce: { cnp: { dscp: 26, priority: 3 } }
-)");
+)"));
   RunResult p = Provisioner({"plan", yaml, "--root", root, "-o", "json"});
   ASSERT_EQ(p.exit_code, 0) << p.err;
   const json plan = json::parse(p.out);
@@ -149,7 +130,7 @@ spec:
 }
 
 TEST(RoceCliTest, DiscoverShowsTrustPfcAndEcn) {
-  const std::string root = BuildTree();
+  const std::string root = BuildPresetTree("cx5-roce-qos");
   RunResult d = Provisioner({"discover", "--root", root, "-o", "json"});
   ASSERT_EQ(d.exit_code, 0) << d.err;
   std::map<std::string, json> roce;
@@ -170,7 +151,7 @@ TEST(RoceCliTest, DiscoverShowsTrustPfcAndEcn) {
 }
 
 TEST(RoceCliTest, DoctorChecksThePriorityNcclUses) {
-  const std::string root = BuildTree();
+  const std::string root = BuildPresetTree("cx5-roce-qos");
   const std::string yaml = WriteTempFile("host.yaml", kHostYaml);
   auto checks = [&]() {
     RunResult d = Provisioner({"doctor", "--root", root, "-o", "json"});
@@ -208,7 +189,7 @@ TEST(RoceCliTest, DoctorChecksThePriorityNcclUses) {
 }
 
 TEST(RoceCliTest, SnapshotKeepsTheDcbCaptureAndEcn) {
-  const std::string root = BuildTree();
+  const std::string root = BuildPresetTree("cx5-roce-qos");
   const std::string out = MakeTempDir("roce-snap") + "/snap";
   RunResult s = Provisioner({"snapshot", "--output", out, "--root", root});
   ASSERT_EQ(s.exit_code, 0) << s.err;
@@ -227,17 +208,12 @@ TEST(RoceCliTest, SnapshotKeepsTheDcbCaptureAndEcn) {
 // the captures and mlx5_ib's traffic_class, the next plan is empty, doctor
 // sees who owns PFC and the forced traffic class.
 TEST(RoceCliTest, DcbxDscpMapPauseAndTos) {
-  const std::string root = BuildTree();
-  const std::string yaml = WriteTempFile("host-rest.yaml", R"(apiVersion: provisioner/v1alpha1
-kind: HostConfig
-metadata:
-  name: worker1
-spec:
-  nics:
+  const std::string root = BuildPresetTree("cx5-roce-qos");
+  const std::string yaml = WriteTempFile("host-rest.yaml", HostYaml(R"(  nics:
     - name: rail0
       nicSelector: { vendor: "15b3", pfNames: ["ens6f0np0"] }
       roce: { dcbx: host, trust: dscp, dscpMap: { 26: 5 }, pfc: [5], pause: false, tos: 106 }
-)");
+)"));
   RunResult p = Provisioner({"plan", yaml, "--root", root, "-o", "json"});
   ASSERT_EQ(p.exit_code, 0) << p.err;
   const json plan = json::parse(p.out);
@@ -301,17 +277,12 @@ spec:
 
 // Bad values: the schema (line and column), keys of dscpMap that are no DSCP.
 TEST(RoceCliTest, RestOfLosslessBadValues) {
-  const std::string root = BuildTree();
-  const std::string yaml = WriteTempFile("host-bad.yaml", R"(apiVersion: provisioner/v1alpha1
-kind: HostConfig
-metadata:
-  name: worker1
-spec:
-  nics:
+  const std::string root = BuildPresetTree("cx5-roce-qos");
+  const std::string yaml = WriteTempFile("host-bad.yaml", HostYaml(R"(  nics:
     - name: rail0
       nicSelector: { vendor: "15b3", pfNames: ["ens6f0np0"] }
       roce: { trust: dscp, dscpMap: { 64: 3, 26: 9 }, tos: 300, dcbx: lldp, pause: "off" }
-)");
+)"));
   RunResult p = Provisioner({"plan", yaml, "--root", root});
   EXPECT_EQ(p.exit_code, 1);
   for (const char* want : {"host-bad.yaml:9:", "spec.nics[0].roce.dscpMap.64: \"64\" is not a DSCP",
@@ -326,12 +297,7 @@ spec:
 // Long optics: the cable length (PFC delay) and the port buffers, applied on
 // the tree as mlx5 takes them (PFC first; the buffers before a longer
 // cable), verified, shown by discover and doctor; the next plan is empty.
-constexpr const char* kBufferYaml = R"(apiVersion: provisioner/v1alpha1
-kind: HostConfig
-metadata:
-  name: worker1
-spec:
-  nics:
+const std::string kBufferYaml = HostYaml(R"(  nics:
     - name: rail0
       nicSelector: { vendor: "15b3", pfNames: ["ens6f0np0"] }
       roce:
@@ -339,7 +305,7 @@ spec:
         pfc: [3]
         cableLength: CABLE
         buffers: { prio2buffer: [0, 0, 0, 1, 0, 0, 0, 0], sizes: [65536, 195968] }
-)";
+)");
 
 std::string BufferYaml(const std::string& name, int cable) {
   std::string y = kBufferYaml;
@@ -348,7 +314,7 @@ std::string BufferYaml(const std::string& name, int cable) {
 }
 
 TEST(RoceCliTest, CableLengthAndBuffersApplyVerifyAndShow) {
-  const std::string root = BuildTree();
+  const std::string root = BuildPresetTree("cx5-roce-qos");
   const std::string yaml = BufferYaml("host-buffers.yaml", 30);
   RunResult p = Provisioner({"plan", yaml, "--root", root, "-o", "json"});
   ASSERT_EQ(p.exit_code, 0) << p.err;
@@ -385,7 +351,7 @@ TEST(RoceCliTest, CableLengthAndBuffersApplyVerifyAndShow) {
 // 228580 bytes, more than lossless buffer 1 holds: mlx5 answers ENOMEM;
 // apply stops there and rolls the buffers, PFC and trust back.
 TEST(RoceCliTest, ACableTooLongForTheBuffersIsRefusedAndRolledBack) {
-  const std::string root = BuildTree();
+  const std::string root = BuildPresetTree("cx5-roce-qos");
   // Buffers that leave mlx5 its 4 shared cells, so that the rollback's
   // buffer write is one the driver takes.
   const std::string before =
@@ -415,7 +381,7 @@ TEST(RoceCliTest, ACableTooLongForTheBuffersIsRefusedAndRolledBack) {
 // checked against the sizes the port has); apply then sends the sizes
 // first and the mapping after them.
 TEST(RoceCliTest, BuffersMovingPfcToAnEmptyBufferTakeTwoSteps) {
-  const std::string root = BuildTree();
+  const std::string root = BuildPresetTree("cx5-roce-qos");
   TreeWriter w(root);
   ASSERT_TRUE(w.WriteFile("/run/provisioner/dcb/ens6f0np0",
                           "{\"buffer\":{\"prio2buffer\":[0,0,0,0,0,0,0,0],\"sizes\":[262016,0,0,0,"
@@ -440,23 +406,18 @@ TEST(RoceCliTest, BuffersMovingPfcToAnEmptyBufferTakeTwoSteps) {
 // cableLength alone on a freshly loaded driver: apply sets it and re-sends
 // the buffers (a cell off and back), so xoff follows; verify checks it.
 TEST(RoceCliTest, CableLengthReachesTheBuffersOutsideManualMode) {
-  const std::string root = BuildTree();
+  const std::string root = BuildPresetTree("cx5-roce-qos");
   TreeWriter w(root);
   const std::string start =
       "{\"buffer\":{\"prio2buffer\":[0,0,0,1,0,0,0,0],\"sizes\":[65536,195968,0,0,0,0,0,0],"
       "\"total\":262016},\"cableLength\":7,\"pfc\":[3],\"trust\":\"dscp\","
       "\"xoffCableLength\":7}\n";
   ASSERT_TRUE(w.WriteFile("/run/provisioner/dcb/ens6f0np0", start, 0644).ok());
-  const std::string yaml = WriteTempFile("host-cable.yaml", R"(apiVersion: provisioner/v1alpha1
-kind: HostConfig
-metadata:
-  name: worker1
-spec:
-  nics:
+  const std::string yaml = WriteTempFile("host-cable.yaml", HostYaml(R"(  nics:
     - name: rail0
       nicSelector: { vendor: "15b3", pfNames: ["ens6f0np0"] }
       roce: { cableLength: 30 }
-)");
+)"));
   RunResult p = Provisioner({"plan", yaml, "--root", root});
   ASSERT_EQ(p.exit_code, 0) << p.err;
   EXPECT_NE(p.out.find("port buffers re-sent"), std::string::npos) << p.out;
@@ -473,17 +434,12 @@ spec:
 // Done-when of issue 35: a buffer size of 65500 (not whole 128-byte cells)
 // is refused at the field with the nearest sizes mlx5 keeps.
 TEST(RoceCliTest, ABufferSizeOutsideTheCellsIsRefused) {
-  const std::string root = BuildTree();
-  const std::string yaml = WriteTempFile("host-cells.yaml", R"(apiVersion: provisioner/v1alpha1
-kind: HostConfig
-metadata:
-  name: worker1
-spec:
-  nics:
+  const std::string root = BuildPresetTree("cx5-roce-qos");
+  const std::string yaml = WriteTempFile("host-cells.yaml", HostYaml(R"(  nics:
     - name: rail0
       nicSelector: { vendor: "15b3", pfNames: ["ens6f0np0"] }
       roce: { pfc: [3], buffers: { sizes: [65500, 130944] } }
-)");
+)"));
   RunResult p = Provisioner({"plan", yaml, "--root", root});
   EXPECT_EQ(p.exit_code, 1);
   EXPECT_NE(p.err.find("host-cells.yaml:9:44: spec.nics[0].roce.buffers.sizes[0]: 65500 is not "
@@ -499,19 +455,14 @@ spec:
 // (the tree models the files the kernel then makes), verify reads the value
 // back, the next plan is empty, and the boot apply makes it again.
 TEST(RoceCliTest, TosThroughRdmaCmConfigfsMakesTheDirectory) {
-  const std::string root = BuildTree();
+  const std::string root = BuildPresetTree("cx5-roce-qos");
   std::filesystem::remove(root + "/sys/class/infiniband/mlx5_0/tc/1/traffic_class");
   std::filesystem::create_directories(root + "/sys/kernel/config/rdma_cm");
-  const std::string yaml = WriteTempFile("host-tos.yaml", R"(apiVersion: provisioner/v1alpha1
-kind: HostConfig
-metadata:
-  name: worker1
-spec:
-  nics:
+  const std::string yaml = WriteTempFile("host-tos.yaml", HostYaml(R"(  nics:
     - name: rail0
       nicSelector: { vendor: "15b3", pfNames: ["ens6f0np0"] }
       roce: { tos: 106 }
-)");
+)"));
   RunResult p = Provisioner({"plan", yaml, "--root", root, "-o", "json"});
   ASSERT_EQ(p.exit_code, 0) << p.err;
   const json plan = json::parse(p.out);
@@ -543,17 +494,12 @@ spec:
 
 // Bad values with file:line:column.
 TEST(RoceCliTest, CableLengthAndBuffersBadValues) {
-  const std::string root = BuildTree();
-  const std::string yaml = WriteTempFile("host-badbuf.yaml", R"(apiVersion: provisioner/v1alpha1
-kind: HostConfig
-metadata:
-  name: worker1
-spec:
-  nics:
+  const std::string root = BuildPresetTree("cx5-roce-qos");
+  const std::string yaml = WriteTempFile("host-badbuf.yaml", HostYaml(R"(  nics:
     - name: rail0
       nicSelector: { vendor: "15b3", pfNames: ["ens6f0np0"] }
       roce: { cableLength: 0, buffers: { prio2buffer: [0, 0, 8], sizes: [-1] } }
-)");
+)"));
   RunResult p = Provisioner({"plan", yaml, "--root", root});
   EXPECT_EQ(p.exit_code, 1);
   for (const char* want :

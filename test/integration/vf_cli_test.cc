@@ -35,12 +35,6 @@ std::string LinkBase(const std::string& path) {
   return t.substr(t.rfind('/') + 1);
 }
 
-json ParseJson(const RunResult& r) {
-  json j = json::parse(r.out, nullptr, false);
-  EXPECT_FALSE(j.is_discarded()) << "stdout is not one JSON document:\n" << r.out << "\n" << r.err;
-  return j;
-}
-
 // Where a change belongs in the cross-module apply order (issue 4, item 5):
 // firmware, kmod, netns mode, numVfs, VF settings, VF binding, links.
 int Rank(const json& c) {
@@ -67,12 +61,6 @@ void ExpectApplyOrder(const json& changes) {
   }
 }
 
-std::vector<std::string> Ids(const json& changes) {
-  std::vector<std::string> ids;
-  for (const json& c : changes) ids.push_back(c.value("id", ""));
-  return ids;
-}
-
 bool Has(const std::vector<std::string>& ids, const std::string& id) {
   return std::find(ids.begin(), ids.end(), id) != ids.end();
 }
@@ -88,12 +76,7 @@ TEST(VfCliTest, RoceVfsOnVfioPciInOrderThenNoChange) {
   // vfio-pci registered, as once the vfio_pci module is loaded.
   KernelSimDaemon sim(root, 100, {"--driver", "vfio-pci"});
   ASSERT_TRUE(sim.ready());
-  std::string yaml = WriteTempFile("host.yaml", R"(apiVersion: provisioner/v1alpha1
-kind: HostConfig
-metadata:
-  name: worker1
-spec:
-  rdma:
+  std::string yaml = WriteTempFile("host.yaml", HostYaml(R"(  rdma:
     netnsMode: exclusive
   kernelModules:
     - mlx5_ib
@@ -107,7 +90,7 @@ spec:
       deviceType: vfio-pci
       vfTrust: true
       vfSpoofChk: false
-)");
+)"));
   RunResult p = Provisioner({"plan", yaml, "--root", root, "-o", "json"});
   ASSERT_EQ(p.exit_code, 0) << p.err;
   json plan = ParseJson(p);
@@ -183,17 +166,8 @@ TEST(VfCliTest, VfioWithoutTheDriverFailsClearlyAndRollsBack) {
   std::string root = ExtractHost("cx5-roce");
   KernelSimDaemon sim(root);  // vfio_pci not loaded
   ASSERT_TRUE(sim.ready());
-  std::string yaml = WriteTempFile("host.yaml", R"(apiVersion: provisioner/v1alpha1
-kind: HostConfig
-metadata:
-  name: worker1
-spec:
-  nics:
-    - name: pf0
-      nicSelector: { rootDevices: ["0000:af:00.0"] }
-      numVfs: 2
-      deviceType: vfio-pci
-)");
+  std::string yaml = WriteTempFile("host.yaml", Pf0Yaml(2, R"(      deviceType: vfio-pci
+)"));
   RunResult p = Provisioner({"plan", yaml, "--root", root, "-o", "json"});
   ASSERT_EQ(p.exit_code, 0) << p.err;
   json plan = ParseJson(p);
@@ -213,12 +187,7 @@ TEST(VfCliTest, IbSriovVfGuidsAndTrust) {
   std::string root = ExtractHost("cx5-ib");
   KernelSimDaemon sim(root);
   ASSERT_TRUE(sim.ready());
-  std::string yaml = WriteTempFile("host.yaml", R"(apiVersion: provisioner/v1alpha1
-kind: HostConfig
-metadata:
-  name: worker1
-spec:
-  nics:
+  std::string yaml = WriteTempFile("host.yaml", HostYaml(R"(  nics:
     - name: ib-nic
       nicSelector: { rootDevices: ["0000:86:00.0"] }
       numVfs: 4
@@ -230,7 +199,7 @@ spec:
       cniType: ib-sriov
       nic: ib-nic
       pkey: "0x1000"
-)");
+)"));
   RunResult p = Provisioner({"plan", yaml, "--root", root, "-o", "json"});
   ASSERT_EQ(p.exit_code, 0) << p.err;
   json plan = ParseJson(p);
@@ -303,16 +272,11 @@ TEST(VfCliTest, VfVlanAppliedReadBackAndRemoved) {
   KernelSimDaemon sim(root);
   ASSERT_TRUE(sim.ready());
   auto config = [](const std::string& vlan) {
-    return WriteTempFile("host.yaml", R"(apiVersion: provisioner/v1alpha1
-kind: HostConfig
-metadata:
-  name: worker1
-spec:
-  nics:
+    return WriteTempFile("host.yaml", HostYaml(R"(  nics:
     - name: roce
       nicSelector: { rootDevices: ["0000:af:00.0"] }
       numVfs: 2
-      vfVlan: )" + vlan + "\n");
+      vfVlan: )") + vlan + "\n");
   };
   std::string yaml = config("{ id: 100, qos: 3 }");
   RunResult p = Provisioner({"plan", yaml, "--root", root, "-o", "json"});
@@ -375,16 +339,11 @@ TEST(VfCliTest, VfMacKeepThenDerived) {
   KernelSimDaemon sim(root);
   ASSERT_TRUE(sim.ready());
   auto config = [](const std::string& mode) {
-    return WriteTempFile("host.yaml", R"(apiVersion: provisioner/v1alpha1
-kind: HostConfig
-metadata:
-  name: worker1
-spec:
-  nics:
+    return WriteTempFile("host.yaml", HostYaml(R"(  nics:
     - name: roce
       nicSelector: { rootDevices: ["0000:af:00.0"] }
       numVfs: 2
-      vfMac: )" + mode + "\n");
+      vfMac: )") + mode + "\n");
   };
   auto vf_dir = [&](int i) {
     return root + "/sys/bus/pci/devices/0000:af:00." + std::to_string(i + 2);
@@ -465,19 +424,14 @@ TEST(VfCliTest, VfGroupsBindEachRangeAndMakeAPolicyPerGroup) {
   std::string root = ExtractHost("cx5-roce");
   KernelSimDaemon sim(root, 100, {"--driver", "vfio-pci"});
   ASSERT_TRUE(sim.ready());
-  std::string yaml = WriteTempFile("groups.yaml", R"(apiVersion: provisioner/v1alpha1
-kind: HostConfig
-metadata:
-  name: worker1
-spec:
-  nics:
+  std::string yaml = WriteTempFile("groups.yaml", HostYaml(R"(  nics:
     - name: split
       nicSelector: { pfNames: ["ens6f0np0"] }
       numVfs: 8
       vfGroups:
         - { range: "0-3", deviceType: netdevice, isRdma: true, resourceName: podvfs }
         - { range: "4-7", deviceType: vfio-pci, resourceName: vmvfs }
-)");
+)"));
   RunResult a =
       Provisioner({"apply", yaml, "--root", root, "-o", "json", "--settle-timeout", "30"});
   ASSERT_EQ(a.exit_code, 0) << a.out << a.err;
@@ -520,12 +474,7 @@ TEST(VfCliTest, VfGroupsWithTheirOwnMtuAndVlanConverge) {
   std::string root = ExtractHost("cx5-roce");
   KernelSimDaemon sim(root, 100);
   ASSERT_TRUE(sim.ready());
-  std::string yaml = WriteTempFile("groups.yaml", R"(apiVersion: provisioner/v1alpha1
-kind: HostConfig
-metadata:
-  name: worker1
-spec:
-  nics:
+  std::string yaml = WriteTempFile("groups.yaml", HostYaml(R"(  nics:
     - name: split
       nicSelector: { pfNames: ["ens6f0np0"] }
       numVfs: 6
@@ -540,7 +489,7 @@ spec:
   multusConfigs:
     - { name: jumbo-net, cniType: sriov, nic: split, resourceName: jumbo }
     - { name: small-net, cniType: sriov, nic: split, resourceName: small }
-)");
+)"));
   RunResult p = Provisioner({"plan", yaml, "--root", root, "-o", "json"});
   ASSERT_EQ(p.exit_code, 0) << p.err;
   const std::vector<std::string> ids = Ids(ParseJson(p)["changes"]);
