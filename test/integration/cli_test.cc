@@ -373,9 +373,7 @@ TEST(CliTest, ApplyBetweenNonZeroCountsWritesZeroFirst) {
   KernelSimDaemon sim(root);
   ASSERT_TRUE(sim.ready());
   std::string yaml = WriteTempFile("host.yaml", Pf0Yaml(8));
-  RunResult p = Provisioner({"plan", yaml, "--root", root, "-o", "json"});
-  ASSERT_EQ(p.exit_code, 0) << p.err;
-  json j = ParseJson(p);
+  json j = PlanJson(yaml, root);
   ASSERT_EQ(j["changes"].size(), 1u);
   EXPECT_EQ(j["changes"][0]["before"], 4);
   EXPECT_EQ(j["changes"][0]["after"], 8);

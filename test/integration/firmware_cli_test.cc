@@ -46,20 +46,34 @@ std::string LinkTypeYaml(const std::string& link_type) {
                        Ib0Yaml("      linkType: " + link_type + "\n"));
 }
 
-TEST(FirmwareCliTest, IbTreeToEthPlansARebootAndApplyExits3) {
+// A firmware setting on cx5-ib that takes effect at the next boot: planned
+// as one reboot change, applied with exit 3 (mstconfig's Next Boot column in
+// the capture), then pending a reboot: no new change, no second write.
+struct RebootCase {
+  const char* name;
+  const char* nic_fields;  // under ib0, indented by six
+  const char* id;
+  json before, after;
+  const char* capture_line;  // the parameter's line in the capture after apply
+  const char* plan_text;     // what plan's text says of the pending change
+};
+
+class FirmwareRebootTest : public ::testing::TestWithParam<RebootCase> {};
+
+TEST_P(FirmwareRebootTest, PlansARebootApplyExits3ThenPendingReboot) {
+  const RebootCase& t = GetParam();
   std::string root = ExtractHost("cx5-ib");
-  std::string yaml = LinkTypeYaml("eth");
+  std::string yaml = WriteTempFile(std::string("host-") + t.name + ".yaml", Ib0Yaml(t.nic_fields));
 
   RunResult plan = Provisioner({"plan", yaml, "--root", root, "-o", "json"});
   ASSERT_EQ(plan.exit_code, 0) << plan.err;
-  json j = json::parse(plan.out, nullptr, false);
-  ASSERT_FALSE(j.is_discarded()) << plan.out;
+  json j = ParseJson(plan);
   ASSERT_EQ(j["changes"].size(), 1u) << j.dump(2);
   const json& c = j["changes"][0];
-  EXPECT_EQ(c["id"], "firmware/0000:86:00.0/LINK_TYPE_P1");
+  EXPECT_EQ(c["id"], t.id);
   EXPECT_EQ(c["module"], "firmware");
-  EXPECT_EQ(c["before"], "ib");
-  EXPECT_EQ(c["after"], "eth");
+  EXPECT_EQ(c["before"], t.before);
+  EXPECT_EQ(c["after"], t.after);
   EXPECT_EQ(c["disruption"], "reboot");
   EXPECT_EQ(j["summary"]["rebootRequired"], true);
 
@@ -70,32 +84,42 @@ TEST(FirmwareCliTest, IbTreeToEthPlansARebootAndApplyExits3) {
   EXPECT_EQ(apply.exit_code, 3) << apply.out << apply.err;
   EXPECT_TRUE(Exists(root + "/run/reboot-required"));
   std::string capture = ReadFile(root + kCapture);
-  EXPECT_NE(
-      capture.find(
-          "*        LINK_TYPE_P1                        IB(1)           IB(1)           ETH(2)"),
-      std::string::npos)
-      << capture;
+  EXPECT_NE(capture.find(t.capture_line), std::string::npos) << capture;
 
   // The change is set for the next boot: nothing new to do, a pending
   // reboot, from mstconfig's Next Boot column (issue 38 item 9: plan said
   // "No changes" and --detailed-exitcode 0).
-  RunResult again = Provisioner({"plan", yaml, "--root", root, "-o", "json"});
-  ASSERT_EQ(again.exit_code, 0) << again.err;
-  json k = json::parse(again.out, nullptr, false);
+  json k = PlanJson(yaml, root);
   EXPECT_TRUE(k["changes"].empty()) << k.dump(2);
   EXPECT_EQ(k["summary"]["pendingReboot"], 1) << k.dump(2);
-  EXPECT_EQ(k["pendingReboot"], json({"firmware/0000:86:00.0/LINK_TYPE_P1"})) << k.dump(2);
+  EXPECT_EQ(k["pendingReboot"], json({t.id})) << k.dump(2);
   RunResult text = Provisioner({"plan", yaml, "--root", root, "--detailed-exitcode"});
   EXPECT_EQ(text.exit_code, 2) << text.out << text.err;
   EXPECT_EQ(text.out.find("No changes"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("1 change pending reboot"), std::string::npos) << text.out;
-  EXPECT_NE(text.out.find("~ firmware 0000:86:00.0 LINK_TYPE_P1: ib -> eth  (pending reboot"),
-            std::string::npos)
-      << text.out;
+  EXPECT_NE(text.out.find(t.plan_text), std::string::npos) << text.out;
   RunResult second = Provisioner({"apply", yaml, "--root", root});
   EXPECT_EQ(second.exit_code, 0) << second.err;
   EXPECT_EQ(ReadFile(root + kCapture), capture);
 }
+
+INSTANTIATE_TEST_SUITE_P(
+    Settings, FirmwareRebootTest,
+    ::testing::Values(
+        // linkType on the IB tree: to Ethernet.
+        RebootCase{"IbTreeToEth", "      linkType: eth\n", "firmware/0000:86:00.0/LINK_TYPE_P1",
+                   "ib", "eth",
+                   "*        LINK_TYPE_P1                        IB(1)           IB(1)           "
+                   "ETH(2)",
+                   "~ firmware 0000:86:00.0 LINK_TYPE_P1: ib -> eth  (pending reboot"},
+        // The raw parameter through the same path (the capture reads
+        // ATS_ENABLED False(0) in every column).
+        RebootCase{"RawAtsEnabled", "      firmware: { ATS_ENABLED: true }\n",
+                   "firmware/0000:86:00.0/ATS_ENABLED", false, true,
+                   "*        ATS_ENABLED                         False(0)        False(0)        "
+                   "True(1)",
+                   "True(1) for the next boot, False(0) now"}),
+    [](const ::testing::TestParamInfo<RebootCase>& info) { return info.param.name; });
 
 TEST(FirmwareCliTest, DiscoverShowsTheFirmwareAndLinks) {
   std::string root = ExtractHost("cx5-ib");
@@ -134,48 +158,6 @@ TEST(FirmwareCliTest, UnreadableCaptureIsAnErrorNamingIt) {
   EXPECT_EQ(plan.exit_code, 1);
   EXPECT_NE(plan.err.find("spec.nics[0].linkType"), std::string::npos) << plan.err;
   EXPECT_NE(plan.err.find("Failed to open the device"), std::string::npos) << plan.err;
-}
-
-// firmware: { ATS_ENABLED: true }: the raw parameter through the same path as
-// linkType (the tree's capture reads ATS_ENABLED False(0) in every column).
-TEST(FirmwareCliTest, RawAtsEnabledPlansARebootAndApplyExits3) {
-  std::string root = ExtractHost("cx5-ib");
-  std::string yaml =
-      WriteTempFile("host-ats.yaml", Ib0Yaml("      firmware: { ATS_ENABLED: true }\n"));
-  RunResult plan = Provisioner({"plan", yaml, "--root", root, "-o", "json"});
-  ASSERT_EQ(plan.exit_code, 0) << plan.err;
-  json j = json::parse(plan.out, nullptr, false);
-  ASSERT_FALSE(j.is_discarded()) << plan.out;
-  ASSERT_EQ(j["changes"].size(), 1u) << j.dump(2);
-  const json& c = j["changes"][0];
-  EXPECT_EQ(c["id"], "firmware/0000:86:00.0/ATS_ENABLED");
-  EXPECT_EQ(c["before"], false);
-  EXPECT_EQ(c["after"], true);
-  EXPECT_EQ(c["disruption"], "reboot");
-  EXPECT_EQ(j["summary"]["rebootRequired"], true);
-
-  RunResult apply = Provisioner({"apply", yaml, "--root", root});
-  EXPECT_EQ(apply.exit_code, 3) << apply.out << apply.err;
-  EXPECT_TRUE(Exists(root + "/run/reboot-required"));
-  std::string capture = ReadFile(root + kCapture);
-  EXPECT_NE(
-      capture.find(
-          "*        ATS_ENABLED                         False(0)        False(0)        True(1)"),
-      std::string::npos)
-      << capture;
-
-  // Set for the next boot: no new change, the reboot pending (as linkType).
-  RunResult again = Provisioner({"plan", yaml, "--root", root, "-o", "json"});
-  ASSERT_EQ(again.exit_code, 0) << again.err;
-  json k = json::parse(again.out, nullptr, false);
-  EXPECT_TRUE(k["changes"].empty()) << k.dump(2);
-  EXPECT_EQ(k["summary"]["pendingReboot"], 1) << k.dump(2);
-  RunResult text = Provisioner({"plan", yaml, "--root", root});
-  EXPECT_NE(text.out.find("True(1) for the next boot, False(0) now"), std::string::npos)
-      << text.out;
-  RunResult second = Provisioner({"apply", yaml, "--root", root});
-  EXPECT_EQ(second.exit_code, 0) << second.err;
-  EXPECT_EQ(ReadFile(root + kCapture), capture);
 }
 
 TEST(FirmwareCliTest, UnknownRawParameterIsAnErrorAtItsLine) {

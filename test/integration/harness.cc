@@ -165,6 +165,24 @@ nlohmann::json ParseJson(const RunResult& r) {
   return j;
 }
 
+nlohmann::json PlanJson(const std::string& yaml, const std::string& root) {
+  RunResult r = Provisioner({"plan", yaml, "--root", root, "-o", "json"});
+  EXPECT_EQ(r.exit_code, 0) << "plan " << yaml << ":\n" << r.err;
+  return ParseJson(r);
+}
+
+nlohmann::json ApplyJson(const std::string& yaml, const std::string& root, int want_exit) {
+  RunResult r =
+      Provisioner({"apply", yaml, "--root", root, "-o", "json", "--settle-timeout", "30"});
+  EXPECT_EQ(r.exit_code, want_exit) << "apply " << yaml << ":\n" << r.out << r.err;
+  return ParseJson(r);
+}
+
+void ExpectConverged(const std::string& yaml, const std::string& root) {
+  RunResult r = Provisioner({"plan", yaml, "--root", root, "--detailed-exitcode"});
+  EXPECT_EQ(r.exit_code, 0) << "plan " << yaml << " after apply:\n" << r.out << r.err;
+}
+
 nlohmann::json DiscoverJson(const std::string& root) {
   RunResult r = Provisioner({"discover", "--root", root, "-o", "json"});
   EXPECT_EQ(r.exit_code, 0) << r.err;

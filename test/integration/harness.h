@@ -90,6 +90,14 @@ RunResult Provisioner(const std::vector<std::string>& args);
 // stdout of `r` as one JSON document (a test failure, and a discarded
 // value, when it is not one).
 nlohmann::json ParseJson(const RunResult& r);
+// The steps the CLI tests repeat, each a test failure when the exit code is
+// not the one given. `plan FILE --root ROOT -o json`: its document.
+nlohmann::json PlanJson(const std::string& yaml, const std::string& root);
+// `apply FILE --root ROOT -o json --settle-timeout 30`: its document.
+nlohmann::json ApplyJson(const std::string& yaml, const std::string& root, int want_exit = 0);
+// `plan FILE --root ROOT --detailed-exitcode` exits 0: nothing left to do.
+void ExpectConverged(const std::string& yaml, const std::string& root);
+
 // `provisioner discover --root ROOT -o json`: the facts (a test failure
 // unless it exits 0 with one JSON document).
 nlohmann::json DiscoverJson(const std::string& root);

@@ -201,9 +201,7 @@ TEST(RdmaCliTest, WithoutIbCoreTheModeTakesEffectAtReboot) {
   std::string root = ExtractHost("cx5-roce");
   ASSERT_EQ(std::system(("rm -rf '" + root + "/sys/module/ib_core/parameters'").c_str()), 0);
   std::string yaml = NetnsModeYaml("exclusive");
-  RunResult p = Provisioner({"plan", yaml, "--root", root, "-o", "json"});
-  ASSERT_EQ(p.exit_code, 0) << p.err;
-  json j = ParseJson(p);
+  json j = PlanJson(yaml, root);
   ASSERT_EQ(j["changes"].size(), 1u);
   EXPECT_EQ(j["changes"][0]["disruption"], "reboot");
   EXPECT_EQ(j["summary"]["rebootRequired"], true);

@@ -125,8 +125,7 @@ TEST(RoceCliTest, CnpIsLiveWhereTheDriverHasItsFiles) {
   ASSERT_EQ(a.exit_code, 0) << a.err;
   EXPECT_EQ(ReadFile(np + "cnp_dscp"), "26\n");
   EXPECT_EQ(ReadFile(np + "cnp_802p_prio"), "3\n");
-  RunResult again = Provisioner({"plan", yaml, "--root", root, "--detailed-exitcode"});
-  EXPECT_EQ(again.exit_code, 0) << again.out << again.err;
+  ExpectConverged(yaml, root);
 }
 
 TEST(RoceCliTest, DiscoverShowsTrustPfcAndEcn) {
@@ -217,11 +216,10 @@ TEST(RoceCliTest, DcbxDscpMapPauseAndTos) {
   RunResult p = Provisioner({"plan", yaml, "--root", root, "-o", "json"});
   ASSERT_EQ(p.exit_code, 0) << p.err;
   const json plan = json::parse(p.out);
-  std::vector<std::string> ids;
-  for (const auto& c : plan["changes"]) ids.push_back(c["id"]);
-  EXPECT_EQ(ids, (std::vector<std::string>{"roce/ens6f0np0/dcbx", "roce/ens6f0np0/trust",
-                                           "roce/ens6f0np0/dscpMap", "roce/ens6f0np0/pause",
-                                           "roce/ens6f0np0/pfc", "roce/ens6f0np0/tos"}));
+  EXPECT_EQ(Ids(plan["changes"]),
+            (std::vector<std::string>{"roce/ens6f0np0/dcbx", "roce/ens6f0np0/trust",
+                                      "roce/ens6f0np0/dscpMap", "roce/ens6f0np0/pause",
+                                      "roce/ens6f0np0/pfc", "roce/ens6f0np0/tos"}));
   EXPECT_EQ(plan["changes"][5]["before"], nullptr);
   EXPECT_EQ(plan["changes"][5]["after"], 106);
 
@@ -246,8 +244,7 @@ TEST(RoceCliTest, DcbxDscpMapPauseAndTos) {
   EXPECT_EQ(ReadFile(root + "/sys/class/infiniband/mlx5_0/tc/1/traffic_class"), "106\n");
   // Untouched: the other port.
   EXPECT_EQ(ReadFile(root + "/run/provisioner/pause/ens6f1np1"), "{\"rx\":false,\"tx\":false}\n");
-  RunResult again = Provisioner({"plan", yaml, "--root", root, "--detailed-exitcode"});
-  EXPECT_EQ(again.exit_code, 0) << again.out << again.err;
+  ExpectConverged(yaml, root);
 
   // Discover shows it; doctor takes the forced ToS 106 (DSCP 26) through the
   // custom map to priority 5, where PFC is on.
@@ -307,10 +304,13 @@ const std::string kBufferYaml = HostYaml(R"(  nics:
         buffers: { prio2buffer: [0, 0, 0, 1, 0, 0, 0, 0], sizes: [65536, 195968] }
 )");
 
-std::string BufferYaml(const std::string& name, int cable) {
+std::string Cable(int cable) {
   std::string y = kBufferYaml;
-  y.replace(y.find("CABLE"), 5, std::to_string(cable));
-  return WriteTempFile(name, y);
+  return y.replace(y.find("CABLE"), 5, std::to_string(cable));
+}
+
+std::string BufferYaml(const std::string& name, int cable) {
+  return WriteTempFile(name, Cable(cable));
 }
 
 TEST(RoceCliTest, CableLengthAndBuffersApplyVerifyAndShow) {
@@ -319,9 +319,7 @@ TEST(RoceCliTest, CableLengthAndBuffersApplyVerifyAndShow) {
   RunResult p = Provisioner({"plan", yaml, "--root", root, "-o", "json"});
   ASSERT_EQ(p.exit_code, 0) << p.err;
   const json plan = json::parse(p.out);
-  std::vector<std::string> ids;
-  for (const auto& c : plan["changes"]) ids.push_back(c["id"]);
-  EXPECT_EQ(ids,
+  EXPECT_EQ(Ids(plan["changes"]),
             (std::vector<std::string>{"roce/ens6f0np0/trust", "roce/ens6f0np0/pfc",
                                       "roce/ens6f0np0/buffers", "roce/ens6f0np0/cableLength"}));
   EXPECT_EQ(
@@ -336,8 +334,7 @@ TEST(RoceCliTest, CableLengthAndBuffersApplyVerifyAndShow) {
             "{\"buffer\":{\"prio2buffer\":[0,0,0,1,0,0,0,0],\"sizes\":[65536,195968,0,0,0,0,0,0],"
             "\"total\":262016},\"cableLength\":30,\"dcbx\":\"firmware\",\"manualBuffer\":true,"
             "\"pfc\":[3],\"trust\":\"dscp\",\"xoffCableLength\":30}\n");
-  RunResult again = Provisioner({"plan", yaml, "--root", root, "--detailed-exitcode"});
-  EXPECT_EQ(again.exit_code, 0) << again.out << again.err;
+  ExpectConverged(yaml, root);
 
   RunResult disc = Provisioner({"discover", "--root", root});
   ASSERT_EQ(disc.exit_code, 0) << disc.err;
@@ -376,60 +373,69 @@ TEST(RoceCliTest, ACableTooLongForTheBuffersIsRefusedAndRolledBack) {
   EXPECT_EQ(after, json::parse(before));
 }
 
-// Every byte in buffer 0, buffer 1 empty: moving PFC priority 3 to buffer
-// 1 with a size in the same message is ENOMEM on mlx5 (the mapping is
-// checked against the sizes the port has); apply then sends the sizes
-// first and the mapping after them.
-TEST(RoceCliTest, BuffersMovingPfcToAnEmptyBufferTakeTwoSteps) {
+// A DCB capture of ens6f0np0 the driver starts from, a roce spec, the
+// capture after apply; the next plan is empty.
+struct DcbApplyCase {
+  const char* name;
+  std::string start;      // run/provisioner/dcb/ens6f0np0 before
+  std::string yaml;       // host.yaml
+  const char* plan_says;  // in plan's text ("" for nothing to check)
+  std::string want;       // the capture after apply
+};
+
+class DcbApplyTest : public ::testing::TestWithParam<DcbApplyCase> {};
+
+TEST_P(DcbApplyTest, ApplyLeavesTheCaptureThenNoChange) {
+  const DcbApplyCase& t = GetParam();
   const std::string root = BuildPresetTree("cx5-roce-qos");
   TreeWriter w(root);
-  ASSERT_TRUE(w.WriteFile("/run/provisioner/dcb/ens6f0np0",
-                          "{\"buffer\":{\"prio2buffer\":[0,0,0,0,0,0,0,0],\"sizes\":[262016,0,0,0,"
-                          "0,0,0,0],\"total\":262016},\"cableLength\":7,\"pfc\":[3],\"trust\":"
-                          "\"dscp\"}\n",
-                          0644)
-                  .ok());
-  const std::string yaml = BufferYaml("host-move.yaml", 7);
+  ASSERT_TRUE(w.WriteFile("/run/provisioner/dcb/ens6f0np0", t.start, 0644).ok());
+  const std::string yaml = WriteTempFile(std::string(t.name) + ".yaml", t.yaml);
+  RunResult p = Provisioner({"plan", yaml, "--root", root});
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  EXPECT_NE(p.out.find(t.plan_says), std::string::npos) << p.out;
   RunResult a = Provisioner({"apply", yaml, "--root", root});
   ASSERT_EQ(a.exit_code, 0) << a.err;
-  EXPECT_EQ(ReadFile(root + "/run/provisioner/dcb/ens6f0np0"),
-            "{\"buffer\":{\"prio2buffer\":[0,0,0,1,0,0,0,0],\"sizes\":[65536,195968,0,0,0,0,0,0],"
-            "\"total\":262016},\"cableLength\":7,\"manualBuffer\":true,\"pfc\":[3],"
-            "\"trust\":\"dscp\",\"xoffCableLength\":7}\n");
-  RunResult again = Provisioner({"plan", yaml, "--root", root, "--detailed-exitcode"});
-  EXPECT_EQ(again.exit_code, 0) << again.out << again.err;
+  EXPECT_EQ(ReadFile(root + "/run/provisioner/dcb/ens6f0np0"), t.want);
+  ExpectConverged(yaml, root);
 }
 
-// Issue 35 item 6: mlx5 applies a cable length to its lossless buffers only
-// in manual buffer mode, which a changing buffer write sets and a driver
-// load clears (the capture's manualBuffer/xoffCableLength model it). A
-// cableLength alone on a freshly loaded driver: apply sets it and re-sends
-// the buffers (a cell off and back), so xoff follows; verify checks it.
-TEST(RoceCliTest, CableLengthReachesTheBuffersOutsideManualMode) {
-  const std::string root = BuildPresetTree("cx5-roce-qos");
-  TreeWriter w(root);
-  const std::string start =
-      "{\"buffer\":{\"prio2buffer\":[0,0,0,1,0,0,0,0],\"sizes\":[65536,195968,0,0,0,0,0,0],"
-      "\"total\":262016},\"cableLength\":7,\"pfc\":[3],\"trust\":\"dscp\","
-      "\"xoffCableLength\":7}\n";
-  ASSERT_TRUE(w.WriteFile("/run/provisioner/dcb/ens6f0np0", start, 0644).ok());
-  const std::string yaml = WriteTempFile("host-cable.yaml", HostYaml(R"(  nics:
+INSTANTIATE_TEST_SUITE_P(
+    Buffers, DcbApplyTest,
+    ::testing::Values(
+        // Every byte in buffer 0, buffer 1 empty: moving PFC priority 3 to
+        // buffer 1 with a size in the same message is ENOMEM on mlx5 (the
+        // mapping is checked against the sizes the port has); apply then
+        // sends the sizes first and the mapping after them.
+        DcbApplyCase{
+            "BuffersMovingPfcToAnEmptyBufferTakeTwoSteps",
+            "{\"buffer\":{\"prio2buffer\":[0,0,0,0,0,0,0,0],\"sizes\":[262016,0,0,0,0,0,0,0],"
+            "\"total\":262016},\"cableLength\":7,\"pfc\":[3],\"trust\":\"dscp\"}\n",
+            Cable(7), "",
+            "{\"buffer\":{\"prio2buffer\":[0,0,0,1,0,0,0,0],\"sizes\":[65536,195968,0,0,0,0,0,0],"
+            "\"total\":262016},\"cableLength\":7,\"manualBuffer\":true,\"pfc\":[3],"
+            "\"trust\":\"dscp\",\"xoffCableLength\":7}\n"},
+        // Issue 35 item 6: mlx5 applies a cable length to its lossless
+        // buffers only in manual buffer mode, which a changing buffer write
+        // sets and a driver load clears (the capture's manualBuffer and
+        // xoffCableLength model it). A cableLength alone on a freshly loaded
+        // driver: apply sets it and re-sends the buffers (a cell off and
+        // back), so xoff follows; verify checks it.
+        DcbApplyCase{
+            "CableLengthReachesTheBuffersOutsideManualMode",
+            "{\"buffer\":{\"prio2buffer\":[0,0,0,1,0,0,0,0],\"sizes\":[65536,195968,0,0,0,0,0,0],"
+            "\"total\":262016},\"cableLength\":7,\"pfc\":[3],\"trust\":\"dscp\","
+            "\"xoffCableLength\":7}\n",
+            HostYaml(R"(  nics:
     - name: rail0
       nicSelector: { vendor: "15b3", pfNames: ["ens6f0np0"] }
       roce: { cableLength: 30 }
-)"));
-  RunResult p = Provisioner({"plan", yaml, "--root", root});
-  ASSERT_EQ(p.exit_code, 0) << p.err;
-  EXPECT_NE(p.out.find("port buffers re-sent"), std::string::npos) << p.out;
-  RunResult a = Provisioner({"apply", yaml, "--root", root});
-  ASSERT_EQ(a.exit_code, 0) << a.err;
-  EXPECT_EQ(ReadFile(root + "/run/provisioner/dcb/ens6f0np0"),
+)"),
+            "port buffers re-sent",
             "{\"buffer\":{\"prio2buffer\":[0,0,0,1,0,0,0,0],\"sizes\":[65536,195968,0,0,0,0,0,0],"
             "\"total\":262016},\"cableLength\":30,\"manualBuffer\":true,\"pfc\":[3],"
-            "\"trust\":\"dscp\",\"xoffCableLength\":30}\n");
-  RunResult again = Provisioner({"plan", yaml, "--root", root, "--detailed-exitcode"});
-  EXPECT_EQ(again.exit_code, 0) << again.out << again.err;
-}
+            "\"trust\":\"dscp\",\"xoffCableLength\":30}\n"}),
+    [](const ::testing::TestParamInfo<DcbApplyCase>& info) { return info.param.name; });
 
 // Done-when of issue 35: a buffer size of 65500 (not whole 128-byte cells)
 // is refused at the field with the nearest sizes mlx5 keeps.

@@ -280,8 +280,7 @@ TEST(TopologyCliTest, RailsApplyConverges) {
     EXPECT_EQ(::stat((root + "/sys/bus/pci/devices/" + nic + "/virtfn1").c_str(), &st), 0) << nic;
   }
   EXPECT_EQ(sim.Refused(), "");
-  RunResult p = Provisioner({"plan", file, "--root", root, "--detailed-exitcode"});
-  EXPECT_EQ(p.exit_code, 0) << p.out << p.err;
+  ExpectConverged(file, root);
 }
 
 // A plan warning is printed once: as a located diagnostic on stderr; the

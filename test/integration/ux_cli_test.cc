@@ -95,9 +95,7 @@ if d or a != b:
 TEST(UxCliTest, NumVfsBetweenNonZeroCountsIsAReplacement) {
   std::string root = ExtractHost("cx5-roce-vfs");
   std::string yaml = EightVfs();
-  RunResult pj = Provisioner({"plan", yaml, "--root", root, "-o", "json"});
-  ASSERT_EQ(pj.exit_code, 0) << pj.err;
-  json j = ParseJson(pj);
+  json j = PlanJson(yaml, root);
   ASSERT_EQ(j["changes"].size(), 1u);
   EXPECT_EQ(j["changes"][0]["action"], "replace");
   EXPECT_EQ(j["summary"]["replace"], 1);
@@ -470,9 +468,7 @@ TEST(UxCliTest, PlanAfterARebootPendingApplySaysPendingReboot) {
             std::string::npos)
       << plan.out;
   EXPECT_NE(plan.out.find("; 1 change pending reboot."), std::string::npos) << plan.out;
-  RunResult json_plan = Provisioner({"plan", yaml, "--root", root, "-o", "json"});
-  ASSERT_EQ(json_plan.exit_code, 0) << json_plan.err;
-  json j = ParseJson(json_plan);
+  json j = PlanJson(yaml, root);
   EXPECT_EQ(j["summary"]["pendingReboot"], 1);
   EXPECT_EQ(j["pendingReboot"], json({"rdma/system/netnsMode"}));
 }
