@@ -464,7 +464,6 @@ TEST(CliTest, MalformedSavedPlanIsAClearError) {
   EXPECT_NE(r.err.find("saved plan " + plan + " is malformed"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("changes[0]"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("phase: want an integer"), std::string::npos) << r.err;
-  struct stat st;
   EXPECT_FALSE(Exists(JournalPath(root)));
 }
 
