@@ -50,7 +50,7 @@ TEST(KmodCliTest, DiscoverShowsLoadedModulesAndParameters) {
 
 TEST(KmodCliTest, PersistsLoadedModulesWarnsOnMissingOptionalSecondApplyNoop) {
   std::string root = ExtractHost("cx5-roce");
-  std::string yaml = HostYaml("kmod.yaml",
+  std::string yaml = KmodYaml("kmod.yaml",
                               "    - mlx5_ib\n"
                               "    - rdma_ucm\n"
                               "    - name: nvidia_peermem\n"
@@ -126,7 +126,7 @@ TEST(KmodCliTest, UnknownModuleNamesThePathAndSuggests) {
       << "# Aliases extracted from modules themselves.\n"
          "alias pci:v000015B3d00001017sv*sd*bc*sc*i* mlx5_core\n"
          "alias nv-peermem nvidia_peermem\n";
-  std::string typos = HostYaml(
+  std::string typos = KmodYaml(
       "kmod-typos.yaml", "    - mlx5_ib\n    - nvidia_peermen\n    - nv-peermem\n    - gdrdrv\n");
   RunResult plan = Provisioner({"plan", typos, "--root", root});
   EXPECT_EQ(plan.exit_code, 1) << plan.out;
