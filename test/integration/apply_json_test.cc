@@ -15,19 +15,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr const char* kTwoPfs = R"(apiVersion: provisioner/v1alpha1
-kind: HostConfig
-metadata:
-  name: worker1
-spec:
-  nics:
-    - name: pf0
-      nicSelector: { rootDevices: ["0000:af:00.0"] }
-      numVfs: 4
-    - name: pf1
-      nicSelector: { rootDevices: ["0000:af:00.1"] }
-      numVfs: 4
-)";
+const std::string kTwoPfs = TwoPfsYaml();
 
 // apply at parallelism 1 (plan order: PF0, then PF1) with `faulty`'s count
 // refused (EBUSY); its JSON document.

@@ -18,18 +18,7 @@ namespace {
 const std::string kPf0 = "/sys/bus/pci/devices/0000:af:00.0";
 
 // cx5-roce-vfs (4 VFs on af:00.0) asked for 8: a replacement.
-std::string EightVfs() {
-  return WriteTempFile("host.yaml", R"(apiVersion: provisioner/v1alpha1
-kind: HostConfig
-metadata:
-  name: worker1
-spec:
-  nics:
-    - name: pf0
-      nicSelector: { rootDevices: ["0000:af:00.0"] }
-      numVfs: 8
-)");
-}
+std::string EightVfs() { return WriteTempFile("host.yaml", Pf0Yaml(8)); }
 
 std::string Quoted(const std::string& s) { return "'" + s + "'"; }
 

@@ -17,8 +17,6 @@ namespace {
 
 using nlohmann::json;
 
-std::string Example(const std::string& name) { return RunfilePath("examples/" + name); }
-
 // Entries of $TMPDIR named provisioner-root-*: what --root FILE.ttar leaves behind.
 std::vector<std::string> LeftBehind(const std::string& tmp) {
   std::vector<std::string> out;

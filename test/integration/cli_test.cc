@@ -30,14 +30,6 @@ namespace {
 
 using nlohmann::json;
 
-std::string Example(const std::string& name) { return RunfilePath("examples/" + name); }
-
-json ParseJson(const RunResult& r) {
-  json j = json::parse(r.out, nullptr, false);
-  EXPECT_FALSE(j.is_discarded()) << "stdout is not one JSON document:\n" << r.out << "\n" << r.err;
-  return j;
-}
-
 const std::string kPf0 = "/sys/bus/pci/devices/0000:af:00.0";
 
 // cx5-roce already in the RDMA netns mode roce-sriov.yaml asks for
@@ -213,19 +205,14 @@ TEST(CliTest, FleetManifestsMergeHostsAndNameConflicts) {
 // Two nics that discovery resolves to one PF (a rootDevice and its netdev's
 // name): plan refuses them, naming both (validate cannot know it).
 TEST(CliTest, PlanRefusesTwoNicsOnOnePf) {
-  const std::string yaml = WriteTempFile("overlap.yaml", R"(apiVersion: provisioner/v1alpha1
-kind: HostConfig
-metadata:
-  name: worker1
-spec:
-  nics:
+  const std::string yaml = WriteTempFile("overlap.yaml", HostYaml(R"(  nics:
     - name: by-address
       nicSelector: { rootDevices: ["0000:af:00.0"] }
       numVfs: 4
     - name: by-name
       nicSelector: { pfNames: [ens6f0np0] }
       mtu: 9000
-)");
+)"));
   EXPECT_EQ(Provisioner({"validate", yaml}).exit_code, 0);
   RunResult p = Provisioner({"plan", yaml, "--root", ExtractHost("cx5-roce")});
   EXPECT_EQ(p.exit_code, 1);
@@ -385,19 +372,8 @@ TEST(CliTest, ApplyBetweenNonZeroCountsWritesZeroFirst) {
   std::string root = ExtractHost("cx5-roce-vfs");  // 4 VFs on af:00.0
   KernelSimDaemon sim(root);
   ASSERT_TRUE(sim.ready());
-  std::string yaml = WriteTempFile("host.yaml", R"(apiVersion: provisioner/v1alpha1
-kind: HostConfig
-metadata:
-  name: worker1
-spec:
-  nics:
-    - name: pf0
-      nicSelector: { rootDevices: ["0000:af:00.0"] }
-      numVfs: 8
-)");
-  RunResult p = Provisioner({"plan", yaml, "--root", root, "-o", "json"});
-  ASSERT_EQ(p.exit_code, 0) << p.err;
-  json j = ParseJson(p);
+  std::string yaml = WriteTempFile("host.yaml", Pf0Yaml(8));
+  json j = PlanJson(yaml, root);
   ASSERT_EQ(j["changes"].size(), 1u);
   EXPECT_EQ(j["changes"][0]["before"], 4);
   EXPECT_EQ(j["changes"][0]["after"], 8);
@@ -440,24 +416,15 @@ TEST(CliTest, KillDuringApplyThenApplyConvergesOrRollsBack) {
     KernelSimDaemon sim(root, /*netdev_delay_ms=*/20000);  // VFs come, netdevs do not
     ASSERT_TRUE(sim.ready());
     std::string yaml = Example("roce-sriov.yaml");
-    pid_t pid = Spawn({ProvisionerBinary(), "apply", yaml, "--root", root, "--settle-timeout", "60"});
-    ASSERT_GT(pid, 0);
-    std::string journal = root + "/run/provisioner/journal.json";
-    bool waiting = false;
+    std::string journal = JournalPath(root);
     // Until all 12 VFs exist (as when the kernel returns from the write;
     // the simulator creates them one by one after it): apply is waiting.
-    for (int i = 0; i < 400 && !waiting; ++i) {
-      struct stat st;
-      waiting = ::stat((root + kPf0 + "/virtfn11").c_str(), &st) == 0 &&
-                ReadFile(root + kPf0 + "/sriov_numvfs") == "12\n" &&
-                ReadFile(journal).find("\"applying\"") != std::string::npos;
-      if (!waiting) std::this_thread::sleep_for(std::chrono::milliseconds(25));
-    }
-    ASSERT_TRUE(waiting);
-    ::kill(pid, SIGKILL);
-    int status = 0;
-    ::waitpid(pid, &status, 0);
-    ASSERT_TRUE(WIFSIGNALED(status));
+    Interrupted killed = InterruptWhen(
+        {"apply", yaml, "--root", root, "--settle-timeout", "60"},
+        [&] { return VfsMade(root, "0000:af:00.0", 12) && ApplyingInJournal(root) > 0; }, SIGKILL);
+    ASSERT_TRUE(killed.reached);
+    ASSERT_EQ(killed.exit_code, -1) << "not ended by the signal";
+    const pid_t pid = killed.pid;
     ASSERT_NE(ReadFile(journal), "");
 
     RunResult plan = Provisioner({"plan", yaml, "--root", root, "-o", "json"});
@@ -497,8 +464,7 @@ TEST(CliTest, MalformedSavedPlanIsAClearError) {
   EXPECT_NE(r.err.find("saved plan " + plan + " is malformed"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("changes[0]"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("phase: want an integer"), std::string::npos) << r.err;
-  struct stat st;
-  EXPECT_NE(::stat((root + "/run/provisioner/journal.json").c_str(), &st), 0);
+  EXPECT_FALSE(Exists(JournalPath(root)));
 }
 
 TEST(CliTest, SavedPlanAppliesExactlyOrIsRefusedWhenStale) {
@@ -570,16 +536,7 @@ TEST(CliTest, FailureMidApplyRestoresTheExactTree) {
   std::string pristine = ExtractHost("cx5-roce-vfs");
   KernelSimDaemon sim(root, 50, {"--max-enable", "6"});
   ASSERT_TRUE(sim.ready());
-  std::string yaml = WriteTempFile("host.yaml", R"(apiVersion: provisioner/v1alpha1
-kind: HostConfig
-metadata:
-  name: worker1
-spec:
-  nics:
-    - name: pf0
-      nicSelector: { rootDevices: ["0000:af:00.0"] }
-      numVfs: 8
-)");
+  std::string yaml = WriteTempFile("host.yaml", Pf0Yaml(8));
   RunResult r = Provisioner({"apply", yaml, "--root", root, "--settle-timeout", "20", "-o", "json"});
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_NE(r.err.find("0000:af:00.0"), std::string::npos) << r.err;
@@ -645,17 +602,12 @@ TEST(CliTest, ApplyTimesOutWhenVfsNeverAppearAndRollsBack) {
 
 TEST(CliTest, NumVfsAboveTotalIsAnErrorWithLineAndColumn) {
   std::string root = ExtractHost("cx5-roce");
-  std::string yaml = WriteTempFile("host.yaml", R"(apiVersion: provisioner/v1alpha1
-kind: HostConfig
-metadata:
-  name: worker1
-spec:
-  nics:
+  std::string yaml = WriteTempFile("host.yaml", HostYaml(R"(  nics:
     - name: gpu1-nic
       nicSelector:
         rootDevices: ["0000:af:00.0"]
       numVfs: 300
-)");
+)"));
   RunResult r = Provisioner({"plan", yaml, "--root", root});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find(yaml + ":10:15: spec.nics[0].numVfs: 300 exceeds sriov_totalvfs 127 of 0000:af:00.0"),
@@ -665,16 +617,11 @@ spec:
 
 TEST(CliTest, SelectorMatchingNothingIsAnError) {
   std::string root = ExtractHost("cx5-roce");
-  std::string yaml = WriteTempFile("host.yaml", R"(apiVersion: provisioner/v1alpha1
-kind: HostConfig
-metadata:
-  name: worker1
-spec:
-  nics:
+  std::string yaml = WriteTempFile("host.yaml", HostYaml(R"(  nics:
     - name: nope
       nicSelector: { vendor: "15b3", deviceID: "101d" }
       numVfs: 4
-)");
+)"));
   RunResult r = Provisioner({"plan", yaml, "--root", root});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find(yaml + ":8:"), std::string::npos) << r.err;

@@ -18,14 +18,6 @@ namespace {
 
 using nlohmann::json;
 
-json DiscoverJson(const std::string& root) {
-  RunResult r = Provisioner({"discover", "--root", root, "-o", "json"});
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  json j = json::parse(r.out, nullptr, false);
-  EXPECT_FALSE(j.is_discarded()) << r.out << r.err;
-  return j;
-}
-
 std::string TempDir(const std::string& tag) {
   const char* tmp = std::getenv("TEST_TMPDIR");
   std::string base = std::string(tmp ? tmp : "/tmp") + "/" + tag + "XXXXXX";

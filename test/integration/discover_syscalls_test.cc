@@ -68,19 +68,15 @@ TEST(DiscoverSyscallsTest, RailsPlanOpensHostYamlOnce) {
   if (std::system("strace -o /dev/null true >/dev/null 2>&1") != 0) {
     GTEST_SKIP() << "strace cannot trace here";
   }
-  const std::string file = WriteTempFile("rails-once.yaml", R"(apiVersion: provisioner/v1alpha1
-kind: HostConfig
-metadata:
-  name: w
-spec:
-  rails:
+  const std::string file = WriteTempFile("rails-once.yaml", HostYaml(R"(  rails:
     count: allGpus
     nic:
       name: "gpu{n}-nic"
       nicSelector: { vendor: "15b3", deviceID: "1021" }
       numVfs: 4
       resourceName: "gpu{n}sriov"
-)");
+)",
+                                                                     "w"));
   const std::string root = ExtractHost("hgx-h100");
   const std::string trace = WriteTempFile("strace-rails.txt", "");
   NoLeakCheckUnderTracer no_lsan;

@@ -22,9 +22,10 @@
 #include "engine/module/registry.h"
 #include "gtest/gtest.h"
 #include "test/sim/sim_host_fs.h"
-#include "test/support/host_presets.h"
 #include "test/support/files.h"
+#include "test/support/host_presets.h"
 #include "test/support/host_tree.h"
+#include "test/support/host_yaml.h"
 #include "test/support/tree_diff.h"
 #include "test/support/ttar.h"
 
@@ -32,12 +33,7 @@ namespace provisioner::testing {
 namespace {
 
 // Everything this provisioner can change on the RoCE host, at once.
-constexpr const char* kHostYaml = R"(apiVersion: provisioner/v1alpha1
-kind: HostConfig
-metadata:
-  name: worker1
-spec:
-  rdma:
+const std::string kHostYaml = HostYaml(R"(  rdma:
     netnsMode: exclusive
   kernelModules:
     - mlx5_ib
@@ -52,7 +48,7 @@ spec:
       deviceType: vfio-pci
       vfTrust: true
       vfSpoofChk: false
-)";
+)");
 
 struct Outcome {
   Status status;
@@ -114,7 +110,7 @@ class FaultMatrixTest : public ::testing::TestWithParam<size_t> {
 
   // Plans against `root` and applies with `faults`, as `provisioner apply` does.
   Outcome Apply(const std::string& root, std::vector<WriteFault> faults,
-                const char* host_yaml = kHostYaml) {
+                const std::string& host_yaml = kHostYaml) {
     LoadResult loaded = LoadDesiredStateFromString(host_yaml, "host.yaml");
     EXPECT_TRUE(loaded.state.has_value());
     SimOptions options;
@@ -186,15 +182,11 @@ TEST_P(FaultMatrixTest, EveryWriteFailingLeavesTheTreeAsItWas) {
 // the VFs' settings come back, the capture files under run/provisioner/vf
 // byte for byte, and the VF netdevs' MTU.
 std::string VfSettingsYaml(int num_vfs) {
-  return R"(apiVersion: provisioner/v1alpha1
-kind: HostConfig
-metadata:
-  name: worker1
-spec:
-  nics:
+  return HostYaml(R"(  nics:
     - name: pf0
       nicSelector: { rootDevices: ["0000:af:00.0"] }
-      numVfs: )" + std::to_string(num_vfs) +
+      numVfs: )") +
+         std::to_string(num_vfs) +
          R"(
       mtu: 9000
       vfMtu: 9000
@@ -280,18 +272,14 @@ TEST_P(FaultMatrixTest, EveryWriteOfACountChangeFailingRestoresTheVfSettings) {
 
 // ACS Control of the 16 downstream ports between each GPU and its rail NIC
 // and MaxReadReq of the 8 rail NICs: 24 config-space writes, each failing once.
-constexpr const char* kPcieHostYaml = R"(apiVersion: provisioner/v1alpha1
-kind: HostConfig
-metadata:
-  name: hgx
-spec:
-  pcie:
+const std::string kPcieHostYaml = HostYaml(R"(  pcie:
     disableAcs: gpuNicPaths
   nics:
     - name: rails
       nicSelector: { vendor: "15b3", deviceID: "1021" }
       pcie: { maxReadRequest: 4096 }
-)";
+)",
+                                           "hgx");
 
 TEST_P(FaultMatrixTest, EveryPcieConfigWriteFailingLeavesTheTreeAsItWas) {
   const std::string pristine = FreshPcieTree();
@@ -319,12 +307,7 @@ TEST_P(FaultMatrixTest, EveryPcieConfigWriteFailingLeavesTheTreeAsItWas) {
 
 // An IPoIB child for a P_Key (create_child, made by the simulated ib_ipoib),
 // mtu of the PF's netdev and the child, an address and the child up.
-constexpr const char* kIpoibHostYaml = R"(apiVersion: provisioner/v1alpha1
-kind: HostConfig
-metadata:
-  name: worker1
-spec:
-  nics:
+const std::string kIpoibHostYaml = HostYaml(R"(  nics:
     - name: ib-nic
       nicSelector: { pfNames: [ibs5f0] }
       ipoib:
@@ -332,7 +315,7 @@ spec:
         mtu: 4092
         addresses: ["172.31.0.10/16", "fd00:31::10/64"]
         pkeys: ["0x8001"]
-)";
+)");
 
 TEST_P(FaultMatrixTest, EveryIpoibWriteFailingLeavesTheTreeAsItWas) {
   const std::string pristine = FreshIbTree();
@@ -360,19 +343,14 @@ TEST_P(FaultMatrixTest, EveryIpoibWriteFailingLeavesTheTreeAsItWas) {
 
 // Trust and PFC of both ports (their DCB capture files under a tree root) and
 // ECN (roce_np, roce_rp) of priority 3 on port 0: each write failing once.
-constexpr const char* kRoceHostYaml = R"(apiVersion: provisioner/v1alpha1
-kind: HostConfig
-metadata:
-  name: worker1
-spec:
-  nics:
+const std::string kRoceHostYaml = HostYaml(R"(  nics:
     - name: rail0
       nicSelector: { pfNames: ["ens6f0np0"] }
       roce: { trust: dscp, pfc: [3], ecn: [3] }
     - name: rail1
       nicSelector: { pfNames: ["ens6f1np1"] }
       roce: { trust: dscp, pfc: [3], ecn: [3] }
-)";
+)");
 
 TEST_P(FaultMatrixTest, EveryRoceWriteFailingLeavesTheTreeAsItWas) {
   const std::string pristine = FreshRoceTree();

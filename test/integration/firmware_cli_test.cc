@@ -23,29 +23,57 @@ using nlohmann::json;
 
 constexpr char kCapture[] = "/run/provisioner/mstconfig/0000:86:00.0.query";
 
-std::string HostYaml(const std::string& link_type) {
-  return WriteTempFile("host-" + link_type + ".yaml",
-                       "apiVersion: provisioner/v1alpha1\nkind: HostConfig\n"
-                       "metadata:\n  name: ib-worker1\nspec:\n  nics:\n"
-                       "    - name: ib0\n      nicSelector:\n        pfNames: [ibs5f0]\n"
-                       "      linkType: " +
-                           link_type + "\n");
+// host.yaml of cx5-ib's one port (ib0, ibs5f0) with `lines` (indented by six).
+std::string Ib0Yaml(const std::string& lines) {
+  return HostYaml(
+      "  nics:\n    - name: ib0\n      nicSelector:\n        pfNames: [ibs5f0]\n" + lines,
+      "ib-worker1");
 }
 
-TEST(FirmwareCliTest, IbTreeToEthPlansARebootAndApplyExits3) {
+// host.yaml of the HGX tree's first rail PF (rail0, 0000:1a:00.0) with
+// `nic_fields` (indented by six), written to `file`.
+std::string Rail0Yaml(const std::string& file, const std::string& nic_fields) {
+  return WriteTempFile(
+      file,
+      HostYaml(
+          "  nics:\n    - name: rail0\n      nicSelector: { rootDevices: [\"0000:1a:00.0\"] }\n" +
+              nic_fields,
+          "hgx"));
+}
+
+std::string LinkTypeYaml(const std::string& link_type) {
+  return WriteTempFile("host-" + link_type + ".yaml",
+                       Ib0Yaml("      linkType: " + link_type + "\n"));
+}
+
+// A firmware setting on cx5-ib that takes effect at the next boot: planned
+// as one reboot change, applied with exit 3 (mstconfig's Next Boot column in
+// the capture), then pending a reboot: no new change, no second write.
+struct RebootCase {
+  const char* name;
+  const char* nic_fields;  // under ib0, indented by six
+  const char* id;
+  json before, after;
+  const char* capture_line;  // the parameter's line in the capture after apply
+  const char* plan_text;     // what plan's text says of the pending change
+};
+
+class FirmwareRebootTest : public ::testing::TestWithParam<RebootCase> {};
+
+TEST_P(FirmwareRebootTest, PlansARebootApplyExits3ThenPendingReboot) {
+  const RebootCase& t = GetParam();
   std::string root = ExtractHost("cx5-ib");
-  std::string yaml = HostYaml("eth");
+  std::string yaml = WriteTempFile(std::string("host-") + t.name + ".yaml", Ib0Yaml(t.nic_fields));
 
   RunResult plan = Provisioner({"plan", yaml, "--root", root, "-o", "json"});
   ASSERT_EQ(plan.exit_code, 0) << plan.err;
-  json j = json::parse(plan.out, nullptr, false);
-  ASSERT_FALSE(j.is_discarded()) << plan.out;
+  json j = ParseJson(plan);
   ASSERT_EQ(j["changes"].size(), 1u) << j.dump(2);
   const json& c = j["changes"][0];
-  EXPECT_EQ(c["id"], "firmware/0000:86:00.0/LINK_TYPE_P1");
+  EXPECT_EQ(c["id"], t.id);
   EXPECT_EQ(c["module"], "firmware");
-  EXPECT_EQ(c["before"], "ib");
-  EXPECT_EQ(c["after"], "eth");
+  EXPECT_EQ(c["before"], t.before);
+  EXPECT_EQ(c["after"], t.after);
   EXPECT_EQ(c["disruption"], "reboot");
   EXPECT_EQ(j["summary"]["rebootRequired"], true);
 
@@ -56,32 +84,42 @@ TEST(FirmwareCliTest, IbTreeToEthPlansARebootAndApplyExits3) {
   EXPECT_EQ(apply.exit_code, 3) << apply.out << apply.err;
   EXPECT_TRUE(Exists(root + "/run/reboot-required"));
   std::string capture = ReadFile(root + kCapture);
-  EXPECT_NE(
-      capture.find(
-          "*        LINK_TYPE_P1                        IB(1)           IB(1)           ETH(2)"),
-      std::string::npos)
-      << capture;
+  EXPECT_NE(capture.find(t.capture_line), std::string::npos) << capture;
 
   // The change is set for the next boot: nothing new to do, a pending
   // reboot, from mstconfig's Next Boot column (issue 38 item 9: plan said
   // "No changes" and --detailed-exitcode 0).
-  RunResult again = Provisioner({"plan", yaml, "--root", root, "-o", "json"});
-  ASSERT_EQ(again.exit_code, 0) << again.err;
-  json k = json::parse(again.out, nullptr, false);
+  json k = PlanJson(yaml, root);
   EXPECT_TRUE(k["changes"].empty()) << k.dump(2);
   EXPECT_EQ(k["summary"]["pendingReboot"], 1) << k.dump(2);
-  EXPECT_EQ(k["pendingReboot"], json({"firmware/0000:86:00.0/LINK_TYPE_P1"})) << k.dump(2);
+  EXPECT_EQ(k["pendingReboot"], json({t.id})) << k.dump(2);
   RunResult text = Provisioner({"plan", yaml, "--root", root, "--detailed-exitcode"});
   EXPECT_EQ(text.exit_code, 2) << text.out << text.err;
   EXPECT_EQ(text.out.find("No changes"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("1 change pending reboot"), std::string::npos) << text.out;
-  EXPECT_NE(text.out.find("~ firmware 0000:86:00.0 LINK_TYPE_P1: ib -> eth  (pending reboot"),
-            std::string::npos)
-      << text.out;
+  EXPECT_NE(text.out.find(t.plan_text), std::string::npos) << text.out;
   RunResult second = Provisioner({"apply", yaml, "--root", root});
   EXPECT_EQ(second.exit_code, 0) << second.err;
   EXPECT_EQ(ReadFile(root + kCapture), capture);
 }
+
+INSTANTIATE_TEST_SUITE_P(
+    Settings, FirmwareRebootTest,
+    ::testing::Values(
+        // linkType on the IB tree: to Ethernet.
+        RebootCase{"IbTreeToEth", "      linkType: eth\n", "firmware/0000:86:00.0/LINK_TYPE_P1",
+                   "ib", "eth",
+                   "*        LINK_TYPE_P1                        IB(1)           IB(1)           "
+                   "ETH(2)",
+                   "~ firmware 0000:86:00.0 LINK_TYPE_P1: ib -> eth  (pending reboot"},
+        // The raw parameter through the same path (the capture reads
+        // ATS_ENABLED False(0) in every column).
+        RebootCase{"RawAtsEnabled", "      firmware: { ATS_ENABLED: true }\n",
+                   "firmware/0000:86:00.0/ATS_ENABLED", false, true,
+                   "*        ATS_ENABLED                         False(0)        False(0)        "
+                   "True(1)",
+                   "True(1) for the next boot, False(0) now"}),
+    [](const ::testing::TestParamInfo<RebootCase>& info) { return info.param.name; });
 
 TEST(FirmwareCliTest, DiscoverShowsTheFirmwareAndLinks) {
   std::string root = ExtractHost("cx5-ib");
@@ -106,7 +144,7 @@ TEST(FirmwareCliTest, DiscoverShowsTheFirmwareAndLinks) {
 
 TEST(FirmwareCliTest, MatchingLinkTypeIsNoChange) {
   std::string root = ExtractHost("cx5-ib");
-  RunResult plan = Provisioner({"plan", HostYaml("ib"), "--root", root, "--detailed-exitcode"});
+  RunResult plan = Provisioner({"plan", LinkTypeYaml("ib"), "--root", root, "--detailed-exitcode"});
   EXPECT_EQ(plan.exit_code, 0) << plan.out << plan.err;
 }
 
@@ -116,64 +154,16 @@ TEST(FirmwareCliTest, UnreadableCaptureIsAnErrorNamingIt) {
     std::ofstream out(root + kCapture, std::ios::trunc);
     out << "-E- Failed to open the device\n";
   }
-  RunResult plan = Provisioner({"plan", HostYaml("eth"), "--root", root});
+  RunResult plan = Provisioner({"plan", LinkTypeYaml("eth"), "--root", root});
   EXPECT_EQ(plan.exit_code, 1);
   EXPECT_NE(plan.err.find("spec.nics[0].linkType"), std::string::npos) << plan.err;
   EXPECT_NE(plan.err.find("Failed to open the device"), std::string::npos) << plan.err;
 }
 
-// firmware: { ATS_ENABLED: true }: the raw parameter through the same path as
-// linkType (the tree's capture reads ATS_ENABLED False(0) in every column).
-TEST(FirmwareCliTest, RawAtsEnabledPlansARebootAndApplyExits3) {
-  std::string root = ExtractHost("cx5-ib");
-  std::string yaml = WriteTempFile("host-ats.yaml",
-                                   "apiVersion: provisioner/v1alpha1\nkind: HostConfig\n"
-                                   "metadata:\n  name: ib-worker1\nspec:\n  nics:\n"
-                                   "    - name: ib0\n      nicSelector:\n        pfNames: [ibs5f0]\n"
-                                   "      firmware: { ATS_ENABLED: true }\n");
-  RunResult plan = Provisioner({"plan", yaml, "--root", root, "-o", "json"});
-  ASSERT_EQ(plan.exit_code, 0) << plan.err;
-  json j = json::parse(plan.out, nullptr, false);
-  ASSERT_FALSE(j.is_discarded()) << plan.out;
-  ASSERT_EQ(j["changes"].size(), 1u) << j.dump(2);
-  const json& c = j["changes"][0];
-  EXPECT_EQ(c["id"], "firmware/0000:86:00.0/ATS_ENABLED");
-  EXPECT_EQ(c["before"], false);
-  EXPECT_EQ(c["after"], true);
-  EXPECT_EQ(c["disruption"], "reboot");
-  EXPECT_EQ(j["summary"]["rebootRequired"], true);
-
-  RunResult apply = Provisioner({"apply", yaml, "--root", root});
-  EXPECT_EQ(apply.exit_code, 3) << apply.out << apply.err;
-  EXPECT_TRUE(Exists(root + "/run/reboot-required"));
-  std::string capture = ReadFile(root + kCapture);
-  EXPECT_NE(
-      capture.find(
-          "*        ATS_ENABLED                         False(0)        False(0)        True(1)"),
-      std::string::npos)
-      << capture;
-
-  // Set for the next boot: no new change, the reboot pending (as linkType).
-  RunResult again = Provisioner({"plan", yaml, "--root", root, "-o", "json"});
-  ASSERT_EQ(again.exit_code, 0) << again.err;
-  json k = json::parse(again.out, nullptr, false);
-  EXPECT_TRUE(k["changes"].empty()) << k.dump(2);
-  EXPECT_EQ(k["summary"]["pendingReboot"], 1) << k.dump(2);
-  RunResult text = Provisioner({"plan", yaml, "--root", root});
-  EXPECT_NE(text.out.find("True(1) for the next boot, False(0) now"), std::string::npos)
-      << text.out;
-  RunResult second = Provisioner({"apply", yaml, "--root", root});
-  EXPECT_EQ(second.exit_code, 0) << second.err;
-  EXPECT_EQ(ReadFile(root + kCapture), capture);
-}
-
 TEST(FirmwareCliTest, UnknownRawParameterIsAnErrorAtItsLine) {
   std::string root = ExtractHost("cx5-ib");
-  std::string yaml = WriteTempFile("host-unknown.yaml",
-                                   "apiVersion: provisioner/v1alpha1\nkind: HostConfig\n"
-                                   "metadata:\n  name: ib-worker1\nspec:\n  nics:\n"
-                                   "    - name: ib0\n      nicSelector:\n        pfNames: [ibs5f0]\n"
-                                   "      firmware:\n        NO_SUCH_PARAM: 1\n");
+  std::string yaml =
+      WriteTempFile("host-unknown.yaml", Ib0Yaml("      firmware:\n        NO_SUCH_PARAM: 1\n"));
   RunResult plan = Provisioner({"plan", yaml, "--root", root});
   EXPECT_EQ(plan.exit_code, 1);
   EXPECT_NE(plan.err.find(":11:24: spec.nics[0].firmware.NO_SUCH_PARAM: the firmware of "
@@ -253,13 +243,13 @@ class LiveFirmwareTest : public ::testing::Test {
   }
 
   std::string Rails(const std::string& extra) {
-    return WriteTempFile("rails.yaml",
-                         "apiVersion: provisioner/v1alpha1\nkind: HostConfig\n"
-                         "metadata:\n  name: gpu-worker1\nspec:\n  rails:\n"
-                         "    count: allGpus\n    nic:\n      name: \"gpu{n}-nic\"\n"
-                         "      nicSelector: { vendor: \"15b3\", deviceID: \"1021\" }\n"
-                         "      numVfs: 12\n" +
-                             extra);
+    return WriteTempFile(
+        "rails.yaml",
+        HostYaml("  rails:\n    count: allGpus\n    nic:\n      name: \"gpu{n}-nic\"\n"
+                 "      nicSelector: { vendor: \"15b3\", deviceID: \"1021\" }\n"
+                 "      numVfs: 12\n" +
+                     extra,
+                 "gpu-worker1"));
   }
 
   std::string root_, bin_, log_;
@@ -343,14 +333,7 @@ TEST_F(LiveFirmwareTest, DiscoverAndSnapshotReadTheFirmwareVersionFromSysfs) {
 // numVfs beside numVfs is a validation error naming both fields' positions.
 TEST(FirmwareCliTest, MisspeltParameterAndVfConflictsOnTheHgxTree) {
   std::string root = ExtractHost("hgx-h100-pcie");
-  auto yaml = [](const std::string& nic_fields) {
-    return WriteTempFile("host-hgx.yaml",
-                         "apiVersion: provisioner/v1alpha1\nkind: HostConfig\n"
-                         "metadata:\n  name: hgx\nspec:\n  nics:\n"
-                         "    - name: rail0\n"
-                         "      nicSelector: { rootDevices: [\"0000:1a:00.0\"] }\n" +
-                             nic_fields);
-  };
+  auto yaml = [](const std::string& nic_fields) { return Rail0Yaml("host-hgx.yaml", nic_fields); };
   RunResult typo =
       Provisioner({"plan", yaml("      firmware: { ATS_ENABLE: true }\n"), "--root", root});
   EXPECT_EQ(typo.exit_code, 1);
@@ -386,12 +369,7 @@ TEST(FirmwareCliTest, ReadOnlyColumnOnTheHgxTree) {
   const std::string capture = "/run/provisioner/mstconfig/0000:1a:00.0.query";
   ASSERT_NE(ReadFile(root + capture).find(" RO     NUM_OF_PF"), std::string::npos);
   auto yaml = [](const std::string& nic_fields) {
-    return WriteTempFile("host-hgx-ro.yaml",
-                         "apiVersion: provisioner/v1alpha1\nkind: HostConfig\n"
-                         "metadata:\n  name: hgx\nspec:\n  nics:\n"
-                         "    - name: rail0\n"
-                         "      nicSelector: { rootDevices: [\"0000:1a:00.0\"] }\n" +
-                             nic_fields);
+    return Rail0Yaml("host-hgx-ro.yaml", nic_fields);
   };
   const std::string ib = yaml("      linkType: ib\n");
   RunResult plan = Provisioner({"plan", ib, "--root", root, "-o", "json"});
@@ -431,12 +409,7 @@ TEST(FirmwareCliTest, EcnAndCnpWithoutEcnSysfsGoToTheFirmware) {
   text.replace(at, text.find('\n', at) - at, "*       ROCE_CC_PRIO_MASK_P1    255    3    3");
   std::ofstream(capture) << text;
   const std::string yaml =
-      WriteTempFile("host-ecn.yaml",
-                    "apiVersion: provisioner/v1alpha1\nkind: HostConfig\n"
-                    "metadata:\n  name: hgx\nspec:\n  nics:\n"
-                    "    - name: rail0\n"
-                    "      nicSelector: { rootDevices: [\"0000:1a:00.0\"] }\n"
-                    "      roce: { ecn: [3], cnp: { dscp: 26, priority: 3 } }\n");
+      Rail0Yaml("host-ecn.yaml", "      roce: { ecn: [3], cnp: { dscp: 26, priority: 3 } }\n");
   RunResult plan = Provisioner({"plan", yaml, "--root", root, "-o", "json"});
   ASSERT_EQ(plan.exit_code, 0) << plan.err;
   json j = json::parse(plan.out, nullptr, false);
@@ -467,13 +440,7 @@ TEST(FirmwareCliTest, HiddenPciParameterAfterAdvancedPciSettings) {
   const std::string capture = root + "/run/provisioner/mstconfig/0000:1a:00.0.query";
   ASSERT_EQ(ReadFile(capture).find("MAX_ACC_OUT_READ"), std::string::npos);
   auto yaml = [](const std::string& firmware) {
-    return WriteTempFile("host-adv.yaml",
-                         "apiVersion: provisioner/v1alpha1\nkind: HostConfig\n"
-                         "metadata:\n  name: hgx\nspec:\n  nics:\n"
-                         "    - name: rail0\n"
-                         "      nicSelector: { rootDevices: [\"0000:1a:00.0\"] }\n"
-                         "      firmware: { " +
-                             firmware + " }\n");
+    return Rail0Yaml("host-adv.yaml", "      firmware: { " + firmware + " }\n");
   };
   RunResult alone = Provisioner({"plan", yaml("MAX_ACC_OUT_READ: 32"), "--root", root});
   EXPECT_EQ(alone.exit_code, 1);

@@ -30,9 +30,7 @@ constexpr char kNumVfs[] = "/sys/bus/pci/devices/0000:86:00.0/sriov_numvfs";
 
 std::string Yaml(const std::string& extra_spec, const std::string& extra_nic) {
   return WriteTempFile("host.yaml",
-                       "apiVersion: provisioner/v1alpha1\nkind: HostConfig\n"
-                       "metadata:\n  name: ib-worker1\nspec:\n" +
-                           extra_spec +
+                       HostYaml("", "ib-worker1") + extra_spec +
                            "  nics:\n"
                            "    - name: ib0\n      nicSelector:\n        pfNames: [ibs5f0]\n"
                            "      numVfs: 4\n" +
@@ -317,7 +315,7 @@ TEST_F(FirmwareUpdateCliTest, UpdateBurnsThenTheRebootActivatesIt) {
   EXPECT_TRUE(Exists(root_ + "/run/reboot-required"));
   // On the flash, not running: what mstflint prints after a burn.
   EXPECT_EQ(Flint(), ReadFile(RunfilePath("modules/firmware/testdata/mstflint-cx5-pending.query")));
-  EXPECT_FALSE(Exists(root_ + "/run/provisioner/journal.json"));
+  EXPECT_FALSE(Exists(JournalPath(root_)));
 
   // Nothing more to burn: the reboot is pending, and the plan says so.
   RunResult again = Provisioner({"plan", yaml, "--root", root_, "-o", "json"});
@@ -448,6 +446,30 @@ TEST_F(FirmwareUpdateCliTest, DoctorFailsOnAPinMismatch) {
 namespace provisioner::testing {
 namespace {
 
+// The journal an apply of `yaml` leaves when killed with the card's burn in
+// `burn_step` ("applying" or "applied") and every other change pending (a
+// dead pid): from the saved plan's changes.
+void KilledApplyJournal(const std::string& yaml, const std::string& root,
+                        const std::string& burn_step) {
+  const std::string saved = MakeTempDir("fw-plan") + "/plan.json";
+  RunResult plan = Provisioner({"plan", yaml, "--root", root, "--out", saved});
+  ASSERT_EQ(plan.exit_code, 0) << plan.out << plan.err;
+  json record = json::parse(ReadFile(saved), nullptr, false);
+  ASSERT_TRUE(record.contains("changes")) << record.dump();
+  json journal = {{"formatVersion", 1},
+                  {"pid", 999999},
+                  {"startedAt", "2026-11-26T05:00:00Z"},
+                  {"changes", json::array()}};
+  bool burn = false;
+  for (json c : record["changes"]) {
+    burn = burn || c["id"] == "firmware/0000:86:00.0/burn";
+    c["step"] = c["id"] == "firmware/0000:86:00.0/burn" ? burn_step : "pending";
+    journal["changes"].push_back(c);
+  }
+  ASSERT_TRUE(burn) << record.dump();
+  PutFile(JournalPath(root), journal.dump());
+}
+
 // An apply killed during the burn (the journal holds the burn as "applying";
 // flint's failsafe burn switches to the new image only at its end, so the
 // flash still reads 16.35.2000): plan reports the interrupted change and
@@ -457,20 +479,7 @@ TEST_F(FirmwareUpdateCliTest, KilledDuringTheBurnIsReportedAndReplanned) {
   KernelSimDaemon sim(root_);
   ASSERT_TRUE(sim.ready());
   const std::string yaml = Pin("");
-  const std::string saved = MakeTempDir("fw-plan") + "/plan.json";
-  RunResult plan = Provisioner({"plan", yaml, "--root", root_, "--out", saved});
-  ASSERT_EQ(plan.exit_code, 0) << plan.out << plan.err;
-  json record = json::parse(ReadFile(saved), nullptr, false);
-  ASSERT_TRUE(record.contains("changes")) << record.dump();
-  json journal = {{"formatVersion", 1},
-                  {"pid", 999999},
-                  {"startedAt", "2026-11-26T05:00:00Z"},
-                  {"changes", json::array()}};
-  for (json c : record["changes"]) {
-    c["step"] = c["id"] == "firmware/0000:86:00.0/burn" ? "applying" : "pending";
-    journal["changes"].push_back(c);
-  }
-  PutFile(root_ + "/run/provisioner/journal.json", journal.dump());
+  ASSERT_NO_FATAL_FAILURE(KilledApplyJournal(yaml, root_, "applying"));
   const std::string flash = Flint();
 
   RunResult again = Provisioner({"plan", yaml, "--root", root_, "-o", "json"});
@@ -490,7 +499,7 @@ TEST_F(FirmwareUpdateCliTest, KilledDuringTheBurnIsReportedAndReplanned) {
             std::string::npos)
       << rollback.out << rollback.err;
   EXPECT_EQ(Flint(), flash);
-  EXPECT_FALSE(Exists(root_ + "/run/provisioner/journal.json"));
+  EXPECT_FALSE(Exists(JournalPath(root_)));
 
   RunResult apply = Provisioner({"apply", yaml, "--root", root_});
   EXPECT_EQ(apply.exit_code, 3) << apply.out << apply.err;
@@ -512,23 +521,7 @@ TEST_F(FirmwareUpdateCliTest, RollbackAfterTheBurnBeforeTheResetExits3WithTheMar
   KernelSimDaemon sim(root_);
   ASSERT_TRUE(sim.ready());
   const std::string yaml = Pin("  firmware:\n    activation: reset\n");
-  const std::string saved = MakeTempDir("fw-plan") + "/plan.json";
-  RunResult plan = Provisioner({"plan", yaml, "--root", root_, "--out", saved});
-  ASSERT_EQ(plan.exit_code, 0) << plan.out << plan.err;
-  json record = json::parse(ReadFile(saved), nullptr, false);
-  ASSERT_TRUE(record.contains("changes")) << record.dump();
-  json journal = {{"formatVersion", 1},
-                  {"pid", 999999},
-                  {"startedAt", "2026-11-26T05:00:00Z"},
-                  {"changes", json::array()}};
-  bool burn = false;
-  for (json c : record["changes"]) {
-    burn = burn || c["id"] == "firmware/0000:86:00.0/burn";
-    c["step"] = c["id"] == "firmware/0000:86:00.0/burn" ? "applied" : "pending";
-    journal["changes"].push_back(c);
-  }
-  ASSERT_TRUE(burn) << record.dump();
-  PutFile(root_ + "/run/provisioner/journal.json", journal.dump());
+  ASSERT_NO_FATAL_FAILURE(KilledApplyJournal(yaml, root_, "applied"));
   // What the burn left: the new image on the flash, the old one running.
   PutFile(root_ + kFlintCapture,
           ReadFile(RunfilePath("modules/firmware/testdata/mstflint-cx5-pending.query")));
@@ -541,7 +534,7 @@ TEST_F(FirmwareUpdateCliTest, RollbackAfterTheBurnBeforeTheResetExits3WithTheMar
             std::string::npos)
       << rollback.out << rollback.err;
   EXPECT_EQ(Flint(), ReadFile(RunfilePath("modules/firmware/testdata/mstflint-cx5-pending.query")));
-  EXPECT_FALSE(Exists(root_ + "/run/provisioner/journal.json"));
+  EXPECT_FALSE(Exists(JournalPath(root_)));
   EXPECT_EQ(sim.Refused(), "");
 }
 

@@ -1,5 +1,6 @@
 #include "test/integration/harness.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -12,9 +13,13 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <thread>
 
+#include "gtest/gtest.h"
+#include "test/support/host_presets.h"
+#include "test/support/host_tree.h"
 #include "test/support/ttar.h"
 
 extern char** environ;
@@ -68,18 +73,7 @@ RunResult Run(const std::vector<std::string>& argv) {
 }
 
 pid_t Spawn(const std::vector<std::string>& argv) {
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = -1;
-  if (posix_spawn(&pid, args[0], &fa, nullptr, args.data(), environ) != 0) pid = -1;
-  posix_spawn_file_actions_destroy(&fa);
-  return pid;
+  return SpawnToFiles(argv, "/dev/null", "/dev/null");
 }
 
 pid_t SpawnToFiles(const std::vector<std::string>& argv, const std::string& out,
@@ -120,13 +114,41 @@ int WaitExit(pid_t pid, int limit_ms, long long* elapsed_ms) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-bool WaitUntil(const std::function<bool()>& done, int limit_ms) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(limit_ms);
-  for (;;) {
-    if (done()) return true;
-    if (std::chrono::steady_clock::now() >= deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+bool WaitUntil(const std::function<bool()>& done, int limit_ms) { return WaitFor(done, limit_ms); }
+
+Interrupted InterruptWhen(const std::vector<std::string>& args, const std::function<bool()>& state,
+                          int sig) {
+  Interrupted r;
+  const std::string out = WriteTempFile("interrupted.out", "");
+  const std::string err = WriteTempFile("interrupted.err", "");
+  std::vector<std::string> argv = {ProvisionerBinary(), "--no-color"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  r.pid = SpawnToFiles(argv, out, err);
+  if (r.pid <= 0) return r;
+  r.reached = WaitUntil(state);
+  if (r.reached) ::kill(r.pid, sig);
+  r.exit_code = WaitExit(r.pid, r.reached ? 10000 : 0, &r.elapsed_ms);
+  r.out = ReadFile(out);
+  r.err = ReadFile(err);
+  return r;
+}
+
+std::string JournalPath(const std::string& root) { return root + "/run/provisioner/journal.json"; }
+
+int ApplyingInJournal(const std::string& root) {
+  const std::string text = ReadFile(JournalPath(root));
+  int n = 0;
+  for (size_t p = text.find("\"applying\""); p != std::string::npos;
+       p = text.find("\"applying\"", p + 1)) {
+    ++n;
   }
+  return n;
+}
+
+bool VfsMade(const std::string& root, const std::string& pci, int n) {
+  const std::string pf = root + "/sys/bus/pci/devices/" + pci;
+  return Exists(pf + "/virtfn" + std::to_string(n - 1)) &&
+         ReadFile(pf + "/sriov_numvfs") == std::to_string(n) + "\n";
 }
 
 std::string ProvisionerBinary() { return RunfilePath("engine/cli/provisioner"); }
@@ -137,11 +159,84 @@ RunResult Provisioner(const std::vector<std::string>& args) {
   return Run(argv);
 }
 
+nlohmann::json ParseJson(const RunResult& r) {
+  nlohmann::json j = nlohmann::json::parse(r.out, nullptr, false);
+  EXPECT_FALSE(j.is_discarded()) << "stdout is not one JSON document:\n" << r.out << "\n" << r.err;
+  return j;
+}
+
+nlohmann::json PlanJson(const std::string& yaml, const std::string& root) {
+  RunResult r = Provisioner({"plan", yaml, "--root", root, "-o", "json"});
+  EXPECT_EQ(r.exit_code, 0) << "plan " << yaml << ":\n" << r.err;
+  return ParseJson(r);
+}
+
+nlohmann::json ApplyJson(const std::string& yaml, const std::string& root, int want_exit) {
+  RunResult r =
+      Provisioner({"apply", yaml, "--root", root, "-o", "json", "--settle-timeout", "30"});
+  EXPECT_EQ(r.exit_code, want_exit) << "apply " << yaml << ":\n" << r.out << r.err;
+  return ParseJson(r);
+}
+
+void ExpectConverged(const std::string& yaml, const std::string& root) {
+  RunResult r = Provisioner({"plan", yaml, "--root", root, "--detailed-exitcode"});
+  EXPECT_EQ(r.exit_code, 0) << "plan " << yaml << " after apply:\n" << r.out << r.err;
+}
+
+nlohmann::json DiscoverJson(const std::string& root) {
+  RunResult r = Provisioner({"discover", "--root", root, "-o", "json"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return ParseJson(r);
+}
+
+std::vector<std::string> Ids(const nlohmann::json& changes) {
+  std::vector<std::string> ids;
+  for (const nlohmann::json& c : changes) ids.push_back(c.value("id", ""));
+  return ids;
+}
+
+std::string Example(const std::string& name) { return RunfilePath("examples/" + name); }
+
 std::string ExtractHost(const std::string& name) {
   std::string dir = MakeTempDir(name);
   Status s = ExtractTtar(HostTreePath(name), dir);
   if (!s.ok()) return "extract-failed:" + s.message();
   return dir;
+}
+
+std::string BuildPresetTree(const std::string& preset) {
+  HostSpec spec;
+  EXPECT_TRUE(PresetByName(preset, &spec)) << preset;
+  const std::string dir = MakeTempDir(preset);
+  const Status s = BuildHostTree(spec, dir);
+  EXPECT_TRUE(s.ok()) << preset << ": " << s.message();
+  return dir;
+}
+
+std::string ExtractHostWithNetns(const std::string& name, const std::string& netns) {
+  const std::string root = ExtractHost(name);
+  ::mkdir((root + "/run").c_str(), 0755);
+  ::mkdir((root + "/run/netns").c_str(), 0755);
+  std::ofstream(root + "/run/netns/" + netns) << "";
+  return root;
+}
+
+std::vector<std::string> BundledHostTrees() {
+  std::set<std::string> names;
+  for (const char* probe : {"cx5-roce-vfs", "cx5-roce"}) {  // one in each folder
+    std::string dir = HostTreePath(probe);
+    dir = dir.substr(0, dir.rfind('/'));
+    if (DIR* d = ::opendir(dir.c_str())) {
+      while (struct dirent* e = ::readdir(d)) {
+        const std::string n = e->d_name;
+        if (n.size() > 5 && n.compare(n.size() - 5, 5, ".ttar") == 0) {
+          names.insert(n.substr(0, n.size() - 5));
+        }
+      }
+      ::closedir(d);
+    }
+  }
+  return {names.begin(), names.end()};
 }
 
 std::string WriteTempFile(const std::string& name, const std::string& content) {

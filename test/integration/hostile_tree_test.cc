@@ -261,15 +261,10 @@ TEST(HostileInputTest, RunProvisionerLinkLeavingTheRootIsNotRead) {
 
 // ------------------------------------------------ issue 26: writes and locks
 
-const char kKmodYaml[] = R"(apiVersion: provisioner/v1alpha1
-kind: HostConfig
-metadata:
-  name: worker1
-spec:
-  kernelModules:
+const std::string kKmodYaml = HostYaml(R"(  kernelModules:
     - mlx5_ib
     - rdma_ucm
-)";
+)");
 
 // Item 1: the temporary files of atomic writes (the modules-load.d file and
 // the journal) had the name "<target>.provisioner-tmp.<pid>"; a link planted

@@ -2,14 +2,30 @@
 
 load("@rules_cc//cc:defs.bzl", "cc_test")
 
-_CLI_DATA = ["//engine/cli:provisioner"]
-_CLI_DEPS = [":harness", "//third_party:gtest_main"]
+# What every CLI test has: the binary, the host trees and the kernel
+# simulator to run it on, the harness and the test support it exposes.
+_CLI_DATA = [
+    "//engine/cli:provisioner",
+    "//test/hosts:trees",
+    "//test/sim:kernel_sim",
+]
+_CLI_DEPS = [
+    ":harness",
+    "//test/support:files",
+    "//test/support:host_presets",
+    "//test/support:host_tree",
+    "//test/support:host_yaml",
+    "//test/support:ttar",
+    "//third_party:gtest_main",
+    "//third_party:nlohmann_json",
+]
 
 def integration_test(name, size = "medium", srcs = None, cli = True, data = [], deps = [], **kwargs):
     """A gtest of <name>.cc (or `srcs`).
 
-    With `cli` (the default) it runs the real binary through :harness, so
-    //engine/cli:provisioner is in its data; `cli = False` for the in-process
+    With `cli` (the default) it runs the real binary through :harness on
+    the host trees, with the kernel simulator (_CLI_DATA, _CLI_DEPS); `cli =
+    False` for the in-process
     tests (the session API, the fault matrix). `data` and `deps` are what the
     test needs beyond that.
     """

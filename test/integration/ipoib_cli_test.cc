@@ -19,12 +19,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr const char* kHostYaml = R"(apiVersion: provisioner/v1alpha1
-kind: HostConfig
-metadata:
-  name: worker1
-spec:
-  nics:
+const std::string kHostYaml = HostYaml(R"(  nics:
     - name: ib-nic
       nicSelector: { pfNames: [ibs5f0] }
       linkType: ib
@@ -33,13 +28,7 @@ spec:
         mtu: 4092
         addresses: ["172.31.0.10/16"]
         pkeys: ["0x8001"]
-)";
-
-std::vector<std::string> Ids(const json& changes) {
-  std::vector<std::string> ids;
-  for (const json& c : changes) ids.push_back(c["id"]);
-  return ids;
-}
+)");
 
 TEST(IpoibCliTest, PlanApplyThenNoChange) {
   const std::string root = ExtractHost("cx5-ib");
@@ -68,8 +57,7 @@ TEST(IpoibCliTest, PlanApplyThenNoChange) {
   // The child sits beside its parent under the PCI function, as the kernel puts it.
   EXPECT_TRUE(Exists(root + "/sys/bus/pci/devices/0000:86:00.0/net/ibs5f0.8001/pkey"));
 
-  RunResult again = Provisioner({"plan", yaml, "--root", root, "--detailed-exitcode"});
-  EXPECT_EQ(again.exit_code, 0) << again.out << again.err;
+  ExpectConverged(yaml, root);
 
   RunResult d = Provisioner({"discover", "--root", root, "-o", "json"});
   ASSERT_EQ(d.exit_code, 0) << d.err;
@@ -138,16 +126,11 @@ TEST(IpoibCliTest, SavedPlanIsRefusedWhenTheIpoibStateChanged) {
 
 TEST(IpoibCliTest, ConnectedModeWithoutRcFlagIsAPlanError) {
   const std::string root = ExtractHost("cx5-ib");
-  const std::string yaml = WriteTempFile("cm.yaml", R"(apiVersion: provisioner/v1alpha1
-kind: HostConfig
-metadata:
-  name: worker1
-spec:
-  nics:
+  const std::string yaml = WriteTempFile("cm.yaml", HostYaml(R"(  nics:
     - name: ib-nic
       nicSelector: { pfNames: [ibs5f0] }
       ipoib: { mode: connected, mtu: 65520 }
-)");
+)"));
   RunResult p = Provisioner({"plan", yaml, "--root", root});
   EXPECT_EQ(p.exit_code, 1);
   EXPECT_NE(p.err.find("9:22: spec.nics[0].ipoib.mode"), std::string::npos) << p.err;
@@ -156,16 +139,11 @@ spec:
 
 TEST(IpoibCliTest, IpoibOnAnEthernetPortIsAnError) {
   const std::string root = ExtractHost("cx5-roce");
-  const std::string yaml = WriteTempFile("eth.yaml", R"(apiVersion: provisioner/v1alpha1
-kind: HostConfig
-metadata:
-  name: worker1
-spec:
-  nics:
+  const std::string yaml = WriteTempFile("eth.yaml", HostYaml(R"(  nics:
     - name: pf0
       nicSelector: { pfNames: [ens6f0np0] }
       ipoib: { mode: datagram }
-)");
+)"));
   RunResult p = Provisioner({"plan", yaml, "--root", root});
   EXPECT_EQ(p.exit_code, 1);
   EXPECT_NE(p.err.find(":9:14: spec.nics[0].ipoib: "), std::string::npos) << p.err;

@@ -25,15 +25,11 @@ namespace {
 
 using nlohmann::json;
 
-constexpr char kHostYaml[] = R"(apiVersion: provisioner/v1alpha1
-kind: HostConfig
-metadata:
-  name: hgx
-spec:
-  kernel:
+const std::string kHostYaml = HostYaml(R"(  kernel:
     cmdline: [intel_iommu=on, iommu=pt]
     cmdlineRemove: [quiet]
-)";
+)",
+                                       "hgx");
 
 constexpr char kDropIn[] = "/etc/default/grub.d/99-provisioner.cfg";
 
@@ -347,28 +343,20 @@ TEST(KernelCliTest, DoctorIommuAdvicePointsAtSpecKernelCmdline) {
 }
 
 TEST(KernelCliTest, ValidateRejectsShellCharactersAndContradictions) {
-  const std::string bad = WriteTempFile("bad.yaml", R"(apiVersion: provisioner/v1alpha1
-kind: HostConfig
-metadata:
-  name: hgx
-spec:
-  kernel:
+  const std::string bad = WriteTempFile("bad.yaml", HostYaml(R"(  kernel:
     cmdline: ["iommu=pt; reboot"]
-)");
+)",
+                                                             "hgx"));
   RunResult v = Provisioner({"validate", bad});
   EXPECT_EQ(v.exit_code, 1);
   EXPECT_NE(v.err.find("bad.yaml:7:"), std::string::npos) << v.err;
   EXPECT_NE(v.err.find("one kernel command line argument"), std::string::npos) << v.err;
 
-  const std::string both = WriteTempFile("both.yaml", R"(apiVersion: provisioner/v1alpha1
-kind: HostConfig
-metadata:
-  name: hgx
-spec:
-  kernel:
+  const std::string both = WriteTempFile("both.yaml", HostYaml(R"(  kernel:
     cmdline: [iommu=pt]
     cmdlineRemove: [iommu]
-)");
+)",
+                                                               "hgx"));
   RunResult p = Provisioner({"plan", both, "--root", Tree()});
   EXPECT_EQ(p.exit_code, 1);
   EXPECT_NE(p.err.find("removes iommu=pt, which spec.kernel.cmdline asks for"), std::string::npos)

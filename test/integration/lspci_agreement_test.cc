@@ -85,25 +85,8 @@ void ExpectAgreement(const std::string& root, const std::vector<std::string>& ls
   }
 }
 
-// The names of every bundled tree (test/hosts and examples/hosts).
-std::vector<std::string> AllTrees() {
-  std::set<std::string> names;
-  for (const char* probe : {"cx5-roce-vfs", "cx5-roce"}) {
-    std::string dir = HostTreePath(probe);
-    dir = dir.substr(0, dir.rfind('/'));
-    if (DIR* d = ::opendir(dir.c_str())) {
-      while (struct dirent* e = ::readdir(d)) {
-        std::string n = e->d_name;
-        if (n.size() > 5 && n.compare(n.size() - 5, 5, ".ttar") == 0) names.insert(n.substr(0, n.size() - 5));
-      }
-      ::closedir(d);
-    }
-  }
-  return {names.begin(), names.end()};
-}
-
 TEST(LspciAgreementTest, EveryBundledTree) {
-  const std::vector<std::string> trees = AllTrees();
+  const std::vector<std::string> trees = BundledHostTrees();
   ASSERT_GE(trees.size(), 12u);  // the real captures among them
   size_t compared = 0;
   for (const std::string& name : trees) {

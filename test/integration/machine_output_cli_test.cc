@@ -17,8 +17,6 @@ namespace {
 
 using nlohmann::json;
 
-std::string Example(const std::string& name) { return RunfilePath("examples/" + name); }
-
 json Parse(const RunResult& r) {
   json j = json::parse(r.out, nullptr, false);
   EXPECT_FALSE(j.is_discarded()) << "stdout is not one JSON document:\n" << r.out << r.err;
@@ -61,16 +59,7 @@ TEST(MachineOutputCliTest, SavedPlansCanBeRead) {
 }
 
 TEST(MachineOutputCliTest, DiagnosticsAreLocatedAndInvalidInputIsStillJson) {
-  const std::string yaml = WriteTempFile("bad.yaml", R"(apiVersion: provisioner/v1alpha1
-kind: HostConfig
-metadata:
-  name: worker1
-spec:
-  nics:
-    - name: pf0
-      nicSelector: { rootDevices: ["0000:af:00.0"] }
-      numVfs: 99999
-)");
+  const std::string yaml = WriteTempFile("bad.yaml", Pf0Yaml(99999));
   RunResult v = Provisioner({"validate", yaml, "-o", "json"});
   EXPECT_EQ(v.exit_code, 1);
   json d = Parse(v)["diagnostics"][0];

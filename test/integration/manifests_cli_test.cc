@@ -50,8 +50,6 @@ std::string AiIbHost(const std::string& pkey_line, const std::string& version) {
          version + "}\n";
 }
 
-std::string Example(const std::string& name) { return RunfilePath("examples/" + name); }
-
 std::string ReadAll(const std::string& path) {
   std::ifstream in(path);
   std::stringstream ss;

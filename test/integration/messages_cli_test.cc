@@ -15,8 +15,6 @@
 namespace provisioner::testing {
 namespace {
 
-std::string Example(const std::string& name) { return RunfilePath("examples/" + name); }
-
 TEST(MessagesCliTest, UnknownCommandSaysSoAndSuggests) {
   RunResult r = Provisioner({"dicover"});
   EXPECT_EQ(r.exit_code, 1);
@@ -64,18 +62,13 @@ TEST(MessagesCliTest, VerboseWithQuietIsAnError) {
 }
 
 TEST(MessagesCliTest, HostYamlMistakesSayTheFix) {
-  std::string yaml = WriteTempFile("mistakes.yaml", R"(apiVersion: provisioner/v1alpha1
-kind: HostConfig
-metadata:
-  name: worker1
-spec:
-  rdma:
+  std::string yaml = WriteTempFile("mistakes.yaml", HostYaml(R"(  rdma:
     netnsMode: Exclusive
   nics:
     - name: pf0
       nicSelector: { rootDevices: ["0000:af:00.9"] }
       numVfs: "12"
-)");
+)"));
   RunResult r = Provisioner({"validate", yaml});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find(":7:16: spec.rdma.netnsMode: \"Exclusive\" is not one of: shared, "
@@ -89,15 +82,10 @@ spec:
       << r.err;
 
   // A key without its colon: reported on its own line (7), not on line 8.
-  std::string colon = WriteTempFile("colon.yaml", R"(apiVersion: provisioner/v1alpha1
-kind: HostConfig
-metadata:
-  name: worker1
-spec:
-  nics:
+  std::string colon = WriteTempFile("colon.yaml", HostYaml(R"(  nics:
     - name pf0
       numVfs: 4
-)");
+)"));
   RunResult c = Provisioner({"validate", colon});
   EXPECT_EQ(c.exit_code, 1);
   EXPECT_NE(c.err.find("colon.yaml:7:11: invalid YAML: \"name pf0\" has no colon after its key: "
@@ -109,6 +97,8 @@ spec:
 // Item 6 and the lock holder of item 7: while an apply runs, plan's warning
 // is on stderr with the one prefix (not in the table on stdout), -q hides
 // it, and a second apply's refusal names the holder's pid and start time.
+// It says "in progress", not "interrupted" (ux item 9), until the holder is
+// killed.
 TEST(MessagesCliTest, LockWarningsOnStderrAndTheHolderNamed) {
   std::string root = ExtractHost("cx5-roce");
   KernelSimDaemon sim(root, /*netdev_delay_ms=*/20000);  // VFs come, netdevs do not
@@ -116,16 +106,11 @@ TEST(MessagesCliTest, LockWarningsOnStderrAndTheHolderNamed) {
   std::string yaml = Example("roce-sriov.yaml");
   pid_t pid = Spawn({ProvisionerBinary(), "apply", yaml, "--root", root, "--settle-timeout", "60"});
   ASSERT_GT(pid, 0);
-  std::string journal = root + "/run/provisioner/journal.json";
-  bool applying = false;
-  for (int i = 0; i < 400 && !applying; ++i) {
-    applying = ReadFile(journal).find("\"applying\"") != std::string::npos;
-    if (!applying) ::usleep(25000);
-  }
-  ASSERT_TRUE(applying);
+  ASSERT_TRUE(WaitUntil([&] { return ApplyingInJournal(root) > 0; }));
   const std::string holder = "an apply is in progress (pid " + std::to_string(pid) + ", since ";
   RunResult p = Provisioner({"plan", yaml, "--root", root});
   EXPECT_EQ(p.out.find("in progress"), std::string::npos) << p.out;
+  EXPECT_EQ((p.out + p.err).find("interrupted"), std::string::npos) << p.out << p.err;
   EXPECT_NE(p.err.find("provisioner: warning: " + holder), std::string::npos) << p.err;
   RunResult q = Provisioner({"plan", yaml, "--root", root, "-q"});
   EXPECT_EQ(q.exit_code, 0) << q.err;
@@ -150,16 +135,11 @@ TEST(MessagesCliTest, LockWarningsOnStderrAndTheHolderNamed) {
 // and a name is suggested only among the functions the other fields allow.
 TEST(MessagesCliTest, SelectorsThatMatchNothingSuggestWhatCouldMatch) {
   const std::string root = ExtractHost("cx5-roce");  // two 15b3:1017 PFs
-  const std::string device = WriteTempFile("device.yaml", R"(apiVersion: provisioner/v1alpha1
-kind: HostConfig
-metadata:
-  name: worker1
-spec:
-  nics:
+  const std::string device = WriteTempFile("device.yaml", HostYaml(R"(  nics:
     - name: pf0
       nicSelector: { vendor: "15b3", deviceID: "1021", pfNames: [ens6f0np0] }
       numVfs: 4
-)");
+)"));
   RunResult d = Provisioner({"validate", device, "--root", root});
   EXPECT_EQ(d.exit_code, 1);
   EXPECT_NE(d.err.find("device.yaml:8:20: note: spec.nics[0].nicSelector: no function has "
@@ -168,16 +148,11 @@ spec:
       << d.err;
   EXPECT_EQ(d.err.find("did you mean"), std::string::npos) << d.err;
   // pfNames with a typo, on the right card: the nearest name among them.
-  const std::string typo = WriteTempFile("typo.yaml", R"(apiVersion: provisioner/v1alpha1
-kind: HostConfig
-metadata:
-  name: worker1
-spec:
-  nics:
+  const std::string typo = WriteTempFile("typo.yaml", HostYaml(R"(  nics:
     - name: pf0
       nicSelector: { deviceID: "1017", pfNames: [ens6f1np] }
       numVfs: 4
-)");
+)"));
   RunResult t = Provisioner({"validate", typo, "--root", root});
   EXPECT_EQ(t.exit_code, 1);
   EXPECT_NE(t.err.find("; did you mean ens6f1np1?"), std::string::npos) << t.err;

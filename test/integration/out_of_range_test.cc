@@ -17,14 +17,6 @@ using nlohmann::json;
 
 const char kPf0[] = "/sys/bus/pci/devices/0000:af:00.0";
 
-json DiscoverJson(const std::string& root) {
-  RunResult r = Provisioner({"discover", "--root", root, "-o", "json"});
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  json j = json::parse(r.out, nullptr, false);
-  EXPECT_FALSE(j.is_discarded()) << r.out << r.err;
-  return j;
-}
-
 const json* Nic(const json& j, const std::string& bdf) {
   for (const json& n : j["nics"]) {
     if (n["pciAddress"] == bdf) return &n;

@@ -22,6 +22,7 @@
 #include "test/sim/sim_host_fs.h"
 #include "test/support/host_presets.h"
 #include "test/support/host_tree.h"
+#include "test/support/host_yaml.h"
 
 namespace provisioner::testing {
 namespace {
@@ -42,18 +43,14 @@ using std::chrono::milliseconds;
 using std::chrono::seconds;
 
 // numVfs, trust on every VF and mtu on all eight rails.
-constexpr const char* kRailsYaml = R"(apiVersion: provisioner/v1alpha1
-kind: HostConfig
-metadata:
-  name: hgx
-spec:
-  nics:
+const std::string kRailsYaml = HostYaml(R"(  nics:
     - name: rails
       nicSelector: { vendor: "15b3", deviceID: "1021" }
       numVfs: 8
       vfTrust: true
       mtu: 4200
-)";
+)",
+                                        "hgx");
 
 struct ApplyRun {
   ApplyReport report;

@@ -4,12 +4,8 @@
 // converges from it, and SIGTERM rolls both back as today. The real binary
 // with the kernel simulator daemon.
 #include <signal.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 
-#include <chrono>
 #include <string>
-#include <thread>
 
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
@@ -18,27 +14,18 @@
 namespace provisioner::testing {
 namespace {
 
-const char kPf0[] = "/sys/bus/pci/devices/0000:af:00.0";
-const char kPf1[] = "/sys/bus/pci/devices/0000:af:00.1";
+const char kPf0[] = "0000:af:00.0";
+const char kPf1[] = "0000:af:00.1";
 
-constexpr const char* kTwoPfs = R"(apiVersion: provisioner/v1alpha1
-kind: HostConfig
-metadata:
-  name: worker1
-spec:
-  nics:
-    - name: pf0
-      nicSelector: { rootDevices: ["0000:af:00.0"] }
-      numVfs: 4
-    - name: pf1
-      nicSelector: { rootDevices: ["0000:af:00.1"] }
-      numVfs: 4
-)";
+std::string NumVfs(const std::string& root, const char* pf) {
+  return ReadFile(root + "/sys/bus/pci/devices/" + pf + "/sriov_numvfs");
+}
 
-int Count(const std::string& s, const std::string& what) {
-  int n = 0;
-  for (size_t p = s.find(what); p != std::string::npos; p = s.find(what, p + 1)) ++n;
-  return n;
+// Both PFs' numVfs changes have begun and wait for their netdevs: PF0's VFs
+// exist (PF1's too at parallelism > 1, where both are "applying" at once).
+bool Waiting(const std::string& root, int parallelism) {
+  return VfsMade(root, kPf0, 4) && (parallelism == 1 || VfsMade(root, kPf1, 4)) &&
+         ApplyingInJournal(root) == (parallelism > 1 ? 2 : 1);
 }
 
 class ParallelKillTest : public ::testing::TestWithParam<int> {};
@@ -50,33 +37,14 @@ TEST_P(ParallelKillTest, KillNineWhileWaitingThenApplyConvergesOrRollsBack) {
     std::string root = ExtractHost("cx5-roce");
     KernelSimDaemon sim(root, /*netdev_delay_ms=*/20000);  // VFs come, netdevs do not
     ASSERT_TRUE(sim.ready());
-    std::string yaml = WriteTempFile("host.yaml", kTwoPfs);
-    pid_t pid = Spawn({ProvisionerBinary(), "apply", yaml, "--root", root, "--settle-timeout", "60",
-                       "--parallelism", parallelism});
-    ASSERT_GT(pid, 0);
-    const std::string journal = root + "/run/provisioner/journal.json";
-    // Waiting: PF0's VFs exist (and PF1's too at parallelism > 1).
-    const int want_applying = GetParam() > 1 ? 2 : 1;
-    bool waiting = false;
-    for (int i = 0; i < 400 && !waiting; ++i) {
-      struct stat st;
-      // The simulated kernel writes the count ("4\n") after it made the
-      // VFs, in two steps (truncate, write): a read between them is empty,
-      // so wait for the count itself too.
-      waiting = ::stat((root + kPf0 + "/virtfn3").c_str(), &st) == 0 &&
-                ReadFile(root + kPf0 + "/sriov_numvfs") == "4\n" &&
-                (GetParam() == 1 || (::stat((root + kPf1 + "/virtfn3").c_str(), &st) == 0 &&
-                                     ReadFile(root + kPf1 + "/sriov_numvfs") == "4\n")) &&
-                Count(ReadFile(journal), "\"applying\"") == want_applying;
-      if (!waiting) std::this_thread::sleep_for(std::chrono::milliseconds(25));
-    }
-    ASSERT_TRUE(waiting) << ReadFile(journal);
-    ::kill(pid, SIGKILL);
-    int status = 0;
-    ::waitpid(pid, &status, 0);
-    ASSERT_TRUE(WIFSIGNALED(status));
+    std::string yaml = WriteTempFile("host.yaml", TwoPfsYaml());
+    Interrupted killed = InterruptWhen(
+        {"apply", yaml, "--root", root, "--settle-timeout", "60", "--parallelism", parallelism},
+        [&] { return Waiting(root, GetParam()); }, SIGKILL);
+    ASSERT_TRUE(killed.reached) << ReadFile(JournalPath(root));
+    ASSERT_EQ(killed.exit_code, -1) << "not ended by the signal";
     // Both PFs' VFs were being made at once at parallelism > 1.
-    EXPECT_EQ(ReadFile(root + kPf1 + "/sriov_numvfs"), GetParam() > 1 ? "4\n" : "0\n");
+    EXPECT_EQ(NumVfs(root, kPf1), GetParam() > 1 ? "4\n" : "0\n");
 
     std::vector<std::string> args = {
         "apply", yaml, "--root", root, "--settle-timeout", "30", "--parallelism", parallelism};
@@ -84,10 +52,9 @@ TEST_P(ParallelKillTest, KillNineWhileWaitingThenApplyConvergesOrRollsBack) {
     RunResult again = Provisioner(args);
     EXPECT_EQ(again.exit_code, 0) << again.out << again.err;
     for (const char* pf : {kPf0, kPf1}) {
-      EXPECT_EQ(ReadFile(root + pf + "/sriov_numvfs"), rollback ? "0\n" : "4\n") << pf;
+      EXPECT_EQ(NumVfs(root, pf), rollback ? "0\n" : "4\n") << pf;
     }
-    struct stat st;
-    EXPECT_NE(::stat(journal.c_str(), &st), 0) << "journal left behind";
+    EXPECT_FALSE(Exists(JournalPath(root))) << "journal left behind";
     EXPECT_EQ(sim.Refused(), "");
     RunResult after = Provisioner({"plan", yaml, "--root", root, "-o", "json"});
     nlohmann::json j = nlohmann::json::parse(after.out, nullptr, false);
@@ -106,30 +73,18 @@ TEST_P(ParallelKillTest, SigtermWhileWaitingRollsBothPfsBack) {
   std::string root = ExtractHost("cx5-roce");
   KernelSimDaemon sim(root, /*netdev_delay_ms=*/20000);
   ASSERT_TRUE(sim.ready());
-  std::string yaml = WriteTempFile("host.yaml", kTwoPfs);
-  const std::string err = WriteTempFile("sigterm.err", "");
-  pid_t pid = SpawnToFiles({ProvisionerBinary(), "apply", yaml, "--root", root,
-                            "--settle-timeout", "20", "--parallelism", std::to_string(GetParam())},
-                           "/dev/null", err);
-  ASSERT_GT(pid, 0);
-  const std::string journal = root + "/run/provisioner/journal.json";
-  const int want_applying = GetParam() > 1 ? 2 : 1;
-  ASSERT_TRUE(WaitUntil([&] {
-    return Exists(root + kPf0 + "/virtfn3") && ReadFile(root + kPf0 + "/sriov_numvfs") == "4\n" &&
-           (GetParam() == 1 || (Exists(root + kPf1 + "/virtfn3") &&
-                                ReadFile(root + kPf1 + "/sriov_numvfs") == "4\n")) &&
-           Count(ReadFile(journal), "\"applying\"") == want_applying;
-  })) << ReadFile(journal) << ReadFile(err);
-  ::kill(pid, SIGTERM);
-  long long ms = 0;
-  EXPECT_EQ(WaitExit(pid, 10000, &ms), 1) << ReadFile(err);
-  EXPECT_LT(ms, 2000) << ReadFile(err);
-  EXPECT_NE(ReadFile(err).find("apply interrupted by SIGTERM during"), std::string::npos)
-      << ReadFile(err);
+  Interrupted term = InterruptWhen(
+      {"apply", WriteTempFile("host.yaml", TwoPfsYaml()), "--root", root, "--settle-timeout", "20",
+       "--parallelism", std::to_string(GetParam())},
+      [&] { return Waiting(root, GetParam()); }, SIGTERM);
+  ASSERT_TRUE(term.reached) << ReadFile(JournalPath(root)) << term.err;
+  EXPECT_EQ(term.exit_code, 1) << term.err;
+  EXPECT_LT(term.elapsed_ms, 2000) << term.err;
+  EXPECT_NE(term.err.find("apply interrupted by SIGTERM during"), std::string::npos) << term.err;
   for (const char* pf : {kPf0, kPf1}) {
-    EXPECT_EQ(ReadFile(root + pf + "/sriov_numvfs"), "0\n") << pf;
+    EXPECT_EQ(NumVfs(root, pf), "0\n") << pf;
   }
-  EXPECT_FALSE(Exists(journal)) << "journal left behind";
+  EXPECT_FALSE(Exists(JournalPath(root))) << "journal left behind";
   EXPECT_EQ(sim.Refused(), "");
 }
 

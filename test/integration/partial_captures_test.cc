@@ -13,26 +13,16 @@ namespace {
 
 using nlohmann::json;
 
-json ParseJson(const RunResult& r) {
-  json j = json::parse(r.out, nullptr, false);
-  EXPECT_FALSE(j.is_discarded()) << r.out << "\n" << r.err;
-  return j;
-}
-
 // ghw's snapshot has empty net/<if>/ directories (no flags, no mtu): the
 // numVfs 4 -> 2 change is planned; the link step is planned with an unknown
 // current value and a warning, instead of failing the plan.
 TEST(PartialCapturesTest, I350WithoutLinkStatePlansNumVfsAndWarnsAboutTheLink) {
-  const std::string yaml = WriteTempFile("i350.yaml",
-                                         "apiVersion: provisioner/v1alpha1\n"
-                                         "kind: HostConfig\n"
-                                         "metadata:\n"
-                                         "  name: r610\n"
-                                         "spec:\n"
-                                         "  nics:\n"
-                                         "    - name: igb\n"
-                                         "      nicSelector: { rootDevices: [\"0000:05:00.0\"] }\n"
-                                         "      numVfs: 2\n");
+  const std::string yaml =
+      WriteTempFile("i350.yaml", HostYaml("  nics:\n"
+                                          "    - name: igb\n"
+                                          "      nicSelector: { rootDevices: [\"0000:05:00.0\"] }\n"
+                                          "      numVfs: 2\n",
+                                          "r610"));
   RunResult r = Provisioner({"plan", yaml, "--root", ExtractHost("i350-sriov-ghw"), "-o", "json",
                              "--detailed-exitcode"});
   ASSERT_EQ(r.exit_code, 2) << r.out << r.err;
@@ -92,13 +82,8 @@ TEST(PartialCapturesTest, TreeWithoutProcModulesInfersLoadedModulesFromEvidence)
   EXPECT_EQ(km["loadedSource"], "inferred from the tree (no /proc/modules)");
   EXPECT_NE(j["warnings"].dump().find("/proc/modules is not in the tree"), std::string::npos);
 
-  const std::string yaml = WriteTempFile("mlx4.yaml",
-                                         "apiVersion: provisioner/v1alpha1\n"
-                                         "kind: HostConfig\n"
-                                         "metadata:\n"
-                                         "  name: cx3\n"
-                                         "spec:\n"
-                                         "  kernelModules: [mlx4_ib, ib_ipoib]\n");
+  const std::string yaml =
+      WriteTempFile("mlx4.yaml", HostYaml("  kernelModules: [mlx4_ib, ib_ipoib]\n", "cx3"));
   RunResult p = Provisioner({"plan", yaml, "--root", root, "-o", "json"});
   ASSERT_EQ(p.exit_code, 0) << p.out << p.err;
   EXPECT_EQ(p.err.find("is not loaded"), std::string::npos) << p.err;

@@ -23,18 +23,14 @@ namespace {
 using nlohmann::json;
 
 // Rail NICs: the eight ConnectX-7 (not the ConnectX-6 Dx beside GPUs 0 and 4).
-constexpr const char* kHostYaml = R"(apiVersion: provisioner/v1alpha1
-kind: HostConfig
-metadata:
-  name: hgx
-spec:
-  pcie:
+const std::string kHostYaml = HostYaml(R"(  pcie:
     disableAcs: gpuNicPaths
   nics:
     - name: rails
       nicSelector: { vendor: "15b3", deviceID: "1021" }
       pcie: { maxReadRequest: 4096 }
-)";
+)",
+                                       "hgx");
 
 const int kRootPorts[8] = {0x15, 0x37, 0x48, 0x59, 0x97, 0xb7, 0xc7, 0xd7};
 
@@ -42,15 +38,6 @@ std::string Hex2(int v) {
   char b[4];
   snprintf(b, sizeof b, "%02x", v);
   return b;
-}
-
-std::string BuildTree() {
-  HostSpec spec;
-  EXPECT_TRUE(PresetByName("hgx-h100-pcie", &spec));
-  std::string dir = MakeTempDir("pcie");
-  Status s = BuildHostTree(spec, dir);
-  EXPECT_TRUE(s.ok()) << s.message();
-  return dir;
 }
 
 std::string Config(const std::string& root, const std::string& bdf) {
@@ -67,7 +54,7 @@ std::map<std::string, std::string> Configs(const std::string& root) {
 }
 
 TEST(PcieCliTest, AcsOnGpuNicPathsAndMaxReadRequestRoundTrip) {
-  const std::string root = BuildTree();
+  const std::string root = BuildPresetTree("hgx-h100-pcie");
   const std::string yaml = WriteTempFile("host.yaml", kHostYaml);
   const auto before = Configs(root);
   ASSERT_EQ(before.at("0000:17:01.0").size(), 4096u);
@@ -133,12 +120,11 @@ TEST(PcieCliTest, AcsOnGpuNicPathsAndMaxReadRequestRoundTrip) {
     EXPECT_TRUE(after.at(bdf) == expect) << bdf << " config differs from the expected bytes";
   }
 
-  RunResult again = Provisioner({"plan", yaml, "--root", root, "--detailed-exitcode"});
-  EXPECT_EQ(again.exit_code, 0) << again.out << again.err;
+  ExpectConverged(yaml, root);
 }
 
 TEST(PcieCliTest, DoctorExplainsAcsMaxReadRequestAndIommu) {
-  const std::string root = BuildTree();
+  const std::string root = BuildPresetTree("hgx-h100-pcie");
   const std::string yaml = WriteTempFile("host.yaml", kHostYaml);
   auto checks = [&](const std::string& file) {
     std::vector<std::string> args = {"doctor"};
@@ -359,18 +345,14 @@ TEST(PcieCliTest, ShortConfigCapturesAreNotCapturedNotAbsent) {
     if (bytes.size() > 64) KernelWrite(path, bytes.substr(0, 64));
   }
   KernelWrite(root + "/proc/cmdline", "BOOT_IMAGE=/boot/vmlinuz ro intel_iommu=on iommu=pt\n");
-  const std::string yaml = WriteTempFile("host.yaml", R"(apiVersion: provisioner/v1alpha1
-kind: HostConfig
-metadata:
-  name: hgx
-spec:
-  pcie:
+  const std::string yaml = WriteTempFile("host.yaml", HostYaml(R"(  pcie:
     disableAcs: all
   nics:
     - name: rails
       nicSelector: { vendor: "15b3", deviceID: "1021" }
       pcie: { maxReadRequest: 4096 }
-)");
+)",
+                                                               "hgx"));
   RunResult p = Provisioner({"plan", yaml, "--root", root, "-o", "json"});
   ASSERT_EQ(p.exit_code, 0) << p.err;
   const json plan = json::parse(p.out);

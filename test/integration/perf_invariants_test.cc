@@ -33,17 +33,12 @@ std::pair<RunResult, json> RunCounted(const std::vector<std::string>& args) {
 }
 
 // cx5-roce as it is: SR-IOV off on both PFs.
-const char* kConvergedYaml = R"(apiVersion: provisioner/v1alpha1
-kind: HostConfig
-metadata:
-  name: worker1
-spec:
-  nics:
+const std::string kConvergedYaml = HostYaml(R"(  nics:
     - name: pf0
       nicSelector:
         rootDevices: ["0000:af:00.0"]
       numVfs: 0
-)";
+)");
 
 TEST(PerfInvariantsTest, StatsFileHasTheHostLayerCounters) {
   std::string root = ExtractHost("cx5-roce");

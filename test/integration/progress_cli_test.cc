@@ -14,8 +14,6 @@
 namespace provisioner::testing {
 namespace {
 
-std::string Example(const std::string& name) { return RunfilePath("examples/" + name); }
-
 int Count(const std::string& s, const std::string& what) {
   int n = 0;
   for (size_t p = s.find(what); p != std::string::npos; p = s.find(what, p + 1)) ++n;
@@ -65,15 +63,8 @@ TEST(ProgressCliTest, OffATerminalAWaitIsOneLineNotOnePerPoll) {
 // netns switch while a namespace exists (the tree stand-in: run/netns/blue):
 // the "takes effect at the next reboot" warning comes while its change runs.
 TEST(ProgressCliTest, OnATerminalALogLineClearsTheStatusLineAndItComesBack) {
-  std::string root = ExtractHost("cx5-roce");
-  ASSERT_EQ(
-      std::system(
-          ("mkdir -p '" + root + "/run/netns' && touch '" + root + "/run/netns/blue'").c_str()),
-      0);
-  std::string yaml = WriteTempFile("exclusive.yaml",
-                                   "apiVersion: provisioner/v1alpha1\nkind: HostConfig\n"
-                                   "metadata:\n  name: worker1\nspec:\n  rdma:\n"
-                                   "    netnsMode: exclusive\n");
+  std::string root = ExtractHostWithNetns("cx5-roce", "blue");
+  std::string yaml = WriteTempFile("exclusive.yaml", HostYaml("  rdma:\n    netnsMode: exclusive\n"));
   std::string cmd = ProvisionerBinary() + " apply " + yaml + " --root " + root + " -y";
   RunResult r = provisioner::testing::Run({"/usr/bin/script", "-qfec", cmd, "/dev/null"});
   ASSERT_EQ(r.exit_code, 3) << r.out << r.err;

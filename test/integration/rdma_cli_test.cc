@@ -24,12 +24,6 @@ void WriteTempFileAt(const std::string& path, const std::string& content) {
   std::ofstream(path, std::ios::binary | std::ios::trunc) << content;
 }
 
-json ParseJson(const RunResult& r) {
-  json j = json::parse(r.out, nullptr, false);
-  EXPECT_FALSE(j.is_discarded()) << "stdout is not one JSON document:\n" << r.out << "\n" << r.err;
-  return j;
-}
-
 const json* Named(const json& arr, const std::string& key, const std::string& value) {
   for (const auto& x : arr) {
     if (x.contains(key) && x[key] == value) return &x;
@@ -37,12 +31,10 @@ const json* Named(const json& arr, const std::string& key, const std::string& va
   return nullptr;
 }
 
-std::string HostYaml(const std::string& mode, bool persist = true) {
-  return WriteTempFile(
-      "host-" + mode + ".yaml",
-      "apiVersion: provisioner/v1alpha1\nkind: HostConfig\nmetadata:\n  name: worker1\n"
-      "spec:\n  rdma:\n    netnsMode: " +
-          mode + "\n    persist: " + (persist ? "true" : "false") + "\n");
+std::string NetnsModeYaml(const std::string& mode, bool persist = true) {
+  return WriteTempFile("host-" + mode + ".yaml",
+                       HostYaml("  rdma:\n    netnsMode: " + mode +
+                                "\n    persist: " + (persist ? "true" : "false") + "\n"));
 }
 
 TEST(RdmaCliTest, DiscoverRoceTree) {
@@ -110,7 +102,7 @@ TEST(RdmaCliTest, DiscoverIbTree) {
 TEST(RdmaCliTest, PlanExclusiveOnSharedHostIsLiveAndPersistent) {
   std::string root = ExtractHost("cx5-roce");
   RunResult r = Provisioner(
-      {"plan", HostYaml("exclusive"), "--root", root, "-o", "json", "--detailed-exitcode"});
+      {"plan", NetnsModeYaml("exclusive"), "--root", root, "-o", "json", "--detailed-exitcode"});
   ASSERT_EQ(r.exit_code, 2) << r.err;
   json j = ParseJson(r);
   ASSERT_EQ(j["changes"].size(), 2u) << j.dump(2);
@@ -123,7 +115,7 @@ TEST(RdmaCliTest, PlanExclusiveOnSharedHostIsLiveAndPersistent) {
   EXPECT_EQ(j["changes"][1]["after"], "exclusive");
   EXPECT_EQ(j["summary"]["rebootRequired"], false);
   RunResult shared =
-      Provisioner({"plan", HostYaml("shared"), "--root", root, "--detailed-exitcode"});
+      Provisioner({"plan", NetnsModeYaml("shared"), "--root", root, "--detailed-exitcode"});
   EXPECT_EQ(shared.exit_code, 0) << shared.out << shared.err;
 }
 
@@ -137,7 +129,7 @@ TEST(RdmaCliTest, IbCoreInTheInitramfsNamesTheRebuild) {
   const std::string rel = release.substr(0, release.find_last_not_of("\n") + 1);
   ASSERT_FALSE(rel.empty());
   auto warnings = [&]() {
-    RunResult r = Provisioner({"plan", HostYaml("exclusive"), "--root", root, "-o", "json"});
+    RunResult r = Provisioner({"plan", NetnsModeYaml("exclusive"), "--root", root, "-o", "json"});
     EXPECT_EQ(r.exit_code, 0) << r.err;
     return ParseJson(r)["warnings"].dump();
   };
@@ -177,7 +169,7 @@ TEST(RdmaCliTest, ApplyWritesModprobeConfKeepingLinesAndSecondApplyWritesNothing
   const std::string seed =
       "# site settings\noptions ib_core recv_queue_size=512\ninstall foo /bin/true\n";
   std::ofstream(conf) << seed;
-  std::string yaml = HostYaml("exclusive");
+  std::string yaml = NetnsModeYaml("exclusive");
   RunResult a = Provisioner({"apply", yaml, "--root", root, "-o", "json"});
   ASSERT_EQ(a.exit_code, 0) << a.out << a.err;
   json j = ParseJson(a);
@@ -197,7 +189,7 @@ TEST(RdmaCliTest, ApplyWritesModprobeConfKeepingLinesAndSecondApplyWritesNothing
   EXPECT_TRUE(ReadFile(before) == ReadFile(after)) << "second apply changed the tree";
 
   // Back to shared: the option goes, the site's lines stay.
-  RunResult s = Provisioner({"apply", HostYaml("shared"), "--root", root});
+  RunResult s = Provisioner({"apply", NetnsModeYaml("shared"), "--root", root});
   ASSERT_EQ(s.exit_code, 0) << s.err;
   EXPECT_EQ(ReadFile(conf), seed);
   EXPECT_EQ(ReadFile(root + "/sys/module/ib_core/parameters/netns_mode"), "Y\n");
@@ -208,10 +200,8 @@ TEST(RdmaCliTest, ApplyWritesModprobeConfKeepingLinesAndSecondApplyWritesNothing
 TEST(RdmaCliTest, WithoutIbCoreTheModeTakesEffectAtReboot) {
   std::string root = ExtractHost("cx5-roce");
   ASSERT_EQ(std::system(("rm -rf '" + root + "/sys/module/ib_core/parameters'").c_str()), 0);
-  std::string yaml = HostYaml("exclusive");
-  RunResult p = Provisioner({"plan", yaml, "--root", root, "-o", "json"});
-  ASSERT_EQ(p.exit_code, 0) << p.err;
-  json j = ParseJson(p);
+  std::string yaml = NetnsModeYaml("exclusive");
+  json j = PlanJson(yaml, root);
   ASSERT_EQ(j["changes"].size(), 1u);
   EXPECT_EQ(j["changes"][0]["disruption"], "reboot");
   EXPECT_EQ(j["summary"]["rebootRequired"], true);
@@ -227,12 +217,8 @@ TEST(RdmaCliTest, WithoutIbCoreTheModeTakesEffectAtReboot) {
 // The kernel refuses the switch while other network namespaces exist (the
 // tree stand-in: entries in run/netns): reported, persisted, exit 3.
 TEST(RdmaCliTest, RefusedLiveSwitchIsReportedAndTakesEffectAtReboot) {
-  std::string root = ExtractHost("cx5-roce");
-  ASSERT_EQ(
-      std::system(
-          ("mkdir -p '" + root + "/run/netns' && touch '" + root + "/run/netns/blue'").c_str()),
-      0);
-  std::string yaml = HostYaml("exclusive");
+  std::string root = ExtractHostWithNetns("cx5-roce", "blue");
+  std::string yaml = NetnsModeYaml("exclusive");
   RunResult a = Provisioner({"apply", yaml, "--root", root, "-o", "json"});
   EXPECT_EQ(a.exit_code, 3) << a.out << a.err;
   json j = ParseJson(a);
@@ -255,7 +241,8 @@ TEST(RdmaCliTest, RefusedLiveSwitchIsReportedAndTakesEffectAtReboot) {
                                "effect at the next reboot"));
 
   // persist: false cannot wait for a reboot: an error naming the errno.
-  RunResult e = Provisioner({"apply", HostYaml("exclusive", /*persist=*/false), "--root", root});
+  RunResult e =
+      Provisioner({"apply", NetnsModeYaml("exclusive", /*persist=*/false), "--root", root});
   EXPECT_EQ(e.exit_code, 1) << e.out;
   EXPECT_THAT(e.err, HasSubstr("EBUSY"));
   EXPECT_THAT(e.err, HasSubstr("persist is false"));
@@ -296,7 +283,7 @@ TEST(RdmaCliTest, DoctorFailsOnRdmaDeviceWithoutNetdev) {
 
 TEST(RdmaCliTest, DoctorComparesWithHostYaml) {
   std::string root = ExtractHost("cx5-roce");
-  std::string yaml = HostYaml("exclusive");
+  std::string yaml = NetnsModeYaml("exclusive");
   RunResult before = Provisioner({"doctor", yaml, "--root", root, "-o", "json"});
   EXPECT_EQ(before.exit_code, 1) << before.err;
   json j = ParseJson(before);

@@ -13,13 +13,7 @@ namespace {
 
 using nlohmann::json;
 
-json Discover(const std::string& tree) {
-  RunResult r = Provisioner({"discover", "--root", ExtractHost(tree), "-o", "json"});
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  json j = json::parse(r.out, nullptr, false);
-  EXPECT_FALSE(j.is_discarded()) << r.out;
-  return j;
-}
+json Discover(const std::string& tree) { return DiscoverJson(ExtractHost(tree)); }
 
 const json* FindByKey(const json& list, const char* key, const std::string& value) {
   if (!list.is_array()) return nullptr;
@@ -84,16 +78,12 @@ TEST(RealIbCapturesTest, QlogicHcaOfClass0c06IsANicAndSelectable) {
   // A nicSelector selects it: ib0 already has mtu 2044 and is up, so the plan
   // is converged (exit 0). Were the HCA not a NIC, the selector would select
   // nothing and plan would exit 1 ("selects no PCI function on this host").
-  const std::string yaml = WriteTempFile("qib.yaml",
-                                         "apiVersion: provisioner/v1alpha1\n"
-                                         "kind: HostConfig\n"
-                                         "metadata:\n"
-                                         "  name: qib-host\n"
-                                         "spec:\n"
-                                         "  nics:\n"
-                                         "    - name: ib\n"
-                                         "      nicSelector: { vendor: \"1077\", deviceID: \"7322\" }\n"
-                                         "      mtu: 2044\n");
+  const std::string yaml = WriteTempFile(
+      "qib.yaml", HostYaml("  nics:\n"
+                           "    - name: ib\n"
+                           "      nicSelector: { vendor: \"1077\", deviceID: \"7322\" }\n"
+                           "      mtu: 2044\n",
+                           "qib-host"));
   RunResult p = Provisioner({"plan", yaml, "--root", ExtractHost("qib-ib-hwloc"), "-o", "json",
                              "--detailed-exitcode"});
   EXPECT_EQ(p.exit_code, 0) << p.out << p.err;

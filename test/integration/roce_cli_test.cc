@@ -22,33 +22,19 @@ namespace {
 
 using nlohmann::json;
 
-constexpr const char* kHostYaml = R"(apiVersion: provisioner/v1alpha1
-kind: HostConfig
-metadata:
-  name: worker1
-spec:
-  nics:
+const std::string kHostYaml = HostYaml(R"(  nics:
     - name: rail0
       nicSelector: { vendor: "15b3", pfNames: ["ens6f0np0"] }
       roce: { trust: dscp, pfc: [3], ecn: [3] }
     - name: rail1
       nicSelector: { vendor: "15b3", pfNames: ["ens6f1np1"] }
       roce: { trust: dscp, pfc: [3], ecn: [3] }
-)";
+)");
 
 // The captured port buffers and cable length of the preset (both ports).
 constexpr const char* kBuffers =
     "{\"buffer\":{\"prio2buffer\":[0,0,0,0,0,0,0,0],\"sizes\":[130944,130944,0,0,0,0,0,0],"
     "\"total\":262016},\"cableLength\":7,";
-
-std::string BuildTree() {
-  HostSpec spec;
-  EXPECT_TRUE(PresetByName("cx5-roce-qos", &spec));
-  std::string dir = MakeTempDir("roce");
-  Status s = BuildHostTree(spec, dir);
-  EXPECT_TRUE(s.ok()) << s.message();
-  return dir;
-}
 
 // Every file apply may touch: both netdevs' ECN enables and DCB captures.
 std::map<std::string, std::string> State(const std::string& root) {
@@ -68,7 +54,7 @@ std::map<std::string, std::string> State(const std::string& root) {
 }
 
 TEST(RoceCliTest, PlanApplyPlanOnTheTree) {
-  const std::string root = BuildTree();
+  const std::string root = BuildPresetTree("cx5-roce-qos");
   const std::string yaml = WriteTempFile("host.yaml", kHostYaml);
   const auto before = State(root);
 
@@ -117,21 +103,16 @@ TEST(RoceCliTest, PlanApplyPlanOnTheTree) {
 // NVIDIA's out-of-tree mlx5 has ecn/roce_np/cnp_dscp and cnp_802p_prio:
 // roce.cnp is then set there, live (no firmware, no reboot).
 TEST(RoceCliTest, CnpIsLiveWhereTheDriverHasItsFiles) {
-  const std::string root = BuildTree();
+  const std::string root = BuildPresetTree("cx5-roce-qos");
   const std::string np = root + "/sys/class/net/ens6f0np0/ecn/roce_np/";
   ASSERT_TRUE(std::filesystem::is_directory(np));
   std::ofstream(np + "cnp_dscp") << "48\n";
   std::ofstream(np + "cnp_802p_prio") << "6\n";
-  const std::string yaml = WriteTempFile("host-cnp.yaml", R"(apiVersion: provisioner/v1alpha1
-kind: HostConfig
-metadata:
-  name: worker1
-spec:
-  nics:
+  const std::string yaml = WriteTempFile("host-cnp.yaml", HostYaml(R"(  nics:
     - name: rail0
       nicSelector: { vendor: "15b3", pfNames: ["ens6f0np0"] }
       roce: { cnp: { dscp: 26, priority: 3 } }
-)");
+)"));
   RunResult p = Provisioner({"plan", yaml, "--root", root, "-o", "json"});
   ASSERT_EQ(p.exit_code, 0) << p.err;
   const json plan = json::parse(p.out);
@@ -144,12 +125,11 @@ spec:
   ASSERT_EQ(a.exit_code, 0) << a.err;
   EXPECT_EQ(ReadFile(np + "cnp_dscp"), "26\n");
   EXPECT_EQ(ReadFile(np + "cnp_802p_prio"), "3\n");
-  RunResult again = Provisioner({"plan", yaml, "--root", root, "--detailed-exitcode"});
-  EXPECT_EQ(again.exit_code, 0) << again.out << again.err;
+  ExpectConverged(yaml, root);
 }
 
 TEST(RoceCliTest, DiscoverShowsTrustPfcAndEcn) {
-  const std::string root = BuildTree();
+  const std::string root = BuildPresetTree("cx5-roce-qos");
   RunResult d = Provisioner({"discover", "--root", root, "-o", "json"});
   ASSERT_EQ(d.exit_code, 0) << d.err;
   std::map<std::string, json> roce;
@@ -170,7 +150,7 @@ TEST(RoceCliTest, DiscoverShowsTrustPfcAndEcn) {
 }
 
 TEST(RoceCliTest, DoctorChecksThePriorityNcclUses) {
-  const std::string root = BuildTree();
+  const std::string root = BuildPresetTree("cx5-roce-qos");
   const std::string yaml = WriteTempFile("host.yaml", kHostYaml);
   auto checks = [&]() {
     RunResult d = Provisioner({"doctor", "--root", root, "-o", "json"});
@@ -208,7 +188,7 @@ TEST(RoceCliTest, DoctorChecksThePriorityNcclUses) {
 }
 
 TEST(RoceCliTest, SnapshotKeepsTheDcbCaptureAndEcn) {
-  const std::string root = BuildTree();
+  const std::string root = BuildPresetTree("cx5-roce-qos");
   const std::string out = MakeTempDir("roce-snap") + "/snap";
   RunResult s = Provisioner({"snapshot", "--output", out, "--root", root});
   ASSERT_EQ(s.exit_code, 0) << s.err;
@@ -227,25 +207,19 @@ TEST(RoceCliTest, SnapshotKeepsTheDcbCaptureAndEcn) {
 // the captures and mlx5_ib's traffic_class, the next plan is empty, doctor
 // sees who owns PFC and the forced traffic class.
 TEST(RoceCliTest, DcbxDscpMapPauseAndTos) {
-  const std::string root = BuildTree();
-  const std::string yaml = WriteTempFile("host-rest.yaml", R"(apiVersion: provisioner/v1alpha1
-kind: HostConfig
-metadata:
-  name: worker1
-spec:
-  nics:
+  const std::string root = BuildPresetTree("cx5-roce-qos");
+  const std::string yaml = WriteTempFile("host-rest.yaml", HostYaml(R"(  nics:
     - name: rail0
       nicSelector: { vendor: "15b3", pfNames: ["ens6f0np0"] }
       roce: { dcbx: host, trust: dscp, dscpMap: { 26: 5 }, pfc: [5], pause: false, tos: 106 }
-)");
+)"));
   RunResult p = Provisioner({"plan", yaml, "--root", root, "-o", "json"});
   ASSERT_EQ(p.exit_code, 0) << p.err;
   const json plan = json::parse(p.out);
-  std::vector<std::string> ids;
-  for (const auto& c : plan["changes"]) ids.push_back(c["id"]);
-  EXPECT_EQ(ids, (std::vector<std::string>{"roce/ens6f0np0/dcbx", "roce/ens6f0np0/trust",
-                                           "roce/ens6f0np0/dscpMap", "roce/ens6f0np0/pause",
-                                           "roce/ens6f0np0/pfc", "roce/ens6f0np0/tos"}));
+  EXPECT_EQ(Ids(plan["changes"]),
+            (std::vector<std::string>{"roce/ens6f0np0/dcbx", "roce/ens6f0np0/trust",
+                                      "roce/ens6f0np0/dscpMap", "roce/ens6f0np0/pause",
+                                      "roce/ens6f0np0/pfc", "roce/ens6f0np0/tos"}));
   EXPECT_EQ(plan["changes"][5]["before"], nullptr);
   EXPECT_EQ(plan["changes"][5]["after"], 106);
 
@@ -270,8 +244,7 @@ spec:
   EXPECT_EQ(ReadFile(root + "/sys/class/infiniband/mlx5_0/tc/1/traffic_class"), "106\n");
   // Untouched: the other port.
   EXPECT_EQ(ReadFile(root + "/run/provisioner/pause/ens6f1np1"), "{\"rx\":false,\"tx\":false}\n");
-  RunResult again = Provisioner({"plan", yaml, "--root", root, "--detailed-exitcode"});
-  EXPECT_EQ(again.exit_code, 0) << again.out << again.err;
+  ExpectConverged(yaml, root);
 
   // Discover shows it; doctor takes the forced ToS 106 (DSCP 26) through the
   // custom map to priority 5, where PFC is on.
@@ -301,17 +274,12 @@ spec:
 
 // Bad values: the schema (line and column), keys of dscpMap that are no DSCP.
 TEST(RoceCliTest, RestOfLosslessBadValues) {
-  const std::string root = BuildTree();
-  const std::string yaml = WriteTempFile("host-bad.yaml", R"(apiVersion: provisioner/v1alpha1
-kind: HostConfig
-metadata:
-  name: worker1
-spec:
-  nics:
+  const std::string root = BuildPresetTree("cx5-roce-qos");
+  const std::string yaml = WriteTempFile("host-bad.yaml", HostYaml(R"(  nics:
     - name: rail0
       nicSelector: { vendor: "15b3", pfNames: ["ens6f0np0"] }
       roce: { trust: dscp, dscpMap: { 64: 3, 26: 9 }, tos: 300, dcbx: lldp, pause: "off" }
-)");
+)"));
   RunResult p = Provisioner({"plan", yaml, "--root", root});
   EXPECT_EQ(p.exit_code, 1);
   for (const char* want : {"host-bad.yaml:9:", "spec.nics[0].roce.dscpMap.64: \"64\" is not a DSCP",
@@ -326,12 +294,7 @@ spec:
 // Long optics: the cable length (PFC delay) and the port buffers, applied on
 // the tree as mlx5 takes them (PFC first; the buffers before a longer
 // cable), verified, shown by discover and doctor; the next plan is empty.
-constexpr const char* kBufferYaml = R"(apiVersion: provisioner/v1alpha1
-kind: HostConfig
-metadata:
-  name: worker1
-spec:
-  nics:
+const std::string kBufferYaml = HostYaml(R"(  nics:
     - name: rail0
       nicSelector: { vendor: "15b3", pfNames: ["ens6f0np0"] }
       roce:
@@ -339,23 +302,24 @@ spec:
         pfc: [3]
         cableLength: CABLE
         buffers: { prio2buffer: [0, 0, 0, 1, 0, 0, 0, 0], sizes: [65536, 195968] }
-)";
+)");
+
+std::string Cable(int cable) {
+  std::string y = kBufferYaml;
+  return y.replace(y.find("CABLE"), 5, std::to_string(cable));
+}
 
 std::string BufferYaml(const std::string& name, int cable) {
-  std::string y = kBufferYaml;
-  y.replace(y.find("CABLE"), 5, std::to_string(cable));
-  return WriteTempFile(name, y);
+  return WriteTempFile(name, Cable(cable));
 }
 
 TEST(RoceCliTest, CableLengthAndBuffersApplyVerifyAndShow) {
-  const std::string root = BuildTree();
+  const std::string root = BuildPresetTree("cx5-roce-qos");
   const std::string yaml = BufferYaml("host-buffers.yaml", 30);
   RunResult p = Provisioner({"plan", yaml, "--root", root, "-o", "json"});
   ASSERT_EQ(p.exit_code, 0) << p.err;
   const json plan = json::parse(p.out);
-  std::vector<std::string> ids;
-  for (const auto& c : plan["changes"]) ids.push_back(c["id"]);
-  EXPECT_EQ(ids,
+  EXPECT_EQ(Ids(plan["changes"]),
             (std::vector<std::string>{"roce/ens6f0np0/trust", "roce/ens6f0np0/pfc",
                                       "roce/ens6f0np0/buffers", "roce/ens6f0np0/cableLength"}));
   EXPECT_EQ(
@@ -370,8 +334,7 @@ TEST(RoceCliTest, CableLengthAndBuffersApplyVerifyAndShow) {
             "{\"buffer\":{\"prio2buffer\":[0,0,0,1,0,0,0,0],\"sizes\":[65536,195968,0,0,0,0,0,0],"
             "\"total\":262016},\"cableLength\":30,\"dcbx\":\"firmware\",\"manualBuffer\":true,"
             "\"pfc\":[3],\"trust\":\"dscp\",\"xoffCableLength\":30}\n");
-  RunResult again = Provisioner({"plan", yaml, "--root", root, "--detailed-exitcode"});
-  EXPECT_EQ(again.exit_code, 0) << again.out << again.err;
+  ExpectConverged(yaml, root);
 
   RunResult disc = Provisioner({"discover", "--root", root});
   ASSERT_EQ(disc.exit_code, 0) << disc.err;
@@ -385,7 +348,7 @@ TEST(RoceCliTest, CableLengthAndBuffersApplyVerifyAndShow) {
 // 228580 bytes, more than lossless buffer 1 holds: mlx5 answers ENOMEM;
 // apply stops there and rolls the buffers, PFC and trust back.
 TEST(RoceCliTest, ACableTooLongForTheBuffersIsRefusedAndRolledBack) {
-  const std::string root = BuildTree();
+  const std::string root = BuildPresetTree("cx5-roce-qos");
   // Buffers that leave mlx5 its 4 shared cells, so that the rollback's
   // buffer write is one the driver takes.
   const std::string before =
@@ -410,80 +373,79 @@ TEST(RoceCliTest, ACableTooLongForTheBuffersIsRefusedAndRolledBack) {
   EXPECT_EQ(after, json::parse(before));
 }
 
-// Every byte in buffer 0, buffer 1 empty: moving PFC priority 3 to buffer
-// 1 with a size in the same message is ENOMEM on mlx5 (the mapping is
-// checked against the sizes the port has); apply then sends the sizes
-// first and the mapping after them.
-TEST(RoceCliTest, BuffersMovingPfcToAnEmptyBufferTakeTwoSteps) {
-  const std::string root = BuildTree();
+// A DCB capture of ens6f0np0 the driver starts from, a roce spec, the
+// capture after apply; the next plan is empty.
+struct DcbApplyCase {
+  const char* name;
+  std::string start;      // run/provisioner/dcb/ens6f0np0 before
+  std::string yaml;       // host.yaml
+  const char* plan_says;  // in plan's text ("" for nothing to check)
+  std::string want;       // the capture after apply
+};
+
+class DcbApplyTest : public ::testing::TestWithParam<DcbApplyCase> {};
+
+TEST_P(DcbApplyTest, ApplyLeavesTheCaptureThenNoChange) {
+  const DcbApplyCase& t = GetParam();
+  const std::string root = BuildPresetTree("cx5-roce-qos");
   TreeWriter w(root);
-  ASSERT_TRUE(w.WriteFile("/run/provisioner/dcb/ens6f0np0",
-                          "{\"buffer\":{\"prio2buffer\":[0,0,0,0,0,0,0,0],\"sizes\":[262016,0,0,0,"
-                          "0,0,0,0],\"total\":262016},\"cableLength\":7,\"pfc\":[3],\"trust\":"
-                          "\"dscp\"}\n",
-                          0644)
-                  .ok());
-  const std::string yaml = BufferYaml("host-move.yaml", 7);
+  ASSERT_TRUE(w.WriteFile("/run/provisioner/dcb/ens6f0np0", t.start, 0644).ok());
+  const std::string yaml = WriteTempFile(std::string(t.name) + ".yaml", t.yaml);
+  RunResult p = Provisioner({"plan", yaml, "--root", root});
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  EXPECT_NE(p.out.find(t.plan_says), std::string::npos) << p.out;
   RunResult a = Provisioner({"apply", yaml, "--root", root});
   ASSERT_EQ(a.exit_code, 0) << a.err;
-  EXPECT_EQ(ReadFile(root + "/run/provisioner/dcb/ens6f0np0"),
-            "{\"buffer\":{\"prio2buffer\":[0,0,0,1,0,0,0,0],\"sizes\":[65536,195968,0,0,0,0,0,0],"
-            "\"total\":262016},\"cableLength\":7,\"manualBuffer\":true,\"pfc\":[3],"
-            "\"trust\":\"dscp\",\"xoffCableLength\":7}\n");
-  RunResult again = Provisioner({"plan", yaml, "--root", root, "--detailed-exitcode"});
-  EXPECT_EQ(again.exit_code, 0) << again.out << again.err;
+  EXPECT_EQ(ReadFile(root + "/run/provisioner/dcb/ens6f0np0"), t.want);
+  ExpectConverged(yaml, root);
 }
 
-// Issue 35 item 6: mlx5 applies a cable length to its lossless buffers only
-// in manual buffer mode, which a changing buffer write sets and a driver
-// load clears (the capture's manualBuffer/xoffCableLength model it). A
-// cableLength alone on a freshly loaded driver: apply sets it and re-sends
-// the buffers (a cell off and back), so xoff follows; verify checks it.
-TEST(RoceCliTest, CableLengthReachesTheBuffersOutsideManualMode) {
-  const std::string root = BuildTree();
-  TreeWriter w(root);
-  const std::string start =
-      "{\"buffer\":{\"prio2buffer\":[0,0,0,1,0,0,0,0],\"sizes\":[65536,195968,0,0,0,0,0,0],"
-      "\"total\":262016},\"cableLength\":7,\"pfc\":[3],\"trust\":\"dscp\","
-      "\"xoffCableLength\":7}\n";
-  ASSERT_TRUE(w.WriteFile("/run/provisioner/dcb/ens6f0np0", start, 0644).ok());
-  const std::string yaml = WriteTempFile("host-cable.yaml", R"(apiVersion: provisioner/v1alpha1
-kind: HostConfig
-metadata:
-  name: worker1
-spec:
-  nics:
+INSTANTIATE_TEST_SUITE_P(
+    Buffers, DcbApplyTest,
+    ::testing::Values(
+        // Every byte in buffer 0, buffer 1 empty: moving PFC priority 3 to
+        // buffer 1 with a size in the same message is ENOMEM on mlx5 (the
+        // mapping is checked against the sizes the port has); apply then
+        // sends the sizes first and the mapping after them.
+        DcbApplyCase{
+            "BuffersMovingPfcToAnEmptyBufferTakeTwoSteps",
+            "{\"buffer\":{\"prio2buffer\":[0,0,0,0,0,0,0,0],\"sizes\":[262016,0,0,0,0,0,0,0],"
+            "\"total\":262016},\"cableLength\":7,\"pfc\":[3],\"trust\":\"dscp\"}\n",
+            Cable(7), "",
+            "{\"buffer\":{\"prio2buffer\":[0,0,0,1,0,0,0,0],\"sizes\":[65536,195968,0,0,0,0,0,0],"
+            "\"total\":262016},\"cableLength\":7,\"manualBuffer\":true,\"pfc\":[3],"
+            "\"trust\":\"dscp\",\"xoffCableLength\":7}\n"},
+        // Issue 35 item 6: mlx5 applies a cable length to its lossless
+        // buffers only in manual buffer mode, which a changing buffer write
+        // sets and a driver load clears (the capture's manualBuffer and
+        // xoffCableLength model it). A cableLength alone on a freshly loaded
+        // driver: apply sets it and re-sends the buffers (a cell off and
+        // back), so xoff follows; verify checks it.
+        DcbApplyCase{
+            "CableLengthReachesTheBuffersOutsideManualMode",
+            "{\"buffer\":{\"prio2buffer\":[0,0,0,1,0,0,0,0],\"sizes\":[65536,195968,0,0,0,0,0,0],"
+            "\"total\":262016},\"cableLength\":7,\"pfc\":[3],\"trust\":\"dscp\","
+            "\"xoffCableLength\":7}\n",
+            HostYaml(R"(  nics:
     - name: rail0
       nicSelector: { vendor: "15b3", pfNames: ["ens6f0np0"] }
       roce: { cableLength: 30 }
-)");
-  RunResult p = Provisioner({"plan", yaml, "--root", root});
-  ASSERT_EQ(p.exit_code, 0) << p.err;
-  EXPECT_NE(p.out.find("port buffers re-sent"), std::string::npos) << p.out;
-  RunResult a = Provisioner({"apply", yaml, "--root", root});
-  ASSERT_EQ(a.exit_code, 0) << a.err;
-  EXPECT_EQ(ReadFile(root + "/run/provisioner/dcb/ens6f0np0"),
+)"),
+            "port buffers re-sent",
             "{\"buffer\":{\"prio2buffer\":[0,0,0,1,0,0,0,0],\"sizes\":[65536,195968,0,0,0,0,0,0],"
             "\"total\":262016},\"cableLength\":30,\"manualBuffer\":true,\"pfc\":[3],"
-            "\"trust\":\"dscp\",\"xoffCableLength\":30}\n");
-  RunResult again = Provisioner({"plan", yaml, "--root", root, "--detailed-exitcode"});
-  EXPECT_EQ(again.exit_code, 0) << again.out << again.err;
-}
+            "\"trust\":\"dscp\",\"xoffCableLength\":30}\n"}),
+    [](const ::testing::TestParamInfo<DcbApplyCase>& info) { return info.param.name; });
 
 // Done-when of issue 35: a buffer size of 65500 (not whole 128-byte cells)
 // is refused at the field with the nearest sizes mlx5 keeps.
 TEST(RoceCliTest, ABufferSizeOutsideTheCellsIsRefused) {
-  const std::string root = BuildTree();
-  const std::string yaml = WriteTempFile("host-cells.yaml", R"(apiVersion: provisioner/v1alpha1
-kind: HostConfig
-metadata:
-  name: worker1
-spec:
-  nics:
+  const std::string root = BuildPresetTree("cx5-roce-qos");
+  const std::string yaml = WriteTempFile("host-cells.yaml", HostYaml(R"(  nics:
     - name: rail0
       nicSelector: { vendor: "15b3", pfNames: ["ens6f0np0"] }
       roce: { pfc: [3], buffers: { sizes: [65500, 130944] } }
-)");
+)"));
   RunResult p = Provisioner({"plan", yaml, "--root", root});
   EXPECT_EQ(p.exit_code, 1);
   EXPECT_NE(p.err.find("host-cells.yaml:9:44: spec.nics[0].roce.buffers.sizes[0]: 65500 is not "
@@ -499,19 +461,14 @@ spec:
 // (the tree models the files the kernel then makes), verify reads the value
 // back, the next plan is empty, and the boot apply makes it again.
 TEST(RoceCliTest, TosThroughRdmaCmConfigfsMakesTheDirectory) {
-  const std::string root = BuildTree();
+  const std::string root = BuildPresetTree("cx5-roce-qos");
   std::filesystem::remove(root + "/sys/class/infiniband/mlx5_0/tc/1/traffic_class");
   std::filesystem::create_directories(root + "/sys/kernel/config/rdma_cm");
-  const std::string yaml = WriteTempFile("host-tos.yaml", R"(apiVersion: provisioner/v1alpha1
-kind: HostConfig
-metadata:
-  name: worker1
-spec:
-  nics:
+  const std::string yaml = WriteTempFile("host-tos.yaml", HostYaml(R"(  nics:
     - name: rail0
       nicSelector: { vendor: "15b3", pfNames: ["ens6f0np0"] }
       roce: { tos: 106 }
-)");
+)"));
   RunResult p = Provisioner({"plan", yaml, "--root", root, "-o", "json"});
   ASSERT_EQ(p.exit_code, 0) << p.err;
   const json plan = json::parse(p.out);
@@ -543,17 +500,12 @@ spec:
 
 // Bad values with file:line:column.
 TEST(RoceCliTest, CableLengthAndBuffersBadValues) {
-  const std::string root = BuildTree();
-  const std::string yaml = WriteTempFile("host-badbuf.yaml", R"(apiVersion: provisioner/v1alpha1
-kind: HostConfig
-metadata:
-  name: worker1
-spec:
-  nics:
+  const std::string root = BuildPresetTree("cx5-roce-qos");
+  const std::string yaml = WriteTempFile("host-badbuf.yaml", HostYaml(R"(  nics:
     - name: rail0
       nicSelector: { vendor: "15b3", pfNames: ["ens6f0np0"] }
       roce: { cableLength: 0, buffers: { prio2buffer: [0, 0, 8], sizes: [-1] } }
-)");
+)"));
   RunResult p = Provisioner({"plan", yaml, "--root", root});
   EXPECT_EQ(p.exit_code, 1);
   for (const char* want :

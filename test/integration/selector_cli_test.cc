@@ -19,15 +19,10 @@ size_t Count(const std::string& text, const std::string& what) {
 // config): on main, "No changes" and exit 0.
 TEST(SelectorCliTest, NicAskingNothingStillReportsItsSelector) {
   const std::string root = ExtractHost("cx5-roce");
-  const std::string yaml = WriteTempFile("ghost.yaml", R"(apiVersion: provisioner/v1alpha1
-kind: HostConfig
-metadata:
-  name: worker1
-spec:
-  nics:
+  const std::string yaml = WriteTempFile("ghost.yaml", HostYaml(R"(  nics:
     - name: ghost
       nicSelector: { vendor: "15b3", deviceID: "101d" }
-)");
+)"));
   RunResult p = Provisioner({"plan", yaml, "--root", root, "--detailed-exitcode"});
   EXPECT_EQ(p.exit_code, 1) << p.out << p.err;
   EXPECT_NE(p.err.find(":8:20: spec.nics[0].nicSelector: selects no PCI function on this host "
@@ -40,19 +35,14 @@ spec:
 // not one per module (main printed it from sriov, pcie and firmware).
 TEST(SelectorCliTest, SelectorMatchingNothingIsPrintedOnce) {
   const std::string root = ExtractHost("cx5-roce");
-  const std::string yaml = WriteTempFile("ghost.yaml", R"(apiVersion: provisioner/v1alpha1
-kind: HostConfig
-metadata:
-  name: worker1
-spec:
-  nics:
+  const std::string yaml = WriteTempFile("ghost.yaml", HostYaml(R"(  nics:
     - name: ghost
       nicSelector: { pfNames: [nosuch0] }
       numVfs: 4
       mtu: 9000
       pcie: { maxReadRequest: 4096 }
       firmware: { ATS_ENABLED: true }
-)");
+)"));
   RunResult p = Provisioner({"plan", yaml, "--root", root});
   EXPECT_EQ(p.exit_code, 1) << p.out << p.err;
   EXPECT_EQ(Count(p.err, "selects no PCI function"), 1u) << p.err;

@@ -9,24 +9,20 @@
 #include "engine/host/host_lock.h"
 #include "gtest/gtest.h"
 #include "test/sim/sim_host_fs.h"
+#include "test/support/host_yaml.h"
 #include "test/support/ttar.h"
 
 namespace provisioner::testing {
 namespace {
 
-constexpr const char* kHostYaml = R"(apiVersion: provisioner/v1alpha1
-kind: HostConfig
-metadata:
-  name: worker1
-spec:
-  rdma:
+const std::string kHostYaml = HostYaml(R"(  rdma:
     netnsMode: exclusive
   nics:
     - name: pf0
       nicSelector: { rootDevices: ["0000:af:00.0"] }
       numVfs: 4
       mtu: 9000
-)";
+)");
 
 std::string Tree(const std::string& ttar) {
   std::string dir = MakeTempDir("session");

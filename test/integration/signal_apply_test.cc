@@ -6,7 +6,6 @@
 #include <poll.h>
 #include <pty.h>
 #include <signal.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -23,35 +22,37 @@ namespace {
 
 const char kPf0[] = "/sys/bus/pci/devices/0000:af:00.0";
 
+std::string OnePfYaml(int num_vfs) {
+  return WriteTempFile("host" + std::to_string(num_vfs) + ".yaml", Pf0Yaml(num_vfs));
+}
+
+// The apply is in its wait for the netdevs of PF0's `n` new VFs: they exist
+// and the journal has the change "applying". The signal tests signal then,
+// never after a fixed time: under load a timer fires before the change began.
+bool WaitingForVfNetdevs(const std::string& root, int n) {
+  return VfsMade(root, "0000:af:00.0", n) && ApplyingInJournal(root) > 0;
+}
+
 TEST(SignalApplyTest, SigtermDuringNumVfsRollsBackAndSaysSo) {
   std::string root = ExtractHost("cx5-roce");
-  // The simulated kernel makes the VF netdevs appear 1.5 s after the write:
+  // The simulated kernel makes the VF netdevs appear 20 s after the write:
   // the numVfs change is still waiting for them when SIGTERM comes.
-  KernelSimDaemon sim(root, /*netdev_delay_ms=*/1500);
+  KernelSimDaemon sim(root, /*netdev_delay_ms=*/20000);
   ASSERT_TRUE(sim.ready());
-  std::string yaml = WriteTempFile("host.yaml", R"(apiVersion: provisioner/v1alpha1
-kind: HostConfig
-metadata:
-  name: worker1
-spec:
-  nics:
-    - name: pf0
-      nicSelector: { rootDevices: ["0000:af:00.0"] }
-      numVfs: 4
-      mtu: 9000
-)");
-  RunResult r = provisioner::testing::Run({"/usr/bin/timeout", "--preserve-status", "-s", "TERM",
-                                           "0.5", ProvisionerBinary(), "apply", yaml, "--root",
-                                           root, "--settle-timeout", "20"});
+  std::string yaml = WriteTempFile("host.yaml", Pf0Yaml(4, R"(      mtu: 9000
+)"));
+  Interrupted r = InterruptWhen(
+      {"apply", yaml, "--root", root, "--settle-timeout", "20"},
+      [&] { return WaitingForVfNetdevs(root, 4); }, SIGTERM);
+  ASSERT_TRUE(r.reached) << r.err;
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_NE(r.err.find("apply interrupted by SIGTERM"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("rolled back, as for a failure"), std::string::npos) << r.err;
   // Back as it was: no VFs, mtu 1500, and no journal left to recover.
   EXPECT_EQ(ReadFile(root + kPf0 + "/sriov_numvfs"), "0\n") << r.err;
-  struct stat st;
-  EXPECT_NE(::stat((root + kPf0 + "/virtfn0").c_str(), &st), 0);
+  EXPECT_FALSE(Exists(root + kPf0 + "/virtfn0"));
   EXPECT_EQ(ReadFile(root + "/sys/class/net/ens6f0np0/mtu"), "1500\n");
-  EXPECT_FALSE(Exists(root + "/run/provisioner/journal.json")) << "journal left behind";
+  EXPECT_FALSE(Exists(JournalPath(root))) << "journal left behind";
   EXPECT_EQ(sim.Refused(), "");
   // The next plan is the same as before the interrupted apply.
   RunResult plan = Provisioner({"plan", yaml, "--root", root, "--detailed-exitcode"});
@@ -65,20 +66,12 @@ spec:
 // brings them up again and verifies it.
 TEST(SignalApplyTest, SigtermDuringACountChangeRestoresTheVfNetdevsAdminState) {
   std::string root = ExtractHost("cx5-roce");
-  auto yaml_for = [](int n) {
-    return WriteTempFile("host" + std::to_string(n) + ".yaml",
-                         "apiVersion: provisioner/v1alpha1\nkind: HostConfig\nmetadata:\n"
-                         "  name: worker1\nspec:\n  nics:\n    - name: pf0\n"
-                         "      nicSelector: { rootDevices: [\"0000:af:00.0\"] }\n"
-                         "      numVfs: " +
-                             std::to_string(n) + "\n");
-  };
   std::vector<std::string> vf_flags;  // the VF netdevs' flags files
   {
     // A host whose 4 VF netdevs are up (brought up by NetworkManager, say).
     KernelSimDaemon sim(root, /*netdev_delay_ms=*/50);
     ASSERT_TRUE(sim.ready());
-    RunResult four = Provisioner({"apply", yaml_for(4), "--root", root});
+    RunResult four = Provisioner({"apply", OnePfYaml(4), "--root", root});
     ASSERT_EQ(four.exit_code, 0) << four.out << four.err;
   }
   for (int i = 0; i < 4; ++i) {
@@ -92,11 +85,14 @@ TEST(SignalApplyTest, SigtermDuringACountChangeRestoresTheVfNetdevsAdminState) {
   }
   // Now a kernel that registers new VF netdevs down, as Linux does; SIGTERM
   // while 4 -> 8 waits for its netdevs: rolled back to the 4 VFs, up.
-  KernelSimDaemon sim(root, /*netdev_delay_ms=*/1500, {"--vf-netdevs-down"});
+  // (Their netdevs 3 s after each write: the new ones are not there yet when
+  // the signal comes, the re-created 4's come during the rollback.)
+  KernelSimDaemon sim(root, /*netdev_delay_ms=*/3000, {"--vf-netdevs-down"});
   ASSERT_TRUE(sim.ready());
-  RunResult r = provisioner::testing::Run({"/usr/bin/timeout", "--preserve-status", "-s", "TERM",
-                                           "0.5", ProvisionerBinary(), "apply", yaml_for(8),
-                                           "--root", root, "--settle-timeout", "20"});
+  Interrupted r = InterruptWhen(
+      {"apply", OnePfYaml(8), "--root", root, "--settle-timeout", "20"},
+      [&] { return WaitingForVfNetdevs(root, 8); }, SIGTERM);
+  ASSERT_TRUE(r.reached) << r.err;
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_NE(r.err.find("rolled back, as for a failure"), std::string::npos) << r.err;
   EXPECT_EQ(ReadFile(root + kPf0 + "/sriov_numvfs"), "4\n");
@@ -107,7 +103,7 @@ TEST(SignalApplyTest, SigtermDuringACountChangeRestoresTheVfNetdevsAdminState) {
           << e.path() << ": the VF netdev was up before the interrupted apply";
     }
   }
-  EXPECT_FALSE(Exists(root + "/run/provisioner/journal.json")) << "journal left behind";
+  EXPECT_FALSE(Exists(JournalPath(root))) << "journal left behind";
   EXPECT_EQ(sim.Refused(), "");
 }
 
@@ -142,42 +138,17 @@ int RunWithPendingSigterm(const std::vector<std::string>& args) {
 
 TEST(SignalApplyTest, SigtermBeforeApplyStartsIsExit1AndNothingApplied) {
   std::string root = ExtractHost("cx5-roce");
-  std::string yaml = WriteTempFile("host.yaml", R"(apiVersion: provisioner/v1alpha1
-kind: HostConfig
-metadata:
-  name: worker1
-spec:
-  kernelModules: [mlx5_ib]
-)");
+  std::string yaml = WriteTempFile("host.yaml", HostYaml(R"(  kernelModules: [mlx5_ib]
+)"));
   EXPECT_EQ(RunWithPendingSigterm({"apply", yaml, "--root", root}), 1);
   EXPECT_FALSE(Exists(root + "/etc/modules-load.d/provisioner.conf")) << "applied anyway";
-  EXPECT_FALSE(Exists(root + "/run/provisioner/journal.json")) << "journal left behind";
+  EXPECT_FALSE(Exists(JournalPath(root))) << "journal left behind";
   EXPECT_EQ(RunWithPendingSigterm({"discover", "--root", root}), 1);
 }
-
 
 // Issues 36 item 2 and 38 item 2: a signal ends a wait that would never end
 // (VFs whose netdevs never appear) at once, instead of when --settle-timeout
 // (300 s) runs out: the write is done, the rollback starts at once.
-std::string OnePfYaml(int num_vfs) {
-  return WriteTempFile("host" + std::to_string(num_vfs) + ".yaml",
-                       "apiVersion: provisioner/v1alpha1\nkind: HostConfig\nmetadata:\n"
-                       "  name: worker1\nspec:\n  nics:\n    - name: pf0\n"
-                       "      nicSelector: { rootDevices: [\"0000:af:00.0\"] }\n"
-                       "      numVfs: " +
-                           std::to_string(num_vfs) + "\n");
-}
-
-// The journal says a change is being made, and the PF shows `n` VFs: the
-// apply is in its wait for their netdevs.
-bool WaitingForVfNetdevs(const std::string& root, int n) {
-  struct stat st;
-  return ::stat((root + kPf0 + "/virtfn" + std::to_string(n - 1)).c_str(), &st) == 0 &&
-         ReadFile(root + kPf0 + "/sriov_numvfs") == std::to_string(n) + "\n" &&
-         ReadFile(root + "/run/provisioner/journal.json").find("\"applying\"") !=
-             std::string::npos;
-}
-
 class StuckWaitSignalTest : public ::testing::TestWithParam<int> {};
 
 TEST_P(StuckWaitSignalTest, EndsTheWaitAndRollsBackWithinTwoSeconds) {
@@ -185,25 +156,20 @@ TEST_P(StuckWaitSignalTest, EndsTheWaitAndRollsBackWithinTwoSeconds) {
   std::string root = ExtractHost("cx5-roce");
   KernelSimDaemon sim(root, /*netdev_delay_ms=*/3600 * 1000);  // netdevs never come
   ASSERT_TRUE(sim.ready());
-  const std::string err = WriteTempFile("stuck.err", "");
-  pid_t pid = SpawnToFiles({ProvisionerBinary(), "apply", OnePfYaml(4), "--root", root},
-                           "/dev/null", err);  // the default --settle-timeout: 300 s
-  ASSERT_GT(pid, 0);
-  ASSERT_TRUE(WaitUntil([&] { return WaitingForVfNetdevs(root, 4); }))
-      << ReadFile(err);
-  ::kill(pid, sig);
-  long long ms = 0;
-  const int code = WaitExit(pid, 10000, &ms);
-  EXPECT_EQ(code, 1) << ReadFile(err);
-  EXPECT_LT(ms, 2000) << "the wait went on after the signal";
-  const std::string text = ReadFile(err);
+  // The default --settle-timeout: 300 s.
+  Interrupted r = InterruptWhen(
+      {"apply", OnePfYaml(4), "--root", root}, [&] { return WaitingForVfNetdevs(root, 4); }, sig);
+  ASSERT_TRUE(r.reached) << r.err;
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_LT(r.elapsed_ms, 2000) << "the wait went on after the signal";
+  const std::string& text = r.err;
   EXPECT_NE(text.find("apply interrupted by " + std::string(sig == SIGINT ? "SIGINT" : "SIGTERM") +
                       " during sriov/0000:af:00.0/numVfs"),
             std::string::npos)
       << text;
   EXPECT_EQ(ReadFile(root + kPf0 + "/sriov_numvfs"), "0\n");
   EXPECT_FALSE(Exists(root + kPf0 + "/virtfn0"));
-  EXPECT_FALSE(Exists(root + "/run/provisioner/journal.json")) << "journal left behind";
+  EXPECT_FALSE(Exists(JournalPath(root))) << "journal left behind";
   EXPECT_EQ(sim.Refused(), "");
 }
 
@@ -224,7 +190,7 @@ TEST(SignalApplyTest, SecondSigintExitsAtOnceAndKeepsTheJournal) {
     RunResult four = Provisioner({"apply", OnePfYaml(4), "--root", root});
     ASSERT_EQ(four.exit_code, 0) << four.out << four.err;
   }
-  const std::string journal = root + "/run/provisioner/journal.json";
+  const std::string journal = JournalPath(root);
   KernelSimDaemon sim(root, /*netdev_delay_ms=*/4000);
   ASSERT_TRUE(sim.ready());
   const std::string err = WriteTempFile("second.err", "");
@@ -289,7 +255,7 @@ TEST(SignalApplyTest, CtrlCAtThePromptCancelsAtOnce) {
   EXPECT_LT(ms, 2000) << shown;
   EXPECT_NE(shown.find("apply cancelled; nothing was changed"), std::string::npos) << shown;
   EXPECT_EQ(ReadFile(root + kPf0 + "/sriov_numvfs"), "0\n");
-  EXPECT_FALSE(Exists(root + "/run/provisioner/journal.json"));
+  EXPECT_FALSE(Exists(JournalPath(root)));
 }
 
 }  // namespace

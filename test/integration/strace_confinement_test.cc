@@ -26,18 +26,13 @@ namespace fs = std::filesystem;
 
 const char kStrace[] = "/usr/bin/strace";
 
-const char kYaml[] = R"(apiVersion: provisioner/v1alpha1
-kind: HostConfig
-metadata:
-  name: worker1
-spec:
-  kernelModules: [mlx5_ib, rdma_ucm]
+const std::string kYaml = HostYaml(R"(  kernelModules: [mlx5_ib, rdma_ucm]
   nics:
     - name: pf0
       nicSelector: { rootDevices: ["0000:af:00.0"] }
       numVfs: 0
       resourceName: rdma_pf0
-)";
+)");
 
 bool StartsWith(const std::string& s, const std::string& p) {
   return s.compare(0, p.size(), p) == 0;

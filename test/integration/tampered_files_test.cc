@@ -19,17 +19,8 @@ namespace {
 
 using nlohmann::json;
 
-const char kHostYaml[] = R"(apiVersion: provisioner/v1alpha1
-kind: HostConfig
-metadata:
-  name: worker1
-spec:
-  nics:
-    - name: pf0
-      nicSelector: { rootDevices: ["0000:af:00.0"] }
-      numVfs: 4
-      mtu: 9000
-)";
+const std::string kHostYaml = Pf0Yaml(4, R"(      mtu: 9000
+)");
 
 json ReadJson(const std::string& path) {
   json j = json::parse(ReadFile(path), nullptr, false);
@@ -191,7 +182,7 @@ TEST(SavedPlanRoundTripTest, EveryExampleOnEveryHostAppliesItsUneditedPlan) {
 TEST_F(TamperedFilesTest, JournalThatIsALinkIsRefusedNotIgnored) {
   const std::string outside = WriteTempFile("outside-journal.json", "{}\n");
   std::filesystem::create_directories(root_ + "/run/provisioner");
-  ASSERT_EQ(::symlink(outside.c_str(), (root_ + "/run/provisioner/journal.json").c_str()), 0);
+  ASSERT_EQ(::symlink(outside.c_str(), (JournalPath(root_)).c_str()), 0);
   RunResult a = Provisioner({"apply", yaml_, "--root", root_, "--rollback"});
   EXPECT_EQ(a.exit_code, 1) << a.out << a.err;
   EXPECT_NE(a.err.find("journal.json is a symbolic link"), std::string::npos) << a.err;

@@ -21,8 +21,6 @@ namespace {
 using nlohmann::json;
 using ::testing::HasSubstr;
 
-std::string Example(const std::string& name) { return RunfilePath("examples/" + name); }
-
 // GPU i of the HGX tree (PCI address order) and the ConnectX-7 on its switch.
 const std::vector<std::pair<std::string, std::string>> kRails = {
     {"0000:19:00.0", "0000:1a:00.0"}, {"0000:3b:00.0", "0000:3c:00.0"},
@@ -144,12 +142,7 @@ TEST(TopologyCliTest, ValidateShowExpanded) {
 }
 
 std::string AllGpusRails() {
-  return WriteTempFile("all-gpus.yaml", R"(apiVersion: provisioner/v1alpha1
-kind: HostConfig
-metadata:
-  name: w
-spec:
-  rails:
+  return WriteTempFile("all-gpus.yaml", HostYaml(R"(  rails:
     count: allGpus
     nic:
       name: "gpu{n}-nic"
@@ -161,7 +154,8 @@ spec:
     multus:
       namespace: spiderpool
       cniType: sriov
-)");
+)",
+                                                 "w"));
 }
 
 TEST(TopologyCliTest, AllGpusExpandsPerHost) {
@@ -199,15 +193,11 @@ TEST(TopologyCliTest, AllGpusExpandsPerHost) {
 
 TEST(TopologyCliTest, TwoGpusSharingOneNicIsAClearError) {
   const std::string root = ExtractHost("gpu-shared-switch");
-  const std::string file = WriteTempFile("shared.yaml", R"(apiVersion: provisioner/v1alpha1
-kind: HostConfig
-metadata:
-  name: w
-spec:
-  rails:
+  const std::string file = WriteTempFile("shared.yaml", HostYaml(R"(  rails:
     count: allGpus
     nic: { nicSelector: { vendor: "15b3" }, numVfs: 4 }
-)");
+)",
+                                                                 "w"));
   RunResult r = Provisioner({"plan", file, "--root", root});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_THAT(r.err,
@@ -222,18 +212,14 @@ spec:
 
 TEST(TopologyCliTest, NearGpuOutOfRangeAndRemote) {
   const std::string root = ExtractHost("hgx-h100");
-  const std::string file = WriteTempFile("near.yaml", R"(apiVersion: provisioner/v1alpha1
-kind: HostConfig
-metadata:
-  name: w
-spec:
-  nics:
+  const std::string file = WriteTempFile("near.yaml", HostYaml(R"(  nics:
     - name: far
       nicSelector: { nearGpu: 0, deviceID: "101d", rootDevices: ["0000:9d:00.0"] }
       numVfs: 2
     - name: missing
       nicSelector: { nearGpu: 8 }
-)");
+)",
+                                                               "w"));
   RunResult r = Provisioner({"plan", file, "--root", root});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_THAT(r.err, HasSubstr("near.yaml:8:31: spec.nics[0].nicSelector.nearGpu: the nearest NIC "
@@ -243,16 +229,12 @@ spec:
   EXPECT_THAT(r.err, HasSubstr("near.yaml:11:31: spec.nics[1].nicSelector.nearGpu: GPU 8 does not "
                                "exist: this host has 8 GPUs (0-7, in PCI address order)"));
   // allowRemote accepts the remote NIC.
-  const std::string ok = WriteTempFile("remote.yaml", R"(apiVersion: provisioner/v1alpha1
-kind: HostConfig
-metadata:
-  name: w
-spec:
-  nics:
+  const std::string ok = WriteTempFile("remote.yaml", HostYaml(R"(  nics:
     - name: far
       nicSelector: { nearGpu: 0, deviceID: "101d", rootDevices: ["0000:9d:00.0"], allowRemote: true }
       numVfs: 2
-)");
+)",
+                                                               "w"));
   RunResult p = Provisioner({"plan", ok, "--root", root, "-o", "json"});
   ASSERT_EQ(p.exit_code, 0) << p.err;
   json plan = json::parse(p.out);
@@ -262,17 +244,13 @@ spec:
 
 TEST(TopologyCliTest, PlanErrorsOnExpandedItemsNameTheRailsField) {
   const std::string root = ExtractHost("hgx-h100");
-  const std::string file = WriteTempFile("too-many.yaml", R"(apiVersion: provisioner/v1alpha1
-kind: HostConfig
-metadata:
-  name: w
-spec:
-  rails:
+  const std::string file = WriteTempFile("too-many.yaml", HostYaml(R"(  rails:
     count: 2
     nic:
       nicSelector: { vendor: "15b3", deviceID: "1021" }
       numVfs: 20
-)");
+)",
+                                                                   "w"));
   RunResult r = Provisioner({"plan", file, "--root", root});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_THAT(r.err, HasSubstr("too-many.yaml:10:15: spec.rails.nic.numVfs: rail 2 "
@@ -286,17 +264,13 @@ TEST(TopologyCliTest, RailsApplyConverges) {
   const std::string root = ExtractHost("hgx-h100");
   KernelSimDaemon sim(root, /*netdev_delay_ms=*/10);
   ASSERT_TRUE(sim.ready());
-  const std::string file = WriteTempFile("apply-rails.yaml", R"(apiVersion: provisioner/v1alpha1
-kind: HostConfig
-metadata:
-  name: w
-spec:
-  rails:
+  const std::string file = WriteTempFile("apply-rails.yaml", HostYaml(R"(  rails:
     count: allGpus
     nic:
       nicSelector: { vendor: "15b3", deviceID: "1021" }
       numVfs: 2
-)");
+)",
+                                                                      "w"));
   RunResult a =
       Provisioner({"apply", file, "--root", root, "-o", "json", "--settle-timeout", "30"});
   ASSERT_EQ(a.exit_code, 0) << a.out << a.err;
@@ -306,8 +280,7 @@ spec:
     EXPECT_EQ(::stat((root + "/sys/bus/pci/devices/" + nic + "/virtfn1").c_str(), &st), 0) << nic;
   }
   EXPECT_EQ(sim.Refused(), "");
-  RunResult p = Provisioner({"plan", file, "--root", root, "--detailed-exitcode"});
-  EXPECT_EQ(p.exit_code, 0) << p.out << p.err;
+  ExpectConverged(file, root);
 }
 
 // A plan warning is printed once: as a located diagnostic on stderr; the

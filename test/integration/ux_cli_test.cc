@@ -32,14 +32,6 @@ using nlohmann::json;
 
 const std::string kPf0 = "/sys/bus/pci/devices/0000:af:00.0";
 
-std::string Example(const std::string& name) { return RunfilePath("examples/" + name); }
-
-json ParseJson(const RunResult& r) {
-  json j = json::parse(r.out, nullptr, false);
-  EXPECT_FALSE(j.is_discarded()) << "stdout is not one JSON document:\n" << r.out << "\n" << r.err;
-  return j;
-}
-
 // The host's state (sys and etc; run/ holds apply's lock file).
 std::string TreeText(const std::string& root) {
   std::string text;
@@ -52,42 +44,13 @@ std::string TreeText(const std::string& root) {
 }
 
 // cx5-roce-vfs (4 VFs on af:00.0) asked for 8: a replacement.
-std::string EightVfs() {
-  return WriteTempFile("host.yaml", R"(apiVersion: provisioner/v1alpha1
-kind: HostConfig
-metadata:
-  name: worker1
-spec:
-  nics:
-    - name: pf0
-      nicSelector: { rootDevices: ["0000:af:00.0"] }
-      numVfs: 8
-)");
-}
-
-// The names of every bundled tree (test/hosts and examples/hosts).
-std::vector<std::string> AllTrees() {
-  std::set<std::string> names;
-  for (const char* probe : {"cx5-roce-vfs", "cx5-roce"}) {
-    std::string dir = HostTreePath(probe);
-    dir = dir.substr(0, dir.rfind('/'));
-    if (DIR* d = ::opendir(dir.c_str())) {
-      while (struct dirent* e = ::readdir(d)) {
-        std::string n = e->d_name;
-        if (n.size() > 5 && n.compare(n.size() - 5, 5, ".ttar") == 0)
-          names.insert(n.substr(0, n.size() - 5));
-      }
-      ::closedir(d);
-    }
-  }
-  return {names.begin(), names.end()};
-}
+std::string EightVfs() { return WriteTempFile("host.yaml", Pf0Yaml(8)); }
 
 // Item 1: a YAML 1.1 reader (PyYAML, what Ansible uses) reads discover's
 // YAML as exactly the JSON document: PCI addresses as mapping keys were
 // base-60 numbers (0000:17:01.0 -> 1021.0).
 TEST(UxCliTest, DiscoverYamlReadsBackAsTheJsonOnEveryTree) {
-  const std::vector<std::string> trees = AllTrees();
+  const std::vector<std::string> trees = BundledHostTrees();
   ASSERT_GE(trees.size(), 12u);
   const char* kCompare = R"py(import json, sys, yaml
 a = json.load(open(sys.argv[1]))
@@ -132,9 +95,7 @@ if d or a != b:
 TEST(UxCliTest, NumVfsBetweenNonZeroCountsIsAReplacement) {
   std::string root = ExtractHost("cx5-roce-vfs");
   std::string yaml = EightVfs();
-  RunResult pj = Provisioner({"plan", yaml, "--root", root, "-o", "json"});
-  ASSERT_EQ(pj.exit_code, 0) << pj.err;
-  json j = ParseJson(pj);
+  json j = PlanJson(yaml, root);
   ASSERT_EQ(j["changes"].size(), 1u);
   EXPECT_EQ(j["changes"][0]["action"], "replace");
   EXPECT_EQ(j["summary"]["replace"], 1);
@@ -200,16 +161,7 @@ TEST(UxCliTest, ApplyWithAutoApproveOrWithoutATerminalNeverAsks) {
   EXPECT_EQ(r.out.find("[y/N]"), std::string::npos) << r.out;
   EXPECT_EQ(ReadFile(root + kPf0 + "/sriov_numvfs"), "8\n");
   // Pipes (systemd, Ansible, cloud-init): applies as before, no question.
-  std::string yaml4 = WriteTempFile("host4.yaml", R"(apiVersion: provisioner/v1alpha1
-kind: HostConfig
-metadata:
-  name: worker1
-spec:
-  nics:
-    - name: pf0
-      nicSelector: { rootDevices: ["0000:af:00.0"] }
-      numVfs: 4
-)");
+  std::string yaml4 = WriteTempFile("host4.yaml", Pf0Yaml(4));
   RunResult a = Provisioner({"apply", yaml4, "--root", root, "--settle-timeout", "20"});
   EXPECT_EQ(a.exit_code, 0) << a.out << a.err;
   EXPECT_EQ(a.out.find("[y/N]"), std::string::npos) << a.out;
@@ -278,16 +230,11 @@ TEST(UxCliTest, YamlWhereverJsonAndValidateJson) {
 // Item 7: validate is offline by default and says so; --root checks a host.
 TEST(UxCliTest, ValidateOfflineByDefaultAndAgainstAHostWithRoot) {
   std::string root = ExtractHost("cx5-roce");
-  std::string yaml = WriteTempFile("typo.yaml", R"(apiVersion: provisioner/v1alpha1
-kind: HostConfig
-metadata:
-  name: worker1
-spec:
-  nics:
+  std::string yaml = WriteTempFile("typo.yaml", HostYaml(R"(  nics:
     - name: pf0
       nicSelector: { pfNames: ["ens6f0np1"] }
       numVfs: 8
-)");
+)"));
   RunResult offline = Provisioner({"validate", yaml});
   EXPECT_EQ(offline.exit_code, 0) << offline.err;
   EXPECT_NE(offline.out.find("schema and semantics; no host checked"), std::string::npos)
@@ -390,14 +337,9 @@ TEST(UxCliTest, DeviceNamesInNaturalOrder) {
 // of host.yaml selects (their VFs are left as they are), from the facts.
 TEST(UxCliTest, NoChangesCountsPfsWithVfsNotInHostYaml) {
   std::string root = ExtractHost("cx5-roce-vfs");  // 4 VFs on af:00.0, none on af:00.1
-  const std::string head = R"(apiVersion: provisioner/v1alpha1
-kind: HostConfig
-metadata:
-  name: worker1
-spec:
-  nics:
+  const std::string head = HostYaml(R"(  nics:
     - name: pf
-)";
+)");
   std::string other = WriteTempFile(
       "host.yaml",
       head + "      nicSelector: { rootDevices: [\"0000:af:00.1\"] }\n      numVfs: 0\n");
@@ -453,36 +395,6 @@ TEST(UxCliTest, DoctorGroupsFiltersAndSaysNoRdma) {
   EXPECT_NE(none.out.find("WARN  host.rdma"), std::string::npos) << none.out;
   EXPECT_NE(none.out.find("no RDMA on this host"), std::string::npos) << none.out;
   EXPECT_EQ(none.out.find("No checks apply"), std::string::npos) << none.out;
-}
-
-// Item 9: plan while an apply holds the lock says it is in progress, not
-// "interrupted"; once that apply is killed, it is interrupted.
-TEST(UxCliTest, PlanDuringARunningApplySaysInProgress) {
-  std::string root = ExtractHost("cx5-roce");
-  KernelSimDaemon sim(root, /*netdev_delay_ms=*/20000);  // VFs come, netdevs do not
-  ASSERT_TRUE(sim.ready());
-  std::string yaml = Example("roce-sriov.yaml");
-  pid_t pid = Spawn({ProvisionerBinary(), "apply", yaml, "--root", root, "--settle-timeout", "60"});
-  ASSERT_GT(pid, 0);
-  std::string journal = root + "/run/provisioner/journal.json";
-  bool applying = false;
-  for (int i = 0; i < 400 && !applying; ++i) {
-    applying = ReadFile(journal).find("\"applying\"") != std::string::npos;
-    if (!applying) ::usleep(25000);
-  }
-  ASSERT_TRUE(applying);
-  RunResult p = Provisioner({"plan", yaml, "--root", root});
-  // On stderr since issue 38 item 6 (not in the table on stdout).
-  EXPECT_NE(p.err.find("an apply is in progress (pid " + std::to_string(pid) + ", since "),
-            std::string::npos)
-      << p.out << p.err;
-  EXPECT_EQ((p.out + p.err).find("interrupted"), std::string::npos) << p.out << p.err;
-  ::kill(pid, SIGKILL);
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  RunResult after = Provisioner({"plan", yaml, "--root", root});
-  EXPECT_NE((after.out + after.err).find("an earlier apply was interrupted"), std::string::npos)
-      << after.out << after.err;
 }
 
 // help, EXIT STATUS / EXAMPLES / ENVIRONMENT in --help.
@@ -542,15 +454,8 @@ TEST(UxCliTest, ShowExpandedKeepsInputOrder) {
 // tree stand-in run/netns/blue), plan says the change is pending a reboot
 // instead of offering it as new work.
 TEST(UxCliTest, PlanAfterARebootPendingApplySaysPendingReboot) {
-  std::string root = ExtractHost("cx5-roce");
-  ASSERT_EQ(
-      std::system(
-          ("mkdir -p '" + root + "/run/netns' && touch '" + root + "/run/netns/blue'").c_str()),
-      0);
-  std::string yaml = WriteTempFile("exclusive.yaml",
-                                   "apiVersion: provisioner/v1alpha1\nkind: HostConfig\n"
-                                   "metadata:\n  name: worker1\nspec:\n  rdma:\n"
-                                   "    netnsMode: exclusive\n");
+  std::string root = ExtractHostWithNetns("cx5-roce", "blue");
+  std::string yaml = WriteTempFile("exclusive.yaml", HostYaml("  rdma:\n    netnsMode: exclusive\n"));
   RunResult before = Provisioner({"plan", yaml, "--root", root});
   ASSERT_EQ(before.exit_code, 0) << before.err;
   EXPECT_EQ(before.out.find("pending reboot"), std::string::npos) << before.out;
@@ -563,9 +468,7 @@ TEST(UxCliTest, PlanAfterARebootPendingApplySaysPendingReboot) {
             std::string::npos)
       << plan.out;
   EXPECT_NE(plan.out.find("; 1 change pending reboot."), std::string::npos) << plan.out;
-  RunResult json_plan = Provisioner({"plan", yaml, "--root", root, "-o", "json"});
-  ASSERT_EQ(json_plan.exit_code, 0) << json_plan.err;
-  json j = ParseJson(json_plan);
+  json j = PlanJson(yaml, root);
   EXPECT_EQ(j["summary"]["pendingReboot"], 1);
   EXPECT_EQ(j["pendingReboot"], json({"rdma/system/netnsMode"}));
 }

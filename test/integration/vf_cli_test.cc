@@ -35,12 +35,6 @@ std::string LinkBase(const std::string& path) {
   return t.substr(t.rfind('/') + 1);
 }
 
-json ParseJson(const RunResult& r) {
-  json j = json::parse(r.out, nullptr, false);
-  EXPECT_FALSE(j.is_discarded()) << "stdout is not one JSON document:\n" << r.out << "\n" << r.err;
-  return j;
-}
-
 // Where a change belongs in the cross-module apply order (issue 4, item 5):
 // firmware, kmod, netns mode, numVfs, VF settings, VF binding, links.
 int Rank(const json& c) {
@@ -67,14 +61,37 @@ void ExpectApplyOrder(const json& changes) {
   }
 }
 
-std::vector<std::string> Ids(const json& changes) {
-  std::vector<std::string> ids;
-  for (const json& c : changes) ids.push_back(c.value("id", ""));
-  return ids;
-}
-
 bool Has(const std::vector<std::string>& ids, const std::string& id) {
   return std::find(ids.begin(), ids.end(), id) != ids.end();
+}
+
+// The change `id` of `plan` (a test failure and null when it is not there),
+// the plan in apply order.
+json PlannedChange(const json& plan, const std::string& id) {
+  ExpectApplyOrder(plan["changes"]);
+  for (const json& c : plan["changes"]) {
+    if (c["id"] == id) return c;
+  }
+  ADD_FAILURE() << id << " not planned:\n" << plan.dump(2);
+  return json();
+}
+
+// discover's sriov.vfs of the PF `pci` (a test failure and null when it
+// lists no such PF).
+json DiscoveredVfs(const std::string& root, const std::string& pci) {
+  const json facts = DiscoverJson(root);
+  for (const json& nic : facts["nics"]) {
+    if (nic["pciAddress"] == pci) return nic["sriov"]["vfs"];
+  }
+  ADD_FAILURE() << pci << " not discovered:\n" << facts.dump(2);
+  return json();
+}
+
+// host.yaml of cx5-roce's first PF with 2 VFs and the VF setting `field`.
+std::string TwoVfsWith(const std::string& field, const std::string& value) {
+  return WriteTempFile("host.yaml",
+                       HostYaml("  nics:\n" + PfNic("roce", "0000:af:00.0", 2,
+                                                    "      " + field + ": " + value + "\n")));
 }
 
 std::string Snapshot(const std::string& root) {
@@ -88,12 +105,7 @@ TEST(VfCliTest, RoceVfsOnVfioPciInOrderThenNoChange) {
   // vfio-pci registered, as once the vfio_pci module is loaded.
   KernelSimDaemon sim(root, 100, {"--driver", "vfio-pci"});
   ASSERT_TRUE(sim.ready());
-  std::string yaml = WriteTempFile("host.yaml", R"(apiVersion: provisioner/v1alpha1
-kind: HostConfig
-metadata:
-  name: worker1
-spec:
-  rdma:
+  std::string yaml = WriteTempFile("host.yaml", HostYaml(R"(  rdma:
     netnsMode: exclusive
   kernelModules:
     - mlx5_ib
@@ -107,10 +119,8 @@ spec:
       deviceType: vfio-pci
       vfTrust: true
       vfSpoofChk: false
-)");
-  RunResult p = Provisioner({"plan", yaml, "--root", root, "-o", "json"});
-  ASSERT_EQ(p.exit_code, 0) << p.err;
-  json plan = ParseJson(p);
+)"));
+  json plan = PlanJson(yaml, root);
   std::vector<std::string> ids = Ids(plan["changes"]);
   ASSERT_TRUE(Has(ids, "sriov/0000:af:00.0/numVfs")) << plan.dump(2);
   ASSERT_TRUE(Has(ids, "vf/0000:af:00.0/driver")) << plan.dump(2);
@@ -129,10 +139,7 @@ spec:
     EXPECT_EQ(modules.count(m), 1u) << m << "\n" << plan.dump(2);
   }
 
-  RunResult a =
-      Provisioner({"apply", yaml, "--root", root, "-o", "json", "--settle-timeout", "30"});
-  ASSERT_EQ(a.exit_code, 0) << a.out << a.err;
-  json applied = ParseJson(a);
+  const json applied = ApplyJson(yaml, root);
   EXPECT_EQ(Ids(applied["changes"]), ids);  // applied in the plan's order
   for (const json& c : applied["changes"]) EXPECT_EQ(c["status"], "applied") << c.dump();
   EXPECT_EQ(sim.Refused(), "");
@@ -153,8 +160,7 @@ spec:
     EXPECT_EQ(ReadFile(root + "/sys/class/net/ens6f0np0/mtu"), "9000\n");
   }
 
-  RunResult again = Provisioner({"plan", yaml, "--root", root, "--detailed-exitcode"});
-  EXPECT_EQ(again.exit_code, 0) << again.out << again.err;
+  ExpectConverged(yaml, root);
   // A second apply makes no write.
   std::string before = Snapshot(root);
   RunResult a2 = Provisioner({"apply", yaml, "--root", root, "-o", "json"});
@@ -165,10 +171,8 @@ spec:
   // netdevice: back to mlx5_core, with netdevs.
   std::string netdevice = WriteTempFile(
       "netdevice.yaml", ReadFile(yaml).replace(ReadFile(yaml).find("vfio-pci"), 8, "netdevice"));
-  RunResult back =
-      Provisioner({"apply", netdevice, "--root", root, "-o", "json", "--settle-timeout", "30"});
-  ASSERT_EQ(back.exit_code, 0) << back.out << back.err;
-  EXPECT_EQ(Ids(ParseJson(back)["changes"]), std::vector<std::string>{"vf/0000:af:00.0/driver"});
+  const json back = ApplyJson(netdevice, root);
+  EXPECT_EQ(Ids(back["changes"]), std::vector<std::string>{"vf/0000:af:00.0/driver"});
   for (int i = 0; i < 8; ++i) {
     const std::string vf = root + kPf0 + "/virtfn" + std::to_string(i);
     EXPECT_EQ(LinkBase(vf + "/driver"), "mlx5_core") << i;
@@ -183,20 +187,9 @@ TEST(VfCliTest, VfioWithoutTheDriverFailsClearlyAndRollsBack) {
   std::string root = ExtractHost("cx5-roce");
   KernelSimDaemon sim(root);  // vfio_pci not loaded
   ASSERT_TRUE(sim.ready());
-  std::string yaml = WriteTempFile("host.yaml", R"(apiVersion: provisioner/v1alpha1
-kind: HostConfig
-metadata:
-  name: worker1
-spec:
-  nics:
-    - name: pf0
-      nicSelector: { rootDevices: ["0000:af:00.0"] }
-      numVfs: 2
-      deviceType: vfio-pci
-)");
-  RunResult p = Provisioner({"plan", yaml, "--root", root, "-o", "json"});
-  ASSERT_EQ(p.exit_code, 0) << p.err;
-  json plan = ParseJson(p);
+  std::string yaml = WriteTempFile("host.yaml", Pf0Yaml(2, R"(      deviceType: vfio-pci
+)"));
+  json plan = PlanJson(yaml, root);
   ASSERT_EQ(plan["warnings"].size(), 1u) << plan.dump(2);
   EXPECT_NE(plan["warnings"][0].get<std::string>().find("spec.nics[0].deviceType"),
             std::string::npos);
@@ -213,12 +206,7 @@ TEST(VfCliTest, IbSriovVfGuidsAndTrust) {
   std::string root = ExtractHost("cx5-ib");
   KernelSimDaemon sim(root);
   ASSERT_TRUE(sim.ready());
-  std::string yaml = WriteTempFile("host.yaml", R"(apiVersion: provisioner/v1alpha1
-kind: HostConfig
-metadata:
-  name: worker1
-spec:
-  nics:
+  std::string yaml = WriteTempFile("host.yaml", HostYaml(R"(  nics:
     - name: ib-nic
       nicSelector: { rootDevices: ["0000:86:00.0"] }
       numVfs: 4
@@ -230,10 +218,8 @@ spec:
       cniType: ib-sriov
       nic: ib-nic
       pkey: "0x1000"
-)");
-  RunResult p = Provisioner({"plan", yaml, "--root", root, "-o", "json"});
-  ASSERT_EQ(p.exit_code, 0) << p.err;
-  json plan = ParseJson(p);
+)"));
+  json plan = PlanJson(yaml, root);
   std::vector<std::string> ids = Ids(plan["changes"]);
   ASSERT_TRUE(Has(ids, "vf/0000:86:00.0/ibGuids")) << plan.dump(2);
   ASSERT_TRUE(Has(ids, "vf/0000:86:00.0/trust"));
@@ -246,9 +232,7 @@ spec:
                                   "ee0d:9a00:038a:bcde", "ee0d:9a00:048a:bcde"}));
     }
   }
-  RunResult a =
-      Provisioner({"apply", yaml, "--root", root, "-o", "json", "--settle-timeout", "30"});
-  ASSERT_EQ(a.exit_code, 0) << a.out << a.err;
+  ApplyJson(yaml, root);
   EXPECT_EQ(sim.Refused(), "");
   for (int i = 0; i < 4; ++i) {
     const std::string vf = root + kIbPf + "/virtfn" + std::to_string(i);
@@ -274,25 +258,15 @@ spec:
   EXPECT_EQ(pool, json::parse(R"([{"pciAddress": "0000:86:00.0", "guids": [
       "ee:0d:9a:00:01:8a:bc:de", "ee:0d:9a:00:02:8a:bc:de",
       "ee:0d:9a:00:03:8a:bc:de", "ee:0d:9a:00:04:8a:bc:de"]}])"));
-  RunResult again = Provisioner({"plan", yaml, "--root", root, "--detailed-exitcode"});
-  EXPECT_EQ(again.exit_code, 0) << again.out << again.err;
+  ExpectConverged(yaml, root);
 
   // discover shows what the vf module reads.
-  RunResult d = Provisioner({"discover", "--root", root, "-o", "json"});
-  ASSERT_EQ(d.exit_code, 0) << d.err;
-  json facts = ParseJson(d);
-  bool found = false;
-  for (const json& nic : facts["nics"]) {
-    if (nic["pciAddress"] != "0000:86:00.0") continue;
-    found = true;
-    ASSERT_EQ(nic["sriov"]["vfs"].size(), 4u);
-    const json& vf1 = nic["sriov"]["vfs"][1];
-    EXPECT_EQ(vf1["nodeGuid"], "ee0d:9a00:028a:bcde");
-    EXPECT_EQ(vf1["portGuid"], "ee0d:9a00:028a:bcde");
-    EXPECT_EQ(vf1["trust"], true);
-    EXPECT_EQ(vf1["spoofChk"], false);
-  }
-  EXPECT_TRUE(found) << facts.dump(2);
+  const json vfs = DiscoveredVfs(root, "0000:86:00.0");
+  ASSERT_EQ(vfs.size(), 4u);
+  EXPECT_EQ(vfs[1]["nodeGuid"], "ee0d:9a00:028a:bcde");
+  EXPECT_EQ(vfs[1]["portGuid"], "ee0d:9a00:028a:bcde");
+  EXPECT_EQ(vfs[1]["trust"], true);
+  EXPECT_EQ(vfs[1]["spoofChk"], false);
 }
 
 // Issue 28 item 2, vfVlan: plan, apply on the RoCE tree with the kernel_sim
@@ -302,65 +276,28 @@ TEST(VfCliTest, VfVlanAppliedReadBackAndRemoved) {
   std::string root = ExtractHost("cx5-roce");
   KernelSimDaemon sim(root);
   ASSERT_TRUE(sim.ready());
-  auto config = [](const std::string& vlan) {
-    return WriteTempFile("host.yaml", R"(apiVersion: provisioner/v1alpha1
-kind: HostConfig
-metadata:
-  name: worker1
-spec:
-  nics:
-    - name: roce
-      nicSelector: { rootDevices: ["0000:af:00.0"] }
-      numVfs: 2
-      vfVlan: )" + vlan + "\n");
-  };
-  std::string yaml = config("{ id: 100, qos: 3 }");
-  RunResult p = Provisioner({"plan", yaml, "--root", root, "-o", "json"});
-  ASSERT_EQ(p.exit_code, 0) << p.err;
-  json plan = ParseJson(p);
-  bool planned = false;
-  for (const json& c : plan["changes"]) {
-    if (c["id"] != "vf/0000:af:00.0/vlan") continue;
-    planned = true;
-    EXPECT_EQ(c["after"], (json{{"id", 100}, {"qos", 3}, {"proto", "802.1Q"}}));
-  }
-  ASSERT_TRUE(planned) << plan.dump(2);
-  ExpectApplyOrder(plan["changes"]);
-  RunResult a =
-      Provisioner({"apply", yaml, "--root", root, "-o", "json", "--settle-timeout", "30"});
-  ASSERT_EQ(a.exit_code, 0) << a.out << a.err;
+  std::string yaml = TwoVfsWith("vfVlan", "{ id: 100, qos: 3 }");
+  EXPECT_EQ(PlannedChange(PlanJson(yaml, root), "vf/0000:af:00.0/vlan")["after"],
+            (json{{"id", 100}, {"qos", 3}, {"proto", "802.1Q"}}));
+  ApplyJson(yaml, root);
   EXPECT_EQ(sim.Refused(), "");
   for (int i = 0; i < 2; ++i) {
     EXPECT_EQ(ReadFile(root + "/run/provisioner/vf/0000:af:00.0/" + std::to_string(i) + "/vlan"),
               "100 3 802.1Q\n")
         << i;
   }
-  RunResult again = Provisioner({"plan", yaml, "--root", root, "--detailed-exitcode"});
-  EXPECT_EQ(again.exit_code, 0) << again.out << again.err;
-  RunResult d = Provisioner({"discover", "--root", root, "-o", "json"});
-  ASSERT_EQ(d.exit_code, 0) << d.err;
-  json facts = ParseJson(d);
-  bool found = false;
-  for (const json& nic : facts["nics"]) {
-    if (nic["pciAddress"] != "0000:af:00.0") continue;
-    found = true;
-    ASSERT_EQ(nic["sriov"]["vfs"].size(), 2u);
-    EXPECT_EQ(nic["sriov"]["vfs"][1].value("vlan", json()),
-              (json{{"id", 100}, {"qos", 3}, {"proto", "802.1Q"}}));
-  }
-  EXPECT_TRUE(found) << facts.dump(2);
+  ExpectConverged(yaml, root);
+  const json vfs = DiscoveredVfs(root, "0000:af:00.0");
+  ASSERT_EQ(vfs.size(), 2u);
+  EXPECT_EQ(vfs[1].value("vlan", json()), (json{{"id", 100}, {"qos", 3}, {"proto", "802.1Q"}}));
 
-  std::string off = config("{ id: 0 }");
-  RunResult p2 = Provisioner({"plan", off, "--root", root, "-o", "json"});
-  ASSERT_EQ(p2.exit_code, 0) << p2.err;
-  json plan2 = ParseJson(p2);
+  std::string off = TwoVfsWith("vfVlan", "{ id: 0 }");
+  json plan2 = PlanJson(off, root);
   ASSERT_EQ(plan2["changes"].size(), 1u) << plan2.dump(2);
   EXPECT_EQ(plan2["changes"][0]["id"], "vf/0000:af:00.0/vlan");
   const json was{{"id", 100}, {"qos", 3}, {"proto", "802.1Q"}};
   EXPECT_EQ(plan2["changes"][0]["before"], (json{was, was}));
-  RunResult a2 =
-      Provisioner({"apply", off, "--root", root, "-o", "json", "--settle-timeout", "30"});
-  ASSERT_EQ(a2.exit_code, 0) << a2.out << a2.err;
+  ApplyJson(off, root);
   EXPECT_EQ(ReadFile(root + "/run/provisioner/vf/0000:af:00.0/1/vlan"), "0 0 802.1Q\n");
 }
 
@@ -374,18 +311,6 @@ TEST(VfCliTest, VfMacKeepThenDerived) {
   std::string root = ExtractHost("cx5-roce");
   KernelSimDaemon sim(root);
   ASSERT_TRUE(sim.ready());
-  auto config = [](const std::string& mode) {
-    return WriteTempFile("host.yaml", R"(apiVersion: provisioner/v1alpha1
-kind: HostConfig
-metadata:
-  name: worker1
-spec:
-  nics:
-    - name: roce
-      nicSelector: { rootDevices: ["0000:af:00.0"] }
-      numVfs: 2
-      vfMac: )" + mode + "\n");
-  };
   auto vf_dir = [&](int i) {
     return root + "/sys/bus/pci/devices/0000:af:00." + std::to_string(i + 2);
   };
@@ -396,21 +321,9 @@ spec:
     }
     return out;
   };
-  std::string yaml = config("keep");
-  RunResult p = Provisioner({"plan", yaml, "--root", root, "-o", "json"});
-  ASSERT_EQ(p.exit_code, 0) << p.err;
-  json plan = ParseJson(p);
-  bool planned = false;
-  for (const json& c : plan["changes"]) {
-    if (c["id"] != "vf/0000:af:00.0/mac") continue;
-    planned = true;
-    EXPECT_EQ(c["after"], "keep");
-  }
-  ASSERT_TRUE(planned) << plan.dump(2);
-  ExpectApplyOrder(plan["changes"]);
-  RunResult a =
-      Provisioner({"apply", yaml, "--root", root, "-o", "json", "--settle-timeout", "30"});
-  ASSERT_EQ(a.exit_code, 0) << a.out << a.err;
+  std::string yaml = TwoVfsWith("vfMac", "keep");
+  EXPECT_EQ(PlannedChange(PlanJson(yaml, root), "vf/0000:af:00.0/mac")["after"], "keep");
+  ApplyJson(yaml, root);
   EXPECT_EQ(sim.Refused(), "");
   std::vector<std::string> kept;
   for (int i = 0; i < 2; ++i) {
@@ -427,34 +340,20 @@ spec:
     EXPECT_EQ(guid, m.substr(0, 2) + m.substr(3, 2) + ":" + m.substr(6, 2) + "ff:fe" +
                         m.substr(9, 2) + ":" + m.substr(12, 2) + m.substr(15, 2) + "\n");
   }
-  RunResult again = Provisioner({"plan", yaml, "--root", root, "--detailed-exitcode"});
-  EXPECT_EQ(again.exit_code, 0) << again.out << again.err;
-  RunResult d = Provisioner({"discover", "--root", root, "-o", "json"});
-  ASSERT_EQ(d.exit_code, 0) << d.err;
-  json facts = ParseJson(d);
-  bool found = false;
-  for (const json& nic : facts["nics"]) {
-    if (nic["pciAddress"] != "0000:af:00.0") continue;
-    found = true;
-    ASSERT_EQ(nic["sriov"]["vfs"].size(), 2u);
-    EXPECT_EQ(nic["sriov"]["vfs"][1].value("mac", json()), kept[1]);
-  }
-  EXPECT_TRUE(found) << facts.dump(2);
+  ExpectConverged(yaml, root);
+  const json vfs = DiscoveredVfs(root, "0000:af:00.0");
+  ASSERT_EQ(vfs.size(), 2u);
+  EXPECT_EQ(vfs[1].value("mac", json()), kept[1]);
 
-  std::string derived = config("derived");
-  RunResult p2 = Provisioner({"plan", derived, "--root", root, "-o", "json"});
-  ASSERT_EQ(p2.exit_code, 0) << p2.err;
-  json plan2 = ParseJson(p2);
+  std::string derived = TwoVfsWith("vfMac", "derived");
+  json plan2 = PlanJson(derived, root);
   ASSERT_EQ(plan2["changes"].size(), 1u) << plan2.dump(2);
   EXPECT_EQ(plan2["changes"][0]["before"], (json{kept[0], kept[1]}));
   EXPECT_EQ(plan2["changes"][0]["after"]["macs"], (json{"0a:1d:87:23:60:8d", "96:be:3e:76:a4:4b"}));
-  RunResult a2 =
-      Provisioner({"apply", derived, "--root", root, "-o", "json", "--settle-timeout", "30"});
-  ASSERT_EQ(a2.exit_code, 0) << a2.out << a2.err;
+  ApplyJson(derived, root);
   EXPECT_EQ(netdev_mac(0), "0a:1d:87:23:60:8d\n");
   EXPECT_EQ(netdev_mac(1), "96:be:3e:76:a4:4b\n");
-  RunResult again2 = Provisioner({"plan", derived, "--root", root, "--detailed-exitcode"});
-  EXPECT_EQ(again2.exit_code, 0) << again2.out << again2.err;
+  ExpectConverged(derived, root);
 }
 
 // Issue 28 item 3 "Done when": vfGroups 0-3 netdevice and 4-7 vfio-pci on
@@ -465,25 +364,18 @@ TEST(VfCliTest, VfGroupsBindEachRangeAndMakeAPolicyPerGroup) {
   std::string root = ExtractHost("cx5-roce");
   KernelSimDaemon sim(root, 100, {"--driver", "vfio-pci"});
   ASSERT_TRUE(sim.ready());
-  std::string yaml = WriteTempFile("groups.yaml", R"(apiVersion: provisioner/v1alpha1
-kind: HostConfig
-metadata:
-  name: worker1
-spec:
-  nics:
+  std::string yaml = WriteTempFile("groups.yaml", HostYaml(R"(  nics:
     - name: split
       nicSelector: { pfNames: ["ens6f0np0"] }
       numVfs: 8
       vfGroups:
         - { range: "0-3", deviceType: netdevice, isRdma: true, resourceName: podvfs }
         - { range: "4-7", deviceType: vfio-pci, resourceName: vmvfs }
-)");
-  RunResult a =
-      Provisioner({"apply", yaml, "--root", root, "-o", "json", "--settle-timeout", "30"});
-  ASSERT_EQ(a.exit_code, 0) << a.out << a.err;
+)"));
+  const json a = ApplyJson(yaml, root);
   // The netdevice group's VF netdevs are brought up although the nic sets
   // no deviceType (before: only a nic-level netdevice did).
-  EXPECT_EQ(Ids(ParseJson(a)["changes"]),
+  EXPECT_EQ(Ids(a["changes"]),
             (std::vector<std::string>{"sriov/0000:af:00.0/numVfs", "vf/0000:af:00.0/driver",
                                       "link/0000:af:00.0/vfsUp#0-3"}));
   EXPECT_EQ(sim.Refused(), "");
@@ -499,8 +391,7 @@ spec:
           << i;
     }
   }
-  RunResult again = Provisioner({"plan", yaml, "--root", root, "--detailed-exitcode"});
-  EXPECT_EQ(again.exit_code, 0) << again.out << again.err;
+  ExpectConverged(yaml, root);
 
   RunResult m = Provisioner({"manifests", yaml});
   ASSERT_EQ(m.exit_code, 0) << m.err;
@@ -520,12 +411,7 @@ TEST(VfCliTest, VfGroupsWithTheirOwnMtuAndVlanConverge) {
   std::string root = ExtractHost("cx5-roce");
   KernelSimDaemon sim(root, 100);
   ASSERT_TRUE(sim.ready());
-  std::string yaml = WriteTempFile("groups.yaml", R"(apiVersion: provisioner/v1alpha1
-kind: HostConfig
-metadata:
-  name: worker1
-spec:
-  nics:
+  std::string yaml = WriteTempFile("groups.yaml", HostYaml(R"(  nics:
     - name: split
       nicSelector: { pfNames: ["ens6f0np0"] }
       numVfs: 6
@@ -540,7 +426,7 @@ spec:
   multusConfigs:
     - { name: jumbo-net, cniType: sriov, nic: split, resourceName: jumbo }
     - { name: small-net, cniType: sriov, nic: split, resourceName: small }
-)");
+)"));
   RunResult p = Provisioner({"plan", yaml, "--root", root, "-o", "json"});
   ASSERT_EQ(p.exit_code, 0) << p.err;
   const std::vector<std::string> ids = Ids(ParseJson(p)["changes"]);
@@ -551,9 +437,7 @@ spec:
     EXPECT_TRUE(Has(ids, id)) << id << " not in the plan:\n" << p.out;
   }
   ExpectApplyOrder(ParseJson(p)["changes"]);
-  RunResult a =
-      Provisioner({"apply", yaml, "--root", root, "-o", "json", "--settle-timeout", "30"});
-  ASSERT_EQ(a.exit_code, 0) << a.out << a.err;
+  ApplyJson(yaml, root);
   EXPECT_EQ(sim.Refused(), "");
   const char* vlans[] = {"100 3 802.1Q\n", "100 3 802.1Q\n", "200 0 802.1Q\n",
                          "200 0 802.1Q\n", "300 0 802.1Q\n", "300 0 802.1Q\n"};
@@ -564,8 +448,7 @@ spec:
         << i;
     EXPECT_EQ(ReadFile(root + "/sys/class/net/ens6f0v" + std::to_string(i) + "/mtu"), mtus[i]) << i;
   }
-  RunResult again = Provisioner({"plan", yaml, "--root", root, "--detailed-exitcode"});
-  EXPECT_EQ(again.exit_code, 0) << again.out << again.err;
+  ExpectConverged(yaml, root);
 
   // One document of `out` by its metadata.name.
   auto doc = [](const std::string& out, const std::string& name) {

@@ -1,0 +1,24 @@
+#include "test/support/host_yaml.h"
+
+namespace provisioner::testing {
+
+std::string HostYaml(const std::string& spec, const std::string& name) {
+  return "apiVersion: provisioner/v1alpha1\nkind: HostConfig\nmetadata:\n  name: " + name +
+         "\nspec:\n" + spec;
+}
+
+std::string PfNic(const std::string& name, const std::string& pci, int num_vfs,
+                  const std::string& extra) {
+  return "    - name: " + name + "\n      nicSelector: { rootDevices: [\"" + pci +
+         "\"] }\n      numVfs: " + std::to_string(num_vfs) + "\n" + extra;
+}
+
+std::string Pf0Yaml(int num_vfs, const std::string& extra) {
+  return HostYaml("  nics:\n" + PfNic("pf0", "0000:af:00.0", num_vfs, extra));
+}
+
+std::string TwoPfsYaml() {
+  return HostYaml("  nics:\n" + PfNic("pf0", "0000:af:00.0", 4) + PfNic("pf1", "0000:af:00.1", 4));
+}
+
+}  // namespace provisioner::testing
