@@ -1,6 +1,7 @@
 #include "modules/rdma/verbs.h"
 
 #include <endian.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -86,6 +87,11 @@ TEST(Verbs, RdmaCoreAgreesWithSysfsOnHostTree) {
     ASSERT_TRUE(uverbs.ok());
     const std::string out = provisioner::testing::RunInChild([&]() -> std::string {
       auto skip = [](const std::string& what) { return "SKIP " + what + ": " + strerror(errno); };
+      // The tree may itself be under /dev (TEST_TMPDIR on /dev/shm): the
+      // tmpfs on /dev hides it then, so rdma-core reads it through a
+      // descriptor opened before the mount.
+      const int tree = open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+      if (tree < 0) return skip("open " + root);
       if (unshare(CLONE_NEWNS) != 0) return skip("unshare(CLONE_NEWNS)");
       if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
         return skip("make / private");
@@ -107,7 +113,7 @@ TEST(Verbs, RdmaCoreAgreesWithSysfsOnHostTree) {
           return skip("create " + path);
         }
       }
-      setenv("SYSFS_PATH", (root + "/sys").c_str(), 1);
+      setenv("SYSFS_PATH", ("/proc/self/fd/" + std::to_string(tree) + "/sys").c_str(), 1);
       auto verbs = QueryRdmaCore(/*with_gids=*/true);
       if (!verbs.ok()) return "ERROR " + verbs.status().message();
       std::string out = "DEVICES " + std::to_string(verbs->size()) + "\n";
