@@ -36,19 +36,6 @@ namespace {
 
 constexpr int kNetdevDelayMs = 1000;  // Mlx5Latencies().netdev_appear
 
-constexpr const char* kRails = R"(apiVersion: provisioner/v1alpha1
-kind: HostConfig
-metadata:
-  name: hgx
-spec:
-  nics:
-    - name: rails
-      nicSelector: { vendor: "15b3", deviceID: "1021" }
-      numVfs: 8
-      vfTrust: true
-      mtu: 4200
-)";
-
 // CPU ticks (utime + stime) and context switches of every thread of `pid`.
 void CpuOf(pid_t pid, long* ticks, long* switches) {
   *ticks = 0;
@@ -99,7 +86,8 @@ int main(int argc, char** argv) {
   int idle_seconds = 60;
   bool only_scrape = false;
   for (int i = 1; i < argc; ++i) {
-    if (std::string(argv[i]) == "--idle-seconds" && i + 1 < argc) idle_seconds = std::atoi(argv[i + 1]);
+    if (std::string(argv[i]) == "--idle-seconds" && i + 1 < argc)
+      idle_seconds = std::atoi(argv[i + 1]);
     if (std::string(argv[i]) == "--only-scrape") only_scrape = true;
   }
   pt::HostSpec spec;
@@ -113,7 +101,7 @@ int main(int argc, char** argv) {
   double reload_s = -1;
   if (!only_scrape) {
     pt::KernelSimDaemon sim(root, kNetdevDelayMs);
-    const std::string yaml = pt::WriteTempFile("host.yaml", kRails);
+    const std::string yaml = pt::WriteTempFile("host.yaml", pt::HgxRailsYaml(pt::kRailVfsTrustMtu));
     pt::AgentProcess agent(yaml, root);
     auto fixed = [&](const char* m) -> uint64_t {
       auto s = agent.Status();
@@ -128,15 +116,15 @@ int main(int argc, char** argv) {
     for (const std::string& pf : pt::HgxRailPfs()) {
       std::ofstream(root + "/sys/bus/pci/devices/" + pf + "/sriov_numvfs") << "0";
     }
-    if (!pt::WaitUntil(
-            [&] { return fixed("sriov") == 8 && agent.Status()["converged"] == true; },
-            seconds(120))) {
+    if (!pt::WaitUntil([&] { return fixed("sriov") == 8 && agent.Status()["converged"] == true; },
+                       seconds(120))) {
       std::fprintf(stderr, "bench: not converged after the reload\n%s", agent.Log().c_str());
       return 1;
     }
     reload_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    std::printf("reload of 8 rails to converged: %.2f s (goal: %.1f s = kernel %.1f + debounce 2 + 1)\n",
-                reload_s, kNetdevDelayMs / 1000.0 + 3, kNetdevDelayMs / 1000.0);
+    std::printf(
+        "reload of 8 rails to converged: %.2f s (goal: %.1f s = kernel %.1f + debounce 2 + 1)\n",
+        reload_s, kNetdevDelayMs / 1000.0 + 3, kNetdevDelayMs / 1000.0);
 
     long t_before, s_before, t_after, s_after;
     CpuOf(agent.pid(), &t_before, &s_before);
@@ -158,14 +146,14 @@ int main(int argc, char** argv) {
     for (int p = 1; p <= 8; ++p) {
       const std::string base = ports_root + "/sys/class/infiniband/mlx5_" + std::to_string(d) +
                                "/ports/" + std::to_string(p);
-      for (const char* c : {"port_xmit_data", "port_rcv_data", "port_xmit_packets",
-                            "port_rcv_packets", "symbol_error", "link_error_recovery",
-                            "link_downed"}) {
+      for (const char* c :
+           {"port_xmit_data", "port_rcv_data", "port_xmit_packets", "port_rcv_packets",
+            "symbol_error", "link_error_recovery", "link_downed"}) {
         Put(base + "/counters/" + c, "123456789\n");
       }
-      for (const char* c : {"np_cnp_sent", "rp_cnp_handled", "np_ecn_marked_roce_packets",
-                            "out_of_buffer", "out_of_sequence", "packet_seq_err",
-                            "local_ack_timeout_err"}) {
+      for (const char* c :
+           {"np_cnp_sent", "rp_cnp_handled", "np_ecn_marked_roce_packets", "out_of_buffer",
+            "out_of_sequence", "packet_seq_err", "local_ack_timeout_err"}) {
         Put(base + "/hw_counters/" + c, "42\n");
       }
       Put(base + "/gid_attrs/ndevs/0", "eth" + std::to_string(d) + "\n");

@@ -41,22 +41,17 @@
 namespace provisioner::testing {
 namespace {
 
-constexpr const char* kRailsYaml = R"(apiVersion: provisioner/v1alpha1
-kind: HostConfig
-metadata:
-  name: hgx
-spec:
-  nics:
-    - name: rails
-      nicSelector: { vendor: "15b3", deviceID: "1021" }
-      linkType: ib
+// The IB rails with everything a boot-time apply sets on them.
+const std::string& RailsYaml() {
+  static const std::string yaml = HgxRailsYaml(R"(      linkType: ib
       numVfs: 16
       vfTrust: true
       resourceName: rails_ib
       mtu: 4092
       pcie: { maxReadRequest: 4096 }
       firmware: { ATS_ENABLED: true }
-  ipPools:
+)",
+                                               R"(  ipPools:
     - name: rails-ib
       subnet: 172.91.0.0/16
       ips: ["172.91.0.100-172.91.0.250"]
@@ -66,7 +61,9 @@ spec:
       cniType: ib-sriov
       nic: rails
       ippools: { ipv4: [rails-ib] }
-)";
+)");
+  return yaml;
+}
 
 struct Result {
   double seconds = 0;
@@ -115,7 +112,7 @@ Result Once(size_t parallelism) {
       std::filesystem::remove_all(dir, ec);
     }
   } cleanup{dir};
-  LoadResult loaded = LoadDesiredStateFromString(kRailsYaml, "host.yaml");
+  LoadResult loaded = LoadDesiredStateFromString(RailsYaml(), "host.yaml");
   if (!loaded.state) {
     r.error = "host.yaml does not load";
     for (const auto& d : loaded.diagnostics) r.error += "; " + d.path + ": " + d.message;

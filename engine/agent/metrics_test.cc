@@ -4,11 +4,6 @@
 // runs (the exposer's threads): run under --config=tsan too.
 #include "engine/agent/metrics.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -16,28 +11,12 @@
 #include <thread>
 
 #include "gtest/gtest.h"
+#include "test/integration/agent_harness.h"
 
 namespace provisioner::agent {
 namespace {
 
-std::string Scrape(const std::string& address) {
-  const int port = std::atoi(address.substr(address.rfind(':') + 1).c_str());
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  struct sockaddr_in sa = {};
-  sa.sin_family = AF_INET;
-  sa.sin_port = htons(static_cast<uint16_t>(port));
-  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  std::string out;
-  if (::connect(fd, reinterpret_cast<struct sockaddr*>(&sa), sizeof sa) == 0) {
-    const std::string req = "GET /metrics HTTP/1.0\r\n\r\n";
-    if (::write(fd, req.data(), req.size()) == static_cast<ssize_t>(req.size())) {
-      char buf[65536];
-      for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) out.append(buf, static_cast<size_t>(n));
-    }
-  }
-  ::close(fd);
-  return out;
-}
+using provisioner::testing::ScrapeMetrics;
 
 void Put(const std::string& path, const std::string& content) {
   std::filesystem::create_directories(std::filesystem::path(path).parent_path());
@@ -70,7 +49,7 @@ TEST(MetricsTest, AgentFamiliesAndRdmaCountersAtScrapeTime) {
 
   // Scrapes from another thread while the loop records.
   std::string during;
-  std::thread scraper([&] { during = Scrape(address); });
+  std::thread scraper([&] { during = ScrapeMetrics(address); });
   ReconcileResult r;
   r.result = "applied";
   r.drift_detected = {{"sriov", 1}};
@@ -82,7 +61,7 @@ TEST(MetricsTest, AgentFamiliesAndRdmaCountersAtScrapeTime) {
   scraper.join();
   EXPECT_NE(during.find("200 OK"), std::string::npos) << during;
 
-  const std::string page = Scrape(address);
+  const std::string page = ScrapeMetrics(address);
   for (const char* want : {
            "provisioner_agent_reconcile_runs_total{result=\"applied\"} 1",
            "provisioner_agent_drift_fixed_total{module=\"sriov\"} 1",
@@ -94,7 +73,8 @@ TEST(MetricsTest, AgentFamiliesAndRdmaCountersAtScrapeTime) {
            "netdev=\"ens1f0np0\",rail=\"\"} 1234",
            "provisioner_rdma_np_cnp_sent_total{device=\"mlx5_0\",port=\"1\",netdev=\"ens1f0np0\","
            "rail=\"\"} 77",
-           "provisioner_rdma_out_of_sequence_total{device=\"mlx5_0\",port=\"1\",netdev=\"ens1f0np0\","
+           "provisioner_rdma_out_of_sequence_total{device=\"mlx5_0\",port=\"1\",netdev="
+           "\"ens1f0np0\","
            "rail=\"\"} 5",
        }) {
     EXPECT_NE(page.find(want), std::string::npos) << want << "\n" << page;
@@ -103,7 +83,7 @@ TEST(MetricsTest, AgentFamiliesAndRdmaCountersAtScrapeTime) {
   EXPECT_EQ(page.find("provisioner_rdma_rp_cnp_handled_total{"), std::string::npos);
   // Read at scrape time: a new value shows in the next scrape.
   Put(port + "/hw_counters/np_cnp_sent", "78\n");
-  EXPECT_NE(Scrape(address).find("rail=\"\"} 78"), std::string::npos);
+  EXPECT_NE(ScrapeMetrics(address).find("rail=\"\"} 78"), std::string::npos);
 }
 
 }  // namespace

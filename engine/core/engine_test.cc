@@ -7,6 +7,7 @@
 
 #include "engine/core/journal.h"
 #include "gtest/gtest.h"
+#include "test/support/ttar.h"
 
 namespace provisioner {
 namespace {
@@ -273,14 +274,8 @@ TEST_F(EngineTest, VerifyMismatchFailsAndRollsBack) {
       << r.status.message();
 }
 
-std::string TempRoot() {
-  const char* tmp = std::getenv("TEST_TMPDIR");
-  std::string base = std::string(tmp ? tmp : "/tmp") + "/journalXXXXXX";
-  return ::mkdtemp(base.data());
-}
-
 TEST_F(EngineTest, JournalRecordsProgressAndIsRemovedAtTheEnd) {
-  fs_ = NewLocalHostFs(TempRoot());
+  fs_ = NewLocalHostFs(testing::MakeTempDir("journal"));
   ctx_.fs = fs_.get();
   JournalWriter journal(fs_.get());
   DesiredState d = Want({{"vfs/b", 2}, {"links/a", 1}});
@@ -297,7 +292,7 @@ TEST_F(EngineTest, JournalRecordsProgressAndIsRemovedAtTheEnd) {
 }
 
 TEST_F(EngineTest, JournalRollbackChangesAreInverseNewestFirst) {
-  fs_ = NewLocalHostFs(TempRoot());
+  fs_ = NewLocalHostFs(testing::MakeTempDir("journal"));
   JournalWriter w(fs_.get());
   Change a;
   a.id = "vfs/b";

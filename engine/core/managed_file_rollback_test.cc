@@ -16,15 +16,10 @@
 #include "engine/core/journal.h"
 #include "engine/module/managed_file.h"
 #include "gtest/gtest.h"
+#include "test/support/ttar.h"
 
 namespace provisioner {
 namespace {
-
-std::string TempRoot() {
-  const char* tmp = std::getenv("TEST_TMPDIR");
-  std::string base = std::string(tmp ? tmp : "/tmp") + "/managedXXXXXX";
-  return ::mkdtemp(base.data());
-}
 
 // Writes change.after (a string; null removes) to change.target, through the
 // managed-file mechanism; the change "fail/x" fails, after copying the
@@ -71,7 +66,7 @@ constexpr char kForeign[] =
     "SUBSYSTEM==\"net\", ACTION==\"add\", NAME=\"keep\"\n\n";
 
 struct Fixture {
-  std::string root = TempRoot();
+  std::string root = testing::MakeTempDir("managed");
   std::unique_ptr<HostFs> fs = NewLocalHostFs(root);
   HostContext ctx;
   std::vector<std::unique_ptr<Module>> modules;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "test/support/ttar.h"
 
 namespace provisioner {
 namespace {
@@ -18,9 +19,8 @@ namespace {
 class HostFsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    const char* tmp = std::getenv("TEST_TMPDIR");
-    std::string base = std::string(tmp ? tmp : "/tmp") + "/hostfsXXXXXX";
-    ASSERT_NE(::mkdtemp(base.data()), nullptr);
+    const std::string base = testing::MakeTempDir("hostfs");
+    ASSERT_NE(base, "");
     outside_ = base + "/outside";
     root_ = base + "/root";
     ::mkdir(outside_.c_str(), 0755);

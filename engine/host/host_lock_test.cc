@@ -8,18 +8,13 @@
 #include <cstdlib>
 
 #include "gtest/gtest.h"
+#include "test/support/ttar.h"
 
 namespace provisioner {
 namespace {
 
-std::string TempRoot() {
-  const char* tmp = std::getenv("TEST_TMPDIR");
-  std::string base = std::string(tmp ? tmp : "/tmp") + "/lockXXXXXX";
-  return ::mkdtemp(base.data());
-}
-
 TEST(HostLockTest, SecondHolderFailsAtOnceThenSucceedsAfterRelease) {
-  auto fs = NewLocalHostFs(TempRoot());
+  auto fs = NewLocalHostFs(testing::MakeTempDir("lock"));
   auto first = AcquireHostLock(*fs, kApplyLockPath, std::chrono::milliseconds(0));
   ASSERT_TRUE(first.ok()) << first.status().message();
   EXPECT_TRUE(fs->Exists("/run/provisioner/lock"));
@@ -40,7 +35,7 @@ TEST(HostLockTest, SecondHolderFailsAtOnceThenSucceedsAfterRelease) {
 }
 
 TEST(HostLockTest, ExistingLockFileIsNotWritten) {
-  auto fs = NewLocalHostFs(TempRoot());
+  auto fs = NewLocalHostFs(testing::MakeTempDir("lock"));
   {
     auto first = AcquireHostLock(*fs, kApplyLockPath, std::chrono::milliseconds(0));
     ASSERT_TRUE(first.ok());
@@ -53,7 +48,7 @@ TEST(HostLockTest, ExistingLockFileIsNotWritten) {
 }
 
 TEST(HostLockTest, FirstLockOpensNoFileForWriting) {
-  auto fs = NewLocalHostFs(TempRoot());
+  auto fs = NewLocalHostFs(testing::MakeTempDir("lock"));
   ASSERT_FALSE(fs->Exists("/run"));
   auto lock = AcquireHostLock(*fs, kApplyLockPath, std::chrono::milliseconds(0));
   ASSERT_TRUE(lock.ok());
@@ -65,7 +60,7 @@ TEST(HostLockTest, FirstLockOpensNoFileForWriting) {
 // it) removes them on release unless kept (an apply that wrote keeps it); a
 // file that was there before stays.
 TEST(HostLockTest, CreatedLockFileGoesOnReleaseUnlessKept) {
-  auto fs = NewLocalHostFs(TempRoot());
+  auto fs = NewLocalHostFs(testing::MakeTempDir("lock"));
   ::mkdir((fs->root() + "/run").c_str(), 0755);
   {
     auto lock = AcquireHostLock(*fs, kApplyLockPath, std::chrono::milliseconds(0));
@@ -93,7 +88,7 @@ TEST(HostLockTest, CreatedLockFileGoesOnReleaseUnlessKept) {
 // lock again, so it never holds an unlinked file beside a newer holder of
 // the file at the path.
 TEST(HostLockTest, WaiterOnARemovedLockFileLocksTheFileAtThePath) {
-  auto fs = NewLocalHostFs(TempRoot());
+  auto fs = NewLocalHostFs(testing::MakeTempDir("lock"));
   int ready[2];
   ASSERT_EQ(::pipe(ready), 0);
   pid_t pid = ::fork();
@@ -130,7 +125,7 @@ TEST(HostLockTest, WaiterOnARemovedLockFileLocksTheFileAtThePath) {
 }
 
 TEST(HostLockTest, WaitsForAHolderThatLetsGo) {
-  auto fs = NewLocalHostFs(TempRoot());
+  auto fs = NewLocalHostFs(testing::MakeTempDir("lock"));
   ASSERT_TRUE(AcquireHostLock(*fs, kApplyLockPath, std::chrono::milliseconds(0)).ok());
   pid_t pid = ::fork();
   if (pid == 0) {
@@ -154,7 +149,7 @@ TEST(HostLockTest, WaitsForAHolderThatLetsGo) {
 // out of the root) is refused at once, --lock-timeout or not: before, open(2)
 // of the FIFO waited for a writer forever.
 TEST(HostLockTest, FifoOrLinkAtTheLockIsRefusedNotWaitedOn) {
-  const std::string base = TempRoot();
+  const std::string base = testing::MakeTempDir("lock");
   const std::string root = base + "/root";
   ASSERT_EQ(::mkdir(root.c_str(), 0755), 0);
   ASSERT_EQ(::mkdir((root + "/run").c_str(), 0755), 0);

@@ -4,8 +4,8 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <condition_variable>
 #include <chrono>
+#include <condition_variable>
 #include <cstdlib>
 #include <fstream>
 #include <mutex>
@@ -17,6 +17,7 @@
 
 #include "engine/host/forwarding_host_fs.h"
 #include "gtest/gtest.h"
+#include "test/support/ttar.h"
 
 namespace provisioner {
 namespace {
@@ -25,9 +26,8 @@ namespace {
 class ParallelReadsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    const char* tmp = std::getenv("TEST_TMPDIR");
-    root_ = std::string(tmp ? tmp : "/tmp") + "/parXXXXXX";
-    ASSERT_NE(::mkdtemp(root_.data()), nullptr);
+    root_ = testing::MakeTempDir("par");
+    ASSERT_NE(root_, "");
     for (int i = 0; i < kDirs; ++i) {
       std::string d = root_ + "/d" + std::to_string(i);
       ASSERT_EQ(::mkdir(d.c_str(), 0755), 0);
@@ -52,14 +52,14 @@ class SerialFs : public ForwardingHostFs {
 
 TEST_F(ParallelReadsTest, ThreadCountFollowsSafetyWorkAndOverride) {
   EXPECT_TRUE(fs_->ConcurrentReadsSafe());
-  EXPECT_EQ(ReadThreads(*fs_, 200, 16), 4u);   // PROVISIONER_READ_THREADS=4
-  EXPECT_EQ(ReadThreads(*fs_, 40, 16), 2u);    // only 40 items: two threads' worth
-  EXPECT_EQ(ReadThreads(*fs_, 10, 16), 1u);    // too little to pay for a thread
+  EXPECT_EQ(ReadThreads(*fs_, 200, 16), 4u);  // PROVISIONER_READ_THREADS=4
+  EXPECT_EQ(ReadThreads(*fs_, 40, 16), 2u);   // only 40 items: two threads' worth
+  EXPECT_EQ(ReadThreads(*fs_, 10, 16), 1u);   // too little to pay for a thread
   EXPECT_EQ(ReadThreads(*fs_, 0, 16), 1u);
   ::setenv("PROVISIONER_READ_THREADS", "1", 1);
   EXPECT_EQ(ReadThreads(*fs_, 200, 16), 1u);
   ::setenv("PROVISIONER_READ_THREADS", "64", 1);
-  EXPECT_EQ(ReadThreads(*fs_, 100000, 1), 8u);  // capped
+  EXPECT_EQ(ReadThreads(*fs_, 100000, 1), 8u);      // capped
   ::setenv("PROVISIONER_READ_THREADS", "zero", 1);  // not a count: the CPU count
   EXPECT_GE(ReadThreads(*fs_, 100000, 1), 1u);
   SerialFs serial(fs_.get());

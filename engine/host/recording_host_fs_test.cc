@@ -11,16 +11,10 @@
 
 #include "engine/host/forwarding_host_fs.h"
 #include "gtest/gtest.h"
+#include "test/support/ttar.h"
 
 namespace provisioner {
 namespace {
-
-std::string FreshDir(const char* tag) {
-  const char* tmp = std::getenv("TEST_TMPDIR");
-  std::string base = std::string(tmp ? tmp : "/tmp") + "/" + tag + "XXXXXX";
-  if (::mkdtemp(base.data()) == nullptr) return "";
-  return base;
-}
 
 void MkDirs(const std::string& p) {
   std::string cur;
@@ -51,8 +45,8 @@ std::string LinkText(const std::string& p) {
 class RecordingTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    root_ = FreshDir("rec_root");
-    out_ = FreshDir("rec_out");
+    root_ = testing::MakeTempDir("rec_root");
+    out_ = testing::MakeTempDir("rec_out");
     ASSERT_FALSE(root_.empty());
     ASSERT_FALSE(out_.empty());
     const std::string dev = root_ + "/sys/devices/pci0000:00/0000:00:01.0";
@@ -89,7 +83,8 @@ TEST_F(RecordingTest, CopiesWhatWasReadWithTheSameShape) {
 
   auto stats = WriteSnapshot(*inner, rec, out_);
   ASSERT_TRUE(stats.ok()) << stats.status().ToString();
-  EXPECT_EQ(LinkText(out_ + "/sys/class/net/eth0"), "../../devices/pci0000:00/0000:00:01.0/net/eth0");
+  EXPECT_EQ(LinkText(out_ + "/sys/class/net/eth0"),
+            "../../devices/pci0000:00/0000:00:01.0/net/eth0");
   EXPECT_EQ(LinkText(out_ + "/sys/abs"), "/sys/devices/pci0000:00");
   EXPECT_EQ(LinkText(out_ + "/sys/devices/pci0000:00/0000:00:01.0/driver"),
             "../../../bus/pci/drivers/mlx5_core");
@@ -97,7 +92,8 @@ TEST_F(RecordingTest, CopiesWhatWasReadWithTheSameShape) {
   EXPECT_EQ(ReadOut(out_ + "/sys/devices/pci0000:00/0000:00:01.0/vendor"), "0x15b3\n");
   // Listed but not read: present and empty.
   struct stat st;
-  ASSERT_EQ(::stat((out_ + "/sys/devices/pci0000:00/0000:00:01.0/net/eth0/address").c_str(), &st), 0);
+  ASSERT_EQ(::stat((out_ + "/sys/devices/pci0000:00/0000:00:01.0/net/eth0/address").c_str(), &st),
+            0);
   EXPECT_EQ(st.st_size, 0);
   EXPECT_EQ(stats->placeholders, 1u);
   EXPECT_NE(::stat((out_ + "/etc/unread").c_str(), &st), 0);

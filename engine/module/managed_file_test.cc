@@ -5,15 +5,10 @@
 #include <string>
 
 #include "gtest/gtest.h"
+#include "test/support/ttar.h"
 
 namespace provisioner {
 namespace {
-
-std::string TempRoot() {
-  const char* tmp = std::getenv("TEST_TMPDIR");
-  std::string base = std::string(tmp ? tmp : "/tmp") + "/mfXXXXXX";
-  return ::mkdtemp(base.data());
-}
 
 TEST(ManagedFileTest, OurHeaderIsInTheLeadingCommentBlock) {
   EXPECT_TRUE(WrittenByProvisioner("# Written by provisioner from host.yaml\nx\n"));
@@ -39,7 +34,7 @@ TEST(ManagedFileTest, PlanWarnsThatSomeoneElsesFileIsTakenOver) {
 }
 
 TEST(ManagedFileTest, BytesThatAreNotUtf8AreRecordedAndRestored) {
-  auto fs = NewLocalHostFs(TempRoot());
+  auto fs = NewLocalHostFs(testing::MakeTempDir("mf"));
   const std::string bytes("a\xff\xfe\0b\n", 6);
   ASSERT_TRUE(fs->WriteFileAtomic("/etc/x.conf", bytes, 0640).ok());
   Change c = MakeChange("m", "t", "a", nullptr, "y", Disruption::kLive, 1, "", "");

@@ -4,19 +4,15 @@
 #include <string>
 
 #include "gtest/gtest.h"
+#include "test/support/fake_pci_module.h"
 
 namespace provisioner {
 namespace {
 
 HostFacts Host(const std::string& driver, int num_vfs, const std::string& mode) {
   HostFacts f;
-  PciFunction pf;
-  pf.pci_address = "0000:af:00.0";
-  pf.vendor = "15b3";
-  pf.device_id = "101d";
-  pf.class_code = 0x020000;
+  PciFunction pf = testing::NetworkPf("0000:af:00.0", "ens6f0np0", "15b3", "101d");
   pf.driver = driver;
-  pf.netdevs = {"ens6f0np0"};
   SriovInfo s;
   s.total_vfs = 8;
   s.num_vfs = num_vfs;

@@ -17,6 +17,7 @@
 #include "modules/eswitch/eswitch_module.h"
 #include "modules/pci/pci_module.h"
 #include "modules/sriov/sriov_module.h"
+#include "test/sim/engine_on_sim.h"
 #include "test/sim/sim_host_fs.h"
 #include "test/support/host_presets.h"
 #include "test/support/host_tree.h"
@@ -25,16 +26,8 @@
 namespace provisioner {
 namespace {
 
-using std::chrono::milliseconds;
-
-class FakeClock final : public Clock {
- public:
-  std::chrono::steady_clock::time_point Now() override { return now_; }
-  void SleepFor(milliseconds d) override { now_ += d; }
-
- private:
-  std::chrono::steady_clock::time_point now_;
-};
+using testing::ChangeIds;
+using testing::LoadSpec;
 
 // Logs every write (path and value) on its way to the simulator.
 class WriteLog final : public ForwardingHostFs {
@@ -53,10 +46,9 @@ class WriteLog final : public ForwardingHostFs {
 
 constexpr char kPf0[] = "0000:af:00.0";
 
-class EswitchSimTest : public ::testing::Test {
+class EswitchSimTest : public testing::EngineOnSimTest {
  protected:
   void Build(const std::string& pf_driver) {
-    root_ = testing::MakeTempDir("eswitch");
     testing::HostSpec spec = testing::Cx5RoceHost();
     for (auto& f : spec.pci) {
       if (f.bdf == "0000:af:00.0" || f.bdf == "0000:af:00.1") {
@@ -70,42 +62,15 @@ class EswitchSimTest : public ::testing::Test {
       if (pf_driver.empty()) s.flow_steering_mode = "dmfs";
       spec.files.push_back({DevlinkCapturePath(bdf), RenderDevlinkCapture(s)});
     }
-    ASSERT_TRUE(testing::BuildHostTree(spec, root_).ok());
     testing::SimOptions o;
     o.settle_reads = 0;
-    sim_owner_ = testing::NewSimulatedHostFs(root_, o);
-    sim_ = static_cast<testing::SimulatedHostFs*>(sim_owner_.get());
-    log_ = std::make_unique<WriteLog>(sim_owner_.get());
+    BuildSim(spec, "eswitch", o);
+    log_ = std::make_unique<WriteLog>(fs_.get());
     ctx_.fs = log_.get();
-    ctx_.clock = &clock_;
-    ctx_.settle_timeout = std::chrono::seconds(30);
     modules_.clear();
     modules_.push_back(std::make_unique<PciModule>());
     modules_.push_back(std::make_unique<SriovModule>());
     modules_.push_back(std::make_unique<EswitchModule>());
-  }
-
-  DesiredState Load(const std::string& nics) {
-    LoadResult r = LoadDesiredStateFromString(
-        "apiVersion: provisioner/v1alpha1\nkind: HostConfig\nmetadata:\n  name: w\nspec:\n" + nics,
-        "host.yaml");
-    for (const auto& d : r.diagnostics) ADD_FAILURE() << d.path << ": " << d.message;
-    EXPECT_TRUE(r.state.has_value());
-    return r.state.value_or(DesiredState());
-  }
-
-  HostFacts Facts() {
-    auto facts = Discover(modules_, ctx_);
-    EXPECT_TRUE(facts.ok()) << facts.status().message();
-    return facts.value_or(HostFacts());
-  }
-
-  PlanResult PlanNow(const DesiredState& d) { return BuildPlan(modules_, d, Facts()); }
-
-  static std::vector<std::string> Ids(const Plan& p) {
-    std::vector<std::string> ids;
-    for (const auto& c : p.changes) ids.push_back(c.id);
-    return ids;
   }
 
   DevlinkState Capture(const std::string& bdf) {
@@ -126,13 +91,7 @@ class EswitchSimTest : public ::testing::Test {
     return -1;
   }
 
-  std::string root_;
-  std::unique_ptr<HostFs> sim_owner_;
-  testing::SimulatedHostFs* sim_ = nullptr;
   std::unique_ptr<WriteLog> log_;
-  FakeClock clock_;
-  HostContext ctx_;
-  std::vector<std::unique_ptr<Module>> modules_;
 };
 
 constexpr char kSwitchdev[] = R"(  nics:
@@ -146,11 +105,11 @@ constexpr char kSwitchdev[] = R"(  nics:
 // again; one representor per VF; the next plan is empty.
 TEST_F(EswitchSimTest, Mlx5VfsThenSwitchdevWithRepresentors) {
   Build("");
-  DesiredState d = Load(kSwitchdev);
+  DesiredState d = LoadSpec(kSwitchdev);
   PlanResult p = PlanNow(d);
   EXPECT_TRUE(p.diagnostics.empty());
-  ASSERT_EQ(Ids(p.plan), (std::vector<std::string>{"sriov/0000:af:00.0/numVfs",
-                                                   "eswitch/0000:af:00.0/eswitchMode"}));
+  ASSERT_EQ(ChangeIds(p.plan), (std::vector<std::string>{"sriov/0000:af:00.0/numVfs",
+                                                         "eswitch/0000:af:00.0/eswitchMode"}));
   const Change& c = p.plan.changes[1];
   EXPECT_EQ(c.before, "legacy");
   EXPECT_EQ(c.after, "switchdev");
@@ -193,16 +152,16 @@ TEST_F(EswitchSimTest, Mlx5VfsThenSwitchdevWithRepresentors) {
 // Back to legacy: the representors go, the VFs stay bound.
 TEST_F(EswitchSimTest, BackToLegacyRemovesRepresentors) {
   Build("");
-  DesiredState d = Load(kSwitchdev);
+  DesiredState d = LoadSpec(kSwitchdev);
   ASSERT_TRUE(ApplyPlan(modules_, PlanNow(d).plan, d, ctx_).status.ok());
-  DesiredState legacy = Load(R"(  nics:
+  DesiredState legacy = LoadSpec(R"(  nics:
     - name: pf0
       nicSelector: { rootDevices: ["0000:af:00.0"] }
       numVfs: 4
       eswitchMode: legacy
 )");
   PlanResult p = PlanNow(legacy);
-  ASSERT_EQ(Ids(p.plan), (std::vector<std::string>{"eswitch/0000:af:00.0/eswitchMode"}));
+  ASSERT_EQ(ChangeIds(p.plan), (std::vector<std::string>{"eswitch/0000:af:00.0/eswitchMode"}));
   EXPECT_FALSE(p.plan.changes[0].detail.contains("flowSteeringMode"));
   ApplyReport r = ApplyPlan(modules_, p.plan, legacy, ctx_);
   ASSERT_TRUE(r.status.ok()) << r.status.message();
@@ -220,7 +179,7 @@ TEST_F(EswitchSimTest, BackToLegacyRemovesRepresentors) {
 // representors gone), the VFs of both go back to none, nothing half-done.
 TEST_F(EswitchSimTest, AFailedSetRollsBackEveryPf) {
   Build("");
-  DesiredState d = Load(R"(  nics:
+  DesiredState d = LoadSpec(R"(  nics:
     - name: pf0
       nicSelector: { rootDevices: ["0000:af:00.0"] }
       numVfs: 2
@@ -251,11 +210,11 @@ TEST_F(EswitchSimTest, AFailedSetRollsBackEveryPf) {
 // driver refuses (EOPNOTSUPP), and the plan says so at the field.
 TEST_F(EswitchSimTest, IceSwitchdevFirstThenVfs) {
   Build("ice");
-  DesiredState d = Load(kSwitchdev);
+  DesiredState d = LoadSpec(kSwitchdev);
   PlanResult p = PlanNow(d);
   EXPECT_TRUE(p.diagnostics.empty());
-  ASSERT_EQ(Ids(p.plan), (std::vector<std::string>{"eswitch/0000:af:00.0/eswitchMode",
-                                                   "sriov/0000:af:00.0/numVfs"}));
+  ASSERT_EQ(ChangeIds(p.plan), (std::vector<std::string>{"eswitch/0000:af:00.0/eswitchMode",
+                                                         "sriov/0000:af:00.0/numVfs"}));
   EXPECT_FALSE(p.plan.changes[0].detail.contains("flowSteeringMode"));
   EXPECT_FALSE(p.plan.changes[0].detail.contains("rebindVfs"));
   ApplyReport r = ApplyPlan(modules_, p.plan, d, ctx_);
@@ -268,7 +227,7 @@ TEST_F(EswitchSimTest, IceSwitchdevFirstThenVfs) {
   DevlinkState legacy;
   Status s = sim_->WriteFileAtomic(DevlinkCapturePath(kPf0), RenderDevlinkCapture(legacy), 0644);
   EXPECT_EQ(s.err(), EOPNOTSUPP) << s.message();
-  PlanResult back = PlanNow(Load(R"(  nics:
+  PlanResult back = PlanNow(LoadSpec(R"(  nics:
     - name: pf0
       nicSelector: { rootDevices: ["0000:af:00.0"] }
       eswitchMode: legacy
@@ -282,7 +241,7 @@ TEST_F(EswitchSimTest, IceSwitchdevFirstThenVfs) {
 // Doctor: a switchdev PF missing a representor fails, naming the VF.
 TEST_F(EswitchSimTest, DoctorNamesTheVfWithoutRepresentor) {
   Build("");
-  DesiredState d = Load(kSwitchdev);
+  DesiredState d = LoadSpec(kSwitchdev);
   ASSERT_TRUE(ApplyPlan(modules_, PlanNow(d).plan, d, ctx_).status.ok());
   CheckSink ok;
   HostFacts facts = Facts();

@@ -5,6 +5,7 @@
 
 #include "gtest/gtest.h"
 #include "modules/firmware/mstconfig_query.h"
+#include "test/support/fake_pci_module.h"
 
 namespace provisioner {
 namespace {
@@ -24,14 +25,9 @@ FirmwareFacts FromTestdata(const std::string& name) {
   return fw;
 }
 
+// A ConnectX-5 VPI port in InfiniBand.
 PciFunction Pf(const std::string& bdf, const std::string& netdev) {
-  PciFunction f;
-  f.pci_address = bdf;
-  f.vendor = "15b3";
-  f.device_id = "1017";
-  f.class_code = 0x020700;
-  f.netdevs = {netdev};
-  return f;
+  return testing::NetworkPf(bdf, netdev, "15b3", "1017", testing::kInfinibandClass);
 }
 
 DesiredState Want(const std::string& selector_pf, std::optional<std::string> link_type,
@@ -237,17 +233,17 @@ TEST(FirmwarePlanner, ValuesEqualToNextBootInAnySpellingAreNoChange) {
   f.pci = {Pf("0000:5e:00.0", "ens1f0")};
   f.firmware["0000:5e:00.0"] = FromTestdata("cx6lx-eth.query");
   Planned p = RunPlan(WantFirmware("0000:5e:00.0", {{"SRIOV_EN", Bool(true)},
-                                                     {"FPP_EN", Int(1)},
-                                                     {"UCTX_EN", Str("TRUE")},
-                                                     {"MEMIC_SIZE_LIMIT", Str("_256kb")},
-                                                     {"NUM_OF_VFS", Str("0x8")},
-                                                     {"CQE_COMPRESSION", Str("BALANCED")}}),
+                                                    {"FPP_EN", Int(1)},
+                                                    {"UCTX_EN", Str("TRUE")},
+                                                    {"MEMIC_SIZE_LIMIT", Str("_256kb")},
+                                                    {"NUM_OF_VFS", Str("0x8")},
+                                                    {"CQE_COMPRESSION", Str("BALANCED")}}),
                       f);
   EXPECT_TRUE(p.changes.empty()) << p.changes[0].id;
   EXPECT_TRUE(p.diags.empty()) << p.Messages();
   // A different value by name: a change whose after is the name as written.
   Planned q = RunPlan(WantFirmware("0000:5e:00.0", {{"CQE_COMPRESSION", Str("AGGRESSIVE")},
-                                                     {"NUM_OF_VFS", Int(16)}}),
+                                                    {"NUM_OF_VFS", Int(16)}}),
                       f);
   ASSERT_EQ(q.changes.size(), 2u) << q.Messages();
   EXPECT_EQ(q.changes[0].id, "firmware/0000:5e:00.0/CQE_COMPRESSION");

@@ -11,6 +11,7 @@
 #include "gtest/gtest.h"
 #include "modules/firmware/firmware_planner.h"
 #include "modules/firmware/mstconfig_query.h"
+#include "test/support/fake_pci_module.h"
 
 namespace provisioner {
 namespace {
@@ -104,13 +105,15 @@ TEST(FirmwareResetChoice, FollowsTheSyncOwnersAndTheBoundDrivers) {
   const std::map<std::string, std::string> unbound = {{"0000:86:00.0", ""}};
   const std::map<std::string, std::string> vfio = {{"0000:86:00.0", "mlx5_core"},
                                                    {"0000:86:00.1", "vfio-pci"}};
-  EXPECT_EQ(Command("mstfwreset-cx5.query", mlx5), "mstfwreset -d 0000:86:00.0 -y -l 3 --sync 1 reset");
+  EXPECT_EQ(Command("mstfwreset-cx5.query", mlx5),
+            "mstfwreset -d 0000:86:00.0 -y -l 3 --sync 1 reset");
   EXPECT_EQ(Command("mstfwreset-cx7-mroq.query", mlx5),
             "mstfwreset -d 0000:86:00.0 -y -l 3 --sync 1 reset");
   EXPECT_EQ(Command("mstfwreset-bf3-nic-driver-only.query", mlx5),
             "mstfwreset -d 0000:86:00.0 -y -l 3 --sync 1 reset");
   // No driver to take the sync: the tool's (nothing bound for it to stop).
-  EXPECT_EQ(Command("mstfwreset-cx5.query", unbound), "mstfwreset -d 0000:86:00.0 -y -l 3 --sync 0 reset");
+  EXPECT_EQ(Command("mstfwreset-cx5.query", unbound),
+            "mstfwreset -d 0000:86:00.0 -y -l 3 --sync 0 reset");
   // Sync 1 not supported: the tool stops and starts mlx5_core.
   auto no_driver_sync = Testdata("mstfwreset-cx5.query");
   no_driver_sync.replace(no_driver_sync.find("Supported     \n", no_driver_sync.find("1: Driver")),
@@ -119,9 +122,11 @@ TEST(FirmwareResetChoice, FollowsTheSyncOwnersAndTheBoundDrivers) {
   ASSERT_TRUE(q.ok()) << q.status().message();
   FirmwareResetMethod m = ChooseFirmwareReset(*q, mlx5);
   EXPECT_EQ(m.kind, FirmwareResetMethod::kToolStopsDriver);
-  EXPECT_EQ(FirmwareResetCommand("0000:86:00.0", m), "mstfwreset -d 0000:86:00.0 -y -l 3 --sync 0 reset");
+  EXPECT_EQ(FirmwareResetCommand("0000:86:00.0", m),
+            "mstfwreset -d 0000:86:00.0 -y -l 3 --sync 0 reset");
   // Before v4.16 (no sync block): the tool's, without --sync.
-  EXPECT_EQ(Command("mstfwreset-v4.14-no-sync.query", mlx5), "mstfwreset -d 0000:86:00.0 -y -l 3 reset");
+  EXPECT_EQ(Command("mstfwreset-v4.14-no-sync.query", mlx5),
+            "mstfwreset -d 0000:86:00.0 -y -l 3 reset");
   // A driver mstfwreset does not stop (vfio-pci on a PF): provisioner unbinds.
   m = ChooseFirmwareReset(*q, vfio);
   EXPECT_EQ(m.kind, FirmwareResetMethod::kUnbindFirst);
@@ -135,9 +140,10 @@ TEST(FirmwareResetChoice, FollowsTheSyncOwnersAndTheBoundDrivers) {
   EXPECT_EQ(Command("mstfwreset-bf3-nic-driver-only.query", vfio),
             "reboot: mstfwreset query lists only the driver as the reset-sync owner (sync 1), "
             "which needs mlx5_core, but 0000:86:00.1 to vfio-pci is bound");
-  EXPECT_EQ(Command("mstfwreset-no-level3.query", mlx5).rfind("reboot: mstfwreset query says reset "
-                                                              "level 3",
-                                                              0),
+  EXPECT_EQ(Command("mstfwreset-no-level3.query", mlx5)
+                .rfind("reboot: mstfwreset query says reset "
+                       "level 3",
+                       0),
             0u);
   // The check of issue 35.1, over every layout and binding: a bound card's
   // command never has --skip_driver unless provisioner unbinds it first.
@@ -158,7 +164,8 @@ TEST(MstfwresetQuery, ErrorsNameTheLine) {
   EXPECT_EQ(e.status().message(), "mstfwreset: -E- Failed to open device: 0000:86:00.0.");
   auto bad = ParseMstfwresetQuery("Reset-levels:\nx: Warm Reboot -Supported\n");
   ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.status().message().find("line 2: not a number before the colon"), std::string::npos);
+  EXPECT_NE(bad.status().message().find("line 2: not a number before the colon"),
+            std::string::npos);
   EXPECT_FALSE(ParseMstfwresetQuery("nothing here\n").ok());
 }
 
@@ -217,13 +224,7 @@ TEST(MstconfigRewrite, NvResetMakesNextBootTheDefault) {
 }
 
 PciFunction Pf(const std::string& bdf) {
-  PciFunction f;
-  f.pci_address = bdf;
-  f.vendor = "15b3";
-  f.device_id = "1017";
-  f.class_code = 0x020700;
-  f.netdevs = {"ibs5f0"};
-  return f;
+  return testing::NetworkPf(bdf, "ibs5f0", "15b3", "1017", testing::kInfinibandClass);
 }
 
 struct Result {

@@ -5,32 +5,18 @@
 #include <string>
 
 #include "engine/core/engine.h"
-#include "engine/host/forwarding_host_fs.h"
 #include "engine/module/registry.h"
 #include "gtest/gtest.h"
+#include "test/support/read_counting_fs.h"
 #include "test/support/ttar.h"
 
 namespace provisioner {
 namespace {
 
-// Counts the reads of each P_Key slot file.
-class CountingFs final : public ForwardingHostFs {
- public:
-  explicit CountingFs(std::unique_ptr<HostFs> inner) : ForwardingHostFs(std::move(inner)) {}
-  StatusOr<std::string> ReadFile(std::string_view p) const override {
-    if (p.find("/pkeys/") != std::string_view::npos) ++reads_[std::string(p)];
-    return ForwardingHostFs::ReadFile(p);
-  }
-  const std::map<std::string, int>& reads() const { return reads_; }
-
- private:
-  mutable std::map<std::string, int> reads_;
-};
-
 TEST(IpoibPkeysTest, PkeyTablesAreReadOncePerDiscovery) {
   const std::string root = testing::MakeTempDir("cx5-ib");
   ASSERT_TRUE(testing::ExtractTtar(testing::HostTreePath("cx5-ib"), root).ok());
-  CountingFs fs(NewLocalHostFs(root));
+  testing::ReadCountingFs fs(NewLocalHostFs(root), "/pkeys/");
   auto modules = ModuleRegistry::CreateAll();
   HostContext ctx;
   ctx.fs = &fs;

@@ -6,6 +6,7 @@
 
 #include "gtest/gtest.h"
 #include "modules/ipoib/ipoib_checks.h"
+#include "test/support/fake_pci_module.h"
 
 namespace provisioner {
 namespace {
@@ -16,12 +17,8 @@ constexpr char kRcAddress[] = "80:00:10:87:fe:80:00:00:00:00:00:00:ec:0d:9a:03:0
 // An IB PF 0000:86:00.0 with IPoIB netdev ib0: datagram, mtu 2044, up, no addresses.
 HostFacts IbHost() {
   HostFacts f;
-  PciFunction pf;
-  pf.pci_address = "0000:86:00.0";
-  pf.vendor = "15b3";
-  pf.device_id = "1017";
-  pf.class_code = 0x020700;
-  pf.netdevs = {"ib0"};
+  PciFunction pf =
+      testing::NetworkPf("0000:86:00.0", "ib0", "15b3", "1017", testing::kInfinibandClass);
   pf.rdma_devices = {"mlx5_0"};
   f.pci = {pf};
   IpoibInterface x;

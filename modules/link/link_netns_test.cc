@@ -22,6 +22,7 @@
 #include "gtest/gtest.h"
 #include "modules/link/link_backend.h"
 #include "modules/link/link_module.h"
+#include "test/support/fake_pci_module.h"
 #include "test/support/netns.h"
 
 namespace provisioner {
@@ -30,35 +31,16 @@ namespace {
 [[maybe_unused]] ::testing::Environment* const kNetns =
     ::testing::AddGlobalTestEnvironment(new testing::NetnsEnvironment(/*with_macvlan=*/true));
 
-// Reports veth-a, veth-b and mv0 (a macvlan on veth-a) as network PFs (test double of the pci
-// module).
-class FakePciModule final : public Module {
- public:
-  std::string_view name() const override { return "pci"; }
-  Status Discover(HostContext&, HostFacts& facts) override {
-    int n = 0;
-    for (const char* ifname : {"veth-a", "veth-b", "mv0"}) {
-      PciFunction f;
-      f.pci_address = "0000:0" + std::to_string(++n) + ":00.0";
-      f.vendor = "1af4";
-      f.device_id = "0001";
-      f.class_code = 0x020000;
-      f.netdevs = {ifname};
-      facts.pci.push_back(f);
-    }
-    return OkStatus();
-  }
-  void Plan(const DesiredState&, const HostFacts&, PlanSink&) const override {}
-  Status Apply(const Change&, HostContext&) override { return InternalError("no changes"); }
-  Status Verify(const Change&, HostContext&) override { return OkStatus(); }
-};
-
 class LinkNetnsTest : public ::testing::Test {
  protected:
   void SetUp() override {
     fs_ = NewLocalHostFs("/");
     ctx_.fs = fs_.get();
-    modules_.push_back(std::make_unique<FakePciModule>());
+    // veth-a, veth-b and mv0 (a macvlan on veth-a) as network PFs.
+    modules_.push_back(std::make_unique<testing::FakePciModule>(
+        std::vector<PciFunction>{testing::NetworkPf("0000:01:00.0", "veth-a", "1af4", "0001"),
+                                 testing::NetworkPf("0000:02:00.0", "veth-b", "1af4", "0001"),
+                                 testing::NetworkPf("0000:03:00.0", "mv0", "1af4", "0001")}));
     modules_.push_back(std::make_unique<LinkModule>());
     // Every test starts from the links as created: mtu 1500, down.
     for (const char* n : {"mv0", "veth-a", "veth-b"}) {

@@ -1,19 +1,10 @@
 #include "modules/link/link_planner.h"
 
 #include "gtest/gtest.h"
+#include "test/support/fake_pci_module.h"
 
 namespace provisioner {
 namespace {
-
-PciFunction Pf(const std::string& bdf, const std::string& netdev) {
-  PciFunction f;
-  f.pci_address = bdf;
-  f.vendor = "15b3";
-  f.device_id = "1017";
-  f.class_code = 0x020000;
-  f.netdevs = {netdev};
-  return f;
-}
 
 LinkFacts Link(const std::string& name, int mtu, bool up) {
   LinkFacts l;
@@ -40,7 +31,7 @@ std::vector<Change> Changes(const DesiredState& d, const HostFacts& f,
 
 TEST(LinkPlanner, MtuAndUp) {
   HostFacts f;
-  f.pci = {Pf("0000:af:00.0", "ens6f0np0")};
+  f.pci = {testing::NetworkPf("0000:af:00.0", "ens6f0np0")};
   f.links["ens6f0np0"] = Link("ens6f0np0", 1500, false);
   DesiredState d;
   d.nics = {Nic("ens6f0np0")};
@@ -61,7 +52,7 @@ TEST(LinkPlanner, MtuAndUp) {
 
 TEST(LinkPlanner, UnmanagedLinksAreLeftAlone) {
   HostFacts f;
-  f.pci = {Pf("0000:af:00.0", "ens6f0np0")};
+  f.pci = {testing::NetworkPf("0000:af:00.0", "ens6f0np0")};
   f.links["ens6f0np0"] = Link("ens6f0np0", 1500, false);
   DesiredState d;
   d.nics = {Nic("ens6f0np0")};
@@ -71,7 +62,7 @@ TEST(LinkPlanner, UnmanagedLinksAreLeftAlone) {
 
 TEST(LinkPlanner, MtuOutsideTheNetdevRangeIsAnError) {
   HostFacts f;
-  f.pci = {Pf("0000:af:00.0", "ens6f0np0")};
+  f.pci = {testing::NetworkPf("0000:af:00.0", "ens6f0np0")};
   LinkFacts l = Link("ens6f0np0", 1500, true);
   l.min_mtu = 68;
   l.max_mtu = 9978;
@@ -94,7 +85,7 @@ TEST(LinkPlanner, MtuOutsideTheNetdevRangeIsAnError) {
 // an mtu there is an error, not an empty plan that reads as converged.
 TEST(LinkPlanner, MtuOnAPfWithoutNetdevIsAnError) {
   HostFacts f;
-  PciFunction pf = Pf("0000:03:00.0", "");
+  PciFunction pf = testing::NetworkPf("0000:03:00.0", "");
   pf.netdevs.clear();
   pf.device_id = "1013";
   pf.driver = "mlx5_core";
@@ -120,7 +111,7 @@ TEST(LinkPlanner, MtuOnAPfWithoutNetdevIsAnError) {
 
 TEST(LinkPlanner, NetdeviceVfsUpPlannedFromDesiredAndFacts) {
   HostFacts f;
-  PciFunction pf = Pf("0000:af:00.0", "ens6f0np0");
+  PciFunction pf = testing::NetworkPf("0000:af:00.0", "ens6f0np0");
   pf.sriov = SriovInfo{};
   pf.sriov->total_vfs = 8;
   f.pci = {pf};
@@ -158,7 +149,7 @@ TEST(LinkPlanner, NetdeviceVfsUpPlannedFromDesiredAndFacts) {
 // A PF with `n` VFs bound to mlx5_core, each with netdev ens6f0v<i> at `mtu`.
 HostFacts VfHost(int n, int vf_mtu, int pf_mtu = 9000) {
   HostFacts f;
-  PciFunction pf = Pf("0000:af:00.0", "ens6f0np0");
+  PciFunction pf = testing::NetworkPf("0000:af:00.0", "ens6f0np0");
   pf.driver = "mlx5_core";
   pf.sriov = SriovInfo{};
   pf.sriov->total_vfs = 8;

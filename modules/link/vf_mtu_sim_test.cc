@@ -17,6 +17,7 @@
 #include "modules/pci/pci_module.h"
 #include "modules/sriov/sriov_module.h"
 #include "modules/vf/vf_module.h"
+#include "test/sim/engine_on_sim.h"
 #include "test/sim/sim_host_fs.h"
 #include "test/support/host_presets.h"
 #include "test/support/host_tree.h"
@@ -26,28 +27,15 @@ namespace provisioner {
 namespace {
 
 using std::chrono::milliseconds;
+using testing::ChangeIds;
+using testing::LoadSpec;
 
-class FakeClock final : public Clock {
- public:
-  std::chrono::steady_clock::time_point Now() override { return now_; }
-  void SleepFor(milliseconds d) override { now_ += d; }
-
- private:
-  std::chrono::steady_clock::time_point now_;
-};
-
-class VfMtuSimTest : public ::testing::Test {
+class VfMtuSimTest : public testing::EngineOnSimTest {
  protected:
   void SetUp() override {
-    root_ = testing::MakeTempDir("vfmtu");
-    ASSERT_TRUE(testing::BuildHostTree(testing::Cx5RoceHost(), root_).ok());
     testing::SimOptions o;
     o.settle_reads = 3;
-    fs_ = testing::NewSimulatedHostFs(root_, o);
-    sim_ = static_cast<testing::SimulatedHostFs*>(fs_.get());
-    ctx_.fs = fs_.get();
-    ctx_.clock = &clock_;
-    ctx_.settle_timeout = std::chrono::seconds(30);
+    BuildSim(testing::Cx5RoceHost(), "vfmtu", o);
     VfModuleOptions vf;
     vf.use_netlink = false;
     LinkModuleOptions link;
@@ -58,37 +46,9 @@ class VfMtuSimTest : public ::testing::Test {
     modules_.push_back(std::make_unique<LinkModule>(std::move(link)));
   }
 
-  DesiredState Load(const std::string& nics) {
-    LoadResult r = LoadDesiredStateFromString(
-        "apiVersion: provisioner/v1alpha1\nkind: HostConfig\nmetadata:\n  name: w\nspec:\n" + nics,
-        "host.yaml");
-    for (const auto& d : r.diagnostics) ADD_FAILURE() << d.path << ": " << d.message;
-    EXPECT_TRUE(r.state.has_value());
-    return r.state.value_or(DesiredState());
-  }
-
-  PlanResult PlanNow(const DesiredState& d) {
-    auto facts = Discover(modules_, ctx_);
-    EXPECT_TRUE(facts.ok()) << facts.status().message();
-    return BuildPlan(modules_, d, facts.value_or(HostFacts()));
-  }
-
-  static std::vector<std::string> Ids(const Plan& p) {
-    std::vector<std::string> ids;
-    for (const auto& c : p.changes) ids.push_back(c.id);
-    return ids;
-  }
-
   std::string Mtu(const std::string& netdev) {
     return fs_->ReadAttr("/sys/class/net/" + netdev + "/mtu").value_or("?");
   }
-
-  std::string root_;
-  std::unique_ptr<HostFs> fs_;
-  testing::SimulatedHostFs* sim_ = nullptr;
-  FakeClock clock_;
-  HostContext ctx_;
-  std::vector<std::unique_ptr<Module>> modules_;
 };
 
 constexpr char kFourVfs[] = R"(  nics:
@@ -107,10 +67,10 @@ constexpr char kJumboVfs[] = R"(  nics:
 
 // The issue's "done when": numVfs 4 and vfMtu 9000 on a ConnectX host.
 TEST_F(VfMtuSimTest, VfsCreatedThenPfRaisedThenVfMtuThenConverged) {
-  DesiredState d = Load(kJumboVfs);
+  DesiredState d = LoadSpec(kJumboVfs);
   PlanResult p = PlanNow(d);
   EXPECT_TRUE(p.diagnostics.empty());
-  EXPECT_EQ(Ids(p.plan),
+  EXPECT_EQ(ChangeIds(p.plan),
             (std::vector<std::string>{"sriov/0000:af:00.0/numVfs", "link/ens6f0np0/mtu",
                                       "link/0000:af:00.0/vfMtu"}));
   ApplyReport r = ApplyPlan(modules_, p.plan, d, ctx_);  // verifies and checks convergence
@@ -142,15 +102,16 @@ class NetdevArrivesClock final : public Clock {
 };
 
 TEST_F(VfMtuSimTest, AVfNetdevOnItsWayIsWaitedFor) {
-  DesiredState four = Load(kFourVfs);
+  DesiredState four = LoadSpec(kFourVfs);
   ASSERT_TRUE(ApplyPlan(modules_, PlanNow(four).plan, four, ctx_).status.ok());
-  DesiredState d = Load(kJumboVfs);
+  DesiredState d = LoadSpec(kJumboVfs);
   PlanResult p = PlanNow(d);
-  ASSERT_EQ(Ids(p.plan),
+  ASSERT_EQ(ChangeIds(p.plan),
             (std::vector<std::string>{"link/ens6f0np0/mtu", "link/0000:af:00.0/vfMtu"}));
   const std::string net = root_ + "/sys/bus/pci/devices/0000:af:00.4/net";
   ASSERT_EQ(::rename(net.c_str(), (net + ".away").c_str()), 0);
-  NetdevArrivesClock arriving([&] { ASSERT_EQ(::rename((net + ".away").c_str(), net.c_str()), 0); });
+  NetdevArrivesClock arriving(
+      [&] { ASSERT_EQ(::rename((net + ".away").c_str(), net.c_str()), 0); });
   ctx_.clock = &arriving;
   ApplyReport r = ApplyPlan(modules_, p.plan, d, ctx_);
   ASSERT_TRUE(r.status.ok()) << r.status.message();
@@ -161,9 +122,9 @@ TEST_F(VfMtuSimTest, AVfNetdevOnItsWayIsWaitedFor) {
 
 // A VF netdev that never comes: the wait ends at the settle timeout and says which VF.
 TEST_F(VfMtuSimTest, AVfNetdevThatNeverComesFailsAtTheSettleTimeout) {
-  DesiredState four = Load(kFourVfs);
+  DesiredState four = LoadSpec(kFourVfs);
   ASSERT_TRUE(ApplyPlan(modules_, PlanNow(four).plan, four, ctx_).status.ok());
-  DesiredState d = Load(kJumboVfs);
+  DesiredState d = LoadSpec(kJumboVfs);
   PlanResult p = PlanNow(d);
   const std::string net = root_ + "/sys/bus/pci/devices/0000:af:00.4/net";
   ASSERT_EQ(::rename(net.c_str(), (net + ".away").c_str()), 0);
@@ -177,11 +138,11 @@ TEST_F(VfMtuSimTest, AVfNetdevThatNeverComesFailsAtTheSettleTimeout) {
 
 // VFs there at 1500; VF 3's write fails: the PF and VFs 0-2 go back to 1500.
 TEST_F(VfMtuSimTest, AFailedVfRollsBackEveryMtu) {
-  DesiredState four = Load(kFourVfs);
+  DesiredState four = LoadSpec(kFourVfs);
   ASSERT_TRUE(ApplyPlan(modules_, PlanNow(four).plan, four, ctx_).status.ok());
-  DesiredState d = Load(kJumboVfs);
+  DesiredState d = LoadSpec(kJumboVfs);
   PlanResult p = PlanNow(d);
-  ASSERT_EQ(Ids(p.plan),
+  ASSERT_EQ(ChangeIds(p.plan),
             (std::vector<std::string>{"link/ens6f0np0/mtu", "link/0000:af:00.0/vfMtu"}));
   EXPECT_EQ(p.plan.changes[1].before, nlohmann::json({1500, 1500, 1500, 1500}));
   sim_->AddFault({0, "ens6f0v3/mtu", EIO, -1});
@@ -199,17 +160,17 @@ TEST_F(VfMtuSimTest, AFailedVfRollsBackEveryMtu) {
 // The PF lowered behind the plan's back: the simulated kernel refuses the
 // VF's MTU above it (EINVAL), apply says which VF, nothing stays half-done.
 TEST_F(VfMtuSimTest, TheKernelRefusesAVfMtuAboveThePf) {
-  DesiredState four = Load(kFourVfs);
+  DesiredState four = LoadSpec(kFourVfs);
   ASSERT_TRUE(ApplyPlan(modules_, PlanNow(four).plan, four, ctx_).status.ok());
   ASSERT_TRUE(fs_->WriteAttr("/sys/class/net/ens6f0np0/mtu", "9000\n").ok());
-  DesiredState d = Load(R"(  nics:
+  DesiredState d = LoadSpec(R"(  nics:
     - name: pf0
       nicSelector: { rootDevices: ["0000:af:00.0"] }
       numVfs: 4
       vfMtu: 9000
 )");
   PlanResult p = PlanNow(d);
-  ASSERT_EQ(Ids(p.plan), (std::vector<std::string>{"link/0000:af:00.0/vfMtu"}));
+  ASSERT_EQ(ChangeIds(p.plan), (std::vector<std::string>{"link/0000:af:00.0/vfMtu"}));
   ASSERT_TRUE(fs_->WriteAttr("/sys/class/net/ens6f0np0/mtu", "4000\n").ok());
   ApplyReport r = ApplyPlan(modules_, p.plan, d, ctx_);
   ASSERT_FALSE(r.status.ok());
@@ -229,13 +190,13 @@ TEST_F(VfMtuSimTest, TheKernelRefusesAVfMtuAboveThePf) {
 // group rolls both groups' MTUs back; applied whole, every VF has its
 // group's MTU and the next plan is empty.
 TEST_F(VfMtuSimTest, VfGroupsEachTheirMtuAndOnlyNetdeviceGroupsUp) {
-  DesiredState four = Load(kFourVfs);
+  DesiredState four = LoadSpec(kFourVfs);
   ASSERT_TRUE(ApplyPlan(modules_, PlanNow(four).plan, four, ctx_).status.ok());
   for (int i = 0; i < 4; ++i) {  // every VF netdev down (`ip link set ... down`)
     const std::string flags = "/sys/class/net/ens6f0v" + std::to_string(i) + "/flags";
     ASSERT_TRUE(fs_->WriteAttr(flags, "0x1002\n").ok());
   }
-  DesiredState d = Load(R"(  nics:
+  DesiredState d = LoadSpec(R"(  nics:
     - name: pf0
       nicSelector: { rootDevices: ["0000:af:00.0"] }
       numVfs: 4
@@ -247,7 +208,7 @@ TEST_F(VfMtuSimTest, VfGroupsEachTheirMtuAndOnlyNetdeviceGroupsUp) {
   PlanResult p = PlanNow(d);
   EXPECT_TRUE(p.diagnostics.empty());
   std::vector<std::string> links;
-  for (const std::string& id : Ids(p.plan)) {
+  for (const std::string& id : ChangeIds(p.plan)) {
     if (id.rfind("link/0000", 0) == 0) links.push_back(id);
   }
   ASSERT_EQ(links,

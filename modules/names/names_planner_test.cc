@@ -8,6 +8,7 @@
 
 #include "engine/config/loader.h"
 #include "gtest/gtest.h"
+#include "test/support/fake_pci_module.h"
 
 namespace provisioner {
 namespace {
@@ -25,13 +26,8 @@ DesiredState Load(const std::string& nics, std::vector<Diagnostic>* diags = null
 }
 
 PciFunction Pf(const std::string& bdf, const std::string& netdev, const std::string& rdma) {
-  PciFunction f;
-  f.pci_address = bdf;
-  f.vendor = "15b3";
-  f.device_id = "1021";
-  f.class_code = 0x020000;
+  PciFunction f = testing::NetworkPf(bdf, netdev, "15b3", "1021");
   f.driver = "mlx5_core";
-  f.netdevs = {netdev};
   f.rdma_devices = {rdma};
   return f;
 }

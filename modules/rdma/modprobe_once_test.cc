@@ -7,33 +7,20 @@
 #include <string>
 
 #include "engine/core/engine.h"
-#include "engine/host/forwarding_host_fs.h"
 #include "engine/module/registry.h"
 #include "gtest/gtest.h"
+#include "test/support/read_counting_fs.h"
 #include "test/support/ttar.h"
 
 namespace provisioner {
 namespace {
-
-class CountingFs final : public ForwardingHostFs {
- public:
-  explicit CountingFs(std::unique_ptr<HostFs> inner) : ForwardingHostFs(std::move(inner)) {}
-  StatusOr<std::string> ReadFile(std::string_view p) const override {
-    if (p.find("modprobe.d/") != std::string_view::npos) ++reads_[std::string(p)];
-    return ForwardingHostFs::ReadFile(p);
-  }
-  const std::map<std::string, int>& reads() const { return reads_; }
-
- private:
-  mutable std::map<std::string, int> reads_;
-};
 
 TEST(ModprobeOnceTest, ModprobeDirIsReadOncePerDiscovery) {
   const std::string root = testing::MakeTempDir("cx5-roce");
   ASSERT_TRUE(testing::ExtractTtar(testing::HostTreePath("cx5-roce"), root).ok());
   std::ofstream(root + "/etc/modprobe.d/ib_core.conf") << "options ib_core netns_mode=0\n";
   std::ofstream(root + "/etc/modprobe.d/mlx5.conf") << "options mlx5_core prof_sel=2\n";
-  CountingFs fs(NewLocalHostFs(root));
+  testing::ReadCountingFs fs(NewLocalHostFs(root), "modprobe.d/");
   auto modules = ModuleRegistry::CreateAll();
   HostContext ctx;
   ctx.fs = &fs;

@@ -9,6 +9,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "modules/rdma/netns_plan.h"
+#include "test/sim/engine_on_sim.h"
 #include "test/sim/sim_host_fs.h"
 #include "test/support/files.h"
 #include "test/support/tree_diff.h"
@@ -23,8 +24,7 @@ using ::testing::HasSubstr;
 
 std::string Tree(const std::string& name) {
   std::string dir = provisioner::testing::MakeTempDir(name);
-  Status s = provisioner::testing::ExtractTtar(
-      provisioner::testing::HostTreePath(name), dir);
+  Status s = provisioner::testing::ExtractTtar(provisioner::testing::HostTreePath(name), dir);
   EXPECT_TRUE(s.ok()) << s.message();
   return dir;
 }
@@ -65,18 +65,7 @@ class FakeClient : public NetnsModeClient {
   FakeKernel* k_;
 };
 
-class FakeClock : public Clock {
- public:
-  std::chrono::steady_clock::time_point Now() override { return now_; }
-  void SleepFor(std::chrono::milliseconds d) override {
-    now_ += d;
-    ++sleeps;
-  }
-  int sleeps = 0;
-
- private:
-  std::chrono::steady_clock::time_point now_{};
-};
+using testing::FakeClock;
 
 RdmaModuleOptions Options(FakeKernel* k) {
   RdmaModuleOptions o;
@@ -220,7 +209,7 @@ TEST(RdmaModule, LiveSwitchRetriesThenDefersToReboot) {
   Status s = m.Apply(sink.changes()[0], ctx);
   ASSERT_TRUE(s.ok()) << s.message();
   EXPECT_EQ(k.sets, 3);
-  EXPECT_EQ(clock.sleeps, 2);
+  EXPECT_EQ(clock.sleeps(), 2);
   EXPECT_THAT(ctx.deferred_to_reboot, HasSubstr("EBUSY"));
   EXPECT_THAT(ctx.deferred_to_reboot, HasSubstr("next boot"));
 }

@@ -10,6 +10,8 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "test/support/in_child.h"
+#include "test/support/netlink_bytes.h"
 
 namespace provisioner::rdma {
 namespace {
@@ -88,14 +90,7 @@ TEST(RdmaNetlink, ParseReplies) {
 }
 
 TEST(RdmaNetlink, ErrorReplyIsTheKernelErrno) {
-  std::vector<uint8_t> m(NLMSG_HDRLEN + sizeof(nlmsgerr), 0);
-  nlmsghdr h{};
-  h.nlmsg_len = static_cast<uint32_t>(m.size());
-  h.nlmsg_type = NLMSG_ERROR;
-  nlmsgerr e{};
-  e.error = -EBUSY;
-  std::memcpy(m.data(), &h, sizeof h);
-  std::memcpy(m.data() + NLMSG_HDRLEN, &e, sizeof e);
+  std::vector<uint8_t> m = provisioner::testing::ErrorMessage(EBUSY);
   auto r = ParseSysGetReply(m);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().err(), EBUSY);
@@ -106,12 +101,7 @@ TEST(RdmaNetlink, ErrorReplyIsTheKernelErrno) {
 // These machines have no RDMA: the client must say so clearly, not hang or
 // crash. A kernel with ib_core would answer with a mode instead.
 TEST(RdmaNetlink, RealKernelInNetworkNamespace) {
-  int pipefd[2];
-  ASSERT_EQ(pipe(pipefd), 0);
-  pid_t pid = fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    close(pipefd[0]);
+  const std::string out = provisioner::testing::RunInChild([&]() -> std::string {
     std::string out;
     if (unshare(CLONE_NEWNET) != 0) {
       out = "SKIP unshare(CLONE_NEWNET): " + std::string(strerror(errno));
@@ -123,18 +113,8 @@ TEST(RdmaNetlink, RealKernelInNetworkNamespace) {
                      : "GET " + std::to_string(got.status().err()) + " " + got.status().message();
       out += "\nSET " + std::to_string(set.err()) + " " + set.message();
     }
-    (void)!write(pipefd[1], out.data(), out.size());
-    _exit(0);
-  }
-  close(pipefd[1]);
-  std::string out;
-  char buf[512];
-  ssize_t n;
-  while ((n = read(pipefd[0], buf, sizeof buf)) > 0) out.append(buf, n);
-  close(pipefd[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  ASSERT_TRUE(WIFEXITED(status));
+    return out;
+  });
   if (out.rfind("SKIP", 0) == 0) GTEST_SKIP() << out;
   if (out.rfind("MODE", 0) == 0) {
     // A kernel with RDMA: the mode reads, and a set in a non-initial

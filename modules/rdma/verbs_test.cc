@@ -19,6 +19,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "modules/rdma/rdma_sysfs.h"
+#include "test/support/in_child.h"
 #include "test/support/ttar.h"
 
 namespace provisioner::rdma {
@@ -80,76 +81,54 @@ TEST(Verbs, RdmaCoreAgreesWithSysfsOnHostTree) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root (mount namespace, mknod)";
   for (const std::string tree : {"cx5-roce", "cx5-roce-vfs", "cx5-ib"}) {
     std::string root = provisioner::testing::MakeTempDir(tree);
-    ASSERT_TRUE(provisioner::testing::ExtractTtar(
-                    provisioner::testing::HostTreePath(tree), root)
-                    .ok());
+    ASSERT_TRUE(
+        provisioner::testing::ExtractTtar(provisioner::testing::HostTreePath(tree), root).ok());
     auto fs = NewLocalHostFs(root);
     auto sysfs = ReadRdmaDevices(*fs);
     ASSERT_TRUE(sysfs.ok());
     auto uverbs = fs->ListDir("/sys/class/infiniband_verbs");
     ASSERT_TRUE(uverbs.ok());
-    // The device numbers, read before /dev is covered: the tree may itself
-    // live under /dev (TEST_TMPDIR on /dev/shm, scripts/test.sh).
+    // The device numbers, read before /dev is covered below (the tree may
+    // itself live under /dev: TEST_TMPDIR on /dev/shm, scripts/test.sh).
     std::vector<std::pair<std::string, std::string>> devs;  // uverbsN, "maj:min"
     for (const auto& u : *uverbs) {
       if (u.rfind("uverbs", 0) != 0) continue;
       auto dev = fs->ReadAttr("/sys/class/infiniband_verbs/" + u + "/dev");
       devs.emplace_back(u, dev.ok() ? *dev : "");
     }
-    // And the tree through a directory descriptor, which the tmpfs mounted
-    // on /dev below cannot hide: SYSFS_PATH is /proc/self/fd/N/sys.
-    const int root_fd = open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
-    ASSERT_GE(root_fd, 0) << root << ": " << strerror(errno);
-    int pipefd[2];
-    ASSERT_EQ(pipe(pipefd), 0);
-    pid_t pid = fork();
-    ASSERT_GE(pid, 0);
-    if (pid == 0) {
-      close(pipefd[0]);
-      std::string out;
-      auto fail = [&](const std::string& what) {
-        out = "SKIP " + what + ": " + strerror(errno);
-        (void)!write(pipefd[1], out.data(), out.size());
-        _exit(0);
-      };
-      if (unshare(CLONE_NEWNS) != 0) fail("unshare(CLONE_NEWNS)");
-      if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) fail("make / private");
-      if (mount("tmpfs", "/dev", "tmpfs", 0, "mode=0755") != 0) fail("mount tmpfs on /dev");
+    const std::string out = provisioner::testing::RunInChild([&]() -> std::string {
+      auto skip = [](const std::string& what) { return "SKIP " + what + ": " + strerror(errno); };
+      // The tree may itself be under /dev (TEST_TMPDIR on /dev/shm): the
+      // tmpfs on /dev hides it then, so rdma-core reads it through a
+      // descriptor opened before the mount.
+      const int tree = open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+      if (tree < 0) return skip("open " + root);
+      if (unshare(CLONE_NEWNS) != 0) return skip("unshare(CLONE_NEWNS)");
+      if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
+        return skip("make / private");
+      }
+      if (mount("tmpfs", "/dev", "tmpfs", 0, "mode=0755") != 0) return skip("mount tmpfs on /dev");
       mkdir("/dev/infiniband", 0755);
       for (const auto& [u, dev] : devs) {
         unsigned maj = 0, min = 0;
-        if (sscanf(dev.c_str(), "%u:%u", &maj, &min) != 2) fail("read dev of " + u);
+        if (sscanf(dev.c_str(), "%u:%u", &maj, &min) != 2) return skip("read dev of " + u);
         // The character device when we may create one; else (a sandbox
         // without CAP_MKNOD) a regular file: listing only stat()s the path.
         std::string path = "/dev/infiniband/" + u;
         if (mknod(path.c_str(), S_IFCHR | 0666, makedev(maj, min)) != 0 &&
             mknod(path.c_str(), S_IFREG | 0666, 0) != 0) {
-          fail("create " + path);
+          return skip("create " + path);
         }
       }
-      setenv("SYSFS_PATH", ("/proc/self/fd/" + std::to_string(root_fd) + "/sys").c_str(), 1);
+      setenv("SYSFS_PATH", ("/proc/self/fd/" + std::to_string(tree) + "/sys").c_str(), 1);
       auto verbs = QueryRdmaCore(/*with_gids=*/true);
-      if (!verbs.ok()) {
-        out = "ERROR " + verbs.status().message();
-      } else {
-        out = "DEVICES " + std::to_string(verbs->size()) + "\n";
-        for (const auto& v : *verbs)
-          out += "OPEN " + v.name + " " + (v.gids_queried ? "gids" : v.open_error) + "\n";
-        for (const auto& d : CompareWithSysfs(*verbs, *sysfs)) out += "DIFF " + d + "\n";
-      }
-      (void)!write(pipefd[1], out.data(), out.size());
-      _exit(0);
-    }
-    close(pipefd[1]);
-    close(root_fd);
-    std::string out;
-    char buf[1024];
-    ssize_t n;
-    while ((n = read(pipefd[0], buf, sizeof buf)) > 0) out.append(buf, n);
-    close(pipefd[0]);
-    int status = 0;
-    waitpid(pid, &status, 0);
-    ASSERT_TRUE(WIFEXITED(status)) << tree;
+      if (!verbs.ok()) return "ERROR " + verbs.status().message();
+      std::string out = "DEVICES " + std::to_string(verbs->size()) + "\n";
+      for (const auto& v : *verbs)
+        out += "OPEN " + v.name + " " + (v.gids_queried ? "gids" : v.open_error) + "\n";
+      for (const auto& d : CompareWithSysfs(*verbs, *sysfs)) out += "DIFF " + d + "\n";
+      return out;
+    });
     if (out.rfind("SKIP", 0) == 0) GTEST_SKIP() << out;
     EXPECT_THAT(out, HasSubstr("DEVICES " + std::to_string(sysfs->size()) + "\n")) << tree << "\n"
                                                                                    << out;

@@ -21,62 +21,34 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "modules/roce/roce_backend.h"
+#include "test/support/in_child.h"
+#include "test/support/netlink_bytes.h"
 #include "test/support/netns.h"
 
 namespace provisioner::dcb {
 namespace {
 
+using testing::ErrorMessage;
+using testing::FirstAttr;
 using ::testing::HasSubstr;
-
-// A netlink attribute: header, payload, padding to 4.
-void PutAttr(std::vector<uint8_t>& out, uint16_t type, const void* data, size_t len) {
-  nlattr a{};
-  a.nla_len = static_cast<uint16_t>(NLA_HDRLEN + len);
-  a.nla_type = type;
-  const auto* p = reinterpret_cast<const uint8_t*>(&a);
-  out.insert(out.end(), p, p + sizeof a);
-  const auto* d = static_cast<const uint8_t*>(data);
-  out.insert(out.end(), d, d + len);
-  out.resize((out.size() + 3) & ~size_t{3}, 0);
-}
-
-std::vector<uint8_t> Nest(uint16_t type, const std::vector<uint8_t>& inner) {
-  std::vector<uint8_t> out;
-  PutAttr(out, type | NLA_F_NESTED, inner.data(), inner.size());
-  return out;
-}
+using testing::Hdr;
+using testing::Nest;
+using testing::NetlinkMessage;
+using testing::NextAttr;
+using testing::Payload;
+using testing::PutAttr;
 
 // A message of `type` with dcbmsg{cmd} and the given attribute bytes.
 std::vector<uint8_t> Message(uint16_t type, uint8_t cmd, const std::vector<uint8_t>& attrs) {
-  std::vector<uint8_t> out(NLMSG_HDRLEN, 0);
   dcbmsg d{};
   d.dcb_family = AF_UNSPEC;
   d.cmd = cmd;
-  const auto* p = reinterpret_cast<const uint8_t*>(&d);
-  out.insert(out.end(), p, p + sizeof d);
-  out.insert(out.end(), attrs.begin(), attrs.end());
-  nlmsghdr h{};
-  h.nlmsg_len = static_cast<uint32_t>(out.size());
-  h.nlmsg_type = type;
-  std::memcpy(out.data(), &h, sizeof h);
-  return out;
+  return NetlinkMessage(type, &d, sizeof d, attrs);
 }
 
-const nlmsghdr* Hdr(const std::vector<uint8_t>& m) {
-  return reinterpret_cast<const nlmsghdr*>(m.data());
-}
 const dcbmsg* Dcb(const std::vector<uint8_t>& m) {
   return reinterpret_cast<const dcbmsg*>(m.data() + NLMSG_HDRLEN);
 }
-// The first attribute after dcbmsg.
-const nlattr* FirstAttr(const std::vector<uint8_t>& m) {
-  return reinterpret_cast<const nlattr*>(m.data() + NLMSG_HDRLEN + NLMSG_ALIGN(sizeof(dcbmsg)));
-}
-const nlattr* NextAttr(const nlattr* a) {
-  return reinterpret_cast<const nlattr*>(reinterpret_cast<const uint8_t*>(a) +
-                                         NLA_ALIGN(a->nla_len));
-}
-const uint8_t* Payload(const nlattr* a) { return reinterpret_cast<const uint8_t*>(a) + NLA_HDRLEN; }
 
 TEST(DcbMessages, IeeeGetRequest) {
   std::vector<uint8_t> m = BuildIeeeGetRequest(7, "ens6f0np0");
@@ -87,7 +59,7 @@ TEST(DcbMessages, IeeeGetRequest) {
   EXPECT_EQ(Hdr(m)->nlmsg_len, m.size());
   EXPECT_EQ(Dcb(m)->dcb_family, AF_UNSPEC);
   EXPECT_EQ(Dcb(m)->cmd, DCB_CMD_IEEE_GET);
-  const nlattr* a = FirstAttr(m);
+  const nlattr* a = FirstAttr(m, sizeof(dcbmsg));
   EXPECT_EQ(a->nla_type, DCB_ATTR_IFNAME);
   EXPECT_STREQ(reinterpret_cast<const char*>(Payload(a)), "ens6f0np0");  // NUL-terminated
 }
@@ -104,7 +76,7 @@ TEST(DcbMessages, PfcSetKeepsTheReadStructAndReplacesTheBitmap) {
   EXPECT_EQ(Hdr(m)->nlmsg_type, RTM_SETDCB);
   EXPECT_EQ(Hdr(m)->nlmsg_flags, NLM_F_REQUEST | NLM_F_ACK);
   EXPECT_EQ(Dcb(m)->cmd, DCB_CMD_IEEE_SET);
-  const nlattr* ifname = FirstAttr(m);
+  const nlattr* ifname = FirstAttr(m, sizeof(dcbmsg));
   ASSERT_EQ(ifname->nla_type, DCB_ATTR_IFNAME);
   const nlattr* ieee = NextAttr(ifname);
   EXPECT_EQ(ieee->nla_type & NLA_TYPE_MASK, DCB_ATTR_IEEE);
@@ -127,7 +99,7 @@ TEST(DcbMessages, TrustDscpIsTheDefaultDscpMapInTheAppTable) {
   EXPECT_EQ(map[63].priority, 7);
   std::vector<uint8_t> m = BuildAppRequest(1, "eth0", true, map);
   EXPECT_EQ(Dcb(m)->cmd, DCB_CMD_IEEE_SET);
-  const nlattr* ieee = NextAttr(FirstAttr(m));
+  const nlattr* ieee = NextAttr(FirstAttr(m, sizeof(dcbmsg)));
   const nlattr* table = reinterpret_cast<const nlattr*>(Payload(ieee));
   EXPECT_EQ(table->nla_type & NLA_TYPE_MASK, DCB_ATTR_IEEE_APP_TABLE);
   EXPECT_EQ(table->nla_len, NLA_HDRLEN + 64 * NLA_ALIGN(NLA_HDRLEN + sizeof(dcb_app)));
@@ -234,7 +206,7 @@ TEST(DcbMessages, CableLengthIsThePfcDelayWithTheBitmapKept) {
   std::vector<uint8_t> m = BuildCableLengthRequest(3, "eth0", bytes, 100);
   EXPECT_EQ(Hdr(m)->nlmsg_type, RTM_SETDCB);
   EXPECT_EQ(Dcb(m)->cmd, DCB_CMD_IEEE_SET);
-  const nlattr* ieee = NextAttr(FirstAttr(m));
+  const nlattr* ieee = NextAttr(FirstAttr(m, sizeof(dcbmsg)));
   EXPECT_EQ(ieee->nla_type & NLA_TYPE_MASK, DCB_ATTR_IEEE);
   const nlattr* pfc = reinterpret_cast<const nlattr*>(Payload(ieee));
   ASSERT_EQ(pfc->nla_type, DCB_ATTR_IEEE_PFC);
@@ -256,7 +228,7 @@ TEST(DcbMessages, BufferSetIsADcbnlBufferInTheIeeeNest) {
   EXPECT_EQ(Hdr(m)->nlmsg_flags, NLM_F_REQUEST | NLM_F_ACK);
   EXPECT_EQ(Hdr(m)->nlmsg_len, m.size());
   EXPECT_EQ(Dcb(m)->cmd, DCB_CMD_IEEE_SET);
-  const nlattr* ieee = NextAttr(FirstAttr(m));
+  const nlattr* ieee = NextAttr(FirstAttr(m, sizeof(dcbmsg)));
   EXPECT_EQ(ieee->nla_type & NLA_TYPE_MASK, DCB_ATTR_IEEE);
   const nlattr* buf = reinterpret_cast<const nlattr*>(Payload(ieee));
   ASSERT_EQ(buf->nla_type, DCB_ATTR_DCB_BUFFER);
@@ -299,14 +271,7 @@ TEST(DcbMessages, SetReplyCarriesTheDriversError) {
 }
 
 TEST(DcbMessages, ErrorReplyIsTheKernelErrno) {
-  std::vector<uint8_t> m(NLMSG_HDRLEN + sizeof(nlmsgerr), 0);
-  nlmsghdr h{};
-  h.nlmsg_len = static_cast<uint32_t>(m.size());
-  h.nlmsg_type = NLMSG_ERROR;
-  nlmsgerr e{};
-  e.error = -EOPNOTSUPP;
-  std::memcpy(m.data(), &h, sizeof h);
-  std::memcpy(m.data() + NLMSG_HDRLEN, &e, sizeof e);
+  std::vector<uint8_t> m = ErrorMessage(EOPNOTSUPP);
   auto r = ParseIeeeGetReply(m);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().err(), EOPNOTSUPP);
@@ -319,7 +284,7 @@ TEST(DcbMessages, DcbxRequests) {
   EXPECT_EQ(Hdr(get)->nlmsg_type, RTM_GETDCB);
   EXPECT_EQ(Hdr(get)->nlmsg_flags, NLM_F_REQUEST);
   EXPECT_EQ(Dcb(get)->cmd, DCB_CMD_GDCBX);
-  EXPECT_EQ(FirstAttr(get)->nla_type, DCB_ATTR_IFNAME);
+  EXPECT_EQ(FirstAttr(get, sizeof(dcbmsg))->nla_type, DCB_ATTR_IFNAME);
   EXPECT_EQ(Hdr(get)->nlmsg_len,
             NLMSG_HDRLEN + NLMSG_ALIGN(sizeof(dcbmsg)) + NLA_ALIGN(NLA_HDRLEN + 10));
 
@@ -327,7 +292,7 @@ TEST(DcbMessages, DcbxRequests) {
   EXPECT_EQ(Hdr(set)->nlmsg_type, RTM_SETDCB);
   EXPECT_EQ(Hdr(set)->nlmsg_flags, NLM_F_REQUEST | NLM_F_ACK);
   EXPECT_EQ(Dcb(set)->cmd, DCB_CMD_SDCBX);
-  const nlattr* a = NextAttr(FirstAttr(set));
+  const nlattr* a = NextAttr(FirstAttr(set, sizeof(dcbmsg)));
   EXPECT_EQ(a->nla_type, DCB_ATTR_DCBX);
   EXPECT_EQ(a->nla_len, NLA_HDRLEN + 1);
   EXPECT_EQ(Payload(a)[0], DCB_CAP_DCBX_HOST | DCB_CAP_DCBX_VER_IEEE);
@@ -404,61 +369,38 @@ Status SendRaw(const std::vector<uint8_t>& msg) {
 // finds the netdev but no dcbnl_ops and answers EOPNOTSUPP; a missing netdev
 // is ENODEV. Run in a child so the test process keeps its namespace.
 TEST(DcbNetlink, RealKernelRefusesDcbOnVeth) {
-  int pipefd[2];
-  ASSERT_EQ(pipe(pipefd), 0);
-  pid_t pid = fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    close(pipefd[0]);
-    std::string out;
-    {
-      if (std::string why = testing::EnterTestNetns(/*with_macvlan=*/false); !why.empty()) {
-        out = "SKIP " + why;
-      } else {
-        auto dcb = NewNetlinkDcbBackend();
-        auto got = dcb->Read("veth-a");
-        Status pfc = dcb->SetPfc("veth-a", {3});
-        Status trust = dcb->SetTrust("veth-a", "dscp");
-        auto none = dcb->Read("nosuch0");
-        Status dcbx = dcb->SetDcbx("veth-a", kDcbxHost);
-        Status map = dcb->SetDscpMap("veth-a", {{26, 3}});
-        Status cable = dcb->SetCableLength("veth-a", 30);
-        Status buffer = dcb->SetBuffer("veth-a", DcbBuffer());
-        // The SET messages themselves: the kernel parses them against its
-        // policy (a malformed one is EINVAL) before it looks for dcbnl_ops.
-        std::string raw, raw_messages;
-        for (const auto& msg : {BuildPfcSetRequest(1, "veth-a", {}, 0x08),
-                                BuildAppRequest(2, "veth-a", true, DefaultDscpMap()),
-                                BuildAppRequest(3, "veth-a", false, DefaultDscpMap()),
-                                BuildSetDcbxRequest(4, "veth-a", DcbxModeBits(kDcbxHost)),
-                                BuildCableLengthRequest(5, "veth-a", {}, 30),
-                                BuildBufferSetRequest(6, "veth-a", DcbBuffer())}) {
-          Status st = SendRaw(msg);
-          raw += std::to_string(st.err()) + ",";
-          if (!st.ok()) raw_messages += st.message() + "; ";
-        }
-        out = "READ " + std::to_string(got.ok() ? 0 : got.status().err()) + " " +
-              (got.ok() ? "" : got.status().message()) + "\nPFC " + std::to_string(pfc.err()) +
-              " " + pfc.message() + "\nTRUST " + std::to_string(trust.err()) + "\nNONE " +
-              std::to_string(none.ok() ? 0 : none.status().err()) + " " + "\nDCBX " +
-              std::to_string(dcbx.err()) + "\nMAP " + std::to_string(map.err()) + "\nCABLE " +
-              std::to_string(cable.err()) + " " + cable.message() + "\nBUFFER " +
-              std::to_string(buffer.err()) + "\n" + (none.ok() ? "" : none.status().message()) +
-              "\nRAW " + raw + "\n" + raw_messages;
-      }
+  const std::string out = testing::RunInTestNetns(/*with_macvlan=*/false, []() -> std::string {
+    auto dcb = NewNetlinkDcbBackend();
+    auto got = dcb->Read("veth-a");
+    Status pfc = dcb->SetPfc("veth-a", {3});
+    Status trust = dcb->SetTrust("veth-a", "dscp");
+    auto none = dcb->Read("nosuch0");
+    Status dcbx = dcb->SetDcbx("veth-a", kDcbxHost);
+    Status map = dcb->SetDscpMap("veth-a", {{26, 3}});
+    Status cable = dcb->SetCableLength("veth-a", 30);
+    Status buffer = dcb->SetBuffer("veth-a", DcbBuffer());
+    // The SET messages themselves: the kernel parses them against its
+    // policy (a malformed one is EINVAL) before it looks for dcbnl_ops.
+    std::string raw, raw_messages;
+    for (const auto& msg : {BuildPfcSetRequest(1, "veth-a", {}, 0x08),
+                            BuildAppRequest(2, "veth-a", true, DefaultDscpMap()),
+                            BuildAppRequest(3, "veth-a", false, DefaultDscpMap()),
+                            BuildSetDcbxRequest(4, "veth-a", DcbxModeBits(kDcbxHost)),
+                            BuildCableLengthRequest(5, "veth-a", {}, 30),
+                            BuildBufferSetRequest(6, "veth-a", DcbBuffer())}) {
+      Status st = SendRaw(msg);
+      raw += std::to_string(st.err()) + ",";
+      if (!st.ok()) raw_messages += st.message() + "; ";
     }
-    (void)!write(pipefd[1], out.data(), out.size());
-    _exit(0);
-  }
-  close(pipefd[1]);
-  std::string out;
-  char buf[1024];
-  ssize_t n;
-  while ((n = read(pipefd[0], buf, sizeof buf)) > 0) out.append(buf, static_cast<size_t>(n));
-  close(pipefd[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  ASSERT_TRUE(WIFEXITED(status));
+    return "READ " + std::to_string(got.ok() ? 0 : got.status().err()) + " " +
+           (got.ok() ? "" : got.status().message()) + "\nPFC " + std::to_string(pfc.err()) + " " +
+           pfc.message() + "\nTRUST " + std::to_string(trust.err()) + "\nNONE " +
+           std::to_string(none.ok() ? 0 : none.status().err()) + " " + "\nDCBX " +
+           std::to_string(dcbx.err()) + "\nMAP " + std::to_string(map.err()) + "\nCABLE " +
+           std::to_string(cable.err()) + " " + cable.message() + "\nBUFFER " +
+           std::to_string(buffer.err()) + "\n" + (none.ok() ? "" : none.status().message()) +
+           "\nRAW " + raw + "\n" + raw_messages;
+  });
   if (out.rfind("SKIP", 0) == 0) GTEST_SKIP() << out;
   const std::string eop = std::to_string(EOPNOTSUPP);
   EXPECT_THAT(out, HasSubstr("READ " + eop + " dcbnl DCB_CMD_IEEE_GET veth-a"));

@@ -16,59 +16,37 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "modules/roce/pause_backend.h"
+#include "test/support/in_child.h"
+#include "test/support/netlink_bytes.h"
 #include "test/support/netns.h"
 
 namespace provisioner {
 namespace {
 
+using testing::FirstAttr;
 using ::testing::HasSubstr;
-
-void PutAttr(std::vector<uint8_t>& out, uint16_t type, const void* data, size_t len) {
-  nlattr a{};
-  a.nla_len = static_cast<uint16_t>(NLA_HDRLEN + len);
-  a.nla_type = type;
-  const auto* p = reinterpret_cast<const uint8_t*>(&a);
-  out.insert(out.end(), p, p + sizeof a);
-  const auto* d = static_cast<const uint8_t*>(data);
-  out.insert(out.end(), d, d + len);
-  out.resize((out.size() + 3) & ~size_t{3}, 0);
-}
+using testing::Hdr;
+using testing::NetlinkMessage;
+using testing::NextAttr;
+using testing::Payload;
+using testing::PutAttr;
 
 std::vector<uint8_t> GenlMessage(uint16_t type, uint8_t cmd, const std::vector<uint8_t>& attrs) {
-  std::vector<uint8_t> out(NLMSG_HDRLEN, 0);
   genlmsghdr g{};
   g.cmd = cmd;
   g.version = 1;
-  const auto* p = reinterpret_cast<const uint8_t*>(&g);
-  out.insert(out.end(), p, p + sizeof g);
-  out.insert(out.end(), attrs.begin(), attrs.end());
-  nlmsghdr h{};
-  h.nlmsg_len = static_cast<uint32_t>(out.size());
-  h.nlmsg_type = type;
-  std::memcpy(out.data(), &h, sizeof h);
-  return out;
+  return NetlinkMessage(type, &g, sizeof g, attrs);
 }
 
-const nlmsghdr* Hdr(const std::vector<uint8_t>& m) {
-  return reinterpret_cast<const nlmsghdr*>(m.data());
-}
 const genlmsghdr* Genl(const std::vector<uint8_t>& m) {
   return reinterpret_cast<const genlmsghdr*>(m.data() + NLMSG_HDRLEN);
 }
-const nlattr* FirstAttr(const std::vector<uint8_t>& m) {
-  return reinterpret_cast<const nlattr*>(m.data() + NLMSG_HDRLEN + GENL_HDRLEN);
-}
-const nlattr* NextAttr(const nlattr* a) {
-  return reinterpret_cast<const nlattr*>(reinterpret_cast<const uint8_t*>(a) +
-                                         NLA_ALIGN(a->nla_len));
-}
-const uint8_t* Payload(const nlattr* a) { return reinterpret_cast<const uint8_t*>(a) + NLA_HDRLEN; }
 
 TEST(PauseMessages, FamilyRequest) {
   std::vector<uint8_t> m = ethnl::BuildFamilyRequest(1);
   EXPECT_EQ(Hdr(m)->nlmsg_type, GENL_ID_CTRL);
   EXPECT_EQ(Genl(m)->cmd, CTRL_CMD_GETFAMILY);
-  const nlattr* a = FirstAttr(m);
+  const nlattr* a = FirstAttr(m, GENL_HDRLEN);
   EXPECT_EQ(a->nla_type, CTRL_ATTR_FAMILY_NAME);
   EXPECT_STREQ(reinterpret_cast<const char*>(Payload(a)), "ethtool");
 }
@@ -81,7 +59,7 @@ TEST(PauseMessages, GetAndSet) {
   EXPECT_EQ(Hdr(get)->nlmsg_len, get.size());
   EXPECT_EQ(Genl(get)->cmd, ETHTOOL_MSG_PAUSE_GET);
   EXPECT_EQ(Genl(get)->version, ETHTOOL_GENL_VERSION);
-  const nlattr* hdr = FirstAttr(get);
+  const nlattr* hdr = FirstAttr(get, GENL_HDRLEN);
   EXPECT_EQ(hdr->nla_type & NLA_TYPE_MASK, ETHTOOL_A_PAUSE_HEADER);
   const auto* name = reinterpret_cast<const nlattr*>(Payload(hdr));
   EXPECT_EQ(name->nla_type, ETHTOOL_A_HEADER_DEV_NAME);
@@ -92,7 +70,7 @@ TEST(PauseMessages, GetAndSet) {
   std::vector<uint8_t> set = ethnl::BuildPauseSet(27, 6, "ens6f0np0", {false, true});
   EXPECT_EQ(Hdr(set)->nlmsg_flags, NLM_F_REQUEST | NLM_F_ACK);
   EXPECT_EQ(Genl(set)->cmd, ETHTOOL_MSG_PAUSE_SET);
-  const nlattr* rx = NextAttr(FirstAttr(set));
+  const nlattr* rx = NextAttr(FirstAttr(set, GENL_HDRLEN));
   const nlattr* tx = NextAttr(rx);
   EXPECT_EQ(rx->nla_type, ETHTOOL_A_PAUSE_RX);
   EXPECT_EQ(rx->nla_len, NLA_HDRLEN + 1);
@@ -143,38 +121,17 @@ TEST(PauseCapture, RoundTripAndRefusals) {
 
 // The real kernel: run in a child so the test process keeps its namespace.
 TEST(PauseNetlink, RealKernelInANetns) {
-  int pipefd[2];
-  ASSERT_EQ(pipe(pipefd), 0);
-  pid_t pid = fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    close(pipefd[0]);
-    std::string out;
-    if (std::string why = testing::EnterTestNetns(/*with_macvlan=*/false); !why.empty()) {
-      out = "SKIP " + why;
-    } else {
-      auto b = NewNetlinkPauseBackend();
-      auto veth = b->Read("veth-a");
-      auto none = b->Read("nosuch0");
-      Status set = b->Set("veth-a", {false, false});
-      out = "VETH " + std::to_string(veth.ok() ? 0 : veth.status().err()) + " " +
-            (veth.ok() ? "" : veth.status().message()) + "\nNONE " +
-            std::to_string(none.ok() ? 0 : none.status().err()) + " " +
-            (none.ok() ? "" : none.status().message()) + "\nSET " + std::to_string(set.err()) +
-            " " + set.message() + "\n";
-    }
-    (void)!write(pipefd[1], out.data(), out.size());
-    _exit(0);
-  }
-  close(pipefd[1]);
-  std::string out;
-  char buf[1024];
-  ssize_t n;
-  while ((n = read(pipefd[0], buf, sizeof buf)) > 0) out.append(buf, static_cast<size_t>(n));
-  close(pipefd[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  ASSERT_TRUE(WIFEXITED(status));
+  const std::string out = testing::RunInTestNetns(/*with_macvlan=*/false, []() -> std::string {
+    auto b = NewNetlinkPauseBackend();
+    auto veth = b->Read("veth-a");
+    auto none = b->Read("nosuch0");
+    Status set = b->Set("veth-a", {false, false});
+    return "VETH " + std::to_string(veth.ok() ? 0 : veth.status().err()) + " " +
+           (veth.ok() ? "" : veth.status().message()) + "\nNONE " +
+           std::to_string(none.ok() ? 0 : none.status().err()) + " " +
+           (none.ok() ? "" : none.status().message()) + "\nSET " + std::to_string(set.err()) + " " +
+           set.message() + "\n";
+  });
   if (out.rfind("SKIP", 0) == 0) GTEST_SKIP() << out;
   // The family resolved and the GET was parsed (no EINVAL): veth has no
   // get_pauseparam, so pause_prepare_data answers EOPNOTSUPP.

@@ -13,6 +13,7 @@
 #include "modules/roce/roce_ecn.h"
 #include "modules/roce/roce_planner.h"
 #include "modules/roce/roce_tos.h"
+#include "test/support/fake_pci_module.h"
 #include "test/support/host_tree.h"
 #include "test/support/ttar.h"
 
@@ -79,25 +80,6 @@ class FakeDcb final : public DcbBackend {
   FakeDcbState* s_;
 };
 
-// One ConnectX PF with netdev ens6f0np0 (test double of the pci module).
-class FakePciModule final : public Module {
- public:
-  std::string_view name() const override { return "pci"; }
-  Status Discover(HostContext&, HostFacts& facts) override {
-    PciFunction f;
-    f.pci_address = "0000:af:00.0";
-    f.vendor = "15b3";
-    f.device_id = "1017";
-    f.class_code = 0x020000;
-    f.netdevs = {"ens6f0np0"};
-    facts.pci.push_back(f);
-    return OkStatus();
-  }
-  void Plan(const DesiredState&, const HostFacts&, PlanSink&) const override {}
-  Status Apply(const Change&, HostContext&) override { return InternalError("no changes"); }
-  Status Verify(const Change&, HostContext&) override { return OkStatus(); }
-};
-
 class RoceModuleTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -112,7 +94,9 @@ class RoceModuleTest : public ::testing::Test {
     fs_ = NewLocalHostFs(root_);
     ctx_.fs = fs_.get();
     dcb_.netdevs["ens6f0np0"] = DcbState{"pcp", {}};
-    modules_.push_back(std::make_unique<FakePciModule>());
+    // One ConnectX PF with netdev ens6f0np0.
+    modules_.push_back(std::make_unique<testing::FakePciModule>(
+        std::vector<PciFunction>{testing::NetworkPf("0000:af:00.0", "ens6f0np0")}));
     RoceModuleOptions options;
     options.dcb = [this](HostFs&) { return std::make_unique<FakeDcb>(&dcb_); };
     options.nccl_ib_tc_env = []() -> const char* { return nullptr; };

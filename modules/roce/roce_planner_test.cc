@@ -3,21 +3,12 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "modules/roce/roce_checks.h"
+#include "test/support/fake_pci_module.h"
 
 namespace provisioner {
 namespace {
 
 using ::testing::HasSubstr;
-
-PciFunction Pf(const std::string& bdf, const std::string& netdev) {
-  PciFunction f;
-  f.pci_address = bdf;
-  f.vendor = "15b3";
-  f.device_id = "1017";
-  f.class_code = 0x020000;
-  if (!netdev.empty()) f.netdevs = {netdev};
-  return f;
-}
 
 // A ConnectX netdev as mlx5 starts: trust pcp, no PFC, ECN on nowhere.
 RoceNetdevFacts Fresh() {
@@ -39,7 +30,7 @@ NicSpec Nic(const std::string& name, const std::string& pf_name) {
 
 HostFacts Host() {
   HostFacts f;
-  f.pci = {Pf("0000:af:00.0", "ens6f0np0")};
+  f.pci = {testing::NetworkPf("0000:af:00.0", "ens6f0np0")};
   f.roce.discovered = true;
   f.roce.netdevs["ens6f0np0"] = Fresh();
   return f;
@@ -198,7 +189,7 @@ TEST(RocePlanner, SelectorMatchingNothingOrNoNetdev) {
   // Reported once for every nic by the pci module (CheckUnmatchedSelectors).
   EXPECT_TRUE(diags.empty());
   HostFacts f = Host();
-  f.pci = {Pf("0000:af:00.0", "")};
+  f.pci = {testing::NetworkPf("0000:af:00.0", "")};
   d.nics[0].selector.pf_names.clear();
   d.nics[0].selector.root_devices = {"0000:af:00.0"};
   Plan(d, f, &diags);
@@ -289,7 +280,7 @@ TEST(RoceChecks, OkOnTheConfiguredPriorityOfNcclIbTc) {
 
 TEST(RoceChecks, OnlyRoceNetdevsAreChecked) {
   HostFacts f = RoceHost();
-  f.pci.push_back(Pf("0000:86:00.0", "ibs5f0"));
+  f.pci.push_back(testing::NetworkPf("0000:86:00.0", "ibs5f0"));
   RoceNetdevFacts ib;
   ib.dcb_error = "dcbnl DCB_CMD_IEEE_GET ibs5f0: EOPNOTSUPP";
   f.roce.netdevs["ibs5f0"] = ib;

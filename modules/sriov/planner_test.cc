@@ -4,17 +4,13 @@
 
 #include "engine/model/selector.h"
 #include "gtest/gtest.h"
+#include "test/support/fake_pci_module.h"
 
 namespace provisioner {
 namespace {
 
 PciFunction Pf(std::string addr, std::string netdev, int total, int num) {
-  PciFunction f;
-  f.pci_address = std::move(addr);
-  f.vendor = "15b3";
-  f.device_id = "1017";
-  f.class_code = 0x020000;
-  f.netdevs = {std::move(netdev)};
+  PciFunction f = testing::NetworkPf(std::move(addr), std::move(netdev));
   if (total > 0) {
     SriovInfo s;
     s.total_vfs = total;

@@ -10,12 +10,13 @@
 #include <string>
 #include <vector>
 
-#include "engine/host/host_fs.h"
 #include "engine/host/forwarding_host_fs.h"
+#include "engine/host/host_fs.h"
 #include "gtest/gtest.h"
 #include "modules/pci/testing/sysfs_tree.h"
 #include "modules/sriov/sriov_host.h"
 #include "modules/sriov/sriov_module.h"
+#include "test/sim/engine_on_sim.h"
 #include "test/support/ttar.h"
 
 namespace provisioner {
@@ -28,22 +29,7 @@ using sysfs_testing::SysfsTree;
 constexpr char kPf[] = "0000:af:00.0";
 constexpr char kNumVfsPath[] = "/sys/bus/pci/devices/0000:af:00.0/sriov_numvfs";
 
-class FakeClock final : public Clock {
- public:
-  std::chrono::steady_clock::time_point Now() override { return now_; }
-  void SleepFor(milliseconds d) override {
-    now_ += d;
-    ++sleeps_;
-  }
-  milliseconds Elapsed() const {
-    return std::chrono::duration_cast<milliseconds>(now_ - std::chrono::steady_clock::time_point());
-  }
-  int sleeps() const { return sleeps_; }
-
- private:
-  std::chrono::steady_clock::time_point now_;
-  int sleeps_ = 0;
-};
+using testing::FakeClock;
 
 class RecordingProgress final : public Progress {
  public:
@@ -68,9 +54,7 @@ struct KernelOptions {
 class FakeKernelFs final : public ForwardingHostFs {
  public:
   FakeKernelFs(SysfsTree* tree, KernelOptions options)
-      : ForwardingHostFs(NewLocalHostFs(tree->root())),
-        tree_(tree),
-        options_(std::move(options)) {}
+      : ForwardingHostFs(NewLocalHostFs(tree->root())), tree_(tree), options_(std::move(options)) {}
   StatusOr<std::string> ReadFile(std::string_view p) const override {
     if (p == kNumVfsPath && empty_reads_left_ > 0) {
       --empty_reads_left_;

@@ -8,6 +8,7 @@
 #include "modules/pci/pci_module.h"
 #include "modules/pci/testing/sysfs_tree.h"
 #include "modules/sriov/sriov_module.h"
+#include "modules/sriov/testing/discover.h"
 #include "test/support/ttar.h"
 
 namespace provisioner {
@@ -16,17 +17,7 @@ namespace {
 using sysfs_testing::FunctionSpec;
 using sysfs_testing::SysfsTree;
 
-StatusOr<HostFacts> DiscoverAll(const std::string& root) {
-  auto fs = NewLocalHostFs(root);
-  HostContext ctx;
-  ctx.fs = fs.get();
-  HostFacts facts;
-  PciModule pci;
-  SriovModule sriov;
-  RETURN_IF_ERROR(pci.Discover(ctx, facts));
-  RETURN_IF_ERROR(sriov.Discover(ctx, facts));
-  return facts;
-}
+using sriov_testing::DiscoverPciAndSriov;
 
 std::string VfAddress(int i) {
   // 0000:af:00.2, .3, ... .7, 0000:af:01.0, ...
@@ -53,7 +44,7 @@ class SriovDiscoverTest : public ::testing::Test {
 };
 
 TEST_F(SriovDiscoverTest, PfWithoutSriovFilesHasNoSriov) {
-  auto facts = DiscoverAll(root_);
+  auto facts = DiscoverPciAndSriov(root_);
   ASSERT_TRUE(facts.ok()) << facts.status().message();
   EXPECT_FALSE(facts->FindPci("0000:3b:00.0")->sriov.has_value());
   EXPECT_FALSE(facts->FindPci("0000:af:00.0")->sriov.has_value());
@@ -69,7 +60,7 @@ TEST_F(SriovDiscoverTest, SriovFactsAndVfsInIndexOrder) {
     if (i == 5) vf.Driver("vfio-pci");
     tree_->AddVf("0000:af:00.0", i, vf);
   }
-  auto facts = DiscoverAll(root_);
+  auto facts = DiscoverPciAndSriov(root_);
   ASSERT_TRUE(facts.ok()) << facts.status().message();
   const PciFunction* pf = facts->FindPci("0000:af:00.0");
   ASSERT_TRUE(pf->sriov.has_value());
@@ -104,7 +95,7 @@ TEST_F(SriovDiscoverTest, OptionalSriovFilesMayBeMissing) {
        {"sriov_offset", "sriov_stride", "sriov_vf_device", "sriov_drivers_autoprobe"}) {
     tree_->Remove(dev + "/" + f);
   }
-  auto facts = DiscoverAll(root_);
+  auto facts = DiscoverPciAndSriov(root_);
   ASSERT_TRUE(facts.ok()) << facts.status().message();
   const SriovInfo& s = *facts->FindPci("0000:af:00.0")->sriov;
   EXPECT_EQ(s.total_vfs, 8);
@@ -118,7 +109,7 @@ TEST_F(SriovDiscoverTest, OptionalSriovFilesMayBeMissing) {
 TEST_F(SriovDiscoverTest, GarbageTotalIsAWarningNamingThePath) {
   tree_->AddSriov("0000:af:00.0", 8);
   tree_->WriteFile(tree_->DevicePath("0000:af:00.0") + "/sriov_totalvfs", "lots\n");
-  auto facts = DiscoverAll(root_);
+  auto facts = DiscoverPciAndSriov(root_);
   ASSERT_TRUE(facts.ok()) << facts.status().message();
   ASSERT_EQ(facts->warnings.size(), 1u);
   EXPECT_NE(facts->warnings[0].find("/sys/bus/pci/devices/0000:af:00.0/sriov_totalvfs reads "
@@ -136,7 +127,7 @@ TEST(SriovDiscoverCapturedTest, ProcfsFixtureE810) {
   ASSERT_TRUE(testing::ExtractTtar(
                   testing::RunfilePath("test/support/testdata/fixtures-sys-subset.ttar"), root, 1)
                   .ok());
-  auto facts = DiscoverAll(root);
+  auto facts = DiscoverPciAndSriov(root);
   ASSERT_TRUE(facts.ok()) << facts.status().message();
   const PciFunction* e810 = facts->FindPci("0000:a2:00.0");
   ASSERT_NE(e810, nullptr);

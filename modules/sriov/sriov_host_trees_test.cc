@@ -7,6 +7,7 @@
 #include "gtest/gtest.h"
 #include "modules/pci/pci_module.h"
 #include "modules/sriov/sriov_module.h"
+#include "modules/sriov/testing/discover.h"
 #include "test/support/ttar.h"
 
 namespace provisioner {
@@ -18,15 +19,7 @@ constexpr char kPf[] = "0000:af:00.0";
 StatusOr<HostFacts> DiscoverTree(const std::string& name) {
   std::string root = testing::MakeTempDir(name);
   RETURN_IF_ERROR(testing::ExtractTtar(testing::HostTreePath(name), root));
-  auto fs = NewLocalHostFs(root);
-  HostContext ctx;
-  ctx.fs = fs.get();
-  HostFacts facts;
-  PciModule pci;
-  SriovModule sriov;
-  RETURN_IF_ERROR(pci.Discover(ctx, facts));
-  RETURN_IF_ERROR(sriov.Discover(ctx, facts));
-  return facts;
+  return sriov_testing::DiscoverPciAndSriov(root);
 }
 
 TEST(SriovHostTreesTest, Cx5RoceVfs) {

@@ -12,6 +12,7 @@
 #include "modules/sriov/planner.h"
 #include "modules/sriov/sriov_host.h"
 #include "modules/sriov/sriov_module.h"
+#include "test/sim/engine_on_sim.h"
 #include "test/sim/sim_host_fs.h"
 #include "test/support/host_presets.h"
 #include "test/support/host_tree.h"
@@ -24,17 +25,7 @@ using std::chrono::milliseconds;
 
 constexpr char kPf[] = "0000:af:00.0";
 
-class FakeClock final : public Clock {
- public:
-  std::chrono::steady_clock::time_point Now() override { return now_; }
-  void SleepFor(milliseconds d) override { now_ += d; }
-  milliseconds Elapsed() const {
-    return std::chrono::duration_cast<milliseconds>(now_ - std::chrono::steady_clock::time_point());
-  }
-
- private:
-  std::chrono::steady_clock::time_point now_;
-};
+using testing::FakeClock;
 
 class RecordingProgress final : public Progress {
  public:

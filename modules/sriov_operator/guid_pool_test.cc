@@ -7,6 +7,7 @@
 
 #include "gtest/gtest.h"
 #include "modules/vf/vf_planner.h"
+#include "test/support/fake_pci_module.h"
 
 namespace provisioner {
 namespace {
@@ -18,12 +19,7 @@ constexpr char kPfGuid[] = "0c42:a103:005b:7c2e";  // sysfs node_guid form
 
 HostFacts IbHost(int num_vfs, std::optional<std::string> pool) {
   HostFacts f;
-  PciFunction pf;
-  pf.pci_address = kPf;
-  pf.vendor = "15b3";
-  pf.device_id = "1017";
-  pf.class_code = 0x020700;
-  pf.netdevs = {"ibs5f0"};
+  PciFunction pf = testing::NetworkPf(kPf, "ibs5f0", "15b3", "1017", testing::kInfinibandClass);
   SriovInfo s;
   s.total_vfs = 16;
   s.num_vfs = num_vfs;

@@ -16,6 +16,7 @@
 #include "modules/sriov/sriov_module.h"
 #include "modules/vf/vf_host.h"
 #include "modules/vf/vf_planner.h"
+#include "test/sim/engine_on_sim.h"
 #include "test/sim/sim_host_fs.h"
 #include "test/support/host_presets.h"
 #include "test/support/host_tree.h"
@@ -25,16 +26,8 @@
 namespace provisioner {
 namespace {
 
-using std::chrono::milliseconds;
-
-class FakeClock final : public Clock {
- public:
-  std::chrono::steady_clock::time_point Now() override { return now_; }
-  void SleepFor(milliseconds d) override { now_ += d; }
-
- private:
-  std::chrono::steady_clock::time_point now_;
-};
+using testing::ChangeIds;
+using testing::LoadSpec;
 
 // What the kernel does with VF netlink settings: keeps them per VF; for IB
 // GUIDs mlx5 stores them where the VF's next probe finds them (here: the
@@ -113,18 +106,12 @@ class FakeNetlink final : public VfNetlink {
   std::string pf_;
 };
 
-class VfModuleTest : public ::testing::Test {
+class VfModuleTest : public testing::EngineOnSimTest {
  protected:
   void Build(const testing::HostSpec& spec, VfModuleOptions vf_options = {}) {
-    root_ = testing::MakeTempDir("vf");
-    ASSERT_TRUE(testing::BuildHostTree(spec, root_).ok());
     testing::SimOptions o;
     o.settle_reads = 3;
-    fs_ = testing::NewSimulatedHostFs(root_, o);
-    sim_ = static_cast<testing::SimulatedHostFs*>(fs_.get());
-    ctx_.fs = fs_.get();
-    ctx_.clock = &clock_;
-    ctx_.settle_timeout = std::chrono::seconds(30);
+    BuildSim(spec, "vf", o);
     if (!vf_options.use_netlink) vf_options.use_netlink = false;
     modules_.clear();
     modules_.push_back(std::make_unique<PciModule>());
@@ -132,39 +119,10 @@ class VfModuleTest : public ::testing::Test {
     modules_.push_back(std::make_unique<VfModule>(std::move(vf_options)));
   }
 
-  DesiredState Load(const std::string& nics_and_more) {
-    std::string yaml =
-        "apiVersion: provisioner/v1alpha1\nkind: HostConfig\nmetadata:\n  name: w\nspec:\n" +
-        nics_and_more;
-    LoadResult r = LoadDesiredStateFromString(yaml, "host.yaml");
-    for (const auto& d : r.diagnostics) ADD_FAILURE() << d.path << ": " << d.message;
-    EXPECT_TRUE(r.state.has_value());
-    return r.state.value_or(DesiredState());
-  }
-
-  PlanResult PlanNow(const DesiredState& d) {
-    auto facts = Discover(modules_, ctx_);
-    EXPECT_TRUE(facts.ok()) << facts.status().message();
-    return BuildPlan(modules_, d, facts.value_or(HostFacts()));
-  }
-
-  std::vector<std::string> Ids(const Plan& p) {
-    std::vector<std::string> ids;
-    for (const auto& c : p.changes) ids.push_back(c.id);
-    return ids;
-  }
-
   std::string Link(const std::string& path) {
     auto b = fs_->LinkBasename(path);
     return b.ok() ? *b : "";
   }
-
-  std::string root_;
-  std::unique_ptr<HostFs> fs_;
-  testing::SimulatedHostFs* sim_ = nullptr;
-  FakeClock clock_;
-  HostContext ctx_;
-  std::vector<std::unique_ptr<Module>> modules_;
 };
 
 constexpr char kRoceNic[] = R"(  nics:
@@ -179,10 +137,10 @@ constexpr char kRoceNic[] = R"(  nics:
 TEST_F(VfModuleTest, VfioBindingTrustSpoofCheckInOrderThenConverged) {
   Build(testing::Cx5RoceHost());
   ASSERT_TRUE(sim_->sim().RegisterDriver("vfio-pci").ok());  // vfio_pci loaded
-  DesiredState d = Load(kRoceNic);
+  DesiredState d = LoadSpec(kRoceNic);
   PlanResult p = PlanNow(d);
   EXPECT_TRUE(p.diagnostics.empty());
-  EXPECT_EQ(Ids(p.plan),
+  EXPECT_EQ(ChangeIds(p.plan),
             (std::vector<std::string>{"sriov/0000:af:00.0/numVfs", "vf/0000:af:00.0/trust",
                                       "vf/0000:af:00.0/spoofChk", "vf/0000:af:00.0/driver"}));
   ApplyReport r = ApplyPlan(modules_, p.plan, d, ctx_);  // checks convergence too
@@ -206,7 +164,7 @@ TEST_F(VfModuleTest, VfioBindingTrustSpoofCheckInOrderThenConverged) {
   // netdevice: back to mlx5_core, override cleared, netdevs back.
   d.nics[0].device_type = "netdevice";
   p = PlanNow(d);
-  ASSERT_EQ(Ids(p.plan), std::vector<std::string>{"vf/0000:af:00.0/driver"});
+  ASSERT_EQ(ChangeIds(p.plan), std::vector<std::string>{"vf/0000:af:00.0/driver"});
   EXPECT_EQ(p.plan.changes[0].after, "mlx5_core");
   EXPECT_EQ(p.plan.changes[0].before.size(), 8u);
   r = ApplyPlan(modules_, p.plan, d, ctx_);
@@ -223,7 +181,7 @@ TEST_F(VfModuleTest, VfioBindingTrustSpoofCheckInOrderThenConverged) {
 
 TEST_F(VfModuleTest, VfioNotRegisteredFailsAndRollsBack) {
   Build(testing::Cx5RoceHost());
-  DesiredState d = Load(R"(  nics:
+  DesiredState d = LoadSpec(R"(  nics:
     - name: pf0
       nicSelector: { rootDevices: ["0000:af:00.0"] }
       numVfs: 2
@@ -246,7 +204,7 @@ TEST_F(VfModuleTest, VfioNotRegisteredFailsAndRollsBack) {
 TEST_F(VfModuleTest, RollbackRestoresTheDrivers) {
   Build(testing::Cx5RoceHost());
   ASSERT_TRUE(sim_->sim().RegisterDriver("vfio-pci").ok());
-  DesiredState d = Load(R"(  nics:
+  DesiredState d = LoadSpec(R"(  nics:
     - name: pf0
       nicSelector: { rootDevices: ["0000:af:00.0"] }
       numVfs: 2
@@ -278,7 +236,7 @@ TEST_F(VfModuleTest, RollbackRestoresTheDrivers) {
 TEST_F(VfModuleTest, VfGroupsBindEachRangeAndLeaveTheRest) {
   Build(testing::Cx5RoceHost());
   ASSERT_TRUE(sim_->sim().RegisterDriver("vfio-pci").ok());
-  DesiredState d = Load(R"(  nics:
+  DesiredState d = LoadSpec(R"(  nics:
     - name: pf0
       nicSelector: { rootDevices: ["0000:af:00.0"] }
       numVfs: 8
@@ -288,7 +246,7 @@ TEST_F(VfModuleTest, VfGroupsBindEachRangeAndLeaveTheRest) {
 )");
   PlanResult p = PlanNow(d);
   EXPECT_TRUE(p.diagnostics.empty());
-  ASSERT_EQ(Ids(p.plan),
+  ASSERT_EQ(ChangeIds(p.plan),
             (std::vector<std::string>{"sriov/0000:af:00.0/numVfs", "vf/0000:af:00.0/driver"}));
   const Change& bind = p.plan.changes[1];
   EXPECT_EQ(bind.field_path, "spec.nics[0].vfGroups[1].deviceType");  // the VFs that move
@@ -319,7 +277,7 @@ TEST_F(VfModuleTest, VfGroupsBindEachRangeAndLeaveTheRest) {
   d.nics[0].vf_groups[0].last = 5;
   d.nics[0].vf_groups[0].device_type = "netdevice";
   p = PlanNow(d);
-  ASSERT_EQ(Ids(p.plan), std::vector<std::string>{"vf/0000:af:00.0/driver"});
+  ASSERT_EQ(ChangeIds(p.plan), std::vector<std::string>{"vf/0000:af:00.0/driver"});
   EXPECT_EQ(p.plan.changes[0].detail["vfIndexes"], nlohmann::json({4, 5}));
   // VF 5 fails after its unbind: VF 4 goes back to vfio-pci, 5 is bound
   // again, 0-3 and 6-7 are untouched.
@@ -362,7 +320,7 @@ TEST_F(VfModuleTest, EveryFailingWriteIsRolledBackExactly) {
   const std::string pristine = testing::MakeTempDir("pristine");
   ASSERT_TRUE(testing::BuildHostTree(testing::Cx5RoceHost(), pristine).ok());
   ASSERT_TRUE(testing::SriovSim(pristine).RegisterDriver("vfio-pci").ok());
-  DesiredState d = Load(yaml);
+  DesiredState d = LoadSpec(yaml);
   const int before = sim_->writes();
   ApplyReport clean = ApplyPlan(modules_, PlanNow(d).plan, d, ctx_);
   ASSERT_TRUE(clean.status.ok()) << clean.status.message();
@@ -394,9 +352,9 @@ constexpr char kIbNic[] = R"(  nics:
 
 TEST_F(VfModuleTest, IbSriovGuidsThroughTheSriovFilesAndARebind) {
   Build(testing::Cx5IbHost());
-  DesiredState d = Load(kIbNic);
+  DesiredState d = LoadSpec(kIbNic);
   PlanResult p = PlanNow(d);
-  ASSERT_EQ(Ids(p.plan),
+  ASSERT_EQ(ChangeIds(p.plan),
             (std::vector<std::string>{"sriov/0000:86:00.0/numVfs", "vf/0000:86:00.0/ibGuids"}));
   ApplyReport r = ApplyPlan(modules_, p.plan, d, ctx_);
   ASSERT_TRUE(r.status.ok()) << r.status.message();
@@ -418,10 +376,10 @@ TEST_F(VfModuleTest, IbSriovGuidsThroughTheSriovFilesAndARebind) {
 TEST_F(VfModuleTest, IbGuidsThenVfioBindingConverge) {
   Build(testing::Cx5IbHost());
   ASSERT_TRUE(sim_->sim().RegisterDriver("vfio-pci").ok());
-  DesiredState d = Load(kIbNic);
+  DesiredState d = LoadSpec(kIbNic);
   d.nics[0].device_type = "vfio-pci";
   PlanResult p = PlanNow(d);
-  ASSERT_EQ(Ids(p.plan),
+  ASSERT_EQ(ChangeIds(p.plan),
             (std::vector<std::string>{"sriov/0000:86:00.0/numVfs", "vf/0000:86:00.0/ibGuids",
                                       "vf/0000:86:00.0/driver"}));
   ApplyReport r = ApplyPlan(modules_, p.plan, d, ctx_);
@@ -449,7 +407,7 @@ TEST_F(VfModuleTest, LiveRootPathUsesNetlinkTwoGuidMessagesThenRebinds) {
     return f;
   };
   Build(testing::Cx5IbHost(), o);
-  DesiredState d = Load(R"(  nics:
+  DesiredState d = LoadSpec(R"(  nics:
     - name: ib
       nicSelector: { rootDevices: ["0000:86:00.0"] }
       numVfs: 2
@@ -461,7 +419,7 @@ TEST_F(VfModuleTest, LiveRootPathUsesNetlinkTwoGuidMessagesThenRebinds) {
       nic: ib
 )");
   PlanResult p = PlanNow(d);
-  ASSERT_EQ(Ids(p.plan),
+  ASSERT_EQ(ChangeIds(p.plan),
             (std::vector<std::string>{"sriov/0000:86:00.0/numVfs", "vf/0000:86:00.0/ibGuids",
                                       "vf/0000:86:00.0/trust"}));
   ApplyReport r = ApplyPlan(modules_, p.plan, d, ctx_);
@@ -489,7 +447,7 @@ TEST_F(VfModuleTest, LiveRootPathUsesNetlinkTwoGuidMessagesThenRebinds) {
   d.nics[0].vf_spoof_chk = true;
   nl->refuse_spoofchk = true;
   p = PlanNow(d);
-  ASSERT_EQ(Ids(p.plan), std::vector<std::string>{"vf/0000:86:00.0/spoofChk"});
+  ASSERT_EQ(ChangeIds(p.plan), std::vector<std::string>{"vf/0000:86:00.0/spoofChk"});
   r = ApplyPlan(modules_, p.plan, d, ctx_);
   ASSERT_FALSE(r.status.ok());
   EXPECT_NE(r.status.message().find("EOPNOTSUPP"), std::string::npos) << r.status.message();
@@ -500,14 +458,14 @@ TEST_F(VfModuleTest, LiveRootPathUsesNetlinkTwoGuidMessagesThenRebinds) {
 // VF 1 puts VF 0 back.
 TEST_F(VfModuleTest, LinkStateAppliedVerifiedAndRolledBack) {
   Build(testing::Cx5RoceHost());
-  DesiredState d = Load(R"(  nics:
+  DesiredState d = LoadSpec(R"(  nics:
     - name: pf0
       nicSelector: { rootDevices: ["0000:af:00.0"] }
       numVfs: 2
       vfLinkState: enable
 )");
   PlanResult p = PlanNow(d);
-  EXPECT_EQ(Ids(p.plan),
+  EXPECT_EQ(ChangeIds(p.plan),
             (std::vector<std::string>{"sriov/0000:af:00.0/numVfs", "vf/0000:af:00.0/linkState"}));
   ApplyReport r = ApplyPlan(modules_, p.plan, d, ctx_);  // checks convergence too
   ASSERT_TRUE(r.status.ok()) << r.status.message();
@@ -541,7 +499,7 @@ TEST_F(VfModuleTest, LinkStateOverNetlink) {
     return f;
   };
   Build(testing::Cx5RoceHost(), std::move(o));
-  DesiredState d = Load(R"(  nics:
+  DesiredState d = LoadSpec(R"(  nics:
     - name: pf0
       nicSelector: { rootDevices: ["0000:af:00.0"] }
       numVfs: 2
@@ -562,14 +520,14 @@ TEST_F(VfModuleTest, LinkStateOverNetlink) {
 // VLAN the VFs had.
 TEST_F(VfModuleTest, VlanAppliedVerifiedAndRolledBack) {
   Build(testing::Cx5RoceHost());
-  DesiredState d = Load(R"(  nics:
+  DesiredState d = LoadSpec(R"(  nics:
     - name: pf0
       nicSelector: { rootDevices: ["0000:af:00.0"] }
       numVfs: 2
       vfVlan: { id: 100, qos: 3 }
 )");
   PlanResult p = PlanNow(d);
-  EXPECT_EQ(Ids(p.plan),
+  EXPECT_EQ(ChangeIds(p.plan),
             (std::vector<std::string>{"sriov/0000:af:00.0/numVfs", "vf/0000:af:00.0/vlan"}));
   ASSERT_TRUE(ApplyPlan(modules_, p.plan, d, ctx_).status.ok());
   for (int i = 0; i < 2; ++i) {
@@ -605,7 +563,7 @@ TEST_F(VfModuleTest, VlanOverNetlink) {
     return f;
   };
   Build(testing::Cx5RoceHost(), std::move(o));
-  DesiredState d = Load(R"(  nics:
+  DesiredState d = LoadSpec(R"(  nics:
     - name: pf0
       nicSelector: { rootDevices: ["0000:af:00.0"] }
       numVfs: 2
@@ -636,7 +594,7 @@ struct VfSeen {
 // netdev has the derived MAC.
 TEST_F(VfModuleTest, MacKeepThenDerivedAppliedVerifiedAndRolledBack) {
   Build(testing::Cx5RoceHost());
-  DesiredState d = Load(R"(  nics:
+  DesiredState d = LoadSpec(R"(  nics:
     - name: pf0
       nicSelector: { rootDevices: ["0000:af:00.0"] }
       numVfs: 2
@@ -661,7 +619,7 @@ TEST_F(VfModuleTest, MacKeepThenDerivedAppliedVerifiedAndRolledBack) {
     return out;
   };
   PlanResult p = PlanNow(d);
-  EXPECT_EQ(Ids(p.plan),
+  EXPECT_EQ(ChangeIds(p.plan),
             (std::vector<std::string>{"sriov/0000:af:00.0/numVfs", "vf/0000:af:00.0/mac"}));
   ASSERT_TRUE(ApplyPlan(modules_, p.plan, d, ctx_).status.ok());
   std::vector<VfSeen> kept = seen();
@@ -709,7 +667,7 @@ TEST_F(VfModuleTest, MacKeepThenDerivedAppliedVerifiedAndRolledBack) {
 // does not rebind: the netdev keeps the MAC it had before.
 TEST_F(VfModuleTest, MacRollbackToZeroLeavesTheNetdev) {
   Build(testing::Cx5RoceHost());
-  DesiredState d = Load(R"(  nics:
+  DesiredState d = LoadSpec(R"(  nics:
     - name: pf0
       nicSelector: { rootDevices: ["0000:af:00.0"] }
       numVfs: 2
@@ -741,7 +699,7 @@ TEST_F(VfModuleTest, MacRollbackToZeroLeavesTheNetdev) {
 TEST_F(VfModuleTest, MacKeepBeforeVfioBinding) {
   Build(testing::Cx5RoceHost());
   ASSERT_TRUE(sim_->sim().RegisterDriver("vfio-pci").ok());  // vfio_pci loaded
-  DesiredState d = Load(R"(  nics:
+  DesiredState d = LoadSpec(R"(  nics:
     - name: pf0
       nicSelector: { rootDevices: ["0000:af:00.0"] }
       numVfs: 2
@@ -771,7 +729,7 @@ TEST_F(VfModuleTest, MacOverNetlink) {
     return f;
   };
   Build(testing::Cx5RoceHost(), std::move(o));
-  DesiredState d = Load(R"(  nics:
+  DesiredState d = LoadSpec(R"(  nics:
     - name: pf0
       nicSelector: { rootDevices: ["0000:af:00.0"] }
       numVfs: 2
@@ -792,14 +750,14 @@ TEST_F(VfModuleTest, MacOverNetlink) {
 // then a failed VF 1 puts VF 0's rate back.
 TEST_F(VfModuleTest, RateAppliedVerifiedAndRolledBack) {
   Build(testing::Cx5RoceHost());
-  DesiredState d = Load(R"(  nics:
+  DesiredState d = LoadSpec(R"(  nics:
     - name: pf0
       nicSelector: { rootDevices: ["0000:af:00.0"] }
       numVfs: 2
       vfRate: { max: 10000 }
 )");
   PlanResult p = PlanNow(d);
-  EXPECT_EQ(Ids(p.plan),
+  EXPECT_EQ(ChangeIds(p.plan),
             (std::vector<std::string>{"sriov/0000:af:00.0/numVfs", "vf/0000:af:00.0/rate"}));
   ASSERT_TRUE(ApplyPlan(modules_, p.plan, d, ctx_).status.ok());
   for (int i = 0; i < 2; ++i) {

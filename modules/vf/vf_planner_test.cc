@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "test/support/fake_pci_module.h"
 
 namespace provisioner {
 namespace {
@@ -14,13 +15,8 @@ namespace {
 constexpr char kPf[] = "0000:af:00.0";
 
 PciFunction Pf(const std::string& bdf, int num_vfs, const std::string& ib_guid = "") {
-  PciFunction f;
-  f.pci_address = bdf;
-  f.vendor = "15b3";
-  f.device_id = "1017";
-  f.class_code = 0x020000;
+  PciFunction f = testing::NetworkPf(bdf, "ens6f0np0");
   f.driver = "mlx5_core";
-  f.netdevs = {"ens6f0np0"};
   f.rdma_devices = {"mlx5_0"};
   f.iommu_group = "6";
   SriovInfo s;

@@ -125,6 +125,12 @@ TreeRequest RequestFor(const std::string& name) {
 
 // ------------------------------------------------------------------ tests
 
+// Each attribute of the tree at its value (as ReadAttr trims it): the
+// table of what a capture holds.
+void ExpectAttrs(TreeWriter& w, const std::vector<std::pair<std::string, std::string>>& want) {
+  for (const auto& [path, value] : want) EXPECT_EQ(w.ReadAttr(path).value_or(""), value) << path;
+}
+
 TEST(TreesTest, GeneratedTreesAreUpToDate) {
   for (const char* name : kGeneratedTrees) {
     SCOPED_TRACE(name);
@@ -242,23 +248,25 @@ TEST(TreesTest, Cx5RoceContents) {
   TreeWriter w(root);
   const std::string pf0 = "/sys/bus/pci/devices/0000:af:00.0";
   EXPECT_EQ(w.ReadLink(pf0), "../../../devices/pci0000:ae/0000:ae:00.0/0000:af:00.0");
-  EXPECT_EQ(w.ReadAttr(pf0 + "/sriov_totalvfs").value_or(""), "127");
-  EXPECT_EQ(w.ReadAttr(pf0 + "/sriov_numvfs").value_or(""), "0");
-  EXPECT_EQ(w.ReadAttr(pf0 + "/sriov_offset").value_or(""), "2");
-  EXPECT_EQ(w.ReadAttr(pf0 + "/sriov_stride").value_or(""), "1");
-  EXPECT_EQ(w.ReadAttr(pf0 + "/sriov_vf_device").value_or(""), "1018");
-  EXPECT_EQ(w.ReadAttr(pf0 + "/sriov_drivers_autoprobe").value_or(""), "1");
   EXPECT_EQ(w.List(pf0 + "/net"), std::vector<std::string>{"ens6f0np0"});
   EXPECT_EQ(w.List(pf0 + "/infiniband"), std::vector<std::string>{"mlx5_0"});
   EXPECT_EQ(w.List("/sys/bus/pci/devices/0000:af:00.1/net"), std::vector<std::string>{"ens6f1np1"});
   const std::string port = "/sys/class/infiniband/mlx5_0/ports/1";
-  EXPECT_EQ(w.ReadAttr(port + "/link_layer").value_or(""), "Ethernet");
-  EXPECT_EQ(w.ReadAttr(port + "/state").value_or(""), "4: ACTIVE");
-  EXPECT_EQ(w.ReadAttr(port + "/gids/3").value_or(""), "0000:0000:0000:0000:0000:ffff:ac51:0077");
-  EXPECT_EQ(w.ReadAttr(port + "/gid_attrs/types/3").value_or(""), "RoCE v2");
-  EXPECT_EQ(w.ReadAttr(port + "/gid_attrs/types/2").value_or(""), "IB/RoCE v1");
-  EXPECT_EQ(w.ReadAttr(port + "/gid_attrs/ndevs/3").value_or(""), "ens6f0np0");
-  EXPECT_EQ(w.ReadAttr("/sys/class/net/ens6f0np0/type").value_or(""), "1");
+  ExpectAttrs(w, {
+                     {pf0 + "/sriov_totalvfs", "127"},
+                     {pf0 + "/sriov_numvfs", "0"},
+                     {pf0 + "/sriov_offset", "2"},
+                     {pf0 + "/sriov_stride", "1"},
+                     {pf0 + "/sriov_vf_device", "1018"},
+                     {pf0 + "/sriov_drivers_autoprobe", "1"},
+                     {port + "/link_layer", "Ethernet"},
+                     {port + "/state", "4: ACTIVE"},
+                     {port + "/gids/3", "0000:0000:0000:0000:0000:ffff:ac51:0077"},
+                     {port + "/gid_attrs/types/3", "RoCE v2"},
+                     {port + "/gid_attrs/types/2", "IB/RoCE v1"},
+                     {port + "/gid_attrs/ndevs/3", "ens6f0np0"},
+                     {"/sys/class/net/ens6f0np0/type", "1"},
+                 });
   EXPECT_EQ(w.ReadLink("/sys/class/net/ens6f0np0/device"), "../../../0000:af:00.0");
   EXPECT_EQ(w.ReadAttr("/sys/bus/pci/devices/0000:02:00.0/class").value_or(""), "0x020000");
   EXPECT_FALSE(w.Exists("/sys/bus/pci/devices/0000:02:00.0/sriov_totalvfs"));
@@ -269,13 +277,14 @@ TEST(TreesTest, Cx5IbContents) {
   std::string root = Extract("cx5-ib");
   TreeWriter w(root);
   const std::string pf = "/sys/bus/pci/devices/0000:86:00.0";
-  EXPECT_EQ(w.ReadAttr(pf + "/class").value_or(""), "0x020700");
-  EXPECT_EQ(w.ReadAttr(pf + "/sriov_totalvfs").value_or(""), "16");
-  EXPECT_EQ(w.ReadAttr("/sys/class/net/ibs5f0/type").value_or(""), "32");
-  EXPECT_EQ(w.ReadAttr("/sys/class/infiniband/mlx5_0/ports/1/link_layer").value_or(""),
-            "InfiniBand");
-  EXPECT_EQ(w.ReadAttr("/sys/class/infiniband/mlx5_0/ports/1/lid").value_or(""), "0x5");
-  EXPECT_EQ(w.ReadAttr("/sys/class/infiniband/mlx5_0/ports/1/sm_lid").value_or(""), "0x1");
+  ExpectAttrs(w, {
+                     {pf + "/class", "0x020700"},
+                     {pf + "/sriov_totalvfs", "16"},
+                     {"/sys/class/net/ibs5f0/type", "32"},
+                     {"/sys/class/infiniband/mlx5_0/ports/1/link_layer", "InfiniBand"},
+                     {"/sys/class/infiniband/mlx5_0/ports/1/lid", "0x5"},
+                     {"/sys/class/infiniband/mlx5_0/ports/1/sm_lid", "0x1"},
+                 });
 }
 
 // hgx-h100-pcie is hgx-h100 plus config space and the ConnectX-7 firmware

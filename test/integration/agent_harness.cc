@@ -30,9 +30,9 @@ bool WaitUntil(const std::function<bool()>& done, std::chrono::milliseconds time
 AgentProcess::AgentProcess(const std::string& file, const std::string& root,
                            const std::vector<std::string>& args)
     : root_(root), log_(WriteTempFile("agent.log", "")) {
-  std::vector<std::string> argv = {ProvisionerBinary(), "--no-color", "-v",   "agent",
-                                   file,                "--root",     root,   "--metrics-address",
-                                   "127.0.0.1:0"};
+  std::vector<std::string> argv = {
+      ProvisionerBinary(), "--no-color", "-v", "agent", file, "--root", root,
+      "--metrics-address", "127.0.0.1:0"};
   argv.insert(argv.end(), args.begin(), args.end());
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
@@ -80,11 +80,8 @@ bool AgentProcess::WaitReconciled(std::chrono::milliseconds timeout) {
       timeout);
 }
 
-std::string AgentProcess::Scrape() const {
-  nlohmann::json s = Status();
-  if (!s.is_object() || !s["metricsAddress"].is_string()) return "";
-  const std::string addr = s["metricsAddress"];
-  const int port = std::atoi(addr.substr(addr.rfind(':') + 1).c_str());
+std::string ScrapeMetrics(const std::string& address) {
+  const int port = std::atoi(address.substr(address.rfind(':') + 1).c_str());
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   struct sockaddr_in sa = {};
   sa.sin_family = AF_INET;
@@ -95,11 +92,18 @@ std::string AgentProcess::Scrape() const {
     const std::string req = "GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
     if (::write(fd, req.data(), req.size()) == static_cast<ssize_t>(req.size())) {
       char buf[65536];
-      for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) out.append(buf, static_cast<size_t>(n));
+      for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;)
+        out.append(buf, static_cast<size_t>(n));
     }
   }
   ::close(fd);
   return out;
+}
+
+std::string AgentProcess::Scrape() const {
+  nlohmann::json s = Status();
+  if (!s.is_object() || !s["metricsAddress"].is_string()) return "";
+  return ScrapeMetrics(s["metricsAddress"].get<std::string>());
 }
 
 double MetricValue(const std::string& page, const std::string& sample) {

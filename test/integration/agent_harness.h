@@ -46,6 +46,10 @@ class AgentProcess {
   pid_t pid_ = -1;
 };
 
+// GET /metrics from the endpoint at `address` ("127.0.0.1:<port>", the
+// loopback only): the whole HTTP response, "" when it cannot connect.
+std::string ScrapeMetrics(const std::string& address);
+
 // The value of the sample `name{labels}` in a Prometheus text page, or -1.
 double MetricValue(const std::string& page, const std::string& sample);
 

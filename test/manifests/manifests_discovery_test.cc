@@ -48,6 +48,39 @@ HostFacts DiscoverTree(const std::string& ttar, const std::string& name) {
   return facts.ok() ? *facts : HostFacts();
 }
 
+// The SR-IOV device plugin's config.json (its ConfigMap sriovdp-config);
+// null, failing the test, when there is none.
+json DevicePluginConfig(const std::vector<Manifest>& ms) {
+  for (const auto& m : ms) {
+    if (m.kind == "ConfigMap" && m.name == "sriovdp-config") {
+      return json::parse(m.doc["data"]["config.json"].get<std::string>());
+    }
+  }
+  ADD_FAILURE() << "no ConfigMap sriovdp-config";
+  return json();
+}
+
+// An example host.yaml on a checked-in tree: examples/<example>.yaml, the
+// facts of examples/hosts/<tree>.ttar (discovered in TEST_TMPDIR/<dir>) and
+// manifest options that carry them. loaded: the example loaded.
+struct ExampleOnTree {
+  ExampleOnTree(const std::string& example, const std::string& tree, const std::string& dir)
+      : facts(DiscoverTree("examples/hosts/" + tree + ".ttar", dir)) {
+    LoadResult r = LoadDesiredStateFromFile("examples/" + example + ".yaml");
+    for (const auto& d : r.diagnostics) ADD_FAILURE() << d.path << ": " << d.message;
+    loaded = r.state.has_value();
+    desired = r.state.value_or(DesiredState());
+    opt.facts = &facts;
+  }
+  ExampleOnTree(const ExampleOnTree&) = delete;
+  ExampleOnTree& operator=(const ExampleOnTree&) = delete;
+
+  HostFacts facts;
+  DesiredState desired;
+  ManifestOptions opt;
+  bool loaded = false;
+};
+
 const Manifest* Find(const std::vector<Manifest>& ms, const std::string& kind,
                      const std::string& name) {
   for (const auto& m : ms) {
@@ -57,18 +90,15 @@ const Manifest* Find(const std::vector<Manifest>& ms, const std::string& kind,
 }
 
 TEST(ManifestsDiscoveryTest, MacvlanMasterFromRootDevices) {
-  LoadResult r = LoadDesiredStateFromFile("examples/roce-shared-macvlan.yaml");
-  ASSERT_TRUE(r.state);
-  DesiredState d = *r.state;
+  ExampleOnTree t("roce-shared-macvlan", "cx5-roce", "cx5-roce");
+  ASSERT_TRUE(t.loaded);
+  DesiredState d = t.desired;
   d.nics[0].selector.pf_names.clear();
   d.nics[0].selector.root_devices = {"0000:af:00.0"};
   d.nics[1].selector.pf_names.clear();
   d.nics[1].selector.root_devices = {"0000:af:00.1"};
 
-  HostFacts facts = DiscoverTree("examples/hosts/cx5-roce.ttar", "cx5-roce");
-  ManifestOptions opt;
-  opt.facts = &facts;
-  auto hm = BuildHostManifests(d, opt);
+  auto hm = BuildHostManifests(d, t.opt);
   ASSERT_TRUE(hm.ok()) << hm.status().message();
   const auto& ms = hm->manifests;
   EXPECT_EQ(Find(ms, "SpiderMultusConfig", "macvlan-ens6f0np0")->doc["spec"]["macvlan"]["master"],
@@ -84,8 +114,8 @@ TEST(ManifestsDiscoveryTest, MacvlanMasterFromRootDevices) {
   ASSERT_NE(env, nullptr);
   EXPECT_EQ(env->doc["data"]["NCCL_IB_HCA"], "=mlx5_0:1,mlx5_1:1");
 
-  opt.flavor = "multus";
-  auto multus = BuildManifests(d, opt);
+  t.opt.flavor = "multus";
+  auto multus = BuildManifests(d, t.opt);
   ASSERT_TRUE(multus.ok()) << multus.status().message();
   const Manifest* cm = Find(*multus, "ConfigMap", "rdma-devices");
   ASSERT_NE(cm, nullptr);
@@ -96,23 +126,20 @@ TEST(ManifestsDiscoveryTest, MacvlanMasterFromRootDevices) {
 // The operator's Mellanox plugin sets a dual-port card's NUM_OF_VFS from
 // both ports' policies: a port left out of host.yaml is said.
 TEST(ManifestsDiscoveryTest, TheOtherPortOfACardWithVfsIsNamed) {
-  LoadResult r = LoadDesiredStateFromFile("examples/roce-sriov.yaml");
-  ASSERT_TRUE(r.state);
-  HostFacts facts = DiscoverTree("examples/hosts/cx5-roce.ttar", "cx5-roce-ports");
-  ManifestOptions opt;
-  opt.facts = &facts;
-  auto hm = BuildHostManifests(*r.state, opt);
+  ExampleOnTree t("roce-sriov", "cx5-roce", "cx5-roce-ports");
+  ASSERT_TRUE(t.loaded);
+  auto hm = BuildHostManifests(t.desired, t.opt);
   ASSERT_TRUE(hm.ok()) << hm.status().message();
   std::string all;
   for (const auto& w : hm->warnings) all += w + "\n";
   EXPECT_NE(all.find("PF 0000:af:00.1 shares a card with 0000:af:00.0"), std::string::npos) << all;
   // Both ports in host.yaml: nothing to say.
-  DesiredState both = *r.state;
+  DesiredState both = t.desired;
   NicSpec second = both.nics[0];
   second.name = "roce-sriov-nic2";
   second.selector.root_devices = {"0000:af:00.1"};
   both.nics.push_back(second);
-  hm = BuildHostManifests(both, opt);
+  hm = BuildHostManifests(both, t.opt);
   ASSERT_TRUE(hm.ok()) << hm.status().message();
   for (const auto& w : hm->warnings) EXPECT_EQ(w.find("shares a card"), std::string::npos) << w;
 }
@@ -121,15 +148,12 @@ TEST(ManifestsDiscoveryTest, TheOtherPortOfACardWithVfsIsNamed) {
 // discovery does not narrow it to this host's PCI addresses (that would make
 // the pool's policy differ from node to node).
 TEST(ManifestsDiscoveryTest, VendorDeviceSelectorStaysAsWritten) {
-  LoadResult r = LoadDesiredStateFromFile("examples/roce-sriov.yaml");
-  ASSERT_TRUE(r.state);
-  DesiredState d = *r.state;
+  ExampleOnTree t("roce-sriov", "cx5-roce", "cx5-roce-2");
+  ASSERT_TRUE(t.loaded);
+  DesiredState d = t.desired;
   d.nics[0].selector.root_devices.clear();  // vendor 15b3 + deviceID 1017 only
 
-  HostFacts facts = DiscoverTree("examples/hosts/cx5-roce.ttar", "cx5-roce-2");
-  ManifestOptions opt;
-  opt.facts = &facts;
-  auto ms = BuildManifests(d, opt);
+  auto ms = BuildManifests(d, t.opt);
   ASSERT_TRUE(ms.ok()) << ms.status().message();
   const Manifest* p = Find(*ms, "SriovNetworkNodePolicy", "roce-sriov-nic");
   ASSERT_NE(p, nullptr);
@@ -142,7 +166,7 @@ TEST(ManifestsDiscoveryTest, VendorDeviceSelectorStaysAsWritten) {
   m.nics.resize(1);
   m.nics[0].selector.pf_names.clear();  // vendor 15b3 + deviceID 1017
   m.multus_configs.resize(1);
-  auto mm = BuildManifests(m, opt);
+  auto mm = BuildManifests(m, t.opt);
   ASSERT_TRUE(mm.ok()) << mm.status().message();
   EXPECT_EQ(Find(*mm, "SpiderMultusConfig", "macvlan-ens6f0np0")->doc["spec"]["macvlan"]["master"],
             json({"ens6f0np0", "ens6f1np1"}));
@@ -150,13 +174,10 @@ TEST(ManifestsDiscoveryTest, VendorDeviceSelectorStaysAsWritten) {
 
 // Each rail's policy selects exactly the PF nearest to its GPU.
 TEST(ManifestsDiscoveryTest, RailsSelectEachRailsOwnPfOnTheHgxTree) {
-  HostFacts facts = DiscoverTree("examples/hosts/hgx-h100.ttar", "hgx");
-  ASSERT_EQ(facts.topology.gpus.size(), 8u);
-  LoadResult r = LoadDesiredStateFromFile("examples/rails.yaml");
-  ASSERT_TRUE(r.state);
-  ManifestOptions opt;
-  opt.facts = &facts;
-  auto ms = BuildManifests(*r.state, opt);
+  ExampleOnTree t("rails", "hgx-h100", "hgx");
+  ASSERT_TRUE(t.loaded);
+  ASSERT_EQ(t.facts.topology.gpus.size(), 8u);
+  auto ms = BuildManifests(t.desired, t.opt);
   ASSERT_TRUE(ms.ok()) << ms.status().message();
   std::set<std::string> pfs;
   for (int n = 1; n <= 8; ++n) {
@@ -165,8 +186,8 @@ TEST(ManifestsDiscoveryTest, RailsSelectEachRailsOwnPfOnTheHgxTree) {
     ASSERT_NE(p, nullptr) << name;
     const json& roots = p->doc["spec"]["nicSelector"]["rootDevices"];
     ASSERT_EQ(roots.size(), 1u) << name;
-    NicSpec nic = r.state->nics[n - 1];
-    std::vector<const PciFunction*> want = SelectPfs(nic, facts);
+    NicSpec nic = t.desired.nics[n - 1];
+    std::vector<const PciFunction*> want = SelectPfs(nic, t.facts);
     ASSERT_EQ(want.size(), 1u) << name;
     EXPECT_EQ(roots[0], want[0]->pci_address) << name;
     pfs.insert(roots[0].get<std::string>());
@@ -180,13 +201,10 @@ TEST(ManifestsDiscoveryTest, RailsSelectEachRailsOwnPfOnTheHgxTree) {
 // the VF prefix). Shared RoCE: the device plugin's ifNames, the macvlan
 // masters and NCCL_IB_HCA name the PFs' new names.
 TEST(ManifestsDiscoveryTest, NamesAreWhatTheClusterSideUses) {
-  HostFacts facts = DiscoverTree("examples/hosts/hgx-h100.ttar", "hgx-names");
-  LoadResult r = LoadDesiredStateFromFile("examples/rails.yaml");
-  ASSERT_TRUE(r.state);
-  ASSERT_TRUE(r.state->nics[0].names.has_value());
-  ManifestOptions opt;
-  opt.facts = &facts;
-  auto ms = BuildManifests(*r.state, opt);
+  ExampleOnTree t("rails", "hgx-h100", "hgx-names");
+  ASSERT_TRUE(t.loaded);
+  ASSERT_TRUE(t.desired.nics[0].names.has_value());
+  auto ms = BuildManifests(t.desired, t.opt);
   ASSERT_TRUE(ms.ok()) << ms.status().message();
   for (int n = 1; n <= 8; ++n) {
     const std::string name = "gpu" + std::to_string(n) + "-nic";
@@ -196,18 +214,16 @@ TEST(ManifestsDiscoveryTest, NamesAreWhatTheClusterSideUses) {
   }
   EXPECT_EQ(Find(*ms, "ConfigMap", "nccl-env-linux")->doc["data"]["NCCL_IB_HCA"], "mlx5");
 
-  HostFacts cx5 = DiscoverTree("examples/hosts/cx5-roce.ttar", "cx5-names");
-  LoadResult shared = LoadDesiredStateFromFile("examples/roce-shared-macvlan.yaml");
-  ASSERT_TRUE(shared.state);
-  DesiredState d = *shared.state;
+  ExampleOnTree cx5("roce-shared-macvlan", "cx5-roce", "cx5-names");
+  ASSERT_TRUE(cx5.loaded);
+  DesiredState d = cx5.desired;
   for (int i = 0; i < 2; ++i) {
     d.nics[i].selector.pf_names.clear();
     d.nics[i].selector.root_devices = {"0000:af:00." + std::to_string(i)};
     d.nics[i].names =
         NicNamesSpec{"rail" + std::to_string(i + 1), "mlx5_rail" + std::to_string(i + 1)};
   }
-  opt.facts = &cx5;
-  auto hm = BuildHostManifests(d, opt);
+  auto hm = BuildHostManifests(d, cx5.opt);
   ASSERT_TRUE(hm.ok()) << hm.status().message();
   const Manifest* env = Find(hm->manifests, "ConfigMap", "nccl-env-linux");
   ASSERT_NE(env, nullptr);
@@ -257,13 +273,9 @@ TEST(ManifestsDiscoveryTest, GoldenWithDiscoveredFacts) {
                {"roce-sriov", "cx5-roce"},
                {"vf-groups", "cx5-roce"}};
   for (const Case& c : cases) {
-    HostFacts facts = DiscoverTree(std::string("examples/hosts/") + c.tree + ".ttar",
-                                   std::string("golden-") + c.example);
-    LoadResult r = LoadDesiredStateFromFile(std::string("examples/") + c.example + ".yaml");
-    ASSERT_TRUE(r.state);
-    ManifestOptions opt;
-    opt.facts = &facts;
-    auto hm = BuildHostManifests(*r.state, opt);
+    ExampleOnTree t(c.example, c.tree, std::string("golden-") + c.example);
+    ASSERT_TRUE(t.loaded);
+    auto hm = BuildHostManifests(t.desired, t.opt);
     ASSERT_TRUE(hm.ok()) << hm.status().message();
     ExpectCrdValid(c.example, hm->manifests);
     const std::string base = std::string("test/manifests/golden/") + c.example + "." + c.tree;
@@ -279,12 +291,9 @@ TEST(ManifestsDiscoveryTest, GoldenWithDiscoveredFacts) {
 // standalone device plugin gets one resource per group with the same ranged
 // pfNames; the multus config takes its group's resource and isRdma.
 TEST(ManifestsDiscoveryTest, VfGroupsMakeAPolicyAndAResourcePerGroup) {
-  HostFacts facts = DiscoverTree("examples/hosts/cx5-roce.ttar", "cx5-roce-groups");
-  LoadResult r = LoadDesiredStateFromFile("examples/vf-groups.yaml");
-  ASSERT_TRUE(r.state);
-  ManifestOptions opt;
-  opt.facts = &facts;
-  auto ms = BuildManifests(*r.state, opt);
+  ExampleOnTree t("vf-groups", "cx5-roce", "cx5-roce-groups");
+  ASSERT_TRUE(t.loaded);
+  auto ms = BuildManifests(t.desired, t.opt);
   ASSERT_TRUE(ms.ok()) << ms.status().message();
   const Manifest* pods = Find(*ms, "SriovNetworkNodePolicy", "split-nic-vf0-3");
   const Manifest* vms = Find(*ms, "SriovNetworkNodePolicy", "split-nic-vf4-7");
@@ -308,12 +317,10 @@ TEST(ManifestsDiscoveryTest, VfGroupsMakeAPolicyAndAResourcePerGroup) {
   EXPECT_EQ(smc->doc["spec"]["sriov"]["resourceName"], "spidernet.io/podvfs");
   EXPECT_EQ(smc->doc["spec"]["sriov"]["rdmaIsolation"], true);
 
-  opt.flavor = "multus";
-  auto mm = BuildHostManifests(*r.state, opt);
+  t.opt.flavor = "multus";
+  auto mm = BuildHostManifests(t.desired, t.opt);
   ASSERT_TRUE(mm.ok()) << mm.status().message();
-  const Manifest* dp = Find(mm->manifests, "ConfigMap", "sriovdp-config");
-  ASSERT_NE(dp, nullptr);
-  json config = json::parse(dp->doc["data"]["config.json"].get<std::string>());
+  json config = DevicePluginConfig(mm->manifests);
   ASSERT_EQ(config["resourceList"].size(), 2u);
   EXPECT_EQ(config["resourceList"][0]["resourceName"], "podvfs");
   EXPECT_EQ(config["resourceList"][0]["selectors"]["pfNames"], json({"ens6f0np0#0-3"}));
@@ -372,9 +379,7 @@ spec:
   opt.flavor = "multus";
   auto mm = BuildHostManifests(*r.state, opt);
   ASSERT_TRUE(mm.ok()) << mm.status().message();
-  const Manifest* dp = Find(mm->manifests, "ConfigMap", "sriovdp-config");
-  ASSERT_NE(dp, nullptr);
-  json config = json::parse(dp->doc["data"]["config.json"].get<std::string>());
+  json config = DevicePluginConfig(mm->manifests);
   ASSERT_EQ(config["resourceList"].size(), 2u);
   EXPECT_EQ(config["resourceList"][0]["resourceName"], "far");
   EXPECT_EQ(config["resourceList"][0]["excludeTopology"], true);
@@ -385,19 +390,16 @@ spec:
 
 // Two nics that discovery resolves to one PF: named both, exit 1.
 TEST(ManifestsDiscoveryTest, OverlappingNicsAfterDiscoveryAreAnError) {
-  LoadResult r = LoadDesiredStateFromFile("examples/roce-sriov.yaml");
-  ASSERT_TRUE(r.state);
-  DesiredState d = *r.state;
+  ExampleOnTree t("roce-sriov", "cx5-roce", "cx5-roce-3");
+  ASSERT_TRUE(t.loaded);
+  DesiredState d = t.desired;
   NicSpec second = d.nics[0];
   second.name = "by-name";
   second.selector = NicSelector();
   second.selector.pf_names = {"ens6f0np0"};  // the netdev of rootDevices 0000:af:00.0
   second.num_vfs.reset();
   d.nics.push_back(second);
-  HostFacts facts = DiscoverTree("examples/hosts/cx5-roce.ttar", "cx5-roce-3");
-  ManifestOptions opt;
-  opt.facts = &facts;
-  auto ms = BuildManifests(d, opt);
+  auto ms = BuildManifests(d, t.opt);
   ASSERT_FALSE(ms.ok());
   EXPECT_NE(ms.status().message().find(
                 "spec.nics[1].nicSelector: selects 0000:af:00.0, which spec.nics[0] "
@@ -434,43 +436,40 @@ void ExpectNfdReadable(const Manifest& m, const std::string& node) {
 // the rail cards, the netns mode, as discovery read them; the operator's
 // label (the rails have VFs).
 TEST(ManifestsDiscoveryTest, NodeFeatureFromTheFacts) {
-  HostFacts facts = DiscoverTree("examples/hosts/hgx-h100.ttar", "nf-hgx");
-  LoadResult r = LoadDesiredStateFromFile("examples/rails.yaml");
-  ASSERT_TRUE(r.state);
-  ManifestOptions opt;
-  opt.facts = &facts;
-  auto ms = BuildManifests(*r.state, opt);
+  ExampleOnTree t("rails", "hgx-h100", "nf-hgx");
+  ASSERT_TRUE(t.loaded);
+  auto ms = BuildManifests(t.desired, t.opt);
   ASSERT_TRUE(ms.ok()) << ms.status().message();
-  const Manifest* nf = Find(*ms, "NodeFeature", "provisioner-" + r.state->name);
+  const Manifest* nf = Find(*ms, "NodeFeature", "provisioner-" + t.desired.name);
   ASSERT_NE(nf, nullptr);
-  ExpectNfdReadable(*nf, r.state->name);
+  ExpectNfdReadable(*nf, t.desired.name);
   const json& labels = nf->doc["spec"]["labels"];
   const std::string p = "provisioner.feature.node.kubernetes.io/";
   EXPECT_EQ(labels.value(p + "rails", ""), "8") << labels.dump();
   // The guide's hand-written 8-rail layout is the same 8 rails.
   LoadResult written = LoadDesiredStateFromFile("examples/rails-8gpu.yaml");
   ASSERT_TRUE(written.state);
-  auto wm = BuildManifests(*written.state, opt);
+  auto wm = BuildManifests(*written.state, t.opt);
   ASSERT_TRUE(wm.ok()) << wm.status().message();
   const Manifest* wnf = Find(*wm, "NodeFeature", "provisioner-" + written.state->name);
   ASSERT_NE(wnf, nullptr);
   EXPECT_EQ(wnf->doc["spec"]["labels"].value(p + "rails", ""), "8");
-  ASSERT_TRUE(facts.rdma_netns_mode.has_value());
-  EXPECT_EQ(labels.value(p + "rdma-netns-mode", ""), *facts.rdma_netns_mode);
+  ASSERT_TRUE(t.facts.rdma_netns_mode.has_value());
+  EXPECT_EQ(labels.value(p + "rdma-netns-mode", ""), *t.facts.rdma_netns_mode);
   EXPECT_EQ(labels.value(p + "sriov-config-daemon", ""), "true") << labels.dump();
   // The same host without VFs: the operator is not used, no such label.
-  DesiredState no_vfs = *r.state;
+  DesiredState no_vfs = t.desired;
   for (NicSpec& nic : no_vfs.nics) nic.num_vfs.reset();
-  auto ms2 = BuildManifests(no_vfs, opt);
+  auto ms2 = BuildManifests(no_vfs, t.opt);
   ASSERT_TRUE(ms2.ok()) << ms2.status().message();
-  const Manifest* nf2 = Find(*ms2, "NodeFeature", "provisioner-" + r.state->name);
+  const Manifest* nf2 = Find(*ms2, "NodeFeature", "provisioner-" + t.desired.name);
   ASSERT_NE(nf2, nullptr);
   EXPECT_FALSE(nf2->doc["spec"]["labels"].contains(p + "sriov-config-daemon"));
   // The firmware label is the rail cards' one version, as the RDMA devices say.
   std::set<std::string> fw;
-  for (const NicSpec& nic : r.state->nics) {
-    for (const PciFunction* pf : SelectPfs(nic, facts)) {
-      for (const RdmaDevice& dev : facts.rdma.devices) {
+  for (const NicSpec& nic : t.desired.nics) {
+    for (const PciFunction* pf : SelectPfs(nic, t.facts)) {
+      for (const RdmaDevice& dev : t.facts.rdma.devices) {
         if (dev.pci_address == pf->pci_address && !dev.fw_ver.empty()) fw.insert(dev.fw_ver);
       }
     }
@@ -485,12 +484,9 @@ TEST(ManifestsDiscoveryTest, NodeFeatureFromTheFacts) {
 // Where the sriov-network-operator is used (a nic with VFs), the label a
 // configDaemonNodeSelector can name; the link type from the PF's port.
 TEST(ManifestsDiscoveryTest, NodeFeatureNamesTheConfigDaemonWhereTheOperatorIsUsed) {
-  HostFacts facts = DiscoverTree("examples/hosts/cx5-roce.ttar", "nf-cx5");
-  LoadResult r = LoadDesiredStateFromFile("examples/roce-sriov.yaml");
-  ASSERT_TRUE(r.state);
-  ManifestOptions opt;
-  opt.facts = &facts;
-  auto ms = BuildManifests(*r.state, opt);
+  ExampleOnTree t("roce-sriov", "cx5-roce", "nf-cx5");
+  ASSERT_TRUE(t.loaded);
+  auto ms = BuildManifests(t.desired, t.opt);
   ASSERT_TRUE(ms.ok()) << ms.status().message();
   const Manifest* nf = Find(*ms, "NodeFeature", "provisioner-worker1");
   ASSERT_NE(nf, nullptr);
@@ -504,15 +500,13 @@ TEST(ManifestsDiscoveryTest, NodeFeatureNamesTheConfigDaemonWhereTheOperatorIsUs
 // doctor's verdict over the facts, as the CLI passes it: the worst verdict
 // and the number of FAILs; not run, no label.
 TEST(ManifestsDiscoveryTest, NodeFeatureCarriesDoctorsVerdict) {
-  HostFacts facts = DiscoverTree("examples/hosts/cx5-roce.ttar", "nf-cx5-doctor");
-  LoadResult r = LoadDesiredStateFromFile("examples/roce-sriov.yaml");
-  ASSERT_TRUE(r.state);
+  ExampleOnTree t("roce-sriov", "cx5-roce", "nf-cx5-doctor");
+  ASSERT_TRUE(t.loaded);
   const std::string p = "provisioner.feature.node.kubernetes.io/";
   auto labels_for = [&](std::optional<DoctorSummary> doctor) {
-    ManifestOptions opt;
-    opt.facts = &facts;
+    ManifestOptions opt = t.opt;
     opt.doctor = doctor;
-    auto ms = BuildManifests(*r.state, opt);
+    auto ms = BuildManifests(t.desired, opt);
     EXPECT_TRUE(ms.ok()) << ms.status().message();
     const Manifest* nf = ms.ok() ? Find(*ms, "NodeFeature", "provisioner-worker1") : nullptr;
     return nf == nullptr ? json::object() : nf->doc["spec"]["labels"];
@@ -540,13 +534,10 @@ TEST(ManifestsDiscoveryTest, NoNodeFeatureWithoutFacts) {
 // out with a warning naming the label; a node name longer than a label value
 // may be is an error naming metadata.name.
 TEST(ManifestsDiscoveryTest, NodeFeatureLabelValuesFollowTheKubernetesRules) {
-  HostFacts facts = DiscoverTree("examples/hosts/cx5-roce.ttar", "nf-cx5-bad");
-  for (RdmaDevice& dev : facts.rdma.devices) dev.fw_ver = "16.35.2000 (MT_0000000008)";
-  LoadResult r = LoadDesiredStateFromFile("examples/roce-sriov.yaml");
-  ASSERT_TRUE(r.state);
-  ManifestOptions opt;
-  opt.facts = &facts;
-  auto hm = BuildHostManifests(*r.state, opt);
+  ExampleOnTree t("roce-sriov", "cx5-roce", "nf-cx5-bad");
+  ASSERT_TRUE(t.loaded);
+  for (RdmaDevice& dev : t.facts.rdma.devices) dev.fw_ver = "16.35.2000 (MT_0000000008)";
+  auto hm = BuildHostManifests(t.desired, t.opt);
   ASSERT_TRUE(hm.ok()) << hm.status().message();
   const Manifest* nf = Find(hm->manifests, "NodeFeature", "provisioner-worker1");
   ASSERT_NE(nf, nullptr);
@@ -561,9 +552,9 @@ TEST(ManifestsDiscoveryTest, NodeFeatureLabelValuesFollowTheKubernetesRules) {
   }
   EXPECT_TRUE(warned);
 
-  DesiredState d = *r.state;
+  DesiredState d = t.desired;
   d.name = std::string(64, 'n');  // a DNS subdomain, not a label value
-  auto bad = BuildHostManifests(d, opt);
+  auto bad = BuildHostManifests(d, t.opt);
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("metadata.name \"" + d.name + "\""), std::string::npos)
       << bad.status().message();

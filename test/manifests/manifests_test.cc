@@ -759,41 +759,44 @@ TEST(ManifestsTest, NcclEnvLandsInEveryWorkloadNamespace) {
       "nccl-env-linux");
 }
 
+// The data of the pods' NCCL environment ConfigMap (nccl-env-<os>) of `d`.
+json NcclEnv(const DesiredState& d) {
+  auto hm = BuildHostManifests(d, ManifestOptions());
+  EXPECT_TRUE(hm.ok()) << hm.status().message();
+  if (!hm.ok()) return json();
+  for (const auto& m : hm->manifests) {
+    if (m.kind == "ConfigMap" && m.name.rfind("nccl-env-", 0) == 0) return m.doc["data"];
+  }
+  return json();
+}
+
 // NCCL_IB_TC from host.yaml's RoCE QoS: traffic class = DSCP << 2; priority
 // p is DSCP 8p+2 under mlx5's default map (26 for 3): 104, 106 with ECN.
 TEST(ManifestsTest, NcclIbTcFromTheHostsRoceQos) {
-  auto env = [](const DesiredState& d) {
-    auto hm = BuildHostManifests(d, ManifestOptions());
-    EXPECT_TRUE(hm.ok()) << hm.status().message();
-    for (const auto& m : hm->manifests) {
-      if (m.kind == "ConfigMap" && m.name.rfind("nccl-env-", 0) == 0) return m.doc["data"];
-    }
-    return json();
-  };
   DesiredState d = Load("roce-shared-macvlan");
-  EXPECT_FALSE(env(d).contains("NCCL_IB_TC"));  // no roce QoS in host.yaml: NCCL's default
+  EXPECT_FALSE(NcclEnv(d).contains("NCCL_IB_TC"));  // no roce QoS in host.yaml: NCCL's default
   for (auto& nic : d.nics)
     nic.roce = NicRoceSpec{"dscp", std::vector<int>{3}, std::vector<int>{3}, std::nullopt};
-  EXPECT_EQ(env(d)["NCCL_IB_TC"], "106");
+  EXPECT_EQ(NcclEnv(d)["NCCL_IB_TC"], "106");
   for (auto& nic : d.nics) nic.roce->ecn.reset();
-  EXPECT_EQ(env(d)["NCCL_IB_TC"], "104");
+  EXPECT_EQ(NcclEnv(d)["NCCL_IB_TC"], "104");
   for (auto& nic : d.nics) nic.roce->pfc = std::vector<int>{5};
-  EXPECT_EQ(env(d)["NCCL_IB_TC"], std::to_string((5 * 8 + 2) << 2));
+  EXPECT_EQ(NcclEnv(d)["NCCL_IB_TC"], std::to_string((5 * 8 + 2) << 2));
   // Several PFC priorities: the one with ECN.
   for (auto& nic : d.nics) {
     nic.roce->pfc = std::vector<int>{3, 4};
     nic.roce->ecn = std::vector<int>{3};
   }
-  EXPECT_EQ(env(d)["NCCL_IB_TC"], "106");
+  EXPECT_EQ(NcclEnv(d)["NCCL_IB_TC"], "106");
   // PCP trust: the priority is the VLAN PCP, from the service level.
   for (auto& nic : d.nics) nic.roce->trust = "pcp";
-  EXPECT_EQ(env(d)["NCCL_IB_SL"], "3");
-  EXPECT_FALSE(env(d).contains("NCCL_IB_TC"));
+  EXPECT_EQ(NcclEnv(d)["NCCL_IB_SL"], "3");
+  EXPECT_FALSE(NcclEnv(d).contains("NCCL_IB_TC"));
   // Rails that disagree: no value, a warning naming them.
   for (auto& nic : d.nics) nic.roce->trust = "dscp";
   d.nics[1].roce->pfc = std::vector<int>{4};
   d.nics[1].roce->ecn.reset();
-  EXPECT_FALSE(env(d).contains("NCCL_IB_TC"));
+  EXPECT_FALSE(NcclEnv(d).contains("NCCL_IB_TC"));
   auto hm = BuildHostManifests(d, ManifestOptions());
   std::string all;
   for (const auto& w : hm->warnings) all += w + "\n";
@@ -807,24 +810,16 @@ TEST(ManifestsTest, NcclIbTcFromTheHostsRoceQos) {
 // roce.tos and roce.dscpMap: NCCL_IB_TC stays the traffic class that lands on
 // the PFC priority, the device's default ToS when host.yaml sets one.
 TEST(ManifestsTest, NcclIbTcFollowsTosAndDscpMap) {
-  auto env = [](const DesiredState& d) {
-    auto hm = BuildHostManifests(d, ManifestOptions());
-    EXPECT_TRUE(hm.ok()) << hm.status().message();
-    for (const auto& m : hm->manifests) {
-      if (m.kind == "ConfigMap" && m.name.rfind("nccl-env-", 0) == 0) return m.doc["data"];
-    }
-    return json();
-  };
   DesiredState d = Load("roce-shared-macvlan");
   for (auto& nic : d.nics) {
     nic.roce = NicRoceSpec{"dscp", std::vector<int>{3}, std::vector<int>{3}, std::nullopt};
     nic.roce->dscp_map = std::map<int, int>{{26, 5}, {3, 3}};  // 26 moved away; SONiC's 3 -> 3
   }
-  EXPECT_EQ(env(d)["NCCL_IB_TC"], std::to_string((3 << 2) | 2));
+  EXPECT_EQ(NcclEnv(d)["NCCL_IB_TC"], std::to_string((3 << 2) | 2));
   for (auto& nic : d.nics) nic.roce->dscp_map = std::map<int, int>{{26, 5}};
-  EXPECT_EQ(env(d)["NCCL_IB_TC"], std::to_string((24 << 2) | 2));  // the lowest default DSCP of 3
+  EXPECT_EQ(NcclEnv(d)["NCCL_IB_TC"], std::to_string((24 << 2) | 2));  // the lowest default DSCP of 3
   for (auto& nic : d.nics) nic.roce->tos = 14;
-  EXPECT_EQ(env(d)["NCCL_IB_TC"], "14");  // the device's default ToS
+  EXPECT_EQ(NcclEnv(d)["NCCL_IB_TC"], "14");  // the device's default ToS
 }
 
 // The test workload does what the guides end with: per pod, the RDMA devices

@@ -101,6 +101,15 @@ HostSpec IbRailHost() {
   return h;
 }
 
+const char kRailVfsTrustMtu[] = "      numVfs: 8\n      vfTrust: true\n      mtu: 4200\n";
+
+std::string HgxRailsYaml(const std::string& rail_settings, const std::string& sections) {
+  return "apiVersion: provisioner/v1alpha1\nkind: HostConfig\nmetadata:\n  name: hgx\nspec:\n"
+         "  nics:\n    - name: rails\n      nicSelector: { vendor: \"15b3\", deviceID: \"1021\" "
+         "}\n" +
+         rail_settings + sections;
+}
+
 std::string MemoryTempDir(const std::string& prefix) {
   std::string tmpl = "/dev/shm/provisioner-" + prefix + ".XXXXXX";
   std::vector<char> buf(tmpl.begin(), tmpl.end());

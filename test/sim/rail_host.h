@@ -22,6 +22,16 @@ const std::vector<std::string>& HgxRailPfs();
 // LINK_TYPE_P1 IB(1) (current and next boot), ib_ipoib loaded.
 HostSpec IbRailHost();
 
+// host.yaml for the rails of these hosts: one nics entry `rails` selecting
+// the ConnectX-7 PFs (15b3:1021) by vendor and device, with `rail_settings`
+// (the entry's further keys, indented 6 spaces, one a line), then `sections`
+// (further spec sections, indented 2 spaces).
+std::string HgxRailsYaml(const std::string& rail_settings, const std::string& sections = "");
+
+// numVfs 8, trust on every VF and MTU 4200 on every rail: what a driver
+// reload takes away (the agent's benchmark and tests, the parallel apply).
+extern const char kRailVfsTrustMtu[];
+
 // A fresh directory in memory (/dev/shm) when there is one, else in the
 // test's temporary directory: sysfs is in memory, and on a disk the
 // simulator's file creation (about 40 files a VF) would be what a timing

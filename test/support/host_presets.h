@@ -80,8 +80,8 @@ HostSpec HgxH100PcieHost();
 // (unset on mlx5_0, "Global tclass=106" on mlx5_1).
 HostSpec Cx5RoceQosHost();
 
-// Names accepted by PresetByName: "cx5-roce", "cx5-roce-qos", "cx5-ib", "hgx-h100", "gpu-shared-switch", "scaled-<P>",
-// "bench-<P>" (BenchHost(P, min(P, 8))).
+// Names accepted by PresetByName: "cx5-roce", "cx5-roce-qos", "cx5-ib", "hgx-h100",
+// "gpu-shared-switch", "scaled-<P>", "bench-<P>" (BenchHost(P, min(P, 8))).
 std::vector<std::string> PresetNames();
 bool PresetByName(const std::string& name, HostSpec* out);
 
