@@ -439,6 +439,41 @@ TEST(IbKubernetes, DefaultPoolCheckAgreesWithTheDerivedGuids) {
   EXPECT_FALSE(VfGuidsInIbKubernetesDefaultPool("0c42:a103:005b:7c2e"));
 }
 
+// The ib-sriov guide's PF, discovered with a node GUID of the given OUI.
+HostFacts IbPfFacts(const std::string& node_guid) {
+  HostFacts f;
+  PciFunction pf;
+  pf.pci_address = "0000:86:00.0";
+  pf.vendor = "15b3";
+  pf.device_id = "1017";
+  pf.class_code = 0x020700;  // InfiniBand controller
+  pf.netdevs = {"ibs5f0"};
+  pf.sriov = SriovInfo();
+  pf.sriov->total_vfs = 16;
+  pf.sriov->ib_node_guid = node_guid;
+  f.pci.push_back(pf);
+  return f;
+}
+
+TEST(IbKubernetes, WarnsWhenTheVfGuidsLieInItsDefaultPool) {
+  for (const auto& [guid, warned] : std::vector<std::pair<std::string, bool>>{
+           {"0002:c903:00a1:b2c3", true}, {"0c42:a103:005b:7c2e", false}}) {
+    const HostFacts facts = IbPfFacts(guid);
+    ManifestOptions opt;
+    opt.facts = &facts;
+    auto hm = BuildHostManifests(Load("ib-sriov"), opt);
+    ASSERT_TRUE(hm.ok()) << hm.status().message();
+    EXPECT_EQ(Warned(*hm, "lie in ib-kubernetes' default GUID pool"), warned) << guid;
+    // With ibKubernetes set, its pool moves away: nothing to say.
+    DesiredState d = Load("ib-sriov");
+    if (!d.kubernetes) d.kubernetes = KubernetesSpec();
+    d.kubernetes->ib_kubernetes = IbKubernetesSpec();
+    auto set = BuildHostManifests(d, opt);
+    ASSERT_TRUE(set.ok()) << set.status().message();
+    EXPECT_FALSE(Warned(*set, "default GUID pool")) << guid;
+  }
+}
+
 TEST(IbKubernetes, NoConfigMapUnlessAsked) {
   auto hm = BuildHostManifests(Load("ib-sriov"), ManifestOptions());
   ASSERT_TRUE(hm.ok()) << hm.status().message();
