@@ -18,6 +18,7 @@ PACKAGES=(
   clang-14 libclang-rt-14-dev
   dpkg-dev lintian binutils man-db python3-apt
   strace
+  shellcheck
 )
 
 missing=()

@@ -368,6 +368,15 @@ DesiredState BuildDesiredState(const json& root) {
       k.spiderpool_version = String(*sp, "version");
     }
     k.workload_namespaces = Strings(*k8s, "workloadNamespaces");
+    if (const json* n = Field(*k8s, "nccl"); n != nullptr && n->is_object()) {
+      k.nccl_version = String(*n, "version");
+    }
+    if (const json* ib = Field(*k8s, "ibKubernetes"); ib != nullptr && ib->is_object()) {
+      IbKubernetesSpec i;
+      if (auto p = String(*ib, "smPlugin")) i.sm_plugin = *p;
+      if (auto n = String(*ib, "namespace")) i.namespace_name = *n;
+      k.ib_kubernetes = i;
+    }
     s.kubernetes = k;
   }
   return s;

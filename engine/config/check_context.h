@@ -66,6 +66,10 @@ void CheckNames(const CheckContext& c);
 // spec.ipPools[] (ip_pool_checks.cc): the parsed subnet of each pool, by
 // index (nullopt: missing, invalid or tainted), for CheckMultusConfigs.
 std::vector<std::optional<IpPrefix>> CheckIpPools(const CheckContext& c);
+// Subnets of the pools of two multus configs on different nics that overlap
+// (ip_pool_checks.cc): a warning, the rails of a pod share a route.
+void CheckRailSubnetOverlaps(const CheckContext& c,
+                             const std::vector<std::optional<IpPrefix>>& pool_subnets);
 // spec.multusConfigs[] (multus_checks.cc).
 void CheckMultusConfigs(const CheckContext& c,
                         const std::vector<std::optional<IpPrefix>>& pool_subnets);

@@ -124,6 +124,7 @@ std::vector<Diagnostic> CheckDesiredState(const DesiredState& state,
   CheckNames(c);
   const std::vector<std::optional<IpPrefix>> subnets = CheckIpPools(c);
   CheckMultusConfigs(c, subnets);
+  CheckRailSubnetOverlaps(c, subnets);
   KubernetesChecks(c).CheckKubernetes();
   return diags;
 }

@@ -82,6 +82,44 @@ StatusOr<std::string> OneValue(const HostView& view, const std::vector<NicRef>& 
   return values.empty() ? std::string(fallback) : *values.begin();
 }
 
+// The namespaces the chart's values.yaml excludes from the webhook by default
+// (spiderpoolController.podResourceInject.namespacesExclude, v1.0.0).
+constexpr const char* kWebhookDefaultExcludes[] = {"kube-system", "spiderpool", "metallb-system",
+                                                   "istio-system"};
+
+// spiderpoolController.podResourceInject: on, and with workloadNamespaces the
+// webhook's namespaces: namespacesInclude is them, namespacesExclude the
+// chart's default list. The chart turns both into one namespaceSelector of
+// the MutatingWebhookConfiguration (an In and a NotIn expression, ANDed;
+// templates/tls.yaml), so a workload namespace that the default list holds is
+// never served: a warning says so. The exclusions stay: the webhook's
+// failurePolicy is Fail, and kube-system's pods must not wait on
+// spiderpool-controller.
+json PodResourceInjectValues(HostView& view) {
+  json out = {{"enabled", true}};
+  const std::vector<std::string>& workload = view.Kubernetes().workload_namespaces;
+  if (workload.empty()) return out;
+  json exclude = json::array();
+  for (const char* ns : kWebhookDefaultExcludes) exclude.push_back(ns);
+  out["namespacesExclude"] = exclude;
+  out["namespacesInclude"] = workload;
+  const std::string release = view.Kubernetes().sriov_operator_namespace;
+  for (const std::string& ns : workload) {
+    const bool excluded =
+        std::find(std::begin(kWebhookDefaultExcludes), std::end(kWebhookDefaultExcludes), ns) !=
+        std::end(kWebhookDefaultExcludes);
+    if (!excluded && ns != release) continue;
+    view.Warn("spec.kubernetes.workloadNamespaces: " + ns +
+              (excluded ? " is in the Spiderpool chart's default "
+                          "spiderpoolController.podResourceInject.namespacesExclude"
+                        : " is Spiderpool's own release namespace") +
+              ": the cni.spidernet.io/rdma-resource-inject webhook does not serve pods there "
+              "(its failurePolicy is Fail: the chart keeps system namespaces out); run the "
+              "workloads in a namespace of their own");
+  }
+  return out;
+}
+
 }  // namespace
 
 StatusOr<json> SpiderpoolHelmValues(HostView& view) {
@@ -90,9 +128,9 @@ StatusOr<json> SpiderpoolHelmValues(HostView& view) {
   if (d.kubernetes && d.kubernetes->rdma_shared_device_plugin) {
     const RdmaSharedDevicePluginSpec& p = *d.kubernetes->rdma_shared_device_plugin;
     std::vector<NicRef> nics = SharedPluginNics(view);
-    ASSIGN_OR_RETURN(std::string vendor,
-                     OneValue(view, nics, "vendor",
-                              "rdma.rdmaSharedDevicePlugin.deviceConfig.vendors", "15b3"));
+    ASSIGN_OR_RETURN(
+        std::string vendor,
+        OneValue(view, nics, "vendor", "rdma.rdmaSharedDevicePlugin.deviceConfig.vendors", "15b3"));
     ASSIGN_OR_RETURN(std::string device,
                      OneValue(view, nics, "deviceID",
                               "rdma.rdmaSharedDevicePlugin.deviceConfig.deviceIDs", "1017"));
@@ -135,7 +173,7 @@ StatusOr<json> SpiderpoolHelmValues(HostView& view) {
   }
   // podResourceInject came with v1.0 (the multus configs' warning says so).
   if (inject && !view.SpiderpoolV09()) {
-    values["spiderpoolController"]["podResourceInject"] = {{"enabled", true}};
+    values["spiderpoolController"]["podResourceInject"] = PodResourceInjectValues(view);
   }
   // macvlan/ipvlan come from the CNI reference plugins, which the chart
   // installs only when asked (sriov, ib-sriov, ipoib and rdma are in its own

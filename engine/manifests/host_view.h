@@ -150,8 +150,31 @@ StatusOr<nlohmann::json> SpiderpoolHelmValues(HostView& view);
 StatusOr<std::vector<Manifest>> NcclEnvConfigMaps(HostView& view);
 // --with-test-workload: the DaemonSet and its headless Service, in `ns`
 // (test_workload.cc).
+// With ipoib configs, the IPoIB-only workload; with rdmaResourceInject
+// configs (Spiderpool v1.0 and later), the webhook's sample.
 StatusOr<std::vector<Manifest>> TestWorkloadManifests(HostView& view, bool with_nccl_env,
                                                       const std::string& ns);
+// The image every test workload runs (perftest, iproute2, iputils).
+inline constexpr const char* kRdmaToolsImage = "ghcr.io/spidernet-io/rdma-tools:latest";
+// A test DaemonSet `name` in `ns` (pods on the host's nodes, `container`
+// alone, `volume` if any) and the headless Service its pods find each other
+// by (test_workload.cc).
+std::vector<Manifest> TestDaemonSet(const HostView& view, const std::string& name,
+                                    const std::string& ns, const nlohmann::json& pod_annotations,
+                                    nlohmann::json container, std::optional<nlohmann::json> volume);
+// NODE_NAME and SERVICE (the Service's DNS name) for a test container.
+nlohmann::json TestContainerEnv(const std::string& name, const std::string& ns);
+// ipoib-test: the ipoib configs only, no resources, ping between pods over
+// IPoIB (ipoib_workload.cc); empty without ipoib configs.
+StatusOr<std::vector<Manifest>> IpoibTestManifests(HostView& view, const std::string& ns);
+// rdma-inject-test-<value>: a pod with only the rdma-resource-inject
+// annotation that checks what Spiderpool's webhook added (inject_workload.cc);
+// empty without such configs, on v0.9 or in the multus flavor.
+StatusOr<std::vector<Manifest>> InjectTestManifests(HostView& view, const std::string& ns);
+// spec.kubernetes.ibKubernetes: Mellanox/ib-kubernetes' ConfigMap
+// (ib_kubernetes.cc); nullopt when not asked. With facts, warns for IB VF
+// GUIDs that ib-kubernetes' default pool holds.
+std::optional<Manifest> IbKubernetesConfigMap(HostView& view);
 
 // With discovered facts: the node's NodeFeature (node_feature.cc), labels
 // from the facts only; nullopt without facts or without anything to say.

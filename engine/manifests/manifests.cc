@@ -107,6 +107,7 @@ StatusOr<HostManifests> BuildHostManifests(const DesiredState& desired,
                      TestWorkloadManifests(view, nccl_env_in_test_ns, test_ns));
     for (auto& m : w) out.push_back(std::move(m));
   }
+  if (std::optional<Manifest> ib = IbKubernetesConfigMap(view)) out.push_back(std::move(*ib));
   ASSIGN_OR_RETURN(std::optional<Manifest> node_feature, NodeFeatureManifest(view));
   if (node_feature) out.push_back(std::move(*node_feature));
   OperatorWarnings(view);

@@ -107,6 +107,11 @@ std::map<std::string, std::string> NodeFeatureFactLabels(const DesiredState& d,
 // "provisioner.feature.node.kubernetes.io/"
 const char* NodeFeatureLabelPrefix();
 
+// True when the VF GUIDs apply derives from an InfiniBand PF's node GUID
+// ("0002:c903:00a1:b2c3") lie in Mellanox/ib-kubernetes' default GUID pool,
+// 02:00:00:00:00:00:00:00-02:FF:FF:FF:FF:FF:FF:FF (ib_kubernetes.cc).
+bool VfGuidsInIbKubernetesDefaultPool(const std::string& pf_node_guid);
+
 }  // namespace provisioner::manifests
 
 #endif  // PROVISIONER_ENGINE_MANIFESTS_MANIFESTS_H_

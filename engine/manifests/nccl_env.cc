@@ -18,13 +18,18 @@
 // (RoceQosEnv). The ConfigMap goes into every spec.kubernetes.
 // workloadNamespaces (a pod reads its own namespace's only), else beside the
 // multus configs with a warning.
-// NCCL_IB_GID_INDEX is not set: NCCL (2.21 and later) picks the RoCE v2 GID
-// of the interface's address itself, and in a pod that index is not fixed
-// (shared mode: it grows with every pod on the PF; exclusive: it depends on
-// the addresses the pod's VF holds); a fixed index from the host would be
-// wrong in the pod.
+// NCCL_IB_GID_INDEX: NCCL 2.21 and later pick the RoCE v2 GID of the
+// interface's address themselves (NCCL_IB_GID_INDEX defaults to -1, "find
+// it"); older ones use index 0, the RoCE v1 link-local GID, which no
+// routed or DSCP-marked fabric carries. For those (spec.kubernetes.nccl.
+// version below 2.21) the index is set where it is fixed in every pod: an
+// exclusive-mode VF with IPv4 only holds the two default GIDs (0, 1: RoCE v1
+// and v2 of its link-local address) and then its IPv4 address as RoCE v1 (2)
+// and v2 (3): "3". In shared mode the index grows with every pod on the PF,
+// and an IPv6 address moves it: a warning names the configs instead.
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <map>
 #include <optional>
 #include <set>
@@ -199,6 +204,39 @@ void RoceQosEnv(HostView& view, const std::string& name,
 
 std::string NcclEnvName(const HostView& view) { return "nccl-env-" + view.NodeOrPoolName(); }
 
+namespace {
+
+// spec.kubernetes.nccl.version below 2.21 ("2.18.5", "v2.20.3-1").
+bool NcclBeforeGidAutoSelect(const HostView& view) {
+  const std::optional<std::string>& v = view.Kubernetes().nccl_version;
+  if (!v) return false;
+  int major = 0, minor = 0;
+  const char* text = v->c_str();
+  if (*text == 'v') ++text;
+  if (std::sscanf(text, "%d.%d", &major, &minor) != 2) return false;
+  return major < 2 || (major == 2 && minor < 21);
+}
+
+// NCCL_IB_GID_INDEX for NCCL before 2.21 (the comment at the top).
+void GidIndexEnv(HostView& view, const std::string& name,
+                 const std::vector<std::string>& fixed_index_configs,
+                 const std::vector<std::string>& other_roce_configs, json* data) {
+  if (!NcclBeforeGidAutoSelect(view)) return;
+  if (fixed_index_configs.empty() && other_roce_configs.empty()) return;
+  if (other_roce_configs.empty()) {
+    (*data)["NCCL_IB_GID_INDEX"] = "3";
+    return;
+  }
+  std::string list;
+  for (const auto& c : other_roce_configs) list += (list.empty() ? "" : ", ") + c;
+  view.Warn(name + ": NCCL_IB_GID_INDEX not set for NCCL " + *view.Kubernetes().nccl_version +
+            " (before 2.21 NCCL uses GID index 0, RoCE v1): the RoCE v2 GID index of " + list +
+            " differs from pod to pod (shared netns mode, or an IPv6 address); run NCCL 2.21 "
+            "or later, or set it per pod from `show_gids`");
+}
+
+}  // namespace
+
 StatusOr<std::vector<Manifest>> NcclEnvConfigMaps(HostView& view) {
   const DesiredState& d = view.desired();
   const bool shared_plugin = d.kubernetes && d.kubernetes->rdma_shared_device_plugin;
@@ -208,13 +246,17 @@ StatusOr<std::vector<Manifest>> NcclEnvConfigMaps(HostView& view) {
   std::map<std::string, std::vector<std::string>> qos;
   std::vector<std::string> shared_hcas;
   bool vf_shared_mode = false, unknown = false, all_ipv6 = true;
+  // RoCE configs whose pods' RoCE v2 IPv4 GID is index 3, and the others.
+  std::vector<std::string> fixed_gid_configs, other_roce_configs;
   for (const auto& mc : d.multus_configs) {
     ASSIGN_OR_RETURN(NicRef ref, view.FindNic(mc.nic));
     if (IsVfCni(mc.cni_type) && view.VfIsRdma(ref, mc)) {
       if (view.RdmaIsolation(ref, mc)) {
         std::string prefix = VfDevicePrefix(view, ref);
-        if (prefix.empty()) unknown = true;
-        else exclusive_prefixes.insert(prefix);
+        if (prefix.empty())
+          unknown = true;
+        else
+          exclusive_prefixes.insert(prefix);
       } else {
         vf_shared_mode = true;
       }
@@ -233,6 +275,10 @@ StatusOr<std::vector<Manifest>> NcclEnvConfigMaps(HostView& view) {
     all_ipv6 = all_ipv6 && OnlyIpv6(mc);
     // InfiniBand: host.yaml sets no SL (the subnet manager's applies).
     if (ref.nic->link_type && *ref.nic->link_type == "ib") continue;
+    const bool ipv4_only = !mc.ippools.ipv4.empty() && mc.ippools.ipv6.empty();
+    (IsVfCni(mc.cni_type) && view.RdmaIsolation(ref, mc) && ipv4_only ? fixed_gid_configs
+                                                                      : other_roce_configs)
+        .push_back(mc.name);
     const std::optional<int> prio = LosslessPriority(*ref.nic);
     std::string key = "none";
     if (prio) {
@@ -251,9 +297,10 @@ StatusOr<std::vector<Manifest>> NcclEnvConfigMaps(HostView& view) {
   json data = {{"NCCL_SOCKET_IFNAME", "=eth0"}};
   const std::string name = NcclEnvName(view);
   if (vf_shared_mode) {
-    view.Warn(name + ": NCCL_IB_HCA not set: in shared netns mode a pod with an SR-IOV VF sees "
-                     "every RDMA device of the host, and which VF it gets is only known in the "
-                     "pod (rdma link shows the one with a netdev); exclusive mode avoids this");
+    view.Warn(name +
+              ": NCCL_IB_HCA not set: in shared netns mode a pod with an SR-IOV VF sees "
+              "every RDMA device of the host, and which VF it gets is only known in the "
+              "pod (rdma link shows the one with a netdev); exclusive mode avoids this");
   } else if (unknown) {
     view.Warn(name + ": NCCL_IB_HCA not set: the RDMA device names of " +
               (exclusive_prefixes.empty() ? std::string("the shared NICs") : "some NICs") +
@@ -269,6 +316,7 @@ StatusOr<std::vector<Manifest>> NcclEnvConfigMaps(HostView& view) {
   }
   if (all_ipv6) data["NCCL_IB_ADDR_FAMILY"] = "AF_INET6";
   RoceQosEnv(view, name, qos, &data);
+  GidIndexEnv(view, name, fixed_gid_configs, other_roce_configs, &data);
   const std::vector<std::string>& workload = view.Kubernetes().workload_namespaces;
   if (!workload.empty()) {
     namespaces = std::set<std::string>(workload.begin(), workload.end());

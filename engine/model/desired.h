@@ -333,6 +333,12 @@ struct RdmaSharedDevicePluginSpec {
 };
 
 // spec.kubernetes
+// spec.kubernetes.ibKubernetes: Mellanox/ib-kubernetes' ConfigMap.
+struct IbKubernetesSpec {
+  std::string sm_plugin = "ufm";  // DAEMON_SM_PLUGIN: ufm | noop
+  std::string namespace_name = "kube-system";
+};
+
 struct KubernetesSpec {
   std::string resource_prefix = "spidernet.io";
   // nodeSelector: the node pool these manifests are for. Set: cluster objects
@@ -354,6 +360,12 @@ struct KubernetesSpec {
   // workloadNamespaces: where the pods that use these networks run; the
   // pods' NCCL environment (nccl-env-*) is written into each.
   std::vector<std::string> workload_namespaces;
+  // nccl.version: the NCCL the workloads run ("2.18.5"); older than 2.21
+  // (which picks the RoCE v2 GID itself) gets NCCL_IB_GID_INDEX in nccl-env-*.
+  std::optional<std::string> nccl_version;
+  // ibKubernetes: present, the ib-kubernetes-config ConfigMap (its GUID pool
+  // kept clear of the VF GUIDs apply sets) is written (docs/kubernetes.md).
+  std::optional<IbKubernetesSpec> ib_kubernetes;
 };
 
 // The Spiderpool release line written when spec.kubernetes.spiderpool.version

@@ -842,7 +842,7 @@ TEST(ManifestsTest, TestWorkloadMeasuresEveryRailBetweenTwoNodes) {
   const std::string script = ctr["command"][2];
   for (const char* step : {"rdma link show", "ip -br addr show", "/gids/", "RoCE v2",
                            "ib_write_bw -d", "ib_read_lat -d", "getent ahostsv4 \"$SERVICE\"",
-                           "echo \"rail $k $n $dev gid $gid -> $second"}) {
+                           "echo \"rail $k $n $dev gid $shown -> $next"}) {
     EXPECT_NE(script.find(step), std::string::npos) << step;
   }
   bool service_env = false;
