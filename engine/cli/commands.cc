@@ -397,7 +397,9 @@ int RunPlan(const CommonOptions& opt) {
   return kExitOk;
 }
 
-int RunApply(const CommonOptions& opt) {
+int RunApply(const CommonOptions& given) {
+  CommonOptions opt = given;
+  if (int rc = UseJournalHostYaml(&opt); rc >= 0) return rc;
   // A saved plan (plan --out) or a host.yaml.
   std::optional<SavedPlan> saved;
   // Bounded, and only a regular file (a FIFO hung here); a file that cannot
@@ -545,6 +547,11 @@ int RunApply(const CommonOptions& opt) {
     if (!out.rolled_back.empty()) {
       std::fprintf(stderr, "provisioner: rolled back %zu change%s\n", out.rolled_back.size(),
                    out.rolled_back.size() == 1 ? "" : "s");
+    }
+    // What to do about it (an interruption's message says all).
+    if (std::string next = ApplyNextStep(out.status, opt.settle_timeout_s);
+        !next.empty() && InterruptGuard::count() == 0) {
+      std::fprintf(stderr, "provisioner: next: %s\n", next.c_str());
     }
     return kExitError;
   }

@@ -136,6 +136,16 @@ void PrintDocument(const nlohmann::json& doc, const std::string& format);
 void PrintSelectorHints(const std::string& file, const PlanOutcome& p);
 // Each diagnostic on stderr as file:line:column.
 void PrintDiagnostics(const std::string& file, const FileDiagnostics& diagnostics);
+// apply_recovery.cc: `apply --rollback` without FILE: opt->file becomes the
+// host.yaml the interrupted apply's journal names. Returns -1 to go on, or
+// the exit code when there is nothing to go on with (no journal: nothing to
+// roll back, exit 0; a journal that names none: exit 1), after saying so.
+int UseJournalHostYaml(CommonOptions* opt);
+// apply_recovery.cc: after a failed apply, what to do next for its kind of
+// failure ("" when there is no better advice than the message): a wait that
+// timed out (dmesg, a longer --settle-timeout), a write the kernel refused
+// (dmesg, and the driver for what it does not support), a device held busy.
+std::string ApplyNextStep(const Status& failure, double settle_timeout_s);
 // stats_env.cc: PROVISIONER_STATS=<file> gets the host layer's counters as JSON at exit.
 void WriteStatsAtExitIfAsked();
 

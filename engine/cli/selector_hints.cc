@@ -94,7 +94,9 @@ std::string Hint(const NicSelector& sel, const std::vector<NicHere>& here) {
   std::string hint = "could match: " + listed;
   std::vector<std::string> asked = sel.pf_names;
   asked.insert(asked.end(), sel.root_devices.begin(), sel.root_devices.end());
-  std::set<std::string> guesses;
+  // Listed as people sort names: ens6f2 before ens6f10.
+  auto natural = [](const std::string& a, const std::string& b) { return NaturalLess(a, b); };
+  std::set<std::string, decltype(natural)> guesses(natural);
   for (const auto& want : asked) {
     std::string best;
     size_t best_d = std::max<size_t>(2, want.size() / 3) + 1;
