@@ -68,8 +68,16 @@ HostOptions HostOf(const CommonOptions& opt, Progress* progress) {
 
 // Prints a plan's diagnostics and, when there is no plan, why.
 void ReportPlanProblems(const std::string& file, const PlanOutcome& p) {
-  for (const auto& batch : p.diagnostics) PrintDiagnostics(file, batch);
-  PrintSelectorHints(file, p);
+  // Each diagnostic, and under a selector that matches nothing what could
+  // match (item 8's note): a note after its error, not after every error.
+  std::set<std::string> hinted;
+  for (const auto& batch : p.diagnostics) {
+    for (const auto& d : batch.items) {
+      if (d.severity == Severity::kWarning && !spdlog::should_log(spdlog::level::warn)) continue;
+      std::fprintf(stderr, "%s\n", FormatDiagnostic(file, batch.marks, d).c_str());
+      PrintSelectorHint(file, p, batch, d, &hinted);
+    }
+  }
   if (p.status.ok()) return;
   if (!p.file_invalid) {
     PrintError(p.status.message());

@@ -16,6 +16,7 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "test/integration/harness.h"
+#include "test/support/ttar.h"
 
 namespace provisioner::testing {
 namespace {
@@ -50,7 +51,9 @@ TEST(Ux2CliTest, GpuDirectChecksAgreeWithoutProcModules) {
     EXPECT_EQ((*c)["verdict"], "warn") << c->dump();
     EXPECT_THAT((*c)["summary"].get<std::string>(), HasSubstr("/proc/modules not captured"));
     for (const json& e : (*c)["evidence"]) {
-      if (e["source"] == "/proc/modules") EXPECT_EQ(e["value"], "(not captured)") << c->dump();
+      if (e["source"] == "/proc/modules") {
+        EXPECT_EQ(e["value"], "(not captured)") << c->dump();
+      }
     }
   }
   EXPECT_THAT((*gdrdrv)["summary"].get<std::string>(), Not(HasSubstr("is not loaded")));
@@ -165,6 +168,44 @@ TEST(Ux2CliTest, FailedApplyNamesTheNextStep) {
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_THAT(r.err, HasSubstr("provisioner: next: `dmesg`"));
   EXPECT_THAT(r.err, HasSubstr("a longer --settle-timeout (it was 1 s)"));
+}
+
+// Item 7: plan's diagnostics in file order, not in the order the modules
+// happened to plan (the kmod module's line 17 before the sriov module's line
+// 14), and the note on a selector that matches nothing under its own error,
+// before the errors further down (not after all of them).
+TEST(Ux2CliTest, PlanDiagnosticsInFileOrderWithTheNoteUnderItsError) {
+  const std::string yaml = WriteTempFile("order.yaml", R"(apiVersion: provisioner/v1alpha1
+kind: HostConfig
+metadata:
+  name: worker1
+spec:
+  nics:
+    - name: pf0
+      nicSelector: { vendor: "15b3", deviceID: "1021" }
+      numVfs: 4
+      resourceName: a
+    - name: pf1
+      nicSelector: { rootDevices: ["0000:af:00.0"] }
+      numVfs: 500
+  kernelModules:
+    - mlx5_nope
+)");
+  RunResult r = Provisioner({"plan", yaml, "--root", ExtractHost("cx5-roce")});
+  EXPECT_EQ(r.exit_code, 1);
+  const std::vector<std::string> in_order = {
+      yaml + ":8:20: spec.nics[0].nicSelector: selects no PCI function",
+      yaml + ":8:20: note: spec.nics[0].nicSelector: no function has deviceID 1021",
+      yaml + ":13:15: spec.nics[1].numVfs: 500 exceeds sriov_totalvfs",
+      yaml + ":15:7: spec.kernelModules[0]: kernel module mlx5_nope",
+  };
+  size_t at = 0;
+  for (const std::string& line : in_order) {
+    const size_t found = r.err.find(line);
+    ASSERT_NE(found, std::string::npos) << line << "\n" << r.err;
+    EXPECT_GE(found, at) << line << " is out of order:\n" << r.err;
+    at = found;
+  }
 }
 
 }  // namespace
