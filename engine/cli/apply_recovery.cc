@@ -49,8 +49,9 @@ std::string ApplyNextStep(const Status& failure, double settle_timeout_s) {
   char seconds[32];
   std::snprintf(seconds, sizeof seconds, "%g", settle_timeout_s);
   if (failure.code() == StatusCode::kDeadlineExceeded) {
-    return std::string("`dmesg` shows what the driver did meanwhile; if the devices were only "
-                       "slow to appear, apply again with a longer --settle-timeout (it was ") +
+    return std::string(
+               "`dmesg` shows what the driver did meanwhile; if the devices were only "
+               "slow to appear, apply again with a longer --settle-timeout (it was ") +
            seconds + " s)";
   }
   switch (failure.err()) {

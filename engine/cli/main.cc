@@ -328,7 +328,8 @@ int Dispatch(int argc, char** argv) {
       app.add_subcommand("apply", "Make the changes, verify each, roll back on failure");
   // Required but with --rollback (the journal names its host.yaml): checked below.
   CLI::Option* apply_file =
-      apply->add_option("FILE", opt.file, "host.yaml or a saved PLANFILE")->type_name("FILE|PLANFILE");
+      apply->add_option("FILE", opt.file, "host.yaml or a saved PLANFILE")
+          ->type_name("FILE|PLANFILE");
   add_root(apply);
   add_output(apply, {"table", "json", "yaml"});
   apply->add_flag(

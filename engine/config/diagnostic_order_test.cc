@@ -28,9 +28,9 @@ TEST(DiagnosticOrderTest, FileOrderWhateverOrderTheyCameIn) {
   std::vector<Diagnostic> diags = {Error("spec.kernelModules[0]"), Error("spec.nics[1].numVfs"),
                                    Error("spec.nics[0].nicSelector"), Error("")};
   SortDiagnostics(marks, &diags);
-  EXPECT_EQ(Paths(diags), (std::vector<std::string>{"", "spec.nics[0].nicSelector",
-                                                    "spec.nics[1].numVfs",
-                                                    "spec.kernelModules[0]"}));
+  EXPECT_EQ(Paths(diags),
+            (std::vector<std::string>{"", "spec.nics[0].nicSelector", "spec.nics[1].numVfs",
+                                      "spec.kernelModules[0]"}));
 }
 
 // A rail's nearGpu is written nowhere: its errors are attributed to
@@ -46,17 +46,15 @@ TEST(DiagnosticOrderTest, RailNearGpuErrorsAfterTheRailSelector) {
   const std::string knock_on =
       "rail 1 (spec.nics[0].nicSelector.nearGpu): no NIC matching the selector's other fields "
       "is connected to GPU 0";
-  std::vector<Diagnostic> diags = {Error("spec.rails.count", knock_on),
-                                   Error("spec.rails.ipPool.subnet"),
-                                   Error("spec.rails.nic.nicSelector", "bad"),
-                                   Error("spec.rails.count", "allGpus: this host has 0 GPUs"),
-                                   Error("spec.rails.nic.name")};
+  std::vector<Diagnostic> diags = {
+      Error("spec.rails.count", knock_on), Error("spec.rails.ipPool.subnet"),
+      Error("spec.rails.nic.nicSelector", "bad"),
+      Error("spec.rails.count", "allGpus: this host has 0 GPUs"), Error("spec.rails.nic.name")};
   SortDiagnostics(marks, &diags);
   EXPECT_EQ(Paths(diags),
             (std::vector<std::string>{"spec.rails.count allGpus: this host has 0 GPUs",
                                       "spec.rails.nic.name", "spec.rails.nic.nicSelector bad",
-                                      "spec.rails.count " + knock_on,
-                                      "spec.rails.ipPool.subnet"}));
+                                      "spec.rails.count " + knock_on, "spec.rails.ipPool.subnet"}));
 }
 
 }  // namespace

@@ -27,7 +27,7 @@ std::vector<std::string> Targets(const std::vector<CheckResult>& results) {
 // rail10 in doctor's lists (a std::set<std::string> of netdevs gave eth10 first).
 TEST(CheckOrderTest, TargetsOfOneCheckInNaturalOrder) {
   std::vector<CheckResult> results = {
-      R("roce.pfc", "eth10"),         R("roce.pfc", "eth2"),
+      R("roce.pfc", "eth10"),           R("roce.pfc", "eth2"),
       R("rdma.port", "mlx5_10 port 1"), R("rdma.port", "mlx5_2 port 1"),
       R("rdma.port", "mlx5_1 port 1"),  R("names.netdev", "rail10"),
       R("names.netdev", "rail2"),
@@ -42,8 +42,10 @@ TEST(CheckOrderTest, TargetsOfOneCheckInNaturalOrder) {
 // module order between checks is kept.
 TEST(CheckOrderTest, RunsStayWhereTheyAre) {
   std::vector<CheckResult> results = {
-      R("roce.pfc", "eth10", Verdict::kFail), R("rdma.port", "mlx5_0", Verdict::kFail),
-      R("roce.pfc", "eth2", Verdict::kOk),    R("roce.pfc", "eth1", Verdict::kOk),
+      R("roce.pfc", "eth10", Verdict::kFail),
+      R("rdma.port", "mlx5_0", Verdict::kFail),
+      R("roce.pfc", "eth2", Verdict::kOk),
+      R("roce.pfc", "eth1", Verdict::kOk),
   };
   OrderTargetsNaturally(&results);
   EXPECT_EQ(Targets(results), (std::vector<std::string>{"eth10", "mlx5_0", "eth1", "eth2"}));

@@ -465,7 +465,8 @@ void CheckGpuDirect(const HostFacts& facts, CheckSink& sink) {
                            "gdrdrv not checked: /proc/modules not captured");
     r.evidence = {{"GPUs (class 03xx, vendor 10de)", Join(gpus)},
                   {"/proc/modules", "(not captured)"}};
-    r.fix = "run doctor on the host (or snapshot it with /proc/modules); there: lsmod | grep gdrdrv";
+    r.fix =
+        "run doctor on the host (or snapshot it with /proc/modules); there: lsmod | grep gdrdrv";
     sink.Add(std::move(r));
     return;
   }

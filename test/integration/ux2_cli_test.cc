@@ -21,9 +21,9 @@
 namespace provisioner::testing {
 namespace {
 
+using nlohmann::json;
 using ::testing::HasSubstr;
 using ::testing::Not;
-using nlohmann::json;
 
 std::string Example(const std::string& name) { return RunfilePath("examples/" + name); }
 
@@ -145,7 +145,8 @@ TEST(Ux2CliTest, RollbackNeedsNoFile) {
   pid_t pid = Spawn({ProvisionerBinary(), "apply", yaml, "--root", root, "--settle-timeout", "60"});
   ASSERT_GT(pid, 0);
   const std::string journal = root + "/run/provisioner/journal.json";
-  EXPECT_TRUE(WaitUntil([&] { return ReadFile(journal).find("\"applying\"") != std::string::npos; }));
+  EXPECT_TRUE(
+      WaitUntil([&] { return ReadFile(journal).find("\"applying\"") != std::string::npos; }));
   ::kill(pid, SIGKILL);
   int status = 0;
   ::waitpid(pid, &status, 0);
@@ -163,8 +164,8 @@ TEST(Ux2CliTest, FailedApplyNamesTheNextStep) {
   const std::string root = ExtractHost("cx5-roce");
   KernelSimDaemon sim(root, /*netdev_delay_ms=*/20000);  // VFs come, netdevs do not
   ASSERT_TRUE(sim.ready());
-  RunResult r = Provisioner(
-      {"apply", Example("roce-sriov.yaml"), "--root", root, "--settle-timeout", "1"});
+  RunResult r =
+      Provisioner({"apply", Example("roce-sriov.yaml"), "--root", root, "--settle-timeout", "1"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_THAT(r.err, HasSubstr("provisioner: next: `dmesg`"));
   EXPECT_THAT(r.err, HasSubstr("a longer --settle-timeout (it was 1 s)"));
