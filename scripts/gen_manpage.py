@@ -125,7 +125,9 @@ def main():
     roff.append(".SH COMMANDS")
     for sub, desc in subcommands:
         sub_title, sub_usage, sub_sections = parse_help(help_of(a.binary, sub))
-        for name, _ in footer:  # each subcommand's --help repeats the footer
+        # Each subcommand's --help repeats the footer, and lists the global
+        # options (OPTIONS above) and its own examples.
+        for name in [n for n, _ in footer] + ["Global options"]:
             sub_sections.pop(name, None)
         roff += [".SS %s" % esc(sub), esc(desc or sub_title) + ".", ".PP",
                  "\\fB%s\\fR" % esc(sub_usage)]

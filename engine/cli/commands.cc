@@ -68,8 +68,16 @@ HostOptions HostOf(const CommonOptions& opt, Progress* progress) {
 
 // Prints a plan's diagnostics and, when there is no plan, why.
 void ReportPlanProblems(const std::string& file, const PlanOutcome& p) {
-  for (const auto& batch : p.diagnostics) PrintDiagnostics(file, batch);
-  PrintSelectorHints(file, p);
+  // Each diagnostic, and under a selector that matches nothing what could
+  // match (item 8's note): a note after its error, not after every error.
+  std::set<std::string> hinted;
+  for (const auto& batch : p.diagnostics) {
+    for (const auto& d : batch.items) {
+      if (d.severity == Severity::kWarning && !spdlog::should_log(spdlog::level::warn)) continue;
+      std::fprintf(stderr, "%s\n", FormatDiagnostic(file, batch.marks, d).c_str());
+      PrintSelectorHint(file, p, batch, d, &hinted);
+    }
+  }
   if (p.status.ok()) return;
   if (!p.file_invalid) {
     PrintError(p.status.message());
@@ -397,7 +405,9 @@ int RunPlan(const CommonOptions& opt) {
   return kExitOk;
 }
 
-int RunApply(const CommonOptions& opt) {
+int RunApply(const CommonOptions& given) {
+  CommonOptions opt = given;
+  if (int rc = UseJournalHostYaml(&opt); rc >= 0) return rc;
   // A saved plan (plan --out) or a host.yaml.
   std::optional<SavedPlan> saved;
   // Bounded, and only a regular file (a FIFO hung here); a file that cannot
@@ -545,6 +555,11 @@ int RunApply(const CommonOptions& opt) {
     if (!out.rolled_back.empty()) {
       std::fprintf(stderr, "provisioner: rolled back %zu change%s\n", out.rolled_back.size(),
                    out.rolled_back.size() == 1 ? "" : "s");
+    }
+    // What to do about it (an interruption's message says all).
+    if (std::string next = ApplyNextStep(out.status, opt.settle_timeout_s);
+        !next.empty() && InterruptGuard::count() == 0) {
+      std::fprintf(stderr, "provisioner: next: %s\n", next.c_str());
     }
     return kExitError;
   }

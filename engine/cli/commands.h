@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -129,13 +130,25 @@ std::optional<HostFacts> DiscoverHost(const CommonOptions& opt);
 std::optional<DesiredState> LoadOrReport(const std::string& file);
 // A JSON document on stdout as JSON (format "json") or YAML ("yaml").
 void PrintDocument(const nlohmann::json& doc, const std::string& format);
-// selector_hints.cc: under each "nicSelector: selects no PCI function"
-// error, at its file:line:column, what could match: the field that excludes
-// every function here, or the functions that satisfy the selector's other
-// fields and the nearest of their names to the one asked for.
-void PrintSelectorHints(const std::string& file, const PlanOutcome& p);
+// selector_hints.cc: under a "nicSelector: selects no PCI function" error
+// `d` (of `batch`), at its file:line:column, what could match: the field
+// that excludes every function here, or the functions that satisfy the
+// selector's other fields and the nearest of their names to the one asked
+// for. Once per field (`done`); nothing for any other diagnostic.
+void PrintSelectorHint(const std::string& file, const PlanOutcome& p, const FileDiagnostics& batch,
+                       const Diagnostic& d, std::set<std::string>* done);
 // Each diagnostic on stderr as file:line:column.
 void PrintDiagnostics(const std::string& file, const FileDiagnostics& diagnostics);
+// apply_recovery.cc: `apply --rollback` without FILE: opt->file becomes the
+// host.yaml the interrupted apply's journal names. Returns -1 to go on, or
+// the exit code when there is nothing to go on with (no journal: nothing to
+// roll back, exit 0; a journal that names none: exit 1), after saying so.
+int UseJournalHostYaml(CommonOptions* opt);
+// apply_recovery.cc: after a failed apply, what to do next for its kind of
+// failure ("" when there is no better advice than the message): a wait that
+// timed out (dmesg, a longer --settle-timeout), a write the kernel refused
+// (dmesg, and the driver for what it does not support), a device held busy.
+std::string ApplyNextStep(const Status& failure, double settle_timeout_s);
 // stats_env.cc: PROVISIONER_STATS=<file> gets the host layer's counters as JSON at exit.
 void WriteStatsAtExitIfAsked();
 

@@ -12,6 +12,7 @@
 
 #include "engine/cli/commands.h"
 #include "engine/core/session.h"
+#include "engine/output/check_order.h"
 #include "engine/output/render.h"
 #include "nlohmann/json.hpp"
 
@@ -136,6 +137,8 @@ int RunDoctor(const CommonOptions& opt) {
   if (desired && !ExpandRailsForHost(opt.file, *facts, &*desired)) return kExitError;
   // Failures first, then warnings, each in module order.
   std::vector<CheckResult> results = CheckHost(desired ? &*desired : nullptr, *facts);
+  // Each check's targets as people list them: eth2 before eth10.
+  OrderTargetsNaturally(&results);
   if (auto none = NoRdmaResult(*facts)) results.insert(results.begin(), std::move(*none));
   bool failed = std::any_of(results.begin(), results.end(),
                             [](const CheckResult& r) { return r.verdict == Verdict::kFail; });

@@ -24,6 +24,7 @@
 #include "engine/base/interrupt.h"
 #include "engine/base/strings.h"
 #include "engine/cli/commands.h"
+#include "engine/cli/help_text.h"
 #include "engine/cli/version.h"
 #include "engine/output/progress.h"
 #include "spdlog/sinks/stdout_color_sinks.h"
@@ -33,26 +34,6 @@
 namespace {
 
 using provisioner::cli::CommonOptions;
-
-// EXIT STATUS, EXAMPLES and ENVIRONMENT of `provisioner --help` (and of the
-// man page, which scripts/gen_manpage.py writes from it).
-constexpr const char* kFooter = R"(EXIT STATUS:
-  0  success; plan --detailed-exitcode: no changes
-  1  error: bad input, discovery failure, apply failed (rolled back), apply cancelled
-  2  plan --detailed-exitcode: changes pending
-  3  apply converged, but a change takes effect only after a reboot or firmware reset
-
-EXAMPLES:
-  provisioner discover  what this host has (--root DIR: a captured tree)
-  provisioner validate host.yaml  offline schema and semantic checks (--root / checks this host too)
-  provisioner plan host.yaml --out plan.json  the ordered changes, saved for apply
-  provisioner apply plan.json  applies exactly that plan (asks first on a terminal; -y skips)
-  provisioner doctor host.yaml --only fail  what is wrong for RDMA/SR-IOV, and the fix
-
-ENVIRONMENT:
-  NO_COLOR  set and not empty: no ANSI colours (no-color.org); so does TERM=dumb
-  PROVISIONER_STATS  FILE: write the host layer's counters as JSON at exit
-)";
 
 // Rewrites argv before CLI11 sees it: `help [COMMAND]` is `[COMMAND] --help`,
 // and `-o=json` is `-o json` (CLI11 would read the value "=json"). Returns
@@ -278,7 +259,6 @@ int Dispatch(int argc, char** argv) {
       "provisioner"};
   app.require_subcommand(1);
   app.set_version_flag("--version", provisioner::cli::VersionLine());
-  app.footer(kFooter);
   // Global options after the subcommand too (`plan f.yaml --log-level debug`).
   app.fallthrough();
 
@@ -346,9 +326,10 @@ int Dispatch(int argc, char** argv) {
 
   CLI::App* apply =
       app.add_subcommand("apply", "Make the changes, verify each, roll back on failure");
-  apply->add_option("FILE", opt.file, "host.yaml or a saved PLANFILE")
-      ->required()
-      ->type_name("FILE|PLANFILE");
+  // Required but with --rollback (the journal names its host.yaml): checked below.
+  CLI::Option* apply_file =
+      apply->add_option("FILE", opt.file, "host.yaml or a saved PLANFILE")
+          ->type_name("FILE|PLANFILE");
   add_root(apply);
   add_output(apply, {"table", "json", "yaml"});
   apply->add_flag(
@@ -363,7 +344,8 @@ int Dispatch(int argc, char** argv) {
       ->capture_default_str();
   apply->add_flag(
       "--rollback", opt.rollback,
-      "Undo the changes of an interrupted apply (from its journal) instead of converging");
+      "Undo the changes of an interrupted apply (from its journal, which names its host.yaml: "
+      "no FILE needed) instead of converging");
   apply
       ->add_option("--parallelism", opt.parallelism,
                    "Changes applied at once at most, independent PFs and cards concurrently "
@@ -450,6 +432,8 @@ int Dispatch(int argc, char** argv) {
   add_root(status);
   add_output(status, {"table", "json", "yaml"});
 
+  provisioner::cli::SetHelpFooters(&app);
+
   std::vector<std::string> args;
   if (!NormalizeArgs(argc, argv, &args)) return provisioner::cli::kExitError;
   if (!KnownCommand(app, args)) return provisioner::cli::kExitError;
@@ -501,6 +485,12 @@ int Dispatch(int argc, char** argv) {
     return provisioner::cli::kExitError;
   }
 
+  if (*apply && !opt.rollback && apply_file->count() == 0) {
+    std::fprintf(stderr,
+                 "provisioner: FILE is required (host.yaml or a saved PLANFILE; apply --rollback "
+                 "needs none)\nRun 'provisioner apply --help' for usage.\n");
+    return provisioner::cli::kExitError;
+  }
   for (CLI::Option* o : root_options) opt.root_given = opt.root_given || o->count() > 0;
   {
     std::string unused;

@@ -135,6 +135,21 @@ std::optional<std::vector<std::string>> ExpandFiles(const std::vector<std::strin
   return out;
 }
 
+// A problem with host.yaml's field (the one that needs --root, at the start
+// of `message`): printed as diagnostics are, "host.yaml:14:7:
+// spec.nics[0].nicSelector.nearGpu: ...", for editors and CI annotations;
+// "provisioner: error: LABEL: ..." when the message names no field of it.
+void PrintAtField(const std::string& file, const std::string& label, const MarkIndex& marks,
+                  const std::string& message) {
+  const std::string path = message.substr(0, message.find_first_of(": "));
+  const SourceMark m = path.rfind("spec.", 0) == 0 ? marks.Find(path) : SourceMark{};
+  if (m.line > 0) {
+    std::fprintf(stderr, "%s:%d:%d: %s\n", file.c_str(), m.line, m.column, message.c_str());
+  } else {
+    PrintError(label + ": " + message);
+  }
+}
+
 // One host: load, discover its tree when there is one, render.
 std::optional<manifests::HostRender> RenderHost(const CommonOptions& opt, const std::string& file,
                                                 bool fleet) {
@@ -159,8 +174,9 @@ std::optional<manifests::HostRender> RenderHost(const CommonOptions& opt, const 
     if (!ExpandRailsForHost(file, *facts, &*desired)) return std::nullopt;
   }
   if (desired->rails_need_gpu_count) {
-    PrintError(label +
-               ": spec.rails.count is allGpus: give --root DIR (or --roots) to count the GPUs");
+    PrintAtField(file, label, desired->marks,
+                 "spec.rails.count is allGpus: give --root DIR (the host, or a snapshot of "
+                 "it; --roots DIR for a fleet) to count the GPUs");
     return std::nullopt;
   }
   manifests::ManifestOptions options;
@@ -179,7 +195,7 @@ std::optional<manifests::HostRender> RenderHost(const CommonOptions& opt, const 
   }
   auto out = manifests::BuildHostManifests(*desired, options);
   if (!out.ok()) {
-    PrintError(label + ": " + out.status().message());
+    PrintAtField(file, label, desired->marks, out.status().message());
     return std::nullopt;
   }
   return manifests::HostRender{desired->name + " (" + file + ")", std::move(out).value()};

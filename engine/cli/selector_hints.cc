@@ -94,7 +94,9 @@ std::string Hint(const NicSelector& sel, const std::vector<NicHere>& here) {
   std::string hint = "could match: " + listed;
   std::vector<std::string> asked = sel.pf_names;
   asked.insert(asked.end(), sel.root_devices.begin(), sel.root_devices.end());
-  std::set<std::string> guesses;
+  // Listed as people sort names: ens6f2 before ens6f10.
+  auto natural = [](const std::string& a, const std::string& b) { return NaturalLess(a, b); };
+  std::set<std::string, decltype(natural)> guesses(natural);
   for (const auto& want : asked) {
     std::string best;
     size_t best_d = std::max<size_t>(2, want.size() / 3) + 1;
@@ -121,26 +123,22 @@ std::string Hint(const NicSelector& sel, const std::vector<NicHere>& here) {
 
 }  // namespace
 
-void PrintSelectorHints(const std::string& file, const PlanOutcome& p) {
-  std::set<std::string> done;
-  for (const auto& batch : p.diagnostics) {
-    for (const auto& d : batch.items) {
-      if (d.severity != Severity::kError ||
-          d.message.find("selects no PCI function") == std::string::npos ||
-          !done.insert(d.path).second || d.path.rfind("spec.nics[", 0) != 0) {
-        continue;
-      }
-      const size_t index = std::strtoul(d.path.c_str() + 10, nullptr, 10);
-      if (index >= p.desired.nics.size()) continue;
-      const std::string hint = Hint(p.desired.nics[index].selector, p.nics_here);
-      if (hint.empty()) continue;
-      // Under its error, at the same place.
-      const SourceMark m = batch.marks.Find(d.path);
-      std::string where = file;
-      if (m.line > 0) where += ":" + std::to_string(m.line) + ":" + std::to_string(m.column);
-      std::fprintf(stderr, "%s: note: %s: %s\n", where.c_str(), d.path.c_str(), hint.c_str());
-    }
+void PrintSelectorHint(const std::string& file, const PlanOutcome& p, const FileDiagnostics& batch,
+                       const Diagnostic& d, std::set<std::string>* done) {
+  if (d.severity != Severity::kError ||
+      d.message.find("selects no PCI function") == std::string::npos ||
+      d.path.rfind("spec.nics[", 0) != 0 || !done->insert(d.path).second) {
+    return;
   }
+  const size_t index = std::strtoul(d.path.c_str() + 10, nullptr, 10);
+  if (index >= p.desired.nics.size()) return;
+  const std::string hint = Hint(p.desired.nics[index].selector, p.nics_here);
+  if (hint.empty()) return;
+  // Under its error, at the same place.
+  const SourceMark m = batch.marks.Find(d.path);
+  std::string where = file;
+  if (m.line > 0) where += ":" + std::to_string(m.line) + ":" + std::to_string(m.column);
+  std::fprintf(stderr, "%s: note: %s: %s\n", where.c_str(), d.path.c_str(), hint.c_str());
 }
 
 }  // namespace provisioner::cli

@@ -10,6 +10,7 @@
 #include <memory>
 #include <cerrno>
 #include <set>
+#include <tuple>
 #include <utility>
 
 #include "engine/base/fd_io.h"
@@ -27,16 +28,35 @@ namespace {
 
 constexpr off_t kMaxFileBytes = kMaxHostYamlBytes;
 
-// File order: by line, then column; diagnostics without a mark come first.
-void SortByMark(const MarkIndex& marks, std::vector<Diagnostic>* diags) {
-  std::stable_sort(diags->begin(), diags->end(), [&](const Diagnostic& a, const Diagnostic& b) {
-    SourceMark ma = marks.Find(a.path), mb = marks.Find(b.path);
-    if (ma.line != mb.line) return ma.line < mb.line;
-    return ma.column < mb.column;
-  });
+// Where a diagnostic sorts: the field it is about, or, for one that follows
+// from another field's problem (a knock-on), that field. A rail's nearGpu is
+// written nowhere, so its errors are attributed to spec.rails.count (above
+// the nic template in the file); they follow from the template's
+// nicSelector, which chose among the NICs: "no NIC matching the selector's
+// other fields is connected to GPU 3" after "spec.rails.nic.nicSelector:
+// selects no PCI function", not before it.
+const std::string& Anchor(const Diagnostic& d) {
+  static const std::string kRailSelector = "spec.rails.nic.nicSelector";
+  if (d.path == "spec.rails.count" &&
+      d.message.find(".nicSelector.nearGpu): ") != std::string::npos) {
+    return kRailSelector;
+  }
+  return d.path;
 }
 
 }  // namespace
+
+void SortDiagnostics(const MarkIndex& marks, std::vector<Diagnostic>* diags) {
+  // File order of the anchors (by line, then column; no mark first); at the
+  // same place, the field's own diagnostics before those that follow from it.
+  auto key = [&](const Diagnostic& d) {
+    const std::string& anchor = Anchor(d);
+    const SourceMark m = marks.Find(anchor);
+    return std::make_tuple(m.line, m.column, &anchor != &d.path);
+  };
+  std::stable_sort(diags->begin(), diags->end(),
+                   [&](const Diagnostic& a, const Diagnostic& b) { return key(a) < key(b); });
+}
 
 namespace {
 
@@ -107,7 +127,7 @@ LoadResult LoadDesiredStateFromDocument(const config::YamlDocument& parsed,
   if (!doc.ok) {
     result.diagnostics = std::move(doc.diagnostics);
     result.marks = std::move(doc.marks);
-    SortByMark(result.marks, &result.diagnostics);
+    SortDiagnostics(result.marks, &result.diagnostics);
     return result;
   }
 
@@ -152,7 +172,7 @@ LoadResult LoadDesiredStateFromDocument(const config::YamlDocument& parsed,
   diags = config::AttributeToRails(rails, std::move(diags));
 
   result.marks = std::move(doc.marks);
-  SortByMark(result.marks, &diags);
+  SortDiagnostics(result.marks, &diags);
   result.diagnostics = std::move(diags);
   if (!HasErrors(result.diagnostics)) result.state = std::move(state);
   return result;

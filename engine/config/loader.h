@@ -47,6 +47,13 @@ LoadResult LoadDesiredStateFromString(std::string_view yaml, const std::string& 
 LoadResult LoadDesiredStateFromDocument(const config::YamlDocument& doc,
                                         const std::string& file_name, const LoadOptions& options);
 
+// Diagnostics in the order a person reads them: file order (line, then
+// column, of each one's field; those without a mark first), a knock-on
+// error after the one it follows from (a rail's nearGpu error, attributed
+// to spec.rails.count, after its nicSelector's). Loads sort theirs; plan and
+// validate --root sort the ones they add with it.
+void SortDiagnostics(const MarkIndex& marks, std::vector<Diagnostic>* diags);
+
 // host.yaml as a saved plan's digest covers it: the parsed document as
 // canonical JSON (comments, blank lines, quoting style and key order do not
 // count; a value or its type does), or the bytes as they are when they do

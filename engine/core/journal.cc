@@ -76,6 +76,7 @@ Status JournalWriter::Begin(const std::vector<Change>& changes) {
   journal_ = Journal();
   journal_.pid = ::getpid();
   journal_.started_at = NowUtc();
+  journal_.host_yaml = host_yaml_;
   for (const auto& c : changes) journal_.entries.push_back({c, JournalStep::kPending, nullptr});
   return Write();
 }
@@ -99,6 +100,7 @@ Status JournalWriter::Write() {
   doc["formatVersion"] = 1;
   doc["pid"] = journal_.pid;
   doc["startedAt"] = journal_.started_at;
+  if (!journal_.host_yaml.empty()) doc["hostYaml"] = journal_.host_yaml;
   json entries = json::array();
   for (const auto& e : journal_.entries) {
     json j = ChangeToRecord(e.change);
@@ -130,6 +132,8 @@ StatusOr<std::optional<Journal>> ReadJournal(const HostFs& fs) {
     j.pid = it->get<long long>();
   if (auto it = doc.find("startedAt"); it != doc.end() && it->is_string())
     j.started_at = it->get<std::string>();
+  if (auto it = doc.find("hostYaml"); it != doc.end() && it->is_string())
+    j.host_yaml = it->get<std::string>();
   for (size_t i = 0; i < doc["changes"].size(); ++i) {
     const json& e = doc["changes"][i];
     auto change = ParseChangeRecord(e);

@@ -31,6 +31,9 @@ struct JournalEntry {
 struct Journal {
   long long pid = 0;
   std::string started_at;  // UTC, ISO 8601
+  // The host.yaml that apply applied (absolute; "hostYaml"), so that
+  // `apply --rollback` needs no FILE. "" in a journal written before it.
+  std::string host_yaml;
   std::vector<JournalEntry> entries;
 
   // Changes that may have touched the host (applying or applied), newest
@@ -50,6 +53,8 @@ struct Journal {
 class JournalWriter {
  public:
   explicit JournalWriter(HostFs* fs) : fs_(fs) {}
+  // Recorded by Begin as Journal::host_yaml.
+  void set_host_yaml(std::string path) { host_yaml_ = std::move(path); }
   Status Begin(const std::vector<Change>& changes);
   // `prior_file`: the capture of the change's file (kApplying), kept.
   Status Mark(size_t index, JournalStep step, const nlohmann::json& prior_file = nullptr);
@@ -62,6 +67,7 @@ class JournalWriter {
   HostFs* fs_;
   std::mutex mu_;
   Journal journal_;
+  std::string host_yaml_;
   bool begun_ = false;
 };
 

@@ -256,6 +256,8 @@ PlanOutcome PlanFile(const PlanRequest& request) {
   planned.stage = FileDiagnostics::Stage::kPlan;
   planned.items = AttributeToRails(p.desired, std::move(result.diagnostics));
   planned.marks = p.desired.marks;
+  // In file order, causes before their knock-ons (not module order).
+  SortDiagnostics(planned.marks, &planned.items);
   p.diagnostics.push_back(std::move(planned));
   if (p.diagnostics.back().errors() > 0) StopInvalid(request.file, &p);
   p.facts = std::move(*facts);

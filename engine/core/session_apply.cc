@@ -1,4 +1,5 @@
 // Applying a plan with its journal, and the typed outcome (session.h).
+#include <filesystem>
 #include <map>
 #include <set>
 #include <string>
@@ -134,6 +135,12 @@ ApplyOutcome ApplyPlanned(PlanOutcome& planned, const ApplyRequest& request) {
   Host& host = *planned.host;
   const Plan& plan = planned.plan;
   JournalWriter journal(host.fs.get());
+  // Its host.yaml, for `apply --rollback` without FILE (journal.h).
+  if (!planned.desired.file.empty()) {
+    std::error_code ec;
+    const std::filesystem::path abs = std::filesystem::absolute(planned.desired.file, ec);
+    journal.set_host_yaml(ec ? planned.desired.file : abs.lexically_normal().string());
+  }
   ApplyOutcome out;
   if ((request.rollback && plan.changes.empty()) ||
       (!request.dry_run && plan.changes.empty() && planned.interrupted)) {

@@ -71,6 +71,7 @@ ValidateOutcome ValidateFile(const std::string& file, const HostFacts* facts) {
     for (auto& d : AttributeToRails(*r.state, std::move(near))) {
       out.diagnostics.items.push_back(std::move(d));
     }
+    SortDiagnostics(out.diagnostics.marks, &out.diagnostics.items);
   }
   if (r.state && !HasErrors(out.diagnostics.items)) out.desired = std::move(r.state);
   return out;

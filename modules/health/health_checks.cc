@@ -383,8 +383,13 @@ void CheckGpuDirect(const std::vector<const PciFunction*>& nics, const HostFacts
   for (const char* m : {"nvidia_peermem", "nv_peer_mem"}) {
     if (Loaded(facts, m)) peermem = m;
   }
-  r.evidence.push_back({"/proc/modules", peermem.empty() ? "no nvidia_peermem, no nv_peer_mem"
-                                                         : peermem + " loaded"});
+  // Without /proc/modules a module missing from the (inferred) list may be
+  // loaded all the same: not checked, as rdma.gpudirect says of gdrdrv.
+  const bool modules_unknown =
+      facts.loaded_modules.empty() || facts.kmod.loaded_source == kInferredLoadedSource;
+  r.evidence.push_back({"/proc/modules", !peermem.empty()  ? peermem + " loaded"
+                                         : modules_unknown ? "(not captured)"
+                                                           : "no nvidia_peermem, no nv_peer_mem"});
   r.evidence.push_back({"/proc/sys/kernel/osrelease",
                         facts.kernel.release.empty() ? "(unknown)" : facts.kernel.release});
   r.evidence.push_back(
@@ -399,12 +404,11 @@ void CheckGpuDirect(const std::vector<const PciFunction*>& nics, const HostFacts
     r.verdict = Verdict::kOk;
     r.summary = "peer memory through dma-buf (NVIDIA open kernel module, kernel " +
                 facts.kernel.release + "); nvidia_peermem not needed";
-  } else if (facts.loaded_modules.empty() ||
-             (!facts.health.nvidia_version && Loaded(facts, "nvidia"))) {
+  } else if (modules_unknown || (!facts.health.nvidia_version && Loaded(facts, "nvidia"))) {
     // A live host with nvidia loaded always has /proc/driver/nvidia/version:
     // a tree without it (or without /proc/modules) did not capture it.
     r.verdict = Verdict::kWarn;
-    r.summary = facts.loaded_modules.empty()
+    r.summary = modules_unknown
                     ? "GPUDirect RDMA not checked: /proc/modules not captured"
                     : "nvidia_peermem is not loaded and the dma-buf path is not captured "
                       "(/proc/driver/nvidia/version absent while nvidia is loaded)";

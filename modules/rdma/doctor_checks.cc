@@ -456,11 +456,17 @@ void CheckGpuDirect(const HostFacts& facts, CheckSink& sink) {
     if (IsNvidiaGpu(f)) gpus.push_back(f.pci_address);
   }
   if (gpus.empty() || facts.rdma.devices.empty()) return;
-  if (facts.loaded_modules.empty()) {
+  // Without /proc/modules a module missing from the (inferred) list may be
+  // loaded all the same: not checked, as health.gpudirect-rdma says too.
+  const bool unknown =
+      facts.loaded_modules.empty() || facts.kmod.loaded_source == kInferredLoadedSource;
+  if (unknown && !Loaded(facts, "gdrdrv")) {
     CheckResult r = Result("rdma.gpudirect", "gdrdrv", Verdict::kWarn,
-                           "NVIDIA GPUs present but the loaded kernel modules are unknown");
-    r.evidence = {{"GPUs", Join(gpus)}, {"/proc/modules", "(not read)"}};
-    r.fix = "check lsmod for gdrdrv";
+                           "gdrdrv not checked: /proc/modules not captured");
+    r.evidence = {{"GPUs (class 03xx, vendor 10de)", Join(gpus)},
+                  {"/proc/modules", "(not captured)"}};
+    r.fix =
+        "run doctor on the host (or snapshot it with /proc/modules); there: lsmod | grep gdrdrv";
     sink.Add(std::move(r));
     return;
   }
@@ -480,7 +486,8 @@ void CheckGpuDirect(const HostFacts& facts, CheckSink& sink) {
         std::string(w.module) + (loaded ? " is loaded: " : " is not loaded: no ") + w.what +
             " for " + std::to_string(gpus.size()) + " NVIDIA GPU" + (gpus.size() == 1 ? "" : "s"));
     r.evidence = {{"GPUs (class 03xx, vendor 10de)", Join(gpus)},
-                  {"/proc/modules", loaded ? w.module : "(absent)"}};
+                  {"/proc/modules", loaded ? std::string(w.module) + " loaded"
+                                            : std::string("no ") + w.module}};
     if (!loaded) {
       r.fix = std::string("modprobe ") + w.module +
               " (add it to spec.kernelModules with required: false)";

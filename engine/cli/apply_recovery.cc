@@ -1,0 +1,86 @@
+// After an apply that did not finish: `apply --rollback` finds its host.yaml
+// in the journal, and a failed apply says what to do next.
+#include <cerrno>
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "engine/base/status.h"
+#include "engine/cli/commands.h"
+#include "engine/core/journal.h"
+#include "engine/host/host_fs.h"
+
+namespace provisioner::cli {
+namespace {
+
+void PrintError(const std::string& message) {
+  std::fprintf(stderr, "provisioner: error: %s\n", message.c_str());
+}
+
+}  // namespace
+
+int UseJournalHostYaml(CommonOptions* opt) {
+  if (!opt->rollback || !opt->file.empty()) return -1;
+  std::unique_ptr<HostFs> fs = NewLocalHostFs(opt->root);
+  auto journal = ReadJournal(*fs);
+  if (!journal.ok()) {
+    PrintError(journal.status().message());
+    return kExitError;
+  }
+  if (!*journal) {
+    std::printf("Nothing to roll back: no interrupted apply under %s.\n",
+                AbsoluteRoot(opt->root).c_str());
+    return kExitOk;
+  }
+  if ((*journal)->host_yaml.empty()) {
+    PrintError(AbsoluteRoot(opt->root) + kJournalPath +
+               " does not name its host.yaml (an older provisioner wrote it): give it, "
+               "provisioner apply --rollback FILE");
+    return kExitError;
+  }
+  opt->file = (*journal)->host_yaml;
+  std::fprintf(stderr, "provisioner: the interrupted apply's journal names %s\n",
+               opt->file.c_str());
+  return -1;
+}
+
+std::string ApplyNextStep(const Status& failure, double settle_timeout_s) {
+  if (failure.ok()) return "";
+  char seconds[32];
+  std::snprintf(seconds, sizeof seconds, "%g", settle_timeout_s);
+  if (failure.code() == StatusCode::kDeadlineExceeded) {
+    return std::string(
+               "`dmesg` shows what the driver did meanwhile; if the devices were only "
+               "slow to appear, apply again with a longer --settle-timeout (it was ") +
+           seconds + " s)";
+  }
+  switch (failure.err()) {
+    case 0:
+      break;
+    case EBUSY:
+      return "something holds the device (a VF given to a VM or a pod, an interface in use): "
+             "`dmesg` names it; free it, then apply again";
+    case EPERM:
+    case EACCES:
+      return "run apply as root (sudo); in a container, with the host's /sys writable";
+    case EINVAL:
+    case ERANGE:
+    case ENODEV:
+    case ENXIO:
+    case ENOENT:
+    case EOPNOTSUPP:
+      return "the driver refused it: `dmesg` says why; check that the driver supports it "
+             "(`ethtool -i IFNAME` names it; for numVfs, sriov_totalvfs and the firmware's "
+             "SRIOV_EN/NUM_OF_VFS)";
+    default:
+      return "`dmesg` shows why the kernel failed the write; then apply again";
+  }
+  if (failure.code() == StatusCode::kFailedPrecondition ||
+      failure.code() == StatusCode::kUnavailable) {
+    return "`dmesg` for the driver's side; `provisioner doctor` checks the host, `provisioner "
+           "plan` shows what is still different";
+  }
+  return "";
+}
+
+}  // namespace provisioner::cli
