@@ -1,6 +1,7 @@
 #include "engine/agent/rdma_counters.h"
 
 #include <cstdlib>
+#include <string_view>
 #include <utility>
 
 #include "engine/base/strings.h"
@@ -8,6 +9,12 @@
 namespace provisioner::agent {
 
 namespace prom = ::prometheus;
+
+namespace {
+// A counter is a u64 in decimal and a newline (21 bytes); a GID's netdev
+// name is at most IFNAMSIZ.
+constexpr size_t kMaxCounterBytes = 64;
+}  // namespace
 
 const std::vector<RdmaCounterSpec>& RdmaCounterSpecs() {
   static const std::vector<RdmaCounterSpec> kSpecs = {
@@ -79,8 +86,11 @@ std::vector<prom::MetricFamily> RdmaCounterCollector::Collect() const {
       if (ports_read++ >= kMaxRdmaPorts) return families;
       const std::string pdir = base + "/ports/" + port;
       std::string netdev = netdevs.empty() ? "" : netdevs.front();
-      if (auto nd = fs_->ReadAttr(pdir + "/gid_attrs/ndevs/0"); nd.ok() && !nd->empty()) {
-        netdev = *nd;
+      if (auto nd = fs_->ReadSmallFilesIn(pdir + "/gid_attrs/ndevs", {"0"}, kMaxCounterBytes);
+          nd[0].ok()) {
+        std::string_view name = *nd[0];
+        while (!name.empty() && (name.back() == '\n' || name.back() == ' ')) name.remove_suffix(1);
+        if (!name.empty()) netdev = std::string(name);
       }
       auto rail = rails.find(dev);
       const prom::ClientMetric::Label labels[] = {
@@ -89,7 +99,9 @@ std::vector<prom::MetricFamily> RdmaCounterCollector::Collect() const {
           {"netdev", netdev},
           {"rail", rail == rails.end() ? "" : rail->second}};
       for (const auto& [dir, files] : names) {
-        const auto values = fs_->ReadFilesIn(pdir + "/" + dir, files);
+        // One openat2, read and close a counter (no fstat: issue 37's
+        // 50 ms scrape of 528 ports).
+        const auto values = fs_->ReadSmallFilesIn(pdir + "/" + dir, files, kMaxCounterBytes);
         for (size_t k = 0; k < values.size(); ++k) {
           if (!values[k].ok()) continue;
           char* end = nullptr;
