@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # Builds dist/out/provisioner_<version>_<arch>.deb with dpkg-deb (no debhelper):
-#   /usr/bin/provisioner                         the portable binary (scripts/build-portable.sh)
+#   /usr/bin/provisioner                         //engine/cli:provisioner-deb, linked with the
+#                                                portable binary in one build (scripts/build-portable.sh):
+#                                                the system's libstdc++ and prometheus-cpp, so the
+#                                                agent serves /metrics (the portable binary cannot)
 #   /lib/systemd/system/provisioner-apply.service   dist/systemd, not enabled (no maintainer
 #                                                scripts): systemctl enable --now provisioner-apply
 #   /lib/systemd/system/provisioner-agent.service   the node agent, not enabled either
-#                                                (libsystemd0 and libudev1 in Depends, by dpkg-shlibdeps)
+#                                                (libsystemd0, libudev1, libprometheus-cpp-pull1.0 in
+#                                                Depends, by dpkg-shlibdeps)
 #   /usr/share/provisioner/host.schema.json      for editors (yaml-language-server)
 #   /usr/share/doc/provisioner/                  README, examples, copyright (DEP-5), changelog
 #   /usr/share/man/man1/provisioner.1.gz         scripts/gen_manpage.py, from the binary's --help
@@ -14,7 +18,8 @@
 # dist/debian/changelog must say the same. Depends comes from dpkg-shlibdeps.
 #
 # Usage: scripts/build-deb.sh [--binary PATH] [bazel build flags...]
-#   --binary: package this portable binary instead of building it.
+#   --binary: package this binary instead of building it (one with the
+#             Prometheus endpoint: //engine/cli:provisioner-deb, or a build from source).
 #   DEB_OUT_DIR: where the .deb goes (default dist/out).
 # Prints the path of the .deb on its last line (stdout).
 set -euo pipefail
@@ -26,9 +31,15 @@ if [[ ${1-} == --binary ]]; then
   bin=$(realpath "$2")
   shift 2
 fi
-[[ -n $bin ]] || bin=$(scripts/build-portable.sh "$@" | tail -1)
+# build-portable.sh prints the Debian binary, then the portable one.
+[[ -n $bin ]] || bin=$(scripts/build-portable.sh "$@" | tail -2 | head -1)
 
 die() { echo "build-deb: $*" >&2; exit 1; }
+# The package's agent serves /metrics (provisioner-agent.service, docs/agent.md):
+# not the portable binary, which has no prometheus-cpp.
+[[ $(readelf -d "$bin") == *"Shared library: [libprometheus-cpp-pull"* ]] ||
+  die "$bin does not link prometheus-cpp (the portable binary?), so its agent would have no" \
+    "/metrics: package //engine/cli:provisioner-deb"
 version=$(tr -d ' \n' <VERSION)
 [[ $("$bin" --version) == "provisioner $version ("* ]] ||
   die "$bin --version says '$("$bin" --version)', VERSION says $version"

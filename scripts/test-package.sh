@@ -1,14 +1,19 @@
 #!/usr/bin/env bash
 # The shipped artifacts, tested the way a fleet gets them (as root: it installs
 # the package into this machine, then removes and purges it):
-#   portable build    scripts/build-portable.sh (it is also the gcc -Werror build)
+#   portable build    scripts/build-portable.sh (it is also the gcc -Werror build): the
+#                     portable binary and the .deb's, one compile, two links
 #   glibc check       scripts/check_portable.py: the GLIBC version it needs (<= 2.34)
 #                     and its NEEDED libraries
 #   chroot start      the binary with only its ldd closure: --version, discover
+#   portable tarball  scripts/build-tarball.sh: the binary, both units, the README
+#                     that says metrics need the .deb or a source build
 #   build-deb         scripts/build-deb.sh
 #   lintian           clean at info level, but for dist/debian/lintian-overrides
 #   dpkg -i           installs; the installed provisioner --version is VERSION's
-#   systemd unit      systemd-analyze verify of the installed unit, not enabled
+#   systemd units     systemd-analyze verify of the installed units, not enabled
+#   agent /metrics    the installed binary's agent on a host tree serves /metrics,
+#                     SIGTERM exits 0 (scripts/check_metrics.py)
 #   man page          man -l renders it without warnings, every subcommand there
 #   bash completion   completes the subcommands from the installed binary's --help
 #   dpkg -r/purge     no file of the package left behind (dpkg -L taken before)
@@ -47,9 +52,12 @@ T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 version=$(tr -d ' \n' <VERSION)
 
-# 1. The portable binary (and the ttar tool, to unpack a host tree for the chroot).
+# 1. The portable binary and the Debian one (build-portable.sh prints both, the
+#    portable one last), and the ttar tool, to unpack host trees.
 t0=$SECONDS
-if bin=$(scripts/build-portable.sh "$@" //test/tools:ttar 2>"$T/build.log" | tail -1) && [[ -x $bin ]]; then
+if scripts/build-portable.sh "$@" //test/tools:ttar >"$T/build.out" 2>"$T/build.log" &&
+  debbin=$(tail -2 "$T/build.out" | head -1) && bin=$(tail -1 "$T/build.out") &&
+  [[ -x $bin && -x $debbin ]]; then
   pass "portable build ($((SECONDS - t0)) s)"
 else
   fail "portable build ($((SECONDS - t0)) s)"
@@ -69,9 +77,26 @@ mkdir -p "$T/tree"
 check "chroot start" "$T/chroot.log" python3 scripts/check_portable.py "$bin" --chroot "$T/chroot" "$T/tree" &&
   grep '^portable: chroot' "$T/chroot.log" | sed 's/^/  /'
 
-# 4. The package, 5. lintian (overridden tags are not displayed).
+# The portable tarball: that binary, both units, the README on metrics.
+tarball_ok() {
+  local tarball listing
+  tarball=$(TARBALL_OUT_DIR="$T/tarball" scripts/build-tarball.sh --binary "$bin" | tail -1) || return 1
+  listing=$(tar -tzf "$tarball") || return 1
+  echo "$tarball"
+  local p top=provisioner-$version
+  for p in bin/provisioner lib/systemd/system/provisioner-apply.service \
+    lib/systemd/system/provisioner-agent.service README.md; do
+    grep -qx "$top/$p" <<<"$listing" || { echo "tarball lacks $top/$p"; return 1; }
+  done
+  mkdir -p "$T/tarball/x" && tar -xzf "$tarball" -C "$T/tarball/x" || return 1
+  cmp "$bin" "$T/tarball/x/$top/bin/provisioner" &&
+    grep -q 'No Prometheus endpoint in this build' "$T/tarball/x/$top/README.md"
+}
+check "portable tarball" "$T/tarball.log" tarball_ok && sed -n 1p "$T/tarball.log" | sed 's/^/  /'
+
+# 4. The package (the Debian binary), 5. lintian (overridden tags are not displayed).
 t0=$SECONDS
-if deb=$(scripts/build-deb.sh --binary "$bin" 2>"$T/deb.log" | tail -1) && [[ -f $deb ]]; then
+if deb=$(scripts/build-deb.sh --binary "$debbin" 2>"$T/deb.log" | tail -1) && [[ -f $deb ]]; then
   pass "build-deb ($((SECONDS - t0)) s)"
   sed -n 's/^build-deb: /  /p' "$T/deb.log"
 else
@@ -108,13 +133,24 @@ check "installed provisioner --version" "$T/version.log" installed_version &&
   sed 's/^/  /' "$T/version.log"
 
 unit_ok() {
-  local unit=/lib/systemd/system/provisioner-apply.service
-  systemd-analyze verify "$unit" >"$T/verify.out" 2>&1
-  cat "$T/verify.out"
-  [[ ! -s "$T/verify.out" ]] && grep -q '^ExecStart=/usr/bin/provisioner ' "$unit" &&
-    ! systemctl --root=/ is-enabled provisioner-apply.service >/dev/null 2>&1
+  local name unit
+  for name in provisioner-apply provisioner-agent; do
+    unit=/lib/systemd/system/$name.service
+    systemd-analyze verify "$unit" >"$T/verify.out" 2>&1
+    cat "$T/verify.out"
+    [[ ! -s "$T/verify.out" ]] && grep -q '^ExecStart=/usr/bin/provisioner ' "$unit" &&
+      ! systemctl --root=/ is-enabled "$name.service" >/dev/null 2>&1 || return 1
+  done
 }
-check "systemd-analyze verify (installed unit, not enabled)" "$T/unit.log" unit_ok
+check "systemd-analyze verify (installed units, not enabled)" "$T/unit.log" unit_ok
+
+# The package's agent serves /metrics (the portable binary cannot): on a copy
+# of a bundled host tree, then SIGTERM, exit 0.
+mkdir -p "$T/agent-tree"
+"$ttar" -x examples/hosts/cx5-roce.ttar -C "$T/agent-tree" >"$T/ttar2.log" 2>&1 || cat "$T/ttar2.log"
+check "installed agent serves /metrics" "$T/metrics.log" \
+  python3 scripts/check_metrics.py /usr/bin/provisioner "$T/agent-tree" &&
+  grep '^metrics: http' "$T/metrics.log" | sed 's/^/  /'
 
 man_ok() {
   local page=/usr/share/man/man1/provisioner.1.gz sub

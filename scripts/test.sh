@@ -16,7 +16,7 @@
 # docs/BENCHMARKS.md, "CI"), and the fuzzers need it anyway.
 #
 # Bazel state: the workspace's default output base (gcc), a portable one
-# (scripts/build-portable.sh: its own BAZEL_LINKLIBS), and one for clang-14
+# (scripts/build-portable.sh: the portable and .deb binaries), and one for clang-14
 # (the sanitizer tests and the fuzzers: another compiler would otherwise
 # re-configure the C++ toolchain of the first and invalidate everything in
 # it). All use the disk cache .cache/bazel-disk (git- and bazel-ignored), so

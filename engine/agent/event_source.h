@@ -6,12 +6,14 @@
 #ifndef PROVISIONER_ENGINE_AGENT_EVENT_SOURCE_H_
 #define PROVISIONER_ENGINE_AGENT_EVENT_SOURCE_H_
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "engine/base/status.h"
 #include "engine/host/host_fs.h"
+#include "engine/netlink/netlink_socket.h"
 
 namespace provisioner::agent {
 
@@ -28,15 +30,21 @@ class EventSource {
   // After a reconcile: watch what appeared since (new PFs, netdevs, capture
   // directories). A no-op where the kernel announces everything.
   virtual Status Rescan() = 0;
-  // "inotify" | "netlink+udev": for status and logs.
+  // "inotify" | "netlink+udev" | "netlink+udev+devlink": for status and logs.
   virtual std::string kind() const = 0;
 };
 
 // The tree implementation (tree_event_source.cc).
 StatusOr<std::unique_ptr<EventSource>> NewTreeEventSource(HostFs& fs);
+// How the live source asks the kernel for a generic netlink family and its
+// multicast groups (ResolveGenlFamily; tests give a kernel without one).
+using GenlFamilyResolver = std::function<StatusOr<GenlFamily>(const std::string&)>;
 // The live implementation (live_event_source.cc): rtnetlink RTNLGRP_LINK and
-// RTNLGRP_DCB, and a udev monitor of pci, net and infiniband.
-StatusOr<std::unique_ptr<EventSource>> NewLiveEventSource();
+// RTNLGRP_DCB, a udev monitor of pci, net and infiniband, and devlink's
+// "config" group when `resolve` finds the devlink family (kind() is then
+// "netlink+udev+devlink"). A kernel without it (ENOENT) is not an error.
+StatusOr<std::unique_ptr<EventSource>> NewLiveEventSource(
+    GenlFamilyResolver resolve = ResolveGenlFamily);
 // The only place that tells the roots apart (event_source_factory.cc).
 StatusOr<std::unique_ptr<EventSource>> NewEventSource(HostFs& fs);
 

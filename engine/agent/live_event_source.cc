@@ -6,10 +6,15 @@
 //  - a udev monitor (libudev, systemd 252) of the pci, net and infiniband
 //    subsystems: a PCI function bound, unbound, added or removed (a driver
 //    reload, a hot-plug, an AER recovery's re-probe), an RDMA device that
-//    comes or goes.
-// Both sockets sit in one epoll set whose fd is this source's fd.
+//    comes or goes;
+//  - devlink notifications, when the kernel has the "devlink" generic
+//    netlink family: its "config" multicast group (devlink_events.h: an
+//    instance or a port new or removed). Without the family (or the group)
+//    the source runs without them; kind() says which.
+// The sockets sit in one epoll set whose fd is this source's fd.
 #include <errno.h>
 #include <libudev.h>
+#include <linux/devlink.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 #include <net/if.h>
@@ -23,6 +28,7 @@
 #include <utility>
 #include <vector>
 
+#include "engine/agent/devlink_events.h"
 #include "engine/agent/event_source.h"
 
 namespace provisioner::agent {
@@ -49,34 +55,51 @@ std::string DescribeLink(const struct nlmsghdr* h) {
          ((ifi->ifi_flags & IFF_UP) != 0 ? ", up)" : ", down)");
 }
 
+// A netlink socket of `protocol`, non-blocking, bound, in `groups`.
+StatusOr<int> OpenMulticastSocket(int protocol, const std::string& name,
+                                  const std::vector<uint32_t>& groups) {
+  const int fd = ::socket(AF_NETLINK, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, protocol);
+  if (fd < 0) return ErrnoToStatus(errno, "socket(" + name + ")");
+  struct sockaddr_nl sa = {};
+  sa.nl_family = AF_NETLINK;
+  if (::bind(fd, reinterpret_cast<struct sockaddr*>(&sa), sizeof sa) != 0) {
+    const int err = errno;
+    ::close(fd);
+    return ErrnoToStatus(err, "bind " + name);
+  }
+  for (uint32_t group : groups) {
+    if (::setsockopt(fd, SOL_NETLINK, NETLINK_ADD_MEMBERSHIP, &group, sizeof group) != 0) {
+      const int err = errno;
+      ::close(fd);
+      return ErrnoToStatus(err, name + ": join group " + std::to_string(group));
+    }
+  }
+  return fd;
+}
+
 class LiveEventSource final : public EventSource {
  public:
+  explicit LiveEventSource(GenlFamilyResolver resolve) : resolve_(std::move(resolve)) {}
   ~LiveEventSource() override {
     if (monitor_ != nullptr) udev_monitor_unref(monitor_);
     if (udev_ != nullptr) udev_unref(udev_);
     if (nl_ >= 0) ::close(nl_);
+    if (devlink_ >= 0) ::close(devlink_);
     if (ep_ >= 0) ::close(ep_);
   }
   int fd() const override { return ep_; }
-  std::string kind() const override { return "netlink+udev"; }
+  std::string kind() const override {
+    return devlink_ >= 0 ? "netlink+udev+devlink" : "netlink+udev";
+  }
   Status Rescan() override { return OkStatus(); }
 
   Status Open() {
     ep_ = ::epoll_create1(EPOLL_CLOEXEC);
     if (ep_ < 0) return ErrnoToStatus(errno, "epoll_create1");
-    nl_ = ::socket(AF_NETLINK, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, NETLINK_ROUTE);
-    if (nl_ < 0) return ErrnoToStatus(errno, "socket(NETLINK_ROUTE)");
-    struct sockaddr_nl sa = {};
-    sa.nl_family = AF_NETLINK;
-    if (::bind(nl_, reinterpret_cast<struct sockaddr*>(&sa), sizeof sa) != 0) {
-      return ErrnoToStatus(errno, "bind rtnetlink");
-    }
-    for (int group : {RTNLGRP_LINK, RTNLGRP_DCB}) {
-      if (::setsockopt(nl_, SOL_NETLINK, NETLINK_ADD_MEMBERSHIP, &group, sizeof group) != 0) {
-        return ErrnoToStatus(errno, "rtnetlink: join group " + std::to_string(group));
-      }
-    }
+    ASSIGN_OR_RETURN(nl_, OpenMulticastSocket(NETLINK_ROUTE, "rtnetlink",
+                                              {RTNLGRP_LINK, RTNLGRP_DCB}));
     RETURN_IF_ERROR(AddToEpoll(nl_));
+    RETURN_IF_ERROR(OpenDevlink());
     udev_ = udev_new();
     if (udev_ != nullptr) monitor_ = udev_monitor_new_from_netlink(udev_, "udev");
     // No udev (a container without /run/udev): netlink alone.
@@ -95,7 +118,30 @@ class LiveEventSource final : public EventSource {
   }
 
   Status Read(std::vector<std::string>* events) override {
-    RETURN_IF_ERROR(ReadNetlink(events));
+    RETURN_IF_ERROR(ReadNetlink(nl_, "rtnetlink", events, [&](struct nlmsghdr* h) {
+      switch (h->nlmsg_type) {
+        case RTM_NEWLINK:
+        case RTM_DELLINK:
+          events->push_back(DescribeLink(h));
+          break;
+        case RTM_GETDCB:
+        case RTM_SETDCB:
+          events->push_back("dcb changed");
+          break;
+        default:
+          break;
+      }
+    }));
+    if (devlink_ >= 0) {
+      RETURN_IF_ERROR(ReadNetlink(devlink_, "devlink", events, [&](struct nlmsghdr* h) {
+        auto line = DescribeDevlinkNotification(h, devlink_family_);
+        if (!line.ok()) {
+          events->push_back(line.status().message());  // still a reason to look
+        } else if (line->has_value()) {
+          events->push_back(**line);
+        }
+      }));
+    }
     if (monitor_ == nullptr) return OkStatus();
     while (struct udev_device* dev = udev_monitor_receive_device(monitor_)) {
       const char* action = udev_device_get_action(dev);
@@ -117,18 +163,37 @@ class LiveEventSource final : public EventSource {
     return OkStatus();
   }
 
-  Status ReadNetlink(std::vector<std::string>* events) {
+  // The devlink family's "config" group, when the kernel has the family.
+  Status OpenDevlink() {
+    auto family = resolve_(DEVLINK_GENL_NAME);
+    if (!family.ok()) {
+      // ENOENT: a kernel without devlink (CONFIG_NET_DEVLINK off): none.
+      if (family.status().err() == ENOENT) return OkStatus();
+      return Status(family.status().code(),
+                    "devlink notifications: " + family.status().message(), family.status().err());
+    }
+    auto group = family->mcast_groups.find(DEVLINK_GENL_MCGRP_CONFIG_NAME);
+    if (group == family->mcast_groups.end()) return OkStatus();
+    ASSIGN_OR_RETURN(devlink_, OpenMulticastSocket(NETLINK_GENERIC, "devlink", {group->second}));
+    devlink_family_ = family->id;
+    return AddToEpoll(devlink_);
+  }
+
+  // Every message queued on `fd` to `on_message`.
+  template <typename OnMessage>
+  Status ReadNetlink(int fd, const char* name, std::vector<std::string>* events,
+                     const OnMessage& on_message) {
     alignas(struct nlmsghdr) char buf[32768];
     for (;;) {
-      const ssize_t n = ::recv(nl_, buf, sizeof buf, MSG_DONTWAIT);
+      const ssize_t n = ::recv(fd, buf, sizeof buf, MSG_DONTWAIT);
       if (n < 0) {
         if (errno == EINTR) continue;
         if (errno == EAGAIN) return OkStatus();
         if (errno == ENOBUFS) {  // messages lost: a reconcile reads everything anyway
-          events->push_back("rtnetlink: receive buffer overrun");
+          events->push_back(std::string(name) + ": receive buffer overrun");
           continue;
         }
-        return ErrnoToStatus(errno, "recv rtnetlink");
+        return ErrnoToStatus(errno, std::string("recv ") + name);
       }
       // Walked by hand rather than with NLMSG_OK/NLMSG_NEXT, whose int/u32
       // comparison clang's -Wsign-compare refuses.
@@ -139,32 +204,24 @@ class LiveEventSource final : public EventSource {
            left -= std::min<size_t>(left, NLMSG_ALIGN(h->nlmsg_len)),
                 h = reinterpret_cast<struct nlmsghdr*>(reinterpret_cast<char*>(h) +
                                                        NLMSG_ALIGN(h->nlmsg_len))) {
-        switch (h->nlmsg_type) {
-          case RTM_NEWLINK:
-          case RTM_DELLINK:
-            events->push_back(DescribeLink(h));
-            break;
-          case RTM_GETDCB:
-          case RTM_SETDCB:
-            events->push_back("dcb changed");
-            break;
-          default:
-            break;
-        }
+        on_message(h);
       }
     }
   }
 
+  GenlFamilyResolver resolve_;
   int ep_ = -1;
   int nl_ = -1;
+  int devlink_ = -1;
+  uint16_t devlink_family_ = 0;
   struct udev* udev_ = nullptr;
   struct udev_monitor* monitor_ = nullptr;
 };
 
 }  // namespace
 
-StatusOr<std::unique_ptr<EventSource>> NewLiveEventSource() {
-  auto source = std::make_unique<LiveEventSource>();
+StatusOr<std::unique_ptr<EventSource>> NewLiveEventSource(GenlFamilyResolver resolve) {
+  auto source = std::make_unique<LiveEventSource>(std::move(resolve));
   RETURN_IF_ERROR(source->Open());
   return std::unique_ptr<EventSource>(std::move(source));
 }

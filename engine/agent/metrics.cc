@@ -107,6 +107,7 @@ class PrometheusMetrics final : public AgentMetrics {
     }
     if (r.result != "failed") last_success_.Set(now_unix);
     if (r.applied_any) apply_seconds_.Observe(r.apply_duration.count() / 1000.0);
+    rdma_->ForgetPorts();
     if (!r.facts || !r.desired) return;
     std::map<std::string, std::string> rails = RailsByPf(*r.facts);
     for (const NicSpec& nic : r.desired->nics) {

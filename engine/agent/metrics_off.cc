@@ -16,7 +16,8 @@ StatusOr<std::unique_ptr<AgentMetrics>> StartMetrics(const std::string& address,
   (void)root;
   return UnimplementedError("--metrics-address " + address +
                             ": this portable build has no Prometheus endpoint (prometheus-cpp is "
-                            "not linked in); run with --metrics-address off, or use the .deb");
+                            "not linked in); run with --metrics-address off, or use the .deb "
+                            "or a build from source");
 }
 
 }  // namespace provisioner::agent

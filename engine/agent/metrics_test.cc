@@ -84,6 +84,13 @@ TEST(MetricsTest, AgentFamiliesAndRdmaCountersAtScrapeTime) {
   // Read at scrape time: a new value shows in the next scrape.
   Put(port + "/hw_counters/np_cnp_sent", "78\n");
   EXPECT_NE(ScrapeMetrics(address).find("rail=\"\"} 78"), std::string::npos);
+  // The ports and their labels are listed again after a reconcile, not at
+  // every scrape: a device that comes shows after the next Record.
+  Put(root + "/sys/class/infiniband/mlx5_1/ports/1/counters/port_xmit_data", "9\n");
+  EXPECT_EQ(ScrapeMetrics(address).find("device=\"mlx5_1\""), std::string::npos);
+  (*metrics)->Record(r, 1795913505.5);
+  EXPECT_NE(ScrapeMetrics(address).find("device=\"mlx5_1\",port=\"1\",netdev=\"\",rail=\"\"} 9"),
+            std::string::npos);
 }
 
 }  // namespace

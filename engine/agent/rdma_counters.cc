@@ -9,6 +9,11 @@ namespace provisioner::agent {
 
 namespace prom = ::prometheus;
 
+namespace {
+// A counter is a u64 in decimal and a newline (21 bytes).
+constexpr size_t kMaxCounterBytes = 64;
+}  // namespace
+
 const std::vector<RdmaCounterSpec>& RdmaCounterSpecs() {
   static const std::vector<RdmaCounterSpec> kSpecs = {
       {"counters", "port_xmit_data", "provisioner_rdma_port_transmit_data_words_total",
@@ -49,20 +54,50 @@ RdmaCounterCollector::RdmaCounterCollector(const std::string& root)
 void RdmaCounterCollector::SetRails(std::map<std::string, std::string> rails) {
   std::lock_guard<std::mutex> lock(mu_);
   rails_ = std::move(rails);
+  ports_.reset();
+}
+
+void RdmaCounterCollector::ForgetPorts() {
+  std::lock_guard<std::mutex> lock(mu_);
+  ports_.reset();
+}
+
+std::vector<RdmaCounterCollector::Port> RdmaCounterCollector::ListPorts() const {
+  std::vector<Port> ports;
+  for (const std::string& dev : ListDirIfPresent(*fs_, "/sys/class/infiniband")) {
+    const std::string base = "/sys/class/infiniband/" + dev;
+    std::vector<std::string> netdevs = ListDirIfPresent(*fs_, base + "/device/net");
+    for (const std::string& port : ListDirIfPresent(*fs_, base + "/ports")) {
+      if (ports.size() >= kMaxRdmaPorts) return ports;
+      const std::string pdir = base + "/ports/" + port;
+      std::string netdev = netdevs.empty() ? "" : netdevs.front();
+      if (auto nd = fs_->ReadAttr(pdir + "/gid_attrs/ndevs/0"); nd.ok() && !nd->empty()) {
+        netdev = *nd;
+      }
+      auto rail = rails_.find(dev);
+      ports.push_back({pdir,
+                       {{"device", dev},
+                        {"port", port},
+                        {"netdev", netdev},
+                        {"rail", rail == rails_.end() ? "" : rail->second}}});
+    }
+  }
+  return ports;
 }
 
 std::vector<prom::MetricFamily> RdmaCounterCollector::Collect() const {
-  std::map<std::string, std::string> rails;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    rails = rails_;
-  }
+  // One scrape at a time: the ports and their labels are listed at the
+  // first scrape after a reconcile (SetRails, ForgetPorts) and kept, so a
+  // scrape reads the counters alone (issue 37: 528 ports in < 50 ms).
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!ports_) ports_ = ListPorts();
   const auto& specs = RdmaCounterSpecs();
   std::vector<prom::MetricFamily> families(specs.size());
   for (size_t i = 0; i < specs.size(); ++i) {
     families[i].name = specs[i].metric;
     families[i].help = specs[i].help;
     families[i].type = prom::MetricType::Counter;
+    families[i].metric.reserve(ports_->size());
   }
   // The file names of each directory, read with the directory resolved once.
   std::map<std::string, std::vector<std::string>> names;
@@ -71,35 +106,20 @@ std::vector<prom::MetricFamily> RdmaCounterCollector::Collect() const {
     names[specs[i].dir].push_back(specs[i].file);
     index[specs[i].dir].push_back(i);
   }
-  size_t ports_read = 0;
-  for (const std::string& dev : ListDirIfPresent(*fs_, "/sys/class/infiniband")) {
-    const std::string base = "/sys/class/infiniband/" + dev;
-    std::vector<std::string> netdevs = ListDirIfPresent(*fs_, base + "/device/net");
-    for (const std::string& port : ListDirIfPresent(*fs_, base + "/ports")) {
-      if (ports_read++ >= kMaxRdmaPorts) return families;
-      const std::string pdir = base + "/ports/" + port;
-      std::string netdev = netdevs.empty() ? "" : netdevs.front();
-      if (auto nd = fs_->ReadAttr(pdir + "/gid_attrs/ndevs/0"); nd.ok() && !nd->empty()) {
-        netdev = *nd;
-      }
-      auto rail = rails.find(dev);
-      const prom::ClientMetric::Label labels[] = {
-          {"device", dev},
-          {"port", port},
-          {"netdev", netdev},
-          {"rail", rail == rails.end() ? "" : rail->second}};
-      for (const auto& [dir, files] : names) {
-        const auto values = fs_->ReadFilesIn(pdir + "/" + dir, files);
-        for (size_t k = 0; k < values.size(); ++k) {
-          if (!values[k].ok()) continue;
-          char* end = nullptr;
-          const double v = std::strtod(values[k]->c_str(), &end);
-          if (end == values[k]->c_str()) continue;
-          prom::ClientMetric m;
-          m.label.assign(std::begin(labels), std::end(labels));
-          m.counter.value = v;
-          families[index[dir][k]].metric.push_back(std::move(m));
-        }
+  for (const Port& port : *ports_) {
+    for (const auto& [dir, files] : names) {
+      // One openat2, read and close a counter: no fstat.
+      const auto values = fs_->ReadSmallFilesIn(port.dir + "/" + dir, files, kMaxCounterBytes);
+      const std::vector<size_t>& family_of = index.at(dir);
+      for (size_t k = 0; k < values.size(); ++k) {
+        if (!values[k].ok()) continue;
+        char* end = nullptr;
+        const double v = std::strtod(values[k]->c_str(), &end);
+        if (end == values[k]->c_str()) continue;
+        prom::ClientMetric m;
+        m.label = port.labels;
+        m.counter.value = v;
+        families[family_of[k]].metric.push_back(std::move(m));
       }
     }
   }

@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,13 +35,24 @@ class RdmaCounterCollector final : public ::prometheus::Collectable {
  public:
   explicit RdmaCounterCollector(const std::string& root);
   std::vector<::prometheus::MetricFamily> Collect() const override;
-  // device -> rail label, from the last discovery.
+  // device -> rail label, from the last discovery (forgets the ports too).
   void SetRails(std::map<std::string, std::string> rails);
+  // After every reconcile (an event, the resync): the next scrape lists the
+  // devices, their ports and labels again; the scrapes between read the
+  // counters of the ports listed.
+  void ForgetPorts();
 
  private:
+  struct Port {
+    std::string dir;  // /sys/class/infiniband/<dev>/ports/<n>
+    std::vector<::prometheus::ClientMetric::Label> labels;
+  };
+  std::vector<Port> ListPorts() const;  // mu_ held
+
   std::unique_ptr<HostFs> fs_;
   mutable std::mutex mu_;
   std::map<std::string, std::string> rails_;
+  mutable std::optional<std::vector<Port>> ports_;
 };
 
 }  // namespace provisioner::agent

@@ -88,6 +88,15 @@ std::vector<StatusOr<std::string>> HostFs::ReadFilesIn(
   return out;
 }
 
+std::vector<StatusOr<std::string>> HostFs::ReadSmallFilesIn(
+    std::string_view dir, const std::vector<std::string>& names, size_t max_bytes) const {
+  std::vector<StatusOr<std::string>> out = ReadFilesIn(dir, names);
+  for (auto& file : out) {
+    if (file.ok() && file->size() > max_bytes) file->resize(max_bytes);
+  }
+  return out;
+}
+
 StatusOr<std::string> HostFs::LinkBasename(std::string_view path) const {
   ASSIGN_OR_RETURN(std::string target, ReadLink(path));
   return std::string(Basename(target));

@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -270,6 +271,32 @@ TEST_F(HostFsTest, ReadFilesInResolvesTheDirectoryOnceAndAnswersLikeReadFile) {
   auto none = fs_->ReadFilesIn("/sys/nothing", {"a", "b"});
   ASSERT_EQ(none.size(), 2u);
   EXPECT_EQ(none[1].status().err(), ENOENT);
+}
+
+// The counters' read (the agent's scrape): one bounded read a file, no
+// fstat; what a small file holds, the first bytes of a longer one, and a
+// FIFO in the tree answered at once (empty: no writer), never waited on.
+TEST_F(HostFsTest, ReadSmallFilesInReadsEachOnceWithoutStat) {
+  const std::string dir = "/sys/class/infiniband/mlx5_0/ports/1/hw_counters";
+  std::filesystem::create_directories(root_ + dir);
+  Write(root_ + dir + "/np_cnp_sent", "18446744073709551615\n");
+  Write(root_ + dir + "/long", std::string(1000, '7'));
+  ASSERT_EQ(::mkfifo((root_ + dir + "/fifo").c_str(), 0600), 0);
+  Link("../../../../../../../../outside/secret", dir + "/out");
+  const std::vector<std::string> names = {"np_cnp_sent", "missing", "long", "fifo", "out"};
+  const uint64_t before = fs_->stats().files_read;
+  auto got = fs_->ReadSmallFilesIn(dir, names, 64);
+  ASSERT_EQ(got.size(), names.size());
+  EXPECT_EQ(*got[0], "18446744073709551615\n");
+  EXPECT_EQ(got[1].status().err(), ENOENT);
+  EXPECT_EQ(*got[2], std::string(64, '7'));
+  ASSERT_TRUE(got[3].ok()) << got[3].status().message();
+  EXPECT_EQ(*got[3], "");
+  EXPECT_EQ(got[4].status().err(), EXDEV);  // beneath the root, as ReadFilesIn
+  EXPECT_EQ(fs_->stats().files_read - before, 3u);
+  // More than kMaxSmallRead asked: kMaxSmallRead given.
+  auto capped = fs_->ReadSmallFilesIn(dir, {"long"}, 100000);
+  EXPECT_EQ(capped[0]->size(), HostFs::kMaxSmallRead);
 }
 
 TEST_F(HostFsTest, FailedReadIsCounted) {

@@ -163,6 +163,19 @@ class LocalHostFs final : public HostFs {
 
   std::vector<StatusOr<std::string>> ReadFilesIn(
       std::string_view dir, const std::vector<std::string>& names) const override {
+    return ReadEachIn(dir, names, 0);
+  }
+
+  std::vector<StatusOr<std::string>> ReadSmallFilesIn(std::string_view dir,
+                                                      const std::vector<std::string>& names,
+                                                      size_t max_bytes) const override {
+    return ReadEachIn(dir, names, std::min(std::max<size_t>(max_bytes, 1), kMaxSmallRead));
+  }
+
+  // ReadFilesIn (small == 0) or ReadSmallFilesIn (at most `small` bytes a file).
+  std::vector<StatusOr<std::string>> ReadEachIn(std::string_view dir,
+                                                const std::vector<std::string>& names,
+                                                size_t small) const {
     auto opened = OpenInRoot(dir, O_PATH | O_DIRECTORY, "open");
     if (!opened.ok()) return HostFs::ReadFilesIn(dir, names);  // same errors, per file
     FdCloser closer{*opened};
@@ -199,9 +212,28 @@ class LocalHostFs final : public HostFs {
         }
         continue;
       }
-      out.push_back(ReadAndClose(static_cast<int>(fd), path));
+      out.push_back(small > 0 ? ReadSmallAndClose(static_cast<int>(fd), path, small)
+                              : ReadAndClose(static_cast<int>(fd), path));
     }
     return out;
+  }
+
+  // One read(2) of at most `max` (<= kMaxSmallRead) bytes into a stack buffer,
+  // and close: no fstat. The file was opened O_NONBLOCK, so a FIFO or a
+  // terminal in a tree gives nothing or EAGAIN at once; a directory EISDIR.
+  StatusOr<std::string> ReadSmallAndClose(int fd, std::string_view path, size_t max) const {
+    FdCloser closer{fd};
+    char buf[kMaxSmallRead];
+    ssize_t n;
+    do {
+      n = ::read(fd, buf, max);
+    } while (n < 0 && errno == EINTR);
+    if (n < 0) {
+      Count(kFailedOpens);
+      return ErrnoToStatus(errno, "read " + std::string(path));
+    }
+    Count(kFilesRead);
+    return std::string(buf, static_cast<size_t>(n));
   }
 
   // Reads `fd` to the end and closes it: only a regular file (sysfs, procfs

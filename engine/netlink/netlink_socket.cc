@@ -10,6 +10,7 @@
 #include <sys/time.h>
 
 #include <cerrno>
+#include <cstring>
 #include <optional>
 
 namespace provisioner {
@@ -148,7 +149,7 @@ NlMsg NewFamilyRequest(const std::string& name) {
   return m;
 }
 
-StatusOr<uint16_t> ParseFamily(nlmsghdr* h, const std::string& name) {
+StatusOr<GenlFamily> ParseFamily(nlmsghdr* h, const std::string& name) {
   RETURN_IF_ERROR(NetlinkErrorOf(h, "genetlink", "genetlink CTRL_CMD_GETFAMILY " + name));
   if (h->nlmsg_type != GENL_ID_CTRL) {
     return InvalidArgumentError("genetlink: reply of type " + std::to_string(h->nlmsg_type) +
@@ -159,21 +160,41 @@ StatusOr<uint16_t> ParseFamily(nlmsghdr* h, const std::string& name) {
   if (tb[CTRL_ATTR_FAMILY_ID] == nullptr || nla_len(tb[CTRL_ATTR_FAMILY_ID]) < 2) {
     return InvalidArgumentError("genetlink: CTRL_CMD_NEWFAMILY without CTRL_ATTR_FAMILY_ID");
   }
-  return nla_get_u16(tb[CTRL_ATTR_FAMILY_ID]);
+  GenlFamily family;
+  family.id = nla_get_u16(tb[CTRL_ATTR_FAMILY_ID]);
+  // CTRL_ATTR_MCAST_GROUPS: a nest of nests { CTRL_ATTR_MCAST_GRP_NAME,
+  // CTRL_ATTR_MCAST_GRP_ID } (net/netlink/genetlink.c ctrl_fill_info).
+  if (nlattr* groups = tb[CTRL_ATTR_MCAST_GROUPS]; groups != nullptr) {
+    nlattr* group;
+    int rem;
+    nla_for_each_nested(group, groups, rem) {
+      nlattr* g[CTRL_ATTR_MCAST_GRP_MAX + 1] = {};
+      if (nla_parse_nested(g, CTRL_ATTR_MCAST_GRP_MAX, group, nullptr) < 0 ||
+          g[CTRL_ATTR_MCAST_GRP_NAME] == nullptr || g[CTRL_ATTR_MCAST_GRP_ID] == nullptr ||
+          nla_len(g[CTRL_ATTR_MCAST_GRP_ID]) < 4 || nla_len(g[CTRL_ATTR_MCAST_GRP_NAME]) < 1) {
+        return InvalidArgumentError("genetlink: " + name + ": bad CTRL_ATTR_MCAST_GROUPS entry");
+      }
+      const char* gname = static_cast<const char*>(nla_data(g[CTRL_ATTR_MCAST_GRP_NAME]));
+      family.mcast_groups[std::string(
+          gname, ::strnlen(gname, static_cast<size_t>(nla_len(g[CTRL_ATTR_MCAST_GRP_NAME]))))] =
+          nla_get_u32(g[CTRL_ATTR_MCAST_GRP_ID]);
+    }
+  }
+  return family;
 }
 
 }  // namespace
 
-StatusOr<uint16_t> GenlFamilyId(const std::string& name) {
+StatusOr<GenlFamily> ResolveGenlFamily(const std::string& name) {
   NlMsg m = NewFamilyRequest(name);
   const std::string what = "genetlink CTRL_CMD_GETFAMILY " + name;
-  std::optional<StatusOr<uint16_t>> id;
+  std::optional<StatusOr<GenlFamily>> family;
   Status s = NetlinkTransact(
       NETLINK_GENERIC, "NETLINK_GENERIC", m.get(), what,
       [&](const nlmsghdr* h) {
-        if (h->nlmsg_type == GENL_ID_CTRL) id = ParseFamily(const_cast<nlmsghdr*>(h), name);
+        if (h->nlmsg_type == GENL_ID_CTRL) family = ParseFamily(const_cast<nlmsghdr*>(h), name);
       },
-      16, [&] { return id.has_value(); });
+      16, [&] { return family.has_value(); });
   if (!s.ok()) {
     if (s.err() == ENOENT) {
       return Status(StatusCode::kFailedPrecondition,
@@ -182,8 +203,13 @@ StatusOr<uint16_t> GenlFamilyId(const std::string& name) {
     }
     return s;
   }
-  if (!id) return UnavailableError(what + ": no reply");
-  return *id;
+  if (!family) return UnavailableError(what + ": no reply");
+  return *family;
+}
+
+StatusOr<uint16_t> GenlFamilyId(const std::string& name) {
+  ASSIGN_OR_RETURN(GenlFamily family, ResolveGenlFamily(name));
+  return family.id;
 }
 
 std::vector<uint8_t> BuildGenlFamilyRequest(const std::string& name, uint32_t seq) {
@@ -192,6 +218,12 @@ std::vector<uint8_t> BuildGenlFamilyRequest(const std::string& name, uint32_t se
 }
 
 StatusOr<uint16_t> ParseGenlFamilyReply(const std::vector<uint8_t>& msg, const std::string& name) {
+  ASSIGN_OR_RETURN(GenlFamily family, ParseGenlFamilyAnswer(msg, name));
+  return family.id;
+}
+
+StatusOr<GenlFamily> ParseGenlFamilyAnswer(const std::vector<uint8_t>& msg,
+                                           const std::string& name) {
   ASSIGN_OR_RETURN(nlmsghdr * h, NetlinkHeader(msg, "genetlink"));
   return ParseFamily(h, name);
 }

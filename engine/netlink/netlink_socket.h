@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -63,12 +64,22 @@ Status NetlinkTransact(int protocol, const std::string& name, nl_msg* msg, const
 // "genetlink CTRL_CMD_GETFAMILY <name>: ENOENT ...: the kernel has no <name>
 // generic netlink family", to which callers add what provides it.
 StatusOr<uint16_t> GenlFamilyId(const std::string& name);
+// The same question, with the family's multicast groups by name ("config"
+// of "devlink"): what a socket joins (NETLINK_ADD_MEMBERSHIP) to hear the
+// family's notifications.
+struct GenlFamily {
+  uint16_t id = 0;
+  std::map<std::string, uint32_t> mcast_groups;
+};
+StatusOr<GenlFamily> ResolveGenlFamily(const std::string& name);
 // A generic netlink message: the netlink header of type `family` and the
 // genlmsghdr (`cmd`, `version`); null when it cannot be built.
 NlMsg NewGenlMessage(uint16_t family, uint8_t cmd, uint8_t version, int flags);
 // GenlFamilyId's request and the parse of its answer, for message tests.
 std::vector<uint8_t> BuildGenlFamilyRequest(const std::string& name, uint32_t seq);
 StatusOr<uint16_t> ParseGenlFamilyReply(const std::vector<uint8_t>& msg, const std::string& name);
+StatusOr<GenlFamily> ParseGenlFamilyAnswer(const std::vector<uint8_t>& msg,
+                                           const std::string& name);
 // The attributes after a generic netlink message's genlmsghdr into `tb`
 // (0..max); kInvalidArgument "<label>: truncated <what>" or bad attributes.
 Status ParseGenlAttributes(nlmsghdr* h, nlattr** tb, int max, const std::string& label,
