@@ -436,6 +436,9 @@ int RunApply(const CommonOptions& given) {
   auto progress = NewProgress(opt);
   PlanRequest request;
   request.file = opt.file;
+  // A host.yaml is loaded from the bytes read above (one read, as plan does);
+  // one above the loader's bound is left to it to refuse.
+  if (!saved && read_error == 0 && text.size() <= kMaxHostYamlBytes) request.text = std::move(text);
   request.host = HostOf(opt, progress.get());
   request.lock = !opt.dry_run;
   request.lock_timeout = Millis(opt.lock_timeout_s);

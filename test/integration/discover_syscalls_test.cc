@@ -8,6 +8,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "gtest/gtest.h"
 #include "test/integration/harness.h"
@@ -64,10 +65,10 @@ TEST(DiscoverSyscallsTest, OneOpenOneStatOneReadOneClosePerFile) {
 // Issue 40 item 4: a plan of a host.yaml with spec.rails count: allGpus
 // expands the document it loaded once the GPUs are known: the file is opened
 // once (before: twice, the second load after discovery).
-TEST(DiscoverSyscallsTest, RailsPlanOpensHostYamlOnce) {
-  if (std::system("strace -o /dev/null true >/dev/null 2>&1") != 0) {
-    GTEST_SKIP() << "strace cannot trace here";
-  }
+// How many times `provisioner <command> FILE --root hgx-h100 <extra>` opens
+// FILE, by strace (-1: strace cannot trace here).
+int HostYamlOpens(const std::string& command, const std::vector<std::string>& extra) {
+  if (std::system("strace -o /dev/null true >/dev/null 2>&1") != 0) return -1;
   const std::string file = WriteTempFile("rails-once.yaml", HostYaml(R"(  rails:
     count: allGpus
     nic:
@@ -80,17 +81,32 @@ TEST(DiscoverSyscallsTest, RailsPlanOpensHostYamlOnce) {
   const std::string root = ExtractHost("hgx-h100");
   const std::string trace = WriteTempFile("strace-rails.txt", "");
   NoLeakCheckUnderTracer no_lsan;
-  RunResult r = provisioner::testing::Run({"/usr/bin/strace", "-f", "-o", trace, "-e",
-                                           "trace=open,openat,openat2", ProvisionerBinary(),
-                                           "plan", file, "--root", root, "-o", "json"});
-  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::vector<std::string> argv = {"/usr/bin/strace", "-f", "-o", trace, "-e",
+                                   "trace=open,openat,openat2", ProvisionerBinary(),
+                                   command, file, "--root", root};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  RunResult r = provisioner::testing::Run(argv);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
   std::istringstream in(ReadFile(trace));
   std::string line;
   int opens = 0;
   while (std::getline(in, line)) {
     if (line.find("\"" + file + "\"") != std::string::npos) ++opens;
   }
-  EXPECT_EQ(opens, 1) << ReadFile(trace);
+  return opens;
+}
+
+TEST(DiscoverSyscallsTest, RailsPlanOpensHostYamlOnce) {
+  const int opens = HostYamlOpens("plan", {"-o", "json"});
+  if (opens < 0) GTEST_SKIP() << "strace cannot trace here";
+  EXPECT_EQ(opens, 1);
+}
+
+// apply read it twice: once to tell a saved plan from a host.yaml, once to load.
+TEST(DiscoverSyscallsTest, RailsApplyOpensHostYamlOnce) {
+  const int opens = HostYamlOpens("apply", {"--dry-run", "-o", "json"});
+  if (opens < 0) GTEST_SKIP() << "strace cannot trace here";
+  EXPECT_EQ(opens, 1);
 }
 
 }  // namespace
