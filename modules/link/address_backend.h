@@ -1,6 +1,6 @@
 // Global addresses of a netdev (the ipoib module's IPoIB netdevs, the
 // railnet module's Ethernet rails): one interface and its two backends,
-// chosen once per root by NewAddressBackend:
+// chosen once per root by NewNetdevAddressBackend:
 // - live: rtnetlink RTM_GETADDR/NEWADDR/DELADDR (libnl-route-3 rtnl_addr),
 //   in the calling process's network namespace; what it read is handed to
 //   `snapshot` as the caller's capture file;
@@ -22,9 +22,9 @@
 
 namespace provisioner {
 
-class AddressBackend {
+class NetdevAddressBackend {
  public:
-  virtual ~AddressBackend() = default;
+  virtual ~NetdevAddressBackend() = default;
   virtual std::string Name() const = 0;  // "netlink" | "tree"
   // The global addresses of `ifname`, canonical "172.16.0.10/16" /
   // "fd00::10/64" (IPv6 link-local left out: the kernel makes them), sorted.
@@ -37,15 +37,15 @@ class AddressBackend {
 
 // `capture`: the host path of the capture file ("/run/provisioner/...").
 // `notes` (may be null): where the netlink backend reports what it read.
-std::unique_ptr<AddressBackend> NewNetlinkAddressBackend(const std::string& capture,
+std::unique_ptr<NetdevAddressBackend> NewNetlinkNetdevAddressBackend(const std::string& capture,
                                                          const HostFs* notes = nullptr);
-std::unique_ptr<AddressBackend> NewTreeAddressBackend(HostFs& fs, const std::string& capture);
+std::unique_ptr<NetdevAddressBackend> NewTreeNetdevAddressBackend(HostFs& fs, const std::string& capture);
 // The one factory: netlink for the live root (reporting to `fs` for
 // snapshot), the capture file under a tree root.
-std::unique_ptr<AddressBackend> NewAddressBackend(HostFs& fs, const std::string& capture);
+std::unique_ptr<NetdevAddressBackend> NewNetdevAddressBackend(HostFs& fs, const std::string& capture);
 
 // Makes the whole set: removes what `want` lacks, adds what is missing.
-Status SetAddresses(AddressBackend& backend, const std::string& ifname,
+Status SetAddresses(NetdevAddressBackend& backend, const std::string& ifname,
                     const std::vector<std::string>& want);
 
 // "172.16.0.10/16" (as host.yaml writes it) -> the canonical text Read gives;

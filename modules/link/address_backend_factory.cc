@@ -5,12 +5,12 @@
 
 namespace provisioner {
 
-std::unique_ptr<AddressBackend> NewAddressBackend(HostFs& fs, const std::string& capture) {
-  if (fs.IsLiveRoot()) return NewNetlinkAddressBackend(capture, &fs);
-  return NewTreeAddressBackend(fs, capture);
+std::unique_ptr<NetdevAddressBackend> NewNetdevAddressBackend(HostFs& fs, const std::string& capture) {
+  if (fs.IsLiveRoot()) return NewNetlinkNetdevAddressBackend(capture, &fs);
+  return NewTreeNetdevAddressBackend(fs, capture);
 }
 
-Status SetAddresses(AddressBackend& backend, const std::string& ifname,
+Status SetAddresses(NetdevAddressBackend& backend, const std::string& ifname,
                     const std::vector<std::string>& want) {
   ASSIGN_OR_RETURN(std::vector<std::string> now, backend.Read(ifname));
   for (const std::string& a : now) {

@@ -51,7 +51,7 @@ std::string Text(rtnl_addr* a) {
   return std::string(buf) + "/" + std::to_string(rtnl_addr_get_prefixlen(a));
 }
 
-class Netlink : public AddressBackend {
+class Netlink : public NetdevAddressBackend {
  public:
   Netlink(std::string capture, const HostFs* notes)
       : capture_(std::move(capture)), notes_(notes) {}
@@ -117,7 +117,7 @@ class Netlink : public AddressBackend {
 
 }  // namespace
 
-std::unique_ptr<AddressBackend> NewNetlinkAddressBackend(const std::string& capture,
+std::unique_ptr<NetdevAddressBackend> NewNetlinkNetdevAddressBackend(const std::string& capture,
                                                          const HostFs* notes) {
   return std::make_unique<Netlink>(capture, notes);
 }

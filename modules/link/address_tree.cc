@@ -38,7 +38,7 @@ std::map<std::string, std::vector<std::string>> ParseAddressCapture(const std::s
 
 namespace {
 
-class Tree : public AddressBackend {
+class Tree : public NetdevAddressBackend {
  public:
   Tree(HostFs& fs, std::string capture) : fs_(fs), capture_(std::move(capture)) {}
   std::string Name() const override { return "tree"; }
@@ -104,7 +104,7 @@ class Tree : public AddressBackend {
 
 }  // namespace
 
-std::unique_ptr<AddressBackend> NewTreeAddressBackend(HostFs& fs, const std::string& capture) {
+std::unique_ptr<NetdevAddressBackend> NewTreeNetdevAddressBackend(HostFs& fs, const std::string& capture) {
   return std::make_unique<Tree>(fs, capture);
 }
 
