@@ -128,7 +128,8 @@ TEST(RailsTest, CrossItemRulesSeeExpandedItems) {
 TEST(RailsTest, BadTemplatesAndFieldsRailsSets) {
   EXPECT_THAT(Diagnose(Doc("    count: 2\n    nic: { resourceName: \"gpu{x}\" }\n")),
               ElementsAre("host.yaml:8:26: spec.rails.nic.resourceName: unknown template {x} in "
-                          "\"gpu{x}\": use {n} (1-based rail number), {A+n}, {n+A} or {n-A}"));
+                          "\"gpu{x}\": use {n} (1-based rail number), {A+n}, {n+A}, {n-A} "
+                          "or {host}"));
   EXPECT_THAT(Diagnose(Doc("    count: 2\n    nic: { nicSelector: { nearGpu: 1 } }\n")),
               ElementsAre("host.yaml:8:36: spec.rails.nic.nicSelector.nearGpu: set by rails: "
                           "rail n uses the NIC nearest to GPU n-1; remove it"));

@@ -133,9 +133,10 @@ class Netlink : public PolicyRoutingBackend {
         const unsigned len = nl_addr_get_prefixlen(src);
         p.from = Ip(src) + (len == 32 ? "" : "/" + std::to_string(len));
       }
-      const bool kernel_default = p.from == "all" && ((p.pref == 0 && p.table == 255) ||
-                                                      (p.pref == 32766 && p.table == 254) ||
-                                                      (p.pref == 32767 && p.table == 253));
+      // The kernel's local, main and default rules (fib_default_rules_init).
+      const bool kernel_default = p.from == "all" &&
+                                  (p.pref == 0 || p.pref == 32766 || p.pref == 32767) &&
+                                  p.table >= 253 && p.table <= 255;
       if (!kernel_default) rules.push_back(p);
     }
     std::stable_sort(rules.begin(), rules.end(),

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -66,6 +67,12 @@ Status CheckStrings(const Change& c, const nlohmann::json& v, bool (*ok)(const s
     }
   }
   return OkStatus();
+}
+
+// Any global address on a NIC netdev: discover shows the section then.
+bool AnyAddress(const RailnetFacts& r) {
+  return std::any_of(r.addresses.begin(), r.addresses.end(),
+                     [](const auto& e) { return !e.second.empty(); });
 }
 
 bool IsCidr(const std::string& s) { return CanonicalCidr(s).has_value(); }
@@ -132,10 +139,19 @@ Status RailnetModule::Discover(HostContext& ctx, HostFacts& facts) {
   } else {
     spdlog::debug("railnet rules: {}", rules.status().message());
   }
+  if (auto t = fs.ReadFile(kRtTablesFile); t.ok()) {
+    r.rt_tables_file = *t;
+    // Our tables, also when no rule looks one up any more (doctor says so).
+    std::istringstream in(*t);
+    std::string line;
+    while (std::getline(in, line)) {
+      if (line.empty() || line[0] == '#') continue;
+      if (auto n = ParseLong(line.substr(0, line.find('\t')))) tables.insert(*n);
+    }
+  }
   for (long long t : tables) {
     if (auto routes = routing->Routes(t); routes.ok()) r.routes[t] = *routes;
   }
-  if (auto t = fs.ReadFile(kRtTablesFile); t.ok()) r.rt_tables_file = *t;
   if (auto s = fs.ReadFile(kRailSysctlFile); s.ok()) r.sysctl_file = *s;
   if (ctx.plan_for == nullptr) {
     // Doctor: where a neighbour of each rail address is routed from it.
@@ -277,9 +293,13 @@ void RailnetModule::Check(const DesiredState* desired, const HostFacts& facts,
 // {<netdev>: {key: value}}, tables: {"<n>": [routes]}, rules: [..]}.
 void RailnetModule::RenderFactsJson(const HostFacts& facts, FactsJson& out) const {
   const RailnetFacts& r = facts.railnet;
-  if (!r.discovered || (r.addresses.empty() && r.rules.empty() && r.routes.empty())) return;
+  if (!r.discovered || (!AnyAddress(r) && r.rules.empty() && r.routes.empty())) return;
   nlohmann::json j = nlohmann::json::object();
-  j["addresses"] = r.addresses;
+  nlohmann::json addresses = nlohmann::json::object();
+  for (const auto& [n, list] : r.addresses) {
+    if (!list.empty()) addresses[n] = list;
+  }
+  j["addresses"] = addresses;
   j["sysctls"] = r.sysctls;
   nlohmann::json tables = nlohmann::json::object();
   for (const auto& [t, routes] : r.routes) tables[std::to_string(t)] = routes;
@@ -291,9 +311,10 @@ void RailnetModule::RenderFactsJson(const HostFacts& facts, FactsJson& out) cons
 
 std::string RailnetModule::RenderFactsTable(const HostFacts& facts) const {
   const RailnetFacts& r = facts.railnet;
-  if (!r.discovered || (r.addresses.empty() && r.rules.empty())) return "";
+  if (!r.discovered || (!AnyAddress(r) && r.rules.empty())) return "";
   std::vector<std::vector<std::string>> rows = {{"NETDEV", "ADDRESSES", "SYSCTLS"}};
   for (const auto& [n, list] : r.addresses) {
+    if (list.empty()) continue;
     std::string sysctls;
     if (auto s = r.sysctls.find(n); s != r.sysctls.end()) {
       for (const auto& [k, v] : s->second) {

@@ -257,7 +257,7 @@ void PlanRailnet(const DesiredState& desired, const HostFacts& facts, PlanSink& 
   if (any_table) {
     const std::string text = RenderRtTables(rails);
     if (now.rt_tables_file != text) {
-      Change& c = add("rt_tables", kRailFile, now.rt_tables_file ? *now.rt_tables_file : nullptr,
+      Change& c = add("rt_tables", kRailFile, now.rt_tables_file ? nlohmann::json(*now.rt_tables_file) : nlohmann::json(nullptr),
                       text, "names of the rails' routing tables", "spec.nics", "");
       c.resource = std::string("file:") + kRtTablesFile;
       c.detail["path"] = kRtTablesFile;
@@ -296,7 +296,7 @@ void PlanRailnet(const DesiredState& desired, const HostFacts& facts, PlanSink& 
   if (any_sysctl) {
     const std::string text = RenderSysctlConf(rails);
     if (now.sysctl_file != text) {
-      Change& c = add("sysctl.d", kRailFile, now.sysctl_file ? *now.sysctl_file : nullptr, text,
+      Change& c = add("sysctl.d", kRailFile, now.sysctl_file ? nlohmann::json(*now.sysctl_file) : nlohmann::json(nullptr), text,
                       "the rails' sysctls at every boot", "spec.nics", "");
       c.resource = std::string("file:") + kRailSysctlFile;
       c.detail["path"] = kRailSysctlFile;
