@@ -30,6 +30,12 @@ struct RailnetFacts {
   // /etc/sysctl.d/90-provisioner-rails.conf (nullopt: absent).
   std::optional<std::string> rt_tables_file;
   std::optional<std::string> sysctl_file;
+  // The network stacks configured on the root (issue 39 item 4, detection):
+  // "netplan", "systemd-networkd", "NetworkManager", "ifupdown".
+  std::vector<std::string> network_stacks;
+  // NIC netdevs a stack's configuration names: netdev -> "netplan
+  // (/etc/netplan/50-cloud-init.yaml)".
+  std::map<std::string, std::string> configured_by;
   // Doctor: "<peer> from <address>" -> the netdev the kernel's route lookup
   // (RTM_GETROUTE) leaves by ("" when there is no route), or the error.
   std::map<std::string, std::string> lookups;

@@ -12,6 +12,7 @@
 #include "engine/module/registry.h"
 #include "engine/output/facts_output.h"
 #include "modules/link/link_backend.h"
+#include "modules/railnet/network_stack.h"
 #include "modules/railnet/railnet_checks.h"
 #include "modules/railnet/railnet_planner.h"
 #include "spdlog/spdlog.h"
@@ -112,11 +113,13 @@ Status RailnetModule::Discover(HostContext& ctx, HostFacts& facts) {
       if (w.table) tables.insert(*w.table);
     }
   }
+  std::set<std::string> ethernet;
   for (const PciFunction& f : facts.pci) {
     if (f.IsVf() || !f.IsNetwork()) continue;
     for (const std::string& n : f.netdevs) {
       auto type = fs.ReadAttr("/sys/class/net/" + n + "/type");
       if (!type.ok() || *type != "1") continue;  // ARPHRD_ETHER only
+      ethernet.insert(n);
       if (auto a = addresses->Read(n); a.ok()) {
         r.addresses[n] = *a;
       } else {
@@ -129,6 +132,7 @@ Status RailnetModule::Discover(HostContext& ctx, HostFacts& facts) {
       }
     }
   }
+  DetectNetworkStacks(fs, ethernet, r);
   if (auto rules = routing->Rules(); rules.ok()) {
     r.rules = *rules;
     r.rules_read = true;
@@ -306,6 +310,8 @@ void RailnetModule::RenderFactsJson(const HostFacts& facts, FactsJson& out) cons
   j["tables"] = tables;
   if (r.rules_read) j["rules"] = r.rules;
   if (!r.lookups.empty()) j["lookups"] = r.lookups;
+  j["networkStacks"] = r.network_stacks;
+  if (!r.configured_by.empty()) j["configuredBy"] = r.configured_by;
   out.doc()["railnet"] = j;
 }
 

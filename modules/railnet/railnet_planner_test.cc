@@ -2,6 +2,7 @@
 #include "modules/railnet/railnet_planner.h"
 
 #include "gtest/gtest.h"
+#include "modules/railnet/network_stack.h"
 #include "modules/railnet/policy_routing.h"
 
 namespace provisioner {
@@ -108,6 +109,28 @@ TEST(RailnetPlannerTest, ConvergedFactsPlanNothing) {
   PlanSink again;
   PlanRailnet(TwoRails(), f, again);
   EXPECT_TRUE(again.changes().empty()) << again.changes().front().id;
+}
+
+// Issue 39 item 4 (detection): a rail another stack configures is named.
+TEST(RailnetPlannerTest, ARailAnotherStackConfiguresIsAWarning) {
+  HostFacts f = TwoPfs();
+  f.railnet.configured_by["eth1"] = "netplan (/etc/netplan/50-cloud-init.yaml)";
+  PlanSink sink;
+  PlanRailnet(TwoRails(), f, sink);
+  ASSERT_EQ(sink.diagnostics().size(), 1u);
+  EXPECT_EQ(sink.diagnostics()[0].path, "spec.nics[1]");
+  EXPECT_NE(sink.diagnostics()[0].message.find(
+                "eth1 is configured by netplan (/etc/netplan/50-cloud-init.yaml)"),
+            std::string::npos);
+}
+
+TEST(NetworkStackTest, NamesWholeWordsOnly) {
+  EXPECT_TRUE(NamesWord("    enp26s0np0:\n", "enp26s0np0"));
+  EXPECT_TRUE(NamesWord("Name=enp26s0np0\n", "enp26s0np0"));
+  EXPECT_TRUE(NamesWord("iface rail1 inet static", "rail1"));
+  EXPECT_FALSE(NamesWord("iface rail10 inet static", "rail1"));
+  EXPECT_FALSE(NamesWord("enp26s0np0.100:", "enp26s0np0"));
+  EXPECT_FALSE(NamesWord("", "rail1"));
 }
 
 TEST(PolicyTextTest, RoundTripsAndLookup) {

@@ -101,6 +101,10 @@ TEST(RailnetCliTest, EightRailsPlanApplyConvergeDiscoverDoctor) {
   RunResult again = Provisioner({"plan", yaml, "--root", root, "--detailed-exitcode"});
   EXPECT_EQ(again.exit_code, 0) << again.out << again.err;
 
+  // A netplan file that names rail 1's netdev: discover says who configures it.
+  std::filesystem::create_directories(root + "/etc/netplan");
+  std::ofstream(root + "/etc/netplan/50-cloud-init.yaml")
+      << "network:\n  ethernets:\n    enp26s0np0:\n      dhcp4: true\n";
   RunResult d = Provisioner({"discover", "--root", root, "-o", "json"});
   ASSERT_EQ(d.exit_code, 0) << d.err;
   const json facts = json::parse(d.out)["railnet"];
@@ -108,6 +112,9 @@ TEST(RailnetCliTest, EightRailsPlanApplyConvergeDiscoverDoctor) {
   EXPECT_EQ(facts["tables"].size(), 8u);
   EXPECT_EQ(facts["rules"].size(), 8u);
   EXPECT_EQ(facts["tables"]["101"].size(), 3u);
+  EXPECT_EQ(facts["networkStacks"], json::array({"netplan"}));
+  EXPECT_EQ(facts["configuredBy"],
+            json({{"enp26s0np0", "netplan (/etc/netplan/50-cloud-init.yaml)"}}));
 
   RunResult ok = Provisioner({"doctor", yaml, "--root", root, "-o", "json"});
   const json checks = json::parse(ok.out);
