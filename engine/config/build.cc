@@ -187,6 +187,23 @@ NicSpec BuildNic(const json& j) {
     p.max_read_request = Int(*pcie, "maxReadRequest");
     nic.pcie = p;
   }
+  if (Field(j, "addresses") != nullptr) nic.addresses = Strings(j, "addresses");
+  if (const json* r = Field(j, "routing"); r != nullptr && r->is_object()) {
+    NicRoutingSpec routing;
+    if (const json* t = Field(*r, "table"); t != nullptr && t->is_number_integer()) {
+      routing.table = t->get<long long>();
+    }
+    routing.table_name = String(*r, "tableName");
+    routing.gateway = String(*r, "gateway");
+    routing.routes = Strings(*r, "routes");
+    routing.priority = Int(*r, "priority");
+    nic.routing = routing;
+  }
+  if (const json* sc = Field(j, "sysctl"); sc != nullptr && sc->is_object()) {
+    for (const auto& [key, v] : sc->items()) {
+      if (v.is_number_integer()) nic.sysctl[key] = v.get<long long>();
+    }
+  }
   if (const json* ib = Field(j, "ipoib"); ib != nullptr && ib->is_object()) {
     IpoibSpec p;
     p.mode = String(*ib, "mode");

@@ -23,19 +23,22 @@ std::optional<long> ParseSmallInt(const std::string& s) {
 // Substitutes every string below `v`; the first error per field goes to
 // `errors` as (path, message).
 void Substitute(json& v, int n, const std::string& path,
-                std::vector<std::pair<std::string, std::string>>* errors) {
+                std::vector<std::pair<std::string, std::string>>* errors,
+                std::optional<long> host = std::nullopt) {
   if (v.is_string()) {
     std::string error;
-    auto s = ExpandRailTemplate(v.get<std::string>(), n, &error);
+    auto s = ExpandRailTemplate(v.get<std::string>(), n, &error, host);
     if (s) {
       v = *s;
     } else {
       errors->emplace_back(path, error);
     }
   } else if (v.is_object()) {
-    for (auto& [key, child] : v.items()) Substitute(child, n, JoinField(path, key), errors);
+    for (auto& [key, child] : v.items()) {
+      Substitute(child, n, JoinField(path, key), errors, host);
+    }
   } else if (v.is_array()) {
-    for (size_t i = 0; i < v.size(); ++i) Substitute(v[i], n, JoinIndex(path, i), errors);
+    for (size_t i = 0; i < v.size(); ++i) Substitute(v[i], n, JoinIndex(path, i), errors, host);
   }
 }
 
@@ -73,7 +76,8 @@ Diagnostic Error(std::string path, std::string message) {
 
 }  // namespace
 
-std::optional<std::string> ExpandRailTemplate(const std::string& text, int n, std::string* error) {
+std::optional<std::string> ExpandRailTemplate(const std::string& text, int n, std::string* error,
+                                              std::optional<long> host) {
   std::string out;
   for (size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
@@ -97,6 +101,12 @@ std::optional<std::string> ExpandRailTemplate(const std::string& text, int n, st
     std::optional<long> value;
     if (expr == "n") {
       value = n;
+    } else if (expr == "host") {
+      if (!host) {
+        *error = "{host} in \"" + text + "\" needs spec.rails.hostIndex (this host's number)";
+        return std::nullopt;
+      }
+      value = *host;
     } else if (expr.size() > 2 && expr.compare(0, 2, "n+") == 0) {
       if (auto a = ParseSmallInt(expr.substr(2))) value = n + *a;
     } else if (expr.size() > 2 && expr.compare(0, 2, "n-") == 0) {
@@ -106,7 +116,7 @@ std::optional<std::string> ExpandRailTemplate(const std::string& text, int n, st
     }
     if (!value) {
       *error = "unknown template {" + text.substr(i + 1, close - i - 1) + "} in \"" + text +
-               "\": use {n} (1-based rail number), {A+n}, {n+A} or {n-A}";
+               "\": use {n} (1-based rail number), {A+n}, {n+A}, {n-A} or {host}";
       return std::nullopt;
     }
     out += std::to_string(*value);
@@ -158,9 +168,27 @@ RailsExpansion ExpandRails(YamlDocument* doc, std::optional<int> gpu_count,
     if (spec.contains(list) && !spec[list].is_array()) return r;
   }
 
+  // rails.hostIndex ({host}) and rails.routes (each rail's routing.routes).
+  std::optional<long> host;
+  if (rails.contains("hostIndex") && rails["hostIndex"].is_number_integer()) {
+    host = rails["hostIndex"].get<long>();
+  }
+  json nic_template = rails["nic"];
+  if (rails.contains("routes") && rails["routes"].is_array()) {
+    json& routing = nic_template["routing"];
+    if (routing.is_null()) routing = json::object();
+    if (routing.is_object()) {
+      json& routes = routing["routes"];
+      if (routes.is_null()) routes = json::array();
+      if (routes.is_array()) {
+        for (const json& r : rails["routes"]) routes.push_back(r);
+      }
+    }
+  }
+
   // Fields rails sets itself.
   bool bad = false;
-  const json& nic_t = rails["nic"];
+  const json& nic_t = nic_template;
   if (nic_t.contains("nicSelector") && nic_t["nicSelector"].is_object() &&
       nic_t["nicSelector"].contains("nearGpu")) {
     diags->push_back(Error("spec.rails.nic.nicSelector.nearGpu",
@@ -183,8 +211,8 @@ RailsExpansion ExpandRails(YamlDocument* doc, std::optional<int> gpu_count,
   std::vector<std::pair<std::string, std::string>> errors;
   for (const char* key : {"nic", "ipPool", "multus"}) {
     if (!rails.contains(key)) continue;
-    json probe = rails[key];
-    Substitute(probe, 1, std::string("spec.rails.") + key, &errors);
+    json probe = std::string(key) == "nic" ? nic_template : rails[key];
+    Substitute(probe, 1, std::string("spec.rails.") + key, &errors, host);
   }
   for (auto& [path, message] : errors) diags->push_back(Error(path, message));
   if (bad || !errors.empty()) return r;
@@ -203,8 +231,8 @@ RailsExpansion ExpandRails(YamlDocument* doc, std::optional<int> gpu_count,
   const SourceMark count_mark = doc->marks.Find("spec.rails.count");
   for (int n = 1; n <= r.count; ++n) {
     const std::string rail_name = "rail" + std::to_string(n);
-    json nic = rails["nic"];
-    Substitute(nic, n, "", &errors);
+    json nic = nic_template;
+    Substitute(nic, n, "", &errors, host);
     if (!nic.contains("name")) nic["name"] = rail_name;
     if (!nic.contains("nicSelector")) nic["nicSelector"] = json::object();
     if (nic["nicSelector"].is_object()) nic["nicSelector"]["nearGpu"] = n - 1;
@@ -221,7 +249,7 @@ RailsExpansion ExpandRails(YamlDocument* doc, std::optional<int> gpu_count,
     bool ipv6 = false;
     if (rails.contains("ipPool")) {
       json pool = rails["ipPool"];
-      Substitute(pool, n, "", &errors);
+      Substitute(pool, n, "", &errors, host);
       if (!pool.contains("name")) pool["name"] = rail_name;
       pool_name = pool["name"];
       ipv6 = pool.contains("subnet") && pool["subnet"].is_string() &&
@@ -235,7 +263,7 @@ RailsExpansion ExpandRails(YamlDocument* doc, std::optional<int> gpu_count,
     }
     if (rails.contains("multus")) {
       json m = rails["multus"];
-      Substitute(m, n, "", &errors);
+      Substitute(m, n, "", &errors, host);
       if (!m.contains("name")) m["name"] = rail_name;
       m["nic"] = nic_name;
       if (!pool_name.is_null()) m["ippools"] = {{ipv6 ? "ipv6" : "ipv4", json::array({pool_name})}};

@@ -18,7 +18,9 @@
 //       cniType: sriov
 //
 // Templates, in every string of nic/ipPool/multus: {n} = the 1-based rail
-// number, {A+n} / {n+A} / {n-A} = that arithmetic (A a decimal integer).
+// number, {A+n} / {n+A} / {n-A} = that arithmetic (A a decimal integer),
+// {host} = spec.rails.hostIndex (this host's number in the rails' subnets).
+// rails.routes are appended to every rail's nic.routing.routes.
 // Names default to "rail{n}". Expanded items are appended after the written
 // ones; their source marks point at the rails fields they came from, and
 // diagnostics about them name the rails field ("spec.rails.nic.numVfs:
@@ -68,7 +70,9 @@ std::vector<Diagnostic> AttributeToRails(const std::vector<RailOrigin>& items,
 
 // Substitutes the templates of `text` for rail `n`; nullopt and `error` set
 // when a {...} is not one of the forms above.
-std::optional<std::string> ExpandRailTemplate(const std::string& text, int n, std::string* error);
+// {host} is `host` (spec.rails.hostIndex); without one it is an error.
+std::optional<std::string> ExpandRailTemplate(const std::string& text, int n, std::string* error,
+                                              std::optional<long> host = std::nullopt);
 
 }  // namespace provisioner::config
 

@@ -51,11 +51,19 @@ TEST(RailTemplateTest, Forms) {
   EXPECT_EQ(ExpandRailTemplate("plain", 1, &e), "plain");
   EXPECT_FALSE(ExpandRailTemplate("gpu{m}", 1, &e));
   EXPECT_EQ(e,
-            "unknown template {m} in \"gpu{m}\": use {n} (1-based rail number), {A+n}, {n+A} "
-            "or {n-A}");
+            "unknown template {m} in \"gpu{m}\": use {n} (1-based rail number), {A+n}, {n+A}, "
+            "{n-A} or {host}");
   EXPECT_FALSE(ExpandRailTemplate("gpu{n", 1, &e));
   EXPECT_FALSE(ExpandRailTemplate("gpu}", 1, &e));
   EXPECT_FALSE(ExpandRailTemplate("{2*n}", 1, &e));
+}
+
+// Issue 39: a rail's address from the host's number (spec.rails.hostIndex).
+TEST(RailsTest, HostTemplate) {
+  std::string e;
+  EXPECT_EQ(ExpandRailTemplate("172.16.{n}.{host}/24", 3, &e, 7), "172.16.3.7/24");
+  EXPECT_FALSE(ExpandRailTemplate("172.16.{n}.{host}/24", 3, &e));
+  EXPECT_EQ(e, "{host} in \"172.16.{n}.{host}/24\" needs spec.rails.hostIndex (this host's number)");
 }
 
 TEST(RailsTest, ExpandsIntoNicsPoolsAndMultusConfigs) {
@@ -120,7 +128,8 @@ TEST(RailsTest, CrossItemRulesSeeExpandedItems) {
 TEST(RailsTest, BadTemplatesAndFieldsRailsSets) {
   EXPECT_THAT(Diagnose(Doc("    count: 2\n    nic: { resourceName: \"gpu{x}\" }\n")),
               ElementsAre("host.yaml:8:26: spec.rails.nic.resourceName: unknown template {x} in "
-                          "\"gpu{x}\": use {n} (1-based rail number), {A+n}, {n+A} or {n-A}"));
+                          "\"gpu{x}\": use {n} (1-based rail number), {A+n}, {n+A}, {n-A} "
+                          "or {host}"));
   EXPECT_THAT(Diagnose(Doc("    count: 2\n    nic: { nicSelector: { nearGpu: 1 } }\n")),
               ElementsAre("host.yaml:8:36: spec.rails.nic.nicSelector.nearGpu: set by rails: "
                           "rail n uses the NIC nearest to GPU n-1; remove it"));

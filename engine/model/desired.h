@@ -194,6 +194,18 @@ struct NicNamesSpec {
   std::optional<std::string> rdma;
 };
 
+// spec.nics[].routing: { table: 101, tableName: rail1, gateway: 172.16.1.254,
+//                       routes: [172.16.0.0/16], priority: 1000 }: policy
+// routing for the nic's addresses (module railnet). `table` unset: 100 + the
+// rail number for a nic of spec.rails, else no table.
+struct NicRoutingSpec {
+  std::optional<long long> table;
+  std::optional<std::string> table_name;  // tableName
+  std::optional<std::string> gateway;
+  std::vector<std::string> routes;
+  std::optional<int> priority;
+};
+
 // spec.nics[]
 struct NicSpec {
   std::string name;
@@ -233,6 +245,12 @@ struct NicSpec {
   // eswitchMode: legacy | switchdev, the PF's devlink E-Switch mode
   // (module eswitch; unset: unmanaged).
   std::optional<std::string> eswitch_mode;
+  // addresses: the global addresses of the PF's Ethernet netdev, CIDR as
+  // written (module railnet; unset: unmanaged).
+  std::optional<std::vector<std::string>> addresses;
+  std::optional<NicRoutingSpec> routing;  // routing
+  // sysctl: { arp_ignore: 1 }: net.ipv4.conf.<PF netdev>.<key> (module railnet).
+  std::map<std::string, long long> sysctl;
 };
 
 // A group with the nic's deviceType, isRdma, resourceName and per-VF

@@ -17,6 +17,7 @@
 #include "engine/model/names_facts.h"
 #include "engine/model/ipoib_facts.h"
 #include "engine/model/pcie_facts.h"
+#include "engine/model/railnet_facts.h"
 #include "engine/model/rdma_facts.h"
 #include "engine/model/roce_facts.h"
 #include "engine/model/topology_facts.h"
@@ -178,6 +179,8 @@ struct HostFacts {
   std::optional<std::string> sriov_operator_ib_guid_pool;
   // devlink E-Switch modes and VF representors of the SR-IOV PFs (eswitch module).
   EswitchFacts eswitch;
+  // Rails' addresses, sysctls, policy-routing tables and rules (railnet module).
+  RailnetFacts railnet;
 
   const PciFunction* FindPci(const std::string& address) const;
   PciFunction* FindPci(const std::string& address);

@@ -50,6 +50,8 @@ inline constexpr char kLinkFlapName[] = "link-flap";
 //  8b. RoCE QoS (DCB trust and PFC, ECN per priority) of the PF netdevs:
 //     live settings of netdevs that exist by now; before PCIe so the phases
 //     stay in the order of the network stack.
+//  8c. rails (addresses, IPv4 conf sysctls, policy-routing tables and
+//     rules of the PF netdevs): on netdevs that are up, by their current names.
 //  9. PCIe config space (ACS Control of switch ports, PF Max_Read_Request_Size):
 //     live register writes that none of the steps above needs; last, so a
 //     failed earlier step leaves them untouched.
@@ -68,6 +70,7 @@ enum ApplyPhase : int {
   kPhaseVfBinding = 70,
   kPhaseLinks = 80,
   kPhaseRoce = 85,
+  kPhaseRails = 87,
   kPhasePcie = 90,
   kPhaseNames = 95,
 };

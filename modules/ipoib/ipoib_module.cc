@@ -224,20 +224,7 @@ Status IpoibModule::Apply(const Change& change, HostContext& ctx) {
         .WithContext("set IPoIB mode " + after.get<std::string>() + " on " + target);
   }
   if (change.attribute == kIpoibAddresses) {
-    std::unique_ptr<IpoibAddressBackend> backend = Addresses(fs);
-    ASSIGN_OR_RETURN(std::vector<std::string> now, backend->Read(target));
-    const std::vector<std::string> want = Strings(after);
-    for (const std::string& a : now) {
-      if (std::find(want.begin(), want.end(), a) == want.end()) {
-        RETURN_IF_ERROR(backend->Remove(target, a));
-      }
-    }
-    for (const std::string& a : want) {
-      if (std::find(now.begin(), now.end(), a) == now.end()) {
-        RETURN_IF_ERROR(backend->Add(target, a));
-      }
-    }
-    return OkStatus();
+    return SetAddresses(*Addresses(fs), target, Strings(after));
   }
   std::unique_ptr<LinkBackend> link = Link(fs);
   ASSIGN_OR_RETURN(LinkFacts now, link->Read(target));

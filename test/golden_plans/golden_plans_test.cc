@@ -37,6 +37,7 @@ const std::map<std::string, std::string>& TreeOf() {
       {"kernel-cmdline", "hgx-h100-pcie"},
       {"rails", "hgx-h100"},
       {"rails-8gpu", "hgx-h100"},
+      {"rails-hostnet", "hgx-h100"},
       {"roce-lossless", "cx5-roce-qos"},
       {"roce-shared-macvlan", "cx5-roce"},
       {"roce-sriov", "cx5-roce"},

@@ -14,7 +14,8 @@ TEST(ModuleOrderTest, EveryModuleInItsPlace) {
   ASSERT_TRUE(order.ok()) << order.status().message();
   EXPECT_EQ(*order, (std::vector<std::string>{"pci", "firmware", "kernel", "kmod", "rdma", "sriov",
                                               "eswitch", "vf", "link", "ipoib", "names", "roce",
-                                              "sriov-operator", "topology", "health", "pcie"}));
+                                              "sriov-operator", "topology", "health", "pcie",
+                                              "railnet"}));
   EXPECT_EQ(ModuleRegistry::Names(), *order);
   auto modules = ModuleRegistry::CreateAll();
   ASSERT_EQ(modules.size(), order->size());

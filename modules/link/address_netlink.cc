@@ -1,5 +1,4 @@
-// The rtnetlink backend of ipoib_backend.h (libnl-route-3 rtnl_addr). The
-// only code of the ipoib module that includes libnl headers.
+// The rtnetlink backend of address_backend.h (libnl-route-3 rtnl_addr).
 #include <arpa/inet.h>
 #include <linux/rtnetlink.h>
 #include <net/if.h>
@@ -12,9 +11,10 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <utility>
 
 #include "engine/netlink/netlink_socket.h"
-#include "modules/ipoib/ipoib_backend.h"
+#include "modules/link/address_backend.h"
 #include "modules/link/link_backend.h"
 
 namespace provisioner {
@@ -51,9 +51,10 @@ std::string Text(rtnl_addr* a) {
   return std::string(buf) + "/" + std::to_string(rtnl_addr_get_prefixlen(a));
 }
 
-class Netlink : public IpoibAddressBackend {
+class Netlink : public NetdevAddressBackend {
  public:
-  explicit Netlink(const HostFs* notes) : notes_(notes) {}
+  Netlink(std::string capture, const HostFs* notes)
+      : capture_(std::move(capture)), notes_(notes) {}
   std::string Name() const override { return "netlink"; }
 
   StatusOr<std::vector<std::string>> Read(const std::string& ifname) override {
@@ -75,7 +76,7 @@ class Netlink : public IpoibAddressBackend {
     if (notes_ != nullptr) {
       // What the tree backend reads under a snapshot of this host.
       answered_[ifname] = out;
-      notes_->NoteCapture(kIpoibAddressCapture, RenderIpoibAddresses(answered_));
+      notes_->NoteCapture(capture_, RenderAddressCapture(answered_));
     }
     return out;
   }
@@ -109,14 +110,16 @@ class Netlink : public IpoibAddressBackend {
     return OkStatus();
   }
 
+  std::string capture_;
   const HostFs* notes_;
   std::map<std::string, std::vector<std::string>> answered_;
 };
 
 }  // namespace
 
-std::unique_ptr<IpoibAddressBackend> NewNetlinkIpoibAddressBackend(const HostFs* notes) {
-  return std::make_unique<Netlink>(notes);
+std::unique_ptr<NetdevAddressBackend> NewNetlinkNetdevAddressBackend(const std::string& capture,
+                                                         const HostFs* notes) {
+  return std::make_unique<Netlink>(capture, notes);
 }
 
 }  // namespace provisioner

@@ -1,10 +1,11 @@
-// The tree backend of ipoib_backend.h, and the capture format both share.
+// The tree backend of address_backend.h, and the capture format both share.
 #include <algorithm>
 #include <cerrno>
+#include <utility>
 #include <sstream>
 
 #include "engine/config/ip.h"
-#include "modules/ipoib/ipoib_backend.h"
+#include "modules/link/address_backend.h"
 #include "modules/link/link_backend.h"
 
 namespace provisioner {
@@ -16,7 +17,7 @@ std::optional<std::string> CanonicalCidr(const std::string& text) {
   return config::FormatIp(p->address) + "/" + std::to_string(p->length);
 }
 
-std::string RenderIpoibAddresses(const std::map<std::string, std::vector<std::string>>& by_if) {
+std::string RenderAddressCapture(const std::map<std::string, std::vector<std::string>>& by_if) {
   std::string out;
   for (const auto& [ifname, list] : by_if) {
     for (const std::string& a : list) out += ifname + " " + a + "\n";
@@ -24,7 +25,7 @@ std::string RenderIpoibAddresses(const std::map<std::string, std::vector<std::st
   return out;
 }
 
-std::map<std::string, std::vector<std::string>> ParseIpoibAddresses(const std::string& text) {
+std::map<std::string, std::vector<std::string>> ParseAddressCapture(const std::string& text) {
   std::map<std::string, std::vector<std::string>> out;
   std::istringstream in(text);
   std::string ifname, cidr;
@@ -37,9 +38,9 @@ std::map<std::string, std::vector<std::string>> ParseIpoibAddresses(const std::s
 
 namespace {
 
-class Tree : public IpoibAddressBackend {
+class Tree : public NetdevAddressBackend {
  public:
-  explicit Tree(HostFs& fs) : fs_(fs) {}
+  Tree(HostFs& fs, std::string capture) : fs_(fs), capture_(std::move(capture)) {}
   std::string Name() const override { return "tree"; }
 
   StatusOr<std::vector<std::string>> Read(const std::string& ifname) override {
@@ -66,12 +67,12 @@ class Tree : public IpoibAddressBackend {
   }
 
   StatusOr<std::map<std::string, std::vector<std::string>>> Load() const {
-    auto text = fs_.ReadFile(kIpoibAddressCapture);
+    auto text = fs_.ReadFile(capture_);
     if (!text.ok()) {
       if (text.status().err() == ENOENT) return std::map<std::string, std::vector<std::string>>{};
       return text.status();
     }
-    return ParseIpoibAddresses(*text);
+    return ParseAddressCapture(*text);
   }
 
   // As the kernel: adding an address there is EEXIST, removing one that is
@@ -93,17 +94,18 @@ class Tree : public IpoibAddressBackend {
       list.erase(it);
     }
     if (list.empty()) all.erase(ifname);
-    if (all.empty()) return fs_.RemoveFile(kIpoibAddressCapture).WithContext(what);
-    return fs_.WriteFileAtomic(kIpoibAddressCapture, RenderIpoibAddresses(all)).WithContext(what);
+    if (all.empty()) return fs_.RemoveFile(capture_).WithContext(what);
+    return fs_.WriteFileAtomic(capture_, RenderAddressCapture(all)).WithContext(what);
   }
 
   HostFs& fs_;
+  std::string capture_;
 };
 
 }  // namespace
 
-std::unique_ptr<IpoibAddressBackend> NewTreeIpoibAddressBackend(HostFs& fs) {
-  return std::make_unique<Tree>(fs);
+std::unique_ptr<NetdevAddressBackend> NewTreeNetdevAddressBackend(HostFs& fs, const std::string& capture) {
+  return std::make_unique<Tree>(fs, capture);
 }
 
 }  // namespace provisioner

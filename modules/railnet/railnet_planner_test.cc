@@ -1,0 +1,154 @@
+// The railnet planner and the route/rule text, without a host.
+#include "modules/railnet/railnet_planner.h"
+
+#include "gtest/gtest.h"
+#include "modules/railnet/network_stack.h"
+#include "modules/railnet/policy_routing.h"
+
+namespace provisioner {
+namespace {
+
+HostFacts TwoPfs() {
+  HostFacts f;
+  for (int i = 0; i < 2; ++i) {
+    PciFunction pf;
+    pf.pci_address = "0000:1" + std::to_string(i) + ":00.0";
+    pf.class_code = 0x020000;
+    pf.vendor = "15b3";
+    pf.netdevs = {"eth" + std::to_string(i)};
+    f.pci.push_back(pf);
+  }
+  return f;
+}
+
+NicSpec Nic(int i, const std::string& address) {
+  NicSpec n;
+  n.name = "rail" + std::to_string(i + 1);
+  n.selector.pf_names = {"eth" + std::to_string(i)};
+  n.addresses = std::vector<std::string>{address};
+  return n;
+}
+
+DesiredState TwoRails() {
+  DesiredState d;
+  d.nics = {Nic(0, "172.16.1.7/24"), Nic(1, "172.16.2.7/24")};
+  d.rail_origins = {{"spec.nics[0]", "spec.rails.nic", 1}, {"spec.nics[1]", "spec.rails.nic", 2}};
+  d.nics[0].routing = NicRoutingSpec{std::nullopt, std::nullopt, "172.16.1.254", {"172.16.0.0/16"},
+                                     std::nullopt};
+  d.nics[1].sysctl["rp_filter"] = 0;
+  return d;
+}
+
+std::vector<std::string> Ids(const PlanSink& s) {
+  std::vector<std::string> out;
+  for (const Change& c : const_cast<PlanSink&>(s).changes()) out.push_back(c.id);
+  return out;
+}
+
+TEST(RailnetPlannerTest, TwoRailsPlanAddressesSysctlsTablesRules) {
+  PlanSink sink;
+  PlanRailnet(TwoRails(), TwoPfs(), sink);
+  EXPECT_TRUE(sink.diagnostics().empty());
+  EXPECT_EQ(Ids(sink), (std::vector<std::string>{
+                           "railnet/eth0/addresses", "railnet/eth1/addresses",
+                           "railnet/eth0/sysctl", "railnet/eth1/sysctl", "railnet/rt_tables/file",
+                           "railnet/table101/routes", "railnet/table101/rules",
+                           "railnet/table102/routes", "railnet/table102/rules",
+                           "railnet/sysctl.d/file"}));
+  const auto& c = sink.changes();
+  EXPECT_EQ(c[5].after, nlohmann::json({"172.16.1.0/24 dev eth0 scope link src 172.16.1.7",
+                                        "default via 172.16.1.254 dev eth0",
+                                        "172.16.0.0/16 via 172.16.1.254 dev eth0"}));
+  EXPECT_EQ(c[6].after, nlohmann::json({"pref 1000 from 172.16.1.7 lookup 101"}));
+  EXPECT_EQ(c[3].after, nlohmann::json({{"arp_announce", 2}, {"arp_ignore", 1}, {"rp_filter", 0}}));
+  EXPECT_EQ(c[4].after, "# written by provisioner (module railnet): the rails' routing tables.\n"
+                        "# iproute2 reads rt_tables.d/*.conf for `ip route show table <name>`.\n"
+                        "101\trail1\n102\trail2\n");
+  EXPECT_NE(c[9].after.get<std::string>().find("net.ipv4.conf.eth1.rp_filter = 0\n"),
+            std::string::npos);
+}
+
+TEST(RailnetPlannerTest, OneNicGetsNoSysctlDefaults) {
+  DesiredState d = TwoRails();
+  d.nics.resize(1);
+  PlanSink sink;
+  PlanRailnet(d, TwoPfs(), sink);
+  for (const Change& c : sink.changes()) EXPECT_NE(c.attribute, "sysctl") << c.id;
+}
+
+TEST(RailnetPlannerTest, RouteWithoutGatewayIsAnError) {
+  DesiredState d = TwoRails();
+  d.nics[1].routing = NicRoutingSpec{202, "r2", std::nullopt, {"10.0.0.0/8"}, 500};
+  PlanSink sink;
+  PlanRailnet(d, TwoPfs(), sink);
+  ASSERT_EQ(sink.diagnostics().size(), 1u);
+  EXPECT_EQ(sink.diagnostics()[0].path, "spec.nics[1].routing.routes[0]");
+  EXPECT_EQ(sink.diagnostics()[0].message, "a route needs routing.gateway (the rail's next hop)");
+}
+
+TEST(RailnetPlannerTest, ConvergedFactsPlanNothing) {
+  HostFacts f = TwoPfs();
+  PlanSink first;
+  PlanRailnet(TwoRails(), f, first);
+  for (const Change& c : first.changes()) {
+    if (c.attribute == "addresses") f.railnet.addresses[c.target] = c.after;
+    if (c.attribute == "sysctl") {
+      for (const auto& [k, v] : c.after.items()) f.railnet.sysctls[c.target][k] = v;
+    }
+    if (c.attribute == "routes") {
+      std::vector<std::string> r = c.after;
+      std::sort(r.begin(), r.end());
+      f.railnet.routes[c.detail["table"].get<long long>()] = r;
+    }
+    if (c.attribute == "rules") {
+      for (const auto& r : c.after) f.railnet.rules.push_back(r);
+    }
+    if (c.id == "railnet/rt_tables/file") f.railnet.rt_tables_file = c.after;
+    if (c.id == "railnet/sysctl.d/file") f.railnet.sysctl_file = c.after;
+  }
+  PlanSink again;
+  PlanRailnet(TwoRails(), f, again);
+  EXPECT_TRUE(again.changes().empty()) << again.changes().front().id;
+}
+
+// Issue 39 item 4 (detection): a rail another stack configures is named.
+TEST(RailnetPlannerTest, ARailAnotherStackConfiguresIsAWarning) {
+  HostFacts f = TwoPfs();
+  f.railnet.configured_by["eth1"] = "netplan (/etc/netplan/50-cloud-init.yaml)";
+  PlanSink sink;
+  PlanRailnet(TwoRails(), f, sink);
+  ASSERT_EQ(sink.diagnostics().size(), 1u);
+  EXPECT_EQ(sink.diagnostics()[0].path, "spec.nics[1]");
+  EXPECT_NE(sink.diagnostics()[0].message.find(
+                "eth1 is configured by netplan (/etc/netplan/50-cloud-init.yaml)"),
+            std::string::npos);
+}
+
+TEST(NetworkStackTest, NamesWholeWordsOnly) {
+  EXPECT_TRUE(NamesWord("    enp26s0np0:\n", "enp26s0np0"));
+  EXPECT_TRUE(NamesWord("Name=enp26s0np0\n", "enp26s0np0"));
+  EXPECT_TRUE(NamesWord("iface rail1 inet static", "rail1"));
+  EXPECT_FALSE(NamesWord("iface rail10 inet static", "rail1"));
+  EXPECT_FALSE(NamesWord("enp26s0np0.100:", "enp26s0np0"));
+  EXPECT_FALSE(NamesWord("", "rail1"));
+}
+
+TEST(PolicyTextTest, RoundTripsAndLookup) {
+  const std::string route = "172.16.1.0/24 dev eth0 scope link src 172.16.1.7";
+  ASSERT_TRUE(ParseRoute(route));
+  EXPECT_EQ(FormatRoute(*ParseRoute(route)), route);
+  EXPECT_EQ(FormatRoute(*ParseRoute("0.0.0.0/0 via 1.2.3.4 dev x")), "default via 1.2.3.4 dev x");
+  EXPECT_FALSE(ParseRoute("172.16.1.0/24 dev"));
+  EXPECT_FALSE(ParseRule("pref 1 from 1.2.3.4 lookup"));
+  std::map<long long, std::vector<PolicyRoute>> tables;
+  tables[254] = {*ParseRoute("172.16.0.0/16 dev eth0 scope link src 172.16.1.7"),
+                 *ParseRoute("172.16.0.0/16 dev eth1 scope link src 172.16.2.7")};
+  tables[102] = {*ParseRoute("172.16.0.0/16 dev eth1 scope link src 172.16.2.7")};
+  const std::vector<PolicyRule> rules = {*ParseRule("pref 1000 from 172.16.2.7 lookup 102")};
+  EXPECT_EQ(ComputeLookup(rules, tables, "172.16.3.9", "172.16.2.7"), "eth1");
+  EXPECT_EQ(ComputeLookup({}, tables, "172.16.3.9", "172.16.2.7"), "eth0");  // the wrong rail
+  EXPECT_EQ(ComputeLookup(rules, tables, "10.0.0.1", "172.16.2.7"), "");
+}
+
+}  // namespace
+}  // namespace provisioner
