@@ -38,6 +38,8 @@ void WriteAll(const char* p, size_t n) {
   }
 }
 
+// The name of a signal we handle, "signal" for any other: async-signal-safe
+// (the handler writes it), and SignalName's answer for the three.
 const char* NameOf(int sig) {
   switch (sig) {
     case SIGTERM:
@@ -158,16 +160,8 @@ SecondSignalExit::SecondSignalExit(const std::string& message, int exit_code) {
 SecondSignalExit::~SecondSignalExit() { g_exit_armed.store(false); }
 
 std::string SignalName(int sig) {
-  switch (sig) {
-    case SIGTERM:
-      return "SIGTERM";
-    case SIGINT:
-      return "SIGINT";
-    case SIGHUP:
-      return "SIGHUP";
-    default:
-      return "signal " + std::to_string(sig);
-  }
+  if (sig == SIGTERM || sig == SIGINT || sig == SIGHUP) return NameOf(sig);
+  return "signal " + std::to_string(sig);
 }
 
 }  // namespace provisioner

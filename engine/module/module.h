@@ -9,8 +9,10 @@
 #include <chrono>
 #include <cstddef>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "engine/base/status.h"
 #include "engine/host/host_fs.h"
@@ -157,6 +159,40 @@ class Module {
     (void)facts;
     return nullptr;
   }
+};
+
+// A module that discovers facts (and may report plan errors and doctor
+// checks) but plans no change: a change addressed to it (a saved plan, the
+// journal) is refused by CheckChange before apply starts, and by Apply and
+// Verify.
+class DiscoveryModule : public Module {
+ public:
+  void Plan(const DesiredState& desired, const HostFacts& facts, PlanSink& sink) const override {}
+  Status Apply(const Change& change, HostContext& ctx) final { return CheckChange(change); }
+  Status Verify(const Change& change, HostContext& ctx) final { return CheckChange(change); }
+  Status CheckChange(const Change& change) const final {
+    return InvalidArgumentError("module " + std::string(name()) + " plans no changes (" +
+                                change.id + ")");
+  }
+};
+
+// A module's choice of backend for a root: by default the New...Backend of
+// its *_backend_factory.cc (the only code that asks which root it is); tests
+// put in their own.
+template <typename Backend>
+using BackendForRoot = std::function<std::unique_ptr<Backend>(HostFs&)>;
+
+// A module built from options (its backends for a root, limits, test seams):
+// the defaults, or a test's. The module's own header declares only the
+// overrides that say what is special about it.
+template <typename Options>
+class ModuleWithOptions : public Module {
+ public:
+  ModuleWithOptions() = default;
+  explicit ModuleWithOptions(Options options) : options_(std::move(options)) {}
+
+ protected:
+  Options options_;
 };
 
 }  // namespace provisioner

@@ -46,4 +46,11 @@ void DeclarePciResources(const HostFacts& facts, PlanSink& sink, size_t from) {
   }
 }
 
+void PlanByPciResource(PurePlanner plan, const DesiredState& desired, const HostFacts& facts,
+                       PlanSink& sink) {
+  const size_t from = sink.changes().size();
+  plan(desired, facts, sink);
+  DeclarePciResources(facts, sink, from);
+}
+
 }  // namespace provisioner

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <string>
 
+#include "engine/model/desired.h"
 #include "engine/model/host_model.h"
 #include "engine/plan/change.h"
 
@@ -22,6 +23,13 @@ std::string PciResourceOf(const HostFacts& facts, const std::string& target);
 // Sets the resource of the changes sink.changes()[from...] that have none,
 // by PciResourceOf their target.
 void DeclarePciResources(const HostFacts& facts, PlanSink& sink, size_t from);
+
+// The Plan of a module whose changes act on PCI functions and their netdevs:
+// its pure planner `plan`, then DeclarePciResources on the changes it added
+// (a PF's changes in order, PFs at once).
+using PurePlanner = void (*)(const DesiredState&, const HostFacts&, PlanSink&);
+void PlanByPciResource(PurePlanner plan, const DesiredState& desired, const HostFacts& facts,
+                       PlanSink& sink);
 
 }  // namespace provisioner
 

@@ -82,11 +82,6 @@ bool HasDriver(const HostFs& fs, const std::string& bdf) {
 
 }  // namespace
 
-std::unique_ptr<DevlinkBackend> EswitchModule::Devlink(HostFs& fs) const {
-  if (options_.devlink) return options_.devlink(fs);
-  return NewDevlinkBackend(fs);
-}
-
 Status EswitchModule::Discover(HostContext& ctx, HostFacts& facts) {
   facts.eswitch = EswitchFacts();
   facts.eswitch.discovered = true;
@@ -95,7 +90,7 @@ Status EswitchModule::Discover(HostContext& ctx, HostFacts& facts) {
     for (const NicSpec& n : ctx.plan_for->nics) wanted = wanted || n.eswitch_mode.has_value();
     if (!wanted) return OkStatus();  // no Plan reads them
   }
-  std::unique_ptr<DevlinkBackend> devlink = Devlink(*ctx.fs);
+  std::unique_ptr<DevlinkBackend> devlink = options_.devlink(*ctx.fs);
   for (const PciFunction& f : facts.pci) {
     if (f.IsVf() || !f.IsNetwork() || !f.sriov || !PciAddress::ParseFull(f.pci_address)) continue;
     EswitchPfFacts e;
@@ -154,7 +149,7 @@ Status EswitchModule::Apply(const Change& change, HostContext& ctx) {
   RETURN_IF_ERROR(CheckChange(change));
   const std::string& bdf = change.target;
   const std::string want = change.after.get<std::string>();
-  std::unique_ptr<DevlinkBackend> devlink = Devlink(*ctx.fs);
+  std::unique_ptr<DevlinkBackend> devlink = options_.devlink(*ctx.fs);
   ASSIGN_OR_RETURN(DevlinkState now, devlink->Read(bdf));
   if (now.mode == want) return OkStatus();  // a re-run, or a rollback of a refused set
   auto step = [&](const std::string& s) {
@@ -236,7 +231,7 @@ Status EswitchModule::Verify(const Change& change, HostContext& ctx) {
   RETURN_IF_ERROR(CheckChange(change));
   const std::string& bdf = change.target;
   const std::string want = change.after.get<std::string>();
-  ASSIGN_OR_RETURN(DevlinkState now, Devlink(*ctx.fs)->Read(bdf));
+  ASSIGN_OR_RETURN(DevlinkState now, options_.devlink(*ctx.fs)->Read(bdf));
   if (now.mode != want) {
     return Status(StatusCode::kFailedPrecondition, change.id + ": E-Switch mode of pci/" + bdf +
                                                        " is " + now.mode +

@@ -23,13 +23,12 @@ namespace provisioner {
 
 struct EswitchModuleOptions {
   // The devlink backend for a root (NewDevlinkBackend unless a test says otherwise).
-  std::function<std::unique_ptr<DevlinkBackend>(HostFs&)> devlink;
+  BackendForRoot<DevlinkBackend> devlink = NewDevlinkBackend;
 };
 
-class EswitchModule final : public Module {
+class EswitchModule final : public ModuleWithOptions<EswitchModuleOptions> {
  public:
-  EswitchModule() = default;
-  explicit EswitchModule(EswitchModuleOptions options) : options_(std::move(options)) {}
+  using ModuleWithOptions::ModuleWithOptions;
 
   std::string_view name() const override { return "eswitch"; }
   Status Discover(HostContext& ctx, HostFacts& facts) override;
@@ -41,10 +40,6 @@ class EswitchModule final : public Module {
   // discover -o json: per SR-IOV NIC whose mode was read, "eswitch":
   // {"mode", "flowSteeringMode" (when known), "representors": [netdevs by VF]}.
   void RenderFactsJson(const HostFacts& facts, FactsJson& out) const override;
-
- private:
-  std::unique_ptr<DevlinkBackend> Devlink(HostFs& fs) const;
-  EswitchModuleOptions options_;
 };
 
 }  // namespace provisioner

@@ -1,7 +1,5 @@
 // firmware/<card>/activate: the firmware reset that runs a card's new
 // configuration (and burned image) without a reboot.
-#include "modules/firmware/firmware_module.h"
-
 #include <cctype>
 #include <cerrno>
 #include <functional>
@@ -17,6 +15,7 @@
 #include "engine/model/selector.h"
 #include "engine/module/clock.h"
 #include "engine/module/registry.h"
+#include "modules/firmware/firmware_module.h"
 #include "modules/firmware/firmware_planner.h"
 #include "modules/firmware/firmware_reset.h"
 #include "modules/firmware/mstconfig_query.h"
@@ -77,8 +76,8 @@ bool DriverName(const std::string& s) {
 StatusOr<FirmwareResetMethod> ResetMethodOf(const Change& change) {
   const nlohmann::json& d = change.detail;
   if (!d.is_object() || !d.contains("method") || !d["method"].is_string()) {
-    return InvalidArgumentError(change.id + ": detail.method (how the card is reset) missing: " +
-                                "plan again");
+    return InvalidArgumentError(change.id +
+                                ": detail.method (how the card is reset) missing: " + "plan again");
   }
   FirmwareResetMethod m;
   const std::string name = d["method"].get<std::string>();
@@ -164,7 +163,7 @@ Status FirmwareModule::ApplyActivate(const Change& change, HostContext& ctx) {
     return OkStatus();
   }
   ASSIGN_OR_RETURN(FirmwareResetMethod method, ResetMethodOf(change));
-  std::unique_ptr<FirmwareTool> tool = Tool(*ctx.fs);
+  std::unique_ptr<FirmwareTool> tool = options_.tool(*ctx.fs);
   // Checked again on the card now: the plan may come from a file.
   auto text = tool->Query(change.target);
   if (text.ok()) {
@@ -187,9 +186,8 @@ Status FirmwareModule::ApplyActivate(const Change& change, HostContext& ctx) {
   }
   RETURN_IF_ERROR(UnbindPfs(method, ctx));
   if (ctx.progress) {
-    ctx.progress->Step(!tool->FromCapture()
-                           ? cmd
-                           : cmd + " (" + tool->ResetSource(change.target) + ")");
+    ctx.progress->Step(!tool->FromCapture() ? cmd
+                                            : cmd + " (" + tool->ResetSource(change.target) + ")");
   }
   {
     std::lock_guard<std::mutex> lock(answers_mu_);
@@ -222,7 +220,7 @@ Status FirmwareModule::VerifyActivate(const Change& change, HostContext& ctx) {
   }
   if (change.after.contains(kBurnAttribute)) {
     // A burned image: the card runs what its flash holds now.
-    ASSIGN_OR_RETURN(std::string flint, Tool(*ctx.fs)->FlintQuery(change.target));
+    ASSIGN_OR_RETURN(std::string flint, options_.tool(*ctx.fs)->FlintQuery(change.target));
     ASSIGN_OR_RETURN(FlintQuery f, ParseFlintQuery(flint));
     if (!f.running.empty() && f.running != f.fw_version) {
       differ += (differ.empty() ? "" : ", ") + std::string("firmware running ") + f.running +

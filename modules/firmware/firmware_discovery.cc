@@ -1,7 +1,5 @@
 // The firmware module's discovery: the card list, each card's mstconfig,
 // mstflint and mstfwreset queries (every card at once on the live root).
-#include "modules/firmware/firmware_module.h"
-
 #include <cctype>
 #include <cerrno>
 #include <functional>
@@ -17,6 +15,7 @@
 #include "engine/model/selector.h"
 #include "engine/module/clock.h"
 #include "engine/module/registry.h"
+#include "modules/firmware/firmware_module.h"
 #include "modules/firmware/firmware_planner.h"
 #include "modules/firmware/firmware_reset.h"
 #include "modules/firmware/mstconfig_query.h"
@@ -60,7 +59,7 @@ void ReadSysfsFirmware(HostFs& fs, const std::string& pf, FirmwareFacts& fw) {
 }  // namespace
 
 Status FirmwareModule::Discover(HostContext& ctx, HostFacts& facts) {
-  std::unique_ptr<FirmwareTool> tool = Tool(*ctx.fs);
+  std::unique_ptr<FirmwareTool> tool = options_.tool(*ctx.fs);
   std::vector<std::string> cards;
   for (const PciFunction& f : facts.pci) {
     // ConnectX PFs only: mstconfig configures the card through function .0.
@@ -203,7 +202,7 @@ Status FirmwareModule::DiscoverForPlan(const DesiredState& desired, HostContext&
     // Not a ConnectX card: the planner says so.
     if (it != facts.firmware.end() && it->second.unread) cards.push_back(dev);
   }
-  std::unique_ptr<FirmwareTool> tool = Tool(*ctx.fs);
+  std::unique_ptr<FirmwareTool> tool = options_.tool(*ctx.fs);
   if (!cards.empty()) ReadCards(*tool, cards, ctx, facts);
   // nics[].firmwareVersion: `mstflint -d <card> query` of their cards, and
   // for policy update `mstflint -i <image> query` of the images they name.

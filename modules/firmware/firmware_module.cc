@@ -48,12 +48,6 @@ Status CheckChangeShape(const Change& c) {
 
 }  // namespace
 
-std::unique_ptr<FirmwareTool> FirmwareModule::Tool(HostFs& fs) const {
-  if (options_.tool) return options_.tool(fs);
-  return NewFirmwareTool(fs);
-}
-
-
 void FirmwareModule::Plan(const DesiredState& desired, const HostFacts& facts,
                           PlanSink& sink) const {
   const size_t from = sink.changes().size();
@@ -66,7 +60,7 @@ void FirmwareModule::Plan(const DesiredState& desired, const HostFacts& facts,
 }
 
 Status FirmwareModule::ApplyNvConfig(const Change& change, HostContext& ctx) {
-  std::unique_ptr<FirmwareTool> tool = Tool(*ctx.fs);
+  std::unique_ptr<FirmwareTool> tool = options_.tool(*ctx.fs);
   if (!tool->Available()) return FailedPreconditionError(MstconfigInstallHint());
   {
     std::lock_guard<std::mutex> lock(answers_mu_);
@@ -102,7 +96,7 @@ Status FirmwareModule::ApplyNvConfig(const Change& change, HostContext& ctx) {
 }
 
 StatusOr<MstconfigQuery> FirmwareModule::QueryForVerify(const Change& change, HostContext& ctx) {
-  std::unique_ptr<FirmwareTool> tool = Tool(*ctx.fs);
+  std::unique_ptr<FirmwareTool> tool = options_.tool(*ctx.fs);
   auto answer = tool->Query(change.target);
   if (!tool->FromCapture()) {
     std::lock_guard<std::mutex> lock(answers_mu_);
@@ -186,7 +180,7 @@ Status DeferIfFlashPending(const Change& change, HostContext& ctx, FirmwareTool&
 }  // namespace
 
 Status FirmwareModule::PendingImageAfterRollback(const Change& change, HostContext& ctx) {
-  std::unique_ptr<FirmwareTool> tool = Tool(*ctx.fs);
+  std::unique_ptr<FirmwareTool> tool = options_.tool(*ctx.fs);
   return DeferIfFlashPending(change, ctx, *tool);
 }
 
@@ -202,7 +196,7 @@ Status FirmwareModule::ApplyBurn(const Change& change, HostContext& ctx) {
     // and its firmware reset left it there, and the rollback said nothing).
     return PendingImageAfterRollback(change, ctx);
   }
-  std::unique_ptr<FirmwareTool> tool = Tool(*ctx.fs);
+  std::unique_ptr<FirmwareTool> tool = options_.tool(*ctx.fs);
   if (!tool->FlintAvailable()) return FailedPreconditionError(MstflintInstallHint());
   // Checked again now: the plan may come from a file, the image may have
   // been replaced since.
@@ -227,7 +221,7 @@ Status FirmwareModule::ApplyBurn(const Change& change, HostContext& ctx) {
 Status FirmwareModule::VerifyBurn(const Change& change, HostContext& ctx) {
   ASSIGN_OR_RETURN(BurnOf b, BurnDetail(change));
   if (b.rollback) return OkStatus();  // nothing was done
-  std::unique_ptr<FirmwareTool> tool = Tool(*ctx.fs);
+  std::unique_ptr<FirmwareTool> tool = options_.tool(*ctx.fs);
   ASSIGN_OR_RETURN(std::string text, tool->FlintQuery(change.target));
   ASSIGN_OR_RETURN(FlintQuery q, ParseFlintQuery(text));
   if (q.fw_version != b.version) {
@@ -243,7 +237,7 @@ Status FirmwareModule::Apply(const Change& change, HostContext& ctx) {
   if (change.attribute == kActivateAttribute) return ApplyActivate(change, ctx);
   if (change.attribute == kNvConfigAttribute) return ApplyNvConfig(change, ctx);
   ASSIGN_OR_RETURN(std::string value, FirmwareSetText(change));
-  std::unique_ptr<FirmwareTool> tool = Tool(*ctx.fs);
+  std::unique_ptr<FirmwareTool> tool = options_.tool(*ctx.fs);
   if (!tool->Available()) return FailedPreconditionError(MstconfigInstallHint());
   const std::string set = change.attribute + "=" + value;
   if (ctx.progress) {

@@ -24,13 +24,12 @@ namespace provisioner {
 struct FirmwareModuleOptions {
   // The tool for a root: by default mstconfig on the live root, the captured
   // files under a tree root. Tests inject others.
-  std::function<std::unique_ptr<FirmwareTool>(HostFs&)> tool;
+  BackendForRoot<FirmwareTool> tool = NewFirmwareTool;
 };
 
-class FirmwareModule final : public Module {
+class FirmwareModule final : public ModuleWithOptions<FirmwareModuleOptions> {
  public:
-  FirmwareModule() = default;
-  explicit FirmwareModule(FirmwareModuleOptions options) : options_(std::move(options)) {}
+  using ModuleWithOptions::ModuleWithOptions;
 
   std::string_view name() const override { return "firmware"; }
   // discover, doctor: every ConnectX card's configuration. For a plan
@@ -52,7 +51,6 @@ class FirmwareModule final : public Module {
   std::string RenderFactsTable(const HostFacts& facts) const override;
 
  private:
-  std::unique_ptr<FirmwareTool> Tool(HostFs& fs) const;
   // Reads the configuration of `cards` (listed in facts.firmware by Discover).
   void ReadCards(FirmwareTool& tool, const std::vector<std::string>& cards, HostContext& ctx,
                  HostFacts& facts);
@@ -87,7 +85,6 @@ class FirmwareModule final : public Module {
   // root also kept as the card's answer (what the re-discovery after apply
   // reads).
   StatusOr<MstconfigQuery> QueryForVerify(const Change& change, HostContext& ctx);
-  FirmwareModuleOptions options_;
   // mstconfig's answer per card, kept for the life of the module (one
   // command: the process): a card is queried once however often discovery
   // runs (apply re-discovers); Apply's set forgets the card, Verify's query

@@ -49,7 +49,7 @@ std::vector<std::string> PathBdfs(const std::string& sysfs_path) {
   return out;
 }
 
-class HealthModule final : public Module {
+class HealthModule final : public DiscoveryModule {
  public:
   std::string_view name() const override { return health::kModuleName; }
 
@@ -84,26 +84,6 @@ class HealthModule final : public Module {
       }
     }
     return OkStatus();
-  }
-
-  void Plan(const DesiredState& desired, const HostFacts& facts, PlanSink& sink) const override {
-    (void)desired;
-    (void)facts;
-    (void)sink;
-  }
-
-  Status Apply(const Change& change, HostContext& ctx) override {
-    (void)ctx;
-    return InvalidArgumentError("module health plans no changes, cannot apply " + change.id);
-  }
-
-  Status Verify(const Change& change, HostContext& ctx) override {
-    (void)ctx;
-    return InvalidArgumentError("module health plans no changes, cannot verify " + change.id);
-  }
-
-  Status CheckChange(const Change& change) const override {
-    return InvalidArgumentError("module health plans no changes (" + change.id + ")");
   }
 
   void Check(const DesiredState* desired, const HostFacts& facts, CheckSink& sink) const override {

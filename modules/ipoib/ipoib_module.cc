@@ -115,23 +115,13 @@ std::string Show(const nlohmann::json& v) {
 
 }  // namespace
 
-std::unique_ptr<IpoibAddressBackend> IpoibModule::Addresses(HostFs& fs) const {
-  if (options_.addresses) return options_.addresses(fs);
-  return NewIpoibAddressBackend(fs);
-}
-
-std::unique_ptr<LinkBackend> IpoibModule::Link(HostFs& fs) const {
-  if (options_.link) return options_.link(fs);
-  return NewLinkBackend(fs);
-}
-
 Status IpoibModule::Discover(HostContext& ctx, HostFacts& facts) {
   facts.ipoib = IpoibFacts();
   facts.ipoib.discovered = true;
   if (ctx.plan_for != nullptr && !WantsIpoib(*ctx.plan_for)) return OkStatus();
   HostFs& fs = *ctx.fs;
-  std::unique_ptr<LinkBackend> link = Link(fs);
-  std::unique_ptr<IpoibAddressBackend> addresses = Addresses(fs);
+  std::unique_ptr<LinkBackend> link = options_.link(fs);
+  std::unique_ptr<IpoibAddressBackend> addresses = options_.addresses(fs);
   for (const PciFunction& f : facts.pci) {
     if (f.IsVf() || !f.IsNetwork()) continue;
     for (const std::string& n : f.netdevs) {
@@ -194,9 +184,7 @@ Status IpoibModule::Discover(HostContext& ctx, HostFacts& facts) {
 }
 
 void IpoibModule::Plan(const DesiredState& desired, const HostFacts& facts, PlanSink& sink) const {
-  const size_t from = sink.changes().size();
-  PlanIpoib(desired, facts, sink);
-  DeclarePciResources(facts, sink, from);  // a PF's changes in order, PFs at once
+  PlanByPciResource(PlanIpoib, desired, facts, sink);
 }
 
 Status IpoibModule::Apply(const Change& change, HostContext& ctx) {
@@ -224,9 +212,9 @@ Status IpoibModule::Apply(const Change& change, HostContext& ctx) {
         .WithContext("set IPoIB mode " + after.get<std::string>() + " on " + target);
   }
   if (change.attribute == kIpoibAddresses) {
-    return SetAddresses(*Addresses(fs), target, Strings(after));
+    return SetAddresses(*options_.addresses(fs), target, Strings(after));
   }
-  std::unique_ptr<LinkBackend> link = Link(fs);
+  std::unique_ptr<LinkBackend> link = options_.link(fs);
   ASSIGN_OR_RETURN(LinkFacts now, link->Read(target));
   if (change.attribute == kIpoibMtu) {
     const int want = static_cast<int>(after.get<long long>());
@@ -237,9 +225,7 @@ Status IpoibModule::Apply(const Change& change, HostContext& ctx) {
   return link->SetUp(target, after.get<bool>());
 }
 
-Status IpoibModule::CheckChange(const Change& change) const {
-  return CheckChangeShape(change);
-}
+Status IpoibModule::CheckChange(const Change& change) const { return CheckChangeShape(change); }
 
 Status IpoibModule::Verify(const Change& change, HostContext& ctx) {
   RETURN_IF_ERROR(CheckChange(change));
@@ -263,11 +249,11 @@ Status IpoibModule::Verify(const Change& change, HostContext& ctx) {
     return OkStatus();
   }
   if (change.attribute == kIpoibAddresses) {
-    ASSIGN_OR_RETURN(std::vector<std::string> now, Addresses(fs)->Read(target));
+    ASSIGN_OR_RETURN(std::vector<std::string> now, options_.addresses(fs)->Read(target));
     if (now != Strings(after)) return mismatch(nlohmann::json(now).dump());
     return OkStatus();
   }
-  ASSIGN_OR_RETURN(LinkFacts now, Link(fs)->Read(target));
+  ASSIGN_OR_RETURN(LinkFacts now, options_.link(fs)->Read(target));
   if (change.attribute == kIpoibMtu) {
     if (now.mtu != after.get<long long>()) {
       return mismatch(std::to_string(now.mtu) +

@@ -22,14 +22,13 @@ namespace provisioner {
 
 struct IpoibModuleOptions {
   // Backends for a root; the factories' choice unless a test says otherwise.
-  std::function<std::unique_ptr<IpoibAddressBackend>(HostFs&)> addresses;
-  std::function<std::unique_ptr<LinkBackend>(HostFs&)> link;
+  BackendForRoot<IpoibAddressBackend> addresses = NewIpoibAddressBackend;
+  BackendForRoot<LinkBackend> link = NewLinkBackend;
 };
 
-class IpoibModule final : public Module {
+class IpoibModule final : public ModuleWithOptions<IpoibModuleOptions> {
  public:
-  IpoibModule() = default;
-  explicit IpoibModule(IpoibModuleOptions options) : options_(std::move(options)) {}
+  using ModuleWithOptions::ModuleWithOptions;
 
   std::string_view name() const override { return "ipoib"; }
   Status Discover(HostContext& ctx, HostFacts& facts) override;
@@ -42,11 +41,6 @@ class IpoibModule final : public Module {
   void Check(const DesiredState* desired, const HostFacts& facts, CheckSink& sink) const override;
   void RenderFactsJson(const HostFacts& facts, FactsJson& out) const override;
   std::string RenderFactsTable(const HostFacts& facts) const override;
-
- private:
-  std::unique_ptr<IpoibAddressBackend> Addresses(HostFs& fs) const;
-  std::unique_ptr<LinkBackend> Link(HostFs& fs) const;
-  IpoibModuleOptions options_;
 };
 
 }  // namespace provisioner

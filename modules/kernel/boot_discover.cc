@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/base/strings.h"
 #include "modules/kernel/boot_loader.h"
 #include "modules/kernel/kernel_cmdline.h"
 
@@ -19,23 +20,11 @@ std::string Unquote(std::string v) {
   return v;
 }
 
-std::vector<std::string> Lines(const std::string& text) {
-  std::vector<std::string> out;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t end = text.find('\n', pos);
-    if (end == std::string::npos) end = text.size();
-    out.push_back(text.substr(pos, end - pos));
-    pos = end + 1;
-  }
-  return out;
-}
-
 // The value of `key=` on its own line (os-release, install.conf, grubenv,
 // /etc/default/grub), unquoted; nullopt when no line sets it. The last wins.
 std::optional<std::string> ValueOf(const std::string& text, const std::string& key) {
   std::optional<std::string> v;
-  for (std::string line : Lines(text)) {
+  for (std::string line : SplitLines(text)) {
     size_t b = line.find_first_not_of(" \t");
     if (b == std::string::npos) continue;
     line = line.substr(b);
@@ -68,7 +57,7 @@ void ReadBlsEntries(const HostFs& fs, BootFacts& boot) {
     if (n.size() < 6 || n.compare(n.size() - 5, 5, ".conf") != 0) continue;
     auto text = fs.ReadFile("/boot/loader/entries/" + n);
     if (!text.ok()) continue;
-    for (const std::string& line : Lines(*text)) {
+    for (const std::string& line : SplitLines(*text)) {
       if (line.rfind("options", 0) != 0 || line.size() <= 7 ||
           (line[7] != ' ' && line[7] != '\t')) {
         continue;

@@ -10,31 +10,6 @@
 namespace provisioner {
 namespace {
 
-std::vector<std::string_view> Lines(std::string_view text) {
-  std::vector<std::string_view> out;
-  size_t i = 0;
-  while (i < text.size()) {
-    size_t j = text.find('\n', i);
-    if (j == std::string_view::npos) j = text.size();
-    out.push_back(text.substr(i, j - i));
-    i = j + 1;
-  }
-  return out;
-}
-
-std::vector<std::string> Fields(std::string_view line) {
-  std::vector<std::string> out;
-  size_t i = 0;
-  while (i < line.size()) {
-    while (i < line.size() && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r')) ++i;
-    size_t j = i;
-    while (j < line.size() && line[j] != ' ' && line[j] != '\t' && line[j] != '\r') ++j;
-    if (j > i) out.emplace_back(line.substr(i, j - i));
-    i = j;
-  }
-  return out;
-}
-
 bool ParseInt(const std::string& s, long long* out) {
   if (s.empty()) return false;
   char* end = nullptr;
@@ -48,9 +23,9 @@ bool ParseInt(const std::string& s, long long* out) {
 
 StatusOr<std::vector<LoadedModule>> ParseProcModules(std::string_view text) {
   std::vector<LoadedModule> out;
-  std::vector<std::string_view> lines = Lines(text);
+  std::vector<std::string> lines = SplitLines(text);
   for (size_t n = 0; n < lines.size(); ++n) {
-    std::vector<std::string> f = Fields(lines[n]);
+    std::vector<std::string> f = SplitWhitespace(lines[n]);
     if (f.empty()) continue;
     long long size = 0;
     long long ref = 0;
@@ -105,17 +80,18 @@ std::string ModuleNameOfPath(std::string_view path) {
 
 StatusOr<std::map<std::string, std::vector<std::string>>> ParseModulesDep(std::string_view text) {
   std::map<std::string, std::vector<std::string>> out;
-  std::vector<std::string_view> lines = Lines(text);
+  std::vector<std::string> lines = SplitLines(text);
   for (size_t n = 0; n < lines.size(); ++n) {
     std::string_view line = lines[n];
-    if (Fields(line).empty() || line[0] == '#') continue;
+    if (SplitWhitespace(line).empty() || line[0] == '#') continue;
     size_t colon = line.find(':');
     if (colon == std::string_view::npos || colon == 0) {
       return InvalidArgumentError("line " + std::to_string(n + 1) +
                                   ": expected \"module.ko: deps\", got " + Quote(line));
     }
     std::vector<std::string> deps;
-    for (const std::string& d : Fields(line.substr(colon + 1))) deps.push_back(ModuleNameOfPath(d));
+    for (const std::string& d : SplitWhitespace(line.substr(colon + 1)))
+      deps.push_back(ModuleNameOfPath(d));
     out[ModuleNameOfPath(line.substr(0, colon))] = std::move(deps);
   }
   return out;
@@ -123,8 +99,8 @@ StatusOr<std::map<std::string, std::vector<std::string>>> ParseModulesDep(std::s
 
 std::vector<std::string> ParseModulesLoad(std::string_view text) {
   std::vector<std::string> out;
-  for (std::string_view line : Lines(text)) {
-    std::vector<std::string> f = Fields(line);
+  for (const std::string& line : SplitLines(text)) {
+    std::vector<std::string> f = SplitWhitespace(line);
     if (f.empty() || f[0][0] == '#' || f[0][0] == ';') continue;
     out.push_back(f[0]);
   }

@@ -44,7 +44,7 @@ class Tree : public NetdevAddressBackend {
   std::string Name() const override { return "tree"; }
 
   StatusOr<std::vector<std::string>> Read(const std::string& ifname) override {
-    RETURN_IF_ERROR(CheckNetdev(ifname));
+    RETURN_IF_ERROR(CheckNetdevInTree(fs_, ifname));
     ASSIGN_OR_RETURN(auto all, Load());
     return all[ifname];
   }
@@ -57,15 +57,6 @@ class Tree : public NetdevAddressBackend {
   }
 
  private:
-  Status CheckNetdev(const std::string& ifname) const {
-    if (!IsValidIfname(ifname)) return InvalidArgumentError("bad interface name " + ifname);
-    if (!fs_.Exists("/sys/class/net/" + ifname)) {
-      return Status(StatusCode::kNotFound, "/sys/class/net/" + ifname + ": ENODEV: no such netdev",
-                    ENODEV);
-    }
-    return OkStatus();
-  }
-
   StatusOr<std::map<std::string, std::vector<std::string>>> Load() const {
     auto text = fs_.ReadFile(capture_);
     if (!text.ok()) {
@@ -78,7 +69,7 @@ class Tree : public NetdevAddressBackend {
   // As the kernel: adding an address there is EEXIST, removing one that is
   // not there EADDRNOTAVAIL.
   Status Edit(const std::string& ifname, const std::string& cidr, bool add) {
-    RETURN_IF_ERROR(CheckNetdev(ifname));
+    RETURN_IF_ERROR(CheckNetdevInTree(fs_, ifname));
     auto canonical = CanonicalCidr(cidr);
     if (!canonical) return InvalidArgumentError(cidr + " is no address with a prefix length");
     ASSIGN_OR_RETURN(auto all, Load());

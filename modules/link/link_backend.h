@@ -41,6 +41,11 @@ std::unique_ptr<LinkBackend> NewLinkBackend(HostFs& fs);
 // whitespace, not "." or ".."): safe in a sysfs path.
 bool IsValidIfname(const std::string& name);
 
+// What the backends that work on a netdev's files under a tree root (link,
+// ipoib, roce's DCB) check first: kInvalidArgument for a bad name, kNotFound
+// (ENODEV) when /sys/class/net has no such netdev; OK otherwise.
+Status CheckNetdevInTree(const HostFs& fs, const std::string& ifname);
+
 }  // namespace provisioner
 
 #endif  // PROVISIONER_MODULES_LINK_LINK_BACKEND_H_

@@ -213,13 +213,8 @@ Status CheckChangeShape(const Change& c) {
 
 }  // namespace
 
-std::unique_ptr<LinkBackend> LinkModule::Backend(HostFs& fs) const {
-  if (options_.backend) return options_.backend(fs);
-  return NewLinkBackend(fs);
-}
-
 Status LinkModule::Discover(HostContext& ctx, HostFacts& facts) {
-  std::unique_ptr<LinkBackend> backend = Backend(*ctx.fs);
+  std::unique_ptr<LinkBackend> backend = options_.backend(*ctx.fs);
   std::vector<std::string> names;
   for (const PciFunction& f : facts.pci) {
     if (f.IsVf() || !f.IsNetwork()) continue;
@@ -247,14 +242,12 @@ Status LinkModule::Discover(HostContext& ctx, HostFacts& facts) {
 }
 
 void LinkModule::Plan(const DesiredState& desired, const HostFacts& facts, PlanSink& sink) const {
-  const size_t from = sink.changes().size();
-  PlanLinks(desired, facts, sink);
-  DeclarePciResources(facts, sink, from);  // a PF's changes in order, PFs at once
+  PlanByPciResource(PlanLinks, desired, facts, sink);
 }
 
 Status LinkModule::Apply(const Change& change, HostContext& ctx) {
   RETURN_IF_ERROR(CheckChange(change));
-  std::unique_ptr<LinkBackend> backend = Backend(*ctx.fs);
+  std::unique_ptr<LinkBackend> backend = options_.backend(*ctx.fs);
   if (change.attribute == kMtuAttribute) {
     const int want = static_cast<int>(change.after.get<long long>());
     // No write when it already holds (a rollback of a change the kernel
@@ -294,13 +287,11 @@ Status LinkModule::Apply(const Change& change, HostContext& ctx) {
   return OkStatus();
 }
 
-Status LinkModule::CheckChange(const Change& change) const {
-  return CheckChangeShape(change);
-}
+Status LinkModule::CheckChange(const Change& change) const { return CheckChangeShape(change); }
 
 Status LinkModule::Verify(const Change& change, HostContext& ctx) {
   RETURN_IF_ERROR(CheckChange(change));
-  std::unique_ptr<LinkBackend> backend = Backend(*ctx.fs);
+  std::unique_ptr<LinkBackend> backend = options_.backend(*ctx.fs);
   const std::string label = change.field_path.empty() ? change.id : change.field_path;
   if (change.attribute == kMtuAttribute) {
     ASSIGN_OR_RETURN(LinkFacts now, backend->Read(change.target));

@@ -18,13 +18,12 @@ namespace provisioner {
 struct LinkModuleOptions {
   // The backend for a root: netlink on the live root, sysfs under a tree
   // root, unless a test says otherwise.
-  std::function<std::unique_ptr<LinkBackend>(HostFs&)> backend;
+  BackendForRoot<LinkBackend> backend = NewLinkBackend;
 };
 
-class LinkModule final : public Module {
+class LinkModule final : public ModuleWithOptions<LinkModuleOptions> {
  public:
-  LinkModule() = default;
-  explicit LinkModule(LinkModuleOptions options) : options_(std::move(options)) {}
+  using ModuleWithOptions::ModuleWithOptions;
 
   std::string_view name() const override { return "link"; }
   Status Discover(HostContext& ctx, HostFacts& facts) override;
@@ -36,10 +35,6 @@ class LinkModule final : public Module {
   Status CheckChange(const Change& change) const override;
   // discover output: link_render.cc
   void RenderFactsJson(const HostFacts& facts, FactsJson& out) const override;
-
- private:
-  std::unique_ptr<LinkBackend> Backend(HostFs& fs) const;
-  LinkModuleOptions options_;
 };
 
 }  // namespace provisioner

@@ -15,15 +15,12 @@
 #include <cerrno>
 
 #include "engine/netlink/netlink_socket.h"
+#include "engine/netlink/rtnl_link.h"
 #include "modules/link/link_backend.h"
 
 namespace provisioner {
 namespace {
 
-struct LinkDeleter {
-  void operator()(rtnl_link* l) const { rtnl_link_put(l); }
-};
-using LinkPtr = std::unique_ptr<rtnl_link, LinkDeleter>;
 using SockPtr = NlSocket;
 using MsgPtr = NlMsg;
 
@@ -69,7 +66,7 @@ class Netlink : public LinkBackend {
   StatusOr<LinkFacts> Read(const std::string& ifname) override {
     if (!IsValidIfname(ifname)) return InvalidArgumentError("bad interface name " + ifname);
     ASSIGN_OR_RETURN(SockPtr sk, Connect());
-    ASSIGN_OR_RETURN(LinkPtr link, Get(sk.get(), ifname));
+    ASSIGN_OR_RETURN(RtnlLinkPtr link, GetRtnlLink(sk.get(), ifname));
     LinkFacts f;
     f.name = ifname;
     f.mtu = static_cast<int>(rtnl_link_get_mtu(link.get()));
@@ -107,28 +104,12 @@ class Netlink : public LinkBackend {
  private:
   const HostFs* notes_;
 
-  static StatusOr<LinkPtr> Get(nl_sock* sk, const std::string& ifname) {
-    rtnl_link* raw = nullptr;
-    if (int r = rtnl_link_get_kernel(sk, 0, ifname.c_str(), &raw); r < 0) {
-      Status s = NlError(r, "netlink RTM_GETLINK " + ifname);
-      if (s.err() == ENODEV) return Status(StatusCode::kNotFound, s.message(), ENODEV);
-      return s;
-    }
-    return LinkPtr(raw);
-  }
-
   template <typename Fn>
   Status Change(const std::string& ifname, const std::string& what, Fn fill) {
     if (!IsValidIfname(ifname)) return InvalidArgumentError("bad interface name " + ifname);
     ASSIGN_OR_RETURN(SockPtr sk, Connect());
-    ASSIGN_OR_RETURN(LinkPtr orig, Get(sk.get(), ifname));
-    LinkPtr change(rtnl_link_alloc());
-    if (!change) return InternalError("netlink: rtnl_link_alloc failed");
-    fill(change.get());
-    if (int r = rtnl_link_change(sk.get(), orig.get(), change.get(), 0); r < 0) {
-      return NlError(r, "netlink RTM_SETLINK " + ifname + " " + what);
-    }
-    return OkStatus();
+    ASSIGN_OR_RETURN(RtnlLinkPtr orig, GetRtnlLink(sk.get(), ifname));
+    return ChangeRtnlLink(sk.get(), orig.get(), ifname, what, fill);
   }
 };
 

@@ -30,10 +30,7 @@ class Sysfs : public LinkBackend {
   std::string Name() const override { return "sysfs"; }
 
   StatusOr<LinkFacts> Read(const std::string& ifname) override {
-    if (!IsValidIfname(ifname)) return InvalidArgumentError("bad interface name " + ifname);
-    if (!fs_.Exists(Dir(ifname))) {
-      return Status(StatusCode::kNotFound, Dir(ifname) + ": ENODEV: no such netdev", ENODEV);
-    }
+    RETURN_IF_ERROR(CheckNetdevInTree(fs_, ifname));
     LinkFacts f;
     f.name = ifname;
     ASSIGN_OR_RETURN(long mtu, ReadNumber(fs_, Dir(ifname) + "/mtu", 10));
@@ -78,6 +75,14 @@ bool IsValidIfname(const std::string& name) {
     if (c == '/' || c == ':' || c <= ' ' || c == 0x7f) return false;
   }
   return true;
+}
+
+Status CheckNetdevInTree(const HostFs& fs, const std::string& ifname) {
+  if (!IsValidIfname(ifname)) return InvalidArgumentError("bad interface name " + ifname);
+  if (!fs.Exists(Dir(ifname))) {
+    return Status(StatusCode::kNotFound, Dir(ifname) + ": ENODEV: no such netdev", ENODEV);
+  }
+  return OkStatus();
 }
 
 std::unique_ptr<LinkBackend> NewSysfsLinkBackend(HostFs& fs) { return std::make_unique<Sysfs>(fs); }

@@ -120,11 +120,6 @@ void CheckNamesNow(const DesiredState& desired, const HostFacts& facts, CheckSin
 
 }  // namespace
 
-std::unique_ptr<NamesBackend> NamesModule::Backend(HostFs& fs) const {
-  if (options_.backend) return options_.backend(fs);
-  return NewNamesBackend(fs);
-}
-
 Status NamesModule::Discover(HostContext& ctx, HostFacts& facts) {
   if (ctx.fs->Exists(kNamesRulesFile)) {
     ASSIGN_OR_RETURN(std::string text, ctx.fs->ReadFile(kNamesRulesFile));
@@ -181,7 +176,7 @@ Status NamesModule::Apply(const Change& change, HostContext& ctx) {
   }
   if (ctx.progress)
     ctx.progress->Step((rdma ? "rename RDMA device " : "rename ") + from + " to " + to);
-  std::unique_ptr<NamesBackend> backend = Backend(*ctx.fs);
+  std::unique_ptr<NamesBackend> backend = options_.backend(*ctx.fs);
   spdlog::debug("names: {} {} -> {} ({})", change.target, from, to, backend->Name());
   Status s = rdma ? backend->RenameRdma(from, to) : backend->RenameNetdev(from, to);
   return s.WithContext("apply " + change.id);

@@ -17,13 +17,12 @@ namespace provisioner {
 struct NamesModuleOptions {
   // The backend for a root: netlink on the live root, the tree's request
   // files under a tree root, unless a test says otherwise.
-  std::function<std::unique_ptr<NamesBackend>(HostFs&)> backend;
+  BackendForRoot<NamesBackend> backend = NewNamesBackend;
 };
 
-class NamesModule final : public Module {
+class NamesModule final : public ModuleWithOptions<NamesModuleOptions> {
  public:
-  NamesModule() = default;
-  explicit NamesModule(NamesModuleOptions options) : options_(std::move(options)) {}
+  using ModuleWithOptions::ModuleWithOptions;
 
   std::string_view name() const override { return "names"; }
   Status Discover(HostContext& ctx, HostFacts& facts) override;
@@ -35,10 +34,6 @@ class NamesModule final : public Module {
   Status CheckChange(const Change& change) const override;
   // doctor: names.persistent per named PF (names_planner.h CheckNames).
   void Check(const DesiredState* desired, const HostFacts& facts, CheckSink& sink) const override;
-
- private:
-  std::unique_ptr<NamesBackend> Backend(HostFs& fs) const;
-  NamesModuleOptions options_;
 };
 
 }  // namespace provisioner

@@ -26,6 +26,7 @@
 #include <optional>
 
 #include "engine/netlink/netlink_socket.h"
+#include "engine/netlink/rtnl_link.h"
 #include "modules/names/names_backend.h"
 
 namespace provisioner {
@@ -44,11 +45,6 @@ constexpr size_t kIbDeviceNameMax = 64;
 constexpr int kMaxAttr = 128;
 
 constexpr uint16_t NldevType(int op) { return static_cast<uint16_t>((kRdmaNlNldev << 10) + op); }
-
-struct LinkDeleter {
-  void operator()(rtnl_link* l) const { rtnl_link_put(l); }
-};
-using LinkPtr = std::unique_ptr<rtnl_link, LinkDeleter>;
 
 NlMsg NewDumpRequest() {
   return NlMsg(nlmsg_alloc_simple(NldevType(kNldevCmdGet), NLM_F_REQUEST | NLM_F_DUMP));
@@ -92,32 +88,31 @@ StatusOr<RdmaDevEntry> EntryFromHeader(nlmsghdr* h) {
   return e;
 }
 
-
 class Netlink : public NamesBackend {
  public:
   std::string Name() const override { return "netlink"; }
 
   Status RenameNetdev(const std::string& from, const std::string& to) override {
     ASSIGN_OR_RETURN(NlSocket sk, ConnectNetlink(NETLINK_ROUTE, "NETLINK_ROUTE"));
-    ASSIGN_OR_RETURN(LinkPtr orig, Get(sk.get(), from));
+    ASSIGN_OR_RETURN(RtnlLinkPtr orig, GetRtnlLink(sk.get(), from));
     const bool was_up = (rtnl_link_get_flags(orig.get()) & IFF_UP) != 0;
     if (was_up) {
-      RETURN_IF_ERROR(Change(sk.get(), orig.get(), from, "down",
-                             [](rtnl_link* c) { rtnl_link_unset_flags(c, IFF_UP); }));
+      RETURN_IF_ERROR(ChangeRtnlLink(sk.get(), orig.get(), from, "down",
+                                     [](rtnl_link* c) { rtnl_link_unset_flags(c, IFF_UP); }));
     }
-    Status renamed = Change(sk.get(), orig.get(), from, "name " + to,
-                            [&to](rtnl_link* c) { rtnl_link_set_name(c, to.c_str()); });
+    Status renamed = ChangeRtnlLink(sk.get(), orig.get(), from, "name " + to,
+                                    [&to](rtnl_link* c) { rtnl_link_set_name(c, to.c_str()); });
     if (!renamed.ok()) {
       if (was_up) {
-        (void)Change(sk.get(), orig.get(), from, "up",
-                     [](rtnl_link* c) { rtnl_link_set_flags(c, IFF_UP); });
+        (void)ChangeRtnlLink(sk.get(), orig.get(), from, "up",
+                             [](rtnl_link* c) { rtnl_link_set_flags(c, IFF_UP); });
       }
       return renamed;
     }
     if (!was_up) return OkStatus();
-    ASSIGN_OR_RETURN(LinkPtr now, Get(sk.get(), to));
-    return Change(sk.get(), now.get(), to, "up (after the rename)",
-                  [](rtnl_link* c) { rtnl_link_set_flags(c, IFF_UP); });
+    ASSIGN_OR_RETURN(RtnlLinkPtr now, GetRtnlLink(sk.get(), to));
+    return ChangeRtnlLink(sk.get(), now.get(), to, "up (after the rename)",
+                          [](rtnl_link* c) { rtnl_link_set_flags(c, IFF_UP); });
   }
 
   Status RenameRdma(const std::string& from, const std::string& to) override {
@@ -143,28 +138,6 @@ class Netlink : public NamesBackend {
   }
 
  private:
-  static StatusOr<LinkPtr> Get(nl_sock* sk, const std::string& ifname) {
-    rtnl_link* raw = nullptr;
-    if (int r = rtnl_link_get_kernel(sk, 0, ifname.c_str(), &raw); r < 0) {
-      Status s = NlError(r, "netlink RTM_GETLINK " + ifname);
-      if (s.err() == ENODEV) return Status(StatusCode::kNotFound, s.message(), ENODEV);
-      return s;
-    }
-    return LinkPtr(raw);
-  }
-
-  template <typename Fn>
-  static Status Change(nl_sock* sk, rtnl_link* orig, const std::string& ifname,
-                       const std::string& what, Fn fill) {
-    LinkPtr change(rtnl_link_alloc());
-    if (!change) return InternalError("netlink: rtnl_link_alloc failed");
-    fill(change.get());
-    if (int r = rtnl_link_change(sk, orig, change.get(), 0); r < 0) {
-      return NlError(r, "netlink RTM_SETLINK " + ifname + " " + what);
-    }
-    return OkStatus();
-  }
-
   static Status Run(nl_msg* msg, const std::string& what,
                     const std::function<void(const nlmsghdr*)>& on_reply) {
     Status s = NetlinkTransact(kNetlinkRdma, "NETLINK_RDMA", msg, "RDMA netlink " + what, on_reply);
@@ -192,14 +165,7 @@ std::vector<uint8_t> BuildRdmaRenameRequest(uint32_t seq, uint32_t index, const 
 }
 
 StatusOr<RdmaDevEntry> ParseRdmaDevReply(const std::vector<uint8_t>& msg) {
-  if (msg.size() < sizeof(nlmsghdr)) return InvalidArgumentError("RDMA netlink: short message");
-  std::vector<uint32_t> buf((msg.size() + 3) / 4);
-  std::memcpy(buf.data(), msg.data(), msg.size());
-  auto* h = reinterpret_cast<nlmsghdr*>(buf.data());
-  if (!nlmsg_ok(h, static_cast<int>(msg.size()))) {
-    return InvalidArgumentError("RDMA netlink: message length " + std::to_string(h->nlmsg_len) +
-                                " does not fit " + std::to_string(msg.size()) + " bytes");
-  }
+  ASSIGN_OR_RETURN(nlmsghdr * h, NetlinkHeader(msg, "RDMA netlink"));
   return EntryFromHeader(h);
 }
 

@@ -156,7 +156,6 @@ std::string KernelRelease(const HostFs& fs) {
   return "";
 }
 
-
 // The facts of each function libpci or the tree gave: links, attributes,
 // VF indexes.
 Status DiscoverFunctions(const HostFs& fs, const std::vector<PciIdent>& found, HostFacts& facts) {
@@ -231,14 +230,6 @@ void PciModule::Plan(const DesiredState& desired, const HostFacts& facts, PlanSi
   // would have used the PFs).
   for (auto& [path, message] : CheckUnmatchedSelectors(desired, facts)) sink.Error(path, message);
   for (auto& [path, message] : CheckNicOverlaps(desired, facts)) sink.Error(path, message);
-}
-
-Status PciModule::Apply(const Change& change, HostContext& ctx) {
-  return UnimplementedError("module pci makes no changes (" + change.id + ")");
-}
-
-Status PciModule::Verify(const Change& change, HostContext& ctx) {
-  return UnimplementedError("module pci makes no changes (" + change.id + ")");
 }
 
 PROVISIONER_REGISTER_MODULE("pci", PciModule)

@@ -16,13 +16,11 @@ inline constexpr std::string_view kPciDevicesDir = "/sys/bus/pci/devices";
 // pci.ids: the tree's own copy when it has one, else the system's.
 inline constexpr std::string_view kPciIdsPath = "/usr/share/misc/pci.ids";
 
-class PciModule final : public Module {
+class PciModule final : public DiscoveryModule {
  public:
   std::string_view name() const override { return "pci"; }
   Status Discover(HostContext& ctx, HostFacts& facts) override;
   void Plan(const DesiredState& desired, const HostFacts& facts, PlanSink& sink) const override;
-  Status Apply(const Change& change, HostContext& ctx) override;
-  Status Verify(const Change& change, HostContext& ctx) override;
   // discover output: pci_render.cc
   void RenderFactsJson(const HostFacts& facts, FactsJson& out) const override;
   std::string RenderFactsTable(const HostFacts& facts) const override;

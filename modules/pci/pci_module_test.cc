@@ -278,5 +278,22 @@ TEST(PciDiscoverCapturedTest, ProcfsFixture) {
   EXPECT_EQ(nvme->sysfs_path, "/sys/devices/pci0000:00/0000:00:02.1/0000:01:00.0");
 }
 
+// A discovery-only module (DiscoveryModule) refuses a change addressed to it
+// already in CheckChange, so apply refuses a saved plan or journal naming it
+// before it changes anything; Apply and Verify refuse it too.
+TEST(PciModuleChanges, RefusedBeforeApply) {
+  PciModule module;
+  Change c;
+  c.id = "pci/0000:19:00.0/x";
+  c.module = "pci";
+  c.target = "0000:19:00.0";
+  const Status check = module.CheckChange(c);
+  EXPECT_EQ(check.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(check.message(), "module pci plans no changes (pci/0000:19:00.0/x)");
+  HostContext ctx;
+  EXPECT_EQ(module.Apply(c, ctx).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(module.Verify(c, ctx).code(), StatusCode::kInvalidArgument);
+}
+
 }  // namespace
 }  // namespace provisioner

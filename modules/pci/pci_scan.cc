@@ -52,22 +52,25 @@ __attribute__((noreturn)) void OnPciError(char* msg, ...) {
   std::longjmp(current_scan->jump, 1);
 }
 
-void OnPciWarning(char* msg, ...) {
+// A libpci warning or debug message (printf-style) in our log at `level`.
+void LogPciMessage(spdlog::level::level_enum level, const char* msg, va_list ap) {
   char buf[1024];
+  std::vsnprintf(buf, sizeof buf, msg, ap);
+  spdlog::log(level, "libpci: {}", buf);
+}
+
+void OnPciWarning(char* msg, ...) {
   va_list ap;
   va_start(ap, msg);
-  std::vsnprintf(buf, sizeof buf, msg, ap);
+  LogPciMessage(spdlog::level::warn, msg, ap);
   va_end(ap);
-  spdlog::warn("libpci: {}", buf);
 }
 
 void OnPciDebug(char* msg, ...) {
-  char buf[1024];
   va_list ap;
   va_start(ap, msg);
-  std::vsnprintf(buf, sizeof buf, msg, ap);
+  LogPciMessage(spdlog::level::trace, msg, ap);
   va_end(ap);
-  spdlog::trace("libpci: {}", buf);
 }
 
 void LookupName(pci_access* acc, char* out, int flags, unsigned vendor, unsigned device) {

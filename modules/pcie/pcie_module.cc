@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <optional>
 #include <string>
 
 #include "engine/model/pci_address.h"
@@ -105,6 +106,25 @@ uint16_t Wanted(const Change& c, uint16_t now) {
   return *WithMaxReadRequest(now, static_cast<int>(c.after.get<long long>()));
 }
 
+// The register `c` acts on, its value now and the value `c.after` asks for;
+// nullopt when there is nothing to write or check: nothing to restore, or a
+// change planned from a short capture (before unknown) on a function that
+// turns out to have no such register.
+struct RegisterStep {
+  Register now;
+  uint16_t want = 0;
+};
+
+StatusOr<std::optional<RegisterStep>> StepOf(const HostFs& fs, const Change& c) {
+  if (NothingToRestore(c)) return std::optional<RegisterStep>();
+  StatusOr<Register> read = CurrentRegister(fs, c);
+  if (c.before.is_null() && !read.ok() && read.status().code() == StatusCode::kFailedPrecondition) {
+    return std::optional<RegisterStep>();
+  }
+  ASSIGN_OR_RETURN(Register now, std::move(read));
+  return std::optional<RegisterStep>(RegisterStep{now, Wanted(c, now.value)});
+}
+
 }  // namespace
 
 Status PcieModule::Discover(HostContext& ctx, HostFacts& facts) {
@@ -145,24 +165,14 @@ Status PcieModule::Discover(HostContext& ctx, HostFacts& facts) {
 }
 
 void PcieModule::Plan(const DesiredState& desired, const HostFacts& facts, PlanSink& sink) const {
-  const size_t from = sink.changes().size();
-  PlanPcie(desired, facts, sink);
-  DeclarePciResources(facts, sink, from);  // a PF's changes in order, PFs at once
-}
-
-// A change planned from a short capture (before unknown) on a function
-// that turns out to have no such register: nothing to write.
-bool PlannedBlindOnMissingRegister(const Change& c, const StatusOr<Register>& now) {
-  return c.before.is_null() && !now.ok() && now.status().code() == StatusCode::kFailedPrecondition;
+  PlanByPciResource(PlanPcie, desired, facts, sink);
 }
 
 Status PcieModule::Apply(const Change& change, HostContext& ctx) {
   RETURN_IF_ERROR(CheckChange(change));
-  if (NothingToRestore(change)) return OkStatus();
-  StatusOr<Register> read = CurrentRegister(*ctx.fs, change);
-  if (PlannedBlindOnMissingRegister(change, read)) return OkStatus();
-  ASSIGN_OR_RETURN(Register now, std::move(read));
-  const uint16_t want = Wanted(change, now.value);
+  ASSIGN_OR_RETURN(std::optional<RegisterStep> step, StepOf(*ctx.fs, change));
+  if (!step) return OkStatus();
+  const auto& [now, want] = *step;
   if (now.value == want) return OkStatus();  // a re-run, or a rollback of a refused write
   if (ctx.progress) {
     ctx.progress->Step(change.target + " config+" + Hex16(now.offset) + " <- " + Hex16(want));
@@ -174,11 +184,9 @@ Status PcieModule::CheckChange(const Change& change) const { return CheckChangeS
 
 Status PcieModule::Verify(const Change& change, HostContext& ctx) {
   RETURN_IF_ERROR(CheckChange(change));
-  if (NothingToRestore(change)) return OkStatus();
-  StatusOr<Register> read = CurrentRegister(*ctx.fs, change);
-  if (PlannedBlindOnMissingRegister(change, read)) return OkStatus();
-  ASSIGN_OR_RETURN(Register now, std::move(read));
-  const uint16_t want = Wanted(change, now.value);
+  ASSIGN_OR_RETURN(std::optional<RegisterStep> step, StepOf(*ctx.fs, change));
+  if (!step) return OkStatus();
+  const auto& [now, want] = *step;
   if (now.value == want) return OkStatus();
   const std::string label = change.field_path.empty() ? change.id : change.field_path;
   if (change.attribute == kAcsControlAttribute) {

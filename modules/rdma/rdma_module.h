@@ -25,10 +25,9 @@ struct RdmaModuleOptions {
   bool cross_check_rdma_core = true;
 };
 
-class RdmaModule : public Module {
+class RdmaModule : public ModuleWithOptions<RdmaModuleOptions> {
  public:
-  RdmaModule() = default;
-  explicit RdmaModule(RdmaModuleOptions options) : options_(std::move(options)) {}
+  using ModuleWithOptions::ModuleWithOptions;
   std::string_view name() const override { return "rdma"; }
   Status Discover(HostContext& ctx, HostFacts& facts) override;
   void Plan(const DesiredState& desired, const HostFacts& facts, PlanSink& sink) const override;
@@ -46,8 +45,6 @@ class RdmaModule : public Module {
   StatusOr<std::string> ReadLiveMode(HostContext& ctx) const;
   Status SetLiveMode(const Change& change, const std::string& mode, HostContext& ctx);
   Status WritePersistent(const std::string& mode, HostContext& ctx);
-
-  RdmaModuleOptions options_;
 };
 
 }  // namespace provisioner::rdma

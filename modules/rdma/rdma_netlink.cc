@@ -121,15 +121,7 @@ std::vector<uint8_t> BuildSysSetRequest(uint32_t seq, const std::string& mode) {
 }
 
 StatusOr<std::string> ParseSysGetReply(const std::vector<uint8_t>& msg) {
-  if (msg.size() < sizeof(nlmsghdr)) return InvalidArgumentError("RDMA netlink: short message");
-  // Copy into aligned storage: nlmsg_* read the header in place.
-  std::vector<uint32_t> buf((msg.size() + 3) / 4);
-  std::memcpy(buf.data(), msg.data(), msg.size());
-  auto* h = reinterpret_cast<nlmsghdr*>(buf.data());
-  if (!nlmsg_ok(h, static_cast<int>(msg.size()))) {
-    return InvalidArgumentError("RDMA netlink: message length " + std::to_string(h->nlmsg_len) +
-                                " does not fit " + std::to_string(msg.size()) + " bytes");
-  }
+  ASSIGN_OR_RETURN(nlmsghdr * h, NetlinkHeader(msg, "RDMA netlink"));
   return ModeFromHeader(h);
 }
 

@@ -18,7 +18,7 @@ class TreeDcb final : public DcbBackend {
   std::string Name() const override { return "capture"; }
 
   StatusOr<DcbState> Read(const std::string& ifname) override {
-    RETURN_IF_ERROR(CheckNetdev(ifname));
+    RETURN_IF_ERROR(CheckNetdevInTree(fs_, ifname));
     auto text = fs_.ReadFile(DcbCapturePath(ifname));
     if (!text.ok()) {
       if (text.status().err() == ENOENT) {
@@ -207,15 +207,6 @@ class TreeDcb final : public DcbBackend {
                         " bytes is not enough for xoff " + std::to_string(xoff) + " (cable " +
                         std::to_string(cable) + " m) + MTU: " + std::to_string(need) + " needed");
       }
-    }
-    return OkStatus();
-  }
-
-  Status CheckNetdev(const std::string& ifname) const {
-    if (!IsValidIfname(ifname)) return InvalidArgumentError("bad interface name " + ifname);
-    if (!fs_.Exists("/sys/class/net/" + ifname)) {
-      return Status(StatusCode::kNotFound, "/sys/class/net/" + ifname + ": ENODEV: no such netdev",
-                    ENODEV);
     }
     return OkStatus();
   }

@@ -278,23 +278,13 @@ std::string TosText(std::optional<int> t) { return t ? std::to_string(*t) : "uns
 
 }  // namespace
 
-std::unique_ptr<DcbBackend> RoceModule::Dcb(HostFs& fs) const {
-  if (options_.dcb) return options_.dcb(fs);
-  return NewDcbBackend(fs);
-}
-
-std::unique_ptr<PauseBackend> RoceModule::Pause(HostFs& fs) const {
-  if (options_.pause) return options_.pause(fs);
-  return NewPauseBackend(fs);
-}
-
 Status RoceModule::Discover(HostContext& ctx, HostFacts& facts) {
   facts.roce = RoceFacts();
   facts.roce.discovered = true;
   if (ctx.plan_for != nullptr && !WantsRoce(*ctx.plan_for)) return OkStatus();
   HostFs& fs = *ctx.fs;
-  std::unique_ptr<DcbBackend> dcb = Dcb(fs);
-  std::unique_ptr<PauseBackend> pause = Pause(fs);
+  std::unique_ptr<DcbBackend> dcb = options_.dcb(fs);
+  std::unique_ptr<PauseBackend> pause = options_.pause(fs);
   // Each PF netdev's RDMA device port (RoCE: the port whose netdev it is).
   std::map<std::string, std::pair<std::string, int>> rdma_port;
   for (const RdmaDevice& d : facts.rdma.devices) {
@@ -389,9 +379,7 @@ Status RoceModule::Discover(HostContext& ctx, HostFacts& facts) {
 }
 
 void RoceModule::Plan(const DesiredState& desired, const HostFacts& facts, PlanSink& sink) const {
-  const size_t from = sink.changes().size();
-  PlanRoce(desired, facts, sink);
-  DeclarePciResources(facts, sink, from);  // a PF's changes in order, PFs at once
+  PlanByPciResource(PlanRoce, desired, facts, sink);
 }
 
 Status RoceModule::Apply(const Change& change, HostContext& ctx) {
@@ -434,14 +422,14 @@ Status RoceModule::Apply(const Change& change, HostContext& ctx) {
     return WriteTos(*ctx.fs, file, TosOf(change)).WithContext("apply " + change.id);
   }
   if (change.attribute == kPauseAttribute) {
-    std::unique_ptr<PauseBackend> pause = Pause(*ctx.fs);
+    std::unique_ptr<PauseBackend> pause = options_.pause(*ctx.fs);
     const PauseState want{change.after["rx"].get<bool>(), change.after["tx"].get<bool>()};
     ASSIGN_OR_RETURN(PauseState now, pause->Read(ifname));
     if (now.rx == want.rx && now.tx == want.tx) return OkStatus();
     if (ctx.progress) ctx.progress->Step(ifname + " pause " + change.after.dump());
     return pause->Set(ifname, want).WithContext("apply " + change.id);
   }
-  std::unique_ptr<DcbBackend> dcb = Dcb(*ctx.fs);
+  std::unique_ptr<DcbBackend> dcb = options_.dcb(*ctx.fs);
   ASSIGN_OR_RETURN(DcbState now, dcb->Read(ifname));
   if (change.attribute == kDcbxAttribute) {
     const std::string want = change.after.get<std::string>();
@@ -526,13 +514,13 @@ Status RoceModule::Verify(const Change& change, HostContext& ctx) {
                                    TosText(now));
   }
   if (change.attribute == kPauseAttribute) {
-    ASSIGN_OR_RETURN(PauseState now, Pause(*ctx.fs)->Read(ifname));
+    ASSIGN_OR_RETURN(PauseState now, options_.pause(*ctx.fs)->Read(ifname));
     const nlohmann::json got = {{"rx", now.rx}, {"tx", now.tx}};
     if (got == change.after) return OkStatus();
     return FailedPreconditionError(label + ": desired " + change.after.dump() + ", current " +
                                    got.dump());
   }
-  ASSIGN_OR_RETURN(DcbState now, Dcb(*ctx.fs)->Read(ifname));
+  ASSIGN_OR_RETURN(DcbState now, options_.dcb(*ctx.fs)->Read(ifname));
   if (change.attribute == kDcbxAttribute) {
     if (now.dcbx == change.after.get<std::string>()) return OkStatus();
     return FailedPreconditionError(label + ": desired " + change.after.get<std::string>() +

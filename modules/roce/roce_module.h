@@ -27,17 +27,16 @@ namespace provisioner {
 
 struct RoceModuleOptions {
   // The DCB backend for a root (NewDcbBackend unless a test says otherwise).
-  std::function<std::unique_ptr<DcbBackend>(HostFs&)> dcb;
+  BackendForRoot<DcbBackend> dcb = NewDcbBackend;
   // The pause frame backend for a root (NewPauseBackend unless a test says otherwise).
-  std::function<std::unique_ptr<PauseBackend>(HostFs&)> pause;
+  BackendForRoot<PauseBackend> pause = NewPauseBackend;
   // NCCL_IB_TC of the environment (getenv unless a test says otherwise).
   std::function<const char*()> nccl_ib_tc_env;
 };
 
-class RoceModule final : public Module {
+class RoceModule final : public ModuleWithOptions<RoceModuleOptions> {
  public:
-  RoceModule() = default;
-  explicit RoceModule(RoceModuleOptions options) : options_(std::move(options)) {}
+  using ModuleWithOptions::ModuleWithOptions;
 
   std::string_view name() const override { return "roce"; }
   // Reads every NIC PF netdev's DCB and ECN state and NCCL_IB_TC; while
@@ -54,11 +53,6 @@ class RoceModule final : public Module {
   // discover output: roce_render.cc
   void RenderFactsJson(const HostFacts& facts, FactsJson& out) const override;
   std::string RenderFactsTable(const HostFacts& facts) const override;
-
- private:
-  std::unique_ptr<DcbBackend> Dcb(HostFs& fs) const;
-  std::unique_ptr<PauseBackend> Pause(HostFs& fs) const;
-  RoceModuleOptions options_;
 };
 
 }  // namespace provisioner

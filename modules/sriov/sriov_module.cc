@@ -79,9 +79,7 @@ Status SriovModule::Discover(HostContext& ctx, HostFacts& facts) {
 }
 
 void SriovModule::Plan(const DesiredState& desired, const HostFacts& facts, PlanSink& sink) const {
-  const size_t from = sink.changes().size();
-  PlanNumVfs(desired, facts, sink);
-  DeclarePciResources(facts, sink, from);  // a PF's changes in order, PFs at once
+  PlanByPciResource(PlanNumVfs, desired, facts, sink);
   sink.UnmanagedPfsWithVfs(CountUnmanagedPfsWithVfs(desired, facts));
 }
 

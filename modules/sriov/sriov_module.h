@@ -10,10 +10,9 @@
 
 namespace provisioner {
 
-class SriovModule final : public Module {
+class SriovModule final : public ModuleWithOptions<NumVfsApplyOptions> {
  public:
-  SriovModule() = default;
-  explicit SriovModule(NumVfsApplyOptions options) : options_(options) {}
+  using ModuleWithOptions::ModuleWithOptions;
 
   std::string_view name() const override { return "sriov"; }
   Status Discover(HostContext& ctx, HostFacts& facts) override;
@@ -25,9 +24,6 @@ class SriovModule final : public Module {
   Status CheckChange(const Change& change) const override;
   // discover output: sriov_render.cc
   void RenderFactsJson(const HostFacts& facts, FactsJson& out) const override;
-
- private:
-  NumVfsApplyOptions options_;
 };
 
 }  // namespace provisioner

@@ -16,16 +16,6 @@ void TopologyModule::Plan(const DesiredState& desired, const HostFacts& facts,
   for (auto& [path, message] : CheckNearGpu(desired, facts)) sink.Error(path, message);
 }
 
-Status TopologyModule::Apply(const Change& change, HostContext& ctx) {
-  (void)ctx;
-  return InvalidArgumentError("module topology makes no changes (" + change.id + ")");
-}
-
-Status TopologyModule::Verify(const Change& change, HostContext& ctx) {
-  (void)ctx;
-  return InvalidArgumentError("module topology makes no changes (" + change.id + ")");
-}
-
 // Order 20: after pci (0), rdma (8), sriov (10) and vf (12), whose facts
 // decide which functions are NICs (HostFacts::Nics()).
 PROVISIONER_REGISTER_MODULE("topology", TopologyModule, "pci", "link")

@@ -11,7 +11,7 @@
 
 namespace provisioner {
 
-class TopologyModule final : public Module {
+class TopologyModule final : public DiscoveryModule {
  public:
   std::string_view name() const override { return "topology"; }
   // Pure over the facts already found: sysfs paths and NUMA nodes (pci), and
@@ -20,9 +20,6 @@ class TopologyModule final : public Module {
   // Errors for nearGpu selectors: missing GPU, remote NIC without
   // allowRemote, two nics on one GPU, two GPUs whose nearest NIC is the same.
   void Plan(const DesiredState& desired, const HostFacts& facts, PlanSink& sink) const override;
-  // Never called: this module plans no change.
-  Status Apply(const Change& change, HostContext& ctx) override;
-  Status Verify(const Change& change, HostContext& ctx) override;
   // discover output: topology_render.cc
   void RenderFactsJson(const HostFacts& facts, FactsJson& out) const override;
   std::string RenderFactsTable(const HostFacts& facts) const override;

@@ -35,9 +35,7 @@ Status VfModule::Discover(HostContext& ctx, HostFacts& facts) {
 }
 
 void VfModule::Plan(const DesiredState& desired, const HostFacts& facts, PlanSink& sink) const {
-  const size_t from = sink.changes().size();
-  PlanVf(desired, facts, sink);
-  DeclarePciResources(facts, sink, from);  // a PF's changes in order, PFs at once
+  PlanByPciResource(PlanVf, desired, facts, sink);
 }
 
 Status VfModule::Apply(const Change& change, HostContext& ctx) {

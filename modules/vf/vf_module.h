@@ -29,10 +29,9 @@ struct VfModuleOptions {
   std::chrono::milliseconds poll_interval{20};
 };
 
-class VfModule final : public Module {
+class VfModule final : public ModuleWithOptions<VfModuleOptions> {
  public:
-  VfModule() = default;
-  explicit VfModule(VfModuleOptions options) : options_(std::move(options)) {}
+  using ModuleWithOptions::ModuleWithOptions;
 
   std::string_view name() const override { return "vf"; }
   Status Discover(HostContext& ctx, HostFacts& facts) override;
@@ -49,7 +48,6 @@ class VfModule final : public Module {
   VfNetlink* Netlink();
   std::unique_ptr<VfSettingsBackend> Backend(HostFs& fs);
 
-  VfModuleOptions options_;
   // A netlink socket is one conversation (sequence numbers, replies): one per
   // thread that asks, kept for the module's life (apply's workers are few).
   std::mutex netlink_mu_;

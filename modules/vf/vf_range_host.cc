@@ -1,6 +1,7 @@
 // Per-VF settings over a VF range on the host (vfLinkState, vfRate, vfVlan
 // through the VF settings backend) and vfMac (the PF's table MAC, then a
 // rebind so the VF's netdev takes it).
+#include <functional>
 #include <map>
 #include <optional>
 #include <utility>
@@ -125,15 +126,24 @@ struct RangeWork {
   std::string netdev;
   std::map<int, VfLinkState> link;
 
-  // Whether VF `n` is there to work on; an inverse's VF that is gone is
-  // skipped (*skip), a forward change's is an error.
-  Status Present(const Change& c, int n, bool* skip) const {
-    *skip = false;
-    if (static_cast<size_t>(n) < vfs.size()) return OkStatus();
-    *skip = c.after.is_array();  // an inverse: that VF is gone
-    if (*skip) return OkStatus();
-    return FailedPreconditionError(c.target + " has no VF " + std::to_string(n) + " (" +
-                                   std::to_string(vfs.size()) + " VFs)");
+  // Runs `each` on every VF the change names that is there: its index, PCI
+  // address, what the backend read of it (null: nothing) and the value the
+  // change wants. An inverse's VF that is gone is skipped (numVfs went down
+  // since); a forward change's is an error, `label` naming the change.
+  using EachVf = std::function<Status(int n, const std::string& bdf, const VfLinkState* state,
+                                      const json& want)>;
+  Status ForEachVf(const Change& c, const std::string& label, const EachVf& each) const {
+    for (const auto& [n, want] : targets) {
+      if (static_cast<size_t>(n) >= vfs.size()) {
+        if (c.after.is_array()) continue;
+        return FailedPreconditionError(label + ": no VF " + std::to_string(n) + " (" +
+                                       std::to_string(vfs.size()) + " VFs)");
+      }
+      auto it = link.find(n);
+      RETURN_IF_ERROR(
+          each(n, vfs[static_cast<size_t>(n)], it != link.end() ? &it->second : nullptr, want));
+    }
+    return OkStatus();
   }
 };
 
@@ -157,44 +167,30 @@ StatusOr<RangeWork> PrepareRange(const Change& c, HostContext& ctx, VfSettingsBa
 
 Status ApplyRangeSetting(const Change& c, HostContext& ctx, VfSettingsBackend& backend) {
   ASSIGN_OR_RETURN(RangeWork w, PrepareRange(c, ctx, backend, /*for_apply=*/true));
-  const auto& vfs = w.vfs;
-  const std::string& netdev = w.netdev;
-  const auto& link = w.link;
-  for (const auto& [n, want] : w.targets) {
-    bool skip = false;
-    RETURN_IF_ERROR(w.Present(c, n, &skip));
-    if (skip) continue;
-    auto it = link.find(n);
-    if (it != link.end() && RangeValueNow(c, it->second) == want) continue;
-    const std::string vf_label =
-        "VF " + std::to_string(n) + " (" + vfs[static_cast<size_t>(n)] + ")";
-    if (ctx.progress) {
-      ctx.progress->Step(c.target + ": " + vf_label + " " + c.attribute + " " +
-                         RangeValueText(want));
-    }
-    RETURN_IF_ERROR(SetRangeValue(c, backend, netdev, n, want).WithContext(vf_label));
-  }
-  return OkStatus();
+  return w.ForEachVf(
+      c, c.target,
+      [&](int n, const std::string& bdf, const VfLinkState* state, const json& want) -> Status {
+        if (state != nullptr && RangeValueNow(c, *state) == want) return OkStatus();
+        const std::string vf_label = "VF " + std::to_string(n) + " (" + bdf + ")";
+        if (ctx.progress) {
+          ctx.progress->Step(c.target + ": " + vf_label + " " + c.attribute + " " +
+                             RangeValueText(want));
+        }
+        return SetRangeValue(c, backend, w.netdev, n, want).WithContext(vf_label);
+      });
 }
 
 Status VerifyRangeSetting(const Change& c, HostContext& ctx, VfSettingsBackend& backend) {
   ASSIGN_OR_RETURN(RangeWork w, PrepareRange(c, ctx, backend, /*for_apply=*/false));
-  const auto& vfs = w.vfs;
-  const auto& link = w.link;
-  for (const auto& [n, want] : w.targets) {
-    if (static_cast<size_t>(n) >= vfs.size()) {
-      if (c.after.is_array()) continue;
-      return FailedPreconditionError(Label(c) + ": no VF " + std::to_string(n));
-    }
-    auto it = link.find(n);
-    const json now = it != link.end() ? RangeValueNow(c, it->second) : json(nullptr);
-    if (now != want) {
-      return FailedPreconditionError(
-          Label(c) + " VF " + std::to_string(n) + " (" + vfs[static_cast<size_t>(n)] + ") " +
-          c.attribute + ": desired " + RangeValueText(want) + ", current " + RangeValueText(now));
-    }
-  }
-  return OkStatus();
+  return w.ForEachVf(
+      c, Label(c),
+      [&](int n, const std::string& bdf, const VfLinkState* state, const json& want) -> Status {
+        const json now = state != nullptr ? RangeValueNow(c, *state) : json(nullptr);
+        if (now == want) return OkStatus();
+        return FailedPreconditionError(Label(c) + " VF " + std::to_string(n) + " (" + bdf + ") " +
+                                       c.attribute + ": desired " + RangeValueText(want) +
+                                       ", current " + RangeValueText(now));
+      });
 }
 
 std::string VfNetdevMac(const HostFs& fs, const std::string& bdf) {
@@ -248,82 +244,67 @@ StatusOr<std::string> MacTarget(const Change& c, HostContext& ctx, const VfHostO
 Status ApplyMac(const Change& c, HostContext& ctx, VfSettingsBackend& backend,
                 const VfHostOptions& options) {
   ASSIGN_OR_RETURN(RangeWork w, PrepareRange(c, ctx, backend, /*for_apply=*/true));
-  const auto& vfs = w.vfs;
-  const std::string& netdev = w.netdev;
-  const auto& link = w.link;
-  for (const auto& [n, want] : w.targets) {
-    bool skip = false;
-    RETURN_IF_ERROR(w.Present(c, n, &skip));
-    if (skip) continue;
-    const std::string& bdf = vfs[static_cast<size_t>(n)];
-    const std::string vf_label = "VF " + std::to_string(n) + " (" + bdf + ")";
-    StatusOr<std::string> got = MacTarget(c, ctx, options, n, bdf, want);
-    if (!got.ok()) return got.status().WithContext(vf_label);
-    const std::string target = *got;
-    auto it = link.find(n);
-    const std::string table = it != link.end() && it->second.mac ? *it->second.mac : "";
-    if (target.empty()) {
-      if (!table.empty() && !IsZeroMac(table)) continue;  // keep: on vfio-pci, has one
-      return FailedPreconditionError(
-          Label(c) + " " + vf_label +
-          ": vfMac keep copies the VF netdev's MAC, but it has no "
-          "netdev (driver " +
-          (DriverOf(*ctx.fs, bdf).empty() ? "none" : DriverOf(*ctx.fs, bdf)) +
-          ") and no MAC in the PF's table; use vfMac: derived");
-    }
-    bool rebind = false;
-    if (table != target) {
-      if (ctx.progress) ctx.progress->Step(c.target + ": " + vf_label + " mac " + target);
-      RETURN_IF_ERROR(backend.SetMac(c.target, netdev, n, target).WithContext(vf_label));
-      rebind = !IsZeroMac(target);
-    }
-    const std::string driver = DriverOf(*ctx.fs, bdf);
-    if (driver.empty() || IsUserspaceDriver(driver) || IsZeroMac(target)) continue;
-    rebind = rebind || VfNetdevMac(*ctx.fs, bdf) != target;
-    if (!rebind) continue;
-    if (ctx.progress) ctx.progress->Step(c.target + ": " + vf_label + " rebind " + driver);
-    RETURN_IF_ERROR(Rebind(bdf, ctx, options).WithContext("rebind " + vf_label));
-    RETURN_IF_ERROR(WaitFor(ctx, options, vf_label + " netdev with MAC " + target,
-                            [&] { return VfNetdevMac(*ctx.fs, bdf) == target; }));
-  }
-  return OkStatus();
+  return w.ForEachVf(
+      c, c.target,
+      [&](int n, const std::string& bdf, const VfLinkState* state, const json& want) -> Status {
+        const std::string vf_label = "VF " + std::to_string(n) + " (" + bdf + ")";
+        StatusOr<std::string> got = MacTarget(c, ctx, options, n, bdf, want);
+        if (!got.ok()) return got.status().WithContext(vf_label);
+        const std::string target = *got;
+        const std::string table = state != nullptr && state->mac ? *state->mac : "";
+        if (target.empty()) {
+          if (!table.empty() && !IsZeroMac(table)) return OkStatus();  // keep: on vfio-pci, has one
+          return FailedPreconditionError(
+              Label(c) + " " + vf_label +
+              ": vfMac keep copies the VF netdev's MAC, but it has no "
+              "netdev (driver " +
+              (DriverOf(*ctx.fs, bdf).empty() ? "none" : DriverOf(*ctx.fs, bdf)) +
+              ") and no MAC in the PF's table; use vfMac: derived");
+        }
+        bool rebind = false;
+        if (table != target) {
+          if (ctx.progress) ctx.progress->Step(c.target + ": " + vf_label + " mac " + target);
+          RETURN_IF_ERROR(backend.SetMac(c.target, w.netdev, n, target).WithContext(vf_label));
+          rebind = !IsZeroMac(target);
+        }
+        const std::string driver = DriverOf(*ctx.fs, bdf);
+        if (driver.empty() || IsUserspaceDriver(driver) || IsZeroMac(target)) return OkStatus();
+        rebind = rebind || VfNetdevMac(*ctx.fs, bdf) != target;
+        if (!rebind) return OkStatus();
+        if (ctx.progress) ctx.progress->Step(c.target + ": " + vf_label + " rebind " + driver);
+        RETURN_IF_ERROR(Rebind(bdf, ctx, options).WithContext("rebind " + vf_label));
+        return WaitFor(ctx, options, vf_label + " netdev with MAC " + target,
+                       [&] { return VfNetdevMac(*ctx.fs, bdf) == target; });
+      });
 }
 
 Status VerifyMac(const Change& c, HostContext& ctx, VfSettingsBackend& backend) {
   ASSIGN_OR_RETURN(RangeWork w, PrepareRange(c, ctx, backend, /*for_apply=*/false));
-  const auto& vfs = w.vfs;
-  const auto& link = w.link;
-  for (const auto& [n, want] : w.targets) {
-    if (static_cast<size_t>(n) >= vfs.size()) {
-      if (c.after.is_array()) continue;
-      return FailedPreconditionError(Label(c) + ": no VF " + std::to_string(n));
-    }
-    const std::string& bdf = vfs[static_cast<size_t>(n)];
-    auto it = link.find(n);
-    const std::string table =
-        it != link.end() && it->second.mac ? *it->second.mac : std::string("unknown");
-    const std::string mine = VfNetdevMac(*ctx.fs, bdf);
-    std::string desired;
-    if (want.is_object()) {
-      desired = DerivedMac(c, n, want);
-    } else if (want == kVfMacKeep) {
-      desired = mine.empty() ? table : mine;
-      if (IsZeroMac(desired)) desired = "a MAC (not zero)";
-    } else {
-      desired = FormatMacAddress(ParseMacAddress(want.get<std::string>())->data());
-    }
-    std::string problem;
-    if (table != desired) {
-      problem = "table MAC: desired " + desired + ", current " + table;
-    } else if (!mine.empty() && !IsZeroMac(table) && mine != table) {
-      problem = "netdev MAC " + mine + " is not the table's " + table + " (not rebound)";
-    }
-    if (!problem.empty()) {
-      return FailedPreconditionError(Label(c) + " VF " + std::to_string(n) + " (" + bdf + ") " +
-                                     problem);
-    }
-  }
-  return OkStatus();
+  return w.ForEachVf(
+      c, Label(c),
+      [&](int n, const std::string& bdf, const VfLinkState* state, const json& want) -> Status {
+        const std::string table =
+            state != nullptr && state->mac ? *state->mac : std::string("unknown");
+        const std::string mine = VfNetdevMac(*ctx.fs, bdf);
+        std::string desired;
+        if (want.is_object()) {
+          desired = DerivedMac(c, n, want);
+        } else if (want == kVfMacKeep) {
+          desired = mine.empty() ? table : mine;
+          if (IsZeroMac(desired)) desired = "a MAC (not zero)";
+        } else {
+          desired = FormatMacAddress(ParseMacAddress(want.get<std::string>())->data());
+        }
+        std::string problem;
+        if (table != desired) {
+          problem = "table MAC: desired " + desired + ", current " + table;
+        } else if (!mine.empty() && !IsZeroMac(table) && mine != table) {
+          problem = "netdev MAC " + mine + " is not the table's " + table + " (not rebound)";
+        }
+        if (problem.empty()) return OkStatus();
+        return FailedPreconditionError(Label(c) + " VF " + std::to_string(n) + " (" + bdf + ") " +
+                                       problem);
+      });
 }
 
 }  // namespace vf_access
