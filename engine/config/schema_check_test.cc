@@ -63,9 +63,10 @@ TEST(SchemaTest, EveryUnknownFieldIsReported) {
                           "host.yaml:11:7: spec.nics[0].mtuu: unknown field \"mtuu\" (did you "
                           "mean \"mtu\"?)",
                           "host.yaml:12:7: spec.nics[0].foo: unknown field \"foo\"; expected one "
-                          "of: deviceType, eswitchMode, firmware, firmwareReset, "
+                          "of: addresses, deviceType, eswitchMode, firmware, firmwareReset, "
                           "firmwareVersion, ipoib, isRdma, linkType, mtu, name, names, "
-                          "nicSelector, numVfs, pcie, resourceName, roce, vfGroups, vfLinkState, "
+                          "nicSelector, numVfs, pcie, resourceName, roce, routing, sysctl, "
+                          "vfGroups, vfLinkState, "
                           "vfMac, vfMtu, vfRate, vfSpoofChk, "
                           "vfTrust, vfVlan"));
 }

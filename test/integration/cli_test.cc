@@ -89,14 +89,25 @@ TEST(CliTest, ManifestsToStdoutAndToFiles) {
 
   RunResult w = Provisioner({"manifests", Example("roce-sriov.yaml"), "--with-test-workload"});
   ASSERT_EQ(w.exit_code, 0) << w.err;
-  int daemonsets = 0;
+  // rdma-test asks for the RDMA resource itself; rdma-inject-test (the
+  // example's multus config has rdmaResourceInject) asks for nothing: the
+  // Spiderpool webhook injects it from the annotation.
+  std::map<std::string, YAML::Node> daemonsets;
   for (const YAML::Node& doc : YAML::LoadAll(w.out)) {
     if (doc["kind"].as<std::string>() != "DaemonSet") continue;
-    ++daemonsets;
-    EXPECT_EQ(doc["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]
-                 ["spidernet.io/mellanoxrdma"].as<int>(), 1) << w.out;
+    daemonsets[doc["metadata"]["name"].as<std::string>()] = doc;
   }
-  EXPECT_EQ(daemonsets, 1) << w.out;
+  ASSERT_EQ(daemonsets.size(), 2u) << w.out;
+  ASSERT_EQ(daemonsets.count("rdma-test"), 1u) << w.out;
+  EXPECT_EQ(daemonsets["rdma-test"]["spec"]["template"]["spec"]["containers"][0]["resources"]
+                      ["limits"]["spidernet.io/mellanoxrdma"]
+                          .as<int>(),
+            1)
+      << w.out;
+  ASSERT_EQ(daemonsets.count("rdma-inject-test"), 1u) << w.out;
+  EXPECT_FALSE(
+      daemonsets["rdma-inject-test"]["spec"]["template"]["spec"]["containers"][0]["resources"])
+      << w.out;
 
   std::string dir = MakeTempDir("manifests");
   RunResult f = Provisioner({"manifests", Example("roce-sriov.yaml"), "--output-dir", dir});
