@@ -11,22 +11,16 @@
 #include "modules/link/link_module.h"
 #include "modules/pci/pci_module.h"
 #include "modules/sriov/sriov_module.h"
+#include "test/support/files.h"
 #include "test/support/ttar.h"
 
 namespace provisioner {
 namespace {
 
-std::string Tree(const std::string& name) {
-  std::string dir = testing::MakeTempDir(name);
-  Status s = testing::ExtractTtar(testing::HostTreePath(name), dir);
-  EXPECT_TRUE(s.ok()) << s.message();
-  return dir;
-}
-
 class LinkSysfsTest : public ::testing::Test {
  protected:
   void Open(const std::string& tree) {
-    root_ = Tree(tree);
+    root_ = testing::ExtractedHostTree(tree);
     fs_ = NewLocalHostFs(root_);
     ctx_.fs = fs_.get();
     modules_.push_back(std::make_unique<PciModule>());

@@ -5,22 +5,14 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "test/sim/sim_host_fs.h"
+#include "test/support/files.h"
 #include "test/support/ttar.h"
 
 namespace provisioner::rdma {
 namespace {
 
-using ::provisioner::testing::ExtractTtar;
-using ::provisioner::testing::MakeTempDir;
-using ::provisioner::testing::HostTreePath;
+using ::provisioner::testing::ExtractedHostTree;
 using ::testing::ElementsAre;
-
-std::string Tree(const std::string& name) {
-  std::string dir = MakeTempDir(name);
-  Status s = ExtractTtar(HostTreePath(name), dir);
-  EXPECT_TRUE(s.ok()) << s.message();
-  return dir;
-}
 
 void Write(const std::string& path, const std::string& text) {
   ASSERT_EQ(std::system(("mkdir -p '" + path.substr(0, path.rfind('/')) + "'").c_str()), 0);
@@ -117,7 +109,7 @@ TEST(RdmaParse, KernelAndOfedVersions) {
 }
 
 TEST(RdmaDiscover, RoceTree) {
-  auto fs = NewLocalHostFs(Tree("cx5-roce"));
+  auto fs = NewLocalHostFs(ExtractedHostTree("cx5-roce"));
   auto devs = ReadRdmaDevices(*fs);
   ASSERT_TRUE(devs.ok()) << devs.status().message();
   ASSERT_EQ(devs->size(), 2u);
@@ -143,7 +135,7 @@ TEST(RdmaDiscover, RoceTree) {
 }
 
 TEST(RdmaDiscover, IbTree) {
-  auto fs = NewLocalHostFs(Tree("cx5-ib"));
+  auto fs = NewLocalHostFs(ExtractedHostTree("cx5-ib"));
   auto devs = ReadRdmaDevices(*fs);
   ASSERT_TRUE(devs.ok()) << devs.status().message();
   ASSERT_EQ(devs->size(), 1u);
@@ -158,7 +150,7 @@ TEST(RdmaDiscover, IbTree) {
 }
 
 TEST(RdmaDiscover, VfTreeMarksVfs) {
-  auto fs = NewLocalHostFs(Tree("cx5-roce-vfs"));
+  auto fs = NewLocalHostFs(ExtractedHostTree("cx5-roce-vfs"));
   auto devs = ReadRdmaDevices(*fs);
   ASSERT_TRUE(devs.ok()) << devs.status().message();
   int vfs = 0;
@@ -174,7 +166,7 @@ TEST(RdmaDiscover, VfTreeMarksVfs) {
 // Real sysfs fails EINVAL reading gid_attrs of a slot being (re)filled; the
 // simulator reproduces it for a used slot whose attribute files are gone.
 TEST(RdmaDiscover, ToleratesEinvalGidAttributes) {
-  std::string root = Tree("cx5-roce");
+  std::string root = ExtractedHostTree("cx5-roce");
   const std::string port = root + "/sys/class/infiniband/mlx5_0/ports/1";
   ASSERT_EQ(std::remove((port + "/gid_attrs/types/2").c_str()), 0);
   ASSERT_EQ(std::remove((port + "/gid_attrs/ndevs/2").c_str()), 0);
@@ -194,7 +186,7 @@ TEST(RdmaDiscover, ToleratesEinvalGidAttributes) {
 }
 
 TEST(RdmaDiscover, NetdevInAnotherNamespaceIsNoPortNetdev) {
-  std::string root = Tree("cx5-roce");
+  std::string root = ExtractedHostTree("cx5-roce");
   // What a container sees in shared mode without the PF netdev: the RDMA
   // device and its GID table (naming the netdev), no netdev.
   auto fs = NewLocalHostFs(root);
@@ -230,7 +222,7 @@ TEST(RdmaDiscover, NetdevInAnotherNamespaceIsNoPortNetdev) {
 }
 
 TEST(RdmaDiscover, NetnsModeAndPersistentSetting) {
-  std::string root = Tree("cx5-roce");
+  std::string root = ExtractedHostTree("cx5-roce");
   auto fs = NewLocalHostFs(root);
   EXPECT_EQ(ReadNetnsModeParam(*fs), "shared");
   RdmaFacts f;
@@ -268,7 +260,7 @@ TEST(RdmaDiscover, NetnsModeAndPersistentSetting) {
 }
 
 TEST(RdmaDiscover, OfedMarkers) {
-  std::string root = Tree("cx5-roce");
+  std::string root = ExtractedHostTree("cx5-roce");
   auto fs = NewLocalHostFs(root);
   RdmaFacts none;
   ReadOfed(*fs, none);
@@ -284,7 +276,7 @@ TEST(RdmaDiscover, OfedMarkers) {
 }
 
 TEST(RdmaDiscover, AddressesFromProc) {
-  std::string root = Tree("cx5-roce");
+  std::string root = ExtractedHostTree("cx5-roce");
   Write(root + "/proc/net/if_inet6",
         "fe800000000000000e42a1fffe5b7c2e 03 40 20 80 ens6f0np0\n"
         "00000000000000000000000000000001 01 80 10 80       lo\n");
