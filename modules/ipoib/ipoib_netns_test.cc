@@ -22,8 +22,9 @@
 #include "modules/ipoib/ipoib_backend.h"
 #include "modules/ipoib/ipoib_module.h"
 #include "modules/ipoib/ipoib_planner.h"
-#include "test/support/ttar.h"
+#include "test/support/backend_by_root.h"
 #include "test/support/netns.h"
+#include "test/support/ttar.h"
 
 namespace provisioner {
 namespace {
@@ -155,10 +156,8 @@ TEST_F(IpoibNetnsTest, SnapshotCaptureReplaysUnderATree) {
 }
 
 TEST(IpoibBackendFactory, NetlinkForTheLiveRootOnly) {
-  auto live = NewLocalHostFs("/");
-  EXPECT_EQ(NewIpoibAddressBackend(*live)->Name(), "netlink");
-  auto tree = NewLocalHostFs(testing::MakeTempDir("ipoib-factory"));
-  EXPECT_EQ(NewIpoibAddressBackend(*tree)->Name(), "tree");
+  testing::ExpectBackendByRoot([](HostFs& fs) { return NewIpoibAddressBackend(fs)->Name(); },
+                               "netlink", "tree");
 }
 
 }  // namespace

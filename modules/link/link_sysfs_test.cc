@@ -11,8 +11,8 @@
 #include "modules/link/link_module.h"
 #include "modules/pci/pci_module.h"
 #include "modules/sriov/sriov_module.h"
+#include "test/support/backend_by_root.h"
 #include "test/support/files.h"
-#include "test/support/ttar.h"
 
 namespace provisioner {
 namespace {
@@ -134,10 +134,8 @@ TEST(LinkBackend, InterfaceNames) {
 // The factory picks by root: netlink (this process's namespace) for "/"
 // only; a tree's links are its sysfs files, never this machine's.
 TEST(LinkBackendFactory, NetlinkForTheLiveRootOnly) {
-  auto live = NewLocalHostFs("/");
-  EXPECT_EQ(NewLinkBackend(*live)->Name(), "netlink");
-  auto tree = NewLocalHostFs(testing::MakeTempDir("link-factory"));
-  EXPECT_EQ(NewLinkBackend(*tree)->Name(), "sysfs");
+  testing::ExpectBackendByRoot([](HostFs& fs) { return NewLinkBackend(fs)->Name(); }, "netlink",
+                               "sysfs");
 }
 
 }  // namespace

@@ -6,11 +6,10 @@
 #include <fstream>
 
 #include "engine/core/engine.h"
-#include "engine/module/registry.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "test/support/discover_every_module.h"
 #include "test/support/files.h"
-#include "test/support/ttar.h"
 
 namespace provisioner::rdma {
 namespace {
@@ -28,13 +27,7 @@ void Write(const std::string& path, const std::string& text) {
 }
 
 HostFacts Facts(const std::string& root) {
-  auto fs = NewLocalHostFs(root);
-  auto modules = ModuleRegistry::CreateAll();
-  HostContext ctx;
-  ctx.fs = fs.get();
-  auto f = Discover(modules, ctx);
-  EXPECT_TRUE(f.ok()) << f.status().message();
-  return f.ok() ? *f : HostFacts{};
+  return provisioner::testing::DiscoverWithEveryModule(*NewLocalHostFs(root));
 }
 
 // The checks with the given id.

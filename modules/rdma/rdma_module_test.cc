@@ -15,7 +15,6 @@
 #include "test/sim/sim_host_fs.h"
 #include "test/support/files.h"
 #include "test/support/tree_diff.h"
-#include "test/support/ttar.h"
 
 namespace provisioner::rdma {
 namespace {

@@ -6,7 +6,6 @@
 #include "gtest/gtest.h"
 #include "test/sim/sim_host_fs.h"
 #include "test/support/files.h"
-#include "test/support/ttar.h"
 
 namespace provisioner::rdma {
 namespace {

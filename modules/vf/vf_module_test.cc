@@ -581,6 +581,8 @@ struct TreeSettingCase {
   nlohmann::json next_after;   // (null: not checked)
 };
 
+void PrintTo(const TreeSettingCase& c, std::ostream* os) { *os << c.name; }
+
 class VfTreeSettingTest : public VfModuleTest,
                           public ::testing::WithParamInterface<TreeSettingCase> {};
 
@@ -642,6 +644,8 @@ struct NetlinkSettingCase {
   std::string call;      // the FakeNetlink calls' prefix
   std::vector<std::string> want;
 };
+
+void PrintTo(const NetlinkSettingCase& c, std::ostream* os) { *os << c.name; }
 
 class VfNetlinkSettingTest : public VfModuleTest,
                              public ::testing::WithParamInterface<NetlinkSettingCase> {};
