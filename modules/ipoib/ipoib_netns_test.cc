@@ -32,11 +32,9 @@ namespace {
 [[maybe_unused]] ::testing::Environment* const kNetns =
     ::testing::AddGlobalTestEnvironment(new testing::NetnsEnvironment(/*with_macvlan=*/true));
 
-class IpoibNetnsTest : public ::testing::Test {
+class IpoibNetnsTest : public testing::LiveRootTest {
  protected:
   void SetUp() override {
-    fs_ = NewLocalHostFs("/");
-    ctx_.fs = fs_.get();
     for (const char* n : {"veth-a", "veth-b", "mv0"}) {
       auto now = addresses_->Read(n);
       ASSERT_TRUE(now.ok()) << now.status().message();
@@ -58,8 +56,6 @@ class IpoibNetnsTest : public ::testing::Test {
     return a.ok() ? *a : std::vector<std::string>{};
   }
 
-  std::unique_ptr<HostFs> fs_;
-  HostContext ctx_;
   std::unique_ptr<IpoibAddressBackend> addresses_ = NewNetlinkIpoibAddressBackend();
   std::unique_ptr<LinkBackend> link_ = NewNetlinkLinkBackend();
 };
