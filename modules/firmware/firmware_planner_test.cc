@@ -1,20 +1,15 @@
 #include "modules/firmware/firmware_planner.h"
 
-#include <fstream>
-#include <sstream>
-
 #include "gtest/gtest.h"
 #include "modules/firmware/mstconfig_query.h"
 #include "test/support/fake_pci_module.h"
+#include "test/support/files.h"
 
 namespace provisioner {
 namespace {
 
 FirmwareFacts FromTestdata(const std::string& name) {
-  std::ifstream in("modules/firmware/testdata/" + name);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  auto q = ParseMstconfigQuery(ss.str());
+  auto q = ParseMstconfigQuery(testing::ReadFile("modules/firmware/testdata/" + name));
   EXPECT_TRUE(q.ok()) << name << ": " << q.status().message();
   FirmwareFacts fw;
   fw.source = name;

@@ -2,6 +2,7 @@
 
 #include "gtest/gtest.h"
 #include "test/support/fake_pci_module.h"
+#include "test/support/planned_changes.h"
 #include "test/support/vf_group.h"
 
 namespace provisioner {
@@ -22,13 +23,7 @@ NicSpec Nic(const std::string& pf_name) {
   return n;
 }
 
-std::vector<Change> Changes(const DesiredState& d, const HostFacts& f,
-                            std::vector<Diagnostic>* diags = nullptr) {
-  PlanSink sink;
-  PlanLinks(d, f, sink);
-  if (diags) *diags = sink.diagnostics();
-  return sink.changes();
-}
+constexpr testing::PlannerOf<PlanLinks> Changes{};
 
 TEST(LinkPlanner, MtuAndUp) {
   HostFacts f;

@@ -227,33 +227,35 @@ TEST(RdmaDiscover, NetnsModeAndPersistentSetting) {
   RdmaFacts f;
   ReadPersistentNetnsMode(*fs, f);
   EXPECT_EQ(f.persistent_netns_mode, std::nullopt);
-  Write(root + "/etc/modprobe.d/ib_core.conf", "options ib_core netns_mode=0\n");
-  ReadPersistentNetnsMode(*fs, f);
-  EXPECT_EQ(f.persistent_netns_mode, "exclusive");
-  EXPECT_EQ(f.persistent_netns_source, "/etc/modprobe.d/ib_core.conf");
-  // A later file wins, as modprobe concatenates options in file-name order.
-  Write(root + "/etc/modprobe.d/zz-local.conf", "options ib_core netns_mode=1\n");
-  RdmaFacts g;
-  ReadPersistentNetnsMode(*fs, g);
-  EXPECT_EQ(g.persistent_netns_mode, "shared");
-  EXPECT_EQ(g.persistent_netns_source, "/etc/modprobe.d/zz-local.conf");
-  // As modprobe (libkmod) reads it: "ib-core" is ib_core, a trailing
-  // backslash continues the line.
-  Write(root + "/etc/modprobe.d/zz-local.conf", "options ib-core netns_mode=0\n");
-  RdmaFacts dash;
-  ReadPersistentNetnsMode(*fs, dash);
-  EXPECT_EQ(dash.persistent_netns_mode, "exclusive");
-  EXPECT_EQ(dash.persistent_netns_source, "/etc/modprobe.d/zz-local.conf");
-  Write(root + "/etc/modprobe.d/zz-local.conf", "options ib_core \\\n  netns_mode=1\n");
-  RdmaFacts continued;
-  ReadPersistentNetnsMode(*fs, continued);
-  EXPECT_EQ(continued.persistent_netns_mode, "shared");
-  EXPECT_EQ(continued.persistent_netns_source, "/etc/modprobe.d/zz-local.conf");
-  // /lib/modprobe.d is read too, and a same-named file in /etc hides it.
-  Write(root + "/lib/modprobe.d/zz-local.conf", "options ib_core netns_mode=0\n");
-  RdmaFacts hidden;
-  ReadPersistentNetnsMode(*fs, hidden);
-  EXPECT_EQ(hidden.persistent_netns_mode, "shared");
+  // Each step writes one modprobe.d file over the ones before; then the mode
+  // and the file it comes from ("": not checked).
+  struct Step {
+    std::string why, path, text;
+    std::string mode, source;
+  };
+  const std::string etc_local = "/etc/modprobe.d/zz-local.conf";
+  const Step steps[] = {
+      {"ib_core.conf sets it", "/etc/modprobe.d/ib_core.conf", "options ib_core netns_mode=0\n",
+       "exclusive", "/etc/modprobe.d/ib_core.conf"},
+      {"a later file wins, as modprobe concatenates options in file-name order", etc_local,
+       "options ib_core netns_mode=1\n", "shared", etc_local},
+      {"as modprobe (libkmod) reads it: \"ib-core\" is ib_core", etc_local,
+       "options ib-core netns_mode=0\n", "exclusive", etc_local},
+      {"a trailing backslash continues the line", etc_local, "options ib_core \\\n  netns_mode=1\n",
+       "shared", etc_local},
+      {"/lib/modprobe.d is read too, and a same-named file in /etc hides it",
+       "/lib/modprobe.d/zz-local.conf", "options ib_core netns_mode=0\n", "shared", ""},
+  };
+  for (const Step& step : steps) {
+    SCOPED_TRACE(step.why);
+    Write(root + step.path, step.text);
+    RdmaFacts read;
+    ReadPersistentNetnsMode(*fs, read);
+    EXPECT_EQ(read.persistent_netns_mode, step.mode);
+    if (!step.source.empty()) {
+      EXPECT_EQ(read.persistent_netns_source, step.source);
+    }
+  }
   ASSERT_EQ(std::system(("rm -rf '" + root + "/sys/module/ib_core/parameters'").c_str()), 0);
   EXPECT_EQ(ReadNetnsModeParam(*fs), std::nullopt);
 }

@@ -4,6 +4,7 @@
 #include "gtest/gtest.h"
 #include "modules/roce/roce_checks.h"
 #include "test/support/fake_pci_module.h"
+#include "test/support/planned_changes.h"
 
 namespace provisioner {
 namespace {
@@ -45,13 +46,7 @@ HostFacts Lossless(HostFacts f, int p) {
   return f;
 }
 
-std::vector<Change> Plan(const DesiredState& d, const HostFacts& f,
-                         std::vector<Diagnostic>* diags = nullptr) {
-  PlanSink sink;
-  PlanRoce(d, f, sink);
-  if (diags) *diags = sink.diagnostics();
-  return sink.changes();
-}
+constexpr testing::PlannerOf<PlanRoce> Plan{};
 
 TEST(RocePlanner, OneChangePerAttributeThatDiffers) {
   DesiredState d;

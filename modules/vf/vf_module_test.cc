@@ -21,6 +21,7 @@
 #include "test/sim/sim_host_fs.h"
 #include "test/support/host_presets.h"
 #include "test/support/host_tree.h"
+#include "test/support/host_yaml.h"
 #include "test/support/tree_diff.h"
 #include "test/support/ttar.h"
 
@@ -154,9 +155,7 @@ class VfModuleTest : public testing::EngineOnSimTest {
 // The spec of nic pf0 (0000:af:00.0) with `num_vfs` VFs and `extra` lines of
 // its own (each "      key: value\n").
 std::string Pf0(int num_vfs, const std::string& extra = "") {
-  return "  nics:\n    - name: pf0\n      nicSelector: { rootDevices: [\"0000:af:00.0\"] }\n"
-         "      numVfs: " +
-         std::to_string(num_vfs) + "\n" + extra;
+  return "  nics:\n" + testing::PfNic("pf0", "0000:af:00.0", num_vfs, extra);
 }
 
 const std::string kRoceNic = Pf0(8,
