@@ -21,6 +21,7 @@
 #include "test/sim/sim_host_fs.h"
 #include "test/support/host_presets.h"
 #include "test/support/host_tree.h"
+#include "test/support/host_yaml.h"
 #include "test/support/ttar.h"
 
 namespace provisioner {
@@ -73,6 +74,18 @@ class EswitchSimTest : public testing::EngineOnSimTest {
     modules_.push_back(std::make_unique<EswitchModule>());
   }
 
+  // Build(pf_driver), then `spec` (into *d) planned: no diagnostics, the
+  // changes `ids` in this order.
+  PlanResult BuildAndPlan(const std::string& pf_driver, const std::string& spec, DesiredState* d,
+                          const std::vector<std::string>& ids) {
+    Build(pf_driver);
+    *d = LoadSpec(spec);
+    PlanResult p = PlanNow(*d);
+    EXPECT_TRUE(p.diagnostics.empty());
+    EXPECT_EQ(ChangeIds(p.plan), ids);
+    return p;
+  }
+
   DevlinkState Capture(const std::string& bdf) {
     auto text = sim_->ReadFile(DevlinkCapturePath(bdf));
     EXPECT_TRUE(text.ok());
@@ -104,12 +117,10 @@ constexpr char kSwitchdev[] = R"(  nics:
 // mlx5: numVfs, then (smfs, hw-tc-offload, VFs unbound) switchdev, VFs bound
 // again; one representor per VF; the next plan is empty.
 TEST_F(EswitchSimTest, Mlx5VfsThenSwitchdevWithRepresentors) {
-  Build("");
-  DesiredState d = LoadSpec(kSwitchdev);
-  PlanResult p = PlanNow(d);
-  EXPECT_TRUE(p.diagnostics.empty());
-  ASSERT_EQ(ChangeIds(p.plan), (std::vector<std::string>{"sriov/0000:af:00.0/numVfs",
-                                                         "eswitch/0000:af:00.0/eswitchMode"}));
+  DesiredState d;
+  PlanResult p = BuildAndPlan("", kSwitchdev, &d,
+                              {"sriov/0000:af:00.0/numVfs", "eswitch/0000:af:00.0/eswitchMode"});
+  ASSERT_EQ(p.plan.changes.size(), 2u);
   const Change& c = p.plan.changes[1];
   EXPECT_EQ(c.before, "legacy");
   EXPECT_EQ(c.after, "switchdev");
@@ -154,12 +165,8 @@ TEST_F(EswitchSimTest, BackToLegacyRemovesRepresentors) {
   Build("");
   DesiredState d = LoadSpec(kSwitchdev);
   ASSERT_TRUE(ApplyPlan(modules_, PlanNow(d).plan, d, ctx_).status.ok());
-  DesiredState legacy = LoadSpec(R"(  nics:
-    - name: pf0
-      nicSelector: { rootDevices: ["0000:af:00.0"] }
-      numVfs: 4
-      eswitchMode: legacy
-)");
+  DesiredState legacy = LoadSpec(
+      "  nics:\n" + testing::PfNic("pf0", "0000:af:00.0", 4, "      eswitchMode: legacy\n"));
   PlanResult p = PlanNow(legacy);
   ASSERT_EQ(ChangeIds(p.plan), (std::vector<std::string>{"eswitch/0000:af:00.0/eswitchMode"}));
   EXPECT_FALSE(p.plan.changes[0].detail.contains("flowSteeringMode"));
@@ -179,25 +186,15 @@ TEST_F(EswitchSimTest, BackToLegacyRemovesRepresentors) {
 // representors gone), the VFs of both go back to none, nothing half-done.
 TEST_F(EswitchSimTest, AFailedSetRollsBackEveryPf) {
   Build("");
-  DesiredState d = LoadSpec(R"(  nics:
-    - name: pf0
-      nicSelector: { rootDevices: ["0000:af:00.0"] }
-      numVfs: 2
-      eswitchMode: switchdev
-    - name: pf1
-      nicSelector: { rootDevices: ["0000:af:00.1"] }
-      numVfs: 2
-      eswitchMode: switchdev
-)");
+  const std::string switchdev = "      eswitchMode: switchdev\n";
+  DesiredState d = LoadSpec("  nics:\n" + testing::PfNic("pf0", "0000:af:00.0", 2, switchdev) +
+                            testing::PfNic("pf1", "0000:af:00.1", 2, switchdev));
   PlanResult p = PlanNow(d);
   ASSERT_EQ(p.plan.changes.size(), 4u);
   sim_->AddFault({0, "devlink/0000:af:00.1", EBUSY, -1});
-  ApplyReport r = ApplyPlan(modules_, p.plan, d, ctx_);
-  ASSERT_FALSE(r.status.ok());
-  EXPECT_NE(r.status.message().find("EBUSY"), std::string::npos) << r.status.message();
+  ApplyReport r = ApplyFailingRollsBack(p.plan, d, "EBUSY");
   EXPECT_NE(r.status.message().find("eswitch/0000:af:00.1/eswitchMode"), std::string::npos)
       << r.status.message();
-  for (const auto& rb : r.rolled_back) EXPECT_TRUE(rb.status.ok()) << rb.status.message();
   EXPECT_EQ(Capture(kPf0).mode, "legacy");
   EXPECT_EQ(Capture("0000:af:00.1").mode, "legacy");
   EXPECT_FALSE(sim_->Exists("/sys/class/net/ens6f0npf0vf0"));
@@ -209,12 +206,10 @@ TEST_F(EswitchSimTest, AFailedSetRollsBackEveryPf) {
 // get their representors as they are created. With VFs already there the
 // driver refuses (EOPNOTSUPP), and the plan says so at the field.
 TEST_F(EswitchSimTest, IceSwitchdevFirstThenVfs) {
-  Build("ice");
-  DesiredState d = LoadSpec(kSwitchdev);
-  PlanResult p = PlanNow(d);
-  EXPECT_TRUE(p.diagnostics.empty());
-  ASSERT_EQ(ChangeIds(p.plan), (std::vector<std::string>{"eswitch/0000:af:00.0/eswitchMode",
-                                                         "sriov/0000:af:00.0/numVfs"}));
+  DesiredState d;
+  PlanResult p = BuildAndPlan("ice", kSwitchdev, &d,
+                              {"eswitch/0000:af:00.0/eswitchMode", "sriov/0000:af:00.0/numVfs"});
+  ASSERT_EQ(p.plan.changes.size(), 2u);
   EXPECT_FALSE(p.plan.changes[0].detail.contains("flowSteeringMode"));
   EXPECT_FALSE(p.plan.changes[0].detail.contains("rebindVfs"));
   ApplyReport r = ApplyPlan(modules_, p.plan, d, ctx_);

@@ -1,20 +1,15 @@
 #include "modules/firmware/firmware_planner.h"
 
-#include <fstream>
-#include <sstream>
-
 #include "gtest/gtest.h"
 #include "modules/firmware/mstconfig_query.h"
 #include "test/support/fake_pci_module.h"
+#include "test/support/files.h"
 
 namespace provisioner {
 namespace {
 
 FirmwareFacts FromTestdata(const std::string& name) {
-  std::ifstream in("modules/firmware/testdata/" + name);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  auto q = ParseMstconfigQuery(ss.str());
+  auto q = ParseMstconfigQuery(testing::ReadFile("modules/firmware/testdata/" + name));
   EXPECT_TRUE(q.ok()) << name << ": " << q.status().message();
   FirmwareFacts fw;
   fw.source = name;
@@ -53,6 +48,15 @@ struct Planned {
   }
 };
 
+// Facts of one PF `bdf` (netdev `netdev`) whose mstconfig query is the
+// testdata file `query`.
+HostFacts OnePf(const std::string& bdf, const std::string& netdev, const std::string& query) {
+  HostFacts f;
+  f.pci = {Pf(bdf, netdev)};
+  f.firmware[bdf] = FromTestdata(query);
+  return f;
+}
+
 Planned RunPlan(const DesiredState& d, const HostFacts& f) {
   PlanSink sink;
   PlanFirmware(d, f, sink);
@@ -60,9 +64,7 @@ Planned RunPlan(const DesiredState& d, const HostFacts& f) {
 }
 
 TEST(FirmwarePlanner, IbCardToEthIsARebootChange) {
-  HostFacts f;
-  f.pci = {Pf("0000:86:00.0", "ibs5f0")};
-  f.firmware["0000:86:00.0"] = FromTestdata("cx5-vpi-ib.query");
+  HostFacts f = OnePf("0000:86:00.0", "ibs5f0", "cx5-vpi-ib.query");
   Planned p = RunPlan(Want("0000:86:00.0", "eth"), f);
   ASSERT_EQ(p.changes.size(), 1u) << p.Messages();
   const Change& c = p.changes[0];
@@ -86,9 +88,7 @@ TEST(FirmwarePlanner, SecondPortUsesItsOwnParameterOnFunctionZero) {
 }
 
 TEST(FirmwarePlanner, MatchingTypeIsNoChange) {
-  HostFacts f;
-  f.pci = {Pf("0000:86:00.0", "ibs5f0")};
-  f.firmware["0000:86:00.0"] = FromTestdata("cx5-vpi-ib.query");
+  HostFacts f = OnePf("0000:86:00.0", "ibs5f0", "cx5-vpi-ib.query");
   Planned p = RunPlan(Want("0000:86:00.0", "ib"), f);
   EXPECT_TRUE(p.changes.empty());
   EXPECT_TRUE(p.diags.empty()) << p.Messages();
@@ -97,9 +97,7 @@ TEST(FirmwarePlanner, MatchingTypeIsNoChange) {
 // Issue 38 item 9: no new change, a change pending reboot (current ->
 // desired), which plan shows and counts.
 TEST(FirmwarePlanner, PendingNextBootIsNoNewChangeButPendingReboot) {
-  HostFacts f;
-  f.pci = {Pf("0000:86:00.0", "ibs5f0")};
-  f.firmware["0000:86:00.0"] = FromTestdata("cx5-vpi-pending-eth.query");
+  HostFacts f = OnePf("0000:86:00.0", "ibs5f0", "cx5-vpi-pending-eth.query");
   Planned p = RunPlan(Want("0000:86:00.0", "eth"), f);
   EXPECT_TRUE(p.changes.empty());
   EXPECT_TRUE(p.diags.empty()) << p.Messages();
@@ -166,9 +164,7 @@ TEST(FirmwarePlanner, UnknownFirmwareAndFixedPortTypeAreErrors) {
 }
 
 TEST(FirmwarePlanner, NumVfsAboveFirmwareLimitRaisesIt) {
-  HostFacts f;
-  f.pci = {Pf("0000:3b:00.0", "ens3f0")};
-  f.firmware["0000:3b:00.0"] = FromTestdata("cx6-vpi-eth-sriov-off.query");
+  HostFacts f = OnePf("0000:3b:00.0", "ens3f0", "cx6-vpi-eth-sriov-off.query");
   Planned p = RunPlan(Want("0000:3b:00.0", std::nullopt, 8), f);
   ASSERT_EQ(p.changes.size(), 2u) << p.Messages();
   EXPECT_EQ(p.changes[0].id, "firmware/0000:3b:00.0/SRIOV_EN");
@@ -212,9 +208,7 @@ FirmwareSetting Int(long n) { return {FirmwareSetting::Kind::kInt, std::to_strin
 FirmwareSetting Str(std::string s) { return {FirmwareSetting::Kind::kString, std::move(s)}; }
 
 TEST(FirmwarePlanner, RawBoolParameterIsARebootChange) {
-  HostFacts f;
-  f.pci = {Pf("0000:5e:00.0", "ens1f0")};
-  f.firmware["0000:5e:00.0"] = FromTestdata("cx6lx-eth.query");
+  HostFacts f = OnePf("0000:5e:00.0", "ens1f0", "cx6lx-eth.query");
   Planned p = RunPlan(WantFirmware("0000:5e:00.0", {{"IP_OVER_VXLAN_EN", Bool(true)}}), f);
   ASSERT_EQ(p.changes.size(), 1u) << p.Messages();
   const Change& c = p.changes[0];
@@ -229,9 +223,7 @@ TEST(FirmwarePlanner, RawBoolParameterIsARebootChange) {
 
 // True(1) is true, 1, "True" and "TRUE"; _256KB(1) is "_256KB" and 1; 8 is 8 and 0x8.
 TEST(FirmwarePlanner, ValuesEqualToNextBootInAnySpellingAreNoChange) {
-  HostFacts f;
-  f.pci = {Pf("0000:5e:00.0", "ens1f0")};
-  f.firmware["0000:5e:00.0"] = FromTestdata("cx6lx-eth.query");
+  HostFacts f = OnePf("0000:5e:00.0", "ens1f0", "cx6lx-eth.query");
   Planned p = RunPlan(WantFirmware("0000:5e:00.0", {{"SRIOV_EN", Bool(true)},
                                                     {"FPP_EN", Int(1)},
                                                     {"UCTX_EN", Str("TRUE")},
@@ -255,9 +247,7 @@ TEST(FirmwarePlanner, ValuesEqualToNextBootInAnySpellingAreNoChange) {
 }
 
 TEST(FirmwarePlanner, UnknownParameterIsAnErrorNamingTheField) {
-  HostFacts f;
-  f.pci = {Pf("0000:5e:00.0", "ens1f0")};
-  f.firmware["0000:5e:00.0"] = FromTestdata("cx6lx-eth.query");
+  HostFacts f = OnePf("0000:5e:00.0", "ens1f0", "cx6lx-eth.query");
   Planned p = RunPlan(WantFirmware("0000:5e:00.0", {{"ATS_ENABLED", Bool(true)}}), f);
   EXPECT_TRUE(p.changes.empty());
   ASSERT_EQ(p.diags.size(), 1u) << p.Messages();
@@ -270,9 +260,7 @@ TEST(FirmwarePlanner, UnknownParameterIsAnErrorNamingTheField) {
 
 // NAME[i]: the query prints arrays as "Array[0..7]", never the elements.
 TEST(FirmwarePlanner, ArrayElementsAreErrorsNamingTheCard) {
-  HostFacts f;
-  f.pci = {Pf("0000:18:00.0", "ibp24s0")};
-  f.firmware["0000:18:00.0"] = FromTestdata("cx7-ib-wide.query");
+  HostFacts f = OnePf("0000:18:00.0", "ibp24s0", "cx7-ib-wide.query");
   auto message = [&](const std::string& param) {
     Planned p = RunPlan(WantFirmware("0000:18:00.0", {{param, Int(3)}}), f);
     EXPECT_TRUE(p.changes.empty()) << param;
@@ -327,9 +315,7 @@ TEST(FirmwarePlanner, TwoNicsOnOneCardAskingDifferentValuesIsAnErrorNamingBoth) 
 }
 
 TEST(FirmwarePlanner, RawValuePendingForTheNextBootIsPendingReboot) {
-  HostFacts f;
-  f.pci = {Pf("0000:86:00.0", "ibs5f0")};
-  f.firmware["0000:86:00.0"] = FromTestdata("cx5-vpi-pending-eth.query");
+  HostFacts f = OnePf("0000:86:00.0", "ibs5f0", "cx5-vpi-pending-eth.query");
   Planned p = RunPlan(WantFirmware("0000:86:00.0", {{"LINK_TYPE_P1", Str("eth")}}), f);
   EXPECT_TRUE(p.changes.empty());
   EXPECT_TRUE(p.diags.empty()) << p.Messages();
@@ -359,9 +345,7 @@ TEST(FirmwareSetText, NamesAndNumbersFromSavedPlans) {
 // ROCE_CC_PRIO_MASK_P<n> gains the priority; a card that is no ConnectX
 // is an error naming the field; with ecn/ the firmware is left alone.
 TEST(FirmwarePlanner, EcnWithoutSysfsGoesToRoceCcPrioMask) {
-  HostFacts f;
-  f.pci = {Pf("0000:18:00.0", "enp24s0np0")};
-  f.firmware["0000:18:00.0"] = FromTestdata("cx7-eth-ro.query");
+  HostFacts f = OnePf("0000:18:00.0", "enp24s0np0", "cx7-eth-ro.query");
   f.firmware["0000:18:00.0"].params["ROCE_CC_PRIO_MASK_P1"].next_boot = "1";
   f.roce.netdevs["enp24s0np0"] = RoceNetdevFacts();  // no ecn/
   DesiredState d = Want("0000:18:00.0", std::nullopt);

@@ -3,24 +3,20 @@
 // mstconfig query, and the planner's changes.
 #include "modules/firmware/firmware_reset.h"
 
-#include <fstream>
 #include <map>
 #include <optional>
-#include <sstream>
 
 #include "gtest/gtest.h"
 #include "modules/firmware/firmware_planner.h"
 #include "modules/firmware/mstconfig_query.h"
 #include "test/support/fake_pci_module.h"
+#include "test/support/files.h"
 
 namespace provisioner {
 namespace {
 
 std::string Testdata(const std::string& name) {
-  std::ifstream in("modules/firmware/testdata/" + name);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  return testing::ReadFile("modules/firmware/testdata/" + name);
 }
 
 FirmwareFacts Facts(const std::string& text) {

@@ -1,76 +1,132 @@
 #include "modules/firmware/mstconfig_query.h"
 
-#include <fstream>
-#include <sstream>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
 
 #include "gtest/gtest.h"
+#include "test/support/files.h"
 
 namespace provisioner {
 namespace {
 
 std::string Testdata(const std::string& name) {
-  std::ifstream in("modules/firmware/testdata/" + name);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  EXPECT_TRUE(in.good() || in.eof()) << name;
-  return ss.str();
+  std::string text = testing::ReadFile("modules/firmware/testdata/" + name);
+  EXPECT_NE(text, "") << name;
+  return text;
 }
 
-TEST(MstconfigQuery, ConnectX5VpiWithDefaultCurrentNext) {
-  auto q = ParseMstconfigQuery(Testdata("cx5-vpi-ib.query"));
+// One captured `mstconfig query` and what it must parse into.
+struct ParamWant {
+  std::string param;
+  char column;  // 'd'efault, 'c'urrent, 'n'ext boot; '-': the parameter is absent
+  std::optional<std::string> value;  // nullopt: the column is absent
+};
+struct QueryCase {
+  std::string name, file;
+  std::string device_type, card_name, device;  // "": not checked
+  std::optional<bool> has_default, has_current;
+  std::vector<ParamWant> params;
+};
+
+void PrintTo(const QueryCase& c, std::ostream* os) { *os << c.file; }
+
+class MstconfigCaptureTest : public ::testing::TestWithParam<QueryCase> {};
+
+TEST_P(MstconfigCaptureTest, Parses) {
+  const QueryCase& tc = GetParam();
+  auto q = ParseMstconfigQuery(Testdata(tc.file));
   ASSERT_TRUE(q.ok()) << q.status().message();
-  EXPECT_EQ(q->device_type, "ConnectX5");
-  EXPECT_EQ(q->name, "MCX556A-ECA_Ax");
-  EXPECT_EQ(q->device, "0000:86:00.0");
-  EXPECT_TRUE(q->has_default);
-  EXPECT_TRUE(q->has_current);
-  const FirmwareParam& lt = q->params.at("LINK_TYPE_P1");
-  EXPECT_EQ(lt.default_value, "IB(1)");
-  EXPECT_EQ(lt.current, "IB(1)");
-  EXPECT_EQ(lt.next_boot, "IB(1)");
-  EXPECT_EQ(q->params.at("NUM_OF_VFS").next_boot, "16");
-  EXPECT_EQ(q->params.at("NUM_OF_VFS").default_value, "8");
-  EXPECT_EQ(q->params.at("SRIOV_EN").next_boot, "True(1)");
-  // A value wider than its column still lands in the right columns.
-  EXPECT_EQ(q->params.at("PCI_ATOMIC_MODE").next_boot, "PCI_ATOMIC_DISABLED_EXT_ATOMIC_ENABLED(0)");
-  EXPECT_EQ(q->params.at("LRO_LOG_TIMEOUT1").current, "7");
+  if (!tc.device_type.empty()) {
+    EXPECT_EQ(q->device_type, tc.device_type);
+  }
+  if (!tc.card_name.empty()) {
+    EXPECT_EQ(q->name, tc.card_name);
+  }
+  if (!tc.device.empty()) {
+    EXPECT_EQ(q->device, tc.device);
+  }
+  if (tc.has_default) {
+    EXPECT_EQ(q->has_default, *tc.has_default);
+  }
+  if (tc.has_current) {
+    EXPECT_EQ(q->has_current, *tc.has_current);
+  }
+  for (const ParamWant& w : tc.params) {
+    SCOPED_TRACE(w.param + " " + w.column);
+    if (w.column == '-') {
+      EXPECT_EQ(q->params.count(w.param), 0u);
+      continue;
+    }
+    auto it = q->params.find(w.param);
+    ASSERT_NE(it, q->params.end());
+    const FirmwareParam& p = it->second;
+    const std::optional<std::string> got = w.column == 'd' ? p.default_value
+                                           : w.column == 'c'
+                                               ? p.current
+                                               : std::optional<std::string>(p.next_boot);
+    EXPECT_EQ(got, w.value);
+  }
 }
 
-TEST(MstconfigQuery, PendingChangeShowsCurrentAndNextBoot) {
-  auto q = ParseMstconfigQuery(Testdata("cx5-vpi-pending-eth.query"));
-  ASSERT_TRUE(q.ok()) << q.status().message();
-  EXPECT_EQ(q->params.at("LINK_TYPE_P1").current, "IB(1)");
-  EXPECT_EQ(q->params.at("LINK_TYPE_P1").next_boot, "ETH(2)");
-  EXPECT_EQ(q->params.at("LINK_TYPE_P2").next_boot, "IB(1)");
-}
-
-TEST(MstconfigQuery, ConnectX6NextBootOnly) {
-  auto q = ParseMstconfigQuery(Testdata("cx6-vpi-eth-sriov-off.query"));
-  ASSERT_TRUE(q.ok()) << q.status().message();
-  EXPECT_FALSE(q->has_default);
-  EXPECT_FALSE(q->has_current);
-  EXPECT_EQ(q->device_type, "ConnectX6");
-  EXPECT_FALSE(q->params.at("LINK_TYPE_P2").current.has_value());
-  EXPECT_EQ(q->params.at("LINK_TYPE_P2").next_boot, "ETH(2)");
-  EXPECT_EQ(q->params.at("SRIOV_EN").next_boot, "False(0)");
-}
-
-TEST(MstconfigQuery, ConnectX6LxHasNoLinkType) {
-  auto q = ParseMstconfigQuery(Testdata("cx6lx-eth.query"));
-  ASSERT_TRUE(q.ok()) << q.status().message();
-  EXPECT_TRUE(q->has_current);
-  EXPECT_FALSE(q->has_default);
-  EXPECT_EQ(q->params.count("LINK_TYPE_P1"), 0u);
-  EXPECT_EQ(q->params.at("NUM_OF_VFS").current, "8");
-}
-
-TEST(MstconfigQuery, ConnectX7WideColumns) {
-  auto q = ParseMstconfigQuery(Testdata("cx7-ib-wide.query"));
-  ASSERT_TRUE(q.ok()) << q.status().message();
-  EXPECT_EQ(q->device_type, "ConnectX7");
-  EXPECT_EQ(q->params.at("LINK_TYPE_P1").next_boot, "IB(1)");
-  EXPECT_EQ(q->params.count("LINK_TYPE_P2"), 0u);
-}
+INSTANTIATE_TEST_SUITE_P(
+    Captures, MstconfigCaptureTest,
+    ::testing::Values(
+        // Default, current and next boot columns.
+        QueryCase{"ConnectX5VpiWithDefaultCurrentNext",
+                  "cx5-vpi-ib.query",
+                  "ConnectX5",
+                  "MCX556A-ECA_Ax",
+                  "0000:86:00.0",
+                  true,
+                  true,
+                  {{"LINK_TYPE_P1", 'd', "IB(1)"},
+                   {"LINK_TYPE_P1", 'c', "IB(1)"},
+                   {"LINK_TYPE_P1", 'n', "IB(1)"},
+                   {"NUM_OF_VFS", 'n', "16"},
+                   {"NUM_OF_VFS", 'd', "8"},
+                   {"SRIOV_EN", 'n', "True(1)"},
+                   // A value wider than its column still lands in the right columns.
+                   {"PCI_ATOMIC_MODE", 'n', "PCI_ATOMIC_DISABLED_EXT_ATOMIC_ENABLED(0)"},
+                   {"LRO_LOG_TIMEOUT1", 'c', "7"}}},
+        QueryCase{"PendingChangeShowsCurrentAndNextBoot",
+                  "cx5-vpi-pending-eth.query",
+                  "",
+                  "",
+                  "",
+                  std::nullopt,
+                  std::nullopt,
+                  {{"LINK_TYPE_P1", 'c', "IB(1)"},
+                   {"LINK_TYPE_P1", 'n', "ETH(2)"},
+                   {"LINK_TYPE_P2", 'n', "IB(1)"}}},
+        QueryCase{"ConnectX6NextBootOnly",
+                  "cx6-vpi-eth-sriov-off.query",
+                  "ConnectX6",
+                  "",
+                  "",
+                  false,
+                  false,
+                  {{"LINK_TYPE_P2", 'c', std::nullopt},
+                   {"LINK_TYPE_P2", 'n', "ETH(2)"},
+                   {"SRIOV_EN", 'n', "False(0)"}}},
+        QueryCase{"ConnectX6LxHasNoLinkType",
+                  "cx6lx-eth.query",
+                  "",
+                  "",
+                  "",
+                  false,
+                  true,
+                  {{"LINK_TYPE_P1", '-', std::nullopt}, {"NUM_OF_VFS", 'c', "8"}}},
+        QueryCase{"ConnectX7WideColumns",
+                  "cx7-ib-wide.query",
+                  "ConnectX7",
+                  "",
+                  "",
+                  std::nullopt,
+                  std::nullopt,
+                  {{"LINK_TYPE_P1", 'n', "IB(1)"}, {"LINK_TYPE_P2", '-', std::nullopt}}}),
+    [](const ::testing::TestParamInfo<QueryCase>& i) { return i.param.name; });
 
 TEST(MstconfigQuery, Errors) {
   auto e = ParseMstconfigQuery("-E- Failed to open the device\n");
@@ -91,7 +147,8 @@ TEST(MstconfigQuery, Errors) {
       "         LINK_TYPE_P1  IB(1)  ETH(2)\n"
       "         LINK_TYPE_P1  IB(1)  IB(1)\n");
   ASSERT_FALSE(twice.ok());
-  EXPECT_NE(twice.status().message().find("line 3: LINK_TYPE_P1 is listed twice"), std::string::npos)
+  EXPECT_NE(twice.status().message().find("line 3: LINK_TYPE_P1 is listed twice"),
+            std::string::npos)
       << twice.status().message();
 }
 

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "gtest/gtest.h"
+#include "test/support/check_results.h"
 
 namespace provisioner::health {
 namespace {
@@ -49,17 +50,27 @@ TEST(HealthParseTest, DmaBufNeedsKernel512AndOpenModuleR515) {
   EXPECT_NE(DmaBufUnavailableReason("", open), "");
 }
 
+// A PCI function at `sysfs_path` (its address the last element), bound to
+// `driver`.
+PciFunction Function(const std::string& sysfs_path, const std::string& vendor,
+                     const std::string& device_id, uint32_t class_code, const std::string& driver) {
+  PciFunction f;
+  f.pci_address = sysfs_path.substr(sysfs_path.rfind('/') + 1);
+  f.sysfs_path = sysfs_path;
+  f.vendor = vendor;
+  f.device_id = device_id;
+  f.class_code = class_code;
+  f.driver = driver;
+  return f;
+}
+
 // Root port 16:01.0 -> switch 17:00.0 -> 18:02.0 -> NIC 1a:00.0 (Gen5 x16).
 HostFacts NicBehindSwitch() {
   HostFacts facts;
   facts.health.discovered = true;
-  PciFunction nic;
-  nic.pci_address = "0000:1a:00.0";
-  nic.sysfs_path = "/sys/devices/pci0000:16/0000:16:01.0/0000:17:00.0/0000:18:02.0/0000:1a:00.0";
-  nic.vendor = "15b3";
-  nic.device_id = "1021";
-  nic.class_code = 0x020000;
-  nic.driver = "mlx5_core";
+  PciFunction nic =
+      Function("/sys/devices/pci0000:16/0000:16:01.0/0000:17:00.0/0000:18:02.0/0000:1a:00.0",
+               "15b3", "1021", 0x020000, "mlx5_core");
   nic.rdma_devices = {"mlx5_0"};
   facts.pci.push_back(nic);
   for (const char* bdf : {"0000:16:01.0", "0000:17:00.0", "0000:18:02.0", "0000:1a:00.0"}) {
@@ -71,9 +82,7 @@ HostFacts NicBehindSwitch() {
 std::map<std::string, CheckResult> Checks(const HostFacts& facts) {
   CheckSink sink;
   CheckHealth(nullptr, facts, sink);
-  std::map<std::string, CheckResult> out;
-  for (const auto& r : sink.results()) out[r.id + " " + r.target] = r;
-  return out;
+  return testing::ResultsByIdAndTarget(sink);
 }
 
 TEST(HealthPcieLinkTest, FullLinkIsOk) {
@@ -187,14 +196,9 @@ TEST(HealthPortTest, InfinibandStateIsLeftToRdmaIbPort) {
 
 HostFacts GpuAndNic() {
   HostFacts facts = NicBehindSwitch();
-  PciFunction gpu;
-  gpu.pci_address = "0000:19:00.0";
-  gpu.sysfs_path = "/sys/devices/pci0000:16/0000:16:01.0/0000:17:00.0/0000:18:01.0/0000:19:00.0";
-  gpu.vendor = "10de";
-  gpu.device_id = "2330";
-  gpu.class_code = 0x030200;
-  gpu.driver = "nvidia";
-  facts.pci.push_back(gpu);
+  facts.pci.push_back(
+      Function("/sys/devices/pci0000:16/0000:16:01.0/0000:17:00.0/0000:18:01.0/0000:19:00.0",
+               "10de", "2330", 0x030200, "nvidia"));
   facts.health.pcie_links["0000:18:01.0"] = {"32.0 GT/s PCIe", "32.0 GT/s PCIe", 16, 16};
   facts.health.pcie_links["0000:19:00.0"] = {"32.0 GT/s PCIe", "32.0 GT/s PCIe", 16, 16};
   facts.kernel.release = "6.1.0-18-amd64";

@@ -22,8 +22,9 @@
 #include "modules/ipoib/ipoib_backend.h"
 #include "modules/ipoib/ipoib_module.h"
 #include "modules/ipoib/ipoib_planner.h"
-#include "test/support/ttar.h"
+#include "test/support/backend_by_root.h"
 #include "test/support/netns.h"
+#include "test/support/ttar.h"
 
 namespace provisioner {
 namespace {
@@ -31,11 +32,9 @@ namespace {
 [[maybe_unused]] ::testing::Environment* const kNetns =
     ::testing::AddGlobalTestEnvironment(new testing::NetnsEnvironment(/*with_macvlan=*/true));
 
-class IpoibNetnsTest : public ::testing::Test {
+class IpoibNetnsTest : public testing::LiveRootTest {
  protected:
   void SetUp() override {
-    fs_ = NewLocalHostFs("/");
-    ctx_.fs = fs_.get();
     for (const char* n : {"veth-a", "veth-b", "mv0"}) {
       auto now = addresses_->Read(n);
       ASSERT_TRUE(now.ok()) << now.status().message();
@@ -57,8 +56,6 @@ class IpoibNetnsTest : public ::testing::Test {
     return a.ok() ? *a : std::vector<std::string>{};
   }
 
-  std::unique_ptr<HostFs> fs_;
-  HostContext ctx_;
   std::unique_ptr<IpoibAddressBackend> addresses_ = NewNetlinkIpoibAddressBackend();
   std::unique_ptr<LinkBackend> link_ = NewNetlinkLinkBackend();
 };
@@ -155,10 +152,8 @@ TEST_F(IpoibNetnsTest, SnapshotCaptureReplaysUnderATree) {
 }
 
 TEST(IpoibBackendFactory, NetlinkForTheLiveRootOnly) {
-  auto live = NewLocalHostFs("/");
-  EXPECT_EQ(NewIpoibAddressBackend(*live)->Name(), "netlink");
-  auto tree = NewLocalHostFs(testing::MakeTempDir("ipoib-factory"));
-  EXPECT_EQ(NewIpoibAddressBackend(*tree)->Name(), "tree");
+  testing::ExpectBackendByRoot([](HostFs& fs) { return NewIpoibAddressBackend(fs)->Name(); },
+                               "netlink", "tree");
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 
 #include "gtest/gtest.h"
 #include "modules/ipoib/ipoib_checks.h"
+#include "test/support/check_results.h"
 #include "test/support/fake_pci_module.h"
 
 namespace provisioner {
@@ -215,9 +216,7 @@ TEST(IpoibPlanner, ChildNamesAsTheKernelMakesThem) {
 std::map<std::string, CheckResult> Checks(const DesiredState* d, const HostFacts& f) {
   CheckSink sink;
   CheckIpoib(d, f, sink);
-  std::map<std::string, CheckResult> out;
-  for (const CheckResult& r : sink.results()) out[r.id + " " + r.target] = r;
-  return out;
+  return testing::ResultsByIdAndTarget(sink);
 }
 
 TEST(IpoibChecks, PkeyInThePortsTable) {

@@ -15,6 +15,8 @@
 #include "gtest/gtest.h"
 #include "modules/kmod/kmod_module.h"
 #include "modules/kmod/kmod_planner.h"
+#include "test/support/backend_by_root.h"
+#include "test/support/ttar.h"
 
 namespace provisioner {
 namespace {
@@ -23,17 +25,10 @@ using ::testing::ElementsAre;
 using ::testing::Pair;
 using ::testing::UnorderedElementsAre;
 
-std::string FreshDir() {
-  const char* tmp = std::getenv("TEST_TMPDIR");
-  std::string base = std::string(tmp ? tmp : "/tmp") + "/kmodXXXXXX";
-  if (::mkdtemp(base.data()) == nullptr) return "";
-  return base;
-}
-
 class KmodTree : public ::testing::Test {
  protected:
   void SetUp() override {
-    root_ = FreshDir();
+    root_ = testing::MakeTempDir("kmod");
     ASSERT_FALSE(root_.empty());
     fs_ = NewLocalHostFs(root_);
     W("/proc/modules",
@@ -49,12 +44,25 @@ class KmodTree : public ::testing::Test {
     W("/etc/modprobe.d/ib_core.conf",
       "# keep\noptions ib_core netns_mode=0\nblacklist nouveau\ninstall gdrdrv /bin/true\n");
     W("/lib/modprobe.d/aliases.conf", "alias net-pf-99 rdma_cm\n");
+    ctx_.fs = fs_.get();
   }
   void W(const std::string& path, const std::string& content) {
     ASSERT_TRUE(fs_->WriteFileAtomic(path, content).ok());
   }
+  // A change of the kmod module, as its planner makes them.
+  static Change KmodChange(const std::string& target, const std::string& attribute,
+                           nlohmann::json after) {
+    Change c;
+    c.module = "kmod";
+    c.target = target;
+    c.attribute = attribute;
+    c.after = std::move(after);
+    return c;
+  }
   std::string root_;
   std::unique_ptr<HostFs> fs_;
+  KmodModule m_;  // the module over fs_ (ctx_)
+  HostContext ctx_;
 };
 
 TEST_F(KmodTree, DiscoversTheTreeNotThisMachine) {
@@ -160,16 +168,10 @@ TEST_F(KmodTree, LoadAddsModuleAndMissingDepsNewestFirst) {
 // Issue 36.6: a module name is one token of modules-load.d; a value that
 // would add a line (or a comment) is refused before anything is written.
 TEST_F(KmodTree, AHostileModuleNameNeverReachesModulesLoadD) {
-  KmodModule m;
-  HostContext ctx;
-  ctx.fs = fs_.get();
-  Change c;
+  Change c = KmodChange(kKmodPersistTarget, kKmodAttrPersist,
+                        nlohmann::json::array({"mlx5_ib", "mlx5_ib\nbad_module"}));
   c.id = "kmod/modules-load.d/provisioner.conf/modules";
-  c.module = "kmod";
-  c.target = kKmodPersistTarget;
-  c.attribute = kKmodAttrPersist;
-  c.after = nlohmann::json::array({"mlx5_ib", "mlx5_ib\nbad_module"});
-  Status s = m.Apply(c, ctx);
+  Status s = m_.Apply(c, ctx_);
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.message();
   EXPECT_NE(s.message().find("cannot go into a modprobe.d/modules-load.d file"), std::string::npos)
       << s.message();
@@ -177,30 +179,27 @@ TEST_F(KmodTree, AHostileModuleNameNeverReachesModulesLoadD) {
 }
 
 TEST_F(KmodTree, ModuleApplyAndVerify) {
-  KmodModule m;
-  HostContext ctx;
-  ctx.fs = fs_.get();
   HostFacts facts;
   facts.kernel.release = "6.1.0";
-  ASSERT_TRUE(m.Discover(ctx, facts).ok());
+  ASSERT_TRUE(m_.Discover(ctx_, facts).ok());
   EXPECT_THAT(facts.loaded_modules, ElementsAre("mlx5_ib", "ib_core"));
   DesiredState d;
   d.kernel_modules = {{"mlx5_ib", true}, {"rdma_ucm", true}};
   PlanSink sink;
-  m.Plan(d, facts, sink);
+  m_.Plan(d, facts, sink);
   ASSERT_EQ(sink.changes().size(), 2u);
   for (const Change& c : sink.changes()) {
-    ASSERT_TRUE(m.Apply(c, ctx).ok()) << c.id;
-    ASSERT_TRUE(m.Verify(c, ctx).ok()) << c.id;
+    ASSERT_TRUE(m_.Apply(c, ctx_).ok()) << c.id;
+    ASSERT_TRUE(m_.Verify(c, ctx_).ok()) << c.id;
   }
   auto conf = fs_->ReadFile("/etc/modules-load.d/provisioner.conf");
   ASSERT_TRUE(conf.ok());
   EXPECT_NE(conf->find("\nmlx5_ib\nrdma_ucm\n"), std::string::npos) << *conf;
   HostFacts again;
   again.kernel.release = "6.1.0";
-  ASSERT_TRUE(m.Discover(ctx, again).ok());
+  ASSERT_TRUE(m_.Discover(ctx_, again).ok());
   PlanSink sink2;
-  m.Plan(d, again, sink2);
+  m_.Plan(d, again, sink2);
   EXPECT_TRUE(sink2.changes().empty());
 }
 
@@ -211,7 +210,7 @@ TEST_F(KmodTree, ModuleApplyAndVerify) {
 class KmodDepmodTree : public ::testing::Test {
  protected:
   void SetUp() override {
-    root_ = FreshDir();
+    root_ = testing::MakeTempDir("kmod");
     ASSERT_FALSE(root_.empty());
     const std::string kdir = root_ + "/lib/modules/" + kRelease + "/kernel";
     ASSERT_EQ(std::system(("mkdir -p '" + kdir + "' '" + root_ + "/proc/sys/kernel'").c_str()), 0);
@@ -285,7 +284,7 @@ TEST_F(KmodDepmodTree, TreeLoadTakesTheTreesDependencies) {
 // live /proc/modules, and our parser on a copy of it in a tree. A kernel
 // without loadable modules has no /proc/modules: then both say ENOENT.
 TEST(KmodLive, LibkmodAndProcModulesCopyAgree) {
-  std::string tree = FreshDir();
+  std::string tree = testing::MakeTempDir("kmod");
   ASSERT_FALSE(tree.empty());
   auto tree_fs = NewLocalHostFs(tree);
   std::ifstream in("/proc/modules");
@@ -341,7 +340,7 @@ void ExpectSameAsLibkmod(const std::vector<std::string>& config_paths,
 }
 
 TEST(ModprobeConfParser, AgreesWithLibkmodOnCraftedFiles) {
-  const std::string dir = FreshDir();
+  const std::string dir = testing::MakeTempDir("kmod");
   ASSERT_FALSE(dir.empty());
   const std::vector<std::pair<std::string, std::string>> files = {
       {"a.conf",
@@ -408,27 +407,15 @@ TEST(ModprobeConfParser, AgreesWithLibkmodOnThisMachinesModprobeD) {
 // The factory picks by root: libkmod only for "/", the tree's proc/modules
 // for any other root (a tree must never load a module into this machine).
 TEST(KmodBackendFactory, LibkmodForTheLiveRootOnly) {
-  auto live = NewLocalHostFs("/");
-  EXPECT_EQ(NewKmodBackend(*live)->Source(), "libkmod");
-  std::string tree = FreshDir();
-  ASSERT_FALSE(tree.empty());
-  auto tree_fs = NewLocalHostFs(tree);
-  EXPECT_EQ(NewKmodBackend(*tree_fs)->Source(), "/proc/modules");
+  testing::ExpectBackendByRoot([](HostFs& fs) { return NewKmodBackend(fs)->Source(); }, "libkmod",
+                               "/proc/modules");
 }
 
 TEST_F(KmodTree, ModuleLoadsIntoTheTreeNotThisMachine) {
   // The module's apply goes through the factory: under a tree root it
   // rewrites the tree's proc/modules (libkmod would fail without root here,
   // or load into this machine).
-  KmodModule m;
-  HostContext ctx;
-  ctx.fs = fs_.get();
-  Change c;
-  c.module = "kmod";
-  c.attribute = "loaded";
-  c.target = "rdma_cm";
-  c.after = true;
-  ASSERT_TRUE(m.Apply(c, ctx).ok());
+  ASSERT_TRUE(m_.Apply(KmodChange("rdma_cm", "loaded", true), ctx_).ok());
   auto text = fs_->ReadFile("/proc/modules");
   ASSERT_TRUE(text.ok());
   EXPECT_EQ(text->rfind("rdma_cm ", 0), 0u) << *text;

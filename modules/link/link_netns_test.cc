@@ -31,11 +31,9 @@ namespace {
 [[maybe_unused]] ::testing::Environment* const kNetns =
     ::testing::AddGlobalTestEnvironment(new testing::NetnsEnvironment(/*with_macvlan=*/true));
 
-class LinkNetnsTest : public ::testing::Test {
+class LinkNetnsTest : public testing::LiveRootTest {
  protected:
   void SetUp() override {
-    fs_ = NewLocalHostFs("/");
-    ctx_.fs = fs_.get();
     // veth-a, veth-b and mv0 (a macvlan on veth-a) as network PFs.
     modules_.push_back(std::make_unique<testing::FakePciModule>(
         std::vector<PciFunction>{testing::NetworkPf("0000:01:00.0", "veth-a", "1af4", "0001"),
@@ -67,9 +65,6 @@ class LinkNetnsTest : public ::testing::Test {
     return d;
   }
 
-  std::unique_ptr<HostFs> fs_;
-  HostContext ctx_;
-  std::vector<std::unique_ptr<Module>> modules_;
   std::unique_ptr<LinkBackend> live_ = NewNetlinkLinkBackend();
 };
 

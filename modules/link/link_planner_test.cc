@@ -2,6 +2,8 @@
 
 #include "gtest/gtest.h"
 #include "test/support/fake_pci_module.h"
+#include "test/support/planned_changes.h"
+#include "test/support/vf_group.h"
 
 namespace provisioner {
 namespace {
@@ -21,13 +23,7 @@ NicSpec Nic(const std::string& pf_name) {
   return n;
 }
 
-std::vector<Change> Changes(const DesiredState& d, const HostFacts& f,
-                            std::vector<Diagnostic>* diags = nullptr) {
-  PlanSink sink;
-  PlanLinks(d, f, sink);
-  if (diags) *diags = sink.diagnostics();
-  return sink.changes();
-}
+constexpr testing::PlannerOf<PlanLinks> Changes{};
 
 TEST(LinkPlanner, MtuAndUp) {
   HostFacts f;
@@ -266,15 +262,6 @@ TEST(LinkPlanner, VfMtuForPartOfTheVfs) {
   EXPECT_EQ(bad.diagnostics()[0].message, "VFs 2-5 are not VFs of 0000:af:00.0 (it will have 4)");
 }
 
-VfGroupSpec Group(int first, int last, std::optional<std::string> type) {
-  VfGroupSpec g;
-  g.range = std::to_string(first) + "-" + std::to_string(last);
-  g.first = first;
-  g.last = last;
-  g.device_type = std::move(type);
-  return g;
-}
-
 // Issue 28 item 3: each group's VFs get its vfMtu (its own, else the nic's),
 // VFs in no group the nic's; a vfio-pci group has no netdev and gets none of
 // the nic's.
@@ -285,10 +272,10 @@ TEST(LinkPlanner, VfMtuPerGroup) {
   d.nics[0].mtu = 9000;
   d.nics[0].vf_mtu = 4000;
   d.nics[0].device_type = "netdevice";
-  VfGroupSpec jumbo = Group(0, 1, std::nullopt);
+  VfGroupSpec jumbo = testing::VfGroup(0, 1, std::nullopt);
   jumbo.vf_mtu = 9000;
-  VfGroupSpec inherits = Group(2, 3, std::nullopt);
-  VfGroupSpec vms = Group(6, 7, "vfio-pci");
+  VfGroupSpec inherits = testing::VfGroup(2, 3, std::nullopt);
+  VfGroupSpec vms = testing::VfGroup(6, 7, "vfio-pci");
   d.nics[0].vf_groups = {vms, jumbo, inherits};
   HostFacts f = VfHost(8, 1500);
   for (int n = 6; n < 8; ++n) f.pci[0].sriov->vfs[static_cast<size_t>(n)].driver = "vfio-pci";
@@ -319,7 +306,7 @@ TEST(LinkPlanner, VfsUpPerGroupDeviceType) {
   d.nics = {Nic("ens6f0np0")};
   d.nics[0].num_vfs = 8;
   d.nics[0].device_type = "vfio-pci";
-  d.nics[0].vf_groups = {Group(2, 3, "netdevice"), Group(4, 5, "netdevice")};
+  d.nics[0].vf_groups = {testing::VfGroup(2, 3, "netdevice"), testing::VfGroup(4, 5, "netdevice")};
   std::vector<Change> up = Only(Changes(d, f), kVfsUpAttribute);
   ASSERT_EQ(up.size(), 1u);
   EXPECT_EQ(up[0].id, "link/0000:af:00.0/vfsUp#2-5");
@@ -332,20 +319,20 @@ TEST(LinkPlanner, VfsUpPerGroupDeviceType) {
   EXPECT_TRUE(Only(Changes(d, f), kVfsUpAttribute).empty());
   // A nic without deviceType and one netdevice group: only that group.
   d.nics[0].device_type.reset();
-  d.nics[0].vf_groups = {Group(6, 7, "netdevice")};
+  d.nics[0].vf_groups = {testing::VfGroup(6, 7, "netdevice")};
   up = Only(Changes(d, f), kVfsUpAttribute);
   ASSERT_EQ(up.size(), 1u);
   EXPECT_EQ(up[0].id, "link/0000:af:00.0/vfsUp#6-7");
   // A netdevice nic with a vfio-pci group in the middle: two runs.
   d.nics[0].device_type = "netdevice";
-  d.nics[0].vf_groups = {Group(2, 5, "vfio-pci")};
+  d.nics[0].vf_groups = {testing::VfGroup(2, 5, "vfio-pci")};
   up = Only(Changes(d, f), kVfsUpAttribute);
   ASSERT_EQ(up.size(), 2u);
   EXPECT_EQ(up[0].id, "link/0000:af:00.0/vfsUp#0-1");
   EXPECT_EQ(up[0].field_path, "spec.nics[0].deviceType");
   EXPECT_EQ(up[1].id, "link/0000:af:00.0/vfsUp#6-7");
   // Every VF netdevice: the whole PF's change, as without groups.
-  d.nics[0].vf_groups = {Group(2, 5, "netdevice")};
+  d.nics[0].vf_groups = {testing::VfGroup(2, 5, "netdevice")};
   up = Only(Changes(d, f), kVfsUpAttribute);
   ASSERT_EQ(up.size(), 1u);
   EXPECT_EQ(up[0].id, "link/0000:af:00.0/vfsUp");

@@ -11,22 +11,16 @@
 #include "modules/link/link_module.h"
 #include "modules/pci/pci_module.h"
 #include "modules/sriov/sriov_module.h"
-#include "test/support/ttar.h"
+#include "test/support/backend_by_root.h"
+#include "test/support/files.h"
 
 namespace provisioner {
 namespace {
 
-std::string Tree(const std::string& name) {
-  std::string dir = testing::MakeTempDir(name);
-  Status s = testing::ExtractTtar(testing::HostTreePath(name), dir);
-  EXPECT_TRUE(s.ok()) << s.message();
-  return dir;
-}
-
 class LinkSysfsTest : public ::testing::Test {
  protected:
   void Open(const std::string& tree) {
-    root_ = Tree(tree);
+    root_ = testing::ExtractedHostTree(tree);
     fs_ = NewLocalHostFs(root_);
     ctx_.fs = fs_.get();
     modules_.push_back(std::make_unique<PciModule>());
@@ -140,10 +134,8 @@ TEST(LinkBackend, InterfaceNames) {
 // The factory picks by root: netlink (this process's namespace) for "/"
 // only; a tree's links are its sysfs files, never this machine's.
 TEST(LinkBackendFactory, NetlinkForTheLiveRootOnly) {
-  auto live = NewLocalHostFs("/");
-  EXPECT_EQ(NewLinkBackend(*live)->Name(), "netlink");
-  auto tree = NewLocalHostFs(testing::MakeTempDir("link-factory"));
-  EXPECT_EQ(NewLinkBackend(*tree)->Name(), "sysfs");
+  testing::ExpectBackendByRoot([](HostFs& fs) { return NewLinkBackend(fs)->Name(); }, "netlink",
+                               "sysfs");
 }
 
 }  // namespace

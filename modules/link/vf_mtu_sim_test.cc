@@ -30,6 +30,20 @@ using std::chrono::milliseconds;
 using testing::ChangeIds;
 using testing::LoadSpec;
 
+constexpr char kFourVfs[] = R"(  nics:
+    - name: pf0
+      nicSelector: { rootDevices: ["0000:af:00.0"] }
+      numVfs: 4
+)";
+
+constexpr char kJumboVfs[] = R"(  nics:
+    - name: pf0
+      nicSelector: { rootDevices: ["0000:af:00.0"] }
+      numVfs: 4
+      mtu: 9000
+      vfMtu: 9000
+)";
+
 class VfMtuSimTest : public testing::EngineOnSimTest {
  protected:
   void SetUp() override {
@@ -49,21 +63,24 @@ class VfMtuSimTest : public testing::EngineOnSimTest {
   std::string Mtu(const std::string& netdev) {
     return fs_->ReadAttr("/sys/class/net/" + netdev + "/mtu").value_or("?");
   }
+
+  // numVfs 4 applied: four VF netdevs at 1500.
+  void ApplyFourVfs() {
+    DesiredState four = LoadSpec(kFourVfs);
+    ASSERT_TRUE(ApplyPlan(modules_, PlanNow(four).plan, four, ctx_).status.ok());
+  }
+
+  // Over four VFs at 1500, the plan of kJumboVfs (*d): the PF's MTU, then
+  // the VFs'.
+  PlanResult PlanJumboOverFourVfs(DesiredState* d) {
+    ApplyFourVfs();
+    *d = LoadSpec(kJumboVfs);
+    PlanResult p = PlanNow(*d);
+    EXPECT_EQ(ChangeIds(p.plan),
+              (std::vector<std::string>{"link/ens6f0np0/mtu", "link/0000:af:00.0/vfMtu"}));
+    return p;
+  }
 };
-
-constexpr char kFourVfs[] = R"(  nics:
-    - name: pf0
-      nicSelector: { rootDevices: ["0000:af:00.0"] }
-      numVfs: 4
-)";
-
-constexpr char kJumboVfs[] = R"(  nics:
-    - name: pf0
-      nicSelector: { rootDevices: ["0000:af:00.0"] }
-      numVfs: 4
-      mtu: 9000
-      vfMtu: 9000
-)";
 
 // The issue's "done when": numVfs 4 and vfMtu 9000 on a ConnectX host.
 TEST_F(VfMtuSimTest, VfsCreatedThenPfRaisedThenVfMtuThenConverged) {
@@ -102,12 +119,9 @@ class NetdevArrivesClock final : public Clock {
 };
 
 TEST_F(VfMtuSimTest, AVfNetdevOnItsWayIsWaitedFor) {
-  DesiredState four = LoadSpec(kFourVfs);
-  ASSERT_TRUE(ApplyPlan(modules_, PlanNow(four).plan, four, ctx_).status.ok());
-  DesiredState d = LoadSpec(kJumboVfs);
-  PlanResult p = PlanNow(d);
-  ASSERT_EQ(ChangeIds(p.plan),
-            (std::vector<std::string>{"link/ens6f0np0/mtu", "link/0000:af:00.0/vfMtu"}));
+  DesiredState d;
+  PlanResult p = PlanJumboOverFourVfs(&d);
+  ASSERT_EQ(p.plan.changes.size(), 2u);
   const std::string net = root_ + "/sys/bus/pci/devices/0000:af:00.4/net";
   ASSERT_EQ(::rename(net.c_str(), (net + ".away").c_str()), 0);
   NetdevArrivesClock arriving(
@@ -122,10 +136,8 @@ TEST_F(VfMtuSimTest, AVfNetdevOnItsWayIsWaitedFor) {
 
 // A VF netdev that never comes: the wait ends at the settle timeout and says which VF.
 TEST_F(VfMtuSimTest, AVfNetdevThatNeverComesFailsAtTheSettleTimeout) {
-  DesiredState four = LoadSpec(kFourVfs);
-  ASSERT_TRUE(ApplyPlan(modules_, PlanNow(four).plan, four, ctx_).status.ok());
-  DesiredState d = LoadSpec(kJumboVfs);
-  PlanResult p = PlanNow(d);
+  DesiredState d;
+  PlanResult p = PlanJumboOverFourVfs(&d);
   const std::string net = root_ + "/sys/bus/pci/devices/0000:af:00.4/net";
   ASSERT_EQ(::rename(net.c_str(), (net + ".away").c_str()), 0);
   ApplyReport r = ApplyPlan(modules_, p.plan, d, ctx_);
@@ -138,21 +150,14 @@ TEST_F(VfMtuSimTest, AVfNetdevThatNeverComesFailsAtTheSettleTimeout) {
 
 // VFs there at 1500; VF 3's write fails: the PF and VFs 0-2 go back to 1500.
 TEST_F(VfMtuSimTest, AFailedVfRollsBackEveryMtu) {
-  DesiredState four = LoadSpec(kFourVfs);
-  ASSERT_TRUE(ApplyPlan(modules_, PlanNow(four).plan, four, ctx_).status.ok());
-  DesiredState d = LoadSpec(kJumboVfs);
-  PlanResult p = PlanNow(d);
-  ASSERT_EQ(ChangeIds(p.plan),
-            (std::vector<std::string>{"link/ens6f0np0/mtu", "link/0000:af:00.0/vfMtu"}));
+  DesiredState d;
+  PlanResult p = PlanJumboOverFourVfs(&d);
+  ASSERT_EQ(p.plan.changes.size(), 2u);
   EXPECT_EQ(p.plan.changes[1].before, nlohmann::json({1500, 1500, 1500, 1500}));
   sim_->AddFault({0, "ens6f0v3/mtu", EIO, -1});
-  ApplyReport r = ApplyPlan(modules_, p.plan, d, ctx_);
-  ASSERT_FALSE(r.status.ok());
-  EXPECT_NE(r.status.message().find("VF 3 (0000:af:00.5)"), std::string::npos)
-      << r.status.message();
+  ApplyReport r = ApplyFailingRollsBack(p.plan, d, "VF 3 (0000:af:00.5)");
   EXPECT_NE(r.status.message().find("EIO"), std::string::npos) << r.status.message();
   ASSERT_EQ(r.rolled_back.size(), 2u);
-  for (const auto& rb : r.rolled_back) EXPECT_TRUE(rb.status.ok()) << rb.status.message();
   for (int i = 0; i < 4; ++i) EXPECT_EQ(Mtu("ens6f0v" + std::to_string(i)), "1500") << i;
   EXPECT_EQ(Mtu("ens6f0np0"), "1500");
 }
@@ -160,8 +165,7 @@ TEST_F(VfMtuSimTest, AFailedVfRollsBackEveryMtu) {
 // The PF lowered behind the plan's back: the simulated kernel refuses the
 // VF's MTU above it (EINVAL), apply says which VF, nothing stays half-done.
 TEST_F(VfMtuSimTest, TheKernelRefusesAVfMtuAboveThePf) {
-  DesiredState four = LoadSpec(kFourVfs);
-  ASSERT_TRUE(ApplyPlan(modules_, PlanNow(four).plan, four, ctx_).status.ok());
+  ASSERT_NO_FATAL_FAILURE(ApplyFourVfs());
   ASSERT_TRUE(fs_->WriteAttr("/sys/class/net/ens6f0np0/mtu", "9000\n").ok());
   DesiredState d = LoadSpec(R"(  nics:
     - name: pf0
@@ -190,8 +194,7 @@ TEST_F(VfMtuSimTest, TheKernelRefusesAVfMtuAboveThePf) {
 // group rolls both groups' MTUs back; applied whole, every VF has its
 // group's MTU and the next plan is empty.
 TEST_F(VfMtuSimTest, VfGroupsEachTheirMtuAndOnlyNetdeviceGroupsUp) {
-  DesiredState four = LoadSpec(kFourVfs);
-  ASSERT_TRUE(ApplyPlan(modules_, PlanNow(four).plan, four, ctx_).status.ok());
+  ASSERT_NO_FATAL_FAILURE(ApplyFourVfs());
   for (int i = 0; i < 4; ++i) {  // every VF netdev down (`ip link set ... down`)
     const std::string flags = "/sys/class/net/ens6f0v" + std::to_string(i) + "/flags";
     ASSERT_TRUE(fs_->WriteAttr(flags, "0x1002\n").ok());

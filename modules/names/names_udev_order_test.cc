@@ -25,15 +25,13 @@
 
 #include "gtest/gtest.h"
 #include "modules/names/names_planner.h"
+#include "test/support/files.h"
 
 namespace provisioner {
 namespace {
 
 std::string ReadTestdata(const std::string& name) {
-  std::ifstream in("modules/names/testdata/" + name);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  return testing::ReadFile("modules/names/testdata/" + name);
 }
 
 // The RDMA kernel of one host: the device and what the tools installed.

@@ -6,23 +6,16 @@
 #include <fstream>
 
 #include "engine/core/engine.h"
-#include "engine/module/registry.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "test/support/ttar.h"
+#include "test/support/discover_every_module.h"
+#include "test/support/files.h"
 
 namespace provisioner::rdma {
 namespace {
 
+using ::provisioner::testing::ExtractedHostTree;
 using ::testing::HasSubstr;
-
-std::string Tree(const std::string& name) {
-  std::string dir = provisioner::testing::MakeTempDir(name);
-  Status s = provisioner::testing::ExtractTtar(
-      provisioner::testing::HostTreePath(name), dir);
-  EXPECT_TRUE(s.ok()) << s.message();
-  return dir;
-}
 
 void Sh(const std::string& cmd) { ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd; }
 
@@ -34,13 +27,7 @@ void Write(const std::string& path, const std::string& text) {
 }
 
 HostFacts Facts(const std::string& root) {
-  auto fs = NewLocalHostFs(root);
-  auto modules = ModuleRegistry::CreateAll();
-  HostContext ctx;
-  ctx.fs = fs.get();
-  auto f = Discover(modules, ctx);
-  EXPECT_TRUE(f.ok()) << f.status().message();
-  return f.ok() ? *f : HostFacts{};
+  return provisioner::testing::DiscoverWithEveryModule(*NewLocalHostFs(root));
 }
 
 // The checks with the given id.
@@ -60,6 +47,13 @@ const CheckResult* Find(const CheckSink& sink, const std::string& id, const std:
   return nullptr;
 }
 
+// The one check with the given id (a test failure unless there is exactly one).
+CheckResult Only(const CheckSink& sink, const std::string& id) {
+  std::vector<CheckResult> r = Results(sink, id);
+  EXPECT_EQ(r.size(), 1u) << id;
+  return r.empty() ? CheckResult{} : r[0];
+}
+
 NicSpec Nic(const std::string& name) {
   NicSpec n;
   n.name = name;
@@ -68,8 +62,28 @@ NicSpec Nic(const std::string& name) {
   return n;
 }
 
+// Nic n: the 4 RDMA VFs of 0000:af:00.0 (the cx5-roce-vfs tree's).
+NicSpec RdmaVfsNic() {
+  NicSpec n = Nic("n");
+  n.selector.root_devices = {"0000:af:00.0"};
+  n.num_vfs = 4;
+  n.is_rdma = true;
+  return n;
+}
+
+// Unbinds mlx5_ib from the VF at `vf_address` in the tree at `root`: the VF
+// keeps its netdev, loses its RDMA device.
+void RemoveVfRdmaDevice(const std::string& root, const std::string& vf_address) {
+  auto fs = NewLocalHostFs(root);
+  auto vf = fs->Resolve("/sys/bus/pci/devices/" + vf_address);
+  ASSERT_TRUE(vf.ok());
+  auto ib = fs->ListDir(*vf + "/infiniband");
+  ASSERT_TRUE(ib.ok() && ib->size() == 1);
+  Sh("rm -rf '" + root + *vf + "/infiniband' '" + root + "/sys/class/infiniband/" + (*ib)[0] + "'");
+}
+
 TEST(DoctorChecks, PortWithoutNetdevFailsNamingDeviceAndPort) {
-  std::string root = Tree("cx5-roce");
+  std::string root = ExtractedHostTree("cx5-roce");
   CheckSink healthy;
   CheckPortNetdevs(Facts(root), healthy);
   auto ok = Results(healthy, "rdma.port-netdev");
@@ -98,7 +112,7 @@ void WriteAddress(const std::string& root, const std::string& ip) {
 }
 
 TEST(DoctorChecks, RoceV2GidForEachIpv4Address) {
-  std::string root = Tree("cx5-roce");
+  std::string root = ExtractedHostTree("cx5-roce");
   // Without address facts, the GID table's own IPv4 entries are used.
   CheckSink plain;
   CheckRoceV2Gids(Facts(root), plain);
@@ -129,7 +143,7 @@ TEST(DoctorChecks, RoceV2GidForEachIpv4Address) {
 }
 
 TEST(DoctorChecks, NetnsModeAgainstHostYamlAndPersistentSetting) {
-  std::string root = Tree("cx5-roce");
+  std::string root = ExtractedHostTree("cx5-roce");
   DesiredState d;
   d.rdma = RdmaSpec{"exclusive", true};
   CheckSink sink;
@@ -152,11 +166,10 @@ TEST(DoctorChecks, NetnsModeAgainstHostYamlAndPersistentSetting) {
 }
 
 TEST(DoctorChecks, DevFiles) {
-  std::string root = Tree("cx5-roce");
+  std::string root = ExtractedHostTree("cx5-roce");
   CheckSink no_dev;
   CheckDevFiles(Facts(root), no_dev);
-  ASSERT_EQ(Results(no_dev, "rdma.dev-files").size(), 1u);
-  EXPECT_EQ(Results(no_dev, "rdma.dev-files")[0].verdict, Verdict::kWarn);  // tree without /dev
+  EXPECT_EQ(Only(no_dev, "rdma.dev-files").verdict, Verdict::kWarn);  // tree without /dev
 
   Sh("mkdir -p '" + root + "/dev/infiniband' && touch '" + root + "/dev/infiniband/uverbs0'");
   CheckSink partial;
@@ -190,11 +203,10 @@ TEST(DoctorChecks, DevFiles) {
 }
 
 TEST(DoctorChecks, InfinibandPortWithoutSubnetManager) {
-  std::string root = Tree("cx5-ib");
+  std::string root = ExtractedHostTree("cx5-ib");
   CheckSink healthy;
   CheckIbPorts(Facts(root), healthy);
-  ASSERT_EQ(Results(healthy, "rdma.ib-port").size(), 1u);
-  EXPECT_EQ(Results(healthy, "rdma.ib-port")[0].verdict, Verdict::kOk);
+  EXPECT_EQ(Only(healthy, "rdma.ib-port").verdict, Verdict::kOk);
 
   const std::string port = root + "/sys/class/infiniband/mlx5_0/ports/1";
   Write(port + "/sm_lid", "0x0\n");
@@ -235,7 +247,7 @@ TEST(DoctorChecks, DevicePluginSelectorsMatchingNothing) {
   wrong.resource_name = "typo";
   d.nics = {vfs, wrong};
   CheckSink sink;
-  CheckDevicePluginSelectors(d, Facts(Tree("cx5-roce")), sink);
+  CheckDevicePluginSelectors(d, Facts(ExtractedHostTree("cx5-roce")), sink);
   auto r = Results(sink, "rdma.device-plugin");
   ASSERT_EQ(r.size(), 2u);
   EXPECT_EQ(r[0].verdict, Verdict::kFail);
@@ -245,7 +257,7 @@ TEST(DoctorChecks, DevicePluginSelectorsMatchingNothing) {
   EXPECT_THAT(r[1].fix, HasSubstr("fix the nicSelector"));
 
   CheckSink with_vfs;
-  CheckDevicePluginSelectors(d, Facts(Tree("cx5-roce-vfs")), with_vfs);
+  CheckDevicePluginSelectors(d, Facts(ExtractedHostTree("cx5-roce-vfs")), with_vfs);
   EXPECT_EQ(Results(with_vfs, "rdma.device-plugin")[0].verdict, Verdict::kOk);
   EXPECT_THAT(Results(with_vfs, "rdma.device-plugin")[0].summary, HasSubstr("4 VFs"));
 }
@@ -254,7 +266,7 @@ TEST(DoctorChecks, DevicePluginSelectorsMatchingNothing) {
 // only. A multusConfig in partition 0x8001 fails with the SM fix; the
 // default partition (0x7fff, limited membership) is in the table.
 TEST(DoctorChecks, MultusPkeyAgainstThePortsPkeyTable) {
-  HostFacts facts = Facts(Tree("mlx4-ib-hwloc"));
+  HostFacts facts = Facts(ExtractedHostTree("mlx4-ib-hwloc"));
   ASSERT_EQ(facts.rdma.devices.size(), 1u);
   ASSERT_TRUE(facts.rdma.devices[0].ports[0].pkeys.has_value());
   EXPECT_EQ(*facts.rdma.devices[0].ports[0].pkeys, std::vector<std::string>{"0xffff"});
@@ -294,43 +306,34 @@ TEST(DoctorChecks, LinkLayerAgainstLinkType) {
   n.link_type = "ib";
   d.nics = {n};
   CheckSink sink;
-  CheckLinkLayer(d, Facts(Tree("cx5-roce")), sink);
+  CheckLinkLayer(d, Facts(ExtractedHostTree("cx5-roce")), sink);
   auto r = Results(sink, "rdma.link-layer");
   ASSERT_EQ(r.size(), 2u);
   EXPECT_EQ(r[0].verdict, Verdict::kFail);
   EXPECT_THAT(r[0].summary, HasSubstr("link layer is Ethernet, nics[n].linkType wants ib"));
   EXPECT_THAT(r[0].fix, HasSubstr("LINK_TYPE_P1=1"));
   CheckSink ib;
-  CheckLinkLayer(d, Facts(Tree("cx5-ib")), ib);
+  CheckLinkLayer(d, Facts(ExtractedHostTree("cx5-ib")), ib);
   EXPECT_EQ(Results(ib, "rdma.link-layer")[0].verdict, Verdict::kOk);
 }
 
 TEST(DoctorChecks, VfsWithoutRdmaDevices) {
-  std::string root = Tree("cx5-roce-vfs");
+  std::string root = ExtractedHostTree("cx5-roce-vfs");
   DesiredState d;
-  NicSpec n = Nic("n");
-  n.selector.root_devices = {"0000:af:00.0"};
-  n.num_vfs = 4;
-  n.is_rdma = true;
-  d.nics = {n};
+  d.nics = {RdmaVfsNic()};
   CheckSink ok;
   CheckVfRdma(d, Facts(root), ok);
-  ASSERT_EQ(Results(ok, "rdma.vf-rdma").size(), 1u);
-  EXPECT_EQ(Results(ok, "rdma.vf-rdma")[0].verdict, Verdict::kOk);
+  EXPECT_EQ(Only(ok, "rdma.vf-rdma").verdict, Verdict::kOk);
 
   // mlx5_ib not bound to the VF at 0000:af:00.3: no RDMA device.
-  auto fs = NewLocalHostFs(root);
-  auto vf = fs->Resolve("/sys/bus/pci/devices/0000:af:00.3");
-  ASSERT_TRUE(vf.ok());
-  auto ib = fs->ListDir(*vf + "/infiniband");
-  ASSERT_TRUE(ib.ok() && ib->size() == 1);
-  Sh("rm -rf '" + root + *vf + "/infiniband' '" + root + "/sys/class/infiniband/" + (*ib)[0] + "'");
+  ASSERT_NO_FATAL_FAILURE(RemoveVfRdmaDevice(root, "0000:af:00.3"));
   CheckSink sink;
   CheckVfRdma(d, Facts(root), sink);
   auto r = Results(sink, "rdma.vf-rdma");
   ASSERT_EQ(r.size(), 1u);
   EXPECT_EQ(r[0].verdict, Verdict::kFail);
   EXPECT_THAT(r[0].summary, HasSubstr("1 of 4 VFs of 0000:af:00.0 have no RDMA device"));
+  ASSERT_FALSE(r[0].evidence.empty());
   EXPECT_THAT(r[0].evidence[0].second, HasSubstr("0000:af:00.3"));
 }
 
@@ -338,13 +341,8 @@ TEST(DoctorChecks, VfsWithoutRdmaDevices) {
 // device in a group that does not want one (a vfio-pci group) is no failure,
 // one in a group that wants it is.
 TEST(DoctorChecks, VfRdmaFollowsEachVfGroup) {
-  std::string root = Tree("cx5-roce-vfs");
-  auto fs = NewLocalHostFs(root);
-  auto vf = fs->Resolve("/sys/bus/pci/devices/0000:af:00.3");
-  ASSERT_TRUE(vf.ok());
-  auto ib = fs->ListDir(*vf + "/infiniband");
-  ASSERT_TRUE(ib.ok() && ib->size() == 1);
-  Sh("rm -rf '" + root + *vf + "/infiniband' '" + root + "/sys/class/infiniband/" + (*ib)[0] + "'");
+  std::string root = ExtractedHostTree("cx5-roce-vfs");
+  ASSERT_NO_FATAL_FAILURE(RemoveVfRdmaDevice(root, "0000:af:00.3"));
   HostFacts facts = Facts(root);
   const PciFunction* pf = facts.FindPci("0000:af:00.0");
   ASSERT_NE(pf, nullptr);
@@ -355,10 +353,7 @@ TEST(DoctorChecks, VfRdmaFollowsEachVfGroup) {
   }
   ASSERT_GE(index, 0);
   DesiredState d;
-  NicSpec n = Nic("n");
-  n.selector.root_devices = {"0000:af:00.0"};
-  n.num_vfs = 4;
-  n.is_rdma = true;
+  NicSpec n = RdmaVfsNic();
   VfGroupSpec g;
   g.range = std::to_string(index);
   g.first = g.last = index;
@@ -367,19 +362,17 @@ TEST(DoctorChecks, VfRdmaFollowsEachVfGroup) {
   d.nics = {n};
   CheckSink ok;
   CheckVfRdma(d, facts, ok);
-  ASSERT_EQ(Results(ok, "rdma.vf-rdma").size(), 1u);
-  EXPECT_EQ(Results(ok, "rdma.vf-rdma")[0].verdict, Verdict::kOk);
+  EXPECT_EQ(Only(ok, "rdma.vf-rdma").verdict, Verdict::kOk);
   d.nics[0].vf_groups[0].is_rdma = true;
   CheckSink bad;
   CheckVfRdma(d, facts, bad);
-  auto r = Results(bad, "rdma.vf-rdma");
-  ASSERT_EQ(r.size(), 1u);
-  EXPECT_EQ(r[0].verdict, Verdict::kFail);
-  EXPECT_THAT(r[0].summary, HasSubstr("1 of 4 VFs of 0000:af:00.0 have no RDMA device"));
+  const CheckResult r = Only(bad, "rdma.vf-rdma");
+  EXPECT_EQ(r.verdict, Verdict::kFail);
+  EXPECT_THAT(r.summary, HasSubstr("1 of 4 VFs of 0000:af:00.0 have no RDMA device"));
 }
 
 TEST(DoctorChecks, GpuDirectModulesWhenNvidiaGpusPresent) {
-  HostFacts f = Facts(Tree("cx5-roce"));  // H100 at 0000:18:00.0
+  HostFacts f = Facts(ExtractedHostTree("cx5-roce"));  // H100 at 0000:18:00.0
   f.loaded_modules = {"mlx5_core", "mlx5_ib", "ib_core", "nvidia"};
   CheckSink sink;
   CheckGpuDirect(f, sink);
@@ -398,7 +391,7 @@ TEST(DoctorChecks, GpuDirectModulesWhenNvidiaGpusPresent) {
     EXPECT_EQ(c.verdict, Verdict::kOk) << c.target;
   // No GPU: nothing to say.
   CheckSink none;
-  CheckGpuDirect(Facts(Tree("cx5-ib")), none);
+  CheckGpuDirect(Facts(ExtractedHostTree("cx5-ib")), none);
   EXPECT_TRUE(none.results().empty());
 }
 

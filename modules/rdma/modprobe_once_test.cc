@@ -6,32 +6,26 @@
 #include <map>
 #include <string>
 
-#include "engine/core/engine.h"
-#include "engine/module/registry.h"
 #include "gtest/gtest.h"
+#include "test/support/discover_every_module.h"
+#include "test/support/files.h"
 #include "test/support/read_counting_fs.h"
-#include "test/support/ttar.h"
 
 namespace provisioner {
 namespace {
 
 TEST(ModprobeOnceTest, ModprobeDirIsReadOncePerDiscovery) {
-  const std::string root = testing::MakeTempDir("cx5-roce");
-  ASSERT_TRUE(testing::ExtractTtar(testing::HostTreePath("cx5-roce"), root).ok());
+  const std::string root = testing::ExtractedHostTree("cx5-roce");
   std::ofstream(root + "/etc/modprobe.d/ib_core.conf") << "options ib_core netns_mode=0\n";
   std::ofstream(root + "/etc/modprobe.d/mlx5.conf") << "options mlx5_core prof_sel=2\n";
   testing::ReadCountingFs fs(NewLocalHostFs(root), "modprobe.d/");
-  auto modules = ModuleRegistry::CreateAll();
-  HostContext ctx;
-  ctx.fs = &fs;
-  auto facts = Discover(modules, ctx);
-  ASSERT_TRUE(facts.ok()) << facts.status().message();
+  HostFacts facts = testing::DiscoverWithEveryModule(fs);
   ASSERT_EQ(fs.reads().count("/etc/modprobe.d/ib_core.conf"), 1u);
   for (const auto& [path, n] : fs.reads()) EXPECT_EQ(n, 1) << path;
   // And the rdma facts still say what the file sets.
-  EXPECT_EQ(facts->rdma.persistent_netns_mode, std::optional<std::string>("exclusive"));
-  EXPECT_EQ(facts->rdma.persistent_netns_source, "/etc/modprobe.d/ib_core.conf");
-  EXPECT_EQ(facts->rdma.ib_core_conf_netns_mode, std::optional<std::string>("exclusive"));
+  EXPECT_EQ(facts.rdma.persistent_netns_mode, std::optional<std::string>("exclusive"));
+  EXPECT_EQ(facts.rdma.persistent_netns_source, "/etc/modprobe.d/ib_core.conf");
+  EXPECT_EQ(facts.rdma.ib_core_conf_netns_mode, std::optional<std::string>("exclusive"));
 }
 
 }  // namespace

@@ -8,16 +8,10 @@
 #include "engine/host/recording_host_fs.h"
 #include "gtest/gtest.h"
 #include "modules/rdma/rdma_sysfs.h"
+#include "test/support/ttar.h"
 
 namespace provisioner::rdma {
 namespace {
-
-std::string FreshDir() {
-  const char* tmp = std::getenv("TEST_TMPDIR");
-  std::string base = std::string(tmp ? tmp : "/tmp") + "/rdmabXXXXXX";
-  if (::mkdtemp(base.data()) == nullptr) return "";
-  return base;
-}
 
 // Counts what the factory asks of the live client: a tree must never.
 class CountingClient : public NetnsModeClient {
@@ -48,7 +42,7 @@ TEST(RdmaBackendFactory, NetlinkForTheLiveRootOnly) {
   bool refused = false;
   EXPECT_EQ(calls, 1);
 
-  std::string tree = FreshDir();
+  std::string tree = testing::MakeTempDir("rdmab");
   ASSERT_FALSE(tree.empty());
   auto fs = NewLocalHostFs(tree);
   ASSERT_TRUE(fs->WriteFileAtomic(kNetnsModeParam, "Y\n").ok());
@@ -65,7 +59,7 @@ TEST(RdmaBackendFactory, NetlinkForTheLiveRootOnly) {
 }
 
 TEST(TreeNetnsBackend, RefusesLikeTheKernel) {
-  std::string tree = FreshDir();
+  std::string tree = testing::MakeTempDir("rdmab");
   ASSERT_FALSE(tree.empty());
   auto fs = NewLocalHostFs(tree);
   auto b = NewTreeNetnsBackend(*fs);
@@ -103,7 +97,7 @@ TEST(AddressBackend, SnapshotRecordsGetifaddrsAndTheTreeReplaysIt) {
   ASSERT_TRUE(answered.addresses_known);
   ASSERT_EQ(record.captures.count(kAddressCapture), 1u);
 
-  std::string tree = FreshDir();
+  std::string tree = testing::MakeTempDir("rdmab");
   ASSERT_FALSE(tree.empty());
   auto fs = NewLocalHostFs(tree);
   ASSERT_TRUE(fs->WriteFileAtomic(kAddressCapture, record.captures[kAddressCapture]).ok());
@@ -122,7 +116,7 @@ TEST(AddressBackend, SnapshotRecordsGetifaddrsAndTheTreeReplaysIt) {
 }
 
 TEST(AddressBackend, TreeWithoutCaptureReadsProc) {
-  std::string tree = FreshDir();
+  std::string tree = testing::MakeTempDir("rdmab");
   ASSERT_FALSE(tree.empty());
   auto fs = NewLocalHostFs(tree);
   ASSERT_TRUE(fs->WriteFileAtomic("/proc/net/if_inet6",

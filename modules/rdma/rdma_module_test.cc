@@ -3,6 +3,8 @@
 #include <cerrno>
 #include <cstdlib>
 #include <fstream>
+#include <memory>
+#include <vector>
 
 #include "engine/core/engine.h"
 #include "engine/host/forwarding_host_fs.h"
@@ -13,21 +15,14 @@
 #include "test/sim/sim_host_fs.h"
 #include "test/support/files.h"
 #include "test/support/tree_diff.h"
-#include "test/support/ttar.h"
 
 namespace provisioner::rdma {
 namespace {
 
 using provisioner::testing::ReadFile;
 
+using ::provisioner::testing::ExtractedHostTree;
 using ::testing::HasSubstr;
-
-std::string Tree(const std::string& name) {
-  std::string dir = provisioner::testing::MakeTempDir(name);
-  Status s = provisioner::testing::ExtractTtar(provisioner::testing::HostTreePath(name), dir);
-  EXPECT_TRUE(s.ok()) << s.message();
-  return dir;
-}
 
 // A tree that claims to be the live root: the module then uses its netlink
 // client (a fake here) instead of the ib_core parameter.
@@ -80,186 +75,180 @@ DesiredState Exclusive(bool persist = true) {
   return d;
 }
 
-TEST(RdmaModule, DiscoverTree) {
-  auto fs = NewLocalHostFs(Tree("cx5-roce"));
-  FakeKernel k;
-  RdmaModule m(Options(&k));
+// The module on a host layer, with a fake kernel (k_) and a clock that
+// moves only when it sleeps. Set k_ before Start.
+class RdmaModuleTest : public ::testing::Test {
+ protected:
+  // Makes the module over `fs` and discovers (false: discovery failed).
+  bool Start(HostFs* fs) {
+    m_ = std::make_unique<RdmaModule>(Options(&k_));
+    ctx_.fs = fs;
+    ctx_.clock = &clock_;
+    return m_->Discover(ctx_, f_).ok();
+  }
+  // The module's plan for netnsMode exclusive; fails the test unless it has
+  // `want` changes.
+  std::vector<Change> PlanExclusive(bool persist, size_t want) {
+    PlanSink sink;
+    m_->Plan(Exclusive(persist), f_, sink);
+    EXPECT_EQ(sink.changes().size(), want);
+    return sink.changes();
+  }
+
+  FakeKernel k_;
+  std::unique_ptr<RdmaModule> m_;
+  FakeClock clock_;
+  HostContext ctx_;
+  HostFacts f_;
+};
+
+// Discover, plan and apply netnsMode exclusive through the engine over `fs`
+// with the kernel `k` (two changes: the live mode and ib_core.conf).
+ApplyReport ApplyExclusiveThroughEngine(HostFs* fs, FakeKernel* k) {
+  std::vector<std::unique_ptr<Module>> modules;
+  modules.push_back(std::make_unique<RdmaModule>(Options(k)));
+  FakeClock clock;
   HostContext ctx;
-  ctx.fs = fs.get();
-  HostFacts f;
-  ASSERT_TRUE(m.Discover(ctx, f).ok());
-  EXPECT_TRUE(f.rdma.discovered);
-  EXPECT_EQ(f.rdma.devices.size(), 2u);
-  EXPECT_EQ(f.rdma_netns_mode, "shared");
-  EXPECT_EQ(f.rdma.netns_mode_source, "/sys/module/ib_core/parameters/netns_mode");
-  EXPECT_EQ(k.gets, 0);  // a tree is never asked over netlink
+  ctx.fs = fs;
+  ctx.clock = &clock;
+  auto facts = Discover(modules, ctx);
+  EXPECT_TRUE(facts.ok());
+  if (!facts.ok()) {
+    ApplyReport failed;
+    failed.status = facts.status();
+    return failed;
+  }
+  DesiredState d = Exclusive();
+  PlanResult plan = BuildPlan(modules, d, *facts);
+  EXPECT_EQ(plan.plan.changes.size(), 2u);
+  return ApplyPlan(modules, plan.plan, d, ctx);
 }
 
-TEST(RdmaModule, DiscoverLiveUsesNetlinkThenTheParameter) {
-  LiveLookingFs fs(Tree("cx5-roce"));
-  FakeKernel k;
-  k.mode = "exclusive";
-  RdmaModule m(Options(&k));
-  HostContext ctx;
-  ctx.fs = &fs;
-  HostFacts f;
-  ASSERT_TRUE(m.Discover(ctx, f).ok());
-  EXPECT_EQ(f.rdma_netns_mode, "exclusive");
-  EXPECT_THAT(f.rdma.netns_mode_source, HasSubstr("RDMA netlink"));
-  EXPECT_TRUE(f.rdma.addresses_known);  // getifaddrs of this process
+TEST_F(RdmaModuleTest, DiscoverTree) {
+  auto fs = NewLocalHostFs(ExtractedHostTree("cx5-roce"));
+  ASSERT_TRUE(Start(fs.get()));
+  EXPECT_TRUE(f_.rdma.discovered);
+  EXPECT_EQ(f_.rdma.devices.size(), 2u);
+  EXPECT_EQ(f_.rdma_netns_mode, "shared");
+  EXPECT_EQ(f_.rdma.netns_mode_source, "/sys/module/ib_core/parameters/netns_mode");
+  EXPECT_EQ(k_.gets, 0);  // a tree is never asked over netlink
 }
 
-TEST(RdmaModule, TreeApplyWritesTheParameterAndVerifies) {
-  std::string root = Tree("cx5-roce");
+TEST_F(RdmaModuleTest, DiscoverLiveUsesNetlinkThenTheParameter) {
+  LiveLookingFs fs(ExtractedHostTree("cx5-roce"));
+  k_.mode = "exclusive";
+  ASSERT_TRUE(Start(&fs));
+  EXPECT_EQ(f_.rdma_netns_mode, "exclusive");
+  EXPECT_THAT(f_.rdma.netns_mode_source, HasSubstr("RDMA netlink"));
+  EXPECT_TRUE(f_.rdma.addresses_known);  // getifaddrs of this process
+}
+
+TEST_F(RdmaModuleTest, TreeApplyWritesTheParameterAndVerifies) {
+  std::string root = ExtractedHostTree("cx5-roce");
   auto fs = NewLocalHostFs(root);
-  FakeKernel k;
-  RdmaModule m(Options(&k));
-  HostContext ctx;
-  ctx.fs = fs.get();
-  HostFacts f;
-  ASSERT_TRUE(m.Discover(ctx, f).ok());
-  PlanSink sink;
-  m.Plan(Exclusive(), f, sink);
-  ASSERT_EQ(sink.changes().size(), 2u);
-  for (const Change& c : sink.changes()) {
-    ASSERT_TRUE(m.Apply(c, ctx).ok()) << c.id;
-    ASSERT_TRUE(m.Verify(c, ctx).ok()) << c.id;
+  ASSERT_TRUE(Start(fs.get()));
+  std::vector<Change> changes = PlanExclusive(true, 2);
+  ASSERT_EQ(changes.size(), 2u);
+  for (const Change& c : changes) {
+    ASSERT_TRUE(m_->Apply(c, ctx_).ok()) << c.id;
+    ASSERT_TRUE(m_->Verify(c, ctx_).ok()) << c.id;
   }
   EXPECT_EQ(ReadFile(root + "/sys/module/ib_core/parameters/netns_mode"), "N\n");
   EXPECT_EQ(ReadFile(root + "/etc/modprobe.d/ib_core.conf"), "options ib_core netns_mode=0\n");
   // Applying the same change again writes nothing.
   uint64_t writes = fs->stats().files_opened_for_write;
-  ASSERT_TRUE(m.Apply(sink.changes()[1], ctx).ok());
+  ASSERT_TRUE(m_->Apply(changes[1], ctx_).ok());
   EXPECT_EQ(fs->stats().files_opened_for_write, writes);
   // Verify sees a mismatch.
-  Change wrong = sink.changes()[0];
+  Change wrong = changes[0];
   wrong.after = "shared";
-  Status v = m.Verify(wrong, ctx);
+  Status v = m_->Verify(wrong, ctx_);
   EXPECT_FALSE(v.ok());
   EXPECT_THAT(v.message(), HasSubstr("spec.rdma.netnsMode: desired shared, current exclusive"));
 }
 
 // The tree stand-in follows the kernel: EBUSY while named network
 // namespaces exist, but setting the current mode always succeeds (rollback).
-TEST(RdmaModule, TreeStandInRefusesWhileOtherNamespacesExist) {
-  std::string root = Tree("cx5-roce");
+TEST_F(RdmaModuleTest, TreeStandInRefusesWhileOtherNamespacesExist) {
+  std::string root = ExtractedHostTree("cx5-roce");
   ASSERT_EQ(
       std::system(
           ("mkdir -p '" + root + "/run/netns' && touch '" + root + "/run/netns/blue'").c_str()),
       0);
   auto fs = NewLocalHostFs(root);
-  FakeKernel k;
-  RdmaModule m(Options(&k));
-  HostContext ctx;
-  ctx.fs = fs.get();
-  HostFacts f;
-  ASSERT_TRUE(m.Discover(ctx, f).ok());
-  PlanSink sink;
-  m.Plan(Exclusive(), f, sink);
-  ASSERT_EQ(sink.changes().size(), 2u);
-  ASSERT_TRUE(m.Apply(sink.changes()[0], ctx).ok());
-  EXPECT_THAT(ctx.deferred_to_reboot, HasSubstr("EBUSY"));
-  EXPECT_THAT(ctx.deferred_to_reboot, HasSubstr("/run/netns/blue"));
+  ASSERT_TRUE(Start(fs.get()));
+  std::vector<Change> changes = PlanExclusive(true, 2);
+  ASSERT_EQ(changes.size(), 2u);
+  ASSERT_TRUE(m_->Apply(changes[0], ctx_).ok());
+  EXPECT_THAT(ctx_.deferred_to_reboot, HasSubstr("EBUSY"));
+  EXPECT_THAT(ctx_.deferred_to_reboot, HasSubstr("/run/netns/blue"));
   EXPECT_EQ(ReadFile(root + "/sys/module/ib_core/parameters/netns_mode"), "Y\n");
-  ctx.deferred_to_reboot.clear();
-  Change same = sink.changes()[0];
+  ctx_.deferred_to_reboot.clear();
+  Change same = changes[0];
   same.after = "shared";
   uint64_t writes = fs->stats().files_opened_for_write;
-  ASSERT_TRUE(m.Apply(same, ctx).ok());
-  EXPECT_TRUE(ctx.deferred_to_reboot.empty());
+  ASSERT_TRUE(m_->Apply(same, ctx_).ok());
+  EXPECT_TRUE(ctx_.deferred_to_reboot.empty());
   EXPECT_EQ(fs->stats().files_opened_for_write, writes);
 }
 
 // A tree whose parameter file cannot be written is an error, not "the
 // kernel refused": even EBUSY from the write is not deferred.
-TEST(RdmaModule, TreeWriteFailureIsAnError) {
-  std::string root = Tree("cx5-roce");
+TEST_F(RdmaModuleTest, TreeWriteFailureIsAnError) {
+  std::string root = ExtractedHostTree("cx5-roce");
   provisioner::testing::SimOptions opt;
   opt.faults = {{0, "netns_mode", EBUSY, -1}};
   provisioner::testing::SimulatedHostFs fs(root, opt);
-  FakeKernel k;
-  RdmaModule m(Options(&k));
-  HostContext ctx;
-  ctx.fs = &fs;
-  HostFacts f;
-  ASSERT_TRUE(m.Discover(ctx, f).ok());
-  PlanSink sink;
-  m.Plan(Exclusive(), f, sink);
-  ASSERT_EQ(sink.changes().size(), 2u);
-  Status s = m.Apply(sink.changes()[0], ctx);
+  ASSERT_TRUE(Start(&fs));
+  std::vector<Change> changes = PlanExclusive(true, 2);
+  ASSERT_EQ(changes.size(), 2u);
+  Status s = m_->Apply(changes[0], ctx_);
   EXPECT_FALSE(s.ok());
   EXPECT_EQ(s.err(), EBUSY);
-  EXPECT_TRUE(ctx.deferred_to_reboot.empty());
+  EXPECT_TRUE(ctx_.deferred_to_reboot.empty());
 }
 
-TEST(RdmaModule, LiveSwitchRetriesThenDefersToReboot) {
-  LiveLookingFs fs(Tree("cx5-roce"));
-  FakeKernel k;
-  k.set_errno = EBUSY;
-  RdmaModule m(Options(&k));
-  FakeClock clock;
-  HostContext ctx;
-  ctx.fs = &fs;
-  ctx.clock = &clock;
-  HostFacts f;
-  ASSERT_TRUE(m.Discover(ctx, f).ok());
-  PlanSink sink;
-  m.Plan(Exclusive(), f, sink);
-  ASSERT_EQ(sink.changes().size(), 2u);
-  Status s = m.Apply(sink.changes()[0], ctx);
+TEST_F(RdmaModuleTest, LiveSwitchRetriesThenDefersToReboot) {
+  LiveLookingFs fs(ExtractedHostTree("cx5-roce"));
+  k_.set_errno = EBUSY;
+  ASSERT_TRUE(Start(&fs));
+  std::vector<Change> changes = PlanExclusive(true, 2);
+  ASSERT_EQ(changes.size(), 2u);
+  Status s = m_->Apply(changes[0], ctx_);
   ASSERT_TRUE(s.ok()) << s.message();
-  EXPECT_EQ(k.sets, 3);
-  EXPECT_EQ(clock.sleeps(), 2);
-  EXPECT_THAT(ctx.deferred_to_reboot, HasSubstr("EBUSY"));
-  EXPECT_THAT(ctx.deferred_to_reboot, HasSubstr("next boot"));
+  EXPECT_EQ(k_.sets, 3);
+  EXPECT_EQ(clock_.sleeps(), 2);
+  EXPECT_THAT(ctx_.deferred_to_reboot, HasSubstr("EBUSY"));
+  EXPECT_THAT(ctx_.deferred_to_reboot, HasSubstr("next boot"));
 }
 
-TEST(RdmaModule, RefusedWithoutPersistIsAnError) {
-  LiveLookingFs fs(Tree("cx5-roce"));
-  FakeKernel k;
-  k.set_errno = EBUSY;
-  RdmaModule m(Options(&k));
-  FakeClock clock;
-  HostContext ctx;
-  ctx.fs = &fs;
-  ctx.clock = &clock;
-  HostFacts f;
-  ASSERT_TRUE(m.Discover(ctx, f).ok());
-  PlanSink sink;
-  m.Plan(Exclusive(/*persist=*/false), f, sink);
-  ASSERT_EQ(sink.changes().size(), 1u);
-  Status s = m.Apply(sink.changes()[0], ctx);
+TEST_F(RdmaModuleTest, RefusedWithoutPersistIsAnError) {
+  LiveLookingFs fs(ExtractedHostTree("cx5-roce"));
+  k_.set_errno = EBUSY;
+  ASSERT_TRUE(Start(&fs));
+  std::vector<Change> changes = PlanExclusive(/*persist=*/false, 1);
+  ASSERT_EQ(changes.size(), 1u);
+  Status s = m_->Apply(changes[0], ctx_);
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.err(), EBUSY);
   EXPECT_THAT(s.message(), HasSubstr("persist is false"));
-  EXPECT_TRUE(ctx.deferred_to_reboot.empty());
+  EXPECT_TRUE(ctx_.deferred_to_reboot.empty());
   // EPERM is never "wait for a reboot".
-  k.set_errno = EPERM;
-  PlanSink again;
-  m.Plan(Exclusive(), f, again);
-  Status perm = m.Apply(again.changes()[0], ctx);
+  k_.set_errno = EPERM;
+  std::vector<Change> again = PlanExclusive(true, 2);
+  ASSERT_FALSE(again.empty());
+  Status perm = m_->Apply(again[0], ctx_);
   EXPECT_EQ(perm.err(), EPERM);
 }
 
 // The engine path: a refused live switch is applied as "at the next boot",
 // the file is written, apply reports a reboot, and convergence accepts it.
 TEST(RdmaModule, EngineReportsDeferredChangeAsRebootRequired) {
-  std::string root = Tree("cx5-roce");
+  std::string root = ExtractedHostTree("cx5-roce");
   LiveLookingFs fs(root);
   FakeKernel k;
   k.set_errno = EBUSY;
-  std::vector<std::unique_ptr<Module>> modules;
-  modules.push_back(std::make_unique<RdmaModule>(Options(&k)));
-  FakeClock clock;
-  HostContext ctx;
-  ctx.fs = &fs;
-  ctx.clock = &clock;
-  auto facts = Discover(modules, ctx);
-  ASSERT_TRUE(facts.ok());
-  DesiredState d = Exclusive();
-  PlanResult plan = BuildPlan(modules, d, *facts);
-  ASSERT_EQ(plan.plan.changes.size(), 2u);
-  ApplyReport r = ApplyPlan(modules, plan.plan, d, ctx);
+  ApplyReport r = ApplyExclusiveThroughEngine(&fs, &k);
   ASSERT_TRUE(r.status.ok()) << r.status.message();
   EXPECT_TRUE(r.reboot_required);
   ASSERT_EQ(r.deferred.size(), 1u);
@@ -268,16 +257,11 @@ TEST(RdmaModule, EngineReportsDeferredChangeAsRebootRequired) {
   EXPECT_EQ(k.mode, "shared");
 }
 
-TEST(RdmaModule, ChecksComeFromTheModule) {
-  auto fs = NewLocalHostFs(Tree("cx5-ib"));
-  FakeKernel k;
-  RdmaModule m(Options(&k));
-  HostContext ctx;
-  ctx.fs = fs.get();
-  HostFacts f;
-  ASSERT_TRUE(m.Discover(ctx, f).ok());
+TEST_F(RdmaModuleTest, ChecksComeFromTheModule) {
+  auto fs = NewLocalHostFs(ExtractedHostTree("cx5-ib"));
+  ASSERT_TRUE(Start(fs.get()));
   CheckSink sink;
-  m.Check(nullptr, f, sink);
+  m_->Check(nullptr, f_, sink);
   bool ib_ok = false;
   for (const auto& c : sink.results())
     ib_ok = ib_ok || (c.id == "rdma.ib-port" && c.verdict == Verdict::kOk);
@@ -289,7 +273,7 @@ TEST(RdmaModule, ChecksComeFromTheModule) {
 // that restoring it means keeping the site's lines).
 TEST(RdmaModule, EveryWriteFailingLeavesTheTreeAsItWas) {
   auto fresh = [] {
-    std::string root = Tree("cx5-roce");
+    std::string root = ExtractedHostTree("cx5-roce");
     std::ofstream(root + "/etc/modprobe.d/ib_core.conf") << "options ib_core recv_queue_size=512\n";
     return root;
   };
@@ -299,18 +283,7 @@ TEST(RdmaModule, EveryWriteFailingLeavesTheTreeAsItWas) {
     opt.faults = std::move(faults);
     provisioner::testing::SimulatedHostFs fs(root, opt);
     FakeKernel k;
-    std::vector<std::unique_ptr<Module>> modules;
-    modules.push_back(std::make_unique<RdmaModule>(Options(&k)));
-    HostContext ctx;
-    ctx.fs = &fs;
-    FakeClock clock;
-    ctx.clock = &clock;
-    auto facts = Discover(modules, ctx);
-    EXPECT_TRUE(facts.ok());
-    DesiredState d = Exclusive();
-    PlanResult plan = BuildPlan(modules, d, *facts);
-    EXPECT_EQ(plan.plan.changes.size(), 2u);
-    ApplyReport r = ApplyPlan(modules, plan.plan, d, ctx);
+    ApplyReport r = ApplyExclusiveThroughEngine(&fs, &k);
     return std::make_pair(r.status, fs.writes());
   };
   std::string clean = fresh();

@@ -5,22 +5,13 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "test/sim/sim_host_fs.h"
-#include "test/support/ttar.h"
+#include "test/support/files.h"
 
 namespace provisioner::rdma {
 namespace {
 
-using ::provisioner::testing::ExtractTtar;
-using ::provisioner::testing::MakeTempDir;
-using ::provisioner::testing::HostTreePath;
+using ::provisioner::testing::ExtractedHostTree;
 using ::testing::ElementsAre;
-
-std::string Tree(const std::string& name) {
-  std::string dir = MakeTempDir(name);
-  Status s = ExtractTtar(HostTreePath(name), dir);
-  EXPECT_TRUE(s.ok()) << s.message();
-  return dir;
-}
 
 void Write(const std::string& path, const std::string& text) {
   ASSERT_EQ(std::system(("mkdir -p '" + path.substr(0, path.rfind('/')) + "'").c_str()), 0);
@@ -117,7 +108,7 @@ TEST(RdmaParse, KernelAndOfedVersions) {
 }
 
 TEST(RdmaDiscover, RoceTree) {
-  auto fs = NewLocalHostFs(Tree("cx5-roce"));
+  auto fs = NewLocalHostFs(ExtractedHostTree("cx5-roce"));
   auto devs = ReadRdmaDevices(*fs);
   ASSERT_TRUE(devs.ok()) << devs.status().message();
   ASSERT_EQ(devs->size(), 2u);
@@ -143,7 +134,7 @@ TEST(RdmaDiscover, RoceTree) {
 }
 
 TEST(RdmaDiscover, IbTree) {
-  auto fs = NewLocalHostFs(Tree("cx5-ib"));
+  auto fs = NewLocalHostFs(ExtractedHostTree("cx5-ib"));
   auto devs = ReadRdmaDevices(*fs);
   ASSERT_TRUE(devs.ok()) << devs.status().message();
   ASSERT_EQ(devs->size(), 1u);
@@ -158,7 +149,7 @@ TEST(RdmaDiscover, IbTree) {
 }
 
 TEST(RdmaDiscover, VfTreeMarksVfs) {
-  auto fs = NewLocalHostFs(Tree("cx5-roce-vfs"));
+  auto fs = NewLocalHostFs(ExtractedHostTree("cx5-roce-vfs"));
   auto devs = ReadRdmaDevices(*fs);
   ASSERT_TRUE(devs.ok()) << devs.status().message();
   int vfs = 0;
@@ -174,7 +165,7 @@ TEST(RdmaDiscover, VfTreeMarksVfs) {
 // Real sysfs fails EINVAL reading gid_attrs of a slot being (re)filled; the
 // simulator reproduces it for a used slot whose attribute files are gone.
 TEST(RdmaDiscover, ToleratesEinvalGidAttributes) {
-  std::string root = Tree("cx5-roce");
+  std::string root = ExtractedHostTree("cx5-roce");
   const std::string port = root + "/sys/class/infiniband/mlx5_0/ports/1";
   ASSERT_EQ(std::remove((port + "/gid_attrs/types/2").c_str()), 0);
   ASSERT_EQ(std::remove((port + "/gid_attrs/ndevs/2").c_str()), 0);
@@ -194,7 +185,7 @@ TEST(RdmaDiscover, ToleratesEinvalGidAttributes) {
 }
 
 TEST(RdmaDiscover, NetdevInAnotherNamespaceIsNoPortNetdev) {
-  std::string root = Tree("cx5-roce");
+  std::string root = ExtractedHostTree("cx5-roce");
   // What a container sees in shared mode without the PF netdev: the RDMA
   // device and its GID table (naming the netdev), no netdev.
   auto fs = NewLocalHostFs(root);
@@ -230,45 +221,47 @@ TEST(RdmaDiscover, NetdevInAnotherNamespaceIsNoPortNetdev) {
 }
 
 TEST(RdmaDiscover, NetnsModeAndPersistentSetting) {
-  std::string root = Tree("cx5-roce");
+  std::string root = ExtractedHostTree("cx5-roce");
   auto fs = NewLocalHostFs(root);
   EXPECT_EQ(ReadNetnsModeParam(*fs), "shared");
   RdmaFacts f;
   ReadPersistentNetnsMode(*fs, f);
   EXPECT_EQ(f.persistent_netns_mode, std::nullopt);
-  Write(root + "/etc/modprobe.d/ib_core.conf", "options ib_core netns_mode=0\n");
-  ReadPersistentNetnsMode(*fs, f);
-  EXPECT_EQ(f.persistent_netns_mode, "exclusive");
-  EXPECT_EQ(f.persistent_netns_source, "/etc/modprobe.d/ib_core.conf");
-  // A later file wins, as modprobe concatenates options in file-name order.
-  Write(root + "/etc/modprobe.d/zz-local.conf", "options ib_core netns_mode=1\n");
-  RdmaFacts g;
-  ReadPersistentNetnsMode(*fs, g);
-  EXPECT_EQ(g.persistent_netns_mode, "shared");
-  EXPECT_EQ(g.persistent_netns_source, "/etc/modprobe.d/zz-local.conf");
-  // As modprobe (libkmod) reads it: "ib-core" is ib_core, a trailing
-  // backslash continues the line.
-  Write(root + "/etc/modprobe.d/zz-local.conf", "options ib-core netns_mode=0\n");
-  RdmaFacts dash;
-  ReadPersistentNetnsMode(*fs, dash);
-  EXPECT_EQ(dash.persistent_netns_mode, "exclusive");
-  EXPECT_EQ(dash.persistent_netns_source, "/etc/modprobe.d/zz-local.conf");
-  Write(root + "/etc/modprobe.d/zz-local.conf", "options ib_core \\\n  netns_mode=1\n");
-  RdmaFacts continued;
-  ReadPersistentNetnsMode(*fs, continued);
-  EXPECT_EQ(continued.persistent_netns_mode, "shared");
-  EXPECT_EQ(continued.persistent_netns_source, "/etc/modprobe.d/zz-local.conf");
-  // /lib/modprobe.d is read too, and a same-named file in /etc hides it.
-  Write(root + "/lib/modprobe.d/zz-local.conf", "options ib_core netns_mode=0\n");
-  RdmaFacts hidden;
-  ReadPersistentNetnsMode(*fs, hidden);
-  EXPECT_EQ(hidden.persistent_netns_mode, "shared");
+  // Each step writes one modprobe.d file over the ones before; then the mode
+  // and the file it comes from ("": not checked).
+  struct Step {
+    std::string why, path, text;
+    std::string mode, source;
+  };
+  const std::string etc_local = "/etc/modprobe.d/zz-local.conf";
+  const Step steps[] = {
+      {"ib_core.conf sets it", "/etc/modprobe.d/ib_core.conf", "options ib_core netns_mode=0\n",
+       "exclusive", "/etc/modprobe.d/ib_core.conf"},
+      {"a later file wins, as modprobe concatenates options in file-name order", etc_local,
+       "options ib_core netns_mode=1\n", "shared", etc_local},
+      {"as modprobe (libkmod) reads it: \"ib-core\" is ib_core", etc_local,
+       "options ib-core netns_mode=0\n", "exclusive", etc_local},
+      {"a trailing backslash continues the line", etc_local, "options ib_core \\\n  netns_mode=1\n",
+       "shared", etc_local},
+      {"/lib/modprobe.d is read too, and a same-named file in /etc hides it",
+       "/lib/modprobe.d/zz-local.conf", "options ib_core netns_mode=0\n", "shared", ""},
+  };
+  for (const Step& step : steps) {
+    SCOPED_TRACE(step.why);
+    Write(root + step.path, step.text);
+    RdmaFacts read;
+    ReadPersistentNetnsMode(*fs, read);
+    EXPECT_EQ(read.persistent_netns_mode, step.mode);
+    if (!step.source.empty()) {
+      EXPECT_EQ(read.persistent_netns_source, step.source);
+    }
+  }
   ASSERT_EQ(std::system(("rm -rf '" + root + "/sys/module/ib_core/parameters'").c_str()), 0);
   EXPECT_EQ(ReadNetnsModeParam(*fs), std::nullopt);
 }
 
 TEST(RdmaDiscover, OfedMarkers) {
-  std::string root = Tree("cx5-roce");
+  std::string root = ExtractedHostTree("cx5-roce");
   auto fs = NewLocalHostFs(root);
   RdmaFacts none;
   ReadOfed(*fs, none);
@@ -284,7 +277,7 @@ TEST(RdmaDiscover, OfedMarkers) {
 }
 
 TEST(RdmaDiscover, AddressesFromProc) {
-  std::string root = Tree("cx5-roce");
+  std::string root = ExtractedHostTree("cx5-roce");
   Write(root + "/proc/net/if_inet6",
         "fe800000000000000e42a1fffe5b7c2e 03 40 20 80 ens6f0np0\n"
         "00000000000000000000000000000001 01 80 10 80       lo\n");

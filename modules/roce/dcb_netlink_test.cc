@@ -50,6 +50,33 @@ const dcbmsg* Dcb(const std::vector<uint8_t>& m) {
   return reinterpret_cast<const dcbmsg*>(m.data() + NLMSG_HDRLEN);
 }
 
+// The bytes of an ieee_pfc as DCB_CMD_IEEE_GET reads it: 8 PFC classes, the
+// enabled bitmap, the delay (cable length) and mbc.
+std::vector<uint8_t> PfcBytes(uint8_t pfc_en, uint16_t delay, uint8_t mbc = 0) {
+  ieee_pfc read{};
+  read.pfc_cap = 8;
+  read.pfc_en = pfc_en;
+  read.mbc = mbc;
+  read.delay = delay;
+  const auto* p = reinterpret_cast<const uint8_t*>(&read);
+  return std::vector<uint8_t>(p, p + sizeof read);
+}
+
+// The ieee_pfc a DCB_CMD_IEEE_SET message `m` sends: DCB_ATTR_IEEE_PFC, of
+// the kernel's policy length, first in the DCB_ATTR_IEEE nest after the ifname.
+ieee_pfc SentPfc(const std::vector<uint8_t>& m) {
+  ieee_pfc sent{};
+  const nlattr* ifname = FirstAttr(m, sizeof(dcbmsg));
+  EXPECT_EQ(ifname->nla_type, DCB_ATTR_IFNAME);
+  const nlattr* ieee = NextAttr(ifname);
+  EXPECT_EQ(ieee->nla_type & NLA_TYPE_MASK, DCB_ATTR_IEEE);
+  const nlattr* pfc = reinterpret_cast<const nlattr*>(Payload(ieee));
+  EXPECT_EQ(pfc->nla_type, DCB_ATTR_IEEE_PFC);
+  EXPECT_EQ(pfc->nla_len, NLA_HDRLEN + sizeof(ieee_pfc));  // the kernel's policy length
+  if (pfc->nla_len == NLA_HDRLEN + sizeof(ieee_pfc)) std::memcpy(&sent, Payload(pfc), sizeof sent);
+  return sent;
+}
+
 TEST(DcbMessages, IeeeGetRequest) {
   std::vector<uint8_t> m = BuildIeeeGetRequest(7, "ens6f0np0");
   ASSERT_GE(m.size(), NLMSG_HDRLEN + 4u + NLA_HDRLEN + 10u);
@@ -65,26 +92,11 @@ TEST(DcbMessages, IeeeGetRequest) {
 }
 
 TEST(DcbMessages, PfcSetKeepsTheReadStructAndReplacesTheBitmap) {
-  ieee_pfc read{};
-  read.pfc_cap = 8;
-  read.pfc_en = 0x10;
-  read.mbc = 1;
-  read.delay = 0x1234;
-  std::vector<uint8_t> bytes(reinterpret_cast<uint8_t*>(&read),
-                             reinterpret_cast<uint8_t*>(&read) + sizeof read);
-  std::vector<uint8_t> m = BuildPfcSetRequest(9, "eth0", bytes, 0x08);
+  std::vector<uint8_t> m = BuildPfcSetRequest(9, "eth0", PfcBytes(0x10, 0x1234, 1), 0x08);
   EXPECT_EQ(Hdr(m)->nlmsg_type, RTM_SETDCB);
   EXPECT_EQ(Hdr(m)->nlmsg_flags, NLM_F_REQUEST | NLM_F_ACK);
   EXPECT_EQ(Dcb(m)->cmd, DCB_CMD_IEEE_SET);
-  const nlattr* ifname = FirstAttr(m, sizeof(dcbmsg));
-  ASSERT_EQ(ifname->nla_type, DCB_ATTR_IFNAME);
-  const nlattr* ieee = NextAttr(ifname);
-  EXPECT_EQ(ieee->nla_type & NLA_TYPE_MASK, DCB_ATTR_IEEE);
-  const nlattr* pfc = reinterpret_cast<const nlattr*>(Payload(ieee));
-  EXPECT_EQ(pfc->nla_type, DCB_ATTR_IEEE_PFC);
-  ASSERT_EQ(pfc->nla_len, NLA_HDRLEN + sizeof(ieee_pfc));  // the kernel's policy length
-  ieee_pfc sent{};
-  std::memcpy(&sent, Payload(pfc), sizeof sent);
+  const ieee_pfc sent = SentPfc(m);
   EXPECT_EQ(sent.pfc_en, 0x08);
   EXPECT_EQ(sent.pfc_cap, 8);
   EXPECT_EQ(sent.mbc, 1);
@@ -197,22 +209,10 @@ TEST(DcbMessages, GetReplyGivesCableLengthAndBuffers) {
 }
 
 TEST(DcbMessages, CableLengthIsThePfcDelayWithTheBitmapKept) {
-  ieee_pfc read{};
-  read.pfc_cap = 8;
-  read.pfc_en = 0x08;
-  read.delay = 7;
-  std::vector<uint8_t> bytes(reinterpret_cast<uint8_t*>(&read),
-                             reinterpret_cast<uint8_t*>(&read) + sizeof read);
-  std::vector<uint8_t> m = BuildCableLengthRequest(3, "eth0", bytes, 100);
+  std::vector<uint8_t> m = BuildCableLengthRequest(3, "eth0", PfcBytes(0x08, 7), 100);
   EXPECT_EQ(Hdr(m)->nlmsg_type, RTM_SETDCB);
   EXPECT_EQ(Dcb(m)->cmd, DCB_CMD_IEEE_SET);
-  const nlattr* ieee = NextAttr(FirstAttr(m, sizeof(dcbmsg)));
-  EXPECT_EQ(ieee->nla_type & NLA_TYPE_MASK, DCB_ATTR_IEEE);
-  const nlattr* pfc = reinterpret_cast<const nlattr*>(Payload(ieee));
-  ASSERT_EQ(pfc->nla_type, DCB_ATTR_IEEE_PFC);
-  ASSERT_EQ(pfc->nla_len, NLA_HDRLEN + sizeof(ieee_pfc));
-  ieee_pfc sent{};
-  std::memcpy(&sent, Payload(pfc), sizeof sent);
+  const ieee_pfc sent = SentPfc(m);
   EXPECT_EQ(sent.delay, 100);
   EXPECT_EQ(sent.pfc_en, 0x08);  // PFC stays as it is
   EXPECT_EQ(sent.pfc_cap, 8);

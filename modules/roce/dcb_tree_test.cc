@@ -8,6 +8,7 @@
 #include "gtest/gtest.h"
 #include "modules/roce/roce_backend.h"
 #include "modules/roce/roce_ecn.h"
+#include "test/support/backend_by_root.h"
 #include "test/support/host_tree.h"
 #include "test/support/ttar.h"
 
@@ -259,10 +260,8 @@ TEST(DcbSnapshot, ACapturedLiveAnswerReplaysUnderTheSnapshot) {
 }
 
 TEST(DcbBackendFactory, NetlinkForTheLiveRootOnly) {
-  auto live = NewLocalHostFs("/");
-  EXPECT_EQ(NewDcbBackend(*live)->Name(), "dcbnl");
-  auto tree = NewLocalHostFs(testing::MakeTempDir("roce-factory"));
-  EXPECT_EQ(NewDcbBackend(*tree)->Name(), "capture");
+  testing::ExpectBackendByRoot([](HostFs& fs) { return NewDcbBackend(fs)->Name(); }, "dcbnl",
+                               "capture");
 }
 
 }  // namespace

@@ -30,11 +30,9 @@ using ::testing::HasSubstr;
 // The real host's network in the test's namespace, with veth-a as the one
 // network PF (the pci module's double) and the roce module; `want_` holds one
 // nic "veth" selecting veth-a, its roce section for the test to fill.
-class RoceNetnsTest : public ::testing::Test {
+class RoceNetnsTest : public testing::LiveRootTest {
  protected:
   void SetUp() override {
-    fs_ = NewLocalHostFs("/");
-    ctx_.fs = fs_.get();
     modules_.push_back(std::make_unique<testing::FakePciModule>(
         std::vector<PciFunction>{testing::NetworkPf("0000:01:00.0", "veth-a", "1af4", "0001")}));
     modules_.push_back(std::make_unique<RoceModule>());
@@ -43,9 +41,6 @@ class RoceNetnsTest : public ::testing::Test {
     want_.nics[0].selector.pf_names = {"veth-a"};
   }
 
-  std::unique_ptr<HostFs> fs_;
-  HostContext ctx_;
-  std::vector<std::unique_ptr<Module>> modules_;
   DesiredState want_;
 };
 

@@ -4,6 +4,7 @@
 #include "gtest/gtest.h"
 #include "modules/roce/roce_checks.h"
 #include "test/support/fake_pci_module.h"
+#include "test/support/planned_changes.h"
 
 namespace provisioner {
 namespace {
@@ -36,13 +37,16 @@ HostFacts Host() {
   return f;
 }
 
-std::vector<Change> Plan(const DesiredState& d, const HostFacts& f,
-                         std::vector<Diagnostic>* diags = nullptr) {
-  PlanSink sink;
-  PlanRoce(d, f, sink);
-  if (diags) *diags = sink.diagnostics();
-  return sink.changes();
+// `f` with ens6f0np0 as roce: { trust: dscp, pfc: [p], ecn: [p] } leaves it.
+HostFacts Lossless(HostFacts f, int p) {
+  RoceNetdevFacts& n = f.roce.netdevs["ens6f0np0"];
+  n.trust = "dscp";
+  n.pfc = std::vector<int>{p};
+  n.ecn_np[p] = n.ecn_rp[p] = true;
+  return f;
 }
+
+constexpr testing::PlannerOf<PlanRoce> Plan{};
 
 TEST(RocePlanner, OneChangePerAttributeThatDiffers) {
   DesiredState d;
@@ -71,11 +75,7 @@ TEST(RocePlanner, OneChangePerAttributeThatDiffers) {
 }
 
 TEST(RocePlanner, MatchingHostPlansNothing) {
-  HostFacts f = Host();
-  RoceNetdevFacts& n = f.roce.netdevs["ens6f0np0"];
-  n.trust = "dscp";
-  n.pfc = std::vector<int>{3};
-  n.ecn_np[3] = n.ecn_rp[3] = true;
+  HostFacts f = Lossless(Host(), 3);
   DesiredState d;
   d.nics = {Nic("rail0", "ens6f0np0")};
   EXPECT_TRUE(Plan(d, f).empty());
@@ -152,11 +152,8 @@ TEST(RocePlanner, UnreadableStateIsAnErrorNamingTheField) {
 // roce.cnp: live in ecn/roce_np/cnp_dscp and cnp_802p_prio where NVIDIA's
 // driver has them; without them nothing here (the firmware planner's).
 TEST(RocePlanner, CnpIsLiveWhereTheDriverHasTheFiles) {
-  HostFacts f = Host();
+  HostFacts f = Lossless(Host(), 3);
   RoceNetdevFacts& n = f.roce.netdevs["ens6f0np0"];
-  n.trust = "dscp";
-  n.pfc = std::vector<int>{3};
-  n.ecn_np[3] = n.ecn_rp[3] = true;
   n.cnp_dscp = 48;
   n.cnp_802p_prio = 6;
   DesiredState d;
@@ -258,11 +255,8 @@ TEST(RoceChecks, FailsWithoutPfcAndEcnOnTheGuidePriority) {
 }
 
 TEST(RoceChecks, OkOnTheConfiguredPriorityOfNcclIbTc) {
-  HostFacts f = RoceHost();
+  HostFacts f = Lossless(RoceHost(), 5);
   RoceNetdevFacts& n = f.roce.netdevs["ens6f0np0"];
-  n.trust = "dscp";
-  n.pfc = std::vector<int>{5};
-  n.ecn_np[5] = n.ecn_rp[5] = true;
   f.roce.nccl_ib_tc = 160;
   f.roce.nccl_ib_tc_source = "/etc/nccl.conf";
   std::vector<CheckResult> r = Doctor(f);

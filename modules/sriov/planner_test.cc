@@ -57,13 +57,18 @@ Planned Plan(const DesiredState& d, const HostFacts& h) {
   return {sink.changes(), sink.diagnostics()};
 }
 
+// The one change of a plan without diagnostics (a test failure otherwise).
+Change OnlyChange(const DesiredState& d, const HostFacts& h) {
+  Planned p = Plan(d, h);
+  EXPECT_TRUE(p.diags.empty());
+  EXPECT_EQ(p.changes.size(), 1u);
+  return p.changes.size() == 1 ? p.changes[0] : Change{};
+}
+
 TEST(SriovPlannerTest, ZeroToN) {
   DesiredState d;
   d.nics.push_back(Nic("gpu1-nic", "0000:af:00.0", 12));
-  Planned p = Plan(d, Host());
-  ASSERT_TRUE(p.diags.empty());
-  ASSERT_EQ(p.changes.size(), 1u);
-  const Change& c = p.changes[0];
+  Change c = OnlyChange(d, Host());
   EXPECT_EQ(c.id, "sriov/0000:af:00.0/numVfs");
   EXPECT_EQ(c.module, "sriov");
   EXPECT_EQ(c.target, "0000:af:00.0");
@@ -80,24 +85,20 @@ TEST(SriovPlannerTest, ZeroToN) {
 TEST(SriovPlannerTest, NToMResetsFirst) {
   DesiredState d;
   d.nics.push_back(Nic("pf0", "0000:af:00.0", 8));
-  Planned p = Plan(d, Host(4));
-  ASSERT_TRUE(p.diags.empty());
-  ASSERT_EQ(p.changes.size(), 1u);
-  EXPECT_EQ(p.changes[0].before, 4);
-  EXPECT_EQ(p.changes[0].after, 8);
-  EXPECT_EQ(p.changes[0].detail["resetFirst"], true);
+  Change c = OnlyChange(d, Host(4));
+  EXPECT_EQ(c.before, 4);
+  EXPECT_EQ(c.after, 8);
+  EXPECT_EQ(c.detail["resetFirst"], true);
 }
 
 TEST(SriovPlannerTest, NToZeroTurnsSriovOff) {
   DesiredState d;
   d.nics.push_back(Nic("pf0", "0000:af:00.0", 0));
-  Planned p = Plan(d, Host(4));
-  ASSERT_TRUE(p.diags.empty());
-  ASSERT_EQ(p.changes.size(), 1u);
-  EXPECT_EQ(p.changes[0].before, 4);
-  EXPECT_EQ(p.changes[0].after, 0);
-  EXPECT_EQ(p.changes[0].reason, "nic pf0 wants SR-IOV off");
-  EXPECT_FALSE(p.changes[0].detail.contains("resetFirst"));
+  Change c = OnlyChange(d, Host(4));
+  EXPECT_EQ(c.before, 4);
+  EXPECT_EQ(c.after, 0);
+  EXPECT_EQ(c.reason, "nic pf0 wants SR-IOV off");
+  EXPECT_FALSE(c.detail.contains("resetFirst"));
 }
 
 TEST(SriovPlannerTest, EqualIsNoChange) {

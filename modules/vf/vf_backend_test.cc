@@ -7,16 +7,10 @@
 
 #include "engine/host/recording_host_fs.h"
 #include "gtest/gtest.h"
+#include "test/support/ttar.h"
 
 namespace provisioner {
 namespace {
-
-std::string FreshDir() {
-  const char* tmp = std::getenv("TEST_TMPDIR");
-  std::string base = std::string(tmp ? tmp : "/tmp") + "/vfbXXXXXX";
-  if (::mkdtemp(base.data()) == nullptr) return "";
-  return base;
-}
 
 // A kernel answering the dump with two VFs; counts what it is asked.
 class FakeNetlink : public VfNetlink {
@@ -71,7 +65,7 @@ TEST(VfSettingsFactory, NetlinkForTheLiveRootOnly) {
   EXPECT_EQ(made, 1);
   EXPECT_EQ(nl.calls, 1);
 
-  std::string root = FreshDir();
+  std::string root = testing::MakeTempDir("vfb");
   ASSERT_FALSE(root.empty());
   auto tree = NewLocalHostFs(root);
   auto t = NewVfSettingsBackend(*tree, netlink);
@@ -99,7 +93,7 @@ TEST(VfSettings, SnapshotRecordsTheNetlinkAnswerAndTheTreeReplaysIt) {
   EXPECT_EQ(record.captures.at("/run/provisioner/vf/0000:af:00.0/0/vlan"), "100 3 802.1ad\n");
   EXPECT_EQ(record.captures.at("/run/provisioner/vf/0000:af:00.0/0/mac"), "0e:00:01:5b:7c:2e\n");
 
-  std::string root = FreshDir();
+  std::string root = testing::MakeTempDir("vfb");
   ASSERT_FALSE(root.empty());
   auto tree = NewLocalHostFs(root);
   for (const auto& [path, content] : record.captures) {
@@ -126,7 +120,7 @@ TEST(VfSettings, SnapshotRecordsTheNetlinkAnswerAndTheTreeReplaysIt) {
 // keeps 802.1ad.
 TEST(VfSettings, TreeRefusesWhatMlx5Refuses) {
   const std::string pf = "0000:af:00.0";
-  std::string root = FreshDir();
+  std::string root = testing::MakeTempDir("vfb");
   ASSERT_FALSE(root.empty());
   auto tree = NewLocalHostFs(root);
   ASSERT_TRUE(tree->WriteFileAtomic("/sys/bus/pci/drivers/ice/.keep", "").ok());

@@ -4,6 +4,7 @@
 #include "modules/vf/vf_module.h"
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -20,6 +21,7 @@
 #include "test/sim/sim_host_fs.h"
 #include "test/support/host_presets.h"
 #include "test/support/host_tree.h"
+#include "test/support/host_yaml.h"
 #include "test/support/tree_diff.h"
 #include "test/support/ttar.h"
 
@@ -123,16 +125,43 @@ class VfModuleTest : public testing::EngineOnSimTest {
     auto b = fs_->LinkBasename(path);
     return b.ok() ? *b : "";
   }
+
+  // Builds the host with the vf module on netlink (the live-root path), the
+  // FakeNetlink writing through fs_ when `through_fs` (nl_ once planned).
+  void BuildOnNetlink(const testing::HostSpec& spec, const std::string& pf, bool through_fs) {
+    VfModuleOptions o;
+    o.use_netlink = true;
+    o.netlink_factory = [this, pf, through_fs]() {
+      auto f = std::make_unique<FakeNetlink>(through_fs ? fs_.get() : nullptr, pf);
+      nl_ = f.get();
+      return f;
+    };
+    Build(spec, std::move(o));
+  }
+
+  // The netlink calls made so far that start with `prefix`.
+  std::vector<std::string> NetlinkCalls(const std::string& prefix) {
+    std::vector<std::string> out;
+    if (nl_ == nullptr) return out;
+    for (const auto& c : nl_->calls) {
+      if (c.rfind(prefix, 0) == 0) out.push_back(c);
+    }
+    return out;
+  }
+
+  FakeNetlink* nl_ = nullptr;
 };
 
-constexpr char kRoceNic[] = R"(  nics:
-    - name: pf0
-      nicSelector: { rootDevices: ["0000:af:00.0"] }
-      numVfs: 8
-      deviceType: vfio-pci
-      vfTrust: true
-      vfSpoofChk: false
-)";
+// The spec of nic pf0 (0000:af:00.0) with `num_vfs` VFs and `extra` lines of
+// its own (each "      key: value\n").
+std::string Pf0(int num_vfs, const std::string& extra = "") {
+  return "  nics:\n" + testing::PfNic("pf0", "0000:af:00.0", num_vfs, extra);
+}
+
+const std::string kRoceNic = Pf0(8,
+                                 "      deviceType: vfio-pci\n"
+                                 "      vfTrust: true\n"
+                                 "      vfSpoofChk: false\n");
 
 TEST_F(VfModuleTest, VfioBindingTrustSpoofCheckInOrderThenConverged) {
   Build(testing::Cx5RoceHost());
@@ -181,34 +210,21 @@ TEST_F(VfModuleTest, VfioBindingTrustSpoofCheckInOrderThenConverged) {
 
 TEST_F(VfModuleTest, VfioNotRegisteredFailsAndRollsBack) {
   Build(testing::Cx5RoceHost());
-  DesiredState d = LoadSpec(R"(  nics:
-    - name: pf0
-      nicSelector: { rootDevices: ["0000:af:00.0"] }
-      numVfs: 2
-      deviceType: vfio-pci
-)");
+  DesiredState d = LoadSpec(Pf0(2, "      deviceType: vfio-pci\n"));
   PlanResult p = PlanNow(d);
   ASSERT_EQ(p.plan.changes.size(), 2u);
   ASSERT_EQ(p.plan.warnings.size(), 1u);  // vfio_pci not loaded nor listed
-  ApplyReport r = ApplyPlan(modules_, p.plan, d, ctx_);
-  ASSERT_FALSE(r.status.ok());
-  EXPECT_NE(r.status.message().find("driver vfio-pci is not registered"), std::string::npos)
-      << r.status.message();
+  ApplyReport r = ApplyFailingRollsBack(p.plan, d, "driver vfio-pci is not registered");
   EXPECT_NE(r.status.message().find("spec.kernelModules"), std::string::npos);
   // Rolled back: the binding undone, then numVfs back to 0.
-  ASSERT_EQ(r.rolled_back.size(), 2u);
-  for (const auto& rb : r.rolled_back) EXPECT_TRUE(rb.status.ok()) << rb.status.message();
+  EXPECT_EQ(r.rolled_back.size(), 2u);
   EXPECT_EQ(*fs_->ReadAttr("/sys/bus/pci/devices/0000:af:00.0/sriov_numvfs"), "0");
 }
 
 TEST_F(VfModuleTest, RollbackRestoresTheDrivers) {
   Build(testing::Cx5RoceHost());
   ASSERT_TRUE(sim_->sim().RegisterDriver("vfio-pci").ok());
-  DesiredState d = LoadSpec(R"(  nics:
-    - name: pf0
-      nicSelector: { rootDevices: ["0000:af:00.0"] }
-      numVfs: 2
-)");
+  DesiredState d = LoadSpec(Pf0(2));
   ASSERT_TRUE(ApplyPlan(modules_, PlanNow(d).plan, d, ctx_).status.ok());
   d.nics[0].device_type = "vfio-pci";
   d.nics[0].vf_trust = true;
@@ -217,10 +233,7 @@ TEST_F(VfModuleTest, RollbackRestoresTheDrivers) {
   // The second VF fails half-way (after its unbind): both changes are undone,
   // VF 0 comes back from vfio-pci, VF 1 is bound again.
   sim_->AddFault({0, "0000:af:00.3/driver_override", EIO, -1});
-  ApplyReport r = ApplyPlan(modules_, p.plan, d, ctx_);
-  ASSERT_FALSE(r.status.ok());
-  EXPECT_NE(r.status.message().find("EIO"), std::string::npos) << r.status.message();
-  for (const auto& rb : r.rolled_back) EXPECT_TRUE(rb.status.ok()) << rb.status.message();
+  ApplyFailingRollsBack(p.plan, d, "EIO");
   auto vfs = ResolveVfs(*fs_, "0000:af:00.0");
   ASSERT_TRUE(vfs.ok());
   for (const std::string& vf : *vfs) {
@@ -236,14 +249,11 @@ TEST_F(VfModuleTest, RollbackRestoresTheDrivers) {
 TEST_F(VfModuleTest, VfGroupsBindEachRangeAndLeaveTheRest) {
   Build(testing::Cx5RoceHost());
   ASSERT_TRUE(sim_->sim().RegisterDriver("vfio-pci").ok());
-  DesiredState d = LoadSpec(R"(  nics:
-    - name: pf0
-      nicSelector: { rootDevices: ["0000:af:00.0"] }
-      numVfs: 8
-      vfGroups:
-        - { range: "0-3", deviceType: netdevice, resourceName: pods }
-        - { range: "4-7", deviceType: vfio-pci, resourceName: vms }
-)");
+  DesiredState d =
+      LoadSpec(Pf0(8,
+                   "      vfGroups:\n"
+                   "        - { range: \"0-3\", deviceType: netdevice, resourceName: pods }\n"
+                   "        - { range: \"4-7\", deviceType: vfio-pci, resourceName: vms }\n"));
   PlanResult p = PlanNow(d);
   EXPECT_TRUE(p.diagnostics.empty());
   ASSERT_EQ(ChangeIds(p.plan),
@@ -304,13 +314,9 @@ TEST_F(VfModuleTest, VfGroupsBindEachRangeAndLeaveTheRest) {
 // Every write of a VF apply failing in turn (EBUSY, EIO, ...): apply fails
 // naming the errno, and the rollback leaves the tree exactly as it was.
 TEST_F(VfModuleTest, EveryFailingWriteIsRolledBackExactly) {
-  const std::string yaml = R"(  nics:
-    - name: pf0
-      nicSelector: { rootDevices: ["0000:af:00.0"] }
-      numVfs: 2
-      deviceType: vfio-pci
-      vfTrust: true
-)";
+  const std::string yaml = Pf0(2,
+                               "      deviceType: vfio-pci\n"
+                               "      vfTrust: true\n");
   auto fresh = [&](std::vector<testing::WriteFault> faults) {
     Build(testing::Cx5RoceHost());
     EXPECT_TRUE(sim_->sim().RegisterDriver("vfio-pci").ok());
@@ -330,11 +336,7 @@ TEST_F(VfModuleTest, EveryFailingWriteIsRolledBackExactly) {
   for (int k = 1; k <= writes; ++k) {
     SCOPED_TRACE("write " + std::to_string(k) + " of " + std::to_string(writes));
     fresh({testing::WriteFault{k, "", errs[k % 4], 1}});
-    ApplyReport r = ApplyPlan(modules_, PlanNow(d).plan, d, ctx_);
-    ASSERT_FALSE(r.status.ok());
-    EXPECT_NE(r.status.message().find(ErrnoName(errs[k % 4])), std::string::npos)
-        << r.status.message();
-    for (const auto& rb : r.rolled_back) EXPECT_TRUE(rb.status.ok()) << rb.status.message();
+    ApplyReport r = ApplyFailingRollsBack(PlanNow(d).plan, d, ErrnoName(errs[k % 4]));
     EXPECT_EQ(testing::DiffTreesText(pristine, root_), "") << r.status.message();
   }
 }
@@ -398,15 +400,7 @@ TEST_F(VfModuleTest, IbGuidsThenVfioBindingConverge) {
 }
 
 TEST_F(VfModuleTest, LiveRootPathUsesNetlinkTwoGuidMessagesThenRebinds) {
-  FakeNetlink* nl = nullptr;
-  VfModuleOptions o;
-  o.use_netlink = true;
-  o.netlink_factory = [this, &nl]() {
-    auto f = std::make_unique<FakeNetlink>(fs_.get(), "0000:86:00.0");
-    nl = f.get();
-    return f;
-  };
-  Build(testing::Cx5IbHost(), o);
+  BuildOnNetlink(testing::Cx5IbHost(), "0000:86:00.0", /*through_fs=*/true);
   DesiredState d = LoadSpec(R"(  nics:
     - name: ib
       nicSelector: { rootDevices: ["0000:86:00.0"] }
@@ -424,9 +418,9 @@ TEST_F(VfModuleTest, LiveRootPathUsesNetlinkTwoGuidMessagesThenRebinds) {
                                       "vf/0000:86:00.0/trust"}));
   ApplyReport r = ApplyPlan(modules_, p.plan, d, ctx_);
   ASSERT_TRUE(r.status.ok()) << r.status.message();
-  ASSERT_NE(nl, nullptr);
+  ASSERT_NE(nl_, nullptr);
   std::vector<std::string> sets;
-  for (const auto& c : nl->calls) {
+  for (const auto& c : nl_->calls) {
     if (c.rfind("read", 0) != 0) sets.push_back(c);
   }
   EXPECT_EQ(sets, (std::vector<std::string>{
@@ -445,139 +439,12 @@ TEST_F(VfModuleTest, LiveRootPathUsesNetlinkTwoGuidMessagesThenRebinds) {
 
   // A netlink refusal is the apply's error, with the errno.
   d.nics[0].vf_spoof_chk = true;
-  nl->refuse_spoofchk = true;
+  nl_->refuse_spoofchk = true;
   p = PlanNow(d);
   ASSERT_EQ(ChangeIds(p.plan), std::vector<std::string>{"vf/0000:86:00.0/spoofChk"});
   r = ApplyPlan(modules_, p.plan, d, ctx_);
   ASSERT_FALSE(r.status.ok());
   EXPECT_NE(r.status.message().find("EOPNOTSUPP"), std::string::npos) << r.status.message();
-}
-
-// vfLinkState under a tree root: the capture files (as `snapshot` writes
-// them from the live netlink answer), after numVfs; converged; a failure on
-// VF 1 puts VF 0 back.
-TEST_F(VfModuleTest, LinkStateAppliedVerifiedAndRolledBack) {
-  Build(testing::Cx5RoceHost());
-  DesiredState d = LoadSpec(R"(  nics:
-    - name: pf0
-      nicSelector: { rootDevices: ["0000:af:00.0"] }
-      numVfs: 2
-      vfLinkState: enable
-)");
-  PlanResult p = PlanNow(d);
-  EXPECT_EQ(ChangeIds(p.plan),
-            (std::vector<std::string>{"sriov/0000:af:00.0/numVfs", "vf/0000:af:00.0/linkState"}));
-  ApplyReport r = ApplyPlan(modules_, p.plan, d, ctx_);  // checks convergence too
-  ASSERT_TRUE(r.status.ok()) << r.status.message();
-  for (int i = 0; i < 2; ++i) {
-    EXPECT_EQ(*fs_->ReadAttr(VfStateCapturePath("0000:af:00.0", i, "link_state")), "enable");
-  }
-  EXPECT_TRUE(PlanNow(d).plan.changes.empty());
-
-  d.nics[0].vf_link_state = "disable";
-  p = PlanNow(d);
-  ASSERT_EQ(p.plan.changes.size(), 1u);
-  EXPECT_EQ(p.plan.changes[0].before, (nlohmann::json{"enable", "enable"}));
-  sim_->AddFault({0, "0000:af:00.0/1/link_state", EIO, -1});
-  r = ApplyPlan(modules_, p.plan, d, ctx_);
-  ASSERT_FALSE(r.status.ok());
-  EXPECT_NE(r.status.message().find("VF 1 (0000:af:00.3)"), std::string::npos)
-      << r.status.message();
-  ASSERT_EQ(r.rolled_back.size(), 1u);
-  EXPECT_TRUE(r.rolled_back[0].status.ok()) << r.rolled_back[0].status.message();
-  EXPECT_EQ(*fs_->ReadAttr(VfStateCapturePath("0000:af:00.0", 0, "link_state")), "enable");
-}
-
-// The live-root path: one IFLA_VF_LINK_STATE message per VF on the PF netdev.
-TEST_F(VfModuleTest, LinkStateOverNetlink) {
-  FakeNetlink* fake = nullptr;
-  VfModuleOptions o;
-  o.use_netlink = true;
-  o.netlink_factory = [&]() {
-    auto f = std::make_unique<FakeNetlink>(nullptr, "0000:af:00.0");
-    fake = f.get();
-    return f;
-  };
-  Build(testing::Cx5RoceHost(), std::move(o));
-  DesiredState d = LoadSpec(R"(  nics:
-    - name: pf0
-      nicSelector: { rootDevices: ["0000:af:00.0"] }
-      numVfs: 2
-      vfLinkState: auto
-)");
-  ApplyReport r = ApplyPlan(modules_, PlanNow(d).plan, d, ctx_);
-  ASSERT_TRUE(r.status.ok()) << r.status.message();
-  ASSERT_NE(fake, nullptr);
-  std::vector<std::string> sets;
-  for (const auto& c : fake->calls) {
-    if (c.rfind("state ", 0) == 0) sets.push_back(c);
-  }
-  EXPECT_EQ(sets, (std::vector<std::string>{"state ens6f0np0 0 auto", "state ens6f0np0 1 auto"}));
-}
-
-// vfVlan under a tree root (capture file `vlan`, "<id> <qos> <proto>"),
-// converged, then a failed VF 1 puts VF 0's VLAN back; the inverse sets the
-// VLAN the VFs had.
-TEST_F(VfModuleTest, VlanAppliedVerifiedAndRolledBack) {
-  Build(testing::Cx5RoceHost());
-  DesiredState d = LoadSpec(R"(  nics:
-    - name: pf0
-      nicSelector: { rootDevices: ["0000:af:00.0"] }
-      numVfs: 2
-      vfVlan: { id: 100, qos: 3 }
-)");
-  PlanResult p = PlanNow(d);
-  EXPECT_EQ(ChangeIds(p.plan),
-            (std::vector<std::string>{"sriov/0000:af:00.0/numVfs", "vf/0000:af:00.0/vlan"}));
-  ASSERT_TRUE(ApplyPlan(modules_, p.plan, d, ctx_).status.ok());
-  for (int i = 0; i < 2; ++i) {
-    EXPECT_EQ(*fs_->ReadAttr(VfStateCapturePath("0000:af:00.0", i, "vlan")), "100 3 802.1Q");
-  }
-  EXPECT_TRUE(PlanNow(d).plan.changes.empty());
-  d.nics[0].vf_vlan = VfVlanSpec{200, 0, "802.1Q"};
-  p = PlanNow(d);
-  ASSERT_EQ(p.plan.changes.size(), 1u);
-  const nlohmann::json was{{"id", 100}, {"qos", 3}, {"proto", "802.1Q"}};
-  EXPECT_EQ(p.plan.changes[0].before, (nlohmann::json{was, was}));
-  EXPECT_EQ(p.plan.changes[0].after,
-            (nlohmann::json{{"id", 200}, {"qos", 0}, {"proto", "802.1Q"}}));
-  sim_->AddFault({0, "0000:af:00.0/1/vlan", EIO, -1});
-  ApplyReport r = ApplyPlan(modules_, p.plan, d, ctx_);
-  ASSERT_FALSE(r.status.ok());
-  EXPECT_NE(r.status.message().find("VF 1 (0000:af:00.3)"), std::string::npos)
-      << r.status.message();
-  ASSERT_EQ(r.rolled_back.size(), 1u);
-  EXPECT_TRUE(r.rolled_back[0].status.ok()) << r.rolled_back[0].status.message();
-  EXPECT_EQ(*fs_->ReadAttr(VfStateCapturePath("0000:af:00.0", 0, "vlan")), "100 3 802.1Q");
-}
-
-// The live-root path: one VLAN message per VF on the PF netdev, with the
-// protocol asked (802.1Q: mlx5 refuses 802.1ad, and so does the plan).
-TEST_F(VfModuleTest, VlanOverNetlink) {
-  FakeNetlink* fake = nullptr;
-  VfModuleOptions o;
-  o.use_netlink = true;
-  o.netlink_factory = [&]() {
-    auto f = std::make_unique<FakeNetlink>(nullptr, "0000:af:00.0");
-    fake = f.get();
-    return f;
-  };
-  Build(testing::Cx5RoceHost(), std::move(o));
-  DesiredState d = LoadSpec(R"(  nics:
-    - name: pf0
-      nicSelector: { rootDevices: ["0000:af:00.0"] }
-      numVfs: 2
-      vfVlan: { id: 42, qos: 5, proto: 802.1Q }
-)");
-  ApplyReport r = ApplyPlan(modules_, PlanNow(d).plan, d, ctx_);
-  ASSERT_TRUE(r.status.ok()) << r.status.message();
-  ASSERT_NE(fake, nullptr);
-  std::vector<std::string> sets;
-  for (const auto& c : fake->calls) {
-    if (c.rfind("vlan ", 0) == 0) sets.push_back(c);
-  }
-  EXPECT_EQ(sets, (std::vector<std::string>{"vlan ens6f0np0 0 42 5 802.1Q",
-                                            "vlan ens6f0np0 1 42 5 802.1Q"}));
 }
 
 // The netdev MAC and the RDMA node GUID of each VF of `pf` (0000:af:00.0).
@@ -594,12 +461,7 @@ struct VfSeen {
 // netdev has the derived MAC.
 TEST_F(VfModuleTest, MacKeepThenDerivedAppliedVerifiedAndRolledBack) {
   Build(testing::Cx5RoceHost());
-  DesiredState d = LoadSpec(R"(  nics:
-    - name: pf0
-      nicSelector: { rootDevices: ["0000:af:00.0"] }
-      numVfs: 2
-      vfMac: keep
-)");
+  DesiredState d = LoadSpec(Pf0(2, "      vfMac: keep\n"));
   auto seen = [&]() {
     std::vector<VfSeen> out;
     auto vfs = ResolveVfs(*fs_, "0000:af:00.0");
@@ -645,12 +507,7 @@ TEST_F(VfModuleTest, MacKeepThenDerivedAppliedVerifiedAndRolledBack) {
                                             DeriveVfMac("0c:42:a1:5b:7c:2e", 1)};
   EXPECT_EQ(c.after["macs"], (nlohmann::json{derived[0], derived[1]}));
   sim_->AddFault({0, "0000:af:00.0/1/mac", EIO, 1});
-  ApplyReport r = ApplyPlan(modules_, p.plan, d, ctx_);
-  ASSERT_FALSE(r.status.ok());
-  EXPECT_NE(r.status.message().find("VF 1 (0000:af:00.3)"), std::string::npos)
-      << r.status.message();
-  ASSERT_EQ(r.rolled_back.size(), 1u);
-  EXPECT_TRUE(r.rolled_back[0].status.ok()) << r.rolled_back[0].status.message();
+  EXPECT_EQ(ApplyFailingRollsBack(p.plan, d, "VF 1 (0000:af:00.3)").rolled_back.size(), 1u);
   EXPECT_EQ(*fs_->ReadAttr(VfStateCapturePath("0000:af:00.0", 0, "mac")), kept[0].netdev_mac);
   EXPECT_EQ(seen()[0].netdev_mac, kept[0].netdev_mac);  // rebound to the kept MAC
   EXPECT_EQ(seen()[0].node_guid, kept[0].node_guid);
@@ -667,11 +524,7 @@ TEST_F(VfModuleTest, MacKeepThenDerivedAppliedVerifiedAndRolledBack) {
 // does not rebind: the netdev keeps the MAC it had before.
 TEST_F(VfModuleTest, MacRollbackToZeroLeavesTheNetdev) {
   Build(testing::Cx5RoceHost());
-  DesiredState d = LoadSpec(R"(  nics:
-    - name: pf0
-      nicSelector: { rootDevices: ["0000:af:00.0"] }
-      numVfs: 2
-)");
+  DesiredState d = LoadSpec(Pf0(2));
   ASSERT_TRUE(ApplyPlan(modules_, PlanNow(d).plan, d, ctx_).status.ok());
   for (int i = 0; i < 2; ++i) {
     ASSERT_TRUE(fs_->WriteFileAtomic(VfStateCapturePath("0000:af:00.0", i, "mac"),
@@ -699,13 +552,9 @@ TEST_F(VfModuleTest, MacRollbackToZeroLeavesTheNetdev) {
 TEST_F(VfModuleTest, MacKeepBeforeVfioBinding) {
   Build(testing::Cx5RoceHost());
   ASSERT_TRUE(sim_->sim().RegisterDriver("vfio-pci").ok());  // vfio_pci loaded
-  DesiredState d = LoadSpec(R"(  nics:
-    - name: pf0
-      nicSelector: { rootDevices: ["0000:af:00.0"] }
-      numVfs: 2
-      deviceType: vfio-pci
-      vfMac: keep
-)");
+  DesiredState d = LoadSpec(Pf0(2,
+                                "      deviceType: vfio-pci\n"
+                                "      vfMac: keep\n"));
   PlanResult p = PlanNow(d);
   ApplyReport r = ApplyPlan(modules_, p.plan, d, ctx_);
   ASSERT_TRUE(r.status.ok()) << r.status.message();
@@ -717,66 +566,121 @@ TEST_F(VfModuleTest, MacKeepBeforeVfioBinding) {
   EXPECT_TRUE(PlanNow(d).plan.changes.empty());
 }
 
-// The live-root path: one IFLA_VF_MAC message per VF on the PF netdev, the
-// MAC its netdev has.
-TEST_F(VfModuleTest, MacOverNetlink) {
-  FakeNetlink* fake = nullptr;
-  VfModuleOptions o;
-  o.use_netlink = true;
-  o.netlink_factory = [&]() {
-    auto f = std::make_unique<FakeNetlink>(fs_.get(), "0000:af:00.0");
-    fake = f.get();
-    return f;
-  };
-  Build(testing::Cx5RoceHost(), std::move(o));
-  DesiredState d = LoadSpec(R"(  nics:
-    - name: pf0
-      nicSelector: { rootDevices: ["0000:af:00.0"] }
-      numVfs: 2
-      vfMac: derived
-)");
-  ApplyReport r = ApplyPlan(modules_, PlanNow(d).plan, d, ctx_);
-  ASSERT_TRUE(r.status.ok()) << r.status.message();
-  ASSERT_NE(fake, nullptr);
-  std::vector<std::string> sets;
-  for (const auto& c : fake->calls) {
-    if (c.rfind("mac ", 0) == 0) sets.push_back(c);
-  }
-  EXPECT_EQ(sets, (std::vector<std::string>{"mac ens6f0np0 0 0a:1d:87:23:60:8d",
-                                            "mac ens6f0np0 1 96:be:3e:76:a4:4b"}));
-}
+// A per-VF setting under a tree root: the capture file (as `snapshot` writes
+// it from the live netlink answer) after numVfs; converged; then changed,
+// and a failure on VF 1 puts VF 0's value back.
+struct TreeSettingCase {
+  std::string name;
+  std::string nic_line;  // the setting in pf0's spec
+  std::string change;    // vf/0000:af:00.0/<change>
+  std::string capture;   // the capture file under <pf>/<vf>/
+  std::string applied;   // its content once applied
+  std::function<void(NicSpec&)> set_next;
+  nlohmann::json next_before;  // the next change's before and after
+  nlohmann::json next_after;   // (null: not checked)
+};
 
-// vfRate under a tree root (capture file `rate`, "<min> <max>"), converged,
-// then a failed VF 1 puts VF 0's rate back.
-TEST_F(VfModuleTest, RateAppliedVerifiedAndRolledBack) {
+void PrintTo(const TreeSettingCase& c, std::ostream* os) { *os << c.name; }
+
+class VfTreeSettingTest : public VfModuleTest,
+                          public ::testing::WithParamInterface<TreeSettingCase> {};
+
+TEST_P(VfTreeSettingTest, AppliedVerifiedAndRolledBack) {
+  const TreeSettingCase& tc = GetParam();
   Build(testing::Cx5RoceHost());
-  DesiredState d = LoadSpec(R"(  nics:
-    - name: pf0
-      nicSelector: { rootDevices: ["0000:af:00.0"] }
-      numVfs: 2
-      vfRate: { max: 10000 }
-)");
+  DesiredState d = LoadSpec(Pf0(2, "      " + tc.nic_line + "\n"));
   PlanResult p = PlanNow(d);
-  EXPECT_EQ(ChangeIds(p.plan),
-            (std::vector<std::string>{"sriov/0000:af:00.0/numVfs", "vf/0000:af:00.0/rate"}));
-  ASSERT_TRUE(ApplyPlan(modules_, p.plan, d, ctx_).status.ok());
+  EXPECT_EQ(ChangeIds(p.plan), (std::vector<std::string>{"sriov/0000:af:00.0/numVfs",
+                                                         "vf/0000:af:00.0/" + tc.change}));
+  ApplyReport r = ApplyPlan(modules_, p.plan, d, ctx_);  // checks convergence too
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
   for (int i = 0; i < 2; ++i) {
-    EXPECT_EQ(*fs_->ReadAttr(VfStateCapturePath("0000:af:00.0", i, "rate")), "0 10000");
+    EXPECT_EQ(*fs_->ReadAttr(VfStateCapturePath("0000:af:00.0", i, tc.capture)), tc.applied);
   }
   EXPECT_TRUE(PlanNow(d).plan.changes.empty());
-  d.nics[0].vf_rate = VfRateSpec{1000, 25000};
+
+  tc.set_next(d.nics[0]);
   p = PlanNow(d);
   ASSERT_EQ(p.plan.changes.size(), 1u);
-  EXPECT_EQ(p.plan.changes[0].before,
-            (nlohmann::json{{{"max", 10000}, {"min", 0}}, {{"max", 10000}, {"min", 0}}}));
-  EXPECT_EQ(p.plan.changes[0].after, (nlohmann::json{{"max", 25000}, {"min", 1000}}));
-  sim_->AddFault({0, "0000:af:00.0/1/rate", EIO, -1});
-  ApplyReport r = ApplyPlan(modules_, p.plan, d, ctx_);
-  ASSERT_FALSE(r.status.ok());
-  ASSERT_EQ(r.rolled_back.size(), 1u);
-  EXPECT_TRUE(r.rolled_back[0].status.ok()) << r.rolled_back[0].status.message();
-  EXPECT_EQ(*fs_->ReadAttr(VfStateCapturePath("0000:af:00.0", 0, "rate")), "0 10000");
+  EXPECT_EQ(p.plan.changes[0].before, tc.next_before);
+  if (!tc.next_after.is_null()) {
+    EXPECT_EQ(p.plan.changes[0].after, tc.next_after);
+  }
+  sim_->AddFault({0, "0000:af:00.0/1/" + tc.capture, EIO, -1});
+  EXPECT_EQ(ApplyFailingRollsBack(p.plan, d, "VF 1 (0000:af:00.3)").rolled_back.size(), 1u);
+  EXPECT_EQ(*fs_->ReadAttr(VfStateCapturePath("0000:af:00.0", 0, tc.capture)), tc.applied);
 }
+
+// vfVlan: capture "<id> <qos> <proto>"; the inverse sets the VLAN the VFs had.
+// vfRate: capture "<min> <max>".
+const nlohmann::json kVlan100{{"id", 100}, {"qos", 3}, {"proto", "802.1Q"}};
+const nlohmann::json kRate10000{{"max", 10000}, {"min", 0}};
+INSTANTIATE_TEST_SUITE_P(
+    Settings, VfTreeSettingTest,
+    ::testing::Values(TreeSettingCase{"LinkState", "vfLinkState: enable", "linkState", "link_state",
+                                      "enable", [](NicSpec& n) { n.vf_link_state = "disable"; },
+                                      nlohmann::json{"enable", "enable"}, nullptr},
+                      TreeSettingCase{"Vlan", "vfVlan: { id: 100, qos: 3 }", "vlan", "vlan",
+                                      "100 3 802.1Q",
+                                      [](NicSpec& n) {
+                                        n.vf_vlan = VfVlanSpec{200, 0, "802.1Q"};
+                                      },
+                                      nlohmann::json{kVlan100, kVlan100},
+                                      nlohmann::json{{"id", 200}, {"qos", 0}, {"proto", "802.1Q"}}},
+                      TreeSettingCase{"Rate", "vfRate: { max: 10000 }", "rate", "rate", "0 10000",
+                                      [](NicSpec& n) {
+                                        n.vf_rate = VfRateSpec{1000, 25000};
+                                      },
+                                      nlohmann::json{kRate10000, kRate10000},
+                                      nlohmann::json{{"max", 25000}, {"min", 1000}}}),
+    [](const ::testing::TestParamInfo<TreeSettingCase>& i) { return i.param.name; });
+
+// The live-root path: one netlink message per VF on the PF netdev.
+struct NetlinkSettingCase {
+  std::string name;
+  std::string nic_line;  // the setting in pf0's spec
+  bool through_fs;       // the fake writes the kernel's table (vfMac)
+  std::string call;      // the FakeNetlink calls' prefix
+  std::vector<std::string> want;
+};
+
+void PrintTo(const NetlinkSettingCase& c, std::ostream* os) { *os << c.name; }
+
+class VfNetlinkSettingTest : public VfModuleTest,
+                             public ::testing::WithParamInterface<NetlinkSettingCase> {};
+
+TEST_P(VfNetlinkSettingTest, OneMessagePerVfOnThePfNetdev) {
+  const NetlinkSettingCase& tc = GetParam();
+  BuildOnNetlink(testing::Cx5RoceHost(), "0000:af:00.0", tc.through_fs);
+  DesiredState d = LoadSpec(Pf0(2, "      " + tc.nic_line + "\n"));
+  ApplyReport r = ApplyPlan(modules_, PlanNow(d).plan, d, ctx_);
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  ASSERT_NE(nl_, nullptr);
+  EXPECT_EQ(NetlinkCalls(tc.call), tc.want);
+}
+
+// IFLA_VF_LINK_STATE; the VLAN with the protocol asked (802.1Q: mlx5 refuses
+// 802.1ad, and so does the plan); IFLA_VF_MAC, the MAC its netdev has.
+INSTANTIATE_TEST_SUITE_P(
+    Settings, VfNetlinkSettingTest,
+    ::testing::Values(NetlinkSettingCase{"LinkState",
+                                         "vfLinkState: auto",
+                                         false,
+                                         "state ",
+                                         {"state ens6f0np0 0 auto", "state ens6f0np0 1 auto"}},
+                      NetlinkSettingCase{
+                          "Vlan",
+                          "vfVlan: { id: 42, qos: 5, proto: 802.1Q }",
+                          false,
+                          "vlan ",
+                          {"vlan ens6f0np0 0 42 5 802.1Q", "vlan ens6f0np0 1 42 5 802.1Q"}},
+                      NetlinkSettingCase{"Mac",
+                                         "vfMac: derived",
+                                         true,
+                                         "mac ",
+                                         {"mac ens6f0np0 0 0a:1d:87:23:60:8d",
+                                          "mac ens6f0np0 1 96:be:3e:76:a4:4b"}}),
+    [](const ::testing::TestParamInfo<NetlinkSettingCase>& i) { return i.param.name; });
 
 }  // namespace
 }  // namespace provisioner

@@ -14,46 +14,62 @@
 
 #include <cerrno>
 #include <cstring>
+#include <functional>
+#include <vector>
 
 #include "gtest/gtest.h"
 
 namespace provisioner {
 namespace {
 
-// An RTM_NEWLINK as the kernel sends it for a PF with two IB VFs.
-TEST(ParseVfInfoListTest, ReadsIndexTrustSpoofCheckAndGuids) {
+// What the kernel sends in an RTM_NEWLINK for PF `ifname` (ifi_type
+// `arp_type`) with `count` VFs, parsed: each IFLA_VF_INFO holds IFLA_VF_MAC
+// (zero unless `mac(vf, bytes)` fills it) and then what `put(msg, vf)` adds.
+std::vector<VfLinkState> ParseVfs(uint32_t count, unsigned short arp_type,
+                                  const std::function<void(uint32_t, uint8_t*)>& mac,
+                                  const std::function<void(nl_msg*, uint32_t)>& put) {
   struct nl_msg* msg = nlmsg_alloc_simple(RTM_NEWLINK, 0);
-  ASSERT_NE(msg, nullptr);
+  EXPECT_NE(msg, nullptr);
+  if (msg == nullptr) return {};
   struct ifinfomsg ifi;
   std::memset(&ifi, 0, sizeof ifi);
-  ASSERT_GE(nlmsg_append(msg, &ifi, sizeof ifi, NLMSG_ALIGNTO), 0);
-  ASSERT_GE(nla_put_string(msg, IFLA_IFNAME, "ibs5f0"), 0);
+  ifi.ifi_type = arp_type;
+  EXPECT_GE(nlmsg_append(msg, &ifi, sizeof ifi, NLMSG_ALIGNTO), 0);
+  EXPECT_GE(nla_put_string(msg, IFLA_IFNAME, "pf0"), 0);
   struct nlattr* list = nla_nest_start(msg, IFLA_VFINFO_LIST);
-  for (uint32_t i = 0; i < 2; ++i) {
+  for (uint32_t i = 0; i < count; ++i) {
     struct nlattr* info = nla_nest_start(msg, IFLA_VF_INFO);
-    struct ifla_vf_mac mac;
-    std::memset(&mac, 0, sizeof mac);
-    mac.vf = i;
-    ASSERT_GE(nla_put(msg, IFLA_VF_MAC, sizeof mac, &mac), 0);
-    if (i == 1) {  // VF 0 reports no trust/spoofchk/GUIDs/state (older kernel, other driver)
-      struct ifla_vf_link_state ls = {i, IFLA_VF_LINK_STATE_DISABLE};
-      ASSERT_GE(nla_put(msg, IFLA_VF_LINK_STATE, sizeof ls, &ls), 0);
-      struct ifla_vf_rate rate = {i, 1000, 25000};
-      ASSERT_GE(nla_put(msg, IFLA_VF_RATE, sizeof rate, &rate), 0);
-      struct ifla_vf_trust t = {i, 1};
-      struct ifla_vf_spoofchk sc = {i, 0};
-      struct ifla_vf_guid node = {i, 0xee0d9a00028abcdeULL};
-      struct ifla_vf_guid port = {i, 0xee0d9a00028abcdfULL};
-      ASSERT_GE(nla_put(msg, IFLA_VF_TRUST, sizeof t, &t), 0);
-      ASSERT_GE(nla_put(msg, IFLA_VF_SPOOFCHK, sizeof sc, &sc), 0);
-      ASSERT_GE(nla_put(msg, IFLA_VF_IB_NODE_GUID, sizeof node, &node), 0);
-      ASSERT_GE(nla_put(msg, IFLA_VF_IB_PORT_GUID, sizeof port, &port), 0);
-    }
+    struct ifla_vf_mac m;
+    std::memset(&m, 0, sizeof m);
+    m.vf = i;
+    if (mac) mac(i, m.mac);
+    EXPECT_GE(nla_put(msg, IFLA_VF_MAC, sizeof m, &m), 0);
+    if (put) put(msg, i);
     nla_nest_end(msg, info);
   }
   nla_nest_end(msg, list);
   std::vector<VfLinkState> vfs = ParseVfInfoList(nlmsg_hdr(msg));
   nlmsg_free(msg);
+  return vfs;
+}
+
+// A PF with two IB VFs.
+TEST(ParseVfInfoListTest, ReadsIndexTrustSpoofCheckAndGuids) {
+  std::vector<VfLinkState> vfs = ParseVfs(2, 0, nullptr, [](nl_msg* msg, uint32_t i) {
+    if (i != 1) return;  // VF 0 reports no trust/spoofchk/GUIDs/state (older kernel, other driver)
+    struct ifla_vf_link_state ls = {i, IFLA_VF_LINK_STATE_DISABLE};
+    ASSERT_GE(nla_put(msg, IFLA_VF_LINK_STATE, sizeof ls, &ls), 0);
+    struct ifla_vf_rate rate = {i, 1000, 25000};
+    ASSERT_GE(nla_put(msg, IFLA_VF_RATE, sizeof rate, &rate), 0);
+    struct ifla_vf_trust t = {i, 1};
+    struct ifla_vf_spoofchk sc = {i, 0};
+    struct ifla_vf_guid node = {i, 0xee0d9a00028abcdeULL};
+    struct ifla_vf_guid port = {i, 0xee0d9a00028abcdfULL};
+    ASSERT_GE(nla_put(msg, IFLA_VF_TRUST, sizeof t, &t), 0);
+    ASSERT_GE(nla_put(msg, IFLA_VF_SPOOFCHK, sizeof sc, &sc), 0);
+    ASSERT_GE(nla_put(msg, IFLA_VF_IB_NODE_GUID, sizeof node, &node), 0);
+    ASSERT_GE(nla_put(msg, IFLA_VF_IB_PORT_GUID, sizeof port, &port), 0);
+  });
   ASSERT_EQ(vfs.size(), 2u);
   EXPECT_EQ(vfs[0].vf, 0);
   EXPECT_FALSE(vfs[0].trust.has_value());
@@ -74,18 +90,7 @@ TEST(ParseVfInfoListTest, ReadsIndexTrustSpoofCheckAndGuids) {
 // The kernel's reply carries IFLA_VF_VLAN and IFLA_VF_VLAN_LIST (protocol in
 // network byte order); an older kernel only IFLA_VF_VLAN, which is 802.1Q.
 TEST(ParseVfInfoListTest, ReadsTheVlanFromTheListElseTheLegacyAttribute) {
-  struct nl_msg* msg = nlmsg_alloc_simple(RTM_NEWLINK, 0);
-  ASSERT_NE(msg, nullptr);
-  struct ifinfomsg ifi;
-  std::memset(&ifi, 0, sizeof ifi);
-  ASSERT_GE(nlmsg_append(msg, &ifi, sizeof ifi, NLMSG_ALIGNTO), 0);
-  struct nlattr* list = nla_nest_start(msg, IFLA_VFINFO_LIST);
-  for (uint32_t i = 0; i < 3; ++i) {
-    struct nlattr* info = nla_nest_start(msg, IFLA_VF_INFO);
-    struct ifla_vf_mac mac;
-    std::memset(&mac, 0, sizeof mac);
-    mac.vf = i;
-    ASSERT_GE(nla_put(msg, IFLA_VF_MAC, sizeof mac, &mac), 0);
+  std::vector<VfLinkState> vfs = ParseVfs(3, 0, nullptr, [](nl_msg* msg, uint32_t i) {
     if (i > 0) {  // VF 0: no VLAN attribute at all
       struct ifla_vf_vlan legacy = {i, 7, 2};
       ASSERT_GE(nla_put(msg, IFLA_VF_VLAN, sizeof legacy, &legacy), 0);
@@ -96,11 +101,7 @@ TEST(ParseVfInfoListTest, ReadsTheVlanFromTheListElseTheLegacyAttribute) {
       ASSERT_GE(nla_put(msg, IFLA_VF_VLAN_INFO, sizeof vi, &vi), 0);
       nla_nest_end(msg, vlans);
     }
-    nla_nest_end(msg, info);
-  }
-  nla_nest_end(msg, list);
-  std::vector<VfLinkState> vfs = ParseVfInfoList(nlmsg_hdr(msg));
-  nlmsg_free(msg);
+  });
   ASSERT_EQ(vfs.size(), 3u);
   EXPECT_FALSE(vfs[0].vlan.has_value());
   EXPECT_EQ(vfs[1].vlan, 7u);
@@ -115,28 +116,14 @@ TEST(ParseVfInfoListTest, ReadsTheVlanFromTheListElseTheLegacyAttribute) {
 // Ethernet PF's VF, all zero until set; an IB PF's VFs' are not MACs.
 TEST(ParseVfInfoListTest, ReadsTheTableMacOfAnEthernetPfOnly) {
   for (unsigned short type : {ARPHRD_ETHER, ARPHRD_INFINIBAND}) {
-    struct nl_msg* msg = nlmsg_alloc_simple(RTM_NEWLINK, 0);
-    ASSERT_NE(msg, nullptr);
-    struct ifinfomsg ifi;
-    std::memset(&ifi, 0, sizeof ifi);
-    ifi.ifi_type = type;
-    ASSERT_GE(nlmsg_append(msg, &ifi, sizeof ifi, NLMSG_ALIGNTO), 0);
-    struct nlattr* list = nla_nest_start(msg, IFLA_VFINFO_LIST);
-    for (uint32_t i = 0; i < 2; ++i) {
-      struct nlattr* info = nla_nest_start(msg, IFLA_VF_INFO);
-      struct ifla_vf_mac mac;
-      std::memset(&mac, 0, sizeof mac);
-      mac.vf = i;
-      if (i == 1) {
-        const uint8_t m[6] = {0x0e, 0x00, 0x02, 0x5b, 0x7c, 0x2e};
-        std::memcpy(mac.mac, m, sizeof m);
-      }
-      ASSERT_GE(nla_put(msg, IFLA_VF_MAC, sizeof mac, &mac), 0);
-      nla_nest_end(msg, info);
-    }
-    nla_nest_end(msg, list);
-    std::vector<VfLinkState> vfs = ParseVfInfoList(nlmsg_hdr(msg));
-    nlmsg_free(msg);
+    std::vector<VfLinkState> vfs = ParseVfs(
+        2, type,
+        [](uint32_t i, uint8_t* mac) {
+          if (i != 1) return;
+          const uint8_t m[6] = {0x0e, 0x00, 0x02, 0x5b, 0x7c, 0x2e};
+          std::memcpy(mac, m, sizeof m);
+        },
+        nullptr);
     ASSERT_EQ(vfs.size(), 2u);
     if (type == ARPHRD_INFINIBAND) {
       EXPECT_FALSE(vfs[0].mac.has_value());
@@ -148,8 +135,25 @@ TEST(ParseVfInfoListTest, ReadsTheTableMacOfAnEthernetPfOnly) {
   }
 }
 
-// What PutVfMac sends, as do_setvfinfo reads it (nla_data of IFLA_VF_MAC as
-// struct ifla_vf_mac, the 6 bytes first); the reply parser reads it back.
+// The attributes of the first IFLA_VF_INFO in the IFLA_VFINFO_LIST of an
+// RTM_SETLINK `msg` (after its ifinfomsg), as do_setvfinfo reads them.
+::testing::AssertionResult FirstVfInfo(nl_msg* msg, struct nlattr* vf[IFLA_VF_MAX + 1]) {
+  struct nlattr* tb[IFLA_MAX + 1];
+  if (nlmsg_parse(nlmsg_hdr(msg), sizeof(ifinfomsg), tb, IFLA_MAX, nullptr) < 0) {
+    return ::testing::AssertionFailure() << "not an ifinfomsg message";
+  }
+  if (tb[IFLA_VFINFO_LIST] == nullptr)
+    return ::testing::AssertionFailure() << "no IFLA_VFINFO_LIST";
+  struct nlattr* info = static_cast<struct nlattr*>(nla_data(tb[IFLA_VFINFO_LIST]));
+  if (nla_type(info) != IFLA_VF_INFO) {
+    return ::testing::AssertionFailure() << "first in the list is type " << nla_type(info);
+  }
+  if (nla_parse_nested(vf, IFLA_VF_MAX, info, nullptr) < 0) {
+    return ::testing::AssertionFailure() << "IFLA_VF_INFO does not parse";
+  }
+  return ::testing::AssertionSuccess();
+}
+
 TEST(PutVfMacTest, OneIflaVfMacWithTheSixBytesFirst) {
   struct nl_msg* msg = nlmsg_alloc_simple(RTM_SETLINK, 0);
   ASSERT_NE(msg, nullptr);
@@ -158,13 +162,8 @@ TEST(PutVfMacTest, OneIflaVfMacWithTheSixBytesFirst) {
   ifi.ifi_type = ARPHRD_ETHER;
   ASSERT_GE(nlmsg_append(msg, &ifi, sizeof ifi, NLMSG_ALIGNTO), 0);
   ASSERT_EQ(PutVfMac(msg, 6, *ParseMacAddress("0e:00:07:5b:7c:2e")), 0);
-  struct nlattr* tb[IFLA_MAX + 1];
-  ASSERT_GE(nlmsg_parse(nlmsg_hdr(msg), sizeof ifi, tb, IFLA_MAX, nullptr), 0);
-  ASSERT_NE(tb[IFLA_VFINFO_LIST], nullptr);
-  struct nlattr* info = static_cast<struct nlattr*>(nla_data(tb[IFLA_VFINFO_LIST]));
-  ASSERT_EQ(nla_type(info), IFLA_VF_INFO);
   struct nlattr* vf[IFLA_VF_MAX + 1];
-  ASSERT_GE(nla_parse_nested(vf, IFLA_VF_MAX, info, nullptr), 0);
+  ASSERT_TRUE(FirstVfInfo(msg, vf));
   ASSERT_NE(vf[IFLA_VF_MAC], nullptr);
   ASSERT_EQ(nla_len(vf[IFLA_VF_MAC]), static_cast<int>(sizeof(struct ifla_vf_mac)));
   struct ifla_vf_mac m;
@@ -191,13 +190,8 @@ TEST(PutVfVlanTest, LegacyAttributeFor8021QListFor8021ad) {
     std::memset(&ifi, 0, sizeof ifi);
     ASSERT_GE(nlmsg_append(msg, &ifi, sizeof ifi, NLMSG_ALIGNTO), 0);
     ASSERT_EQ(PutVfVlan(msg, 5, 4095, 7, proto), 0);
-    struct nlattr* tb[IFLA_MAX + 1];
-    ASSERT_GE(nlmsg_parse(nlmsg_hdr(msg), sizeof ifi, tb, IFLA_MAX, nullptr), 0);
-    ASSERT_NE(tb[IFLA_VFINFO_LIST], nullptr);
-    struct nlattr* info = static_cast<struct nlattr*>(nla_data(tb[IFLA_VFINFO_LIST]));
-    ASSERT_EQ(nla_type(info), IFLA_VF_INFO);
     struct nlattr* vf[IFLA_VF_MAX + 1];
-    ASSERT_GE(nla_parse_nested(vf, IFLA_VF_MAX, info, nullptr), 0);
+    ASSERT_TRUE(FirstVfInfo(msg, vf));
     if (proto == ETH_P_8021Q) {
       ASSERT_NE(vf[IFLA_VF_VLAN], nullptr);
       EXPECT_EQ(vf[IFLA_VF_VLAN_LIST], nullptr);

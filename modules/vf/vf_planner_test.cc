@@ -8,6 +8,7 @@
 
 #include "gtest/gtest.h"
 #include "test/support/fake_pci_module.h"
+#include "test/support/vf_group.h"
 
 namespace provisioner {
 namespace {
@@ -180,21 +181,12 @@ TEST(VfBindingPlanTest, VfioWithoutIommuIsAnError) {
 // else the nic's; VFs in no group of a nic without deviceType are not the
 // change's (detail.vfIndexes), and only the vfio group's VFs need an IOMMU
 // group.
-VfGroupSpec Group(int first, int last, std::optional<std::string> type) {
-  VfGroupSpec g;
-  g.range = std::to_string(first) + "-" + std::to_string(last);
-  g.first = first;
-  g.last = last;
-  g.device_type = std::move(type);
-  return g;
-}
-
 TEST(VfBindingPlanTest, VfGroupsBindPerVf) {
   DesiredState d;
   d.kernel_modules.push_back({"vfio_pci", true});
   d.nics.push_back(Nic(4));
   d.nics[0].device_type = "vfio-pci";  // VFs 2-3 (no group) follow it
-  d.nics[0].vf_groups = {Group(0, 1, "netdevice")};
+  d.nics[0].vf_groups = {testing::VfGroup(0, 1, "netdevice")};
   PciFunction pf = Pf(kPf, 4);
   Result r = PlanOf(d, Facts({pf}));
   ASSERT_EQ(r.changes.size(), 1u) << r.Messages();
@@ -204,7 +196,7 @@ TEST(VfBindingPlanTest, VfGroupsBindPerVf) {
 
   // No nic deviceType: VFs 2-3 are nobody's; already there: no change.
   d.nics[0].device_type.reset();
-  d.nics[0].vf_groups = {Group(0, 1, "vfio-pci")};
+  d.nics[0].vf_groups = {testing::VfGroup(0, 1, "vfio-pci")};
   pf.sriov->vfs[2].driver = "";  // unmanaged: left unbound
   r = PlanOf(d, Facts({pf}));
   ASSERT_EQ(r.changes.size(), 1u) << r.Messages();
@@ -220,11 +212,11 @@ TEST(VfBindingPlanTest, VfGroupsBindPerVf) {
   PciFunction vf3;
   vf3.pci_address = "0000:af:01.3";
   h.pci.push_back(vf3);  // no iommu_group
-  d.nics[0].vf_groups = {Group(0, 1, "vfio-pci"), Group(2, 3, "netdevice")};
+  d.nics[0].vf_groups = {testing::VfGroup(0, 1, "vfio-pci"), testing::VfGroup(2, 3, "netdevice")};
   r = PlanOf(d, h);
   EXPECT_EQ(r.changes.size(), 1u) << r.Messages();
   EXPECT_TRUE(r.diagnostics.empty()) << r.Messages();
-  d.nics[0].vf_groups = {Group(0, 1, "netdevice"), Group(2, 3, "vfio-pci")};
+  d.nics[0].vf_groups = {testing::VfGroup(0, 1, "netdevice"), testing::VfGroup(2, 3, "vfio-pci")};
   r = PlanOf(d, h);
   EXPECT_TRUE(r.changes.empty());
   ASSERT_EQ(r.diagnostics.size(), 1u);
@@ -671,10 +663,10 @@ TEST(VfGroupSettingsPlanTest, EachGroupItsOwnValueVfsInNoGroupTheNics) {
   NicSpec& nic = d.nics[0];
   nic.vf_vlan = VfVlanSpec{100, 0, "802.1Q"};
   nic.vf_link_state = "auto";
-  VfGroupSpec a = Group(0, 3, "netdevice");
+  VfGroupSpec a = testing::VfGroup(0, 3, "netdevice");
   a.vf_vlan = VfVlanSpec{200, 5, "802.1ad"};
   a.vf_rate = VfRateSpec{0, 10000};
-  VfGroupSpec b = Group(6, 7, "netdevice");  // inherits the nic's VLAN and link state
+  VfGroupSpec b = testing::VfGroup(6, 7, "netdevice");  // inherits the nic's VLAN and link state
   b.vf_link_state = "enable";
   nic.vf_groups = {b, a};  // not in range order
   PciFunction pf = Pf(kPf, 8);

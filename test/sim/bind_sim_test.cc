@@ -59,6 +59,14 @@ class BindSimTest : public ::testing::Test {
     pristine_ = NewTree(Cx5RoceHost());
   }
   std::string Driver() const { return LinkBase(root_ + kVf0Dir + "/driver"); }
+  // numVfs 0 leaves the tree as it was built, but for the vfio-pci driver
+  // the test registered.
+  void ExpectSriovOffRestoresTheTree(SriovSim& sim) {
+    ASSERT_EQ(sim.WriteNumVfs(kPf0, "0"), 0);
+    TreeDiffOptions o;
+    o.ignore = {"sys/bus/pci/drivers/vfio-pci"};
+    EXPECT_EQ(DiffTreesText(pristine_, root_, o), "");
+  }
   std::string root_;
   std::string pristine_;
 };
@@ -116,10 +124,7 @@ TEST_F(BindSimTest, UnbindOverrideBindVfioAndBack) {
   EXPECT_EQ(sim.DriversProbe("0000:af:07.7"), ENODEV);
 
   // Disabling SR-IOV restores the tree (but the registered driver).
-  ASSERT_EQ(sim.WriteNumVfs(kPf0, "0"), 0);
-  TreeDiffOptions o;
-  o.ignore = {"sys/bus/pci/drivers/vfio-pci"};
-  EXPECT_EQ(DiffTreesText(pristine_, root_, o), "");
+  ExpectSriovOffRestoresTheTree(sim);
 }
 
 TEST_F(BindSimTest, VfioBoundVfsAreCleanedUpBySriovOff) {
@@ -131,10 +136,7 @@ TEST_F(BindSimTest, VfioBoundVfsAreCleanedUpBySriovOff) {
   ASSERT_EQ(sim.WriteDriverOverride(kVf0Dir, "vfio-pci\n"), 0);
   ASSERT_EQ(sim.DriversProbe(kVf0), 0);
   EXPECT_EQ(Driver(), "vfio-pci");
-  ASSERT_EQ(sim.WriteNumVfs(kPf0, "0"), 0);
-  TreeDiffOptions o;
-  o.ignore = {"sys/bus/pci/drivers/vfio-pci"};
-  EXPECT_EQ(DiffTreesText(pristine_, root_, o), "");
+  ExpectSriovOffRestoresTheTree(sim);
 }
 
 TEST_F(BindSimTest, ProbeWithoutARegisteredDriverSucceedsButBindsNothing) {
@@ -271,8 +273,7 @@ TEST(KernelSimBindTest, DaemonBindsUnbindsAndRefuses) {
   ASSERT_TRUE(WaitFor([&] { return driver() == "vfio-pci"; }));
   // The group's node comes right after the driver link (the daemon is not
   // atomic; vfio-pci's probe makes it): wait for it too.
-  EXPECT_TRUE(
-      WaitFor([&] { return Exists(root + "/dev/vfio/" + LinkBase(vf + "/iommu_group")); }));
+  EXPECT_TRUE(WaitFor([&] { return Exists(root + "/dev/vfio/" + LinkBase(vf + "/iommu_group")); }));
 
   // A second bind: EBUSY, logged like a refused sriov_numvfs write.
   KernelWrite(root + "/sys/bus/pci/drivers/vfio-pci/bind", kVf0);

@@ -45,4 +45,13 @@ PlanResult EngineOnSimTest::PlanNow(const DesiredState& desired) {
   return BuildPlan(modules_, desired, Facts());
 }
 
+ApplyReport EngineOnSimTest::ApplyFailingRollsBack(const Plan& plan, const DesiredState& desired,
+                                                   const std::string& error) {
+  ApplyReport r = ApplyPlan(modules_, plan, desired, ctx_);
+  EXPECT_FALSE(r.status.ok()) << "apply succeeded; wanted a failure naming " << error;
+  EXPECT_NE(r.status.message().find(error), std::string::npos) << r.status.message();
+  for (const auto& rb : r.rolled_back) EXPECT_TRUE(rb.status.ok()) << rb.status.message();
+  return r;
+}
+
 }  // namespace provisioner::testing

@@ -58,6 +58,11 @@ class EngineOnSimTest : public ::testing::Test {
   HostFacts Facts();
   // Plan `desired` against freshly discovered facts.
   PlanResult PlanNow(const DesiredState& desired);
+  // Applies `plan` with modules_, expecting it to fail with a message that
+  // contains `error` (an errno name, a VF, a change id) and every inverse
+  // change of the rollback to succeed; the report, for what else to check.
+  ApplyReport ApplyFailingRollsBack(const Plan& plan, const DesiredState& desired,
+                                    const std::string& error);
 
   std::string root_;
   std::unique_ptr<HostFs> fs_;

@@ -24,6 +24,14 @@ std::string NewRoceTree() {
   return dir;
 }
 
+// The simulator on a fresh cx5-roce tree whose VF netdevs appear
+// `settle_reads` reads after a numVfs write.
+std::unique_ptr<HostFs> NewRoceSim(int settle_reads) {
+  SimOptions o;
+  o.settle_reads = settle_reads;
+  return NewSimulatedHostFs(NewRoceTree(), o);
+}
+
 TEST(SimHostFsTest, KernelErrnosComeBackAsStatus) {
   std::string root = NewRoceTree();
   auto fs = NewSimulatedHostFs(root);
@@ -41,10 +49,7 @@ TEST(SimHostFsTest, KernelErrnosComeBackAsStatus) {
 }
 
 TEST(SimHostFsTest, NetdevsAppearAfterSomeReads) {
-  std::string root = NewRoceTree();
-  SimOptions o;
-  o.settle_reads = 3;
-  auto fs = NewSimulatedHostFs(root, o);
+  auto fs = NewRoceSim(3);
   ASSERT_TRUE(fs->WriteAttr(kPf0 + "/sriov_numvfs", "2\n").ok());
   // VF functions exist when the write returns...
   EXPECT_TRUE(fs->IsSymlink(kPf0 + "/virtfn1"));                                // read 1
@@ -61,10 +66,7 @@ TEST(SimHostFsTest, NetdevsAppearAfterSomeReads) {
 // dev_set_mtu on a VF netdev: kstrtoul, min 68, the VF's max_mtu (mlx5
 // 9978), and never above its PF's MTU; a refusal changes nothing.
 TEST(SimHostFsTest, VfNetdevMtuIsRefusedAboveThePfsOrTheMaximum) {
-  std::string root = NewRoceTree();
-  SimOptions o;
-  o.settle_reads = 0;
-  auto fs = NewSimulatedHostFs(root, o);
+  auto fs = NewRoceSim(0);
   ASSERT_TRUE(fs->WriteAttr(kPf0 + "/sriov_numvfs", "2\n").ok());
   const std::string vf = "/sys/class/net/ens6f0v0/mtu";
   ASSERT_EQ(fs->ReadAttr(vf).value_or(""), "1500");  // a new mlx5 VF netdev, whatever its PF's
@@ -88,17 +90,14 @@ TEST(SimHostFsTest, VfNetdevMtuIsRefusedAboveThePfsOrTheMaximum) {
 }
 
 TEST(SimHostFsTest, ZeroSettleAndNeverSettle) {
-  std::string root = NewRoceTree();
-  SimOptions now;
-  now.settle_reads = 0;
-  auto fs = NewSimulatedHostFs(root, now);
+  auto fs = NewRoceSim(0);
   ASSERT_TRUE(fs->WriteAttr(kPf0 + "/sriov_numvfs", "1").ok());
   EXPECT_TRUE(fs->Exists("/sys/class/net/ens6f0v0"));
   ASSERT_TRUE(fs->WriteAttr(kPf0 + "/sriov_numvfs", "0").ok());
 
   SimOptions never;
   never.settle_reads = -1;
-  SimulatedHostFs sfs(root, never);
+  SimulatedHostFs sfs(fs->root(), never);
   ASSERT_TRUE(sfs.WriteAttr(kPf0 + "/sriov_numvfs", "1").ok());
   for (int i = 0; i < 20; ++i) EXPECT_FALSE(sfs.Exists("/sys/class/net/ens6f0v0"));
   EXPECT_EQ(sfs.pending(), 1u);

@@ -10,8 +10,16 @@
 #include <thread>
 
 #include "gtest/gtest.h"
+#include "test/support/ttar.h"
 
 namespace provisioner::testing {
+
+std::string ExtractedHostTree(const std::string& name) {
+  std::string dir = MakeTempDir(name);
+  Status s = ExtractTtar(HostTreePath(name), dir);
+  EXPECT_TRUE(s.ok()) << s.message();
+  return dir;
+}
 
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

@@ -10,6 +10,9 @@
 
 namespace provisioner::testing {
 
+// A fresh copy of the host tree `name` (test/hosts/<name>.ttar) in a temp
+// dir of that name; a failed extraction fails the test.
+std::string ExtractedHostTree(const std::string& name);
 // A file's whole contents, bytes as they are ("" when it cannot be read).
 std::string ReadFile(const std::string& path);
 // True when `path` exists (a dangling symlink counts: lstat).

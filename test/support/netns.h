@@ -5,8 +5,12 @@
 #ifndef PROVISIONER_TEST_SUPPORT_NETNS_H_
 #define PROVISIONER_TEST_SUPPORT_NETNS_H_
 
+#include <memory>
 #include <string>
+#include <vector>
 
+#include "engine/host/host_fs.h"
+#include "engine/module/module.h"
 #include "gtest/gtest.h"
 
 namespace provisioner::testing {
@@ -24,6 +28,18 @@ class NetnsEnvironment : public ::testing::Environment {
 
  private:
   bool with_macvlan_;
+};
+
+// A test of the live root "/" (in the test's namespace, with the
+// environment above): fs_ is its host layer, ctx_ reads and writes through
+// it, modules_ are the test's to fill.
+class LiveRootTest : public ::testing::Test {
+ protected:
+  LiveRootTest() : fs_(NewLocalHostFs("/")) { ctx_.fs = fs_.get(); }
+
+  std::unique_ptr<HostFs> fs_;
+  HostContext ctx_;
+  std::vector<std::unique_ptr<Module>> modules_;
 };
 
 }  // namespace provisioner::testing
