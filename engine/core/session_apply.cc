@@ -5,6 +5,7 @@
 #include <string>
 #include <utility>
 
+#include "engine/base/enum_names.h"
 #include "engine/base/interrupt.h"
 #include "engine/core/session.h"
 
@@ -32,23 +33,16 @@ std::string DeferredWhy(const ApplyReport& report, const std::string& id) {
 }  // namespace
 
 const char* ChangeStatusName(ChangeStatus s) {
-  switch (s) {
-    case ChangeStatus::kPlanned:
-      return "planned";
-    case ChangeStatus::kApplied:
-      return "applied";
-    case ChangeStatus::kDeferredToReboot:
-      return "deferred-to-reboot";
-    case ChangeStatus::kFailed:
-      return "failed";
-    case ChangeStatus::kRolledBack:
-      return "rolled-back";
-    case ChangeStatus::kRollbackFailed:
-      return "rollback-failed";
-    case ChangeStatus::kNotAttempted:
-      return "not-attempted";
-  }
-  return "planned";
+  static constexpr EnumName<ChangeStatus> kNames[] = {
+      {ChangeStatus::kPlanned, "planned"},
+      {ChangeStatus::kApplied, "applied"},
+      {ChangeStatus::kDeferredToReboot, "deferred-to-reboot"},
+      {ChangeStatus::kFailed, "failed"},
+      {ChangeStatus::kRolledBack, "rolled-back"},
+      {ChangeStatus::kRollbackFailed, "rollback-failed"},
+      {ChangeStatus::kNotAttempted, "not-attempted"},
+  };
+  return NameOf(kNames, s, "planned");
 }
 
 bool UseRollbackPlan(PlanOutcome* planned) {

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <sstream>
 
+#include "engine/base/enum_names.h"
 #include "engine/plan/change_text.h"
 #include "yaml-cpp/yaml.h"
 
@@ -144,31 +145,19 @@ Action ChangeAction(const Change& c) {
 }
 
 const char* ActionName(Action a) {
-  switch (a) {
-    case Action::kAdd:
-      return "add";
-    case Action::kChange:
-      return "change";
-    case Action::kRemove:
-      return "remove";
-    case Action::kReplace:
-      return "replace";
-  }
-  return "change";
+  static constexpr EnumName<Action> kNames[] = {
+      {Action::kAdd, "add"},
+      {Action::kChange, "change"},
+      {Action::kRemove, "remove"},
+      {Action::kReplace, "replace"},
+  };
+  return NameOf(kNames, a, "change");
 }
 
 const char* ChangeSymbol(const Change& c) {
-  switch (ChangeAction(c)) {
-    case Action::kAdd:
-      return "+";
-    case Action::kRemove:
-      return "-";
-    case Action::kReplace:
-      return "-/+";
-    case Action::kChange:
-      break;
-  }
-  return "~";
+  static constexpr EnumName<Action> kSymbols[] = {
+      {Action::kAdd, "+"}, {Action::kRemove, "-"}, {Action::kReplace, "-/+"}};
+  return NameOf(kSymbols, ChangeAction(c), "~");
 }
 
 std::string ReplacementNote(const Change& c) {
