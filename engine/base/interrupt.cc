@@ -158,16 +158,8 @@ SecondSignalExit::SecondSignalExit(const std::string& message, int exit_code) {
 SecondSignalExit::~SecondSignalExit() { g_exit_armed.store(false); }
 
 std::string SignalName(int sig) {
-  switch (sig) {
-    case SIGTERM:
-      return "SIGTERM";
-    case SIGINT:
-      return "SIGINT";
-    case SIGHUP:
-      return "SIGHUP";
-    default:
-      return "signal " + std::to_string(sig);
-  }
+  const std::string name = NameOf(sig);  // the handler's async-signal-safe spelling
+  return name == "signal" ? name + " " + std::to_string(sig) : name;
 }
 
 }  // namespace provisioner

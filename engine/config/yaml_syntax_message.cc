@@ -63,14 +63,7 @@ std::string PlainSyntaxMessage(std::string_view text, const YAML::Mark& mark,
                      msg == "illegal map value" ||
                      msg == "block sequence entries are not allowed in this context";
   if (block && mark.line >= 0) {
-    std::vector<std::string_view> lines;
-    size_t start = 0;
-    while (start <= text.size()) {
-      size_t end = text.find('\n', start);
-      if (end == std::string_view::npos) end = text.size();
-      lines.push_back(text.substr(start, end - start));
-      start = end + 1;
-    }
+    const std::vector<std::string_view> lines = Lines(text);
     const int at = mark.line;
     const int indent =
         at < static_cast<int>(lines.size()) ? IndentOf(lines[static_cast<size_t>(at)]) : -1;
@@ -149,12 +142,12 @@ std::optional<LocatedMessage> MissingColon(std::string_view text, const YAML::Ma
   while (!entry.empty() && (entry.back() == ' ' || entry.back() == '\r')) entry.remove_suffix(1);
   // "name pf0": a key (letters, digits, _ -), a space, a value; no colon.
   const size_t space = entry.find(' ');
-  if (space == std::string_view::npos || space == 0 ||
-      entry.find(':') != std::string_view::npos) {
+  if (space == std::string_view::npos || space == 0 || entry.find(':') != std::string_view::npos) {
     return std::nullopt;
   }
   for (char ch : entry.substr(0, space)) {
-    if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '_' && ch != '-') return std::nullopt;
+    if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '_' && ch != '-')
+      return std::nullopt;
   }
   const std::string key(entry.substr(0, space));
   std::string_view value = entry.substr(space);

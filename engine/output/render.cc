@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <sstream>
+#include <utility>
 
 #include "engine/base/enum_names.h"
 #include "engine/plan/change_text.h"
@@ -173,22 +174,17 @@ std::string ReplacementNote(const Change& c) {
 }
 
 PlanCounts CountActions(const std::vector<Change>& changes) {
+  // The count each action adds to.
+  static constexpr std::pair<Action, int PlanCounts::*> kCounts[] = {
+      {Action::kAdd, &PlanCounts::add},
+      {Action::kChange, &PlanCounts::change},
+      {Action::kRemove, &PlanCounts::remove},
+      {Action::kReplace, &PlanCounts::replace},
+  };
   PlanCounts n;
   for (const auto& c : changes) {
-    switch (ChangeAction(c)) {
-      case Action::kAdd:
-        ++n.add;
-        break;
-      case Action::kChange:
-        ++n.change;
-        break;
-      case Action::kRemove:
-        ++n.remove;
-        break;
-      case Action::kReplace:
-        ++n.replace;
-        break;
-    }
+    const Action action = ChangeAction(c);
+    for (const auto& [a, count] : kCounts) n.*count += a == action;
     n.reboot += c.disruption == Disruption::kReboot;
   }
   return n;
