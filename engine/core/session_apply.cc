@@ -54,6 +54,23 @@ bool UseRollbackPlan(PlanOutcome* planned) {
 
 namespace {
 
+// The count of ApplyOutcome a change's status at exit adds to.
+size_t ApplyOutcome::*CountOf(ChangeStatus s) {
+  switch (s) {
+    case ChangeStatus::kApplied:
+    case ChangeStatus::kDeferredToReboot:
+      return &ApplyOutcome::applied;
+    case ChangeStatus::kRolledBack:
+      return &ApplyOutcome::rolled_back_count;
+    case ChangeStatus::kRollbackFailed:
+      return &ApplyOutcome::rollback_failed;
+    case ChangeStatus::kFailed:
+      return &ApplyOutcome::failed;
+    default:
+      return &ApplyOutcome::not_attempted;
+  }
+}
+
 // ApplyOutcome::final and the counts of the host at exit.
 void SettleFinal(const Plan& plan, ApplyOutcome* out) {
   std::map<std::string, const ChangeOutcome*> ran;  // by id: the last run of it
@@ -72,23 +89,7 @@ void SettleFinal(const Plan& plan, ApplyOutcome* out) {
         f.error = u->second->error;
       }
     }
-    switch (f.status) {
-      case ChangeStatus::kApplied:
-      case ChangeStatus::kDeferredToReboot:
-        ++out->applied;
-        break;
-      case ChangeStatus::kRolledBack:
-        ++out->rolled_back_count;
-        break;
-      case ChangeStatus::kRollbackFailed:
-        ++out->rollback_failed;
-        break;
-      case ChangeStatus::kFailed:
-        ++out->failed;
-        break;
-      default:
-        ++out->not_attempted;
-    }
+    ++(out->*CountOf(f.status));
     out->final.push_back(std::move(f));
   };
   for (const Change& c : plan.changes) settle(c);
@@ -151,9 +152,8 @@ ApplyOutcome ApplyPlanned(PlanOutcome& planned, const ApplyRequest& request) {
   // A second one: out at once, the journal kept for `apply --rollback`.
   const std::string& root = host.fs->root();
   const bool live = root == "/";
-  SecondSignalExit second("exiting now, without finishing; the journal " +
-                              (live ? "" : root) + kJournalPath +
-                              " is kept: `provisioner apply --rollback" +
+  SecondSignalExit second("exiting now, without finishing; the journal " + (live ? "" : root) +
+                              kJournalPath + " is kept: `provisioner apply --rollback" +
                               (live ? "" : " --root " + root) + "` undoes what was changed",
                           1);
   ApplyOptions options;
@@ -177,7 +177,8 @@ ApplyOutcome ApplyPlanned(PlanOutcome& planned, const ApplyRequest& request) {
       }
     }
     if (out.reboot_marker_status.ok() && !pending.empty()) {
-      out.reboot_marker_status = host.fs->WriteFileAtomic(kPendingRebootPath, pending.dump() + "\n");
+      out.reboot_marker_status =
+          host.fs->WriteFileAtomic(kPendingRebootPath, pending.dump() + "\n");
     }
   }
   return out;
