@@ -46,45 +46,38 @@ std::map<std::string, std::string> RailsByPf(const HostFacts& facts) {
   return rails;
 }
 
+// A metric family `name` with its help text, registered in `registry`.
+template <typename Builder>
+auto& Family(Builder builder, const char* name, const char* help, prom::Registry& registry) {
+  return builder.Name(name).Help(help).Register(registry);
+}
+
 class PrometheusMetrics final : public AgentMetrics {
  public:
   PrometheusMetrics(const std::string& address, const std::string& root)
       : registry_(std::make_shared<prom::Registry>()),
-        runs_(prom::BuildCounter()
-                  .Name("provisioner_agent_reconcile_runs_total")
-                  .Help("Reconciles run, by result (converged, applied, pending, failed)")
-                  .Register(*registry_)),
-        detected_(prom::BuildCounter()
-                      .Name("provisioner_agent_drift_detected_total")
-                      .Help("Changes a reconcile found needed (drift from host.yaml), by module")
-                      .Register(*registry_)),
-        fixed_(prom::BuildCounter()
-                   .Name("provisioner_agent_drift_fixed_total")
-                   .Help("Changes the agent applied and verified, by module")
-                   .Register(*registry_)),
-        pending_(prom::BuildGauge()
-                     .Name("provisioner_agent_pending_changes")
-                     .Help("Changes left for a person after the last reconcile, by disruption")
-                     .Register(*registry_)),
-        last_success_(prom::BuildGauge()
-                          .Name("provisioner_agent_last_success_timestamp_seconds")
-                          .Help("Unix time of the last reconcile that did not fail")
-                          .Register(*registry_)
+        runs_(Family(prom::BuildCounter(), "provisioner_agent_reconcile_runs_total",
+                     "Reconciles run, by result (converged, applied, pending, failed)",
+                     *registry_)),
+        detected_(Family(prom::BuildCounter(), "provisioner_agent_drift_detected_total",
+                         "Changes a reconcile found needed (drift from host.yaml), by module",
+                         *registry_)),
+        fixed_(Family(prom::BuildCounter(), "provisioner_agent_drift_fixed_total",
+                      "Changes the agent applied and verified, by module", *registry_)),
+        pending_(Family(prom::BuildGauge(), "provisioner_agent_pending_changes",
+                        "Changes left for a person after the last reconcile, by disruption",
+                        *registry_)),
+        last_success_(Family(prom::BuildGauge(), "provisioner_agent_last_success_timestamp_seconds",
+                             "Unix time of the last reconcile that did not fail", *registry_)
                           .Add({})),
-        apply_seconds_(prom::BuildHistogram()
-                           .Name("provisioner_agent_apply_duration_seconds")
-                           .Help("Duration of the agent's applies")
-                           .Register(*registry_)
-                           .Add({}, prom::Histogram::BucketBoundaries{0.1, 0.25, 0.5, 1, 2.5, 5,
-                                                                      10, 30, 60, 120, 300})),
-        vfs_desired_(prom::BuildGauge()
-                         .Name("provisioner_agent_vfs_desired")
-                         .Help("VFs host.yaml asks for, per PF")
-                         .Register(*registry_)),
-        vfs_actual_(prom::BuildGauge()
-                        .Name("provisioner_agent_vfs_actual")
-                        .Help("VFs the PF has (sriov_numvfs), as last discovered")
-                        .Register(*registry_)),
+        apply_seconds_(Family(prom::BuildHistogram(), "provisioner_agent_apply_duration_seconds",
+                              "Duration of the agent's applies", *registry_)
+                           .Add({}, prom::Histogram::BucketBoundaries{0.1, 0.25, 0.5, 1, 2.5, 5, 10,
+                                                                      30, 60, 120, 300})),
+        vfs_desired_(Family(prom::BuildGauge(), "provisioner_agent_vfs_desired",
+                            "VFs host.yaml asks for, per PF", *registry_)),
+        vfs_actual_(Family(prom::BuildGauge(), "provisioner_agent_vfs_actual",
+                           "VFs the PF has (sriov_numvfs), as last discovered", *registry_)),
         rdma_(std::make_shared<RdmaCounterCollector>(root)),
         exposer_(address, 2) {
     exposer_.RegisterCollectable(registry_);
@@ -148,7 +141,8 @@ Status CheckMetricsAddress(const std::string& address, bool allow_remote) {
     return InvalidArgumentError("--metrics-address " + address + ": not HOST:PORT");
   }
   std::string host = address.substr(0, colon);
-  if (host.size() > 1 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  if (host.size() > 1 && host.front() == '[' && host.back() == ']')
+    host = host.substr(1, host.size() - 2);
   unsigned char buf[16];
   const bool loopback = host == "localhost" ||
                         (::inet_pton(AF_INET, host.c_str(), buf) == 1 && buf[0] == 127) ||

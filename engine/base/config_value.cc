@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "engine/base/enum_names.h"
 #include "engine/base/strings.h"
 
 namespace provisioner {
@@ -11,33 +12,25 @@ namespace {
 // characters (refused in every format but sysctl.d's value, which may hold
 // spaces).
 std::string_view Special(ConfigSyntax syntax) {
-  switch (syntax) {
-    case ConfigSyntax::kUdevRuleValue:
-      return "\"\\%$*?[]|";
-    case ConfigSyntax::kModprobeToken:
-      return "#";
-    case ConfigSyntax::kSysctlValue:
-      return "";
-    case ConfigSyntax::kShellDoubleQuoted:
-      return "\"\\$`";
-  }
-  return "";
+  static constexpr EnumName<ConfigSyntax> kSpecial[] = {
+      {ConfigSyntax::kUdevRuleValue, "\"\\%$*?[]|"},
+      {ConfigSyntax::kModprobeToken, "#"},
+      {ConfigSyntax::kSysctlValue, ""},
+      {ConfigSyntax::kShellDoubleQuoted, "\"\\$`"},
+  };
+  return NameOf(kSpecial, syntax, "");
 }
 
 }  // namespace
 
 const char* ConfigSyntaxName(ConfigSyntax syntax) {
-  switch (syntax) {
-    case ConfigSyntax::kUdevRuleValue:
-      return "udev rule";
-    case ConfigSyntax::kModprobeToken:
-      return "modprobe.d/modules-load.d";
-    case ConfigSyntax::kSysctlValue:
-      return "sysctl.d";
-    case ConfigSyntax::kShellDoubleQuoted:
-      return "shell (GRUB drop-in)";
-  }
-  return "config";
+  static constexpr EnumName<ConfigSyntax> kNames[] = {
+      {ConfigSyntax::kUdevRuleValue, "udev rule"},
+      {ConfigSyntax::kModprobeToken, "modprobe.d/modules-load.d"},
+      {ConfigSyntax::kSysctlValue, "sysctl.d"},
+      {ConfigSyntax::kShellDoubleQuoted, "shell (GRUB drop-in)"},
+  };
+  return NameOf(kNames, syntax, "config");
 }
 
 std::optional<std::string> ConfigValueProblem(ConfigSyntax syntax, std::string_view value) {

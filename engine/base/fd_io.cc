@@ -73,4 +73,17 @@ int ReadRegularFile(const std::string& path, size_t max_bytes, std::string* out,
   return e;
 }
 
+int WriteFile(const std::string& path, int flags, std::string_view data, const char** step) {
+  *step = "create";
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | flags, 0644);
+  if (fd < 0) return errno;
+  *step = "write";
+  if (int e = WriteAll(fd, data); e != 0) {
+    ::close(fd);
+    return e;
+  }
+  *step = "close";
+  return ::close(fd) != 0 ? errno : 0;
+}
+
 }  // namespace provisioner

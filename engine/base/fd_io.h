@@ -28,6 +28,11 @@ int ReadAll(int fd, std::string* out, size_t max_bytes = std::numeric_limits<siz
 // write that failed. Does not close `fd`.
 int WriteAll(int fd, std::string_view data);
 
+// Opens `path` O_WRONLY|O_CREAT|O_CLOEXEC|`flags` (mode 0644), writes all of
+// `data` and closes it. Returns 0, or the errno of the step that failed, which
+// `*step` names: "create", "write" or "close".
+int WriteFile(const std::string& path, int flags, std::string_view data, const char** step);
+
 // Reads the file at `path` (a file a user names: host.yaml, a saved plan)
 // whole into `*out`, at most `max_bytes`. Opened O_NONBLOCK, so that a FIFO
 // without a writer opens at once instead of waiting for one (forever), then

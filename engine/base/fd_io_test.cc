@@ -194,5 +194,28 @@ TEST(FdIoTest, ErrorsComeBackAsTheErrno) {
   EXPECT_EQ(out, "");
 }
 
+TEST(FdIoTest, WriteFileWritesAllAndNamesTheStepThatFailed) {
+  char dir[] = "/tmp/fd_io_test.XXXXXX";
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  std::string base = tmp != nullptr ? std::string(tmp) + "/fd_io_test.XXXXXX" : dir;
+  ASSERT_NE(::mkdtemp(base.data()), nullptr);
+  const std::string path = base + "/f";
+  const char* step = "";
+  EXPECT_EQ(WriteFile(path, O_EXCL, "abc", &step), 0);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  std::string out;
+  EXPECT_EQ(ReadAll(fd, &out), 0);
+  ::close(fd);
+  EXPECT_EQ(out, "abc");
+  EXPECT_EQ(WriteFile(path, O_EXCL, "x", &step), EEXIST);  // O_EXCL: the file is there
+  EXPECT_STREQ(step, "create");
+  EXPECT_EQ(WriteFile(path, O_TRUNC, "de", &step), 0);
+  EXPECT_EQ(WriteFile(base + "/missing/f", 0, "x", &step), ENOENT);
+  EXPECT_STREQ(step, "create");
+  ::unlink(path.c_str());
+  ::rmdir(base.c_str());
+}
+
 }  // namespace
 }  // namespace provisioner

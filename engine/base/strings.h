@@ -55,6 +55,10 @@ bool NaturalLess(std::string_view a, std::string_view b);
 std::vector<std::string> SplitLines(std::string_view text);
 std::vector<std::string> SplitWhitespace(std::string_view line);
 
+// The value of a hex digit, -1 for any other character (no locale, no sign,
+// no "0x": callers decide what a whole number may look like).
+int HexDigitValue(char c);
+
 }  // namespace provisioner
 
 #endif  // PROVISIONER_ENGINE_BASE_STRINGS_H_

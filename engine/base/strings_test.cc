@@ -9,30 +9,45 @@
 namespace provisioner {
 namespace {
 
-TEST(TrimTest, BothEndsOfEveryAsciiSpace) {
-  EXPECT_EQ(Trim(" \t\n\v\f\rLINK_TYPE_P1  IB(1)\r\n\t "), "LINK_TYPE_P1  IB(1)");
-  EXPECT_EQ(Trim("x"), "x");
-  EXPECT_EQ(Trim(""), "");
-  EXPECT_EQ(Trim(" \t\n "), "");
+// Trim and TrimRight on one input each: what the whole trim leaves and what
+// trimming the end only leaves, with `chars` (default: every ASCII space).
+struct TrimCase {
+  std::string input;
+  std::string chars;
+  std::string trim;
+  std::string trim_right;
+};
+
+TEST(TrimTest, BothEndsOrTheEndOnlyOfTheCharactersGiven) {
+  const std::string ws(kAsciiWhitespace);
+  const TrimCase cases[] = {
+      {" \t\n\v\f\rLINK_TYPE_P1  IB(1)\r\n\t ", ws, "LINK_TYPE_P1  IB(1)",
+       " \t\n\v\f\rLINK_TYPE_P1  IB(1)"},
+      {"  -E- Failed \r\n", ws, "-E- Failed", "  -E- Failed"},
+      {"x", ws, "x", "x"},
+      {"", ws, "", ""},
+      {" \t\n ", ws, "", ""},
+      {"\t 12 \n", " \n", "\t 12", "\t 12"},
+      {"12\t\n", " \n", "12\t", "12\t"},
+      {"0000:af:00.0 \n", " \n", "0000:af:00.0", "0000:af:00.0"},
+      {" \n", " \n", "", ""},
+      {"--a-b--", "-", "a-b", "--a-b"},
+      {std::string("\0ab\0", 4), std::string("\0", 1), "ab", std::string("\0ab", 3)},
+  };
+  for (const TrimCase& c : cases) {
+    EXPECT_EQ(Trim(c.input, c.chars), c.trim) << Printable(c.input);
+    EXPECT_EQ(TrimRight(c.input, c.chars), c.trim_right) << Printable(c.input);
+  }
+  EXPECT_EQ(Trim(" a\n"), "a");  // the default: every ASCII space
+  EXPECT_EQ(TrimRight(" a\n"), " a");
 }
 
-TEST(TrimTest, OnlyTheCharactersGiven) {
-  EXPECT_EQ(Trim("\t 12 \n", " \n"), "\t 12");
-  EXPECT_EQ(Trim("--a-b--", "-"), "a-b");
-  EXPECT_EQ(Trim(std::string("\0ab\0", 4), std::string_view("\0", 1)), "ab");
-}
-
-TEST(TrimRightTest, EndOnly) {
-  EXPECT_EQ(TrimRight("  -E- Failed \r\n"), "  -E- Failed");
-  EXPECT_EQ(TrimRight("\t\n"), "");
-  EXPECT_EQ(TrimRight(""), "");
-  EXPECT_EQ(TrimRight("a"), "a");
-}
-
-TEST(TrimRightTest, OnlyTheCharactersGiven) {
-  EXPECT_EQ(TrimRight("0000:af:00.0 \n", " \n"), "0000:af:00.0");
-  EXPECT_EQ(TrimRight("12\t\n", " \n"), "12\t");
-  EXPECT_EQ(TrimRight(" \n", " \n"), "");
+TEST(HexDigitValueTest, HexDigitsOnly) {
+  EXPECT_EQ(HexDigitValue('0'), 0);
+  EXPECT_EQ(HexDigitValue('9'), 9);
+  EXPECT_EQ(HexDigitValue('a'), 10);
+  EXPECT_EQ(HexDigitValue('F'), 15);
+  for (char c : {'g', 'G', 'x', ' ', '-', '\0'}) EXPECT_EQ(HexDigitValue(c), -1) << c;
 }
 
 TEST(NearestNamesTest, TheClosestOnlyAndNoneWhenFarOrExact) {

@@ -33,13 +33,10 @@ StatusOr<std::string> ReadArchive(const std::string& path) {
 // Creates `path` (a file the archive names) for writing; O_NOFOLLOW|O_EXCL:
 // never through a link.
 Status WriteNewFile(const std::string& path, std::string_view content) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-  if (fd < 0) return ErrnoToStatus(errno, "create " + path);
-  if (int e = WriteAll(fd, content); e != 0) {
-    ::close(fd);
-    return ErrnoToStatus(e, "write " + path);
+  const char* step = "";
+  if (int e = WriteFile(path, O_EXCL | O_NOFOLLOW, content, &step); e != 0) {
+    return ErrnoToStatus(e, std::string(step) + " " + path);
   }
-  if (::close(fd) != 0) return ErrnoToStatus(errno, "close " + path);
   return OkStatus();
 }
 

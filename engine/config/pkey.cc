@@ -2,17 +2,11 @@
 
 #include <string>
 
+#include "engine/base/strings.h"
 #include "engine/config/field_path.h"
 
 namespace provisioner::config {
 namespace {
-
-int HexDigit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
 
 // An integer (or, with `floats`, any number) at `path` in `value` becomes
 // its source text.
@@ -33,7 +27,7 @@ std::optional<int> ParsePkeySpelling(std::string_view text) {
   if (text.empty() || text.size() > 16) return std::nullopt;
   int v = 0;
   for (char c : text) {
-    const int d = HexDigit(c);
+    const int d = HexDigitValue(c);
     if (d < 0) return std::nullopt;
     v = v * 16 + d;
     if (v > 0xffff) return std::nullopt;

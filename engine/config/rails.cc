@@ -62,6 +62,19 @@ void CopyMarks(YamlDocument* doc, const json& v, const std::string& gen, const s
   }
 }
 
+// Appends rail `n`'s `item` to the list spec.`list` (made when absent), with
+// the marks of the rails field `src` it came from; returns its path.
+std::string AppendRailItem(YamlDocument* doc, json& spec, const std::string& list, json item,
+                           const std::string& src, int n, RailsExpansion* r) {
+  json& items = spec[list];
+  if (items.is_null()) items = json::array();
+  const std::string path = JoinIndex("spec." + list, items.size());
+  CopyMarks(doc, item, path, src);
+  r->items.push_back({path, src, n});
+  items.push_back(std::move(item));
+  return path;
+}
+
 size_t CountNodes(const json& v) {
   size_t n = 1;
   if (v.is_structured()) {
@@ -236,14 +249,10 @@ RailsExpansion ExpandRails(YamlDocument* doc, std::optional<int> gpu_count,
     if (!nic.contains("name")) nic["name"] = rail_name;
     if (!nic.contains("nicSelector")) nic["nicSelector"] = json::object();
     if (nic["nicSelector"].is_object()) nic["nicSelector"]["nearGpu"] = n - 1;
-    json& nics = spec["nics"];
-    if (nics.is_null()) nics = json::array();
-    const std::string nic_path = JoinIndex("spec.nics", nics.size());
-    CopyMarks(doc, nic, nic_path, "spec.rails.nic");
-    doc->marks.Set(nic_path + ".nicSelector.nearGpu", count_mark);
-    r.items.push_back({nic_path, "spec.rails.nic", n});
     const json nic_name = nic["name"];
-    nics.push_back(std::move(nic));
+    const std::string nic_path =
+        AppendRailItem(doc, spec, "nics", std::move(nic), "spec.rails.nic", n, &r);
+    doc->marks.Set(nic_path + ".nicSelector.nearGpu", count_mark);
 
     json pool_name;
     bool ipv6 = false;
@@ -254,12 +263,7 @@ RailsExpansion ExpandRails(YamlDocument* doc, std::optional<int> gpu_count,
       pool_name = pool["name"];
       ipv6 = pool.contains("subnet") && pool["subnet"].is_string() &&
              pool["subnet"].get<std::string>().find(':') != std::string::npos;
-      json& pools = spec["ipPools"];
-      if (pools.is_null()) pools = json::array();
-      const std::string pool_path = JoinIndex("spec.ipPools", pools.size());
-      CopyMarks(doc, pool, pool_path, "spec.rails.ipPool");
-      r.items.push_back({pool_path, "spec.rails.ipPool", n});
-      pools.push_back(std::move(pool));
+      AppendRailItem(doc, spec, "ipPools", std::move(pool), "spec.rails.ipPool", n, &r);
     }
     if (rails.contains("multus")) {
       json m = rails["multus"];
@@ -267,12 +271,7 @@ RailsExpansion ExpandRails(YamlDocument* doc, std::optional<int> gpu_count,
       if (!m.contains("name")) m["name"] = rail_name;
       m["nic"] = nic_name;
       if (!pool_name.is_null()) m["ippools"] = {{ipv6 ? "ipv6" : "ipv4", json::array({pool_name})}};
-      json& configs = spec["multusConfigs"];
-      if (configs.is_null()) configs = json::array();
-      const std::string m_path = JoinIndex("spec.multusConfigs", configs.size());
-      CopyMarks(doc, m, m_path, "spec.rails.multus");
-      r.items.push_back({m_path, "spec.rails.multus", n});
-      configs.push_back(std::move(m));
+      AppendRailItem(doc, spec, "multusConfigs", std::move(m), "spec.rails.multus", n, &r);
     }
   }
   return r;

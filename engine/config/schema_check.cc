@@ -388,19 +388,22 @@ class SchemaChecker {
       Add(loc.path, shown + " is longer than " + std::to_string(max) + " characters", loc.path, 1);
       return true;
     }
-    if (StartsWith(description, "String should be no fewer than")) {
-      int64_t min = Limit(s, "minLength");
+    // A lower bound on a string's or a list's length ("must not be empty" for 1).
+    struct MinLength {
+      const char* said;     // valijson's description starts so
+      const char* keyword;  // the schema keyword holding the bound
+      const char* before;   // the message around the bound
+      const char* after;
+    };
+    static constexpr MinLength kMinLengths[] = {
+        {"String should be no fewer than", "minLength", "must be at least ", " characters long"},
+        {"Array should contain no fewer than", "minItems", "must list at least ", " items"},
+    };
+    for (const MinLength& m : kMinLengths) {
+      if (!StartsWith(description, m.said)) continue;
+      const int64_t min = Limit(s, m.keyword);
       Add(loc.path,
-          min <= 1 ? std::string("must not be empty")
-                   : "must be at least " + std::to_string(min) + " characters long",
-          loc.path, 1);
-      return true;
-    }
-    if (StartsWith(description, "Array should contain no fewer than")) {
-      int64_t min = Limit(s, "minItems");
-      Add(loc.path,
-          min <= 1 ? std::string("must not be empty")
-                   : "must list at least " + std::to_string(min) + " items",
+          min <= 1 ? std::string("must not be empty") : m.before + std::to_string(min) + m.after,
           loc.path, 1);
       return true;
     }
@@ -444,8 +447,8 @@ class SchemaChecker {
 
   std::string TypeMessage(const json& v, const std::string& path, const json* s) const {
     static const std::map<std::string, std::string> kNames = {
-        {"string", "a string"}, {"integer", "an integer"},
-        {"number", "a number"}, {"boolean", "a boolean (true or false)"},
+        {"string", "a string"},  {"integer", "an integer"},
+        {"number", "a number"},  {"boolean", "a boolean (true or false)"},
         {"object", "a mapping"}, {"array", "a list"},
         {"null", "null"},
     };
@@ -489,11 +492,12 @@ class SchemaChecker {
       message += " (quote it: " + Quote(Shown(v, path)) + ")";
     }
     // numVfs: "12": the number in quotes.
-    const bool wants_number =
-        expected.find("an integer") != std::string::npos || expected.find("a number") != std::string::npos;
+    const bool wants_number = expected.find("an integer") != std::string::npos ||
+                              expected.find("a number") != std::string::npos;
     if (wants_number && !wants_string && v.is_string()) {
       const json number = json::parse(v.get_ref<const std::string&>(), nullptr, false);
-      if (number.is_number() && (number.is_number_integer() || expected.find("a number") != std::string::npos)) {
+      if (number.is_number() &&
+          (number.is_number_integer() || expected.find("a number") != std::string::npos)) {
         message += " (remove the quotes: " + number.dump() + ")";
       }
     }

@@ -1,7 +1,9 @@
 // The JSON Schema half of validation, through the loader: unknown fields,
 // wrong types, bad enums, patterns, ranges, required fields. Each case names
 // the exact "file:line:column: path: message".
+#include <ostream>
 #include <string>
+#include <vector>
 
 #include "engine/config/test_util.h"
 #include "gmock/gmock.h"
@@ -10,28 +12,22 @@
 namespace provisioner::config {
 namespace {
 
+using testing::Diagnose;
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 using ::testing::Not;
-using testing::Diagnose;
 using testing::WithHeader;
 
 // A one-NIC spec; `field` is added to the NIC as its last line (line 10).
 std::string NicWith(const std::string& field) {
   return WithHeader(
-      "spec:\n"                      // 5
-      "  nics:\n"                    // 6
-      "    - name: nic0\n"           // 7
-      "      nicSelector:\n"         // 8
-      "        vendor: \"15b3\"\n"   // 9
-      "      " + field + "\n");      // 10
-}
-
-TEST(SchemaTest, GoodNicHasNoDiagnostics) {
-  EXPECT_THAT(Diagnose(NicWith("numVfs: 12")), IsEmpty());
-  EXPECT_THAT(Diagnose(NicWith("mtu: 9000")), IsEmpty());
-  EXPECT_THAT(Diagnose(NicWith("linkType: ib")), IsEmpty());
-  EXPECT_THAT(Diagnose(NicWith("resourceName: gpu1_sriov")), IsEmpty());
+      "spec:\n"                     // 5
+      "  nics:\n"                   // 6
+      "    - name: nic0\n"          // 7
+      "      nicSelector:\n"        // 8
+      "        vendor: \"15b3\"\n"  // 9
+      "      " +
+      field + "\n");  // 10
 }
 
 TEST(SchemaTest, UnknownFieldNamesItAtTheKey) {
@@ -48,7 +44,8 @@ TEST(SchemaTest, UnknownFieldNamesItAtTheKey) {
 }
 
 TEST(SchemaTest, AgentAutoApplyTakesOnlyLiveAndLinkFlap) {
-  EXPECT_THAT(Diagnose(WithHeader("spec:\n  agent: { autoApply: [live, link-flap] }\n")), IsEmpty());
+  EXPECT_THAT(Diagnose(WithHeader("spec:\n  agent: { autoApply: [live, link-flap] }\n")),
+              IsEmpty());
   EXPECT_THAT(Diagnose(WithHeader("spec:\n  agent: { autoApply: [] }\n")), IsEmpty());
   // replace, reboot and firmware are never automatic: not even writable.
   EXPECT_THAT(Diagnose(WithHeader("spec:\n  agent: { autoApply: [live, replace] }\n")),
@@ -72,73 +69,16 @@ TEST(SchemaTest, EveryUnknownFieldIsReported) {
 }
 
 TEST(SchemaTest, PcieFieldsAreCheckedWithTheirPosition) {
-  EXPECT_THAT(Diagnose(NicWith("pcie: { maxReadRequest: 4096 }")), ::testing::IsEmpty());
-  // Not a power of two in 128..4096.
-  EXPECT_THAT(Diagnose(NicWith("pcie: { maxReadRequest: 300 }")),
-              ElementsAre(::testing::AllOf(
-                  ::testing::StartsWith("host.yaml:10:31: spec.nics[0].pcie.maxReadRequest: "),
-                  ::testing::HasSubstr("4096"))));
-  EXPECT_THAT(Diagnose(WithHeader("spec:\n  pcie:\n    disableAcs: some\n")),
-              ElementsAre(::testing::AllOf(
-                  ::testing::StartsWith("host.yaml:7:17: spec.pcie.disableAcs: "),
-                  ::testing::HasSubstr("gpuNicPaths"))));
+  EXPECT_THAT(
+      Diagnose(WithHeader("spec:\n  pcie:\n    disableAcs: some\n")),
+      ElementsAre(::testing::AllOf(::testing::StartsWith("host.yaml:7:17: spec.pcie.disableAcs: "),
+                                   ::testing::HasSubstr("gpuNicPaths"))));
   EXPECT_THAT(Diagnose(WithHeader("spec:\n  pcie:\n    disableACS: all\n")),
               ElementsAre(::testing::StartsWith(
                   "host.yaml:7:5: spec.pcie.disableACS: unknown field \"disableACS\"")));
 }
 
-TEST(SchemaTest, IpoibFieldsAreCheckedWithTheirPosition) {
-  EXPECT_THAT(Diagnose(NicWith("ipoib: { mode: datagram, mtu: 2044, pkeys: [\"0x8001\"] }")),
-              ::testing::IsEmpty());
-  EXPECT_THAT(Diagnose(NicWith("ipoib: { mode: ud }")),
-              ElementsAre(::testing::AllOf(
-                  ::testing::StartsWith("host.yaml:10:22: spec.nics[0].ipoib.mode: "),
-                  ::testing::HasSubstr("connected"))));
-  EXPECT_THAT(Diagnose(NicWith("ipoib: { mtu: 70000 }")),
-              ElementsAre(::testing::StartsWith("host.yaml:10:21: spec.nics[0].ipoib.mtu: ")));
-  // "8001" is hex without the 0x (engine/config/pkey.h); "80x1" is nothing.
-  EXPECT_THAT(Diagnose(NicWith("ipoib: { pkeys: [\"8001\"] }")), ::testing::IsEmpty());
-  EXPECT_THAT(Diagnose(NicWith("ipoib: { pkeys: [\"80x1\"] }")),
-              ElementsAre(::testing::AllOf(
-                  ::testing::StartsWith("host.yaml:10:24: spec.nics[0].ipoib.pkeys[0]: "),
-                  ::testing::HasSubstr("partition key"))));
-  EXPECT_THAT(Diagnose(NicWith("ipoib: { pkey: [\"0x8001\"] }")),
-              ElementsAre(::testing::StartsWith(
-                  "host.yaml:10:16: spec.nics[0].ipoib.pkey: unknown field \"pkey\"")));
-}
-
-TEST(SchemaTest, RoceFieldsAreCheckedWithTheirPosition) {
-  EXPECT_THAT(Diagnose(NicWith("roce: { trust: dscp, pfc: [3], ecn: [3, 4] }")),
-              ::testing::IsEmpty());
-  EXPECT_THAT(Diagnose(NicWith("roce: { trust: dscp, pfc: [8] }")),
-              ElementsAre(::testing::StartsWith("host.yaml:10:34: spec.nics[0].roce.pfc[0]: ")));
-  EXPECT_THAT(Diagnose(NicWith("roce: { trust: l2 }")),
-              ElementsAre(::testing::AllOf(
-                  ::testing::StartsWith("host.yaml:10:22: spec.nics[0].roce.trust: "),
-                  ::testing::HasSubstr("dscp"))));
-  EXPECT_THAT(Diagnose(NicWith("roce: { ecn: 3 }")),
-              ElementsAre(::testing::StartsWith("host.yaml:10:20: spec.nics[0].roce.ecn: ")));
-}
-
 TEST(SchemaTest, WrongTypes) {
-  EXPECT_THAT(Diagnose(NicWith("numVfs: abc")),
-              ElementsAre("host.yaml:10:15: spec.nics[0].numVfs: expected an integer, got "
-                          "string \"abc\""));
-  EXPECT_THAT(Diagnose(NicWith("numVfs: \"12\"")),
-              ElementsAre("host.yaml:10:15: spec.nics[0].numVfs: expected an integer, got "
-                          "string \"12\" (remove the quotes: 12)"));
-  EXPECT_THAT(Diagnose(NicWith("mtu: 9000.5")),
-              ElementsAre("host.yaml:10:12: spec.nics[0].mtu: expected an integer, got number "
-                          "9000.5"));
-  EXPECT_THAT(Diagnose(NicWith("isRdma: yes")),
-              ElementsAre("host.yaml:10:15: spec.nics[0].isRdma: expected a boolean (true or "
-                          "false), got string \"yes\""));
-  EXPECT_THAT(Diagnose(NicWith("numVfs:")),
-              ElementsAre("host.yaml:10:7: spec.nics[0].numVfs: expected an integer, got no "
-                          "value"));
-  EXPECT_THAT(Diagnose(NicWith("resourceName: [a]")),
-              ElementsAre("host.yaml:10:21: spec.nics[0].resourceName: expected a string, got "
-                          "a list"));
   EXPECT_THAT(Diagnose(WithHeader("spec:\n  nics: {}\n")),
               ElementsAre("host.yaml:6:9: spec.nics: expected a list, got a mapping"));
 }
@@ -154,24 +94,9 @@ TEST(SchemaTest, NumbersWhereStringsBelongSayHowToQuote) {
 }
 
 TEST(SchemaTest, BadEnums) {
-  EXPECT_THAT(Diagnose(NicWith("linkType: roce")),
-              ElementsAre("host.yaml:10:17: spec.nics[0].linkType: \"roce\" is not one of: "
-                          "eth, ib"));
-  EXPECT_THAT(Diagnose(NicWith("deviceType: vfio")),
-              ElementsAre("host.yaml:10:19: spec.nics[0].deviceType: \"vfio\" is not one of: "
-                          "netdevice, vfio-pci"));
   EXPECT_THAT(Diagnose(WithHeader("spec:\n  rdma:\n    netnsMode: private\n")),
               ElementsAre("host.yaml:7:16: spec.rdma.netnsMode: \"private\" is not one of: "
                           "shared, exclusive"));
-}
-
-// eswitchMode (issue 28 item 5): the two devlink modes, named with the position.
-TEST(SchemaTest, EswitchModeIsLegacyOrSwitchdev) {
-  EXPECT_THAT(Diagnose(NicWith("eswitchMode: switchdev")), ::testing::IsEmpty());
-  EXPECT_THAT(Diagnose(NicWith("eswitchMode: legacy")), ::testing::IsEmpty());
-  EXPECT_THAT(Diagnose(NicWith("eswitchMode: offloads")),
-              ElementsAre("host.yaml:10:20: spec.nics[0].eswitchMode: \"offloads\" is not one "
-                          "of: legacy, switchdev"));
 }
 
 TEST(SchemaTest, ApiVersionAndKindAreFixed) {
@@ -198,9 +123,6 @@ TEST(SchemaTest, Patterns) {
               ElementsAre("host.yaml:3:18: metadata.name: \"Worker_1\" is not a DNS-1123 "
                           "subdomain (dot-separated DNS-1123 labels: lower-case letters, digits "
                           "and '-')"));
-  EXPECT_THAT(Diagnose(NicWith("resourceName: gpu1-sriov")),
-              ElementsAre("host.yaml:10:21: spec.nics[0].resourceName: \"gpu1-sriov\" is not a "
-                          "device-plugin resource name (letters, digits and '_', no prefix)"));
   EXPECT_THAT(Diagnose(WithHeader("spec:\n"
                                   "  nics:\n"
                                   "    - name: Nic_0\n"
@@ -215,18 +137,6 @@ TEST(SchemaTest, Patterns) {
                           "host.yaml:10:23: spec.nics[0].nicSelector.rootDevices[0]: "
                           "\"0000:af:00.8\" is not a PCI address DDDD:BB:DD.F (domain optional), "
                           "like \"0000:af:00.0\" (the function is 0\u20137, not 8)"));
-}
-
-TEST(SchemaTest, Ranges) {
-  EXPECT_THAT(Diagnose(NicWith("numVfs: 3000")),
-              ElementsAre("host.yaml:10:15: spec.nics[0].numVfs: 3000 exceeds the maximum "
-                          "2048"));
-  EXPECT_THAT(Diagnose(NicWith("numVfs: -1")),
-              ElementsAre("host.yaml:10:15: spec.nics[0].numVfs: -1 is below the minimum 0"));
-  EXPECT_THAT(Diagnose(NicWith("mtu: 0x10")),
-              ElementsAre("host.yaml:10:12: spec.nics[0].mtu: 0x10 is below the minimum 68"));
-  EXPECT_THAT(Diagnose(NicWith("numVfs: 2048")), IsEmpty());
-  EXPECT_THAT(Diagnose(NicWith("mtu: 68")), IsEmpty());
 }
 
 TEST(SchemaTest, EmptySelectorAndLists) {
@@ -285,18 +195,113 @@ TEST(SchemaTest, NodeSelectorValuesAreLabelValues) {
 TEST(SchemaTest, LengthBeatsPatternOnTheSameField) {
   std::string name(70, 'a');
   EXPECT_THAT(Diagnose(NicWith("resourceName: " + name)),
-              ElementsAre("host.yaml:10:21: spec.nics[0].resourceName: \"" +
-                          std::string(64, 'a') + "...\" is longer than 63 characters"));
+              ElementsAre("host.yaml:10:21: spec.nics[0].resourceName: \"" + std::string(64, 'a') +
+                          "...\" is longer than 63 characters"));
 }
+
+// One field on the one NIC of NicWith (line 10) and what validation says of
+// it: nothing, or one diagnostic naming the field's position.
+struct NicFieldCase {
+  std::string field;
+  ::testing::Matcher<const std::vector<std::string>&> says;
+};
+
+void PrintTo(const NicFieldCase& c, std::ostream* os) { *os << c.field; }
+
+// The one diagnostic, with its "file:line:column: path: " and a word of it.
+::testing::Matcher<const std::vector<std::string>&> One(const std::string& at,
+                                                        const std::string& word = "") {
+  return ElementsAre(::testing::AllOf(::testing::StartsWith(at), ::testing::HasSubstr(word)));
+}
+
+class NicFieldTest : public ::testing::TestWithParam<NicFieldCase> {};
+
+TEST_P(NicFieldTest, SaysWhatTheSchemaSaysOfIt) {
+  EXPECT_THAT(Diagnose(NicWith(GetParam().field)), GetParam().says);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Valid, NicFieldTest,
+    ::testing::Values(
+        NicFieldCase{"numVfs: 12", IsEmpty()}, NicFieldCase{"mtu: 9000", IsEmpty()},
+        NicFieldCase{"linkType: ib", IsEmpty()},
+        NicFieldCase{"resourceName: gpu1_sriov", IsEmpty()},
+        NicFieldCase{"numVfs: 2048", IsEmpty()}, NicFieldCase{"mtu: 68", IsEmpty()},
+        NicFieldCase{"pcie: { maxReadRequest: 4096 }", IsEmpty()},
+        NicFieldCase{"ipoib: { mode: datagram, mtu: 2044, pkeys: [\"0x8001\"] }", IsEmpty()},
+        // "8001" is hex without the 0x (engine/config/pkey.h).
+        NicFieldCase{"ipoib: { pkeys: [\"8001\"] }", IsEmpty()},
+        NicFieldCase{"roce: { trust: dscp, pfc: [3], ecn: [3, 4] }", IsEmpty()},
+        // eswitchMode (issue 28 item 5): the two devlink modes.
+        NicFieldCase{"eswitchMode: switchdev", IsEmpty()},
+        NicFieldCase{"eswitchMode: legacy", IsEmpty()},
+        NicFieldCase{"firmware: { ATS_ENABLED: true, NUM_OF_VFS: 16, LINK_TYPE_P1: ETH }",
+                     IsEmpty()}));
+
+INSTANTIATE_TEST_SUITE_P(
+    WrongTypes, NicFieldTest,
+    ::testing::Values(
+        NicFieldCase{"numVfs: abc", ElementsAre("host.yaml:10:15: spec.nics[0].numVfs: expected "
+                                                "an integer, got string \"abc\"")},
+        NicFieldCase{"numVfs: \"12\"",
+                     ElementsAre("host.yaml:10:15: spec.nics[0].numVfs: expected an integer, got "
+                                 "string \"12\" (remove the quotes: 12)")},
+        NicFieldCase{"mtu: 9000.5", ElementsAre("host.yaml:10:12: spec.nics[0].mtu: expected an "
+                                                "integer, got number 9000.5")},
+        NicFieldCase{"isRdma: yes", ElementsAre("host.yaml:10:15: spec.nics[0].isRdma: expected a "
+                                                "boolean (true or false), got string \"yes\"")},
+        NicFieldCase{"numVfs:", ElementsAre("host.yaml:10:7: spec.nics[0].numVfs: expected an "
+                                            "integer, got no value")},
+        NicFieldCase{"resourceName: [a]", ElementsAre("host.yaml:10:21: spec.nics[0].resourceName: "
+                                                      "expected a string, got a list")}));
+
+INSTANTIATE_TEST_SUITE_P(
+    BadValues, NicFieldTest,
+    ::testing::Values(
+        NicFieldCase{"linkType: roce", ElementsAre("host.yaml:10:17: spec.nics[0].linkType: "
+                                                   "\"roce\" is not one of: eth, ib")},
+        NicFieldCase{"deviceType: vfio",
+                     ElementsAre("host.yaml:10:19: spec.nics[0].deviceType: "
+                                 "\"vfio\" is not one of: netdevice, vfio-pci")},
+        NicFieldCase{"eswitchMode: offloads",
+                     ElementsAre("host.yaml:10:20: spec.nics[0].eswitchMode: \"offloads\" is not "
+                                 "one of: legacy, switchdev")},
+        NicFieldCase{"resourceName: gpu1-sriov",
+                     ElementsAre("host.yaml:10:21: spec.nics[0].resourceName: \"gpu1-sriov\" is "
+                                 "not a device-plugin resource name (letters, digits and '_', no "
+                                 "prefix)")},
+        NicFieldCase{"numVfs: 3000",
+                     ElementsAre("host.yaml:10:15: spec.nics[0].numVfs: 3000 exceeds the maximum "
+                                 "2048")},
+        NicFieldCase{"numVfs: -1", ElementsAre("host.yaml:10:15: spec.nics[0].numVfs: -1 is below "
+                                               "the minimum 0")},
+        NicFieldCase{"mtu: 0x10", ElementsAre("host.yaml:10:12: spec.nics[0].mtu: 0x10 is below "
+                                              "the minimum 68")},
+        NicFieldCase{"firmware: { ATS_ENABLED: \"on; reboot\" }",
+                     ElementsAre("host.yaml:10:32: spec.nics[0].firmware.ATS_ENABLED: \"on; "
+                                 "reboot\" is not true/false, a number, or mstconfig's name of a "
+                                 "value (ETH, IB, ...)")}));
+
+// pcie, ipoib and roce: each field checked with its position.
+INSTANTIATE_TEST_SUITE_P(
+    PcieIpoibRoce, NicFieldTest,
+    ::testing::Values(
+        // Not a power of two in 128..4096.
+        NicFieldCase{"pcie: { maxReadRequest: 300 }",
+                     One("host.yaml:10:31: spec.nics[0].pcie.maxReadRequest: ", "4096")},
+        NicFieldCase{"ipoib: { mode: ud }",
+                     One("host.yaml:10:22: spec.nics[0].ipoib.mode: ", "connected")},
+        NicFieldCase{"ipoib: { mtu: 70000 }", One("host.yaml:10:21: spec.nics[0].ipoib.mtu: ")},
+        // "80x1" is no partition key at all.
+        NicFieldCase{"ipoib: { pkeys: [\"80x1\"] }",
+                     One("host.yaml:10:24: spec.nics[0].ipoib.pkeys[0]: ", "partition key")},
+        NicFieldCase{"ipoib: { pkey: [\"0x8001\"] }",
+                     One("host.yaml:10:16: spec.nics[0].ipoib.pkey: unknown field \"pkey\"")},
+        NicFieldCase{"roce: { trust: dscp, pfc: [8] }",
+                     One("host.yaml:10:34: spec.nics[0].roce.pfc[0]: ")},
+        NicFieldCase{"roce: { trust: l2 }",
+                     One("host.yaml:10:22: spec.nics[0].roce.trust: ", "dscp")},
+        NicFieldCase{"roce: { ecn: 3 }", One("host.yaml:10:20: spec.nics[0].roce.ecn: ")}));
 
 }  // namespace
-TEST(SchemaTest, FirmwareTakesBoolsIntsAndValueNames) {
-  EXPECT_THAT(Diagnose(NicWith("firmware: { ATS_ENABLED: true, NUM_OF_VFS: 16, LINK_TYPE_P1: ETH }")),
-              IsEmpty());
-  EXPECT_THAT(Diagnose(NicWith("firmware: { ATS_ENABLED: \"on; reboot\" }")),
-              ElementsAre("host.yaml:10:32: spec.nics[0].firmware.ATS_ENABLED: \"on; reboot\" is "
-                          "not true/false, a number, or mstconfig's name of a value (ETH, IB, "
-                          "...)"));
-}
-
 }  // namespace provisioner::config

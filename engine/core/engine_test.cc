@@ -102,6 +102,11 @@ class EngineTest : public ::testing::Test {
     return BuildPlan(modules_, d, *facts).plan;
   }
 
+  // Plans `d` on the fake host and applies that plan.
+  ApplyReport ApplyFor(const DesiredState& d, ApplyOptions o = {}) {
+    return ApplyPlan(modules_, PlanFor(d), d, ctx_, o);
+  }
+
   std::map<std::string, int> host_;
   std::vector<std::string> log_;
   std::unique_ptr<HostFs> fs_;
@@ -165,8 +170,7 @@ TEST_F(EngineTest, PlanOrdersByPhaseNotRegistration) {
 
 TEST_F(EngineTest, ApplyConvergesAndSecondPlanIsEmpty) {
   DesiredState d = Want({{"links/a", 1}, {"vfs/b", 2}});
-  Plan p = PlanFor(d);
-  ApplyReport r = ApplyPlan(modules_, p, d, ctx_);
+  ApplyReport r = ApplyFor(d);
   ASSERT_TRUE(r.status.ok()) << r.status.message();
   EXPECT_EQ(host_["vfs/b"], 2);
   EXPECT_EQ(host_["links/a"], 1);
@@ -216,8 +220,7 @@ TEST_F(EngineTest, FailureRollsBackInReverseOrder) {
   host_["vfs/b"] = 3;
   DesiredState d = Want({{"vfs/b", 5}, {"links/a", 7}, {"links/c", 9}});
   links_->fail_on = "links/c=9";
-  Plan p = PlanFor(d);
-  ApplyReport r = ApplyPlan(modules_, p, d, ctx_);
+  ApplyReport r = ApplyFor(d);
   ASSERT_FALSE(r.status.ok());
   EXPECT_NE(r.status.message().find("apply links/c <- EBUSY"), std::string::npos)
       << r.status.message();
@@ -241,8 +244,7 @@ TEST_F(EngineTest, SignalDuringApplyRollsBackAsForAFailure) {
   links_->signal_ = &sig;
   ApplyOptions o;
   o.interrupt = &sig;
-  Plan p = PlanFor(d);
-  ApplyReport r = ApplyPlan(modules_, p, d, ctx_, o);
+  ApplyReport r = ApplyFor(d, o);
   ASSERT_FALSE(r.status.ok());
   EXPECT_EQ(r.status.message(),
             "apply interrupted by SIGTERM before links/c: 2 applied change(s) rolled back, as for "
@@ -256,7 +258,7 @@ TEST_F(EngineTest, SignalDuringApplyRollsBackAsForAFailure) {
   // A signal during the last change: all of it is undone.
   sig = 0;
   links_->signal_on = "links/c=9";
-  ApplyReport last = ApplyPlan(modules_, PlanFor(d), d, ctx_, o);
+  ApplyReport last = ApplyFor(d, o);
   EXPECT_NE(last.status.message().find("interrupted by SIGTERM after the last change: 3 applied"),
             std::string::npos)
       << last.status.message();
@@ -267,8 +269,7 @@ TEST_F(EngineTest, SignalDuringApplyRollsBackAsForAFailure) {
 TEST_F(EngineTest, VerifyMismatchFailsAndRollsBack) {
   DesiredState d = Want({{"vfs/b", 4}});
   vfs_->lossy_ = "vfs/b";
-  Plan p = PlanFor(d);
-  ApplyReport r = ApplyPlan(modules_, p, d, ctx_);
+  ApplyReport r = ApplyFor(d);
   ASSERT_FALSE(r.status.ok());
   EXPECT_NE(r.status.message().find("verify <- vfs/b: desired 4, current 1"), std::string::npos)
       << r.status.message();

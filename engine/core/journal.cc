@@ -4,6 +4,7 @@
 
 #include <ctime>
 
+#include "engine/base/enum_names.h"
 #include "engine/module/managed_file.h"
 #include "nlohmann/json.hpp"
 
@@ -12,17 +13,11 @@ namespace {
 
 using nlohmann::json;
 
-const char* StepName(JournalStep s) {
-  switch (s) {
-    case JournalStep::kPending:
-      return "pending";
-    case JournalStep::kApplying:
-      return "applying";
-    case JournalStep::kApplied:
-      return "applied";
-  }
-  return "pending";
-}
+constexpr EnumName<JournalStep> kStepNames[] = {
+    {JournalStep::kPending, "pending"},
+    {JournalStep::kApplying, "applying"},
+    {JournalStep::kApplied, "applied"},
+};
 
 std::string NowUtc() {
   std::time_t t = std::time(nullptr);
@@ -104,7 +99,7 @@ Status JournalWriter::Write() {
   json entries = json::array();
   for (const auto& e : journal_.entries) {
     json j = ChangeToRecord(e.change);
-    j["step"] = StepName(e.step);
+    j["step"] = NameOf(kStepNames, e.step, "pending");
     if (!e.prior_file.is_null()) j["priorFile"] = e.prior_file;
     entries.push_back(j);
   }
@@ -146,10 +141,7 @@ StatusOr<std::optional<Journal>> ReadJournal(const HostFs& fs) {
     }
     std::string step = step_it == e.end() ? "pending" : step_it->get<std::string>();
     j.entries.push_back({std::move(change).value(),
-                         step == "applied"    ? JournalStep::kApplied
-                         : step == "applying" ? JournalStep::kApplying
-                                              : JournalStep::kPending,
-                         nullptr});
+                         ValueOf(kStepNames, step).value_or(JournalStep::kPending), nullptr});
     if (auto pf = e.find("priorFile"); pf != e.end()) {
       if (!pf->is_object() || !pf->contains("path") || !(*pf)["path"].is_string()) {
         return FailedPreconditionError(std::string(kJournalPath) + ": changes[" +

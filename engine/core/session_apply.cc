@@ -5,6 +5,7 @@
 #include <string>
 #include <utility>
 
+#include "engine/base/enum_names.h"
 #include "engine/base/interrupt.h"
 #include "engine/core/session.h"
 
@@ -32,23 +33,16 @@ std::string DeferredWhy(const ApplyReport& report, const std::string& id) {
 }  // namespace
 
 const char* ChangeStatusName(ChangeStatus s) {
-  switch (s) {
-    case ChangeStatus::kPlanned:
-      return "planned";
-    case ChangeStatus::kApplied:
-      return "applied";
-    case ChangeStatus::kDeferredToReboot:
-      return "deferred-to-reboot";
-    case ChangeStatus::kFailed:
-      return "failed";
-    case ChangeStatus::kRolledBack:
-      return "rolled-back";
-    case ChangeStatus::kRollbackFailed:
-      return "rollback-failed";
-    case ChangeStatus::kNotAttempted:
-      return "not-attempted";
-  }
-  return "planned";
+  static constexpr EnumName<ChangeStatus> kNames[] = {
+      {ChangeStatus::kPlanned, "planned"},
+      {ChangeStatus::kApplied, "applied"},
+      {ChangeStatus::kDeferredToReboot, "deferred-to-reboot"},
+      {ChangeStatus::kFailed, "failed"},
+      {ChangeStatus::kRolledBack, "rolled-back"},
+      {ChangeStatus::kRollbackFailed, "rollback-failed"},
+      {ChangeStatus::kNotAttempted, "not-attempted"},
+  };
+  return NameOf(kNames, s, "planned");
 }
 
 bool UseRollbackPlan(PlanOutcome* planned) {
@@ -59,6 +53,23 @@ bool UseRollbackPlan(PlanOutcome* planned) {
 }
 
 namespace {
+
+// The count of ApplyOutcome a change's status at exit adds to.
+size_t ApplyOutcome::*CountOf(ChangeStatus s) {
+  switch (s) {
+    case ChangeStatus::kApplied:
+    case ChangeStatus::kDeferredToReboot:
+      return &ApplyOutcome::applied;
+    case ChangeStatus::kRolledBack:
+      return &ApplyOutcome::rolled_back_count;
+    case ChangeStatus::kRollbackFailed:
+      return &ApplyOutcome::rollback_failed;
+    case ChangeStatus::kFailed:
+      return &ApplyOutcome::failed;
+    default:
+      return &ApplyOutcome::not_attempted;
+  }
+}
 
 // ApplyOutcome::final and the counts of the host at exit.
 void SettleFinal(const Plan& plan, ApplyOutcome* out) {
@@ -78,23 +89,7 @@ void SettleFinal(const Plan& plan, ApplyOutcome* out) {
         f.error = u->second->error;
       }
     }
-    switch (f.status) {
-      case ChangeStatus::kApplied:
-      case ChangeStatus::kDeferredToReboot:
-        ++out->applied;
-        break;
-      case ChangeStatus::kRolledBack:
-        ++out->rolled_back_count;
-        break;
-      case ChangeStatus::kRollbackFailed:
-        ++out->rollback_failed;
-        break;
-      case ChangeStatus::kFailed:
-        ++out->failed;
-        break;
-      default:
-        ++out->not_attempted;
-    }
+    ++(out->*CountOf(f.status));
     out->final.push_back(std::move(f));
   };
   for (const Change& c : plan.changes) settle(c);
@@ -157,9 +152,8 @@ ApplyOutcome ApplyPlanned(PlanOutcome& planned, const ApplyRequest& request) {
   // A second one: out at once, the journal kept for `apply --rollback`.
   const std::string& root = host.fs->root();
   const bool live = root == "/";
-  SecondSignalExit second("exiting now, without finishing; the journal " +
-                              (live ? "" : root) + kJournalPath +
-                              " is kept: `provisioner apply --rollback" +
+  SecondSignalExit second("exiting now, without finishing; the journal " + (live ? "" : root) +
+                              kJournalPath + " is kept: `provisioner apply --rollback" +
                               (live ? "" : " --root " + root) + "` undoes what was changed",
                           1);
   ApplyOptions options;
@@ -183,7 +177,8 @@ ApplyOutcome ApplyPlanned(PlanOutcome& planned, const ApplyRequest& request) {
       }
     }
     if (out.reboot_marker_status.ok() && !pending.empty()) {
-      out.reboot_marker_status = host.fs->WriteFileAtomic(kPendingRebootPath, pending.dump() + "\n");
+      out.reboot_marker_status =
+          host.fs->WriteFileAtomic(kPendingRebootPath, pending.dump() + "\n");
     }
   }
   return out;

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "engine/module/registry.h"
 #include "gtest/gtest.h"
@@ -178,23 +179,32 @@ TEST_F(SessionTest, ConvergenceFailureCountsTheChangesMade) {
   EXPECT_EQ(out.applied, 1u);
 }
 
-// Issue 38 item 3: after a failure, every planned change has its status at
-// exit and `applied` counts what stays on the host (it said 2 here: a and b,
-// although a was undone; d, never attempted, was missing).
-TEST(OutcomeOfTest, EveryPlannedChangeHasItsStatusAtExit) {
+// A plan of changes with ids `ids`, applied as far as "c": a and b applied
+// (b deferred to the next boot), c failed with EBUSY, then c, b and a undone,
+// newest first, b's undo failing ("stuck").
+ApplyOutcome OutcomeOfFailureAtC(const std::vector<std::string>& ids) {
+  provisioner::Plan plan;
+  for (const std::string& id : ids) {
+    Change c;
+    c.id = id;
+    plan.changes.push_back(c);
+  }
+  const Change& a = plan.changes[0];
+  const Change& b = plan.changes[1];
+  const Change& c = plan.changes[2];
   ApplyReport report;
-  Change a, b, c, d;
-  a.id = "a";
-  b.id = "b";
-  c.id = "c";
-  d.id = "d";
   report.applied = {{a, OkStatus()}, {b, OkStatus()}, {c, UnavailableError("EBUSY")}};
   report.rolled_back = {{c, OkStatus()}, {b, InternalError("stuck")}, {a, OkStatus()}};
   report.status = report.applied.back().status;
   report.deferred = {{"b", "other network namespaces exist"}};
-  provisioner::Plan plan;
-  plan.changes = {a, b, c, d};
-  ApplyOutcome out = OutcomeOf(report, plan);
+  return OutcomeOf(report, plan);
+}
+
+// Issue 38 item 3: after a failure, every planned change has its status at
+// exit and `applied` counts what stays on the host (it said 2 here: a and b,
+// although a was undone; d, never attempted, was missing).
+TEST(OutcomeOfTest, EveryPlannedChangeHasItsStatusAtExit) {
+  ApplyOutcome out = OutcomeOfFailureAtC({"a", "b", "c", "d"});
   EXPECT_EQ(out.applied, 0u);
   ASSERT_EQ(out.final.size(), 4u);
   EXPECT_EQ(out.final[0].status, ChangeStatus::kRolledBack);
@@ -210,18 +220,7 @@ TEST(OutcomeOfTest, EveryPlannedChangeHasItsStatusAtExit) {
 }
 
 TEST(OutcomeOfTest, CountsTheChangesMadeBeforeAFailure) {
-  ApplyReport report;
-  Change a, b, c;
-  a.id = "a";
-  b.id = "b";
-  c.id = "c";
-  report.applied = {{a, OkStatus()}, {b, OkStatus()}, {c, UnavailableError("EBUSY")}};
-  report.rolled_back = {{c, OkStatus()}, {b, InternalError("stuck")}, {a, OkStatus()}};
-  report.status = report.applied.back().status;
-  report.deferred = {{"b", "other network namespaces exist"}};
-  provisioner::Plan plan;
-  plan.changes = {a, b, c};
-  ApplyOutcome out = OutcomeOf(report, plan);
+  ApplyOutcome out = OutcomeOfFailureAtC({"a", "b", "c"});
   EXPECT_EQ(out.applied, 0u);  // a and b undone (b's undo failed: rollback-failed)
   EXPECT_EQ(out.changes[0].status, ChangeStatus::kApplied);
   EXPECT_EQ(out.changes[1].status, ChangeStatus::kDeferredToReboot);

@@ -47,6 +47,18 @@ class HostFsTest : public ::testing::Test {
     fs_ = NewLocalHostFs(root_);
   }
 
+  // Reading `path` fails with `err`, its message holding `says`.
+  ::testing::AssertionResult ReadFails(const std::string& path, int err,
+                                       const std::string& says = "") {
+    auto v = fs_->ReadFile(path);
+    if (v.ok()) return ::testing::AssertionFailure() << path << " read: " << *v;
+    if (v.status().err() != err || v.status().message().find(says) == std::string::npos) {
+      return ::testing::AssertionFailure() << path << ": errno " << v.status().err() << " (want "
+                                           << err << "): " << v.status().message();
+    }
+    return ::testing::AssertionSuccess();
+  }
+
   void MkDir(const std::string& p) { ASSERT_EQ(::mkdir((root_ + p).c_str(), 0755), 0) << p; }
   void Write(const std::string& fs, const std::string& c) { std::ofstream(fs) << c; }
   static std::string ReadWhole(const std::string& fs) {
@@ -90,31 +102,19 @@ TEST_F(HostFsTest, AbsoluteLinksAreReRooted) {
   auto v = fs_->ReadAttr("/sys/abs/0000:00:01.0/vendor");
   ASSERT_TRUE(v.ok()) << v.status().message();
   EXPECT_EQ(*v, "0x15b3");
-  auto o = fs_->ReadFile("/sys/abs_outside");
-  EXPECT_FALSE(o.ok());
-  EXPECT_EQ(o.status().err(), ENOENT);
+  EXPECT_TRUE(ReadFails("/sys/abs_outside", ENOENT));
 }
 
 TEST_F(HostFsTest, LinkEscapingRootIsAnError) {
-  auto v = fs_->ReadFile("/sys/escape");
-  ASSERT_FALSE(v.ok());
-  EXPECT_EQ(v.status().err(), EXDEV);
-  EXPECT_NE(v.status().message().find("leaves the root"), std::string::npos);
+  EXPECT_TRUE(ReadFails("/sys/escape", EXDEV, "leaves the root"));
   EXPECT_FALSE(fs_->ReadFile("/../outside/secret").ok());
 }
 
-TEST_F(HostFsTest, LinkLoopIsEloop) {
-  auto v = fs_->ReadFile("/sys/loop1");
-  ASSERT_FALSE(v.ok());
-  EXPECT_EQ(v.status().err(), ELOOP);
-}
+TEST_F(HostFsTest, LinkLoopIsEloop) { EXPECT_TRUE(ReadFails("/sys/loop1", ELOOP)); }
 
 TEST_F(HostFsTest, MissingFileNamesPathAndErrno) {
-  auto v = fs_->ReadFile("/sys/bus/pci/devices/0000:00:01.0/sriov_numvfs");
-  ASSERT_FALSE(v.ok());
-  EXPECT_EQ(v.status().err(), ENOENT);
-  EXPECT_NE(v.status().message().find("/sys/bus/pci/devices/0000:00:01.0/sriov_numvfs: ENOENT"),
-            std::string::npos);
+  const std::string path = "/sys/bus/pci/devices/0000:00:01.0/sriov_numvfs";
+  EXPECT_TRUE(ReadFails(path, ENOENT, path + ": ENOENT"));
 }
 
 // net/<name> shows before /sys/class/net/<name> (device_add()): only the

@@ -43,22 +43,13 @@ enum StatField {
 std::atomic<uint64_t> g_totals[kNumStatFields];
 
 uint64_t& FieldOf(HostFsStats& s, StatField f) {
-  switch (f) {
-    case kFilesRead:
-      return s.files_read;
-    case kBytesRead:
-      return s.bytes_read;
-    case kDirsListed:
-      return s.dirs_listed;
-    case kFilesOpenedForWrite:
-      return s.files_opened_for_write;
-    case kFailedOpens:
-      return s.failed_opens;
-    case kLookups:
-      return s.lookups;
-    default:
-      return s.resolve_steps;
-  }
+  static constexpr uint64_t HostFsStats::*kMembers[kNumStatFields] = {
+      &HostFsStats::files_read,    &HostFsStats::bytes_read,
+      &HostFsStats::dirs_listed,   &HostFsStats::files_opened_for_write,
+      &HostFsStats::failed_opens,  &HostFsStats::lookups,
+      &HostFsStats::resolve_steps,
+  };
+  return s.*kMembers[f];
 }
 
 // Closes a file descriptor when it goes out of scope.
@@ -68,7 +59,6 @@ struct FdCloser {
     if (fd >= 0) ::close(fd);
   }
 };
-
 
 size_t MaxReadBytes(std::string_view path) {
   // A sysfs attribute is at most a page (64 KiB on 64K-page kernels; a PCI
@@ -570,7 +560,6 @@ class LocalHostFs final : public HostFs {
   StatusOr<std::string> ResolveImpl(std::string_view path, bool follow_last) const {
     return WalkBeneathRoot(root_, path, follow_last, [this] { Count(kResolveSteps); });
   }
-
 
   std::string root_;
   int root_fd_ = -1;       // the tree's directory (O_PATH); -1 on the live root

@@ -177,8 +177,10 @@ class Copier {
       } else if (!copied_.count(p) && !skip.count(p)) {
         // Listed, not read (yet): present, empty. A later real copy overwrites it.
         Status s = WriteOut(p, "", O_EXCL);
-        if (s.ok()) ++stats_.placeholders;
-        else if (s.err() != EEXIST) return s;
+        if (s.ok())
+          ++stats_.placeholders;
+        else if (s.err() != EEXIST)
+          return s;
       }
     }
     return OkStatus();
@@ -247,13 +249,10 @@ class Copier {
 
   Status WriteOut(const std::string& host_path, std::string_view content, int extra_flags) {
     std::string p = Out(host_path);
-    int fd = ::open(p.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | extra_flags, 0644);
-    if (fd < 0) return ErrnoToStatus(errno, "snapshot: write " + p);
-    if (int e = WriteAll(fd, content); e != 0) {
-      ::close(fd);
+    const char* step = "";
+    if (int e = WriteFile(p, O_NOFOLLOW | extra_flags, content, &step); e != 0) {
       return ErrnoToStatus(e, "snapshot: write " + p);
     }
-    if (::close(fd) != 0) return ErrnoToStatus(errno, "snapshot: write " + p);
     return OkStatus();
   }
 

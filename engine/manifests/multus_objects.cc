@@ -184,6 +184,30 @@ std::string VfDeviceId(const HostView& view, const NicRef& ref) {
   return "";
 }
 
+// One entry of the plugin's resourceList: the VFs of `ref`'s nic by vendor,
+// VF device ID and root device, then the driver (vfio-pci when `vfio`), PF
+// names (`pf_names`, omitted when null), link type and RDMA when given.
+json DevicePluginResource(const HostView& view, const NicRef& ref, const std::string& resource_name,
+                          bool vfio, const json& pf_names,
+                          const std::optional<std::string>& link_type,
+                          const std::optional<bool>& is_rdma) {
+  json sel = json::object();
+  if (ref.nic->selector.vendor) sel["vendors"] = json::array({*ref.nic->selector.vendor});
+  std::string vf = VfDeviceId(view, ref);
+  if (!vf.empty()) sel["devices"] = json::array({vf});
+  if (vfio) sel["drivers"] = json::array({"vfio-pci"});
+  if (!pf_names.is_null()) sel["pfNames"] = pf_names;
+  std::vector<std::string> roots = view.RootDevices(ref);
+  if (!roots.empty()) sel["rootDevices"] = roots;
+  if (link_type) sel["linkTypes"] = json::array({*link_type == "ib" ? "infiniband" : "ether"});
+  if (is_rdma) sel["isRdma"] = *is_rdma;
+  json resource = {{"resourceName", resource_name},
+                   {"resourcePrefix", view.ResourcePrefix()},
+                   {"selectors", sel}};
+  if (view.ExcludeTopology(resource_name)) resource["excludeTopology"] = true;
+  return resource;
+}
+
 // The device-plugin resources of a nic with vfGroups, one per group, as the
 // operator renders a ranged policy (controllers/sriovnetworknodepolicy_
 // controller.go): pfNames "<pf>#first-last" (the plugin's VF index range
@@ -197,24 +221,9 @@ StatusOr<json> GroupDevicePluginResources(HostView& view, size_t i) {
     const VfGroupSpec g = EffectiveVfGroup(nic, group);
     if (!g.resource_name) continue;
     const bool vfio = g.device_type == std::optional<std::string>("vfio-pci");
-    json sel = json::object();
-    if (nic.selector.vendor) sel["vendors"] = json::array({*nic.selector.vendor});
-    std::string vf = VfDeviceId(view, ref);
-    if (!vf.empty()) sel["devices"] = json::array({vf});
-    if (vfio) sel["drivers"] = json::array({"vfio-pci"});
     ASSIGN_OR_RETURN(std::vector<std::string> pf_names, RangedPfNames(view, ref, group));
-    sel["pfNames"] = pf_names;
-    std::vector<std::string> roots = view.RootDevices(ref);
-    if (!roots.empty()) sel["rootDevices"] = roots;
-    if (nic.link_type && !vfio) {
-      sel["linkTypes"] = json::array({*nic.link_type == "ib" ? "infiniband" : "ether"});
-    }
-    if (g.is_rdma) sel["isRdma"] = *g.is_rdma;
-    json resource = {{"resourceName", *g.resource_name},
-                     {"resourcePrefix", view.ResourcePrefix()},
-                     {"selectors", sel}};
-    if (view.ExcludeTopology(*g.resource_name)) resource["excludeTopology"] = true;
-    out.push_back(std::move(resource));
+    out.push_back(DevicePluginResource(view, ref, *g.resource_name, vfio, pf_names,
+                                       vfio ? std::nullopt : nic.link_type, g.is_rdma));
   }
   return out;
 }
@@ -238,26 +247,11 @@ StatusOr<Manifest> SriovDevicePluginConfigMap(HostView& view) {
     }
     if (nic.num_vfs.value_or(0) <= 0 || !nic.resource_name) continue;
     NicRef ref{i, &nic};
-    json sel = json::object();
-    if (nic.selector.vendor) sel["vendors"] = json::array({*nic.selector.vendor});
-    std::string vf = VfDeviceId(view, ref);
-    if (!vf.empty()) sel["devices"] = json::array({vf});
-    if (nic.device_type && *nic.device_type == "vfio-pci") {
-      sel["drivers"] = json::array({"vfio-pci"});
-    }
+    const bool vfio = nic.device_type && *nic.device_type == "vfio-pci";
     ASSIGN_OR_RETURN(std::vector<std::string> names, view.PfNetdevs(ref, /*required=*/false));
-    if (!names.empty()) sel["pfNames"] = names;
-    std::vector<std::string> roots = view.RootDevices(ref);
-    if (!roots.empty()) sel["rootDevices"] = roots;
-    if (nic.link_type) {
-      sel["linkTypes"] = json::array({*nic.link_type == "ib" ? "infiniband" : "ether"});
-    }
-    if (nic.is_rdma) sel["isRdma"] = *nic.is_rdma;
-    json resource = {{"resourceName", *nic.resource_name},
-                     {"resourcePrefix", view.ResourcePrefix()},
-                     {"selectors", sel}};
-    if (view.ExcludeTopology(*nic.resource_name)) resource["excludeTopology"] = true;
-    resources.push_back(std::move(resource));
+    resources.push_back(DevicePluginResource(view, ref, *nic.resource_name, vfio,
+                                             names.empty() ? json() : json(names), nic.link_type,
+                                             nic.is_rdma));
   }
   json config = {{"resourceList", resources}};
   json doc = Object("v1", "ConfigMap", "sriovdp-config", std::string(kDevicePluginNamespace));

@@ -5,6 +5,8 @@
 #include <set>
 #include <sstream>
 
+#include "engine/base/enum_names.h"
+
 namespace provisioner {
 namespace {
 
@@ -85,17 +87,12 @@ std::string Join(const std::vector<std::string>& v) {
 }  // namespace
 
 const char* IommuModeName(IommuMode mode) {
-  switch (mode) {
-    case IommuMode::kOff:
-      return "off";
-    case IommuMode::kPassthrough:
-      return "passthrough";
-    case IommuMode::kTranslating:
-      return "translating";
-    case IommuMode::kUnknown:
-      break;
-  }
-  return "unknown";
+  static constexpr EnumName<IommuMode> kNames[] = {
+      {IommuMode::kOff, "off"},
+      {IommuMode::kPassthrough, "passthrough"},
+      {IommuMode::kTranslating, "translating"},
+  };
+  return NameOf(kNames, mode, "unknown");
 }
 
 IommuDecision DecideIommuMode(const PcieFacts& facts, const std::vector<std::string>& groups) {

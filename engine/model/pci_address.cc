@@ -2,24 +2,17 @@
 
 #include <cstdio>
 
+#include "engine/base/strings.h"
+
 namespace provisioner {
 namespace {
-
-// The value of a hex digit, -1 for any other character (no locale, no sign,
-// no "0x": what strtoul would also take is not an address).
-int HexDigit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
 
 // `text` all hex digits and 1..8 of them -> its value.
 std::optional<uint32_t> Hex(std::string_view text) {
   if (text.empty() || text.size() > 8) return std::nullopt;
   uint32_t v = 0;
   for (char c : text) {
-    const int d = HexDigit(c);
+    const int d = HexDigitValue(c);  // no sign, no "0x": not all strtoul takes
     if (d < 0) return std::nullopt;
     v = v * 16 + static_cast<uint32_t>(d);
   }

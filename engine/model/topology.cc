@@ -4,6 +4,7 @@
 #include <map>
 #include <utility>
 
+#include "engine/base/enum_names.h"
 #include "engine/model/pci_address.h"
 #include "engine/model/selector.h"
 
@@ -80,19 +81,11 @@ std::string NodeKey(const PciChain& c, size_t depth) {
 }  // namespace
 
 const char* PcieLevelName(PcieLevel level) {
-  switch (level) {
-    case PcieLevel::kPix:
-      return "PIX";
-    case PcieLevel::kPxb:
-      return "PXB";
-    case PcieLevel::kPhb:
-      return "PHB";
-    case PcieLevel::kNode:
-      return "NODE";
-    case PcieLevel::kSys:
-      return "SYS";
-  }
-  return "SYS";
+  static constexpr EnumName<PcieLevel> kNames[] = {
+      {PcieLevel::kPix, "PIX"},   {PcieLevel::kPxb, "PXB"}, {PcieLevel::kPhb, "PHB"},
+      {PcieLevel::kNode, "NODE"}, {PcieLevel::kSys, "SYS"},
+  };
+  return NameOf(kNames, level, "SYS");
 }
 
 bool IsGpuFunction(const PciFunction& f) {

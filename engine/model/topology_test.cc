@@ -1,5 +1,6 @@
 #include "engine/model/topology.h"
 
+#include <initializer_list>
 #include <map>
 #include <string>
 
@@ -13,6 +14,14 @@ std::string Level(const std::string& a, int na, const std::string& b, int nb,
                   const BridgeIdLookup& lookup = nullptr) {
   auto l = ComputePcieLevel(a, na, b, nb, lookup);
   return l ? PcieLevelName(*l) : "none";
+}
+
+// The sysfs path of a device in PCI domain 0000 below host bridge `bus`,
+// through the bridges' and then the device's bus:device.function `chain`.
+std::string UnderBridge(const std::string& bus, std::initializer_list<const char*> chain) {
+  std::string path = "/sys/devices/pci0000:" + bus;
+  for (const char* bdf : chain) path += std::string("/0000:") + bdf;
+  return path;
 }
 
 // Root port -> switch upstream port -> downstream ports, like an HGX board.
@@ -81,51 +90,50 @@ TEST(PcieLevelTest, NotAPciPath) {
       "PHB");
 }
 
-// Paths of a real HGX H100 node (leptonai/gpud pkg/pci/testdata/lspci-vvv,
-// tree rebuilt from the bridges' secondary/subordinate bus numbers): each
-// GPU and its ConnectX-7 sit on one PEX890xx switch; the ConnectX-6 Dx on
-// the first switch too.
-TEST(PcieLevelTest, RealHgxH100Paths) {
-  const std::string g0 =
-      "/sys/devices/pci0000:15/0000:15:01.0/0000:16:00.0/0000:17:01.0/0000:19:00.0";
-  const std::string n0 =
-      "/sys/devices/pci0000:15/0000:15:01.0/0000:16:00.0/0000:17:02.0/0000:1a:00.0";
-  const std::string dx =
-      "/sys/devices/pci0000:15/0000:15:01.0/0000:16:00.0/0000:17:03.0/0000:1b:00.0";
-  const std::string n1 =
-      "/sys/devices/pci0000:37/0000:37:01.0/0000:38:00.0/0000:39:02.0/0000:3c:00.0";
-  const std::string n4 =
-      "/sys/devices/pci0000:97/0000:97:01.0/0000:98:00.0/0000:99:02.0/0000:9c:00.0";
-  EXPECT_EQ(Level(g0, 0, n0, 0), "PIX");
-  EXPECT_EQ(Level(g0, 0, dx, 0), "PIX");
-  EXPECT_EQ(Level(g0, 0, n1, 0), "NODE");
-  EXPECT_EQ(Level(g0, 0, n4, 1), "SYS");
-}
-
-// Paths of a real capture (open-mpi/hwloc tests/hwloc/linux/
-// 32intel64-2p8co2t+8ve, the /sys/bus/pci/devices links resolved): two
-// Skylake-SP sockets, each with a ConnectX-4 IB HCA and NEC vector engines
-// (co-processors, class 0x0b40) on one PLX PEX9797 switch (10b5:9797); an
-// Intel X722 on a third host bridge. (That capture's numa_node files all read
-// 0; the test also tries node 1.)
-TEST(PcieLevelTest, RealHwlocCapturePaths) {
-  const std::string nic0 =
-      "/sys/devices/pci0000:17/0000:17:00.0/0000:18:00.0/0000:19:04.0/0000:1a:00.0";
-  const std::string ve0 =
-      "/sys/devices/pci0000:17/0000:17:00.0/0000:18:00.0/0000:19:08.0/0000:1b:00.0";
-  const std::string ve4 =
-      "/sys/devices/pci0000:3a/0000:3a:00.0/0000:3b:00.0/0000:3c:04.0/0000:3d:00.0";
-  const std::string nic1 =
-      "/sys/devices/pci0000:3a/0000:3a:00.0/0000:3b:00.0/0000:3c:08.0/0000:3e:00.0";
-  const std::string x722 =
-      "/sys/devices/pci0000:5d/0000:5d:02.0/0000:5e:00.0/0000:5f:03.0/0000:60:00.0";
-  EXPECT_EQ(Level(ve0, 0, nic0, 0), "PIX");
-  EXPECT_EQ(Level(ve4, 0, nic1, 0), "PIX");
-  EXPECT_EQ(Level(ve0, 0, nic1, 0), "NODE");
-  EXPECT_EQ(Level(ve0, 0, nic1, 1), "SYS");
-  // The X722 sits one level deeper (5e:00.0 -> 5f:03.0): its switch node is
-  // 5e:00.0, which hangs off the host bridge directly.
-  EXPECT_EQ(Level(x722, 0, nic0, 0), "NODE");
+// Paths of real machines, each pair at the level NCCL gives it.
+// - An HGX H100 node (leptonai/gpud pkg/pci/testdata/lspci-vvv, tree rebuilt
+//   from the bridges' secondary/subordinate bus numbers): each GPU and its
+//   ConnectX-7 sit on one PEX890xx switch; the ConnectX-6 Dx on the first
+//   switch too.
+// - A capture of open-mpi/hwloc (tests/hwloc/linux/32intel64-2p8co2t+8ve, the
+//   /sys/bus/pci/devices links resolved): two Skylake-SP sockets, each with a
+//   ConnectX-4 IB HCA and NEC vector engines (co-processors, class 0x0b40) on
+//   one PLX PEX9797 switch (10b5:9797); an Intel X722 on a third host bridge.
+//   (That capture's numa_node files all read 0; the test also tries node 1.)
+TEST(PcieLevelTest, RealMachinePaths) {
+  const std::string g0 = UnderBridge("15", {"15:01.0", "16:00.0", "17:01.0", "19:00.0"});
+  const std::string n0 = UnderBridge("15", {"15:01.0", "16:00.0", "17:02.0", "1a:00.0"});
+  const std::string dx = UnderBridge("15", {"15:01.0", "16:00.0", "17:03.0", "1b:00.0"});
+  const std::string n1 = UnderBridge("37", {"37:01.0", "38:00.0", "39:02.0", "3c:00.0"});
+  const std::string n4 = UnderBridge("97", {"97:01.0", "98:00.0", "99:02.0", "9c:00.0"});
+  const std::string nic0 = UnderBridge("17", {"17:00.0", "18:00.0", "19:04.0", "1a:00.0"});
+  const std::string ve0 = UnderBridge("17", {"17:00.0", "18:00.0", "19:08.0", "1b:00.0"});
+  const std::string ve4 = UnderBridge("3a", {"3a:00.0", "3b:00.0", "3c:04.0", "3d:00.0"});
+  const std::string nic1 = UnderBridge("3a", {"3a:00.0", "3b:00.0", "3c:08.0", "3e:00.0"});
+  const std::string x722 = UnderBridge("5d", {"5d:02.0", "5e:00.0", "5f:03.0", "60:00.0"});
+  struct Pair {
+    const std::string& a;
+    int a_node;
+    const std::string& b;
+    int b_node;
+    const char* level;
+  };
+  const Pair pairs[] = {
+      {g0, 0, n0, 0, "PIX"},
+      {g0, 0, dx, 0, "PIX"},
+      {g0, 0, n1, 0, "NODE"},
+      {g0, 0, n4, 1, "SYS"},
+      {ve0, 0, nic0, 0, "PIX"},
+      {ve4, 0, nic1, 0, "PIX"},
+      {ve0, 0, nic1, 0, "NODE"},
+      {ve0, 0, nic1, 1, "SYS"},
+      // The X722 sits one level deeper (5e:00.0 -> 5f:03.0): its switch node
+      // is 5e:00.0, which hangs off the host bridge directly.
+      {x722, 0, nic0, 0, "NODE"},
+  };
+  for (const Pair& p : pairs) {
+    EXPECT_EQ(Level(p.a, p.a_node, p.b, p.b_node), p.level) << p.a << " ~ " << p.b;
+  }
 }
 
 PciFunction Fn(const std::string& bdf, const std::string& path, uint32_t cls, std::string vendor,

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cctype>
 #include <sstream>
+#include <utility>
 
+#include "engine/base/enum_names.h"
 #include "engine/plan/change_text.h"
 #include "yaml-cpp/yaml.h"
 
@@ -144,31 +146,19 @@ Action ChangeAction(const Change& c) {
 }
 
 const char* ActionName(Action a) {
-  switch (a) {
-    case Action::kAdd:
-      return "add";
-    case Action::kChange:
-      return "change";
-    case Action::kRemove:
-      return "remove";
-    case Action::kReplace:
-      return "replace";
-  }
-  return "change";
+  static constexpr EnumName<Action> kNames[] = {
+      {Action::kAdd, "add"},
+      {Action::kChange, "change"},
+      {Action::kRemove, "remove"},
+      {Action::kReplace, "replace"},
+  };
+  return NameOf(kNames, a, "change");
 }
 
 const char* ChangeSymbol(const Change& c) {
-  switch (ChangeAction(c)) {
-    case Action::kAdd:
-      return "+";
-    case Action::kRemove:
-      return "-";
-    case Action::kReplace:
-      return "-/+";
-    case Action::kChange:
-      break;
-  }
-  return "~";
+  static constexpr EnumName<Action> kSymbols[] = {
+      {Action::kAdd, "+"}, {Action::kRemove, "-"}, {Action::kReplace, "-/+"}};
+  return NameOf(kSymbols, ChangeAction(c), "~");
 }
 
 std::string ReplacementNote(const Change& c) {
@@ -184,22 +174,17 @@ std::string ReplacementNote(const Change& c) {
 }
 
 PlanCounts CountActions(const std::vector<Change>& changes) {
+  // The count each action adds to.
+  static constexpr std::pair<Action, int PlanCounts::*> kCounts[] = {
+      {Action::kAdd, &PlanCounts::add},
+      {Action::kChange, &PlanCounts::change},
+      {Action::kRemove, &PlanCounts::remove},
+      {Action::kReplace, &PlanCounts::replace},
+  };
   PlanCounts n;
   for (const auto& c : changes) {
-    switch (ChangeAction(c)) {
-      case Action::kAdd:
-        ++n.add;
-        break;
-      case Action::kChange:
-        ++n.change;
-        break;
-      case Action::kRemove:
-        ++n.remove;
-        break;
-      case Action::kReplace:
-        ++n.replace;
-        break;
-    }
+    const Action action = ChangeAction(c);
+    for (const auto& [a, count] : kCounts) n.*count += a == action;
     n.reboot += c.disruption == Disruption::kReboot;
   }
   return n;

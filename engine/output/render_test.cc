@@ -189,24 +189,12 @@ TEST(RenderTest, YamlMultiLineStringsRoundTrip) {
   EXPECT_NE(yaml.find("k: |"), std::string::npos) << yaml;
 }
 
-}  // namespace
-}  // namespace provisioner
-
-namespace provisioner {
-namespace {
-
 // A change for part of a PF's VFs (a vfGroup's range) shows its range.
 TEST(RenderTest, TableShowsAVfRange) {
   Plan p;
-  Change c;
-  c.id = "vf/0000:af:00.0/vlan#0-3";
-  c.module = "vf";
-  c.target = "0000:af:00.0";
-  c.attribute = "vlan";
-  c.before = nullptr;
-  c.after = 100;
-  c.reason = "nic n wants VFs 0-3 VLAN 100";
-  p.changes.push_back(c);
+  p.changes.push_back(MakeChange("vf", "0000:af:00.0", "vlan", nullptr, 100, Disruption::kLive, 0,
+                                 "nic n wants VFs 0-3 VLAN 100", ""));
+  p.changes.back().id += "#0-3";  // the vfGroup's range
   EXPECT_NE(RenderPlanTable(p, false).find("vf 0000:af:00.0 vlan#0-3: (none) -> 100"),
             std::string::npos)
       << RenderPlanTable(p, false);

@@ -6,24 +6,24 @@
 #include <map>
 #include <set>
 
+#include "engine/base/enum_names.h"
+
 namespace provisioner {
 
-const char* DisruptionName(Disruption d) {
-  switch (d) {
-    case Disruption::kLive:
-      return "live";
-    case Disruption::kReboot:
-      return "reboot";
-    case Disruption::kFirmwareReset:
-      return "firmware-reset";
-  }
-  return "live";
-}
+namespace {
+
+constexpr EnumName<Disruption> kDisruptionNames[] = {
+    {Disruption::kLive, "live"},
+    {Disruption::kReboot, "reboot"},
+    {Disruption::kFirmwareReset, "firmware-reset"},
+};
+
+}  // namespace
+
+const char* DisruptionName(Disruption d) { return NameOf(kDisruptionNames, d, "live"); }
 
 Disruption DisruptionFromName(const std::string& name) {
-  if (name == "reboot") return Disruption::kReboot;
-  if (name == "firmware-reset") return Disruption::kFirmwareReset;
-  return Disruption::kLive;
+  return ValueOf(kDisruptionNames, name).value_or(Disruption::kLive);
 }
 
 std::string DisruptionLabel(const Change& c) {
