@@ -110,7 +110,6 @@ pkg_t0=$SECONDS
 (
   DISK_CACHE="$WS/.cache/bazel-disk" nice -n 10 scripts/test-package.sh "$@" >"$pkg_log" 2>&1
   echo $? >"$pkg_log.rc"
-  echo $((SECONDS - pkg_t0)) >"$pkg_log.secs"
 ) &
 pkg_pid=$!
 
@@ -192,7 +191,7 @@ if ((pkg_failed > 0)); then rc=1; fi
 if ((pkg_code != 0 && pkg_failed == 0)); then
   fail "test-package: exited $pkg_code without a FAIL line"
 fi
-rm -f "$pkg_log" "$pkg_log.rc" "$pkg_log.secs"
+rm -f "$pkg_log" "$pkg_log.rc"
 step_end "package (portable build+deb, from the start, nice 10)"
 
 if [[ -n $fuzz_pid ]]; then
