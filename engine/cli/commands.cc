@@ -72,11 +72,8 @@ void ReportPlanProblems(const std::string& file, const PlanOutcome& p) {
   // match (item 8's note): a note after its error, not after every error.
   std::set<std::string> hinted;
   for (const auto& batch : p.diagnostics) {
-    for (const auto& d : batch.items) {
-      if (d.severity == Severity::kWarning && !spdlog::should_log(spdlog::level::warn)) continue;
-      std::fprintf(stderr, "%s\n", FormatDiagnostic(file, batch.marks, d).c_str());
-      PrintSelectorHint(file, p, batch, d, &hinted);
-    }
+    PrintDiagnostics(file, batch,
+                     [&](const Diagnostic& d) { PrintSelectorHint(file, p, batch, d, &hinted); });
   }
   if (p.status.ok()) return;
   if (!p.file_invalid) {
@@ -191,11 +188,13 @@ void PrintDocument(const json& doc, const std::string& format) {
   }
 }
 
-void PrintDiagnostics(const std::string& file, const FileDiagnostics& diagnostics) {
+void PrintDiagnostics(const std::string& file, const FileDiagnostics& diagnostics,
+                      const std::function<void(const Diagnostic&)>& after) {
   for (const auto& d : diagnostics.items) {
     // -q (--log-level error): errors only.
     if (d.severity == Severity::kWarning && !spdlog::should_log(spdlog::level::warn)) continue;
     std::fprintf(stderr, "%s\n", FormatDiagnostic(file, diagnostics.marks, d).c_str());
+    if (after) after(d);
   }
 }
 

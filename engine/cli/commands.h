@@ -3,6 +3,7 @@
 #define PROVISIONER_ENGINE_CLI_COMMANDS_H_
 
 #include <cstdio>
+#include <functional>
 #include <optional>
 #include <set>
 #include <string>
@@ -137,8 +138,10 @@ void PrintDocument(const nlohmann::json& doc, const std::string& format);
 // for. Once per field (`done`); nothing for any other diagnostic.
 void PrintSelectorHint(const std::string& file, const PlanOutcome& p, const FileDiagnostics& batch,
                        const Diagnostic& d, std::set<std::string>* done);
-// Each diagnostic on stderr as file:line:column.
-void PrintDiagnostics(const std::string& file, const FileDiagnostics& diagnostics);
+// Each diagnostic on stderr as file:line:column (warnings not under -q), and
+// `after` (if given) under each one printed.
+void PrintDiagnostics(const std::string& file, const FileDiagnostics& diagnostics,
+                      const std::function<void(const Diagnostic&)>& after = nullptr);
 // apply_recovery.cc: `apply --rollback` without FILE: opt->file becomes the
 // host.yaml the interrupted apply's journal names. Returns -1 to go on, or
 // the exit code when there is nothing to go on with (no journal: nothing to
