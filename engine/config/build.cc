@@ -344,6 +344,12 @@ DesiredState BuildDesiredState(const json& root) {
     }
   }
 
+  if (const json* net = Field(*spec, "network"); net != nullptr && net->is_object()) {
+    NetworkSpec n;
+    if (auto o = String(*net, "owner")) n.owner = *o;
+    s.network = n;
+  }
+
   if (const json* kernel = Field(*spec, "kernel"); kernel != nullptr && kernel->is_object()) {
     KernelSpec k;
     k.cmdline = Strings(*kernel, "cmdline");

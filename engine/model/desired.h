@@ -390,6 +390,17 @@ struct KubernetesSpec {
 // is unset.
 inline constexpr const char* kSpiderpoolDefault = "v1.0";
 
+// spec.network:
+//   network: { owner: provisioner }   # default: stack
+// Who persists the rails' addresses, tables and rules (modules/railnet
+// persist_planner.h): "stack", the node's own network stack (netplan,
+// NetworkManager, systemd-networkd, ifupdown) in its native files;
+// "provisioner", the rail interfaces marked unmanaged in that stack and the
+// live configuration kept by provisioner alone.
+struct NetworkSpec {
+  std::string owner = "stack";
+};
+
 // An item that spec.rails expanded into (engine/config/rails.h).
 struct RailOrigin {
   std::string path;         // "spec.nics[3]"
@@ -413,6 +424,7 @@ struct DesiredState {
   std::vector<IpPoolSpec> ip_pools;
   std::vector<MultusConfigSpec> multus_configs;
   std::optional<KubernetesSpec> kubernetes;
+  std::optional<NetworkSpec> network;  // spec.network
 
   MarkIndex marks;
 

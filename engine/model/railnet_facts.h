@@ -36,6 +36,12 @@ struct RailnetFacts {
   // NIC netdevs a stack's configuration names: netdev -> "netplan
   // (/etc/netplan/50-cloud-init.yaml)".
   std::map<std::string, std::string> configured_by;
+  // The stacks' files that name a NIC netdev and are not ours, by host path:
+  // their text (a rail they configure is a plan error unless it is ours).
+  std::map<std::string, std::string> foreign_configs;
+  // Our own persistence files in the stacks' directories (a "provisioner"
+  // name and our header; modules/railnet/persist_planner.h), by host path.
+  std::map<std::string, std::string> persist_files;
   // Doctor: "<peer> from <address>" -> the netdev the kernel's route lookup
   // (RTM_GETROUTE) leaves by ("" when there is no route), or the error.
   std::map<std::string, std::string> lookups;

@@ -2,6 +2,10 @@
 
 #include <vector>
 
+#include "engine/module/managed_file.h"
+#include "modules/railnet/persist_planner.h"
+#include "modules/railnet/persist_render.h"
+
 namespace provisioner {
 namespace {
 
@@ -45,8 +49,14 @@ void DetectNetworkStacks(const HostFs& fs, const std::set<std::string>& netdevs,
   auto scan = [&](const char* stack, const std::string& path) {
     auto text = fs.ReadFile(path);
     if (!text.ok() || text->size() > (size_t{1} << 20)) return;
+    if (IsPersistPath(path) && WrittenByProvisioner(*text)) {
+      facts.persist_files[path] = *text;  // ours: never another manager's
+      return;
+    }
     for (const std::string& n : netdevs) {
-      if (!facts.configured_by.count(n) && NamesWord(*text, n)) {
+      if (!NamesWord(*text, n)) continue;
+      facts.foreign_configs[path] = *text;
+      if (!facts.configured_by.count(n)) {
         facts.configured_by[n] = std::string(stack) + " (" + path + ")";
       }
     }
@@ -66,6 +76,10 @@ void DetectNetworkStacks(const HostFs& fs, const std::set<std::string>& netdevs,
       scan(s.name, "/etc/network/interfaces");
     }
     if (any) facts.network_stacks.push_back(s.name);
+  }
+  // The unmanaged-devices drop-in of spec.network.owner: provisioner.
+  if (auto text = fs.ReadFile(kNmUnmanagedFile); text.ok() && WrittenByProvisioner(*text)) {
+    facts.persist_files[kNmUnmanagedFile] = *text;
   }
 }
 

@@ -16,7 +16,9 @@
 
 namespace provisioner {
 
-// Fills facts.network_stacks and facts.configured_by for `netdevs`.
+// Fills facts.network_stacks, facts.configured_by and facts.foreign_configs
+// for `netdevs` (current and lasting names), and facts.persist_files with
+// the files of ours found there (persist_planner.h).
 void DetectNetworkStacks(const HostFs& fs, const std::set<std::string>& netdevs,
                          RailnetFacts& facts);
 

@@ -13,6 +13,7 @@
 #include "engine/output/facts_output.h"
 #include "modules/link/link_backend.h"
 #include "modules/railnet/network_stack.h"
+#include "modules/railnet/persist_planner.h"
 #include "modules/railnet/railnet_checks.h"
 #include "modules/railnet/railnet_planner.h"
 #include "spdlog/spdlog.h"
@@ -107,10 +108,12 @@ Status RailnetModule::Discover(HostContext& ctx, HostFacts& facts) {
   std::set<std::string> keys = {"accept_local"};
   for (const auto& [k, v] : RailSysctlDefaults()) keys.insert(k);
   std::set<long long> tables;
+  std::set<std::string> named;  // current and lasting (names.netdev) netdev names
   if (ctx.plan_for != nullptr) {
     for (const RailWant& w : WantedRails(*ctx.plan_for, facts, nullptr)) {
       for (const auto& [k, v] : w.sysctl) keys.insert(k);
       if (w.table) tables.insert(*w.table);
+      named.insert(w.lasting_name);
     }
   }
   std::set<std::string> ethernet;
@@ -132,7 +135,8 @@ Status RailnetModule::Discover(HostContext& ctx, HostFacts& facts) {
       }
     }
   }
-  DetectNetworkStacks(fs, ethernet, r);
+  named.insert(ethernet.begin(), ethernet.end());
+  DetectNetworkStacks(fs, named, r);
   if (auto rules = routing->Rules(); rules.ok()) {
     r.rules = *rules;
     r.rules_read = true;
@@ -200,7 +204,7 @@ Status RailnetModule::CheckChange(const Change& c) const {
   }
   if (c.attribute == kRailFile) {
     const std::string path = c.detail.value("path", "");
-    if (path != kRtTablesFile && path != kRailSysctlFile) {
+    if (path != kRtTablesFile && path != kRailSysctlFile && !IsPersistPath(path)) {
       return InvalidArgumentError(c.id + ": not a file of module railnet: " + path);
     }
     if (!c.after.is_null() && !c.after.is_string()) {
@@ -219,7 +223,7 @@ Status RailnetModule::Apply(const Change& change, HostContext& ctx) {
     const std::string path = change.detail["path"].get<std::string>();
     std::optional<std::string> content;
     if (after.is_string()) content = after.get<std::string>();
-    return WriteManagedFile(fs, change, path, content);
+    return WriteManagedFile(fs, change, path, content, change.detail.value("mode", 0644));
   }
   if (change.attribute == kRailAddresses) {
     return SetAddresses(*Addresses(fs), change.target, Sorted(StringList(after)));

@@ -7,6 +7,7 @@
 #include "engine/config/ip.h"
 #include "engine/model/selector.h"
 #include "engine/module/managed_file.h"
+#include "modules/railnet/persist_planner.h"
 #include "modules/railnet/policy_routing.h"
 #include "nlohmann/json.hpp"
 
@@ -224,16 +225,6 @@ void PlanRailnet(const DesiredState& desired, const HostFacts& facts, PlanSink& 
     return sink.changes().back();
   };
   for (const RailWant& w : rails) {
-    // Issue 39 item 4 is detection only so far: say who else configures it.
-    auto owner = now.configured_by.find(w.netdev);
-    if (owner != now.configured_by.end() && (w.addresses || w.table)) {
-      sink.Warning(w.path, w.netdev + " is configured by " + owner->second +
-                               ": the rail's addresses, table and rules are set live only and "
-                               "that stack may replace them when it reconfigures the interface; "
-                               "declare them there too, or leave the interface out of it");
-    }
-  }
-  for (const RailWant& w : rails) {
     if (!w.addresses) continue;
     auto it = now.addresses.find(w.netdev);
     const std::vector<std::string> have =
@@ -313,6 +304,7 @@ void PlanRailnet(const DesiredState& desired, const HostFacts& facts, PlanSink& 
       DeclareManagedFile(c, kRailSysctlFile, now.sysctl_file, "spec.nics", sink);
     }
   }
+  PlanRailPersistence(desired, rails, now, sink);
 }
 
 }  // namespace provisioner
