@@ -111,17 +111,24 @@ TEST(RailnetPlannerTest, ConvergedFactsPlanNothing) {
   EXPECT_TRUE(again.changes().empty()) << again.changes().front().id;
 }
 
-// Issue 39 item 4 (detection): a rail another stack configures is named.
-TEST(RailnetPlannerTest, ARailAnotherStackConfiguresIsAWarning) {
+// Issue 39 item 4: a rail another stack's file configures is a plan error
+// that names the file and the fix (it was a warning before).
+TEST(RailnetPlannerTest, ARailAnotherStackConfiguresIsAnErrorNamingTheFile) {
   HostFacts f = TwoPfs();
+  f.railnet.network_stacks = {"netplan"};
   f.railnet.configured_by["eth1"] = "netplan (/etc/netplan/50-cloud-init.yaml)";
+  f.railnet.foreign_configs["/etc/netplan/50-cloud-init.yaml"] =
+      "network:\n  ethernets:\n    eth1:\n      dhcp4: true\n";
   PlanSink sink;
   PlanRailnet(TwoRails(), f, sink);
   ASSERT_EQ(sink.diagnostics().size(), 1u);
-  EXPECT_EQ(sink.diagnostics()[0].path, "spec.nics[1]");
-  EXPECT_NE(sink.diagnostics()[0].message.find(
-                "eth1 is configured by netplan (/etc/netplan/50-cloud-init.yaml)"),
-            std::string::npos);
+  EXPECT_EQ(sink.diagnostics()[0].severity, Severity::kError);
+  EXPECT_EQ(sink.diagnostics()[0].path, "spec.nics[1].addresses");
+  EXPECT_EQ(sink.diagnostics()[0].message,
+            "eth1 is configured by netplan in /etc/netplan/50-cloud-init.yaml, which would "
+            "replace the rail's addresses when it reconfigures the interface; fix: set "
+            "spec.network.owner: provisioner (the rail interfaces become unmanaged in netplan), "
+            "or remove eth1 from /etc/netplan/50-cloud-init.yaml");
 }
 
 TEST(NetworkStackTest, NamesWholeWordsOnly) {
