@@ -20,6 +20,14 @@ PACKAGES=(
   strace
   shellcheck
 )
+# netplan generate checks our netplan YAML (test/integration:railnet_persist_cli_test).
+# netplan.io 0.106 has no maintainer scripts; its systemd generator
+# (/lib/systemd/system-generators/netplan) renders /etc/netplan/*.yaml at boot
+# and daemon-reload: installed only where there is none, so that the host's
+# networking stays as it is.
+if ! compgen -G "/etc/netplan/*.yaml" >/dev/null; then
+  PACKAGES+=(netplan.io)
+fi
 
 missing=()
 for p in "${PACKAGES[@]}"; do
