@@ -95,13 +95,25 @@ std::string StackTree(const std::string& stack) {
   return root;
 }
 
+// The plan's stack files by host path (plan -o json has no detail: the
+// path from the change id, railnet/<file name>/file, and its stack's folder).
 std::map<std::string, json> FileChanges(const json& plan) {
   std::map<std::string, json> out;
+  auto ends = [](const std::string& s, const std::string& tail) {
+    return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+  };
   for (const json& c : plan["changes"]) {
-    const std::string path = c.value("detail", json::object()).value("path", "");
-    if (path.rfind("/etc/netplan/", 0) == 0 || path.rfind("/etc/systemd/network/", 0) == 0 ||
-        path.rfind("/etc/NetworkManager/", 0) == 0) {
-      out[path] = c;
+    const std::string id = c["id"];
+    if (id.rfind("railnet/", 0) != 0 || !ends(id, "/file")) continue;
+    const std::string name = id.substr(8, id.size() - 8 - 5);
+    if (ends(name, ".nmconnection")) {
+      out["/etc/NetworkManager/system-connections/" + name] = c;
+    } else if (ends(name, ".network")) {
+      out["/etc/systemd/network/" + name] = c;
+    } else if (ends(name, ".yaml")) {
+      out["/etc/netplan/" + name] = c;
+    } else if (ends(name, "-unmanaged.conf")) {
+      out["/etc/NetworkManager/conf.d/" + name] = c;
     }
   }
   return out;
@@ -134,7 +146,9 @@ void ExpectRollbackRemovesFiles(const std::string& stack, const std::string& blo
   const std::string yaml = WriteTempFile("rails.yaml", kHostYaml);
   std::filesystem::create_directories(root + blocked);
   const std::string before = root + ".before";
-  std::filesystem::copy(root, before, std::filesystem::copy_options::recursive);
+  std::filesystem::copy(root, before,
+                        std::filesystem::copy_options::recursive |
+                            std::filesystem::copy_options::copy_symlinks);
   RunResult a = Provisioner({"apply", yaml, "--root", root});
   EXPECT_EQ(a.exit_code, 1) << a.out << a.err;
   TreeDiffOptions options;
@@ -216,7 +230,7 @@ NetworkdView ReadNetworkd(const std::string& text) {
   return v;
 }
 
-std::string Run(const std::string& command, int* status) {
+std::string RunCommand(const std::string& command, int* status) {
   std::string out;
   FILE* p = ::popen((command + " 2>&1").c_str(), "r");
   if (p == nullptr) return "popen failed";
@@ -245,7 +259,7 @@ TEST(RailnetPersistCliTest, NetplanTreeGetsOneYamlThatNetplanGeneratesLikeOurNet
                     "netplan generate not run";
   }
   int status = 0;
-  const std::string out = Run(std::string(netplan) + " generate --root-dir " + root, &status);
+  const std::string out = RunCommand(std::string(netplan) + " generate --root-dir " + root, &status);
   ASSERT_EQ(status, 0) << out;
   EXPECT_EQ(out.find("too open"), std::string::npos) << out;  // our file is 0600
   int compared = 0;
