@@ -149,8 +149,16 @@ void ExpectRollbackRemovesFiles(const std::string& stack, const std::string& blo
   std::filesystem::copy(root, before,
                         std::filesystem::copy_options::recursive |
                             std::filesystem::copy_options::copy_symlinks);
-  RunResult a = Provisioner({"apply", yaml, "--root", root});
+  // One change at a time, in plan order: the blocked file (the last rail's)
+  // after the others were written.
+  RunResult a =
+      Provisioner({"apply", yaml, "--root", root, "--parallelism", "1", "-o", "json"});
   EXPECT_EQ(a.exit_code, 1) << a.out << a.err;
+  int rolled_back = 0;
+  for (const auto& [path, c] : FileChanges(ParseJson(a))) {
+    if (c["status"] == "rolled-back") ++rolled_back;
+  }
+  EXPECT_EQ(rolled_back, 7) << a.out;  // written, then removed again
   TreeDiffOptions options;
   options.ignore = {"run/provisioner"};  // the journal and the live backends' captures
   EXPECT_EQ(DiffTreesText(before, root, options), "");
