@@ -269,6 +269,20 @@ TEST(LoaderTest, FifoWithoutAWriterDoesNotHang) {
   ::unlink(fifo.c_str());
 }
 
+// spec.network.owner (issue 39 item 4): stack or provisioner, nothing else.
+TEST(LoaderTest, NetworkOwner) {
+  LoadResult r = LoadDesiredStateFromString(WithHeader("spec:\n  network: { owner: provisioner }\n"),
+                                            "host.yaml");
+  ASSERT_TRUE(r.state.has_value());
+  ASSERT_TRUE(r.state->network.has_value());
+  EXPECT_EQ(r.state->network->owner, "provisioner");
+  LoadResult unset = LoadDesiredStateFromString(WithHeader("spec:\n  network: {}\n"), "host.yaml");
+  ASSERT_TRUE(unset.state.has_value());
+  EXPECT_EQ(unset.state->network->owner, "stack");
+  EXPECT_THAT(Diagnose(WithHeader("spec:\n  network: { owner: networkd }\n")),
+              ElementsAre(HasSubstr("spec.network.owner")));
+}
+
 TEST(LoaderTest, LoadsFromAFile) {
   std::string path = TempPath("host.yaml");
   {

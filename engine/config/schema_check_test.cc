@@ -37,7 +37,7 @@ TEST(SchemaTest, UnknownFieldNamesItAtTheKey) {
   EXPECT_THAT(Diagnose(WithHeader("spec:\n  bogus: 1\n")),
               ElementsAre("host.yaml:6:3: spec.bogus: unknown field \"bogus\"; expected one of: "
                           "agent, firmware, ipPools, kernel, kernelModules, kubernetes, "
-                          "multusConfigs, nics, pcie, rails, rdma"));
+                          "multusConfigs, network, nics, pcie, rails, rdma"));
   EXPECT_THAT(Diagnose(WithHeader("spec: {}\nstatus: {}\n")),
               ElementsAre("host.yaml:6:1: status: unknown field \"status\"; expected one of: "
                           "apiVersion, kind, metadata, spec"));
