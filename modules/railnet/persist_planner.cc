@@ -112,7 +112,8 @@ void PlanRailPersistence(const DesiredState& desired, const std::vector<RailWant
       sink.Error(w.path + ".addresses",
                  w.netdev + " is configured by " + file_stack + " in " + path +
                      ", which would replace the rail's addresses when it reconfigures the "
-                     "interface; fix: " + fix);
+                     "interface; fix: " +
+                     fix);
     }
   }
 
@@ -170,13 +171,12 @@ void PlanRailPersistence(const DesiredState& desired, const std::vector<RailWant
     const std::optional<std::string> after =
         want == files.end() ? std::nullopt : std::optional<std::string>(want->second.content);
     if (current == after) continue;
-    Change c = MakeChange(kRailnetModule, Basename(path), kRailFile,
-                          current ? nlohmann::json(*current) : nlohmann::json(nullptr),
-                          after ? nlohmann::json(*after) : nlohmann::json(nullptr),
-                          Disruption::kLive, kPhaseRails,
-                          want != files.end() ? want->second.reason
-                                              : "no longer wanted: " + path + " is removed",
-                          field);
+    Change c = MakeChange(
+        kRailnetModule, Basename(path), kRailFile,
+        current ? nlohmann::json(*current) : nlohmann::json(nullptr),
+        after ? nlohmann::json(*after) : nlohmann::json(nullptr), Disruption::kLive, kPhaseRails,
+        want != files.end() ? want->second.reason : "no longer wanted: " + path + " is removed",
+        field);
     c.resource = "file:" + path;
     c.detail["path"] = path;
     c.detail["mode"] = want != files.end() ? want->second.mode : 0644;

@@ -66,9 +66,9 @@ std::string StableUuid(const std::string& id) {
   hi = (hi & ~0xf000ULL) | 0x8000ULL;
   lo = (lo & 0x3fffffffffffffffULL) | 0x8000000000000000ULL;
   char buf[40];
-  std::snprintf(buf, sizeof(buf), "%08x-%04x-%04x-%04x-%012llx",
-                static_cast<unsigned>(hi >> 32), static_cast<unsigned>((hi >> 16) & 0xffff),
-                static_cast<unsigned>(hi & 0xffff), static_cast<unsigned>(lo >> 48),
+  std::snprintf(buf, sizeof(buf), "%08x-%04x-%04x-%04x-%012llx", static_cast<unsigned>(hi >> 32),
+                static_cast<unsigned>((hi >> 16) & 0xffff), static_cast<unsigned>(hi & 0xffff),
+                static_cast<unsigned>(lo >> 48),
                 static_cast<unsigned long long>(lo & 0xffffffffffffULL));
   return buf;
 }

@@ -46,8 +46,8 @@ DesiredState TwoRails() {
     d.nics.push_back(n);
     d.rail_origins.push_back({DesiredState::NicPath(i), "spec.rails.nic", i + 1});
   }
-  d.nics[0].routing = NicRoutingSpec{std::nullopt, std::nullopt, "172.16.1.254", {"172.16.0.0/16"},
-                                     std::nullopt};
+  d.nics[0].routing =
+      NicRoutingSpec{std::nullopt, std::nullopt, "172.16.1.254", {"172.16.0.0/16"}, std::nullopt};
   return d;
 }
 
@@ -168,10 +168,11 @@ TEST(RailPersistTest, NetplanOneFileMode0600AndASecondPlanHasNothingToDo) {
   const Change& c = p.files.at(kNetplanRailsFile);
   EXPECT_EQ(c.detail["mode"], 0600);
   const std::string text = c.after.get<std::string>();
-  for (const char* want : {"    eth0:\n", "        - \"172.16.1.7/24\"\n", "        - to: default\n",
-                           "          via: 172.16.1.254\n", "          table: 101\n",
-                           "      routing-policy:\n        - from: 172.16.2.7\n"
-                           "          table: 102\n          priority: 1000\n"}) {
+  for (const char* want :
+       {"    eth0:\n", "        - \"172.16.1.7/24\"\n", "        - to: default\n",
+        "          via: 172.16.1.254\n", "          table: 101\n",
+        "      routing-policy:\n        - from: 172.16.2.7\n"
+        "          table: 102\n          priority: 1000\n"}) {
     EXPECT_NE(text.find(want), std::string::npos) << want << "\n" << text;
   }
   f.railnet.persist_files[kNetplanRailsFile] = text;
@@ -199,7 +200,8 @@ TEST(RailPersistTest, AFileThatSaysTheSameIsNoErrorAndWeWriteNoneForThatRail) {
   ASSERT_EQ(p.diagnostics.size(), 1u);
   EXPECT_EQ(p.diagnostics[0].severity, Severity::kWarning);
   EXPECT_EQ(p.files.size(), 1u);
-  EXPECT_TRUE(p.files.count("/etc/NetworkManager/system-connections/provisioner-eth1.nmconnection"));
+  EXPECT_TRUE(
+      p.files.count("/etc/NetworkManager/system-connections/provisioner-eth1.nmconnection"));
 }
 
 TEST(RailPersistTest, OwnerProvisionerMarksTheRailsUnmanagedInsteadOfAnError) {
@@ -229,9 +231,9 @@ TEST(RailPersistTest, OwnerProvisionerCannotOverrideAnIfupdownStanza) {
   const Planned p = Persist(d, f);
   ASSERT_EQ(p.diagnostics.size(), 1u);
   EXPECT_EQ(p.diagnostics[0].path, "spec.nics[1].addresses");
-  EXPECT_NE(p.diagnostics[0].message.find(
-                "fix: remove the stanza of eth1 from /etc/network/interfaces"),
-            std::string::npos)
+  EXPECT_NE(
+      p.diagnostics[0].message.find("fix: remove the stanza of eth1 from /etc/network/interfaces"),
+      std::string::npos)
       << p.diagnostics[0].message;
   EXPECT_TRUE(p.files.empty());
 }
@@ -276,8 +278,7 @@ TEST(RailPersistTest, DetectionSeparatesOurFilesFromAnotherManagers) {
   EXPECT_TRUE(r.persist_files.count(kNmUnmanagedFile));
   ASSERT_EQ(r.foreign_configs.size(), 1u);
   EXPECT_TRUE(r.foreign_configs.count("/etc/systemd/network/50-dhcp.network"));
-  EXPECT_EQ(r.configured_by.at("eth0"),
-            "systemd-networkd (/etc/systemd/network/50-dhcp.network)");
+  EXPECT_EQ(r.configured_by.at("eth0"), "systemd-networkd (/etc/systemd/network/50-dhcp.network)");
 }
 
 }  // namespace

@@ -82,8 +82,7 @@ std::string StackTree(const std::string& stack) {
   const std::string m = kMgmt;
   if (stack == "NetworkManager") {
     Write(root + "/etc/NetworkManager/system-connections/mgmt.nmconnection",
-          "[connection]\nid=mgmt\ntype=ethernet\ninterface-name=" + m +
-              "\n\n[ipv4]\nmethod=auto\n",
+          "[connection]\nid=mgmt\ntype=ethernet\ninterface-name=" + m + "\n\n[ipv4]\nmethod=auto\n",
           0600);
   } else if (stack == "systemd-networkd") {
     Write(root + "/etc/systemd/network/50-mgmt.network",
@@ -146,13 +145,12 @@ void ExpectRollbackRemovesFiles(const std::string& stack, const std::string& blo
   const std::string yaml = WriteTempFile("rails.yaml", kHostYaml);
   std::filesystem::create_directories(root + blocked);
   const std::string before = root + ".before";
-  std::filesystem::copy(root, before,
-                        std::filesystem::copy_options::recursive |
-                            std::filesystem::copy_options::copy_symlinks);
+  std::filesystem::copy(
+      root, before,
+      std::filesystem::copy_options::recursive | std::filesystem::copy_options::copy_symlinks);
   // One change at a time, in plan order: the blocked file (the last rail's)
   // after the others were written.
-  RunResult a =
-      Provisioner({"apply", yaml, "--root", root, "--parallelism", "1", "-o", "json"});
+  RunResult a = Provisioner({"apply", yaml, "--root", root, "--parallelism", "1", "-o", "json"});
   EXPECT_EQ(a.exit_code, 1) << a.out << a.err;
   int rolled_back = 0;
   for (const auto& [path, c] : FileChanges(ParseJson(a))) {
@@ -169,7 +167,8 @@ TEST(RailnetPersistCliTest, NetworkManagerTreeGetsAKeyfilePerRail) {
   const std::string yaml = WriteTempFile("rails.yaml", kHostYaml);
   const std::map<std::string, json> files = PlanApplyConverge(root, yaml);
   ASSERT_EQ(files.size(), 8u);
-  const std::string rail1 = "/etc/NetworkManager/system-connections/provisioner-enp26s0np0.nmconnection";
+  const std::string rail1 =
+      "/etc/NetworkManager/system-connections/provisioner-enp26s0np0.nmconnection";
   ASSERT_TRUE(files.count(rail1));
   EXPECT_EQ(files.at(rail1)["id"], "railnet/provisioner-enp26s0np0.nmconnection/file");
   EXPECT_EQ(ModeOf(root + rail1), 0600);
@@ -187,7 +186,8 @@ TEST(RailnetPersistCliTest, NetworkdTreeGetsANetworkFilePerRail) {
   const std::string yaml = WriteTempFile("rails.yaml", kHostYaml);
   const std::map<std::string, json> files = PlanApplyConverge(root, yaml);
   ASSERT_EQ(files.size(), 8u);
-  const std::string text = ReadFile(root + "/etc/systemd/network/10-provisioner-enp26s0np0.network");
+  const std::string text =
+      ReadFile(root + "/etc/systemd/network/10-provisioner-enp26s0np0.network");
   for (const char* want : {"[Match]\nName=enp26s0np0\n", "[Address]\nAddress=172.16.1.7/24\n",
                            "[RoutingPolicyRule]\nFrom=172.16.1.7\nTable=101\nPriority=1000\n"}) {
     EXPECT_NE(text.find(want), std::string::npos) << want << text;
@@ -267,7 +267,8 @@ TEST(RailnetPersistCliTest, NetplanTreeGetsOneYamlThatNetplanGeneratesLikeOurNet
                     "netplan generate not run";
   }
   int status = 0;
-  const std::string out = RunCommand(std::string(netplan) + " generate --root-dir " + root, &status);
+  const std::string out =
+      RunCommand(std::string(netplan) + " generate --root-dir " + root, &status);
   ASSERT_EQ(status, 0) << out;
   EXPECT_EQ(out.find("too open"), std::string::npos) << out;  // our file is 0600
   int compared = 0;
