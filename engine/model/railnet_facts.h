@@ -42,6 +42,9 @@ struct RailnetFacts {
   // Our own persistence files in the stacks' directories (a "provisioner"
   // name and our header; modules/railnet/persist_planner.h), by host path.
   std::map<std::string, std::string> persist_files;
+  // /etc/network/interfaces has a `source` or `source-directory` line for
+  // interfaces.d (where the ifupdown persistence goes).
+  bool ifupdown_sources_dir = false;
   // Doctor: "<peer> from <address>" -> the netdev the kernel's route lookup
   // (RTM_GETROUTE) leaves by ("" when there is no route), or the error.
   std::map<std::string, std::string> lookups;

@@ -24,6 +24,27 @@ struct Stack {
   const char* suffix;  // "" = every file
 };
 
+// A `source /etc/network/interfaces.d/*` or `source-directory
+// /etc/network/interfaces.d` line (interfaces(5)) in /etc/network/interfaces.
+bool SourcesInterfacesDir(const HostFs& fs) {
+  auto text = fs.ReadFile("/etc/network/interfaces");
+  if (!text.ok()) return false;
+  size_t at = 0;
+  while (at < text->size()) {
+    size_t end = text->find('\n', at);
+    if (end == std::string::npos) end = text->size();
+    const std::string line = text->substr(at, end - at);
+    at = end + 1;
+    const size_t start = line.find_first_not_of(" \t");
+    if (start == std::string::npos || line.compare(start, 6, "source") != 0) continue;
+    if (line.find("/etc/network/interfaces.d", start) != std::string::npos ||
+        line.find(" interfaces.d", start) != std::string::npos) {
+      return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 bool NamesWord(const std::string& text, const std::string& word) {
@@ -74,6 +95,7 @@ void DetectNetworkStacks(const HostFs& fs, const std::set<std::string>& netdevs,
     if (std::string(s.name) == "ifupdown" && fs.Exists("/etc/network/interfaces")) {
       any = true;
       scan(s.name, "/etc/network/interfaces");
+      facts.ifupdown_sources_dir = SourcesInterfacesDir(fs);
     }
     if (any) facts.network_stacks.push_back(s.name);
   }

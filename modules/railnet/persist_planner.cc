@@ -154,6 +154,12 @@ void PlanRailPersistence(const DesiredState& desired, const std::vector<RailWant
                                  "nic " + w->nic + " at every boot (NetworkManager)"};
       }
     } else if (stack == "ifupdown") {
+      if (!now.ifupdown_sources_dir) {
+        sink.Warning("spec.nics", std::string(kIfupdownRailsFile) +
+                                      " is read at boot only if /etc/network/interfaces sources "
+                                      "it: add `source /etc/network/interfaces.d/*` there "
+                                      "(Debian's default has it)");
+      }
       files[kIfupdownRailsFile] = {RenderIfupdownRails(persisted), 0644,
                                    "the rails' addresses, tables and rules at every boot "
                                    "(ifupdown)"};

@@ -180,7 +180,11 @@ TEST(RailPersistTest, NetplanOneFileMode0600AndASecondPlanHasNothingToDo) {
 }
 
 TEST(RailPersistTest, IfupdownStanzasWithPostUpRulesAndNoneWritesNothing) {
-  const Planned p = Persist(TwoRails(), TwoPfs({"ifupdown"}));
+  HostFacts f = TwoPfs({"ifupdown"});
+  EXPECT_EQ(Persist(TwoRails(), f).diagnostics.size(), 1u);  // interfaces.d not sourced
+  f.railnet.ifupdown_sources_dir = true;
+  const Planned p = Persist(TwoRails(), f);
+  EXPECT_TRUE(p.diagnostics.empty());
   const std::string text = p.files.at(kIfupdownRailsFile).after.get<std::string>();
   for (const char* want : {"auto eth0\niface eth0 inet static\n    address 172.16.1.7/24\n",
                            "    post-up ip route replace default via 172.16.1.254 dev eth0 table "
@@ -278,6 +282,13 @@ TEST(RailPersistTest, DetectionSeparatesOurFilesFromAnotherManagers) {
   EXPECT_TRUE(r.persist_files.count(kNmUnmanagedFile));
   ASSERT_EQ(r.foreign_configs.size(), 1u);
   EXPECT_TRUE(r.foreign_configs.count("/etc/systemd/network/50-dhcp.network"));
+  EXPECT_FALSE(r.ifupdown_sources_dir);
+  std::filesystem::create_directories(root + "/etc/network");
+  std::ofstream(root + "/etc/network/interfaces")
+      << "auto lo\niface lo inet loopback\n  source /etc/network/interfaces.d/*\n";
+  RailnetFacts with_ifupdown;
+  DetectNetworkStacks(*fs, {"eth0"}, with_ifupdown);
+  EXPECT_TRUE(with_ifupdown.ifupdown_sources_dir);
   EXPECT_EQ(r.configured_by.at("eth0"), "systemd-networkd (/etc/systemd/network/50-dhcp.network)");
 }
 
