@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "engine/base/strings.h"
+
 namespace provisioner {
 
 std::optional<int> ParsePkey(std::string_view text) {
@@ -10,16 +12,8 @@ std::optional<int> ParsePkey(std::string_view text) {
   }
   int v = 0;
   for (char c : text.substr(2)) {
-    int d = 0;
-    if (c >= '0' && c <= '9') {
-      d = c - '0';
-    } else if (c >= 'a' && c <= 'f') {
-      d = c - 'a' + 10;
-    } else if (c >= 'A' && c <= 'F') {
-      d = c - 'A' + 10;
-    } else {
-      return std::nullopt;
-    }
+    const int d = HexDigitValue(c);
+    if (d < 0) return std::nullopt;
     v = v * 16 + d;
   }
   return v;

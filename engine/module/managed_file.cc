@@ -4,6 +4,8 @@
 #include <cerrno>
 #include <string>
 
+#include "engine/base/strings.h"
+
 namespace provisioner {
 namespace {
 
@@ -78,12 +80,7 @@ bool HasOwnership(const json& cap) {
 }  // namespace
 
 bool WrittenByProvisioner(std::string_view content) {
-  size_t pos = 0;
-  while (pos < content.size()) {
-    size_t end = content.find('\n', pos);
-    if (end == std::string_view::npos) end = content.size();
-    std::string_view line = content.substr(pos, end - pos);
-    pos = end + 1;
+  for (const std::string& line : SplitLines(content)) {
     if (line.empty()) continue;
     if (line[0] != '#') return false;  // the leading comment block ended
     if (Lower(line).find("written by provisioner") != std::string::npos) return true;
@@ -202,6 +199,22 @@ Status VerifyManagedFileRestored(const HostFs& fs, const Change& c, const std::s
       own->gid != (*cap)["gid"].get<uint32_t>()) {
     return FailedPreconditionError(label + ": " + path +
                                    " does not have its earlier mode and owner");
+  }
+  return OkStatus();
+}
+
+Status VerifyManagedFile(const HostFs& fs, const Change& c, const std::string& path,
+                         const ManagedFileMismatch& mismatch) {
+  if (RestoresManagedFile(c, path)) return VerifyManagedFileRestored(fs, c, path);
+  const std::string label = c.field_path.empty() ? c.id : c.field_path;
+  auto now = fs.ReadFile(path);
+  if (c.after.is_null()) {
+    if (!now.ok() && now.status().err() == ENOENT) return OkStatus();
+    return FailedPreconditionError(label + ": " + path + " still exists");
+  }
+  if (!now.ok()) return now.status().WithContext(label);
+  if (std::optional<std::string> differs = mismatch(*now)) {
+    return FailedPreconditionError(label + ": " + path + " " + *differs);
   }
   return OkStatus();
 }

@@ -21,6 +21,7 @@
 #ifndef PROVISIONER_ENGINE_MODULE_MANAGED_FILE_H_
 #define PROVISIONER_ENGINE_MODULE_MANAGED_FILE_H_
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -68,6 +69,14 @@ Status WriteManagedFile(HostFs& fs, const Change& c, const std::string& path,
 // Module verify of a restoration: the file is as captured (absent, or the
 // same bytes, mode and owner).
 Status VerifyManagedFileRestored(const HostFs& fs, const Change& c, const std::string& path);
+// Module verify of a change to `path`: a restoration as
+// VerifyManagedFileRestored; a removal (`after` null) holds while the file
+// is absent; a write holds when `mismatch` of the file's text is nullopt,
+// else its answer ("lists [..], desired [..]") ends the error
+// "<field path, else id>: <path> <answer>".
+using ManagedFileMismatch = std::function<std::optional<std::string>(const std::string& text)>;
+Status VerifyManagedFile(const HostFs& fs, const Change& c, const std::string& path,
+                         const ManagedFileMismatch& mismatch);
 
 }  // namespace provisioner
 

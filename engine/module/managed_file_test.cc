@@ -2,6 +2,8 @@
 
 #include <stdlib.h>
 
+#include <cerrno>
+#include <optional>
 #include <string>
 
 #include "gtest/gtest.h"
@@ -53,6 +55,44 @@ TEST(ManagedFileTest, BytesThatAreNotUtf8AreRecordedAndRestored) {
   auto own = fs->StatFile("/etc/x.conf");
   ASSERT_TRUE(own.ok());
   EXPECT_EQ(own->mode, 0640u);
+}
+
+TEST(ManagedFileTest, VerifyOfAWriteARemovalAndARestoration) {
+  auto fs = NewLocalHostFs(testing::MakeTempDir("mfv"));
+  auto holds_y = [](const std::string& text) -> std::optional<std::string> {
+    if (text == "y\n") return std::nullopt;
+    return "holds " + text;
+  };
+  Change write = MakeChange("m", "t", "a", nullptr, "y", Disruption::kLive, 1, "", "spec.x");
+  // Not written yet: the read error, with the field path.
+  Status missing = VerifyManagedFile(*fs, write, "/etc/x.conf", holds_y);
+  EXPECT_EQ(missing.err(), ENOENT) << missing.message();
+  EXPECT_EQ(missing.message().rfind("spec.x <- ", 0), 0u) << missing.message();
+  ASSERT_TRUE(fs->WriteFileAtomic("/etc/x.conf", "z\n", 0644).ok());
+  EXPECT_EQ(VerifyManagedFile(*fs, write, "/etc/x.conf", holds_y).message(),
+            "spec.x: /etc/x.conf holds z\n");
+  ASSERT_TRUE(fs->WriteFileAtomic("/etc/x.conf", "y\n", 0644).ok());
+  EXPECT_TRUE(VerifyManagedFile(*fs, write, "/etc/x.conf", holds_y).ok());
+  // A removal (after null) holds only while the file is absent; without a
+  // field path the change's id names it.
+  Change remove = MakeChange("m", "t", "a", "y", nullptr, Disruption::kLive, 1, "", "");
+  EXPECT_EQ(VerifyManagedFile(*fs, remove, "/etc/x.conf", holds_y).message(),
+            "m/t/a: /etc/x.conf still exists");
+  ASSERT_TRUE(fs->RemoveFile("/etc/x.conf").ok());
+  EXPECT_TRUE(VerifyManagedFile(*fs, remove, "/etc/x.conf", holds_y).ok());
+  // A restoration is VerifyManagedFileRestored's: the captured bytes, not
+  // what `mismatch` would accept.
+  ASSERT_TRUE(fs->WriteFileAtomic("/etc/x.conf", "old\n", 0644).ok());
+  DeclareEditedFile(write, "/etc/x.conf");
+  auto cap = CaptureManagedFile(*fs, write);
+  ASSERT_TRUE(cap.ok()) << cap.status().message();
+  Change inv = write;
+  AttachRestore(inv, *cap);
+  ASSERT_TRUE(fs->WriteFileAtomic("/etc/x.conf", "y\n", 0644).ok());
+  EXPECT_NE(VerifyManagedFile(*fs, inv, "/etc/x.conf", holds_y).message().find("earlier bytes"),
+            std::string::npos);
+  ASSERT_TRUE(fs->WriteFileAtomic("/etc/x.conf", "old\n", 0644).ok());
+  EXPECT_TRUE(VerifyManagedFile(*fs, inv, "/etc/x.conf", holds_y).ok());
 }
 
 }  // namespace

@@ -161,6 +161,55 @@ class Module {
   }
 };
 
+// PROVISIONER_MODULE_OVERRIDES(method...): declares, in a module's class,
+// the methods of the Module interface above that the module defines (in its
+// .cc files), named by the method: Discover, DiscoverForPlan, Plan, Apply
+// (with its Verify: whatever a module applies it verifies), CheckChange,
+// Check, RenderFactsJson, RenderFactsTable, DigestedFacts; in any order,
+// each at most once. A module's class then says only what is its own: its
+// name(), the methods it overrides, ConcurrentApply (with why it is safe)
+// and its private parts. The signatures stand once, here, next to the
+// interface they override: a change to one is made here and in the
+// definitions, never in every module header. A misspelled method is a
+// compile error naming PROVISIONER_MODULE_OVERRIDE_<it>.
+//   class IpoibModule final : public ModuleWithOptions<IpoibModuleOptions> {
+//    public:
+//     using ModuleWithOptions::ModuleWithOptions;
+//     std::string_view name() const override { return "ipoib"; }
+//     PROVISIONER_MODULE_OVERRIDES(Discover, Plan, Apply, CheckChange);
+//   };
+#define PROVISIONER_MODULE_OVERRIDES(...) \
+  PROVISIONER_MODULE_OVERRIDES_9_(__VA_ARGS__, , , , , , , , , )
+// The list padded to nine with empty names (an empty one declares nothing).
+// clang-format off
+#define PROVISIONER_MODULE_OVERRIDES_9_(m1, m2, m3, m4, m5, m6, m7, m8, m9, ...) \
+  PROVISIONER_MODULE_OVERRIDE_##m1 PROVISIONER_MODULE_OVERRIDE_##m2 \
+  PROVISIONER_MODULE_OVERRIDE_##m3 PROVISIONER_MODULE_OVERRIDE_##m4 \
+  PROVISIONER_MODULE_OVERRIDE_##m5 PROVISIONER_MODULE_OVERRIDE_##m6 \
+  PROVISIONER_MODULE_OVERRIDE_##m7 PROVISIONER_MODULE_OVERRIDE_##m8 \
+  PROVISIONER_MODULE_OVERRIDE_##m9 static_assert(true, "")
+// clang-format on
+#define PROVISIONER_MODULE_OVERRIDE_
+#define PROVISIONER_MODULE_OVERRIDE_Discover \
+  Status Discover(HostContext& ctx, HostFacts& facts) override;
+#define PROVISIONER_MODULE_OVERRIDE_DiscoverForPlan \
+  Status DiscoverForPlan(const DesiredState& desired, HostContext& ctx, HostFacts& facts) override;
+#define PROVISIONER_MODULE_OVERRIDE_Plan \
+  void Plan(const DesiredState& desired, const HostFacts& facts, PlanSink& sink) const override;
+#define PROVISIONER_MODULE_OVERRIDE_Apply                        \
+  Status Apply(const Change& change, HostContext& ctx) override; \
+  Status Verify(const Change& change, HostContext& ctx) override;
+#define PROVISIONER_MODULE_OVERRIDE_CheckChange \
+  Status CheckChange(const Change& change) const override;
+#define PROVISIONER_MODULE_OVERRIDE_Check \
+  void Check(const DesiredState* desired, const HostFacts& facts, CheckSink& sink) const override;
+#define PROVISIONER_MODULE_OVERRIDE_RenderFactsJson \
+  void RenderFactsJson(const HostFacts& facts, FactsJson& out) const override;
+#define PROVISIONER_MODULE_OVERRIDE_RenderFactsTable \
+  std::string RenderFactsTable(const HostFacts& facts) const override;
+#define PROVISIONER_MODULE_OVERRIDE_DigestedFacts \
+  nlohmann::json DigestedFacts(const HostFacts& facts) const override;
+
 // A module that discovers facts (and may report plan errors and doctor
 // checks) but plans no change: a change addressed to it (a saved plan, the
 // journal) is refused by CheckChange before apply starts, and by Apply and

@@ -31,15 +31,9 @@ class EswitchModule final : public ModuleWithOptions<EswitchModuleOptions> {
   using ModuleWithOptions::ModuleWithOptions;
 
   std::string_view name() const override { return "eswitch"; }
-  Status Discover(HostContext& ctx, HostFacts& facts) override;
-  void Plan(const DesiredState& desired, const HostFacts& facts, PlanSink& sink) const override;
-  Status Apply(const Change& change, HostContext& ctx) override;
-  Status Verify(const Change& change, HostContext& ctx) override;
-  Status CheckChange(const Change& change) const override;
-  void Check(const DesiredState* desired, const HostFacts& facts, CheckSink& sink) const override;
-  // discover -o json: per SR-IOV NIC whose mode was read, "eswitch":
+  // RenderFactsJson: discover -o json: per SR-IOV NIC whose mode was read, "eswitch":
   // {"mode", "flowSteeringMode" (when known), "representors": [netdevs by VF]}.
-  void RenderFactsJson(const HostFacts& facts, FactsJson& out) const override;
+  PROVISIONER_MODULE_OVERRIDES(Discover, Plan, Apply, CheckChange, Check, RenderFactsJson);
 };
 
 }  // namespace provisioner

@@ -1,6 +1,7 @@
 // The capture format, the tree backend and the factory of eswitch_backend.h.
 #include <cerrno>
 
+#include "engine/host/capture_file.h"
 #include "modules/eswitch/eswitch_backend.h"
 #include "nlohmann/json.hpp"
 
@@ -22,22 +23,8 @@ class TreeDevlink final : public DevlinkBackend {
       return Status(StatusCode::kNotFound,
                     "/sys/bus/pci/devices/" + bdf + ": ENODEV: no such devlink device", ENODEV);
     }
-    const std::string path = DevlinkCapturePath(bdf);
-    auto text = fs_.ReadFile(path);
-    if (!text.ok()) {
-      if (text.status().err() == ENOENT) {
-        // A driver without devlink E-Switch answers EOPNOTSUPP live: a tree
-        // without the capture says as much, and how to make one.
-        return Status(StatusCode::kFailedPrecondition,
-                      path + ": ENOENT: devlink E-Switch mode of " + bdf +
-                          " not captured (provisioner snapshot writes it from devlink)",
-                      ENOENT);
-      }
-      return text.status();
-    }
-    auto parsed = ParseDevlinkCapture(*text);
-    if (!parsed.ok()) return parsed.status().WithContext(path);
-    return parsed;
+    return ReadParsedCapture(fs_, DevlinkCapturePath(bdf), "devlink E-Switch mode of " + bdf,
+                             "provisioner snapshot writes it from devlink", ParseDevlinkCapture);
   }
 
   Status SetMode(const std::string& bdf, const std::string& mode) override {
@@ -96,17 +83,9 @@ std::string RenderDevlinkCapture(const DevlinkState& s) {
 }
 
 StatusOr<DevlinkState> ParseDevlinkCapture(const std::string& text) {
-  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object()) {
-    return InvalidArgumentError(
-        "not a devlink capture: expected {\"mode\":\"legacy\"|\"switchdev\", ...}");
-  }
-  for (const auto& [key, v] : j.items()) {
-    (void)v;
-    if (key != "mode" && key != "flowSteeringMode" && key != "hwTcOffload") {
-      return InvalidArgumentError("unknown key \"" + key + "\"");
-    }
-  }
+  ASSIGN_OR_RETURN(json j,
+                   ParseCaptureObject(text, "devlink", "{\"mode\":\"legacy\"|\"switchdev\", ...}",
+                                      {"mode", "flowSteeringMode", "hwTcOffload"}));
   DevlinkState s;
   auto mode = j.find("mode");
   if (mode == j.end() || !mode->is_string() ||

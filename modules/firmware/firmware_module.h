@@ -32,23 +32,16 @@ class FirmwareModule final : public ModuleWithOptions<FirmwareModuleOptions> {
   using ModuleWithOptions::ModuleWithOptions;
 
   std::string_view name() const override { return "firmware"; }
-  // discover, doctor: every ConnectX card's configuration. For a plan
+  // Discover (discover, doctor): every ConnectX card's configuration. For a plan
   // (HostContext::plan_for) only the card list and the running port types;
   // DiscoverForPlan then queries the cards FirmwareCardsToRead names.
-  Status Discover(HostContext& ctx, HostFacts& facts) override;
-  Status DiscoverForPlan(const DesiredState& desired, HostContext& ctx, HostFacts& facts) override;
-  void Plan(const DesiredState& desired, const HostFacts& facts, PlanSink& sink) const override;
-  Status Apply(const Change& change, HostContext& ctx) override;
-  Status Verify(const Change& change, HostContext& ctx) override;
+  // Check: doctor: firmware_doctor.cc ("ATS off with GPUDirect")
+  // RenderFactsJson (discover output): firmware_render.cc
+  PROVISIONER_MODULE_OVERRIDES(Discover, DiscoverForPlan, Plan, Apply, CheckChange, Check,
+                               RenderFactsJson, RenderFactsTable);
   // Different cards at once: a tool (one mstconfig process) per call; the
   // answers kept per card under a mutex.
   bool ConcurrentApply() const override { return true; }
-  Status CheckChange(const Change& change) const override;
-  // doctor: firmware_doctor.cc ("ATS off with GPUDirect")
-  void Check(const DesiredState* desired, const HostFacts& facts, CheckSink& sink) const override;
-  // discover output: firmware_render.cc
-  void RenderFactsJson(const HostFacts& facts, FactsJson& out) const override;
-  std::string RenderFactsTable(const HostFacts& facts) const override;
 
  private:
   // Reads the configuration of `cards` (listed in facts.firmware by Discover).

@@ -75,6 +75,36 @@ bool IsReadOnlyMark(const std::string& line) {
          (line[3] == ' ' || line[3] == '\t');
 }
 
+// The words of a parameter line (the name, then its values) after its marks:
+// mstflint >= 4.25 prints "%s%s     %-44s": the '*' (or a space), then "RO"
+// (or two spaces) for a read-only parameter, then the name. Empty for a line
+// that is no parameter line (not indented by a space, a tab or the '*').
+std::vector<std::string> ParamLineWords(const std::string& line) {
+  if (line.empty() || (line[0] != ' ' && line[0] != '*' && line[0] != '\t')) return {};
+  return Tokens(IsReadOnlyMark(line) ? line.substr(3) : line[0] == '*' ? line.substr(1) : line);
+}
+
+// The text query with each parameter line of its table (below
+// "Configurations:") passed to `rewrite` with its words; the other lines,
+// and the line ends, as they were.
+StatusOr<std::string> RewriteParamLines(
+    std::string_view text,
+    const std::function<Status(std::string& line, const std::vector<std::string>& words)>&
+        rewrite) {
+  std::vector<std::string> lines = Lines(text);
+  bool in_table = false;
+  std::string out;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    std::string line = lines[i];
+    if (Trim(line).rfind("Configurations:", 0) == 0) in_table = true;
+    const std::vector<std::string> words = ParamLineWords(line);
+    if (in_table && !words.empty()) RETURN_IF_ERROR(rewrite(line, words));
+    out += line;
+    if (i + 1 < lines.size()) out += '\n';
+  }
+  return out;
+}
+
 // `mstconfig -j FILE query` (mstflint >= 4.31) writes JSON; the text output
 // never starts with '{'.
 bool IsJsonQuery(std::string_view text) {
@@ -331,12 +361,8 @@ StatusOr<MstconfigQuery> ParseMstconfigQuery(std::string_view text) {
         return FailedPreconditionError("mstconfig: " + Printable(Trim(t.substr(3))));
       continue;  // footnotes ("The '*' shows ...", "Device Firmware does not support ...")
     }
-    // mstflint >= 4.25 prints "%s%s     %-44s": the '*' (or a space), then
-    // "RO" (or two spaces) for a read-only parameter, then the name.
     const bool read_only = IsReadOnlyMark(line);
-    std::vector<std::string> tok = Tokens(read_only        ? line.substr(3)
-                                          : line[0] == '*' ? line.substr(1)
-                                                           : line);
+    std::vector<std::string> tok = ParamLineWords(line);
     if (tok.empty()) continue;
     if (!IsParamName(tok[0])) {
       return InvalidArgumentError(LineRef(i) + ": " + Quote(tok[0]) + " is not a parameter name");
@@ -407,53 +433,41 @@ StatusOr<std::string> SetNextBootValues(std::string_view text,
       return NotFoundError("mstconfig query output has no parameter " + name);
     }
   }
-  std::vector<std::string> lines = Lines(text);
-  bool in_table = false;
-  std::string out;
-  for (size_t i = 0; i < lines.size(); ++i) {
-    std::string line = lines[i];
-    if (Trim(line).rfind("Configurations:", 0) == 0) in_table = true;
-    std::vector<std::string> tok = Tokens(IsReadOnlyMark(line)              ? line.substr(3)
-                                          : !line.empty() && line[0] == '*' ? line.substr(1)
-                                                                            : line);
-    // The same parameter lines the parser reads (indented by space or tab, or '*').
-    if (in_table && !tok.empty() && (line[0] == ' ' || line[0] == '*' || line[0] == '\t') &&
-        params.count(tok[0])) {
-      const long value = params.at(tok[0]);
-      const FirmwareParam& p = q.params.at(tok[0]);
-      auto word = FormatValue(tok[0], p.next_boot, value);
-      if (!word) {
-        return InvalidArgumentError("cannot write " + std::to_string(value) + " to " + tok[0] +
-                                    " (printed as " + p.next_boot + ")");
-      }
-      size_t at = line.rfind(p.next_boot);
-      std::string rest = *word;
-      if (rest.size() < 16) rest.resize(16, ' ');
-      line = line.substr(0, at) + rest;
-      bool differs = (p.current && MstconfigValueNumber(*p.current) != value) ||
-                     (p.default_value && MstconfigValueNumber(*p.default_value) != value);
-      if (line[0] == ' ' || line[0] == '*') line[0] = differs ? '*' : ' ';
-      if (tok[0] == kAdvancedPciSettings && value == 1) {
-        // The parameters it reveals, in its line's layout, at their value.
-        for (const char* name : {"MAX_ACC_OUT_READ", "FORCE_ETH_PCI_SUBCLASS", "IBM_CAPI_EN"}) {
-          if (q.params.count(name) != 0) continue;
-          std::string revealed = std::string(line.find(tok[0]), ' ') + name;
-          const std::string printed = *HiddenPciParamDefault(name);
-          const size_t columns = 1 + (q.has_default ? 1 : 0) + (q.has_current ? 1 : 0);
-          revealed += std::string(revealed.size() < 52 ? 52 - revealed.size() : 1, ' ');
-          for (size_t c = 0; c < columns; ++c) {
-            std::string v = printed;
-            if (c + 1 < columns && v.size() < 20) v.resize(20, ' ');
-            revealed += (c == 0 ? "" : " ") + v;
-          }
-          line += "\n" + revealed;
+  return RewriteParamLines(
+      text, [&](std::string& line, const std::vector<std::string>& tok) -> Status {
+        if (params.count(tok[0]) == 0) return OkStatus();
+        const long value = params.at(tok[0]);
+        const FirmwareParam& p = q.params.at(tok[0]);
+        auto word = FormatValue(tok[0], p.next_boot, value);
+        if (!word) {
+          return InvalidArgumentError("cannot write " + std::to_string(value) + " to " + tok[0] +
+                                      " (printed as " + p.next_boot + ")");
         }
-      }
-    }
-    out += line;
-    if (i + 1 < lines.size()) out += '\n';
-  }
-  return out;
+        size_t at = line.rfind(p.next_boot);
+        std::string rest = *word;
+        if (rest.size() < 16) rest.resize(16, ' ');
+        line = line.substr(0, at) + rest;
+        bool differs = (p.current && MstconfigValueNumber(*p.current) != value) ||
+                       (p.default_value && MstconfigValueNumber(*p.default_value) != value);
+        if (line[0] == ' ' || line[0] == '*') line[0] = differs ? '*' : ' ';
+        if (tok[0] == kAdvancedPciSettings && value == 1) {
+          // The parameters it reveals, in its line's layout, at their value.
+          for (const char* name : {"MAX_ACC_OUT_READ", "FORCE_ETH_PCI_SUBCLASS", "IBM_CAPI_EN"}) {
+            if (q.params.count(name) != 0) continue;
+            std::string revealed = std::string(line.find(tok[0]), ' ') + name;
+            const std::string printed = *HiddenPciParamDefault(name);
+            const size_t columns = 1 + (q.has_default ? 1 : 0) + (q.has_current ? 1 : 0);
+            revealed += std::string(revealed.size() < 52 ? 52 - revealed.size() : 1, ' ');
+            for (size_t c = 0; c < columns; ++c) {
+              std::string v = printed;
+              if (c + 1 < columns && v.size() < 20) v.resize(20, ' ');
+              revealed += (c == 0 ? "" : " ") + v;
+            }
+            line += "\n" + revealed;
+          }
+        }
+        return OkStatus();
+      });
 }
 
 namespace {
@@ -493,57 +507,46 @@ StatusOr<std::string> RewriteJsonColumns(std::string_view text, const ColumnRewr
 StatusOr<std::string> RewriteColumns(std::string_view text, const ColumnRewrite& rewrite) {
   if (IsJsonQuery(text)) return RewriteJsonColumns(text, rewrite);
   ASSIGN_OR_RETURN(MstconfigQuery q, ParseMstconfigQuery(text));
-  std::vector<std::string> lines = Lines(text);
-  bool in_table = false;
-  std::string out;
-  for (size_t i = 0; i < lines.size(); ++i) {
-    std::string line = lines[i];
-    if (Trim(line).rfind("Configurations:", 0) == 0) in_table = true;
-    const bool ro = IsReadOnlyMark(line);
-    std::vector<std::string> tok = Tokens(ro                                ? line.substr(3)
-                                          : !line.empty() && line[0] == '*' ? line.substr(1)
-                                                                            : line);
-    if (in_table && !tok.empty() && (line[0] == ' ' || line[0] == '*' || line[0] == '\t') &&
-        q.params.count(tok[0])) {
-      FirmwareParam p = q.params.at(tok[0]);
-      rewrite(p);
-      // Where each value column starts in this line (the capture's widths).
-      const size_t name_at = line.find(tok[0], ro ? 3 : 1);
-      std::vector<size_t> starts;
-      size_t at = name_at + tok[0].size();
-      for (;;) {
-        size_t v = line.find_first_not_of(" \t", at);
-        if (v == std::string::npos) break;
-        starts.push_back(v);
-        at = line.find_first_of(" \t", v);
-        if (at == std::string::npos) break;
-      }
-      std::vector<std::string> values;
-      if (q.has_default) values.push_back(p.default_value.value_or("N/A"));
-      if (q.has_current) values.push_back(p.current.value_or("N/A"));
-      values.push_back(p.next_boot);
-      std::string made = line.substr(0, starts.empty() ? line.size() : starts[0]);
-      for (size_t c = 0; c < values.size(); ++c) {
-        // Each value where its column was, padded to the next one (or to
-        // the width mstconfig pads to, 16, after the last).
-        size_t width = c + 1 < starts.size() ? starts[c + 1] - starts[c] : 16;
-        std::string v = values[c];
-        if (v.size() < width) {
-          v.resize(width, ' ');
-        } else if (c + 1 < values.size()) {
-          v += ' ';
+  return RewriteParamLines(
+      text, [&](std::string& line, const std::vector<std::string>& tok) -> Status {
+        const bool ro = IsReadOnlyMark(line);
+        if (q.params.count(tok[0]) == 0) return OkStatus();
+        FirmwareParam p = q.params.at(tok[0]);
+        rewrite(p);
+        // Where each value column starts in this line (the capture's widths).
+        const size_t name_at = line.find(tok[0], ro ? 3 : 1);
+        std::vector<size_t> starts;
+        size_t at = name_at + tok[0].size();
+        for (;;) {
+          size_t v = line.find_first_not_of(" \t", at);
+          if (v == std::string::npos) break;
+          starts.push_back(v);
+          at = line.find_first_of(" \t", v);
+          if (at == std::string::npos) break;
         }
-        made += v;
-      }
-      const bool differs = (p.current && !SamePrintedValue(*p.current, p.next_boot)) ||
-                           (p.default_value && !SamePrintedValue(*p.default_value, p.next_boot));
-      if (made[0] == ' ' || made[0] == '*') made[0] = differs ? '*' : ' ';
-      line = made;
-    }
-    out += line;
-    if (i + 1 < lines.size()) out += '\n';
-  }
-  return out;
+        std::vector<std::string> values;
+        if (q.has_default) values.push_back(p.default_value.value_or("N/A"));
+        if (q.has_current) values.push_back(p.current.value_or("N/A"));
+        values.push_back(p.next_boot);
+        std::string made = line.substr(0, starts.empty() ? line.size() : starts[0]);
+        for (size_t c = 0; c < values.size(); ++c) {
+          // Each value where its column was, padded to the next one (or to
+          // the width mstconfig pads to, 16, after the last).
+          size_t width = c + 1 < starts.size() ? starts[c + 1] - starts[c] : 16;
+          std::string v = values[c];
+          if (v.size() < width) {
+            v.resize(width, ' ');
+          } else if (c + 1 < values.size()) {
+            v += ' ';
+          }
+          made += v;
+        }
+        const bool differs = (p.current && !SamePrintedValue(*p.current, p.next_boot)) ||
+                             (p.default_value && !SamePrintedValue(*p.default_value, p.next_boot));
+        if (made[0] == ' ' || made[0] == '*') made[0] = differs ? '*' : ' ';
+        line = made;
+        return OkStatus();
+      });
 }
 
 }  // namespace

@@ -31,16 +31,10 @@ class IpoibModule final : public ModuleWithOptions<IpoibModuleOptions> {
   using ModuleWithOptions::ModuleWithOptions;
 
   std::string_view name() const override { return "ipoib"; }
-  Status Discover(HostContext& ctx, HostFacts& facts) override;
-  void Plan(const DesiredState& desired, const HostFacts& facts, PlanSink& sink) const override;
-  Status Apply(const Change& change, HostContext& ctx) override;
-  Status Verify(const Change& change, HostContext& ctx) override;
+  PROVISIONER_MODULE_OVERRIDES(Discover, Plan, Apply, CheckChange, Check, RenderFactsJson,
+                               RenderFactsTable);
   // Different PFs at once: a backend (netlink socket) per call.
   bool ConcurrentApply() const override { return true; }
-  Status CheckChange(const Change& change) const override;
-  void Check(const DesiredState* desired, const HostFacts& facts, CheckSink& sink) const override;
-  void RenderFactsJson(const HostFacts& facts, FactsJson& out) const override;
-  std::string RenderFactsTable(const HostFacts& facts) const override;
 };
 
 }  // namespace provisioner

@@ -108,25 +108,23 @@ class KernelModule final : public Module {
     if (method == kernel::kMethodGrubby) return OkStatus();
     const std::string path =
         method == kernel::kMethodKernelInstall ? kernel::kKernelCmdlinePath : kDropInPath;
-    if (RestoresManagedFile(change, path)) return VerifyManagedFileRestored(*ctx.fs, change, path);
-    auto now = ctx.fs->ReadFile(path);
-    const std::string label = change.field_path.empty() ? change.id : change.field_path;
-    if (method == kernel::kMethodKernelInstall) {
+    if (method == kernel::kMethodKernelInstall && !RestoresManagedFile(change, path)) {
+      // Edited in place, never removed: its other arguments are the host's.
+      auto now = ctx.fs->ReadFile(path);
+      const std::string label = change.field_path.empty() ? change.id : change.field_path;
       if (!now.ok()) return now.status().WithContext(label);
       if (kernel::CmdlineSatisfies(kernel::SplitCmdline(*now), ArgsOf(change.after))) {
         return OkStatus();
       }
       return FailedPreconditionError(label + ": " + path + " does not hold " + change.after.dump());
     }
-    if (change.after.is_null()) {
-      if (!now.ok() && now.status().err() == ENOENT) return OkStatus();
-      return FailedPreconditionError(label + ": " + kDropInPath + " still exists");
-    }
-    if (!now.ok()) return now.status().WithContext(label);
-    auto args = kernel::ParseDropIn(*now);
-    if (args && *args == ArgsOf(change.after)) return OkStatus();
-    return FailedPreconditionError(label + ": " + kDropInPath + " does not hold " +
-                                   change.after.dump());
+    return VerifyManagedFile(*ctx.fs, change, path,
+                             [&](const std::string& text) -> std::optional<std::string> {
+                               if (kernel::ParseDropIn(text) == ArgsOf(change.after)) {
+                                 return std::nullopt;
+                               }
+                               return "does not hold " + change.after.dump();
+                             });
   }
 
  private:

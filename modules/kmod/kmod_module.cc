@@ -121,22 +121,12 @@ Status KmodModule::Verify(const Change& change, HostContext& ctx) {
     return OkStatus();
   }
   if (change.attribute == kKmodAttrPersist) {
-    if (RestoresManagedFile(change, kModulesLoadConf)) {
-      return VerifyManagedFileRestored(*ctx.fs, change, kModulesLoadConf);
-    }
-    auto text = ctx.fs->ReadFile(kModulesLoadConf);
-    if (change.after.is_null()) {
-      if (text.ok())
-        return FailedPreconditionError(std::string(kModulesLoadConf) + " still exists");
-      return OkStatus();
-    }
-    if (!text.ok()) return text.status();
-    nlohmann::json got = ParseModulesLoad(*text);
-    if (got != change.after) {
-      return FailedPreconditionError(change.field_path + ": " + kModulesLoadConf + " lists " +
-                                     got.dump() + ", desired " + change.after.dump());
-    }
-    return OkStatus();
+    return VerifyManagedFile(*ctx.fs, change, kModulesLoadConf,
+                             [&](const std::string& text) -> std::optional<std::string> {
+                               const nlohmann::json got = ParseModulesLoad(text);
+                               if (got == change.after) return std::nullopt;
+                               return "lists " + got.dump() + ", desired " + change.after.dump();
+                             });
   }
   return InvalidArgumentError("module kmod: unknown change " + change.id);
 }

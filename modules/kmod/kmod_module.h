@@ -13,13 +13,9 @@ namespace provisioner {
 class KmodModule final : public Module {
  public:
   std::string_view name() const override { return "kmod"; }
-  // Needs facts.kernel.release (pci module) for lib/modules/<release>.
-  Status Discover(HostContext& ctx, HostFacts& facts) override;
-  void Plan(const DesiredState& desired, const HostFacts& facts, PlanSink& sink) const override;
-  Status Apply(const Change& change, HostContext& ctx) override;
-  Status Verify(const Change& change, HostContext& ctx) override;
-  // discover output: kmod_render.cc
-  void RenderFactsJson(const HostFacts& facts, FactsJson& out) const override;
+  // Discover needs facts.kernel.release (pci module) for lib/modules/<release>.
+  // RenderFactsJson (discover output): kmod_render.cc
+  PROVISIONER_MODULE_OVERRIDES(Discover, Plan, Apply, RenderFactsJson);
 };
 
 }  // namespace provisioner

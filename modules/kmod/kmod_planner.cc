@@ -80,17 +80,8 @@ void PlanKernelModules(const DesiredState& desired, const HostFacts& facts, Plan
     }
     persist.push_back(spec.name);
     if (loaded) continue;
-    Change c;
-    c.module = kKmodModule;
-    c.target = key;
-    c.attribute = kKmodAttrLoaded;
-    c.id = c.module + "/" + c.target + "/" + c.attribute;
-    c.before = false;
-    c.after = true;
-    c.disruption = Disruption::kLive;
-    c.phase = kPhaseKernelModules;
-    c.field_path = path;
-    c.reason = "spec.kernelModules lists " + spec.name;
+    Change c = MakeChange(kKmodModule, key, kKmodAttrLoaded, false, true, Disruption::kLive,
+                          kPhaseKernelModules, "spec.kernelModules lists " + spec.name, path);
     // What a tree-root apply loads with it; the live root asks libkmod again.
     nlohmann::json deps = nlohmann::json::array();
     for (const auto& d : avail->second) {
@@ -102,18 +93,11 @@ void PlanKernelModules(const DesiredState& desired, const HostFacts& facts, Plan
 
   if (k.persisted && *k.persisted == persist) return;
   if (!k.persisted && persist.empty()) return;
-  Change c;
-  c.module = kKmodModule;
-  c.target = kKmodPersistTarget;
-  c.attribute = kKmodAttrPersist;
-  c.id = c.module + "/" + c.target + "/" + c.attribute;
-  c.before = k.persisted ? nlohmann::json(*k.persisted) : nlohmann::json(nullptr);
-  c.after = persist;
-  c.disruption = Disruption::kLive;
-  // After the live loads: the file records what is loaded.
-  c.phase = kPhaseKernelModules;
-  c.field_path = "spec.kernelModules";
-  c.reason = "load at boot: " + std::string(kModulesLoadConf);
+  // After the live loads (the same phase): the file records what is loaded.
+  Change c = MakeChange(kKmodModule, kKmodPersistTarget, kKmodAttrPersist,
+                        k.persisted ? nlohmann::json(*k.persisted) : nlohmann::json(nullptr),
+                        persist, Disruption::kLive, kPhaseKernelModules,
+                        "load at boot: " + std::string(kModulesLoadConf), "spec.kernelModules");
   // Captured before apply writes it, restored byte for byte by a rollback;
   // someone else's file is taken over with a warning (managed_file.h).
   DeclareManagedFile(c, kModulesLoadConf,

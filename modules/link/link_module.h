@@ -26,15 +26,10 @@ class LinkModule final : public ModuleWithOptions<LinkModuleOptions> {
   using ModuleWithOptions::ModuleWithOptions;
 
   std::string_view name() const override { return "link"; }
-  Status Discover(HostContext& ctx, HostFacts& facts) override;
-  void Plan(const DesiredState& desired, const HostFacts& facts, PlanSink& sink) const override;
-  Status Apply(const Change& change, HostContext& ctx) override;
-  Status Verify(const Change& change, HostContext& ctx) override;
+  // RenderFactsJson (discover output): link_render.cc
+  PROVISIONER_MODULE_OVERRIDES(Discover, Plan, Apply, CheckChange, RenderFactsJson);
   // Different PFs at once: a backend (netlink socket) per call.
   bool ConcurrentApply() const override { return true; }
-  Status CheckChange(const Change& change) const override;
-  // discover output: link_render.cc
-  void RenderFactsJson(const HostFacts& facts, FactsJson& out) const override;
 };
 
 }  // namespace provisioner

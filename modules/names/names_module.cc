@@ -186,21 +186,14 @@ Status NamesModule::Verify(const Change& change, HostContext& ctx) {
   RETURN_IF_ERROR(CheckChange(change));
   const std::string label = change.field_path.empty() ? change.id : change.field_path;
   if (change.attribute == kRulesAttribute) {
-    if (RestoresManagedFile(change, kNamesRulesFile)) {
-      return VerifyManagedFileRestored(*ctx.fs, change, kNamesRulesFile);
-    }
-    auto now = ctx.fs->ReadFile(kNamesRulesFile);
-    if (change.after.is_null()) {
-      if (now.ok())
-        return FailedPreconditionError(label + ": " + change.target + " is still there");
-      return OkStatus();
-    }
-    const std::string want = NameRulesFileText(change.after.get<std::vector<std::string>>());
-    if (!now.ok() || *now != want) {
-      return FailedPreconditionError(label + ": " + change.target +
-                                     " does not hold the rules written");
-    }
-    return OkStatus();
+    return VerifyManagedFile(
+        *ctx.fs, change, kNamesRulesFile,
+        [&](const std::string& text) -> std::optional<std::string> {
+          if (text == NameRulesFileText(change.after.get<std::vector<std::string>>())) {
+            return std::nullopt;
+          }
+          return "does not hold the rules written";
+        });
   }
   const bool rdma = change.attribute == kRdmaAttribute;
   const std::string to = change.after.get<std::string>();

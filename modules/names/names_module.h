@@ -25,15 +25,10 @@ class NamesModule final : public ModuleWithOptions<NamesModuleOptions> {
   using ModuleWithOptions::ModuleWithOptions;
 
   std::string_view name() const override { return "names"; }
-  Status Discover(HostContext& ctx, HostFacts& facts) override;
-  void Plan(const DesiredState& desired, const HostFacts& facts, PlanSink& sink) const override;
-  Status Apply(const Change& change, HostContext& ctx) override;
-  Status Verify(const Change& change, HostContext& ctx) override;
+  // Check: doctor: names.persistent per named PF (names_planner.h CheckNames).
+  PROVISIONER_MODULE_OVERRIDES(Discover, Plan, Apply, CheckChange, Check);
   // Different PFs at once (a socket per call); the rules file is its own resource.
   bool ConcurrentApply() const override { return true; }
-  Status CheckChange(const Change& change) const override;
-  // doctor: names.persistent per named PF (names_planner.h CheckNames).
-  void Check(const DesiredState* desired, const HostFacts& facts, CheckSink& sink) const override;
 };
 
 }  // namespace provisioner

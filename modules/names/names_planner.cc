@@ -52,15 +52,10 @@ std::string NameRulesFileText(const std::vector<std::string>& lines) {
 
 std::vector<std::string> ParseNameRules(const std::string& text) {
   std::vector<std::string> out;
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t end = text.find('\n', start);
-    if (end == std::string::npos) end = text.size();
-    std::string line = text.substr(start, end - start);
-    start = end + 1;
+  for (std::string& line : SplitLines(text)) {
     const size_t first = line.find_first_not_of(" \t\r");
     if (first == std::string::npos || line[first] == '#') continue;
-    out.push_back(line);
+    out.push_back(std::move(line));
   }
   return out;
 }

@@ -19,11 +19,8 @@ inline constexpr std::string_view kPciIdsPath = "/usr/share/misc/pci.ids";
 class PciModule final : public DiscoveryModule {
  public:
   std::string_view name() const override { return "pci"; }
-  Status Discover(HostContext& ctx, HostFacts& facts) override;
-  void Plan(const DesiredState& desired, const HostFacts& facts, PlanSink& sink) const override;
-  // discover output: pci_render.cc
-  void RenderFactsJson(const HostFacts& facts, FactsJson& out) const override;
-  std::string RenderFactsTable(const HostFacts& facts) const override;
+  // RenderFactsJson (discover output): pci_render.cc
+  PROVISIONER_MODULE_OVERRIDES(Discover, Plan, RenderFactsJson, RenderFactsTable);
 };
 
 }  // namespace provisioner

@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "engine/base/strings.h"
+
 namespace provisioner {
 namespace {
 
@@ -99,16 +101,8 @@ std::optional<uint16_t> ParseHex16(std::string_view s) {
   if (s.empty() || s.size() > 4) return std::nullopt;
   unsigned v = 0;
   for (char c : s) {
-    int d;
-    if (c >= '0' && c <= '9') {
-      d = c - '0';
-    } else if (c >= 'a' && c <= 'f') {
-      d = c - 'a' + 10;
-    } else if (c >= 'A' && c <= 'F') {
-      d = c - 'A' + 10;
-    } else {
-      return std::nullopt;
-    }
+    const int d = HexDigitValue(c);
+    if (d < 0) return std::nullopt;
     v = v * 16 + static_cast<unsigned>(d);
   }
   return static_cast<uint16_t>(v);

@@ -25,21 +25,15 @@ namespace provisioner {
 class PcieModule final : public Module {
  public:
   std::string_view name() const override { return "pcie"; }
-  // Reads `config` of every bridge and network PF, the IOMMU groups and the
+  // Discover reads `config` of every bridge and network PF, the IOMMU groups and the
   // kernel command line. While planning a host.yaml without PCIe settings it
   // reads nothing.
-  Status Discover(HostContext& ctx, HostFacts& facts) override;
-  void Plan(const DesiredState& desired, const HostFacts& facts, PlanSink& sink) const override;
-  // Re-reads the register and writes it only when it differs.
-  Status Apply(const Change& change, HostContext& ctx) override;
-  Status Verify(const Change& change, HostContext& ctx) override;
+  // Apply re-reads the register and writes it only when it differs.
+  // RenderFactsJson, RenderFactsTable: pcie_render.cc.
+  PROVISIONER_MODULE_OVERRIDES(Discover, Plan, Apply, CheckChange, Check, RenderFactsJson,
+                               RenderFactsTable);
   // Different functions at once: a positioned write to each one's own config file.
   bool ConcurrentApply() const override { return true; }
-  Status CheckChange(const Change& change) const override;
-  void Check(const DesiredState* desired, const HostFacts& facts, CheckSink& sink) const override;
-  // discover: pcie_render.cc.
-  void RenderFactsJson(const HostFacts& facts, FactsJson& out) const override;
-  std::string RenderFactsTable(const HostFacts& facts) const override;
 };
 
 }  // namespace provisioner

@@ -26,25 +26,17 @@ struct RailnetModuleOptions {
   std::function<std::unique_ptr<PolicyRoutingBackend>(HostFs&)> routing;
 };
 
-class RailnetModule final : public Module {
+class RailnetModule final : public ModuleWithOptions<RailnetModuleOptions> {
  public:
-  RailnetModule() = default;
-  explicit RailnetModule(RailnetModuleOptions options) : options_(std::move(options)) {}
+  using ModuleWithOptions::ModuleWithOptions;
 
   std::string_view name() const override { return "railnet"; }
-  Status Discover(HostContext& ctx, HostFacts& facts) override;
-  void Plan(const DesiredState& desired, const HostFacts& facts, PlanSink& sink) const override;
-  Status Apply(const Change& change, HostContext& ctx) override;
-  Status Verify(const Change& change, HostContext& ctx) override;
-  Status CheckChange(const Change& change) const override;
-  void Check(const DesiredState* desired, const HostFacts& facts, CheckSink& sink) const override;
-  void RenderFactsJson(const HostFacts& facts, FactsJson& out) const override;
-  std::string RenderFactsTable(const HostFacts& facts) const override;
+  PROVISIONER_MODULE_OVERRIDES(Discover, Plan, Apply, CheckChange, Check, RenderFactsJson,
+                               RenderFactsTable);
 
  private:
   std::unique_ptr<NetdevAddressBackend> Addresses(HostFs& fs) const;
   std::unique_ptr<PolicyRoutingBackend> Routing(HostFs& fs) const;
-  RailnetModuleOptions options_;
 };
 
 }  // namespace provisioner

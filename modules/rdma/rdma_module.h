@@ -29,14 +29,8 @@ class RdmaModule : public ModuleWithOptions<RdmaModuleOptions> {
  public:
   using ModuleWithOptions::ModuleWithOptions;
   std::string_view name() const override { return "rdma"; }
-  Status Discover(HostContext& ctx, HostFacts& facts) override;
-  void Plan(const DesiredState& desired, const HostFacts& facts, PlanSink& sink) const override;
-  Status Apply(const Change& change, HostContext& ctx) override;
-  Status Verify(const Change& change, HostContext& ctx) override;
-  // discover output: rdma_render.cc
-  void RenderFactsJson(const HostFacts& facts, FactsJson& out) const override;
-  std::string RenderFactsTable(const HostFacts& facts) const override;
-  void Check(const DesiredState* desired, const HostFacts& facts, CheckSink& sink) const override;
+  // RenderFactsJson (discover output): rdma_render.cc
+  PROVISIONER_MODULE_OVERRIDES(Discover, Plan, Apply, Check, RenderFactsJson, RenderFactsTable);
 
  private:
   // The backends for this root (rdma_backend.h: the one factory).

@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cstdlib>
 
+#include "engine/host/capture_file.h"
 #include "modules/link/link_backend.h"
 #include "modules/roce/roce_backend.h"
 #include "nlohmann/json.hpp"
@@ -19,21 +20,8 @@ class TreeDcb final : public DcbBackend {
 
   StatusOr<DcbState> Read(const std::string& ifname) override {
     RETURN_IF_ERROR(CheckNetdevInTree(fs_, ifname));
-    auto text = fs_.ReadFile(DcbCapturePath(ifname));
-    if (!text.ok()) {
-      if (text.status().err() == ENOENT) {
-        // A host without DCB support answers EOPNOTSUPP live: a tree without
-        // the capture says as much, and how to make one.
-        return Status(StatusCode::kFailedPrecondition,
-                      DcbCapturePath(ifname) + ": ENOENT: DCB state of " + ifname +
-                          " not captured (provisioner snapshot writes it from dcbnl)",
-                      ENOENT);
-      }
-      return text.status();
-    }
-    auto parsed = ParseDcbCapture(*text);
-    if (!parsed.ok()) return parsed.status().WithContext(DcbCapturePath(ifname));
-    return parsed;
+    return ReadParsedCapture(fs_, DcbCapturePath(ifname), "DCB state of " + ifname,
+                             "provisioner snapshot writes it from dcbnl", ParseDcbCapture);
   }
 
   // As mlx5 does: trust dscp installs the default map, trust pcp deletes
@@ -246,19 +234,10 @@ std::string RenderDcbCapture(const DcbState& s) {
 }
 
 StatusOr<DcbState> ParseDcbCapture(const std::string& text) {
-  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object()) {
-    return InvalidArgumentError(
-        "not a DCB capture: expected {\"trust\":\"dscp\"|\"pcp\",\"pfc\":[...]}");
-  }
-  for (const auto& [key, v] : j.items()) {
-    (void)v;
-    if (key != "trust" && key != "pfc" && key != "dcbx" && key != "dscpMap" &&
-        key != "cableLength" && key != "buffer" && key != "manualBuffer" &&
-        key != "xoffCableLength") {
-      return InvalidArgumentError("unknown key \"" + key + "\"");
-    }
-  }
+  ASSIGN_OR_RETURN(json j,
+                   ParseCaptureObject(text, "DCB", "{\"trust\":\"dscp\"|\"pcp\",\"pfc\":[...]}",
+                                      {"trust", "pfc", "dcbx", "dscpMap", "cableLength", "buffer",
+                                       "manualBuffer", "xoffCableLength"}));
   DcbState s;
   auto trust = j.find("trust");
   if (trust == j.end() || !trust->is_string() || (*trust != kTrustDscp && *trust != kTrustPcp)) {

@@ -24,6 +24,7 @@
 #include <functional>
 #include <optional>
 
+#include "engine/host/capture_file.h"
 #include "engine/netlink/netlink_socket.h"
 #include "modules/link/link_backend.h"
 #include "modules/roce/pause_backend.h"
@@ -185,25 +186,10 @@ class TreePause final : public PauseBackend {
   std::string Name() const override { return "capture"; }
 
   StatusOr<PauseState> Read(const std::string& ifname) override {
-    if (!IsValidIfname(ifname)) return InvalidArgumentError("bad interface name " + ifname);
-    if (!fs_.Exists("/sys/class/net/" + ifname)) {
-      return Status(StatusCode::kNotFound, "/sys/class/net/" + ifname + ": ENODEV: no such netdev",
-                    ENODEV);
-    }
-    const std::string path = PauseCapturePath(ifname);
-    auto text = fs_.ReadFile(path);
-    if (!text.ok()) {
-      if (text.status().err() == ENOENT) {
-        return Status(StatusCode::kFailedPrecondition,
-                      path + ": ENOENT: pause frame settings of " + ifname +
-                          " not captured (provisioner snapshot writes them from ethtool netlink)",
-                      ENOENT);
-      }
-      return text.status();
-    }
-    auto parsed = ParsePauseCapture(*text);
-    if (!parsed.ok()) return parsed.status().WithContext(path);
-    return parsed;
+    RETURN_IF_ERROR(CheckNetdevInTree(fs_, ifname));
+    return ReadParsedCapture(fs_, PauseCapturePath(ifname), "pause frame settings of " + ifname,
+                             "provisioner snapshot writes them from ethtool netlink",
+                             ParsePauseCapture);
   }
 
   Status Set(const std::string& ifname, const PauseState& want) override {

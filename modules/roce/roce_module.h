@@ -39,20 +39,14 @@ class RoceModule final : public ModuleWithOptions<RoceModuleOptions> {
   using ModuleWithOptions::ModuleWithOptions;
 
   std::string_view name() const override { return "roce"; }
-  // Reads every NIC PF netdev's DCB and ECN state and NCCL_IB_TC; while
+  // Discover reads every NIC PF netdev's DCB and ECN state and NCCL_IB_TC; while
   // planning a host.yaml without roce settings it reads nothing.
-  Status Discover(HostContext& ctx, HostFacts& facts) override;
-  void Plan(const DesiredState& desired, const HostFacts& facts, PlanSink& sink) const override;
-  // Re-reads and writes only what differs.
-  Status Apply(const Change& change, HostContext& ctx) override;
-  Status Verify(const Change& change, HostContext& ctx) override;
+  // Apply re-reads and writes only what differs.
+  // RenderFactsJson (discover output): roce_render.cc
+  PROVISIONER_MODULE_OVERRIDES(Discover, Plan, Apply, CheckChange, Check, RenderFactsJson,
+                               RenderFactsTable);
   // Different PFs at once: a DCB backend (netlink socket) per call.
   bool ConcurrentApply() const override { return true; }
-  Status CheckChange(const Change& change) const override;
-  void Check(const DesiredState* desired, const HostFacts& facts, CheckSink& sink) const override;
-  // discover output: roce_render.cc
-  void RenderFactsJson(const HostFacts& facts, FactsJson& out) const override;
-  std::string RenderFactsTable(const HostFacts& facts) const override;
 };
 
 }  // namespace provisioner

@@ -81,6 +81,20 @@ std::string NumVfsChangeId(const std::string& pf) {
   return std::string(kSriovModule) + "/" + pf + "/" + kNumVfsAttribute;
 }
 
+const nlohmann::json* RecordAtCount(const Change& change, const char* key, const char* list,
+                                    int target) {
+  if (!change.detail.is_object()) return nullptr;
+  auto it = change.detail.find(key);
+  if (it == change.detail.end() || !it->is_object()) return nullptr;
+  auto n = it->find("numVfs");
+  auto items = it->find(list);
+  if (n == it->end() || !n->is_number_integer() || n->get<long long>() != target ||
+      items == it->end() || !items->is_array()) {
+    return nullptr;
+  }
+  return &*it;
+}
+
 int CountUnmanagedPfsWithVfs(const DesiredState& desired, const HostFacts& facts) {
   std::set<std::string> selected;
   for (const NicSpec& nic : desired.nics) {

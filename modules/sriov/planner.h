@@ -32,6 +32,13 @@ inline constexpr char kVfSettingsAtCount[] = "vfSettingsAtCount";
 // "sriov/0000:af:00.0/numVfs"
 std::string NumVfsChangeId(const std::string& pf);
 
+// The record `key` (kVfsUpAtCount, kVfSettingsAtCount) of a numVfs change's
+// detail when it was made at `target` VFs and holds the array `list`
+// ("vfIndexes", "vfs"); null otherwise: another count, or a record of
+// another shape (the detail comes from files too: a journal, a saved plan).
+const nlohmann::json* RecordAtCount(const Change& change, const char* key, const char* list,
+                                    int target);
+
 // For every nic with numVfs: one change per selected PF whose sriov_numvfs
 // differs; errors (at field paths) for selectors matching nothing, PFs without
 // SR-IOV, counts above sriov_totalvfs and nics disagreeing about one PF.

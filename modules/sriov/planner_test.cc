@@ -279,5 +279,26 @@ TEST(SriovPlannerTest, FirmwareHintsOnlyForMellanoxCards) {
   EXPECT_NE(p.diags[0].message.find("(firmware SRIOV_EN=0?"), std::string::npos);
 }
 
+// The records a numVfs change's rollback reads (vfsUpAtCount,
+// vfSettingsAtCount) come from files too: only a record made at the count
+// the rollback goes back to, of the right shape, is one.
+TEST(SriovPlannerTest, ARecordCountsOnlyAtItsOwnCountAndShape) {
+  Change c = MakeChange(kSriovModule, "0000:af:00.0", kNumVfsAttribute, 4, 0, Disruption::kLive,
+                        1, "", "");
+  c.detail[kVfsUpAtCount] = {{"numVfs", 4}, {"vfIndexes", {0, 2}}};
+  const nlohmann::json* r = RecordAtCount(c, kVfsUpAtCount, "vfIndexes", 4);
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ((*r)["vfIndexes"], nlohmann::json({0, 2}));
+  EXPECT_EQ(RecordAtCount(c, kVfsUpAtCount, "vfIndexes", 2), nullptr);  // another count
+  EXPECT_EQ(RecordAtCount(c, kVfsUpAtCount, "vfs", 4), nullptr);        // no such list
+  EXPECT_EQ(RecordAtCount(c, kVfSettingsAtCount, "vfs", 4), nullptr);   // no such record
+  c.detail[kVfsUpAtCount] = {{"numVfs", "4"}, {"vfIndexes", {0}}};
+  EXPECT_EQ(RecordAtCount(c, kVfsUpAtCount, "vfIndexes", 4), nullptr);  // a count as text
+  c.detail[kVfsUpAtCount] = {{"numVfs", 4}, {"vfIndexes", 0}};
+  EXPECT_EQ(RecordAtCount(c, kVfsUpAtCount, "vfIndexes", 4), nullptr);  // not a list
+  c.detail = nullptr;
+  EXPECT_EQ(RecordAtCount(c, kVfsUpAtCount, "vfIndexes", 4), nullptr);
+}
+
 }  // namespace
 }  // namespace provisioner

@@ -44,16 +44,9 @@ std::string Label(const Change& change) {
 // PF had `target` VFs: a rollback to that count restores them (planner.h).
 std::vector<int> VfsToBringUp(const Change& change, int target) {
   std::vector<int> out;
-  if (!change.detail.is_object()) return out;
-  auto it = change.detail.find(kVfsUpAtCount);
-  if (it == change.detail.end() || !it->is_object()) return out;
-  auto n = it->find("numVfs");
-  auto idx = it->find("vfIndexes");
-  if (n == it->end() || !n->is_number_integer() || n->get<long long>() != target ||
-      idx == it->end() || !idx->is_array()) {
-    return out;
-  }
-  for (const auto& i : *idx) {
+  const nlohmann::json* record = RecordAtCount(change, kVfsUpAtCount, "vfIndexes", target);
+  if (record == nullptr) return out;
+  for (const auto& i : record->at("vfIndexes")) {
     if (i.is_number_integer() && i.get<long long>() >= 0 && i.get<long long>() < target) {
       out.push_back(static_cast<int>(i.get<long long>()));
     }

@@ -15,15 +15,10 @@ class SriovModule final : public ModuleWithOptions<NumVfsApplyOptions> {
   using ModuleWithOptions::ModuleWithOptions;
 
   std::string_view name() const override { return "sriov"; }
-  Status Discover(HostContext& ctx, HostFacts& facts) override;
-  void Plan(const DesiredState& desired, const HostFacts& facts, PlanSink& sink) const override;
-  Status Apply(const Change& change, HostContext& ctx) override;
-  Status Verify(const Change& change, HostContext& ctx) override;
+  // RenderFactsJson (discover output): sriov_render.cc
+  PROVISIONER_MODULE_OVERRIDES(Discover, Plan, Apply, CheckChange, RenderFactsJson);
   // Different PFs at once: no state here; each write and wait is on its own PF's files.
   bool ConcurrentApply() const override { return true; }
-  Status CheckChange(const Change& change) const override;
-  // discover output: sriov_render.cc
-  void RenderFactsJson(const HostFacts& facts, FactsJson& out) const override;
 };
 
 }  // namespace provisioner

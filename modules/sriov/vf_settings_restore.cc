@@ -17,20 +17,6 @@ namespace {
 
 using nlohmann::json;
 
-// The record for `target` VFs, or null.
-const json* RecordFor(const Change& c, int target) {
-  if (!c.detail.is_object()) return nullptr;
-  auto it = c.detail.find(kVfSettingsAtCount);
-  if (it == c.detail.end() || !it->is_object()) return nullptr;
-  auto n = it->find("numVfs");
-  auto vfs = it->find("vfs");
-  if (n == it->end() || !n->is_number_integer() || n->get<long long>() != target ||
-      vfs == it->end() || !vfs->is_array()) {
-    return nullptr;
-  }
-  return &*it;
-}
-
 // The recorded VFs as (index, settings), indexes below `target` only.
 std::vector<std::pair<int, const json*>> RecordedVfs(const json& record, int target) {
   std::vector<std::pair<int, const json*>> out;
@@ -114,7 +100,7 @@ std::string VfLabel(const Change& c, int i) {
 }  // namespace
 
 Status RestoreVfSettings(const Change& change, int target, HostContext& ctx) {
-  const json* record = RecordFor(change, target);
+  const json* record = RecordAtCount(change, kVfSettingsAtCount, "vfs", target);
   if (record == nullptr) return OkStatus();
   std::unique_ptr<VfNetlink> netlink;
   std::unique_ptr<VfSettingsBackend> backend = Backend(*ctx.fs, &netlink);
@@ -137,7 +123,7 @@ Status RestoreVfSettings(const Change& change, int target, HostContext& ctx) {
 }
 
 Status VerifyVfSettings(const Change& change, int target, HostContext& ctx) {
-  const json* record = RecordFor(change, target);
+  const json* record = RecordAtCount(change, kVfSettingsAtCount, "vfs", target);
   if (record == nullptr) return OkStatus();
   std::unique_ptr<VfNetlink> netlink;
   std::unique_ptr<VfSettingsBackend> backend = Backend(*ctx.fs, &netlink);

@@ -142,22 +142,18 @@ void PlanGuidPool(const DesiredState& desired, const HostFacts& facts, PlanSink&
         continue;
       }
       json after = json::array();
-      for (int n = 0; n < *nic.num_vfs; ++n) after.push_back(FormatGuidBytes(DeriveVfGuid(*pf_guid, n)));
+      for (int n = 0; n < *nic.num_vfs; ++n) {
+        after.push_back(FormatGuidBytes(DeriveVfGuid(*pf_guid, n)));
+      }
       json before = PoolEntryGuids(*pool, pf->pci_address, FormatGuidBytes(*pf_guid));
       if (before == after) continue;
-      Change c;
-      c.module = kSriovOperatorModule;
-      c.target = pf->pci_address;
-      c.attribute = kIbGuidPoolAttribute;
-      c.id = c.module + "/" + c.target + "/" + c.attribute;
-      c.before = before;
-      c.after = after;
-      c.disruption = Disruption::kLive;
-      c.phase = kPhaseVfSettings;
-      c.field_path = DesiredState::NicPath(i) + ".numVfs";
-      c.reason = "the sriov-network-operator sets IB VF GUIDs even for externallyManaged "
-                 "policies; from " + std::string(kIbGuidPoolPath) +
-                 " it sets the ones provisioner sets";
+      Change c =
+          MakeChange(kSriovOperatorModule, pf->pci_address, kIbGuidPoolAttribute, std::move(before),
+                     std::move(after), Disruption::kLive, kPhaseVfSettings,
+                     "the sriov-network-operator sets IB VF GUIDs even for externallyManaged "
+                     "policies; from " +
+                         std::string(kIbGuidPoolPath) + " it sets the ones provisioner sets",
+                     DesiredState::NicPath(i) + ".numVfs");
       c.detail = {{"pfGuid", FormatGuidBytes(*pf_guid)}};
       sink.AddChange(std::move(c));
     }

@@ -14,15 +14,12 @@ namespace provisioner {
 class TopologyModule final : public DiscoveryModule {
  public:
   std::string_view name() const override { return "topology"; }
-  // Pure over the facts already found: sysfs paths and NUMA nodes (pci), and
+  // Discover: pure over the facts already found: sysfs paths and NUMA nodes (pci), and
   // which functions are NICs (SR-IOV PFs from sriov, RDMA devices from rdma).
-  Status Discover(HostContext& ctx, HostFacts& facts) override;
-  // Errors for nearGpu selectors: missing GPU, remote NIC without
+  // Plan: errors for nearGpu selectors: missing GPU, remote NIC without
   // allowRemote, two nics on one GPU, two GPUs whose nearest NIC is the same.
-  void Plan(const DesiredState& desired, const HostFacts& facts, PlanSink& sink) const override;
-  // discover output: topology_render.cc
-  void RenderFactsJson(const HostFacts& facts, FactsJson& out) const override;
-  std::string RenderFactsTable(const HostFacts& facts) const override;
+  // RenderFactsJson (discover output): topology_render.cc
+  PROVISIONER_MODULE_OVERRIDES(Discover, Plan, RenderFactsJson, RenderFactsTable);
 };
 
 }  // namespace provisioner

@@ -3,22 +3,12 @@
 #include <cstdio>
 #include <utility>
 
+#include "engine/base/strings.h"
 #include "modules/vf/vf_plan_parts.h"
 
 namespace provisioner {
 
 using nlohmann::json;
-
-namespace {
-
-int HexDigit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-}  // namespace
 
 std::optional<uint64_t> ParseGuid(const std::string& text) {
   uint64_t v = 0;
@@ -34,7 +24,7 @@ std::optional<uint64_t> ParseGuid(const std::string& text) {
       group = 0;
       continue;
     }
-    int d = HexDigit(text[i]);
+    int d = HexDigitValue(text[i]);
     if (d < 0) return std::nullopt;
     v = v << 4 | static_cast<uint64_t>(d);
     ++digits;

@@ -5,6 +5,7 @@
 #include <map>
 #include <vector>
 
+#include "engine/base/strings.h"
 #include "modules/vf/vf_plan_parts.h"
 
 namespace provisioner {
@@ -18,11 +19,7 @@ std::optional<std::array<uint8_t, 6>> ParseMacAddress(const std::string& text) {
   for (size_t i = 0; i < 6; ++i) {
     int v = 0;
     for (size_t k = 0; k < 2; ++k) {
-      const char c = text[3 * i + k];
-      int d = -1;
-      if (c >= '0' && c <= '9') d = c - '0';
-      if (c >= 'a' && c <= 'f') d = c - 'a' + 10;
-      if (c >= 'A' && c <= 'F') d = c - 'A' + 10;
+      const int d = HexDigitValue(text[3 * i + k]);
       if (d < 0) return std::nullopt;
       v = v * 16 + d;
     }

@@ -34,14 +34,10 @@ class VfModule final : public ModuleWithOptions<VfModuleOptions> {
   using ModuleWithOptions::ModuleWithOptions;
 
   std::string_view name() const override { return "vf"; }
-  Status Discover(HostContext& ctx, HostFacts& facts) override;
-  void Plan(const DesiredState& desired, const HostFacts& facts, PlanSink& sink) const override;
-  Status Apply(const Change& change, HostContext& ctx) override;
-  Status Verify(const Change& change, HostContext& ctx) override;
+  // RenderFactsJson (discover output): vf_render.cc
+  PROVISIONER_MODULE_OVERRIDES(Discover, Plan, Apply, RenderFactsJson);
   // Different PFs at once: one netlink socket per thread (Netlink()).
   bool ConcurrentApply() const override { return true; }
-  // discover output: vf_render.cc
-  void RenderFactsJson(const HostFacts& facts, FactsJson& out) const override;
 
  private:
   VfHostOptions HostOptions() const;

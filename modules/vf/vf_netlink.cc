@@ -73,6 +73,17 @@ std::optional<T> Payload(struct nlattr* a) {
   return v;
 }
 
+// The ifinfomsg header and IFLA_IFNAME of a request about the PF by name
+// (as `ip link` sends it); a negative libnl error when `msg` is full.
+int AppendPfName(struct nl_msg* msg, const std::string& pf) {
+  struct ifinfomsg ifi;
+  std::memset(&ifi, 0, sizeof ifi);
+  ifi.ifi_family = AF_UNSPEC;
+  int r = nlmsg_append(msg, &ifi, sizeof ifi, NLMSG_ALIGNTO);
+  if (r >= 0) r = nla_put_string(msg, IFLA_IFNAME, pf.c_str());
+  return r;
+}
+
 int OnLink(struct nl_msg* msg, void* arg) {
   auto* state = static_cast<DumpState*>(arg);
   std::vector<VfLinkState> vfs = ParseVfInfoList(nlmsg_hdr(msg));
@@ -88,11 +99,7 @@ class LibnlVfNetlink final : public VfNetlink {
     RETURN_IF_ERROR(sk.Connect().WithContext(what));
     struct nl_msg* msg = nlmsg_alloc_simple(RTM_GETLINK, 0);
     if (msg == nullptr) return ErrnoToStatus(ENOMEM, what);
-    struct ifinfomsg ifi;
-    std::memset(&ifi, 0, sizeof ifi);
-    ifi.ifi_family = AF_UNSPEC;
-    int r = nlmsg_append(msg, &ifi, sizeof ifi, NLMSG_ALIGNTO);
-    if (r >= 0) r = nla_put_string(msg, IFLA_IFNAME, pf_netdev.c_str());
+    int r = AppendPfName(msg, pf_netdev);
     if (r >= 0) r = nla_put_u32(msg, IFLA_EXT_MASK, RTEXT_FILTER_VF);
     if (r >= 0) r = nl_send_auto(sk.get(), msg);
     nlmsg_free(msg);
@@ -162,11 +169,7 @@ class LibnlVfNetlink final : public VfNetlink {
     RETURN_IF_ERROR(sk.Connect().WithContext(what));
     struct nl_msg* msg = nlmsg_alloc_simple(RTM_SETLINK, NLM_F_REQUEST | NLM_F_ACK);
     if (msg == nullptr) return ErrnoToStatus(ENOMEM, what);
-    struct ifinfomsg ifi;
-    std::memset(&ifi, 0, sizeof ifi);
-    ifi.ifi_family = AF_UNSPEC;
-    int r = nlmsg_append(msg, &ifi, sizeof ifi, NLMSG_ALIGNTO);
-    if (r >= 0) r = nla_put_string(msg, IFLA_IFNAME, pf.c_str());
+    int r = AppendPfName(msg, pf);
     if (r >= 0) r = put(msg);
     if (r < 0) {
       nlmsg_free(msg);
