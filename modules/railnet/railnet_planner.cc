@@ -324,9 +324,16 @@ void PlanRailnet(const DesiredState& desired, const HostFacts& facts, PlanSink& 
   }
   const bool any_sysctl = std::any_of(rails.begin(), rails.end(),
                                       [](const RailWant& w) { return !w.sysctl.empty(); });
+  const size_t before = sink.changes().size();
   PlanRailFile("sysctl.d", kRailSysctlFile, now.sysctl_file,
                any_sysctl ? std::optional<std::string>(RenderSysctlConf(rails)) : std::nullopt,
                "the rails' sysctls at every boot", sink);
+  // Keyed by VF netdevs this apply creates: after every change before it
+  // (their PFs' numVfs, binding, links), as a barrier.
+  const bool names_vfs = std::any_of(rails.begin(), rails.end(), [](const RailWant& w) {
+    return !w.sysctl.empty() && ParseVfRef(w.netdev);
+  });
+  if (names_vfs && sink.changes().size() > before) sink.changes().back().resource.clear();
 }
 
 }  // namespace provisioner

@@ -25,9 +25,16 @@ std::string NetdevOf(const HostFs& fs, const std::string& ref, std::string* why)
   return "";
 }
 
+// No address, no sysctl value (an inverse of a VF's first settings: its
+// values were unknown, all null).
 bool WantsNothing(const nlohmann::json& after) {
-  return after.is_null() || (after.is_array() && after.empty()) ||
-         (after.is_object() && after.empty());
+  if (after.is_object()) {
+    for (const auto& [k, v] : after.items()) {
+      if (!v.is_null()) return false;
+    }
+    return true;
+  }
+  return after.is_null() || (after.is_array() && after.empty());
 }
 
 // "net.ipv4.conf.<ref>.<key> = v" lines with the netdev's name.
