@@ -489,6 +489,9 @@ TEST_P(FaultMatrixTest, EveryRailsWriteFailingRestoresAddressesRoutesRulesSysctl
     Outcome failed = Apply(
         root, {WriteFault{.nth_write = k, .path_substring = "", .err = errs[k % 4], .times = 1}},
         kRailsAfter);
+    // At parallelism 4 the journal's writes follow the order changes finish
+    // in: a run may have fewer writes than the clean one, and no k-th.
+    if (GetParam() != 1 && failed.status.ok() && failed.writes < k) continue;
     ASSERT_FALSE(failed.status.ok()) << "write " << k << " failed but apply succeeded";
     const std::string& msg = failed.status.message();
     EXPECT_NE(msg.find(std::strerror(errs[k % 4])), std::string::npos) << msg;
