@@ -149,6 +149,18 @@ Status RailnetModule::Discover(HostContext& ctx, HostFacts& facts) {
       }
     }
   }
+  if (ctx.plan_for == nullptr && (r.rt_tables_file || r.sysctl_file)) {
+    // Discover and doctor on a host with rails: the VF netdevs too (a
+    // host-network VF group's, railnet_vf.h), only there to keep discover
+    // of other hosts as cheap as it was.
+    for (const PciFunction& f : facts.pci) {
+      if (!f.IsVf()) continue;
+      for (const std::string& n : f.netdevs) {
+        auto type = fs.ReadAttr("/sys/class/net/" + n + "/type");
+        if (type.ok() && *type == "1") vf_netdevs.insert(n);
+      }
+    }
+  }
   for (const std::string& n : vf_netdevs) {
     if (ethernet.count(n)) continue;
     if (auto a = addresses->Read(n); a.ok()) r.addresses[n] = *a;

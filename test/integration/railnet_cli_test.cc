@@ -233,6 +233,20 @@ TEST(RailnetCliTest, HostNetworkVfGroupGetsAddressesTablesRulesSysctls) {
   // Converged: the VFs are named by their netdevs now, and have all.
   RunResult again = Provisioner({"plan", yaml, "--root", root, "--detailed-exitcode"});
   EXPECT_EQ(again.exit_code, 0) << again.out << again.err;
+  // discover shows the VF netdevs' addresses; doctor checks them.
+  RunResult d = Provisioner({"discover", "--root", root, "-o", "json"});
+  ASSERT_EQ(d.exit_code, 0) << d.err;
+  EXPECT_EQ(json::parse(d.out)["railnet"]["addresses"][vf0], json::array({"172.16.1.71/24"}))
+      << d.out;
+  RunResult doc = Provisioner({"doctor", yaml, "--root", root, "-o", "json"});
+  int vf_checks = 0;
+  const json checks = json::parse(doc.out);
+  for (const json& c : checks["checks"]) {
+    if (c["module"] != "railnet" || c["id"] == "railnet.gid") continue;
+    EXPECT_EQ(c["verdict"], "ok") << c.dump();
+    if (c.dump().find(vf0) != std::string::npos) ++vf_checks;
+  }
+  EXPECT_GT(vf_checks, 0) << doc.out;
   // manifests: no policy or resource for the host-network group.
   RunResult m = Provisioner({"manifests", yaml, "--root", root});
   EXPECT_EQ(m.out.find("gpu1-nic-vf0-1"), std::string::npos) << m.out;
