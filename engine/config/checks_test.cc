@@ -998,11 +998,11 @@ TEST(ChecksTest, VfGroupAddressesOnePerVfOnNetdevsWithoutResource) {
               ElementsAre("host.yaml:12:35: spec.nics[0].vfGroups[0].addresses: addresses go on "
                           "the VF netdevs, but deviceType vfio-pci (spec.nics[0].deviceType, "
                           "line 10) leaves the VFs without a netdev"));
-  EXPECT_THAT(Diagnose(nic(
-                  "", "        - {range: \"0\", resourceName: x, addresses: [10.0.0.1/24]}\n")),
-              ElementsAre(::testing::StartsWith(
-                  "host.yaml:11:38: spec.nics[0].vfGroups[0].resourceName: a group with "
-                  "addresses is used on the host network")));
+  EXPECT_THAT(
+      Diagnose(nic("", "        - {range: \"0\", resourceName: x, addresses: [10.0.0.1/24]}\n")),
+      ElementsAre(::testing::StartsWith(
+          "host.yaml:11:38: spec.nics[0].vfGroups[0].resourceName: a group with "
+          "addresses is used on the host network")));
 }
 
 }  // namespace

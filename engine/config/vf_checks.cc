@@ -140,7 +140,6 @@ class VfChecks : private CheckContext {
     }
   }
 
-
   // vfGroups[k].addresses (issue 39 item 1): the group's VFs on the host
   // network, one address per VF of the range, each with a prefix length; on
   // netdevs (not vfio-pci); no resourceName of its own (the device plugin
@@ -153,7 +152,8 @@ class VfChecks : private CheckContext {
     for (size_t i = 0; i < g.addresses.size(); ++i) {
       const std::string& a = g.addresses[i];
       if (a.find('/') == std::string::npos || !ParseCidr(a)) {
-        Error(JoinIndex(at, i), Quote(a) + " is not an address with a prefix length (172.16.1.71/24)");
+        Error(JoinIndex(at, i),
+              Quote(a) + " is not an address with a prefix length (172.16.1.71/24)");
       }
     }
     const int vfs = g.last - g.first + 1;

@@ -55,11 +55,10 @@ void PlanRailFile(const char* target, const char* path, const std::optional<std:
                   PlanSink& sink) {
   if (now == want) return;
   if (!want && (!now || !WrittenByProvisioner(*now))) return;
-  Change c = MakeChange(kRailnetModule, target, kRailFile,
-                        now ? nlohmann::json(*now) : nlohmann::json(nullptr),
-                        want ? nlohmann::json(*want) : nlohmann::json(nullptr), Disruption::kLive,
-                        kPhaseRails, want ? reason : "no rail wants it any more: the file goes",
-                        "spec.nics");
+  Change c = MakeChange(
+      kRailnetModule, target, kRailFile, now ? nlohmann::json(*now) : nlohmann::json(nullptr),
+      want ? nlohmann::json(*want) : nlohmann::json(nullptr), Disruption::kLive, kPhaseRails,
+      want ? reason : "no rail wants it any more: the file goes", "spec.nics");
   c.resource = std::string("file:") + path;
   c.detail["path"] = path;
   DeclareManagedFile(c, path, now, "spec.nics", sink);
@@ -105,8 +104,9 @@ std::vector<RailWant> WantedRails(const DesiredState& desired, const HostFacts& 
     std::vector<const PciFunction*> pfs = SelectPfs(nic, facts);
     if (pfs.empty()) continue;  // reported by the pci module
     if (pfs.size() > 1 && ((nic.addresses && !nic.addresses->empty()) || HasHostNetworkVfs(nic))) {
-      error(path + (HasHostNetworkVfs(nic) ? ".vfGroups" : ".addresses"), "selects " + std::to_string(pfs.size()) +
-                                     " PFs: addresses belong to one netdev; select one PF");
+      error(path + (HasHostNetworkVfs(nic) ? ".vfGroups" : ".addresses"),
+            "selects " + std::to_string(pfs.size()) +
+                " PFs: addresses belong to one netdev; select one PF");
       continue;
     }
     const PciFunction& pf = *pfs.front();

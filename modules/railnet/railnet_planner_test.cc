@@ -1,11 +1,11 @@
 // The railnet planner and the route/rule text, without a host.
 #include "modules/railnet/railnet_planner.h"
 
+#include "engine/module/managed_file.h"
 #include "gtest/gtest.h"
 #include "modules/railnet/network_stack.h"
 #include "modules/railnet/policy_routing.h"
 #include "modules/railnet/railnet_vf.h"
-#include "engine/module/managed_file.h"
 
 namespace provisioner {
 namespace {
@@ -180,16 +180,18 @@ TEST(RailnetVfTest, VfsNotThereYetAreNamedByReference) {
   EXPECT_EQ(s->after, nlohmann::json({{"arp_announce", 2}, {"arp_ignore", 1}, {"rp_filter", 2}}));
   const Change* r = Find(sink, "railnet/table101000/routes");
   ASSERT_NE(r, nullptr);
-  EXPECT_EQ(r->after, nlohmann::json({"172.16.1.0/24 dev 0000:10:00.0#vf0 scope link src 172.16.1.71",
-                                      "default via 172.16.1.254 dev 0000:10:00.0#vf0",
-                                      "172.16.0.0/16 via 172.16.1.254 dev 0000:10:00.0#vf0"}));
+  EXPECT_EQ(r->after,
+            nlohmann::json({"172.16.1.0/24 dev 0000:10:00.0#vf0 scope link src 172.16.1.71",
+                            "default via 172.16.1.254 dev 0000:10:00.0#vf0",
+                            "172.16.0.0/16 via 172.16.1.254 dev 0000:10:00.0#vf0"}));
   const Change* rules = Find(sink, "railnet/table101001/rules");
   ASSERT_NE(rules, nullptr);
   EXPECT_EQ(rules->after, nlohmann::json({"pref 1000 from 172.16.1.72 lookup 101001"}));
   const Change* names = Find(sink, "railnet/rt_tables/file");
   ASSERT_NE(names, nullptr);
-  EXPECT_NE(names->after.get<std::string>().find("101\trail1\n101000\trail1-vf0\n101001\trail1-vf1\n"),
-            std::string::npos);
+  EXPECT_NE(
+      names->after.get<std::string>().find("101\trail1\n101000\trail1-vf0\n101001\trail1-vf1\n"),
+      std::string::npos);
   const Change* conf = Find(sink, "railnet/sysctl.d/file");
   ASSERT_NE(conf, nullptr);
   EXPECT_NE(conf->after.get<std::string>().find("net.ipv4.conf.0000:10:00.0#vf1.arp_ignore = 1\n"),
@@ -246,10 +248,12 @@ TEST(RailnetVfTest, VfReferences) {
 TEST(RailnetPlannerTest, FilesNoRailWantsAreRemoved) {
   HostFacts f = TwoPfs();
   f.railnet.rt_tables_file = "# written by provisioner (module railnet)\n101\trail1\n";
-  f.railnet.sysctl_file = "# written by provisioner (module railnet)\nnet.ipv4.conf.eth0.arp_ignore = 1\n";
+  f.railnet.sysctl_file =
+      "# written by provisioner (module railnet)\nnet.ipv4.conf.eth0.arp_ignore = 1\n";
   PlanSink sink;
   PlanRailnet(DesiredState{}, f, sink);
-  EXPECT_EQ(Ids(sink), (std::vector<std::string>{"railnet/rt_tables/file", "railnet/sysctl.d/file"}));
+  EXPECT_EQ(Ids(sink),
+            (std::vector<std::string>{"railnet/rt_tables/file", "railnet/sysctl.d/file"}));
   for (const Change& c : sink.changes()) {
     EXPECT_TRUE(c.after.is_null()) << c.id;
     EXPECT_EQ(c.detail[kManagedFileKey], c.detail["path"]) << c.detail.dump();

@@ -26,9 +26,7 @@ std::string StableVfNetdev(const NicSpec& nic, const PciFunction& pf, int index)
 
 }  // namespace
 
-std::string VfRef(const std::string& pf, int index) {
-  return pf + "#vf" + std::to_string(index);
-}
+std::string VfRef(const std::string& pf, int index) { return pf + "#vf" + std::to_string(index); }
 
 std::optional<std::pair<std::string, int>> ParseVfRef(const std::string& text) {
   const size_t hash = text.find("#vf");
@@ -91,8 +89,8 @@ void AppendVfRails(const NicSpec& nic, const std::string& nic_path, const PciFun
       w.netdev = StableVfNetdev(nic, pf, n);
       if (w.netdev.empty()) w.netdev = VfRef(pf.pci_address, n);
       w.lasting_name = w.netdev;
-      w.addresses = std::vector<std::string>{config::FormatIp(p->address) + "/" +
-                                             std::to_string(p->length)};
+      w.addresses =
+          std::vector<std::string>{config::FormatIp(p->address) + "/" + std::to_string(p->length)};
       w.sysctl = rail.sysctl;
       if (p->address.version == 4) {
         w.source = config::FormatIp(p->address);
@@ -103,18 +101,18 @@ void AppendVfRails(const NicSpec& nic, const std::string& nic_path, const PciFun
         if (table > kMaxTable) {
           error(field, "VF " + std::to_string(n) + "'s table " + std::to_string(table) +
                            " (1000 * the nic's table " + std::to_string(*rail.table) + " + " +
-                           std::to_string(n) + ") is above 4294967295: give the nic a lower "
+                           std::to_string(n) +
+                           ") is above 4294967295: give the nic a lower "
                            "routing.table");
           continue;
         }
         w.table = table;
         w.table_name = rail.table_name + "-vf" + std::to_string(n);
-        w.routes.push_back(
-            FormatRoute(PolicyRoute{p->ToString(), "", w.netdev, w.source, true}));
+        w.routes.push_back(FormatRoute(PolicyRoute{p->ToString(), "", w.netdev, w.source, true}));
         for (const PolicyRoute& r : via_gateway) {
           if (!p->Contains(*config::ParseIp(r.via))) {
-            error(field, "the nic's gateway " + r.via + " is outside " + p->ToString() +
-                             ": VF " + std::to_string(n) + " cannot reach it");
+            error(field, "the nic's gateway " + r.via + " is outside " + p->ToString() + ": VF " +
+                             std::to_string(n) + " cannot reach it");
             break;
           }
           w.routes.push_back(FormatRoute(PolicyRoute{r.dst, r.via, w.netdev, "", false}));

@@ -48,8 +48,8 @@ StatusOr<std::string> ResolveSysctlText(const std::string& text, const HostFs& f
     std::string line = text.substr(at, end - at);
     at = end;
     if (line.compare(0, prefix.size(), prefix) == 0) {
-      const size_t dot = line.find('.', line.find('#') == std::string::npos ? prefix.size()
-                                                                            : line.find('#'));
+      const size_t dot =
+          line.find('.', line.find('#') == std::string::npos ? prefix.size() : line.find('#'));
       const std::string name = line.substr(prefix.size(), dot - prefix.size());
       if (ParseVfRef(name)) {
         std::string why;

@@ -444,11 +444,11 @@ std::string RailsTree(std::string dir) {
 
 std::string Snapshot(const std::string& root) {
   std::string out;
-  for (const char* f : {"/run/provisioner/rail-addresses", "/run/provisioner/routes",
-                        "/run/provisioner/rules", "/etc/iproute2/rt_tables.d/provisioner-rails.conf",
-                        "/etc/sysctl.d/90-provisioner-rails.conf",
-                        "/proc/sys/net/ipv4/conf/ens6f0np0/rp_filter",
-                        "/proc/sys/net/ipv4/conf/ens6f1np1/arp_ignore"}) {
+  for (const char* f :
+       {"/run/provisioner/rail-addresses", "/run/provisioner/routes", "/run/provisioner/rules",
+        "/etc/iproute2/rt_tables.d/provisioner-rails.conf",
+        "/etc/sysctl.d/90-provisioner-rails.conf", "/proc/sys/net/ipv4/conf/ens6f0np0/rp_filter",
+        "/proc/sys/net/ipv4/conf/ens6f1np1/arp_ignore"}) {
     std::error_code ec;
     out += std::string(f) + ":\n" +
            (std::filesystem::exists(root + f, ec) ? ReadFile(root + f) : std::string("(none)\n"));
@@ -472,7 +472,8 @@ TEST_P(FaultMatrixTest, EveryRailsWriteFailingRestoresAddressesRoutesRulesSysctl
   // The VF netdevs got theirs (the simulator's ens6f0v0, v1).
   EXPECT_NE(applied.find("ens6f0v1 172.16.1.72/24"), std::string::npos) << applied;
   EXPECT_NE(applied.find("table 200001 172.16.0.0/16 via 172.16.1.254 dev ens6f0v1"),
-            std::string::npos) << applied;
+            std::string::npos)
+      << applied;
   EXPECT_NE(applied.find("pref 1000 from 172.16.1.71 lookup 200000"), std::string::npos);
   EXPECT_NE(applied.find("net.ipv4.conf.ens6f0v0.arp_ignore = 1"), std::string::npos);
   EXPECT_EQ(ReadFile(clean + "/proc/sys/net/ipv4/conf/ens6f0v1/arp_announce"), "2\n");
@@ -515,7 +516,6 @@ TEST_P(FaultMatrixTest, EveryRailsWriteFailingRestoresAddressesRoutesRulesSysctl
     EXPECT_EQ(DiffTreesText(pristine, root), "") << failed.status.message();
   }
 }
-
 
 INSTANTIATE_TEST_SUITE_P(Parallelism, FaultMatrixTest, ::testing::Values(size_t{1}, size_t{4}),
                          [](const ::testing::TestParamInfo<size_t>& info) {

@@ -220,8 +220,9 @@ TEST(RailnetCliTest, HostNetworkVfGroupGetsAddressesTablesRulesSysctls) {
       << routes;
   EXPECT_NE(routes.find("table 101000 172.16.0.0/16 via 172.16.1.254 dev " + vf0 + "\n"),
             std::string::npos);
-  EXPECT_NE(ReadFile(root + "/run/provisioner/rules").find("pref 1000 from 172.16.1.71 lookup 101000\n"),
-            std::string::npos);
+  EXPECT_NE(
+      ReadFile(root + "/run/provisioner/rules").find("pref 1000 from 172.16.1.71 lookup 101000\n"),
+      std::string::npos);
   const std::string tables = ReadFile(root + "/etc/iproute2/rt_tables.d/provisioner-rails.conf");
   EXPECT_NE(tables.find("101000\tgpu1-nic-vf0\n101001\tgpu1-nic-vf1\n"), std::string::npos)
       << tables;
