@@ -121,6 +121,7 @@ VfGroupSpec BuildVfGroup(const json& j) {
   g.device_type = String(j, "deviceType");
   g.is_rdma = Bool(j, "isRdma");
   g.resource_name = String(j, "resourceName");
+  g.addresses = Strings(j, "addresses");
   BuildVfSettings(j, g);
   return g;
 }

@@ -966,5 +966,44 @@ TEST(ChecksTest, VfGroupsPerVfSettingsCheckedAsTheNics) {
               ElementsAre(::testing::HasSubstr("spec.nics[0].vfGroups[0].vfVlan.proto")));
 }
 
+// Issue 39 item 1: vfGroups[].addresses puts the group's VFs on the host
+// network: one address (with its prefix length) per VF of the range, on a
+// netdev (not vfio-pci), and no device-plugin resource of its own; the
+// nic's resourceName is not the group's then.
+TEST(ChecksTest, VfGroupAddressesOnePerVfOnNetdevsWithoutResource) {
+  auto nic = [](const std::string& top, const std::string& groups) {
+    return WithHeader(
+        "spec:\n"                                   // 5
+        "  nics:\n"                                 // 6
+        "    - name: n\n"                           // 7
+        "      nicSelector: {pfNames: [ens1f0]}\n"  // 8
+        "      numVfs: 8\n" +                       // 9
+        top +                                       // 10
+        "      vfGroups:\n" +                       // 11
+        groups);                                    // 12..
+  };
+  EXPECT_THAT(Diagnose(nic("      resourceName: pods\n",
+                           "        - {range: \"0-1\", addresses: [10.0.0.1/24, 10.0.0.2/24]}\n"
+                           "        - {range: \"2-3\"}\n")),
+              IsEmpty());
+  EXPECT_THAT(Diagnose(nic("      resourceName: pods\n",
+                           "        - {range: \"0-2\", addresses: [10.0.0.1/24, 10.0.0.2]}\n")),
+              ElementsAre("host.yaml:12:37: spec.nics[0].vfGroups[0].addresses: 2 addresses for "
+                          "the 3 VFs of range \"0-2\": give one address per VF (VF 0 gets the "
+                          "first)",
+                          "host.yaml:12:51: spec.nics[0].vfGroups[0].addresses[1]: \"10.0.0.2\" "
+                          "is not an address with a prefix length (172.16.1.71/24)"));
+  EXPECT_THAT(Diagnose(nic("      deviceType: vfio-pci\n",
+                           "        - {range: \"0\", addresses: [10.0.0.1/24]}\n")),
+              ElementsAre("host.yaml:12:35: spec.nics[0].vfGroups[0].addresses: addresses go on "
+                          "the VF netdevs, but deviceType vfio-pci (spec.nics[0].deviceType, "
+                          "line 10) leaves the VFs without a netdev"));
+  EXPECT_THAT(
+      Diagnose(nic("", "        - {range: \"0\", resourceName: x, addresses: [10.0.0.1/24]}\n")),
+      ElementsAre(::testing::StartsWith(
+          "host.yaml:11:38: spec.nics[0].vfGroups[0].resourceName: a group with "
+          "addresses is used on the host network")));
+}
+
 }  // namespace
 }  // namespace provisioner::config

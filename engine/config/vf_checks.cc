@@ -6,6 +6,7 @@
 
 #include "engine/config/check_context.h"
 #include "engine/config/field_path.h"
+#include "engine/config/ip.h"
 #include "engine/config/text.h"
 
 namespace provisioner::config {
@@ -123,6 +124,7 @@ class VfChecks : private CheckContext {
       CheckVfRate(g.vf_rate, JoinField(path, "vfRate"));
       CheckVfVlan(g.vf_vlan, JoinField(path, "vfVlan"));
       CheckVfMac(g.vf_mac, nic, nic_path, JoinField(path, "vfMac"));
+      CheckHostAddresses(nic, nic_path, k);
       if (e.resource_name && !Tainted(path + ".resourceName") &&
           !Tainted(nic_path + ".resourceName")) {
         auto [it, fresh] = resources.emplace(*e.resource_name, k);
@@ -138,6 +140,43 @@ class VfChecks : private CheckContext {
     }
   }
 
+  // vfGroups[k].addresses (issue 39 item 1): the group's VFs on the host
+  // network, one address per VF of the range, each with a prefix length; on
+  // netdevs (not vfio-pci); no resourceName of its own (the device plugin
+  // would hand the VF, and its address, to a pod).
+  void CheckHostAddresses(const NicSpec& nic, const std::string& nic_path, size_t k) {
+    const VfGroupSpec& g = nic.vf_groups[k];
+    const std::string path = JoinIndex(JoinField(nic_path, "vfGroups"), k);
+    const std::string at = JoinField(path, "addresses");
+    if (g.addresses.empty() || Tainted(at)) return;
+    for (size_t i = 0; i < g.addresses.size(); ++i) {
+      const std::string& a = g.addresses[i];
+      if (a.find('/') == std::string::npos || !ParseCidr(a)) {
+        Error(JoinIndex(at, i),
+              Quote(a) + " is not an address with a prefix length (172.16.1.71/24)");
+      }
+    }
+    const int vfs = g.last - g.first + 1;
+    if (g.last >= g.first && !Tainted(path + ".range") &&
+        static_cast<int>(g.addresses.size()) != vfs) {
+      Error(at, std::to_string(g.addresses.size()) + " addresses for the " + std::to_string(vfs) +
+                    " VFs of range " + Quote(g.range) + ": give one address per VF (VF " +
+                    std::to_string(g.first) + " gets the first)");
+    }
+    const VfGroupSpec e = EffectiveVfGroup(nic, g);
+    if (e.device_type == "vfio-pci") {
+      const std::string dt = g.device_type ? path + ".deviceType" : nic_path + ".deviceType";
+      if (!Tainted(dt)) {
+        Error(at, "addresses go on the VF netdevs, but deviceType vfio-pci (" + Where(dt) +
+                      ") leaves the VFs without a netdev");
+      }
+    }
+    if (g.resource_name && !Tainted(path + ".resourceName")) {
+      Error(path + ".resourceName",
+            "a group with addresses is used on the host network: a device-plugin resource "
+            "would hand its VFs, and their addresses, to pods; remove resourceName");
+    }
+  }
 
   // A vfMtu (of a nic, or of a VF group: its own vfMtu and deviceType, the
   // nic's mtu): the VFs need a netdev to carry it, and the PF's MTU bounds

@@ -71,6 +71,7 @@ StatusOr<HostManifests> BuildHostManifests(const DesiredState& desired,
     if (desired.nics[i].num_vfs.value_or(0) <= 0) continue;
     if (!desired.nics[i].vf_groups.empty()) {
       for (const VfGroupSpec& g : desired.nics[i].vf_groups) {
+        if (!g.addresses.empty()) continue;  // on the host network: no pod's resource
         ASSIGN_OR_RETURN(Manifest m, SriovGroupPolicy(view, i, g));
         out.push_back(std::move(m));
       }

@@ -180,6 +180,10 @@ struct VfGroupSpec {
   std::optional<VfRateSpec> vf_rate = std::nullopt;         // vfRate
   std::optional<VfVlanSpec> vf_vlan = std::nullopt;         // vfVlan
   std::optional<std::string> vf_mac = std::nullopt;         // vfMac
+  // addresses: ["172.16.1.71/24", "172.16.1.72/24"]: the group is used on the
+  // host network; VF `first + i` gets addresses[i] (module railnet), with
+  // the rail's routing and sysctls. Not inherited from the nic.
+  std::vector<std::string> addresses = {};
   bool Contains(int vf) const { return vf >= first && vf <= last; }
   // "0-3", also for a group written "5" ("5-5": the operator's form).
   std::string RangeText() const { return std::to_string(first) + "-" + std::to_string(last); }
@@ -259,7 +263,8 @@ inline VfGroupSpec EffectiveVfGroup(const NicSpec& nic, const VfGroupSpec& g) {
   VfGroupSpec e = g;
   if (!e.device_type) e.device_type = nic.device_type;
   if (!e.is_rdma) e.is_rdma = nic.is_rdma;
-  if (!e.resource_name) e.resource_name = nic.resource_name;
+  // A group on the host network (addresses) is no device-plugin resource.
+  if (!e.resource_name && e.addresses.empty()) e.resource_name = nic.resource_name;
   if (!e.vf_mtu) e.vf_mtu = nic.vf_mtu;
   if (!e.vf_link_state) e.vf_link_state = nic.vf_link_state;
   if (!e.vf_rate) e.vf_rate = nic.vf_rate;

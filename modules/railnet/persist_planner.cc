@@ -8,6 +8,7 @@
 #include "engine/module/managed_file.h"
 #include "modules/railnet/network_stack.h"
 #include "modules/railnet/persist_render.h"
+#include "modules/railnet/railnet_vf.h"
 
 namespace provisioner {
 namespace {
@@ -35,7 +36,10 @@ struct WantedFile {
   std::string reason;
 };
 
+// A VF netdev made by this apply has no name yet (railnet_vf.h): it is
+// configured live, and again at every boot by provisioner-apply.
 bool Persists(const RailWant& w) {
+  if (ParseVfRef(w.netdev)) return false;
   return (w.addresses && !w.addresses->empty()) || w.table.has_value();
 }
 

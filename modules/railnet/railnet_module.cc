@@ -16,6 +16,8 @@
 #include "modules/railnet/persist_planner.h"
 #include "modules/railnet/railnet_checks.h"
 #include "modules/railnet/railnet_planner.h"
+#include "modules/railnet/railnet_vf.h"
+#include "modules/railnet/railnet_vf_apply.h"
 #include "spdlog/spdlog.h"
 
 namespace provisioner {
@@ -81,6 +83,18 @@ bool IsCidr(const std::string& s) { return CanonicalCidr(s).has_value(); }
 bool IsRoute(const std::string& s) { return ParseRoute(s).has_value(); }
 bool IsRule(const std::string& s) { return ParseRule(s).has_value(); }
 
+// A netdev's name, or a host-network VF's reference (railnet_vf.h).
+bool IsNetdevTarget(const std::string& target) {
+  return IsValidIfname(target) || ParseVfRef(target).has_value();
+}
+
+// The module's files (issue 39 item 2: read also when no rail is wanted, so
+// that a plan removes them).
+void ReadRailFiles(const HostFs& fs, RailnetFacts& r) {
+  if (auto t = fs.ReadFile(kRtTablesFile); t.ok()) r.rt_tables_file = *t;
+  if (auto s = fs.ReadFile(kRailSysctlFile); s.ok()) r.sysctl_file = *s;
+}
+
 std::string Show(const nlohmann::json& v) {
   return v.is_string() ? v.get<std::string>() : v.dump();
 }
@@ -101,19 +115,22 @@ Status RailnetModule::Discover(HostContext& ctx, HostFacts& facts) {
   facts.railnet = RailnetFacts();
   RailnetFacts& r = facts.railnet;
   r.discovered = true;
-  if (ctx.plan_for != nullptr && !WantsRailnet(*ctx.plan_for)) return OkStatus();
   HostFs& fs = *ctx.fs;
+  ReadRailFiles(fs, r);
+  if (ctx.plan_for != nullptr && !WantsRailnet(*ctx.plan_for)) return OkStatus();
   std::unique_ptr<NetdevAddressBackend> addresses = Addresses(fs);
   std::unique_ptr<PolicyRoutingBackend> routing = Routing(fs);
   std::set<std::string> keys = {"accept_local"};
   for (const auto& [k, v] : RailSysctlDefaults()) keys.insert(k);
   std::set<long long> tables;
   std::set<std::string> named;  // current and lasting (names.netdev) netdev names
+  std::set<std::string> vf_netdevs;  // of host-network VF groups, by name
   if (ctx.plan_for != nullptr) {
     for (const RailWant& w : WantedRails(*ctx.plan_for, facts, nullptr)) {
       for (const auto& [k, v] : w.sysctl) keys.insert(k);
       if (w.table) tables.insert(*w.table);
       named.insert(w.lasting_name);
+      if (!ParseVfRef(w.netdev)) vf_netdevs.insert(w.netdev);
     }
   }
   std::set<std::string> ethernet;
@@ -135,6 +152,27 @@ Status RailnetModule::Discover(HostContext& ctx, HostFacts& facts) {
       }
     }
   }
+  if (ctx.plan_for == nullptr && (r.rt_tables_file || r.sysctl_file)) {
+    // Discover and doctor on a host with rails: the VF netdevs too (a
+    // host-network VF group's, railnet_vf.h), only there to keep discover
+    // of other hosts as cheap as it was.
+    for (const PciFunction& f : facts.pci) {
+      if (!f.IsVf()) continue;
+      for (const std::string& n : f.netdevs) {
+        auto type = fs.ReadAttr("/sys/class/net/" + n + "/type");
+        if (type.ok() && *type == "1") vf_netdevs.insert(n);
+      }
+    }
+  }
+  for (const std::string& n : vf_netdevs) {
+    if (ethernet.count(n)) continue;
+    if (auto a = addresses->Read(n); a.ok()) r.addresses[n] = *a;
+    for (const std::string& k : keys) {
+      auto v = fs.ReadAttr(ConfPath(n, k));
+      if (!v.ok()) continue;
+      if (auto x = ParseLong(*v)) r.sysctls[n][k] = *x;
+    }
+  }
   named.insert(ethernet.begin(), ethernet.end());
   DetectNetworkStacks(fs, named, r);
   if (auto rules = routing->Rules(); rules.ok()) {
@@ -147,8 +185,8 @@ Status RailnetModule::Discover(HostContext& ctx, HostFacts& facts) {
   } else {
     spdlog::debug("railnet rules: {}", rules.status().message());
   }
-  if (auto t = fs.ReadFile(kRtTablesFile); t.ok()) {
-    r.rt_tables_file = *t;
+  if (r.rt_tables_file) {
+    const std::string* t = &*r.rt_tables_file;
     // Our tables, also when no rule looks one up any more (doctor says so).
     std::istringstream in(*t);
     std::string line;
@@ -160,7 +198,6 @@ Status RailnetModule::Discover(HostContext& ctx, HostFacts& facts) {
   for (long long t : tables) {
     if (auto routes = routing->Routes(t); routes.ok()) r.routes[t] = *routes;
   }
-  if (auto s = fs.ReadFile(kRailSysctlFile); s.ok()) r.sysctl_file = *s;
   if (ctx.plan_for == nullptr) {
     // Doctor: where a neighbour of each rail address is routed from it.
     for (const auto& [n, list] : r.addresses) {
@@ -185,11 +222,11 @@ void RailnetModule::Plan(const DesiredState& desired, const HostFacts& facts,
 Status RailnetModule::CheckChange(const Change& c) const {
   if (c.module != kRailnetModule) return InvalidArgumentError("module railnet cannot apply " + c.id);
   if (c.attribute == kRailAddresses) {
-    if (!IsValidIfname(c.target)) return InvalidArgumentError(c.id + ": bad interface name");
+    if (!IsNetdevTarget(c.target)) return InvalidArgumentError(c.id + ": bad interface name");
     return CheckStrings(c, c.after, IsCidr);
   }
   if (c.attribute == kRailSysctl) {
-    if (!IsValidIfname(c.target)) return InvalidArgumentError(c.id + ": bad interface name");
+    if (!IsNetdevTarget(c.target)) return InvalidArgumentError(c.id + ": bad interface name");
     if (!c.after.is_object()) return InvalidArgumentError(c.id + ": sysctl must be a map");
     for (const auto& [k, v] : c.after.items()) {
       if (!ValidKey(k) || !(v.is_null() || v.is_number_integer())) {
@@ -215,9 +252,12 @@ Status RailnetModule::CheckChange(const Change& c) const {
   return InvalidArgumentError("module railnet has no attribute " + c.attribute + " (" + c.id + ")");
 }
 
-Status RailnetModule::Apply(const Change& change, HostContext& ctx) {
-  RETURN_IF_ERROR(CheckChange(change));
+Status RailnetModule::Apply(const Change& planned, HostContext& ctx) {
+  RETURN_IF_ERROR(CheckChange(planned));
   HostFs& fs = *ctx.fs;
+  ASSIGN_OR_RETURN(std::optional<Change> resolved, ResolveVfRefs(planned, fs));
+  if (!resolved) return OkStatus();  // a VF gone, nothing wanted on it
+  const Change& change = *resolved;
   const nlohmann::json& after = change.after;
   if (change.attribute == kRailFile) {
     const std::string path = change.detail["path"].get<std::string>();
@@ -245,9 +285,12 @@ Status RailnetModule::Apply(const Change& change, HostContext& ctx) {
   return SetTableRules(*routing, table, StringList(after));
 }
 
-Status RailnetModule::Verify(const Change& change, HostContext& ctx) {
-  RETURN_IF_ERROR(CheckChange(change));
+Status RailnetModule::Verify(const Change& planned, HostContext& ctx) {
+  RETURN_IF_ERROR(CheckChange(planned));
   HostFs& fs = *ctx.fs;
+  ASSIGN_OR_RETURN(std::optional<Change> resolved, ResolveVfRefs(planned, fs));
+  if (!resolved) return OkStatus();
+  const Change& change = *resolved;
   const nlohmann::json& after = change.after;
   const std::string label =
       (change.field_path.empty() ? change.id : change.field_path) + " (" + change.target + ")";

@@ -6,7 +6,9 @@
 // and the rules that look it up (policy_routing.h: rtnetlink, or the
 // run/provisioner/routes and rules captures), the table names in
 // /etc/iproute2/rt_tables.d/provisioner-rails.conf. Doctor checks in
-// railnet_checks.h. Registered after link, roce and rdma.
+// railnet_checks.h. Registered after link, roce and rdma. The VF netdevs of
+// host-network VF groups likewise, their references resolved at apply and
+// verify (railnet_vf_apply.h).
 #ifndef PROVISIONER_MODULES_RAILNET_RAILNET_MODULE_H_
 #define PROVISIONER_MODULES_RAILNET_RAILNET_MODULE_H_
 

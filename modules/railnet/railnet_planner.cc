@@ -9,6 +9,7 @@
 #include "engine/module/managed_file.h"
 #include "modules/railnet/persist_planner.h"
 #include "modules/railnet/policy_routing.h"
+#include "modules/railnet/railnet_vf.h"
 #include "nlohmann/json.hpp"
 
 namespace provisioner {
@@ -23,7 +24,8 @@ bool ValidSysctlKey(const std::string& k) {
 }
 
 bool AsksRailnet(const NicSpec& nic) {
-  return nic.addresses.has_value() || nic.routing.has_value() || !nic.sysctl.empty();
+  return nic.addresses.has_value() || nic.routing.has_value() || !nic.sysctl.empty() ||
+         HasHostNetworkVfs(nic);
 }
 
 // The PF's own Ethernet netdev (not a switchdev representor), or "".
@@ -43,6 +45,25 @@ int RailNumber(const DesiredState& desired, const std::string& path) {
     if (o.path == path) return o.rail;
   }
   return 0;
+}
+
+// One of the module's files: `want` its text, nullopt when no rail wants it
+// any more: then our file (with our header) is removed, someone else's at
+// that path is left alone. Planned when it differs from `now`; the engine
+// captures the file first and a rollback restores it byte for byte.
+void PlanRailFile(const char* target, const char* path, const std::optional<std::string>& now,
+                  const std::optional<std::string>& want, const std::string& reason,
+                  PlanSink& sink) {
+  if (now == want) return;
+  if (!want && (!now || !WrittenByProvisioner(*now))) return;
+  Change c = MakeChange(
+      kRailnetModule, target, kRailFile, now ? nlohmann::json(*now) : nlohmann::json(nullptr),
+      want ? nlohmann::json(*want) : nlohmann::json(nullptr), Disruption::kLive, kPhaseRails,
+      want ? reason : "no rail wants it any more: the file goes", "spec.nics");
+  c.resource = std::string("file:") + path;
+  c.detail["path"] = path;
+  DeclareManagedFile(c, path, now, "spec.nics", sink);
+  sink.AddChange(std::move(c));
 }
 
 }  // namespace
@@ -83,9 +104,10 @@ std::vector<RailWant> WantedRails(const DesiredState& desired, const HostFacts& 
     const std::string path = DesiredState::NicPath(i);
     std::vector<const PciFunction*> pfs = SelectPfs(nic, facts);
     if (pfs.empty()) continue;  // reported by the pci module
-    if (pfs.size() > 1 && nic.addresses && !nic.addresses->empty()) {
-      error(path + ".addresses", "selects " + std::to_string(pfs.size()) +
-                                     " PFs: addresses belong to one netdev; select one PF");
+    if (pfs.size() > 1 && ((nic.addresses && !nic.addresses->empty()) || HasHostNetworkVfs(nic))) {
+      error(path + (HasHostNetworkVfs(nic) ? ".vfGroups" : ".addresses"),
+            "selects " + std::to_string(pfs.size()) +
+                " PFs: addresses belong to one netdev; select one PF");
       continue;
     }
     const PciFunction& pf = *pfs.front();
@@ -185,6 +207,7 @@ std::vector<RailWant> WantedRails(const DesiredState& desired, const HostFacts& 
       w.sysctl[key] = value;
     }
     out.push_back(std::move(w));
+    AppendVfRails(nic, path, pf, RailWant(out.back()), facts, error, out);
   }
   return out;
 }
@@ -213,8 +236,13 @@ std::string RenderSysctlConf(const std::vector<RailWant>& rails) {
 
 void PlanRailnet(const DesiredState& desired, const HostFacts& facts, PlanSink& sink) {
   const std::vector<RailWant> rails = WantedRails(desired, facts, &sink);
-  if (rails.empty()) return;
   const RailnetFacts& now = facts.railnet;
+  if (rails.empty()) {
+    // Issue 39 item 2: no rail left, our files go (someone else's stay).
+    PlanRailFile("rt_tables", kRtTablesFile, now.rt_tables_file, std::nullopt, "", sink);
+    PlanRailFile("sysctl.d", kRailSysctlFile, now.sysctl_file, std::nullopt, "", sink);
+    return;
+  }
   auto add = [&](const std::string& target, const char* attribute, nlohmann::json before,
                  nlohmann::json after, const std::string& reason, const std::string& field,
                  const std::string& pf) -> Change& {
@@ -255,16 +283,9 @@ void PlanRailnet(const DesiredState& desired, const HostFacts& facts, PlanSink& 
   }
   const bool any_table = std::any_of(rails.begin(), rails.end(),
                                      [](const RailWant& w) { return w.table.has_value(); });
-  if (any_table) {
-    const std::string text = RenderRtTables(rails);
-    if (now.rt_tables_file != text) {
-      Change& c = add("rt_tables", kRailFile, now.rt_tables_file ? nlohmann::json(*now.rt_tables_file) : nlohmann::json(nullptr),
-                      text, "names of the rails' routing tables", "spec.nics", "");
-      c.resource = std::string("file:") + kRtTablesFile;
-      c.detail["path"] = kRtTablesFile;
-      DeclareManagedFile(c, kRtTablesFile, now.rt_tables_file, "spec.nics", sink);
-    }
-  }
+  PlanRailFile("rt_tables", kRtTablesFile, now.rt_tables_file,
+               any_table ? std::optional<std::string>(RenderRtTables(rails)) : std::nullopt,
+               "names of the rails' routing tables", sink);
   for (const RailWant& w : rails) {
     if (!w.table) continue;
     const std::string target = "table" + std::to_string(*w.table);
@@ -294,16 +315,16 @@ void PlanRailnet(const DesiredState& desired, const HostFacts& facts, PlanSink& 
   }
   const bool any_sysctl = std::any_of(rails.begin(), rails.end(),
                                       [](const RailWant& w) { return !w.sysctl.empty(); });
-  if (any_sysctl) {
-    const std::string text = RenderSysctlConf(rails);
-    if (now.sysctl_file != text) {
-      Change& c = add("sysctl.d", kRailFile, now.sysctl_file ? nlohmann::json(*now.sysctl_file) : nlohmann::json(nullptr), text,
-                      "the rails' sysctls at every boot", "spec.nics", "");
-      c.resource = std::string("file:") + kRailSysctlFile;
-      c.detail["path"] = kRailSysctlFile;
-      DeclareManagedFile(c, kRailSysctlFile, now.sysctl_file, "spec.nics", sink);
-    }
-  }
+  const size_t before = sink.changes().size();
+  PlanRailFile("sysctl.d", kRailSysctlFile, now.sysctl_file,
+               any_sysctl ? std::optional<std::string>(RenderSysctlConf(rails)) : std::nullopt,
+               "the rails' sysctls at every boot", sink);
+  // Keyed by VF netdevs this apply creates: after every change before it
+  // (their PFs' numVfs, binding, links), as a barrier.
+  const bool names_vfs = std::any_of(rails.begin(), rails.end(), [](const RailWant& w) {
+    return !w.sysctl.empty() && ParseVfRef(w.netdev);
+  });
+  if (names_vfs && sink.changes().size() > before) sink.changes().back().resource.clear();
   PlanRailPersistence(desired, rails, now, sink);
 }
 

@@ -18,6 +18,11 @@
 // addresses when two or more nics have addresses; nics[].sysctl overrides and
 // adds keys. The persisted sysctls are keyed by the netdev's lasting name
 // (names.netdev when given: the names module renames last).
+//
+// The VF netdevs of a nic's host-network VF groups (vfGroups[].addresses)
+// are wanted after their nic's PF netdev, each with a table of its own
+// (railnet_vf.h); one that does not exist yet is named "<PF BDF>#vf<n>".
+// The module's files are removed, our own only, when no rail wants them.
 #ifndef PROVISIONER_MODULES_RAILNET_RAILNET_PLANNER_H_
 #define PROVISIONER_MODULES_RAILNET_RAILNET_PLANNER_H_
 

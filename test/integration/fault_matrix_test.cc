@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <set>
 #include <string>
@@ -393,6 +394,128 @@ TEST_P(FaultMatrixTest, AFailingEcnWriteRollsBackByteIdentically) {
   EXPECT_EQ(DiffTreesText(pristine, root), "");
 }
 
+// Issue 39 items 1-3: the rails of module railnet (addresses over the tree's
+// capture, the ARP/reverse-path sysctls under /proc/sys/net/ipv4/conf, a
+// table's routes and the rules looking it up, rt_tables.d and sysctl.d), the
+// PF's and those of a host-network VF group, over a host that has rails
+// already (applied from kRailsBefore): each write of the apply failing once
+// puts back every address, route, rule, sysctl and file as it was.
+const std::string kRailsBefore = HostYaml(R"(  nics:
+    - name: rail1
+      nicSelector: { pfNames: ["ens6f0np0"] }
+      addresses: ["10.9.9.1/24"]
+      routing: { table: 200, gateway: "10.9.9.254" }
+      sysctl: { rp_filter: 0 }
+)");
+const std::string kRailsAfter = HostYaml(R"(  nics:
+    - name: rail1
+      nicSelector: { pfNames: ["ens6f0np0"] }
+      numVfs: 2
+      addresses: ["172.16.1.7/24"]
+      routing: { table: 200, gateway: "172.16.1.254", routes: ["172.16.0.0/16"] }
+      vfGroups:
+        - range: "0-1"
+          deviceType: netdevice
+          addresses: ["172.16.1.71/24", "172.16.1.72/24"]
+    - name: rail2
+      nicSelector: { pfNames: ["ens6f1np1"] }
+      addresses: ["172.16.2.7/24"]
+      routing: { table: 102 }
+)");
+// No rail any more: the module's two files go (issue 39 item 2).
+const std::string kNoRails = HostYaml(R"(  nics:
+    - name: rail1
+      nicSelector: { pfNames: ["ens6f0np0"] }
+      linkType: eth
+)");
+
+// The cx5-roce tree with the IPv4 conf files of its netdevs (and conf/default,
+// which the simulator copies for a new VF netdev) and kRailsBefore applied.
+std::string RailsTree(std::string dir) {
+  for (const char* n : {"default", "ens6f0np0", "ens6f1np1", "eno1"}) {
+    const std::string conf = dir + "/proc/sys/net/ipv4/conf/" + n;
+    std::filesystem::create_directories(conf);
+    for (const char* k : {"arp_ignore", "arp_announce", "rp_filter", "accept_local"}) {
+      std::ofstream(conf + "/" + k) << (std::string(k) == "rp_filter" ? "1\n" : "0\n");
+    }
+  }
+  return dir;
+}
+
+std::string Snapshot(const std::string& root) {
+  std::string out;
+  for (const char* f :
+       {"/run/provisioner/rail-addresses", "/run/provisioner/routes", "/run/provisioner/rules",
+        "/etc/iproute2/rt_tables.d/provisioner-rails.conf",
+        "/etc/sysctl.d/90-provisioner-rails.conf", "/proc/sys/net/ipv4/conf/ens6f0np0/rp_filter",
+        "/proc/sys/net/ipv4/conf/ens6f1np1/arp_ignore"}) {
+    std::error_code ec;
+    out += std::string(f) + ":\n" +
+           (std::filesystem::exists(root + f, ec) ? ReadFile(root + f) : std::string("(none)\n"));
+  }
+  return out;
+}
+
+TEST_P(FaultMatrixTest, EveryRailsWriteFailingRestoresAddressesRoutesRulesSysctlsFiles) {
+  const std::string pristine = RailsTree(FreshTree());
+  Outcome before = Apply(pristine, {}, kRailsBefore);
+  ASSERT_TRUE(before.status.ok()) << before.status.message();
+  const std::string snapshot = Snapshot(pristine);
+  ASSERT_NE(snapshot.find("ens6f0np0 10.9.9.1/24"), std::string::npos) << snapshot;
+  ASSERT_NE(snapshot.find("200\trail1"), std::string::npos) << snapshot;
+
+  std::string clean = CopyOf(pristine);
+  Outcome ok = Apply(clean, {}, kRailsAfter);
+  ASSERT_TRUE(ok.status.ok()) << ok.status.message();
+  EXPECT_EQ(ok.modules.count("railnet"), 1u);
+  const std::string applied = Snapshot(clean);
+  // The VF netdevs got theirs (the simulator's ens6f0v0, v1).
+  EXPECT_NE(applied.find("ens6f0v1 172.16.1.72/24"), std::string::npos) << applied;
+  EXPECT_NE(applied.find("table 200001 172.16.0.0/16 via 172.16.1.254 dev ens6f0v1"),
+            std::string::npos)
+      << applied;
+  EXPECT_NE(applied.find("pref 1000 from 172.16.1.71 lookup 200000"), std::string::npos);
+  EXPECT_NE(applied.find("net.ipv4.conf.ens6f0v0.arp_ignore = 1"), std::string::npos);
+  EXPECT_EQ(ReadFile(clean + "/proc/sys/net/ipv4/conf/ens6f0v1/arp_announce"), "2\n");
+  std::printf("fault matrix, rails: %d writes\n", ok.writes);
+  ASSERT_GE(ok.writes, 20);
+
+  // Every write in plan order; at parallelism 4 (where the order of the
+  // PFs' writes varies) every third and the last, to keep the test short.
+  const int errs[] = {EBUSY, ENOMEM, EIO, EPERM};
+  for (int k = 1; k <= ok.writes; ++k) {
+    if (GetParam() != 1 && k % 3 != 1 && k != ok.writes) continue;
+    SCOPED_TRACE("write " + std::to_string(k) + " of " + std::to_string(ok.writes));
+    std::string root = CopyOf(pristine);
+    Outcome failed = Apply(
+        root, {WriteFault{.nth_write = k, .path_substring = "", .err = errs[k % 4], .times = 1}},
+        kRailsAfter);
+    // At parallelism 4 the journal's writes follow the order changes finish
+    // in: a run may have fewer writes than the clean one, and no k-th.
+    if (GetParam() != 1 && failed.status.ok() && failed.writes < k) continue;
+    ASSERT_FALSE(failed.status.ok()) << "write " << k << " failed but apply succeeded";
+    const std::string& msg = failed.status.message();
+    EXPECT_NE(msg.find(std::strerror(errs[k % 4])), std::string::npos) << msg;
+    EXPECT_EQ(Snapshot(root), snapshot) << msg;
+    EXPECT_EQ(DiffTreesText(pristine, root), "") << msg;
+  }
+
+  // Issue 39 item 2: no rail left, the files go; a failure puts them back.
+  std::string removed = CopyOf(pristine);
+  Outcome gone = Apply(removed, {}, kNoRails);
+  ASSERT_TRUE(gone.status.ok()) << gone.status.message();
+  EXPECT_FALSE(std::filesystem::exists(removed + "/etc/sysctl.d/90-provisioner-rails.conf"));
+  EXPECT_FALSE(
+      std::filesystem::exists(removed + "/etc/iproute2/rt_tables.d/provisioner-rails.conf"));
+  for (int k = 1; k <= gone.writes; ++k) {
+    SCOPED_TRACE("removal, write " + std::to_string(k) + " of " + std::to_string(gone.writes));
+    std::string root = CopyOf(pristine);
+    Outcome failed = Apply(
+        root, {WriteFault{.nth_write = k, .path_substring = "", .err = EIO, .times = 1}}, kNoRails);
+    ASSERT_FALSE(failed.status.ok()) << "write " << k << " failed but apply succeeded";
+    EXPECT_EQ(DiffTreesText(pristine, root), "") << failed.status.message();
+  }
+}
 
 INSTANTIATE_TEST_SUITE_P(Parallelism, FaultMatrixTest, ::testing::Values(size_t{1}, size_t{4}),
                          [](const ::testing::TestParamInfo<size_t>& info) {

@@ -8,6 +8,7 @@
 // modules/railnet:railnet_netns_test.
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -41,8 +42,11 @@ spec:
 
 // The conf/ directory of each Ethernet netdev, as the live root has it.
 void AddConfFiles(const std::string& root) {
+  std::vector<std::string> names = {"default"};  // what a new netdev's conf copies
   for (const auto& e : std::filesystem::directory_iterator(root + "/sys/class/net")) {
-    const std::string n = e.path().filename();
+    names.push_back(e.path().filename());
+  }
+  for (const std::string& n : names) {
     if (n == "lo") continue;
     const std::string dir = root + "/proc/sys/net/ipv4/conf/" + n;
     std::filesystem::create_directories(dir);
@@ -145,6 +149,144 @@ TEST(RailnetCliTest, EightRailsPlanApplyConvergeDiscoverDoctor) {
                         "railnet.rule: fix the rule: `ip rule add pref 1000 from 172.16.3.7 "
                         "lookup 103`, or run `provisioner apply` with this host.yaml"}))
       << bad.out;
+}
+
+// Issue 39 item 1: rail n's VFs 0-1 on the host network. Their netdevs do
+// not exist when the plan is made: the kernel simulator makes them.
+constexpr const char* kHostVfYaml = R"(apiVersion: provisioner/v1alpha1
+kind: HostConfig
+metadata:
+  name: gpu-worker7
+spec:
+  rails:
+    count: 8
+    hostIndex: 7
+    routes: ["172.16.0.0/16"]
+    nic:
+      name: "gpu{n}-nic"
+      nicSelector: { vendor: "15b3", deviceID: "1021" }
+      linkType: eth
+      numVfs: 2
+      addresses: ["172.16.{n}.{host}/24"]
+      routing: { gateway: "172.16.{n}.254" }
+      vfGroups:
+        - range: "0-1"
+          deviceType: netdevice
+          addresses: ["172.16.{n}.{host}1/24", "172.16.{n}.{host}2/24"]
+)";
+
+size_t IndexOf(const std::vector<std::string>& ids, const std::string& id) {
+  return static_cast<size_t>(std::find(ids.begin(), ids.end(), id) - ids.begin());
+}
+
+TEST(RailnetCliTest, HostNetworkVfGroupGetsAddressesTablesRulesSysctls) {
+  const std::string root = ExtractHost("hgx-h100");
+  AddConfFiles(root);
+  KernelSimDaemon sim(root, /*netdev_delay_ms=*/20);
+  ASSERT_TRUE(sim.ready());
+  const std::string yaml = WriteTempFile("rails-vfs.yaml", kHostVfYaml);
+  RunResult p = Provisioner({"plan", yaml, "--root", root, "-o", "json"});
+  ASSERT_EQ(p.exit_code, 0) << p.out << p.err;
+  const json plan = json::parse(p.out);
+  const std::vector<std::string> ids = Ids(plan["changes"]);
+  std::string pf;  // rail 1's PF, from its VF 0's change
+  int vf_addresses = 0;
+  for (const json& c : plan["changes"]) {
+    const std::string id = c["id"];
+    if (id.find("#vf") == std::string::npos || c["attribute"] != "addresses") continue;
+    ++vf_addresses;
+    if (c["after"] == json::array({"172.16.1.71/24"})) pf = id.substr(8, id.find('#') - 8);
+  }
+  EXPECT_EQ(vf_addresses, 16);
+  ASSERT_FALSE(pf.empty()) << p.out;
+  // After the VFs exist and their netdevs are up.
+  const std::string vf_change = "railnet/" + pf + "#vf0/addresses";
+  EXPECT_LT(IndexOf(ids, "sriov/" + pf + "/numVfs"), IndexOf(ids, "link/" + pf + "/vfsUp"));
+  EXPECT_LT(IndexOf(ids, "link/" + pf + "/vfsUp"), IndexOf(ids, vf_change));
+  EXPECT_LT(IndexOf(ids, vf_change), ids.size());
+  EXPECT_LT(IndexOf(ids, "railnet/table101000/rules"), ids.size());
+
+  RunResult a = Provisioner({"apply", yaml, "--root", root});
+  ASSERT_EQ(a.exit_code, 0) << a.out << a.err;
+  EXPECT_EQ(sim.Refused(), "");
+  const std::string net = root + "/sys/bus/pci/devices/" + pf + "/virtfn0/net";
+  ASSERT_TRUE(std::filesystem::exists(net));
+  const std::string vf0 = std::filesystem::directory_iterator(net)->path().filename();
+  EXPECT_NE(ReadFile(root + "/run/provisioner/rail-addresses").find(vf0 + " 172.16.1.71/24\n"),
+            std::string::npos);
+  const std::string routes = ReadFile(root + "/run/provisioner/routes");
+  EXPECT_NE(routes.find("table 101000 172.16.1.0/24 dev " + vf0 + " scope link src 172.16.1.71\n"),
+            std::string::npos)
+      << routes;
+  EXPECT_NE(routes.find("table 101000 172.16.0.0/16 via 172.16.1.254 dev " + vf0 + "\n"),
+            std::string::npos);
+  EXPECT_NE(
+      ReadFile(root + "/run/provisioner/rules").find("pref 1000 from 172.16.1.71 lookup 101000\n"),
+      std::string::npos);
+  const std::string tables = ReadFile(root + "/etc/iproute2/rt_tables.d/provisioner-rails.conf");
+  EXPECT_NE(tables.find("101000\tgpu1-nic-vf0\n101001\tgpu1-nic-vf1\n"), std::string::npos)
+      << tables;
+  const std::string conf = ReadFile(root + "/etc/sysctl.d/90-provisioner-rails.conf");
+  EXPECT_NE(conf.find("net.ipv4.conf." + vf0 + ".arp_ignore = 1\n"), std::string::npos) << conf;
+  EXPECT_EQ(conf.find("#vf"), std::string::npos) << conf;
+  EXPECT_EQ(ReadFile(root + "/proc/sys/net/ipv4/conf/" + vf0 + "/arp_ignore"), "1\n");
+
+  // Converged: the VFs are named by their netdevs now, and have all.
+  RunResult again = Provisioner({"plan", yaml, "--root", root, "--detailed-exitcode"});
+  EXPECT_EQ(again.exit_code, 0) << again.out << again.err;
+  // discover shows the VF netdevs' addresses; doctor checks them.
+  RunResult d = Provisioner({"discover", "--root", root, "-o", "json"});
+  ASSERT_EQ(d.exit_code, 0) << d.err;
+  EXPECT_EQ(json::parse(d.out)["railnet"]["addresses"][vf0], json::array({"172.16.1.71/24"}))
+      << d.out;
+  RunResult doc = Provisioner({"doctor", yaml, "--root", root, "-o", "json"});
+  int vf_checks = 0;
+  const json checks = json::parse(doc.out);
+  for (const json& c : checks["checks"]) {
+    if (c["module"] != "railnet" || c["id"] == "railnet.gid") continue;
+    EXPECT_EQ(c["verdict"], "ok") << c.dump();
+    if (c.dump().find(vf0) != std::string::npos) ++vf_checks;
+  }
+  EXPECT_GT(vf_checks, 0) << doc.out;
+  // manifests: no policy or resource for the host-network group.
+  RunResult m = Provisioner({"manifests", yaml, "--root", root});
+  EXPECT_EQ(m.out.find("gpu1-nic-vf0-1"), std::string::npos) << m.out;
+
+  // Issue 39 item 2: rail 8 and the VF addresses dropped, their lines go;
+  // no rail left, the files go.
+  const std::string seven = WriteTempFile("rails7.yaml", [] {
+    std::string y = kHostYaml;
+    y.replace(y.find("count: 8"), 8, "count: 7");
+    return y;
+  }());
+  RunResult a7 = Provisioner({"apply", seven, "--root", root});
+  ASSERT_EQ(a7.exit_code, 0) << a7.out << a7.err;
+  const std::string tables7 = ReadFile(root + "/etc/iproute2/rt_tables.d/provisioner-rails.conf");
+  EXPECT_EQ(tables7.find("108\t"), std::string::npos) << tables7;
+  EXPECT_EQ(tables7.find("101000\t"), std::string::npos) << tables7;
+  EXPECT_NE(tables7.find("107\tgpu7-nic\n"), std::string::npos) << tables7;
+  EXPECT_EQ(ReadFile(root + "/etc/sysctl.d/90-provisioner-rails.conf").find(vf0),
+            std::string::npos);
+  const std::string none = WriteTempFile("norails.yaml", R"(apiVersion: provisioner/v1alpha1
+kind: HostConfig
+metadata:
+  name: gpu-worker7
+spec:
+  nics:
+    - name: nics
+      nicSelector: { vendor: "15b3", deviceID: "1021" }
+      linkType: eth
+)");
+  RunResult gone = Provisioner({"plan", none, "--root", root, "-o", "json"});
+  ASSERT_EQ(gone.exit_code, 0) << gone.err;
+  EXPECT_EQ(Ids(json::parse(gone.out)["changes"]),
+            (std::vector<std::string>{"railnet/rt_tables/file", "railnet/sysctl.d/file"}));
+  RunResult a0 = Provisioner({"apply", none, "--root", root});
+  ASSERT_EQ(a0.exit_code, 0) << a0.out << a0.err;
+  EXPECT_FALSE(std::filesystem::exists(root + "/etc/iproute2/rt_tables.d/provisioner-rails.conf"));
+  EXPECT_FALSE(std::filesystem::exists(root + "/etc/sysctl.d/90-provisioner-rails.conf"));
+  RunResult clean = Provisioner({"plan", none, "--root", root, "--detailed-exitcode"});
+  EXPECT_EQ(clean.exit_code, 0) << clean.out;
 }
 
 }  // namespace

@@ -108,6 +108,52 @@ bool IsUserspace(const std::string& d) {
   return d == "vfio-pci" || d == "pci-stub" || d == "uio_pci_generic" || d == "igb_uio";
 }
 
+// IPv4 per-netdev state (issue 39): a new netdev's
+// /proc/sys/net/ipv4/conf/<name>/ is a copy of conf/default (devinet.c
+// inetdev_init copies devconf_dflt), in a tree that has conf/default; when
+// the netdev goes, so do that directory, its addresses in the railnet
+// capture and the routes through it (fib_sync_down_dev, fib_disable_ip).
+constexpr char kIpv4Conf[] = "/proc/sys/net/ipv4/conf/";
+constexpr char kRailAddressCaptureFile[] = "/run/provisioner/rail-addresses";
+constexpr char kRouteCaptureFile[] = "/run/provisioner/routes";
+
+Status AddIpv4Conf(TreeWriter& w, const std::string& netdev) {
+  const std::string dflt = std::string(kIpv4Conf) + "default";
+  if (!w.Exists(dflt)) return OkStatus();
+  const std::string dir = kIpv4Conf + netdev;
+  RETURN_IF_ERROR(w.MakeDir(dir));
+  for (const std::string& key : w.List(dflt)) {
+    RETURN_IF_ERROR(w.WriteFile(dir + "/" + key, w.ReadFile(dflt + "/" + key).value_or(""), 0644));
+  }
+  return OkStatus();
+}
+
+// `file` without the lines `drop` says so of.
+Status DropLines(TreeWriter& w, const std::string& file,
+                 const std::function<bool(const std::string&)>& drop) {
+  auto text = w.ReadFile(file);
+  if (!text.ok()) return OkStatus();
+  std::string kept;
+  std::istringstream in(*text);
+  for (std::string line; std::getline(in, line);) {
+    if (!drop(line)) kept += line + "\n";
+  }
+  return kept == *text ? OkStatus() : w.WriteFile(file, kept, 0644);
+}
+
+Status RemoveIpv4State(TreeWriter& w, const std::string& netdev) {
+  RETURN_IF_ERROR(w.RemoveAll(kIpv4Conf + netdev));
+  RETURN_IF_ERROR(DropLines(w, kRailAddressCaptureFile, [&](const std::string& line) {
+    return line.compare(0, netdev.size() + 1, netdev + " ") == 0;
+  }));
+  const std::string dev = " dev " + netdev;
+  return DropLines(w, kRouteCaptureFile, [&](const std::string& line) {
+    const size_t at = line.find(dev);
+    return at != std::string::npos &&
+           (at + dev.size() == line.size() || line[at + dev.size()] == ' ');
+  });
+}
+
 }  // namespace
 
 int ParseNumVfsWrite(std::string_view v) {
@@ -396,6 +442,7 @@ Status SriovSim::Disable(const std::string& pf_dir) {
 Status SriovSim::RemoveVfDevices(const std::string& vf_dir) {
   for (const auto& nd : w_.List(vf_dir + "/net")) {
     RETURN_IF_ERROR(w_.RemoveAll("/sys/class/net/" + nd));
+    RETURN_IF_ERROR(RemoveIpv4State(w_, nd));
   }
   RETURN_IF_ERROR(w_.RemoveAll(vf_dir + "/net"));
   for (const auto& ib : w_.List(vf_dir + "/infiniband")) {
@@ -490,6 +537,7 @@ Status SriovSim::CreateVfDevices(const PendingVf& p) {
                                            : w_.ReadAttr(pfn + "/operstate").value_or("up");
     n.ifindex = AllocIfindex();
     RETURN_IF_ERROR(AddNetdev(w_, n, p.vf_dir));
+    RETURN_IF_ERROR(AddIpv4Conf(w_, n.name));
     vf_netdev = n.name;
   }
   // RDMA device: one per PF RDMA device, named <prefix><next free>.

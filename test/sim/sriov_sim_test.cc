@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -94,6 +95,34 @@ class SriovSimTest : public ::testing::Test {
   std::string root_;
   std::string pristine_;
 };
+
+// Issue 39: a VF netdev's IPv4 state. It gets /proc/sys/net/ipv4/conf/<vf>/
+// as a copy of conf/default (inetdev_init), and when it goes, that
+// directory, its addresses in the railnet capture and the routes through
+// it go too; the routes of other netdevs and the rules stay.
+TEST_F(SriovSimTest, VfNetdevsIpv4ConfFromDefaultAndGoneWithTheVf) {
+  for (const std::string& root : {root_, pristine_}) {
+    std::filesystem::create_directories(root + "/proc/sys/net/ipv4/conf/default");
+    std::ofstream(root + "/proc/sys/net/ipv4/conf/default/rp_filter") << "2\n";
+    std::ofstream(root + "/proc/sys/net/ipv4/conf/default/arp_ignore") << "0\n";
+  }
+  SriovSim sim(root_);
+  ASSERT_EQ(sim.WriteNumVfs(kPf0, "2"), 0);
+  ASSERT_TRUE(sim.Flush().ok());
+  EXPECT_EQ(ReadFile(F("/proc/sys/net/ipv4/conf/ens6f0v1/rp_filter")), "2\n");
+  EXPECT_EQ(ReadFile(F("/proc/sys/net/ipv4/conf/ens6f0v1/arp_ignore")), "0\n");
+  std::ofstream(F("/run/provisioner/rail-addresses"))
+      << "ens6f0np0 172.16.1.7/24\nens6f0v0 172.16.1.71/24\nens6f0v1 172.16.1.72/24\n";
+  std::ofstream(F("/run/provisioner/routes"))
+      << "table 101 172.16.1.0/24 dev ens6f0np0 scope link src 172.16.1.7\n"
+         "table 101000 172.16.1.0/24 dev ens6f0v0 scope link src 172.16.1.71\n"
+         "table 101000 default via 172.16.1.254 dev ens6f0v0\n";
+  ASSERT_EQ(sim.WriteNumVfs(kPf0, "0"), 0);
+  EXPECT_FALSE(Exists(F("/proc/sys/net/ipv4/conf/ens6f0v0")));
+  EXPECT_EQ(ReadFile(F("/run/provisioner/rail-addresses")), "ens6f0np0 172.16.1.7/24\n");
+  EXPECT_EQ(ReadFile(F("/run/provisioner/routes")),
+            "table 101 172.16.1.0/24 dev ens6f0np0 scope link src 172.16.1.7\n");
+}
 
 TEST_F(SriovSimTest, WriteErrorsInKernelOrderAndLeaveTheTreeAlone) {
   SriovSim sim(root_);
