@@ -137,11 +137,53 @@ std::vector<std::string> NearestNames(std::string_view want,
   return out;
 }
 
+namespace {
+
+// The length of the PCI address at the start of `s` ("0000:af:00.1", 12;
+// "af:00.1", 7), 0 when there is none. Its fields are fixed-width hex, so
+// bytewise order is address order ("0000:1a:00.0" after "0000:19:00.0",
+// which comparing digit runs as numbers would reverse).
+size_t PciAddressAt(std::string_view s) {
+  auto hex = [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; };
+  auto shape = [&](std::string_view form) {  // 'x': a hex digit, 'f': 0-7
+    if (s.size() < form.size()) return false;
+    for (size_t k = 0; k < form.size(); ++k) {
+      const char want = form[k];
+      if (want == 'x' ? !hex(s[k]) : want == 'f' ? (s[k] < '0' || s[k] > '7') : s[k] != want)
+        return false;
+    }
+    // Not the start of something longer ("af:00.12").
+    return s.size() == form.size() || !std::isalnum(static_cast<unsigned char>(s[form.size()]));
+  };
+  if (shape("xxxx:xx:xx.f")) return 12;
+  if (shape("xx:xx.f")) return 7;
+  return 0;
+}
+
+int LowerByte(char c) { return std::tolower(static_cast<unsigned char>(c)); }
+
+}  // namespace
+
 bool NaturalLess(std::string_view a, std::string_view b) {
   auto digit = [](char c) { return c >= '0' && c <= '9'; };
   size_t i = 0, j = 0;
   int zeros = 0;  // > 0: a had more leading zeros in an equal number so far
   while (i < a.size() && j < b.size()) {
+    // A PCI address in both, each at the start of a word: bytewise.
+    const bool word_a = i == 0 || !std::isalnum(static_cast<unsigned char>(a[i - 1]));
+    const bool word_b = j == 0 || !std::isalnum(static_cast<unsigned char>(b[j - 1]));
+    if (word_a && word_b && std::isxdigit(static_cast<unsigned char>(a[i])) &&
+        std::isxdigit(static_cast<unsigned char>(b[j]))) {
+      const size_t la = PciAddressAt(a.substr(i)), lb = PciAddressAt(b.substr(j));
+      if (la != 0 && la == lb) {
+        for (size_t k = 0; k < la; ++k) {
+          if (LowerByte(a[i + k]) != LowerByte(b[j + k])) return LowerByte(a[i + k]) < LowerByte(b[j + k]);
+        }
+        i += la;
+        j += lb;
+        continue;
+      }
+    }
     if (digit(a[i]) && digit(b[j])) {
       size_t ia = i, jb = j;
       while (ia < a.size() && a[ia] == '0') ++ia;

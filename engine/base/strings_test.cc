@@ -78,5 +78,21 @@ TEST(NaturalLessTest, NumbersByValue) {
   EXPECT_TRUE(NaturalLess("0000:17:00.0", "0000:af:00.0"));
 }
 
+// PCI addresses are fixed-width hex: address order, not digit runs as numbers
+// ("1a" is not "1" then "a", before "19").
+TEST(NaturalLessTest, PciAddressesInAddressOrder) {
+  std::vector<std::string> v = {"0000:1a:00.0", "0000:19:00.1", "0000:19:00.0", "0000:0a:00.0",
+                                "0000:09:00.0", "pci/0000:1b:00.0", "pci/0000:1A:00.1", "1a:00.0",
+                                "19:00.0"};
+  std::sort(v.begin(), v.end(), NaturalLess);
+  EXPECT_EQ(v, (std::vector<std::string>{"0000:09:00.0", "0000:0a:00.0", "0000:19:00.0",
+                                         "0000:19:00.1", "0000:1a:00.0", "19:00.0", "1a:00.0",
+                                         "pci/0000:1A:00.1", "pci/0000:1b:00.0"}));
+  // Names keep their numbers: ens6f1 (f is a hex digit) before ens10f0.
+  EXPECT_TRUE(NaturalLess("ens6f1", "ens10f0"));
+  EXPECT_TRUE(NaturalLess("eth2", "eth10"));
+  EXPECT_TRUE(NaturalLess("virtfn2", "virtfn10"));
+}
+
 }  // namespace
 }  // namespace provisioner
