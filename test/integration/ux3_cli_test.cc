@@ -1,0 +1,190 @@
+// Issue 38, what remained after ux2, end to end with the real binary: a
+// missing colon before a flow mapping is reported where it is (item 7);
+// `apply --rollback` without FILE on a journal an older provisioner wrote
+// (item 12); natural order in the lists a person reads (item 12).
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "test/integration/harness.h"
+#include "test/integration/pty_run.h"
+#include "test/support/ttar.h"
+
+namespace provisioner::testing {
+namespace {
+
+using nlohmann::json;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+std::string Example(const std::string& name) { return RunfilePath("examples/" + name); }
+
+// Item 7: "nicSelector { vendor: ... }" (a space, no colon) and
+// "nicSelector {vendor: 15b3}": yaml-cpp read the first as an indentation
+// error lines later and the second as a key "nicSelector {vendor". Both are
+// the missing colon, at the column just after the key.
+TEST(Ux3CliTest, MissingColonBeforeAFlowMappingIsReportedOnItsLine) {
+  const std::string spaced = WriteTempFile("spaced.yaml", HostYaml(R"(  nics:
+    - name: pf0
+      nicSelector { vendor: "15b3", deviceID: "1017" }
+      numVfs: 4
+)"));
+  RunResult s = Provisioner({"validate", spaced});
+  EXPECT_EQ(s.exit_code, 1);
+  EXPECT_THAT(s.err, HasSubstr(spaced + ":8:18: invalid YAML: missing ':' after nicSelector: write "
+                                        "\"nicSelector: { vendor: \"15b3\", deviceID: \"1017\" }\""));
+  EXPECT_THAT(s.err, Not(HasSubstr("indentation")));
+
+  const std::string tight = WriteTempFile("tight.yaml", HostYaml(R"(  nics:
+    - name: pf0
+      nicSelector {vendor: 15b3}
+      numVfs: 4
+)"));
+  RunResult t = Provisioner({"plan", tight, "--root", ExtractHost("cx5-roce")});
+  EXPECT_EQ(t.exit_code, 1);
+  EXPECT_THAT(t.err, HasSubstr(tight + ":8:18: invalid YAML: missing ':' after nicSelector"));
+  EXPECT_THAT(t.err, Not(HasSubstr("nicSelector {vendor\"")));
+
+  // A list too; text inside a block scalar is text.
+  const std::string list = WriteTempFile("list.yaml", HostYaml(R"(  nics:
+    - name: pf0
+      nicSelector:
+        rootDevices ["0000:af:00.0"]
+      numVfs: 4
+)"));
+  RunResult l = Provisioner({"validate", list, "-o", "json"});
+  EXPECT_EQ(l.exit_code, 1);
+  const json doc = json::parse(l.out);
+  ASSERT_FALSE(doc["diagnostics"].empty()) << l.out;
+  EXPECT_EQ(doc["diagnostics"][0]["line"], 9) << l.out;
+  EXPECT_EQ(doc["diagnostics"][0]["column"], 20) << l.out;
+  EXPECT_THAT(doc["diagnostics"][0]["message"].get<std::string>(),
+              HasSubstr("missing ':' after rootDevices"));
+}
+
+// Item 12: a journal an older provisioner wrote has no "hostYaml": apply
+// --rollback without FILE undoes it from the journal's own entries.
+TEST(Ux3CliTest, RollbackOfAnOldJournalNeedsNoFile) {
+  const std::string root = ExtractHost("cx5-roce");
+  const std::string before = ReadFile(root + "/sys/bus/pci/devices/0000:af:00.0/sriov_numvfs");
+  KernelSimDaemon sim(root, /*netdev_delay_ms=*/20000);  // VFs come, netdevs do not
+  ASSERT_TRUE(sim.ready());
+  pid_t pid = Spawn({ProvisionerBinary(), "apply", Example("roce-sriov.yaml"), "--root", root,
+                     "--settle-timeout", "60"});
+  ASSERT_GT(pid, 0);
+  const std::string journal = root + "/run/provisioner/journal.json";
+  EXPECT_TRUE(
+      WaitUntil([&] { return ReadFile(journal).find("\"applying\"") != std::string::npos; }));
+  ::kill(pid, SIGKILL);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  // As an older provisioner wrote it: no hostYaml.
+  json j = json::parse(ReadFile(journal));
+  ASSERT_TRUE(j.contains("hostYaml")) << j.dump();
+  j.erase("hostYaml");
+  std::ofstream(journal) << j.dump(2) << "\n";
+
+  RunResult r = Provisioner({"apply", "--rollback", "--root", root});
+  EXPECT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_THAT(r.err, HasSubstr(root + "/run/provisioner/journal.json does not name its host.yaml "
+                                      "(an older provisioner wrote it): rolling back from its "));
+  EXPECT_THAT(r.out, HasSubstr("Rollback complete"));
+  EXPECT_EQ(ReadFile(root + "/sys/bus/pci/devices/0000:af:00.0/sriov_numvfs"), before);
+  EXPECT_FALSE(WaitUntil([&] { return ::access(journal.c_str(), F_OK) == 0; }, 0));
+  // And nothing is left to do.
+  RunResult again = Provisioner({"apply", "--rollback", "--root", root});
+  EXPECT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_THAT(again.out, HasSubstr("Nothing to roll back"));
+}
+
+// Item 12, natural order: `apply -v` lists each VF's step in VF order
+// (ens6f0v2 before ens6f0v10; the virtfnN links came in ListDir's bytewise
+// order, v10 and v11 between v1 and v2).
+TEST(Ux3CliTest, VerboseApplyListsVfsInNaturalOrder) {
+  const std::string root = ExtractHost("cx5-roce");
+  KernelSimDaemon sim(root);
+  ASSERT_TRUE(sim.ready());
+  RunResult r = Provisioner({"apply", Example("roce-sriov.yaml"), "--root", root, "-v",
+                             "--settle-timeout", "60"});
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  std::vector<size_t> at;
+  for (int n = 0; n < 12; ++n) {
+    at.push_back(r.err.find("ens6f0v" + std::to_string(n) + " up"));
+    ASSERT_NE(at.back(), std::string::npos) << n << "\n" << r.err;
+  }
+  EXPECT_TRUE(std::is_sorted(at.begin(), at.end())) << r.err;
+}
+
+// Item 12, natural order: `manifests DIR` takes node2.yaml before
+// node10.yaml (each host's problems are reported in that order), and the
+// files an earlier run left in the output directory are named in it too.
+TEST(Ux3CliTest, ManifestsReadsAndNamesFilesInNaturalOrder) {
+  const std::string dir = MakeTempDir("fleet");
+  for (const char* node : {"node10", "node2", "node1"}) {
+    std::ofstream(dir + "/" + node + ".yaml") << HostYaml(R"(  nics:
+    - name: pf0
+      nicSelector: { vendor: "15b3", deviceID: "1017" }
+      numVfs: "4"
+)", node);
+  }
+  RunResult r = Provisioner({"manifests", dir});
+  EXPECT_EQ(r.exit_code, 1);
+  const size_t one = r.err.find("/node1.yaml:"), two = r.err.find("/node2.yaml:"),
+               ten = r.err.find("/node10.yaml:");
+  ASSERT_NE(one, std::string::npos) << r.err;
+  ASSERT_NE(two, std::string::npos) << r.err;
+  ASSERT_NE(ten, std::string::npos) << r.err;
+  EXPECT_LT(one, two) << r.err;
+  EXPECT_LT(two, ten) << r.err;
+
+  const std::string out = MakeTempDir("out");
+  for (const char* stale : {"x10.yaml", "x2.yaml"}) std::ofstream(out + "/" + stale) << "{}\n";
+  RunResult w = Provisioner({"manifests", Example("roce-sriov.yaml"), "--root",
+                             ExtractHost("cx5-roce"), "--output-dir", out});
+  ASSERT_EQ(w.exit_code, 0) << w.err;
+  const size_t x2 = w.err.find("/x2.yaml was not written"),
+               x10 = w.err.find("/x10.yaml was not written");
+  ASSERT_NE(x2, std::string::npos) << w.err;
+  ASSERT_NE(x10, std::string::npos) << w.err;
+  EXPECT_LT(x2, x10) << w.err;
+}
+
+// Item 5's Done-when, on a pseudo-terminal 80 columns wide (a BMC serial
+// console) with the real binary: every status line fits in 79 columns, and
+// the VF wait's line keeps its count and its clock against the limit.
+TEST(Ux3CliTest, AtEightyColumnsTheStatusLineKeepsTheCountAndTheClock) {
+  const std::string root = ExtractHost("cx5-roce");
+  KernelSimDaemon sim(root, /*netdev_delay_ms=*/3000);
+  ASSERT_TRUE(sim.ready());
+  PtyResult r = RunInPty({ProvisionerBinary(), "apply", Example("roce-sriov.yaml"), "--root", root,
+                          "-y", "--settle-timeout", "20"},
+                         "", "", {{"NO_COLOR", "1"}, {"TERM", "xterm"}}, /*columns=*/80);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  bool saw_wait = false;
+  for (size_t at = r.out.find("\r\033[K"); at != std::string::npos;
+       at = r.out.find("\r\033[K", at + 1)) {
+    const size_t start = at + 4;
+    const std::string line = r.out.substr(start, r.out.find_first_of("\r\n\033", start) - start);
+    // Status lines start with the spinner; the permanent lines may wrap.
+    if (line.size() < 2 || line[1] != ' ' || std::string("|/-\\").find(line[0]) == std::string::npos)
+      continue;
+    size_t columns = 0;
+    for (char ch : line) columns += (static_cast<unsigned char>(ch) & 0xC0) != 0x80;
+    EXPECT_LE(columns, 79u) << line;
+    if (line.find("/12 VFs") == std::string::npos) continue;
+    saw_wait = true;
+    EXPECT_NE(line.find(" s of 20 s)"), std::string::npos) << line;
+  }
+  EXPECT_TRUE(saw_wait) << r.out;
+}
+
+}  // namespace
+}  // namespace provisioner::testing
