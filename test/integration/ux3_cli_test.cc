@@ -112,8 +112,14 @@ TEST(Ux3CliTest, VerboseApplyListsVfsInNaturalOrder) {
   const std::string root = ExtractHost("cx5-roce");
   KernelSimDaemon sim(root);
   ASSERT_TRUE(sim.ready());
-  RunResult r = Provisioner({"apply", Example("roce-sriov.yaml"), "--root", root, "-v",
-                             "--settle-timeout", "60"});
+  const std::string yaml = Example("roce-sriov.yaml");
+  RunResult made = Provisioner({"apply", yaml, "--root", root, "--settle-timeout", "60"});
+  ASSERT_EQ(made.exit_code, 0) << made.err << made.out;
+  // Every VF netdev down (IFF_UP cleared): apply brings each up, one step each.
+  for (int n = 0; n < 12; ++n) {
+    std::ofstream(root + "/sys/class/net/ens6f0v" + std::to_string(n) + "/flags") << "0x1002\n";
+  }
+  RunResult r = Provisioner({"apply", yaml, "--root", root, "-v", "--settle-timeout", "60"});
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   std::vector<size_t> at;
   for (int n = 0; n < 12; ++n) {
