@@ -177,7 +177,8 @@ bool NaturalLess(std::string_view a, std::string_view b) {
       const size_t la = PciAddressAt(a.substr(i)), lb = PciAddressAt(b.substr(j));
       if (la != 0 && la == lb) {
         for (size_t k = 0; k < la; ++k) {
-          if (LowerByte(a[i + k]) != LowerByte(b[j + k])) return LowerByte(a[i + k]) < LowerByte(b[j + k]);
+          if (LowerByte(a[i + k]) != LowerByte(b[j + k]))
+            return LowerByte(a[i + k]) < LowerByte(b[j + k]);
         }
         i += la;
         j += lb;

@@ -81,9 +81,9 @@ TEST(NaturalLessTest, NumbersByValue) {
 // PCI addresses are fixed-width hex: address order, not digit runs as numbers
 // ("1a" is not "1" then "a", before "19").
 TEST(NaturalLessTest, PciAddressesInAddressOrder) {
-  std::vector<std::string> v = {"0000:1a:00.0", "0000:19:00.1", "0000:19:00.0", "0000:0a:00.0",
-                                "0000:09:00.0", "pci/0000:1b:00.0", "pci/0000:1A:00.1", "1a:00.0",
-                                "19:00.0"};
+  std::vector<std::string> v = {"0000:1a:00.0",     "0000:19:00.1", "0000:19:00.0",
+                                "0000:0a:00.0",     "0000:09:00.0", "pci/0000:1b:00.0",
+                                "pci/0000:1A:00.1", "1a:00.0",      "19:00.0"};
   std::sort(v.begin(), v.end(), NaturalLess);
   EXPECT_EQ(v, (std::vector<std::string>{"0000:09:00.0", "0000:0a:00.0", "0000:19:00.0",
                                          "0000:19:00.1", "0000:1a:00.0", "19:00.0", "1a:00.0",

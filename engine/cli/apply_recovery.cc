@@ -60,9 +60,7 @@ std::string RollbackWithFileHint(const std::string& root) {
          (root == "/" ? "" : " --root " + AbsoluteRoot(root));
 }
 
-bool JournalKept(const std::string& root) {
-  return NewLocalHostFs(root)->Exists(kJournalPath);
-}
+bool JournalKept(const std::string& root) { return NewLocalHostFs(root)->Exists(kJournalPath); }
 
 std::string ApplyNextStep(const Status& failure, double settle_timeout_s) {
   if (failure.ok()) return "";

@@ -168,7 +168,9 @@ std::optional<LocatedMessage> MissingColonBeforeFlow(std::string_view text) {
     if (scalar_indent >= 0 && indent > scalar_indent) continue;
     scalar_indent = -1;
     size_t at = static_cast<size_t>(indent);
-    while (line.substr(at, 2) == "- ") at = line.find_first_not_of(' ', at + 1);
+    while (at < line.size() && line.substr(at, 2) == "- ") {
+      at = line.find_first_not_of(' ', at + 1);
+    }
     if (at == std::string_view::npos) continue;
     std::string_view rest = line.substr(at);
     // Where a block scalar starts ("key: |", "- >-"), its lines are text.

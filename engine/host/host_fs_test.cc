@@ -155,8 +155,8 @@ TEST_F(HostFsTest, ListDirSortedAndCounted) {
 // order (0000:19 before 0000:1a).
 TEST_F(HostFsTest, ListDirInNaturalOrder) {
   MkDir("/sys/x");
-  for (const char* n : {"eth10", "eth2", "eth1", "virtfn10", "virtfn2", "0000:1a:00.0",
-                        "0000:19:00.0"}) {
+  for (const char* n :
+       {"eth10", "eth2", "eth1", "virtfn10", "virtfn2", "0000:1a:00.0", "0000:19:00.0"}) {
     Write(root_ + "/sys/x/" + n, "");
   }
   auto l = fs_->ListDir("/sys/x");

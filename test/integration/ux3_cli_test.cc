@@ -39,8 +39,9 @@ TEST(Ux3CliTest, MissingColonBeforeAFlowMappingIsReportedOnItsLine) {
 )"));
   RunResult s = Provisioner({"validate", spaced});
   EXPECT_EQ(s.exit_code, 1);
-  EXPECT_THAT(s.err, HasSubstr(spaced + ":8:18: invalid YAML: missing ':' after nicSelector: write "
-                                        "\"nicSelector: { vendor: \"15b3\", deviceID: \"1017\" }\""));
+  EXPECT_THAT(s.err,
+              HasSubstr(spaced + ":8:18: invalid YAML: missing ':' after nicSelector: write "
+                                 "\"nicSelector: { vendor: \"15b3\", deviceID: \"1017\" }\""));
   EXPECT_THAT(s.err, Not(HasSubstr("indentation")));
 
   const std::string tight = WriteTempFile("tight.yaml", HostYaml(R"(  nics:
@@ -139,7 +140,8 @@ TEST(Ux3CliTest, ManifestsReadsAndNamesFilesInNaturalOrder) {
     - name: pf0
       nicSelector: { vendor: "15b3", deviceID: "1017" }
       numVfs: "4"
-)", node);
+)",
+                                                          node);
   }
   RunResult r = Provisioner({"manifests", dir});
   EXPECT_EQ(r.exit_code, 1);
@@ -180,7 +182,8 @@ TEST(Ux3CliTest, AtEightyColumnsTheStatusLineKeepsTheCountAndTheClock) {
     const size_t start = at + 4;
     const std::string line = r.out.substr(start, r.out.find_first_of("\r\n\033", start) - start);
     // Status lines start with the spinner; the permanent lines may wrap.
-    if (line.size() < 2 || line[1] != ' ' || std::string("|/-\\").find(line[0]) == std::string::npos)
+    if (line.size() < 2 || line[1] != ' ' ||
+        std::string("|/-\\").find(line[0]) == std::string::npos)
       continue;
     size_t columns = 0;
     for (char ch : line) columns += (static_cast<unsigned char>(ch) & 0xC0) != 0x80;
@@ -190,6 +193,22 @@ TEST(Ux3CliTest, AtEightyColumnsTheStatusLineKeepsTheCountAndTheClock) {
     EXPECT_NE(line.find(" s of 20 s)"), std::string::npos) << line;
   }
   EXPECT_TRUE(saw_wait) << r.out;
+}
+
+// Item 7: an option only another subcommand has (`plan --dryrun`: plan
+// changes nothing, apply has --dry-run) says where it is, instead of a bare
+// "unexpected argument".
+TEST(Ux3CliTest, AnOptionOfAnotherSubcommandSaysWhichHasIt) {
+  RunResult r = Provisioner({"plan", Example("roce-sriov.yaml"), "--dryrun"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("provisioner: unexpected argument: --dryrun; --dry-run is an option "
+                               "of `provisioner apply`"));
+  RunResult b = Provisioner({"plan", Example("roce-sriov.yaml"), "--rollback"});
+  EXPECT_EQ(b.exit_code, 1);
+  EXPECT_THAT(b.err, HasSubstr("--rollback is an option of `provisioner apply`"));
+  // The subcommand's own nearest option first, as before.
+  RunResult a = Provisioner({"apply", Example("roce-sriov.yaml"), "--dryrun"});
+  EXPECT_THAT(a.err, HasSubstr("did you mean --dry-run?"));
 }
 
 }  // namespace
