@@ -2,6 +2,8 @@
 // missing colon before a flow mapping is reported where it is (item 7);
 // `apply --rollback` without FILE on a journal an older provisioner wrote
 // (item 12); natural order in the lists a person reads (item 12).
+#include <poll.h>
+#include <pty.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -209,6 +211,104 @@ TEST(Ux3CliTest, AnOptionOfAnotherSubcommandSaysWhichHasIt) {
   // The subcommand's own nearest option first, as before.
   RunResult a = Provisioner({"apply", Example("roce-sriov.yaml"), "--dryrun"});
   EXPECT_THAT(a.err, HasSubstr("did you mean --dry-run?"));
+}
+
+// An apply on a new pseudo-terminal (its controlling terminal: Ctrl-C is
+// the terminal's SIGINT to it), with what it showed so far.
+class PtyApply {
+ public:
+  explicit PtyApply(const std::vector<std::string>& args) {
+    pid_ = ::forkpty(&master_, nullptr, nullptr, nullptr);
+    if (pid_ != 0) return;
+    std::vector<std::string> argv = {ProvisionerBinary(), "--no-color"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    std::vector<char*> c;
+    for (auto& a : argv) c.push_back(a.data());
+    c.push_back(nullptr);
+    ::execv(c[0], c.data());
+    ::_exit(127);
+  }
+  ~PtyApply() {
+    if (master_ >= 0) ::close(master_);
+  }
+  pid_t pid() const { return pid_; }
+  // Reads what is there (50 ms at most); true when `what` has been shown.
+  bool Shown(const std::string& what) {
+    struct pollfd p = {master_, POLLIN, 0};
+    if (::poll(&p, 1, 50) > 0) {
+      char buf[4096];
+      const ssize_t got = ::read(master_, buf, sizeof buf);
+      if (got > 0) shown_.append(buf, static_cast<size_t>(got));
+    }
+    return shown_.find(what) != std::string::npos;
+  }
+  bool CtrlC() { return ::write(master_, "\x03", 1) == 1; }
+  const std::string& text() const { return shown_; }
+
+ private:
+  pid_t pid_ = -1;
+  int master_ = -1;
+  std::string shown_;
+};
+
+const char kPf0[] = "/sys/bus/pci/devices/0000:af:00.0";
+
+// Item 2's Done-when on a pseudo-terminal: Ctrl-C typed while the VFs'
+// netdevs never come ends the wait within 2 s, everything rolled back.
+TEST(Ux3CliTest, CtrlCOnATerminalEndsAStuckWaitWithinTwoSeconds) {
+  const std::string root = ExtractHost("cx5-roce");
+  KernelSimDaemon sim(root, /*netdev_delay_ms=*/3600 * 1000);  // netdevs never come
+  ASSERT_TRUE(sim.ready());
+  const std::string yaml = WriteTempFile("four.yaml", Pf0Yaml(4));
+  PtyApply apply({"apply", yaml, "--root", root, "-y"});  // the default --settle-timeout, 300 s
+  ASSERT_GT(apply.pid(), 0);
+  ASSERT_TRUE(WaitUntil([&] {
+    apply.Shown("");
+    return VfsMade(root, "0000:af:00.0", 4) && ApplyingInJournal(root) > 0;
+  })) << apply.text();
+  ASSERT_TRUE(apply.CtrlC());
+  long long ms = 0;
+  const int code = WaitExit(apply.pid(), 10000, &ms);
+  WaitUntil([&] { return apply.Shown("rolled back"); }, 1000);
+  EXPECT_EQ(code, 1) << apply.text();
+  EXPECT_LT(ms, 2000) << apply.text();
+  EXPECT_NE(apply.text().find("apply interrupted by SIGINT"), std::string::npos) << apply.text();
+  EXPECT_EQ(ReadFile(root + kPf0 + "/sriov_numvfs"), "0\n");
+  EXPECT_FALSE(Exists(JournalPath(root)));
+}
+
+// And a second Ctrl-C during that rollback (4 -> 8 undone: back to 4, whose
+// netdevs take 4 s) exits within 1 s, keeping the journal, and says what
+// undoes it.
+TEST(Ux3CliTest, SecondCtrlCOnATerminalExitsAtOnceKeepingTheJournal) {
+  const std::string root = ExtractHost("cx5-roce");
+  {
+    KernelSimDaemon sim(root, /*netdev_delay_ms=*/20);
+    ASSERT_TRUE(sim.ready());
+    RunResult four =
+        Provisioner({"apply", WriteTempFile("four.yaml", Pf0Yaml(4)), "--root", root});
+    ASSERT_EQ(four.exit_code, 0) << four.out << four.err;
+  }
+  KernelSimDaemon sim(root, /*netdev_delay_ms=*/4000);
+  ASSERT_TRUE(sim.ready());
+  PtyApply apply({"apply", WriteTempFile("eight.yaml", Pf0Yaml(8)), "--root", root, "-y"});
+  ASSERT_GT(apply.pid(), 0);
+  ASSERT_TRUE(WaitUntil([&] {
+    apply.Shown("");
+    return VfsMade(root, "0000:af:00.0", 8) && ApplyingInJournal(root) > 0;
+  })) << apply.text();
+  ASSERT_TRUE(apply.CtrlC());
+  ASSERT_TRUE(WaitUntil([&] {
+    return apply.Shown("SIGINT received") && ReadFile(root + kPf0 + "/sriov_numvfs") == "4\n" &&
+           Exists(root + kPf0 + "/virtfn3") && !Exists(root + kPf0 + "/virtfn7");
+  })) << apply.text();
+  ASSERT_TRUE(apply.CtrlC());
+  long long ms = 0;
+  EXPECT_EQ(WaitExit(apply.pid(), 10000, &ms), 1) << apply.text();
+  EXPECT_LT(ms, 1000) << apply.text();
+  WaitUntil([&] { return apply.Shown("--rollback"); }, 1000);
+  EXPECT_NE(apply.text().find("second SIGINT: exiting now"), std::string::npos) << apply.text();
+  EXPECT_TRUE(Exists(JournalPath(root)));
 }
 
 }  // namespace
