@@ -162,49 +162,70 @@ size_t PciAddressAt(std::string_view s) {
 
 int LowerByte(char c) { return std::tolower(static_cast<unsigned char>(c)); }
 
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+
+// NaturalLess compares two strings token by token, each string cut into
+// tokens on its own (so the order is a strict weak order even for hostile
+// names): a PCI address at the start of a word, a run of digits, or one
+// other byte. Tokens of different kinds order by kind, which keeps bytewise
+// order between a byte and a number: bytes below '0' < numbers < PCI
+// addresses < bytes above '9'.
+enum class TokenKind { kLowByte, kNumber, kPciAddress, kHighByte };
+
+struct Token {
+  TokenKind kind;
+  std::string_view text;  // a number's digits without its leading zeros
+  size_t zeros = 0;       // a number's leading zeros
+};
+
+Token NextToken(std::string_view s, size_t* i) {
+  const size_t at = *i;
+  if (at == 0 || !std::isalnum(static_cast<unsigned char>(s[at - 1]))) {
+    if (const size_t n = PciAddressAt(s.substr(at)); n != 0) {
+      *i = at + n;
+      return {TokenKind::kPciAddress, s.substr(at, n)};
+    }
+  }
+  if (IsDigit(s[at])) {
+    size_t first = at;
+    while (first < s.size() && s[first] == '0') ++first;
+    size_t end = first;
+    while (end < s.size() && IsDigit(s[end])) ++end;
+    *i = end;
+    return {TokenKind::kNumber, s.substr(first, end - first), first - at};
+  }
+  *i = at + 1;
+  return {static_cast<unsigned char>(s[at]) < '0' ? TokenKind::kLowByte : TokenKind::kHighByte,
+          s.substr(at, 1)};
+}
+
+// <0, 0, >0 as `a` orders before, with, after `b` (leading zeros aside).
+int CompareTokens(const Token& a, const Token& b) {
+  if (a.kind != b.kind) return a.kind < b.kind ? -1 : 1;
+  if (a.kind == TokenKind::kNumber && a.text.size() != b.text.size()) {
+    return a.text.size() < b.text.size() ? -1 : 1;
+  }
+  for (size_t k = 0; k < a.text.size() && k < b.text.size(); ++k) {
+    const int x = a.kind == TokenKind::kPciAddress ? LowerByte(a.text[k])
+                                                   : static_cast<unsigned char>(a.text[k]);
+    const int y = b.kind == TokenKind::kPciAddress ? LowerByte(b.text[k])
+                                                   : static_cast<unsigned char>(b.text[k]);
+    if (x != y) return x < y ? -1 : 1;
+  }
+  return 0;  // same kind and length (a PCI address's forms differ in length: kinds tell)
+}
+
 }  // namespace
 
 bool NaturalLess(std::string_view a, std::string_view b) {
-  auto digit = [](char c) { return c >= '0' && c <= '9'; };
   size_t i = 0, j = 0;
-  int zeros = 0;  // > 0: a had more leading zeros in an equal number so far
+  int zeros = 0;  // > 0: a had more leading zeros in the first number where they differ
   while (i < a.size() && j < b.size()) {
-    // A PCI address in both, each at the start of a word: bytewise.
-    const bool word_a = i == 0 || !std::isalnum(static_cast<unsigned char>(a[i - 1]));
-    const bool word_b = j == 0 || !std::isalnum(static_cast<unsigned char>(b[j - 1]));
-    if (word_a && word_b && std::isxdigit(static_cast<unsigned char>(a[i])) &&
-        std::isxdigit(static_cast<unsigned char>(b[j]))) {
-      const size_t la = PciAddressAt(a.substr(i)), lb = PciAddressAt(b.substr(j));
-      if (la != 0 && la == lb) {
-        for (size_t k = 0; k < la; ++k) {
-          if (LowerByte(a[i + k]) != LowerByte(b[j + k]))
-            return LowerByte(a[i + k]) < LowerByte(b[j + k]);
-        }
-        i += la;
-        j += lb;
-        continue;
-      }
-    }
-    if (digit(a[i]) && digit(b[j])) {
-      size_t ia = i, jb = j;
-      while (ia < a.size() && a[ia] == '0') ++ia;
-      while (jb < b.size() && b[jb] == '0') ++jb;
-      size_t ea = ia, eb = jb;
-      while (ea < a.size() && digit(a[ea])) ++ea;
-      while (eb < b.size() && digit(b[eb])) ++eb;
-      if (ea - ia != eb - jb) return ea - ia < eb - jb;
-      const int c = a.substr(ia, ea - ia).compare(b.substr(jb, eb - jb));
-      if (c != 0) return c < 0;
-      if (zeros == 0 && (ia - i) != (jb - j)) zeros = (ia - i) > (jb - j) ? 1 : -1;
-      i = ea;
-      j = eb;
-      continue;
-    }
-    if (a[i] != b[j]) return static_cast<unsigned char>(a[i]) < static_cast<unsigned char>(b[j]);
-    ++i;
-    ++j;
+    const Token x = NextToken(a, &i), y = NextToken(b, &j);
+    if (const int c = CompareTokens(x, y); c != 0) return c < 0;
+    if (zeros == 0 && x.zeros != y.zeros) zeros = x.zeros > y.zeros ? 1 : -1;
   }
-  if (a.size() - i != b.size() - j) return a.size() - i < b.size() - j;
+  if (i < a.size() || j < b.size()) return j < b.size();  // a prefix of the other first
   return zeros < 0;
 }
 

@@ -94,5 +94,52 @@ TEST(NaturalLessTest, PciAddressesInAddressOrder) {
   EXPECT_TRUE(NaturalLess("virtfn2", "virtfn10"));
 }
 
+// A strict weak order whatever the names (a hostile tree's): std::sort with
+// an inconsistent order reads out of bounds. Every triple of a mix of PCI
+// addresses, numbers and bytes around '0' and '9' is transitive.
+TEST(NaturalLessTest, StrictWeakOrderOnMixedNames) {
+  const std::vector<std::string> v = {"0000:1a:00.0",
+                                      "0000:19:00.0",
+                                      "0000:2",
+                                      "0000:1A:00.0",
+                                      "19:00.0",
+                                      "1a:00.0",
+                                      "ab:cd.1",
+                                      "a",
+                                      "a1",
+                                      "a01",
+                                      "a001",
+                                      "a/1",
+                                      "a:1",
+                                      "a\xff",
+                                      "",
+                                      "0",
+                                      "00",
+                                      "9",
+                                      "10",
+                                      "eth2",
+                                      "eth10",
+                                      "eth10a",
+                                      "eth/0",
+                                      "x1y2",
+                                      "x01y1",
+                                      "x1y02"};
+  for (const auto& a : v) {
+    EXPECT_FALSE(NaturalLess(a, a)) << a;
+    for (const auto& b : v) {
+      if (NaturalLess(a, b)) EXPECT_FALSE(NaturalLess(b, a)) << a << " " << b;
+      for (const auto& c : v) {
+        if (NaturalLess(a, b) && NaturalLess(b, c))
+          EXPECT_TRUE(NaturalLess(a, c)) << a << " " << b << " " << c;
+        // Incomparability is transitive too.
+        const bool ab = !NaturalLess(a, b) && !NaturalLess(b, a);
+        const bool bc = !NaturalLess(b, c) && !NaturalLess(c, b);
+        if (ab && bc)
+          EXPECT_TRUE(!NaturalLess(a, c) && !NaturalLess(c, a)) << a << " " << b << " " << c;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace provisioner

@@ -155,9 +155,12 @@ void RenderApplyTable(const ApplyOutcome& out, const std::string& root, bool col
               << "\n";
     undone += r.status == ChangeStatus::kRolledBack;
   }
-  if (!out.rolled_back.empty()) {
+  if (!out.rolled_back.empty() && undone == out.rolled_back.size()) {
     std::cout << "Rollback complete: " << undone << " change" << (undone == 1 ? "" : "s")
               << " undone under " << AbsoluteRoot(root) << ".\n";
+  } else if (!out.rolled_back.empty()) {  // not "complete": some are still on the host
+    std::cout << "Rollback incomplete: " << undone << " of " << out.rolled_back.size()
+              << " changes undone under " << AbsoluteRoot(root) << " (ROLLBACK FAILED above).\n";
   }
   if (out.status.ok() && rollback) {
     std::cout << "Rollback complete: " << made.size() << " change" << (made.size() == 1 ? "" : "s")

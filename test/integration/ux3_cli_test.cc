@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -73,32 +74,41 @@ TEST(Ux3CliTest, MissingColonBeforeAFlowMappingIsReportedOnItsLine) {
               HasSubstr("missing ':' after rootDevices"));
 }
 
-// Item 12: a journal an older provisioner wrote has no "hostYaml": apply
-// --rollback without FILE undoes it from the journal's own entries.
-TEST(Ux3CliTest, RollbackOfAnOldJournalNeedsNoFile) {
-  const std::string root = ExtractHost("cx5-roce");
-  const std::string before = ReadFile(root + "/sys/bus/pci/devices/0000:af:00.0/sriov_numvfs");
+// An apply of roce-sriov.yaml killed (-9) in its VF wait, its journal then
+// made as an older provisioner wrote it: no "hostYaml". `edit` changes it more.
+std::string KilledApplyWithAnOldJournal(const std::string& root,
+                                        const std::function<void(json&)>& edit = nullptr) {
   KernelSimDaemon sim(root, /*netdev_delay_ms=*/20000);  // VFs come, netdevs do not
-  ASSERT_TRUE(sim.ready());
+  EXPECT_TRUE(sim.ready());
   pid_t pid = Spawn({ProvisionerBinary(), "apply", Example("roce-sriov.yaml"), "--root", root,
                      "--settle-timeout", "60"});
-  ASSERT_GT(pid, 0);
+  EXPECT_GT(pid, 0);
   const std::string journal = root + "/run/provisioner/journal.json";
   EXPECT_TRUE(
       WaitUntil([&] { return ReadFile(journal).find("\"applying\"") != std::string::npos; }));
   ::kill(pid, SIGKILL);
   int status = 0;
   ::waitpid(pid, &status, 0);
-  // As an older provisioner wrote it: no hostYaml.
   json j = json::parse(ReadFile(journal));
-  ASSERT_TRUE(j.contains("hostYaml")) << j.dump();
+  EXPECT_TRUE(j.contains("hostYaml")) << j.dump();
   j.erase("hostYaml");
+  if (edit) edit(j);
   std::ofstream(journal) << j.dump(2) << "\n";
+  return journal;
+}
 
+// Item 12: a journal an older provisioner wrote has no "hostYaml": apply
+// --rollback without FILE undoes it from the journal's own entries.
+TEST(Ux3CliTest, RollbackOfAnOldJournalNeedsNoFile) {
+  const std::string root = ExtractHost("cx5-roce");
+  const std::string before = ReadFile(root + "/sys/bus/pci/devices/0000:af:00.0/sriov_numvfs");
+  const std::string journal = KilledApplyWithAnOldJournal(root);
+  KernelSimDaemon sim(root);
+  ASSERT_TRUE(sim.ready());
   RunResult r = Provisioner({"apply", "--rollback", "--root", root});
   EXPECT_EQ(r.exit_code, 0) << r.err << r.out;
-  EXPECT_THAT(r.err, HasSubstr(root + "/run/provisioner/journal.json does not name its host.yaml "
-                                      "(an older provisioner wrote it): rolling back from its "));
+  EXPECT_THAT(r.err, HasSubstr(journal + " does not name its host.yaml (an older provisioner "
+                                         "wrote it): rolling back from its "));
   EXPECT_THAT(r.out, HasSubstr("Rollback complete"));
   EXPECT_EQ(ReadFile(root + "/sys/bus/pci/devices/0000:af:00.0/sriov_numvfs"), before);
   EXPECT_FALSE(WaitUntil([&] { return ::access(journal.c_str(), F_OK) == 0; }, 0));
@@ -106,6 +116,29 @@ TEST(Ux3CliTest, RollbackOfAnOldJournalNeedsNoFile) {
   RunResult again = Provisioner({"apply", "--rollback", "--root", root});
   EXPECT_EQ(again.exit_code, 0) << again.err;
   EXPECT_THAT(again.out, HasSubstr("Nothing to roll back"));
+}
+
+// When that rollback fails (here: the journal's PF is gone) it is not
+// "complete", the journal stays, and the next step names the journal and
+// the command with FILE.
+TEST(Ux3CliTest, AFailedRollbackOfAnOldJournalSaysWhatToRun) {
+  const std::string root = ExtractHost("cx5-roce");
+  const std::string journal = KilledApplyWithAnOldJournal(root, [](json& j) {
+    for (json& c : j["changes"]) {
+      if (c["module"] != "sriov") continue;
+      c["target"] = "0000:5e:00.0";  // no such function under the root
+      c["id"] = "sriov/0000:5e:00.0/numVfs";
+    }
+  });
+  RunResult r = Provisioner({"apply", "--rollback", "--root", root});
+  EXPECT_EQ(r.exit_code, 1) << r.err << r.out;
+  EXPECT_THAT(r.out, Not(HasSubstr("Rollback complete")));
+  EXPECT_THAT(r.out, HasSubstr("Rollback incomplete: 0 of 1 changes undone under " + root));
+  EXPECT_THAT(r.err, HasSubstr("provisioner: next: the interrupted apply's journal " + journal +
+                               " is kept; roll back with its host.yaml: provisioner apply "
+                               "--rollback FILE --root " +
+                               root));
+  EXPECT_TRUE(Exists(journal));
 }
 
 // Item 12, natural order: `apply -v` lists each VF's step in VF order
