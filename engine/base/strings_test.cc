@@ -127,15 +127,15 @@ TEST(NaturalLessTest, StrictWeakOrderOnMixedNames) {
   for (const auto& a : v) {
     EXPECT_FALSE(NaturalLess(a, a)) << a;
     for (const auto& b : v) {
-      if (NaturalLess(a, b)) EXPECT_FALSE(NaturalLess(b, a)) << a << " " << b;
+      EXPECT_FALSE(NaturalLess(a, b) && NaturalLess(b, a)) << a << " " << b;
       for (const auto& c : v) {
-        if (NaturalLess(a, b) && NaturalLess(b, c))
-          EXPECT_TRUE(NaturalLess(a, c)) << a << " " << b << " " << c;
+        EXPECT_TRUE(!NaturalLess(a, b) || !NaturalLess(b, c) || NaturalLess(a, c))
+            << a << " " << b << " " << c;
         // Incomparability is transitive too.
         const bool ab = !NaturalLess(a, b) && !NaturalLess(b, a);
         const bool bc = !NaturalLess(b, c) && !NaturalLess(c, b);
-        if (ab && bc)
-          EXPECT_TRUE(!NaturalLess(a, c) && !NaturalLess(c, a)) << a << " " << b << " " << c;
+        EXPECT_TRUE(!ab || !bc || (!NaturalLess(a, c) && !NaturalLess(c, a)))
+            << a << " " << b << " " << c;
       }
     }
   }
