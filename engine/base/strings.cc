@@ -137,31 +137,95 @@ std::vector<std::string> NearestNames(std::string_view want,
   return out;
 }
 
-bool NaturalLess(std::string_view a, std::string_view b) {
-  auto digit = [](char c) { return c >= '0' && c <= '9'; };
-  size_t i = 0, j = 0;
-  int zeros = 0;  // > 0: a had more leading zeros in an equal number so far
-  while (i < a.size() && j < b.size()) {
-    if (digit(a[i]) && digit(b[j])) {
-      size_t ia = i, jb = j;
-      while (ia < a.size() && a[ia] == '0') ++ia;
-      while (jb < b.size() && b[jb] == '0') ++jb;
-      size_t ea = ia, eb = jb;
-      while (ea < a.size() && digit(a[ea])) ++ea;
-      while (eb < b.size() && digit(b[eb])) ++eb;
-      if (ea - ia != eb - jb) return ea - ia < eb - jb;
-      const int c = a.substr(ia, ea - ia).compare(b.substr(jb, eb - jb));
-      if (c != 0) return c < 0;
-      if (zeros == 0 && (ia - i) != (jb - j)) zeros = (ia - i) > (jb - j) ? 1 : -1;
-      i = ea;
-      j = eb;
-      continue;
+namespace {
+
+// The length of the PCI address at the start of `s` ("0000:af:00.1", 12;
+// "af:00.1", 7), 0 when there is none. Its fields are fixed-width hex, so
+// bytewise order is address order ("0000:1a:00.0" after "0000:19:00.0",
+// which comparing digit runs as numbers would reverse).
+size_t PciAddressAt(std::string_view s) {
+  auto hex = [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; };
+  auto shape = [&](std::string_view form) {  // 'x': a hex digit, 'f': 0-7
+    if (s.size() < form.size()) return false;
+    for (size_t k = 0; k < form.size(); ++k) {
+      const char want = form[k];
+      if (want == 'x' ? !hex(s[k]) : want == 'f' ? (s[k] < '0' || s[k] > '7') : s[k] != want)
+        return false;
     }
-    if (a[i] != b[j]) return static_cast<unsigned char>(a[i]) < static_cast<unsigned char>(b[j]);
-    ++i;
-    ++j;
+    // Not the start of something longer ("af:00.12").
+    return s.size() == form.size() || !std::isalnum(static_cast<unsigned char>(s[form.size()]));
+  };
+  if (shape("xxxx:xx:xx.f")) return 12;
+  if (shape("xx:xx.f")) return 7;
+  return 0;
+}
+
+int LowerByte(char c) { return std::tolower(static_cast<unsigned char>(c)); }
+
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+
+// NaturalLess compares two strings token by token, each string cut into
+// tokens on its own (so the order is a strict weak order even for hostile
+// names): a PCI address at the start of a word, a run of digits, or one
+// other byte. Tokens of different kinds order by kind, which keeps bytewise
+// order between a byte and a number: bytes below '0' < numbers < PCI
+// addresses < bytes above '9'.
+enum class TokenKind { kLowByte, kNumber, kPciAddress, kHighByte };
+
+struct Token {
+  TokenKind kind;
+  std::string_view text;  // a number's digits without its leading zeros
+  size_t zeros = 0;       // a number's leading zeros
+};
+
+Token NextToken(std::string_view s, size_t* i) {
+  const size_t at = *i;
+  if (at == 0 || !std::isalnum(static_cast<unsigned char>(s[at - 1]))) {
+    if (const size_t n = PciAddressAt(s.substr(at)); n != 0) {
+      *i = at + n;
+      return {TokenKind::kPciAddress, s.substr(at, n)};
+    }
   }
-  if (a.size() - i != b.size() - j) return a.size() - i < b.size() - j;
+  if (IsDigit(s[at])) {
+    size_t first = at;
+    while (first < s.size() && s[first] == '0') ++first;
+    size_t end = first;
+    while (end < s.size() && IsDigit(s[end])) ++end;
+    *i = end;
+    return {TokenKind::kNumber, s.substr(first, end - first), first - at};
+  }
+  *i = at + 1;
+  return {static_cast<unsigned char>(s[at]) < '0' ? TokenKind::kLowByte : TokenKind::kHighByte,
+          s.substr(at, 1)};
+}
+
+// <0, 0, >0 as `a` orders before, with, after `b` (leading zeros aside).
+int CompareTokens(const Token& a, const Token& b) {
+  if (a.kind != b.kind) return a.kind < b.kind ? -1 : 1;
+  if (a.kind == TokenKind::kNumber && a.text.size() != b.text.size()) {
+    return a.text.size() < b.text.size() ? -1 : 1;
+  }
+  for (size_t k = 0; k < a.text.size() && k < b.text.size(); ++k) {
+    const int x = a.kind == TokenKind::kPciAddress ? LowerByte(a.text[k])
+                                                   : static_cast<unsigned char>(a.text[k]);
+    const int y = b.kind == TokenKind::kPciAddress ? LowerByte(b.text[k])
+                                                   : static_cast<unsigned char>(b.text[k]);
+    if (x != y) return x < y ? -1 : 1;
+  }
+  return 0;  // same kind and length (a PCI address's forms differ in length: kinds tell)
+}
+
+}  // namespace
+
+bool NaturalLess(std::string_view a, std::string_view b) {
+  size_t i = 0, j = 0;
+  int zeros = 0;  // > 0: a had more leading zeros in the first number where they differ
+  while (i < a.size() && j < b.size()) {
+    const Token x = NextToken(a, &i), y = NextToken(b, &j);
+    if (const int c = CompareTokens(x, y); c != 0) return c < 0;
+    if (zeros == 0 && x.zeros != y.zeros) zeros = x.zeros > y.zeros ? 1 : -1;
+  }
+  if (i < a.size() || j < b.size()) return j < b.size();  // a prefix of the other first
   return zeros < 0;
 }
 

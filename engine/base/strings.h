@@ -47,6 +47,12 @@ std::vector<std::string> NearestNames(std::string_view want,
 // Natural order: runs of digits compare as numbers, so "mlx5_9" < "mlx5_10"
 // and "ens6f1" < "ens10f0"; otherwise bytewise. Equal numbers with more
 // leading zeros sort after ("a01" after "a1"), so the order stays strict.
+// A PCI address at the start of a word ("0000:1a:00.0", "1a:00.0") is one
+// token compared as an address (fixed-width hex, bytewise, case folded):
+// "0000:19:00.0" before "0000:1a:00.0". Each string is cut into its tokens on
+// its own, so this is a strict weak order for any names (a hostile tree's).
+// The one order for every list a person reads: ListDir, doctor's targets,
+// discover's tables, plan and apply logs, manifests' files.
 bool NaturalLess(std::string_view a, std::string_view b);
 
 // The lines of `text` without their '\n' (a last line without one too; no

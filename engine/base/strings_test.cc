@@ -78,5 +78,68 @@ TEST(NaturalLessTest, NumbersByValue) {
   EXPECT_TRUE(NaturalLess("0000:17:00.0", "0000:af:00.0"));
 }
 
+// PCI addresses are fixed-width hex: address order, not digit runs as numbers
+// ("1a" is not "1" then "a", before "19").
+TEST(NaturalLessTest, PciAddressesInAddressOrder) {
+  std::vector<std::string> v = {"0000:1a:00.0",     "0000:19:00.1", "0000:19:00.0",
+                                "0000:0a:00.0",     "0000:09:00.0", "pci/0000:1b:00.0",
+                                "pci/0000:1A:00.1", "1a:00.0",      "19:00.0"};
+  std::sort(v.begin(), v.end(), NaturalLess);
+  EXPECT_EQ(v, (std::vector<std::string>{"0000:09:00.0", "0000:0a:00.0", "0000:19:00.0",
+                                         "0000:19:00.1", "0000:1a:00.0", "19:00.0", "1a:00.0",
+                                         "pci/0000:1A:00.1", "pci/0000:1b:00.0"}));
+  // Names keep their numbers: ens6f1 (f is a hex digit) before ens10f0.
+  EXPECT_TRUE(NaturalLess("ens6f1", "ens10f0"));
+  EXPECT_TRUE(NaturalLess("eth2", "eth10"));
+  EXPECT_TRUE(NaturalLess("virtfn2", "virtfn10"));
+}
+
+// A strict weak order whatever the names (a hostile tree's): std::sort with
+// an inconsistent order reads out of bounds. Every triple of a mix of PCI
+// addresses, numbers and bytes around '0' and '9' is transitive.
+TEST(NaturalLessTest, StrictWeakOrderOnMixedNames) {
+  const std::vector<std::string> v = {"0000:1a:00.0",
+                                      "0000:19:00.0",
+                                      "0000:2",
+                                      "0000:1A:00.0",
+                                      "19:00.0",
+                                      "1a:00.0",
+                                      "ab:cd.1",
+                                      "a",
+                                      "a1",
+                                      "a01",
+                                      "a001",
+                                      "a/1",
+                                      "a:1",
+                                      "a\xff",
+                                      "",
+                                      "0",
+                                      "00",
+                                      "9",
+                                      "10",
+                                      "eth2",
+                                      "eth10",
+                                      "eth10a",
+                                      "eth/0",
+                                      "x1y2",
+                                      "x01y1",
+                                      "x1y02"};
+  for (const auto& a : v) {
+    EXPECT_FALSE(NaturalLess(a, a)) << a;
+    for (const auto& b : v) {
+      EXPECT_FALSE(NaturalLess(a, b) && NaturalLess(b, a)) << a << " " << b;
+      for (const auto& c : v) {
+        EXPECT_TRUE(!NaturalLess(a, b) || !NaturalLess(b, c) || NaturalLess(a, c))
+            << a << " " << b << " " << c;
+        // Incomparability is transitive too.
+        const bool ab = !NaturalLess(a, b) && !NaturalLess(b, a);
+        const bool bc = !NaturalLess(b, c) && !NaturalLess(c, b);
+        EXPECT_TRUE(!ab || !bc || (!NaturalLess(a, c) && !NaturalLess(c, a)))
+            << a << " " << b << " " << c;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace provisioner

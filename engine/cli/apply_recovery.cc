@@ -33,16 +33,34 @@ int UseJournalHostYaml(CommonOptions* opt) {
     return kExitOk;
   }
   if ((*journal)->host_yaml.empty()) {
-    PrintError(AbsoluteRoot(opt->root) + kJournalPath +
-               " does not name its host.yaml (an older provisioner wrote it): give it, "
-               "provisioner apply --rollback FILE");
-    return kExitError;
+    // An older provisioner's journal: no hostYaml. Its entries are what a
+    // rollback runs (each change's prior value, each file's capture), so it
+    // goes on from them alone, over a host.yaml that declares nothing.
+    std::fprintf(stderr,
+                 "provisioner: %s%s does not name its host.yaml (an older provisioner wrote "
+                 "it): rolling back from its %zu recorded changes alone\n",
+                 AbsoluteRoot(opt->root).c_str(), kJournalPath, (*journal)->entries.size());
+    opt->file.clear();
+    return -1;
   }
   opt->file = (*journal)->host_yaml;
   std::fprintf(stderr, "provisioner: the interrupted apply's journal names %s\n",
                opt->file.c_str());
   return -1;
 }
+
+std::string JournalOnlyHostYaml() {
+  return "apiVersion: provisioner/v1alpha1\nkind: HostConfig\nmetadata:\n  name: "
+         "rollback\nspec: {}\n";
+}
+
+std::string RollbackWithFileHint(const std::string& root) {
+  return std::string("the interrupted apply's journal ") + AbsoluteRoot(root) + kJournalPath +
+         " is kept; roll back with its host.yaml: provisioner apply --rollback FILE" +
+         (root == "/" ? "" : " --root " + AbsoluteRoot(root));
+}
+
+bool JournalKept(const std::string& root) { return NewLocalHostFs(root)->Exists(kJournalPath); }
 
 std::string ApplyNextStep(const Status& failure, double settle_timeout_s) {
   if (failure.ok()) return "";

@@ -155,9 +155,12 @@ void RenderApplyTable(const ApplyOutcome& out, const std::string& root, bool col
               << "\n";
     undone += r.status == ChangeStatus::kRolledBack;
   }
-  if (!out.rolled_back.empty()) {
+  if (!out.rolled_back.empty() && undone == out.rolled_back.size()) {
     std::cout << "Rollback complete: " << undone << " change" << (undone == 1 ? "" : "s")
               << " undone under " << AbsoluteRoot(root) << ".\n";
+  } else if (!out.rolled_back.empty()) {  // not "complete": some are still on the host
+    std::cout << "Rollback incomplete: " << undone << " of " << out.rolled_back.size()
+              << " changes undone under " << AbsoluteRoot(root) << " (ROLLBACK FAILED above).\n";
   }
   if (out.status.ok() && rollback) {
     std::cout << "Rollback complete: " << made.size() << " change" << (made.size() == 1 ? "" : "s")
@@ -438,6 +441,7 @@ int RunApply(const CommonOptions& given) {
   // A host.yaml is loaded from the bytes read above (one read, as plan does);
   // one above the loader's bound is left to it to refuse.
   if (!saved && read_error == 0 && text.size() <= kMaxHostYamlBytes) request.text = std::move(text);
+  if (opt.rollback && opt.file.empty()) request.text = JournalOnlyHostYaml();  // an old journal
   request.host = HostOf(opt, progress.get());
   request.lock = !opt.dry_run;
   request.lock_timeout = Millis(opt.lock_timeout_s);
@@ -562,6 +566,9 @@ int RunApply(const CommonOptions& given) {
     if (std::string next = ApplyNextStep(out.status, opt.settle_timeout_s);
         !next.empty() && InterruptGuard::count() == 0) {
       std::fprintf(stderr, "provisioner: next: %s\n", next.c_str());
+    }
+    if (opt.rollback && opt.file.empty() && JournalKept(root)) {  // from an old journal alone
+      std::fprintf(stderr, "provisioner: next: %s\n", RollbackWithFileHint(root).c_str());
     }
     return kExitError;
   }

@@ -145,8 +145,16 @@ void PrintDiagnostics(const std::string& file, const FileDiagnostics& diagnostic
 // apply_recovery.cc: `apply --rollback` without FILE: opt->file becomes the
 // host.yaml the interrupted apply's journal names. Returns -1 to go on, or
 // the exit code when there is nothing to go on with (no journal: nothing to
-// roll back, exit 0; a journal that names none: exit 1), after saying so.
+// roll back, exit 0), after saying so. A journal an older provisioner wrote
+// names none: opt->file becomes "", and the rollback runs from the journal
+// alone over JournalOnlyHostYaml(), a host.yaml that declares nothing.
 int UseJournalHostYaml(CommonOptions* opt);
+std::string JournalOnlyHostYaml();
+// "the interrupted apply's journal ROOT/run/provisioner/journal.json is
+// kept; roll back with its host.yaml: provisioner apply --rollback FILE
+// --root ROOT": when a rollback from the journal alone failed.
+std::string RollbackWithFileHint(const std::string& root);
+bool JournalKept(const std::string& root);  // the journal is under the root
 // apply_recovery.cc: after a failed apply, what to do next for its kind of
 // failure ("" when there is no better advice than the message): a wait that
 // timed out (dmesg, a longer --settle-timeout), a write the kernel refused

@@ -25,6 +25,7 @@
 #include "engine/base/strings.h"
 #include "engine/cli/commands.h"
 #include "engine/cli/help_text.h"
+#include "engine/cli/mistyped_words.h"
 #include "engine/cli/version.h"
 #include "engine/output/progress.h"
 #include "spdlog/sinks/stdout_color_sinks.h"
@@ -34,6 +35,9 @@
 namespace {
 
 using provisioner::cli::CommonOptions;
+using provisioner::cli::KnownCommand;
+using provisioner::cli::NearestOption;
+using provisioner::cli::OptionOfAnother;
 
 // Rewrites argv before CLI11 sees it: `help [COMMAND]` is `[COMMAND] --help`,
 // and `-o=json` is `-o json` (CLI11 would read the value "=json"). Returns
@@ -70,70 +74,6 @@ bool NormalizeArgs(int argc, char** argv, std::vector<std::string>* args) {
     break;
   }
   return true;
-}
-
-// The first word that is not an option: the command ("" when none).
-std::string FirstWord(const std::vector<std::string>& args) {
-  for (size_t i = 0; i < args.size(); ++i) {
-    if (args[i] == "--log-level") {
-      ++i;
-      continue;
-    }
-    if (!args[i].empty() && args[i][0] == '-') continue;
-    return args[i];
-  }
-  return "";
-}
-
-// The nearest of `names` to `word` within a third of its length (at least
-// 2 edits); "" when none is that near.
-std::string Nearest(const std::string& word, const std::vector<std::string>& names) {
-  std::string best;
-  size_t best_d = std::max<size_t>(2, word.size() / 3) + 1;
-  for (const std::string& n : names) {
-    const size_t d = provisioner::EditDistance(word, n);
-    if (d < best_d) {
-      best = n;
-      best_d = d;
-    }
-  }
-  return best;
-}
-
-// `provisioner dicover` (and `help dicover`, `dicover --help`): an unknown
-// command, with the nearest one (kubectl), exit 1; CLI11 would say "A
-// subcommand is required" or print the main help and exit 0.
-bool KnownCommand(const CLI::App& app, const std::vector<std::string>& args) {
-  const std::string word = FirstWord(args);
-  if (word.empty()) return true;
-  std::vector<std::string> names;
-  for (const CLI::App* sub : app.get_subcommands({})) {
-    if (sub->get_name() == word) return true;
-    names.push_back(sub->get_name());
-  }
-  std::string near = Nearest(word, names);
-  std::fprintf(stderr, "provisioner: unknown command \"%s\"%s\nRun 'provisioner --help' for usage.\n",
-               word.c_str(), near.empty() ? "" : ("; did you mean \"" + near + "\"?").c_str());
-  return false;
-}
-
-// The option of `sub` (or a global one) nearest to `arg` ("--dryrun" ->
-// "--dry-run"); "" when none is near or `arg` is no option.
-std::string NearestOption(const CLI::App& app, const CLI::App* sub, const std::string& arg) {
-  if (arg.size() < 3 || arg.compare(0, 2, "--") != 0) return "";
-  const std::string word = arg.substr(2, arg.find('=') == std::string::npos
-                                             ? std::string::npos
-                                             : arg.find('=') - 2);
-  std::vector<std::string> names;
-  for (const CLI::App* a : {&app, sub}) {
-    if (a == nullptr) continue;
-    for (const CLI::Option* o : a->get_options()) {
-      if (o->get_group().empty()) continue;  // hidden
-      for (const std::string& n : o->get_lnames()) names.push_back(n);
-    }
-  }
-  const std::string near = Nearest(word, names);
-  return near.empty() ? "" : "--" + near;
 }
 
 // --settle-timeout / --lock-timeout: ParseDurationSeconds's words on error.
@@ -477,6 +417,10 @@ int Dispatch(int argc, char** argv) {
       for (const std::string& x : extras) {
         if (std::string near = NearestOption(app, sub, x); !near.empty()) {
           what += "; did you mean " + near + "?";
+          break;
+        }
+        if (std::string elsewhere = OptionOfAnother(app, sub, x); !elsewhere.empty()) {
+          what += "; " + elsewhere;
           break;
         }
       }

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "engine/base/fd_io.h"
+#include "engine/base/strings.h"
 #include "engine/cli/commands.h"
 #include "engine/core/session.h"
 #include "engine/host/host_fs.h"
@@ -83,7 +84,8 @@ Status WriteOutputDir(const std::vector<manifests::Manifest>& ms, const std::str
     if (std::find(names.begin(), names.end(), n) == names.end()) found.push_back(dir + "/" + n);
   }
   ::closedir(d);
-  std::sort(found.begin(), found.end());
+  std::sort(found.begin(), found.end(),
+            [](const std::string& a, const std::string& b) { return NaturalLess(a, b); });
   stale->insert(stale->end(), found.begin(), found.end());
   return OkStatus();
 }
@@ -106,7 +108,7 @@ bool HasYamlSuffix(const std::string& name) {
 }
 
 // FILE arguments with each directory replaced by its *.yaml/*.yml files
-// (sorted by name, not recursive).
+// (in natural order of name, not recursive).
 std::optional<std::vector<std::string>> ExpandFiles(const std::vector<std::string>& args) {
   std::vector<std::string> out;
   for (const auto& arg : args) {
@@ -125,7 +127,9 @@ std::optional<std::vector<std::string>> ExpandFiles(const std::vector<std::strin
       if (name[0] != '.' && HasYamlSuffix(name)) names.push_back(name);
     }
     ::closedir(dir);
-    std::sort(names.begin(), names.end());
+    // Natural order, as every list a person reads: node2.yaml before node10.yaml.
+    std::sort(names.begin(), names.end(),
+              [](const std::string& a, const std::string& b) { return NaturalLess(a, b); });
     if (names.empty()) {
       PrintError(arg + ": no *.yaml or *.yml host files in this directory");
       return std::nullopt;

@@ -423,6 +423,12 @@ YamlDocument ParseYamlDocument(std::string_view original) {
       }
     }
   }
+  // "nicSelector { vendor: 15b3 }": where it is, before yaml-cpp misreads it.
+  if (auto colon = MissingColonBeforeFlow(text)) {
+    FileLevelError(&doc, SourceMark{colon->line, colon->column},
+                   "invalid YAML: " + Printable(colon->message));
+    return doc;
+  }
   YAML::Node root;
   try {
     DocumentScanner scanner;

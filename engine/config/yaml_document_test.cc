@@ -122,6 +122,27 @@ TEST(YamlDocumentTest, IndentationErrorsInPlainWords) {
       "line 4 to its own lines");
 }
 
+// Issue 38 item 7: a key with a flow mapping or list but no colon is
+// reported on its line, just after the key; not as the indentation error
+// yaml-cpp stumbles over later, nor read as a key "nicSelector {vendor".
+TEST(YamlDocumentTest, MissingColonBeforeAFlowCollection) {
+  const std::string head = "spec:\n  nics:\n    - name: pf0\n";
+  EXPECT_EQ(OnlyProblem(head + "      nicSelector { vendor: \"15b3\" }\n      numVfs: 4\n"),
+            "4:18: invalid YAML: missing ':' after nicSelector: write \"nicSelector: { vendor: "
+            "\"15b3\" }\"");
+  EXPECT_EQ(OnlyProblem(head + "      nicSelector {vendor: 15b3}\n"),
+            "4:18: invalid YAML: missing ':' after nicSelector: write \"nicSelector: {vendor: "
+            "15b3}\"");
+  EXPECT_EQ(OnlyProblem(head + "      rootDevices [\"0000:af:00.0\"]  # PF\n"),
+            "4:18: invalid YAML: missing ':' after rootDevices: write \"rootDevices: "
+            "[\"0000:af:00.0\"]\"");
+  // Text: a block scalar's lines, a comment, a value after its colon.
+  YamlDocument text = ParseYamlDocument(
+      "a: |\n  key {x}\n  list [1]\nb: >-\n  c [d]\n# e {f}\ng: h {i}\nl:\n  - {m: n}\n");
+  EXPECT_TRUE(text.ok);
+  EXPECT_TRUE(text.diagnostics.empty());
+}
+
 TEST(YamlDocumentTest, UnterminatedQuotesAreErrors) {
   // yaml-cpp itself accepts these, reading to the end of the file.
   EXPECT_EQ(OnlyProblem("apiVersion: \"abc\nkind: x\n"),

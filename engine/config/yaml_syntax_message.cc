@@ -157,4 +157,49 @@ std::optional<LocatedMessage> MissingColon(std::string_view text, const YAML::Ma
                             key + ": " + std::string(value) + "\""};
 }
 
+std::optional<LocatedMessage> MissingColonBeforeFlow(std::string_view text) {
+  const std::vector<std::string_view> lines = Lines(text);
+  int scalar_indent = -1;  // inside a block scalar ("|", ">") of the line at this indentation
+  for (size_t n = 0; n < lines.size(); ++n) {
+    std::string_view line = lines[n];
+    while (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    const int indent = IndentOf(line);
+    if (indent < 0) continue;  // blank or a comment: also inside a block scalar
+    if (scalar_indent >= 0 && indent > scalar_indent) continue;
+    scalar_indent = -1;
+    size_t at = static_cast<size_t>(indent);
+    while (at < line.size() && line.substr(at, 2) == "- ") {
+      at = line.find_first_not_of(' ', at + 1);
+    }
+    if (at == std::string_view::npos) continue;
+    std::string_view rest = line.substr(at);
+    // Where a block scalar starts ("key: |", "- >-"), its lines are text.
+    std::string_view code = rest.substr(0, rest.find(" #"));
+    while (!code.empty() && code.back() == ' ') code.remove_suffix(1);
+    const size_t last = code.find_last_of("|>");
+    if (last != std::string_view::npos &&
+        code.find_first_not_of("+-0123456789", last + 1) == std::string_view::npos &&
+        (last == 0 || code[last - 1] == ' ')) {
+      scalar_indent = indent;
+      continue;
+    }
+    // A key (letters, digits, _ -), spaces or none, then '{' or '[': the
+    // colon is missing ("nicSelector { vendor: 15b3 }"), which yaml-cpp
+    // reads as one odd key or reports lines later.
+    size_t k = 0;
+    while (k < rest.size() && (std::isalnum(static_cast<unsigned char>(rest[k])) ||
+                               rest[k] == '_' || rest[k] == '-')) {
+      ++k;
+    }
+    if (k == 0 || !std::isalpha(static_cast<unsigned char>(rest[0]))) continue;
+    const size_t open = rest.find_first_not_of(' ', k);
+    if (open == std::string_view::npos || (rest[open] != '{' && rest[open] != '[')) continue;
+    const std::string key(rest.substr(0, k));
+    return LocatedMessage{static_cast<int>(n) + 1, static_cast<int>(at + k) + 1,
+                          "missing ':' after " + key + ": write \"" + key + ": " +
+                              std::string(code.substr(open)) + "\""};
+  }
+  return std::nullopt;
+}
+
 }  // namespace provisioner::config

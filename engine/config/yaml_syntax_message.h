@@ -31,6 +31,13 @@ struct LocatedMessage {
 std::optional<LocatedMessage> MissingColon(std::string_view text, const YAML::Mark& mark,
                                            const std::string& msg);
 
+// A key followed by a flow mapping or sequence without its colon
+// ("nicSelector { vendor: 15b3 }", "rootDevices [...]"): yaml-cpp reads it
+// as a key "nicSelector { vendor" or fails lines later (an indentation
+// error). The first such line, its column just after the key, with the fix;
+// lines of block scalars ("|", ">") are text and never match.
+std::optional<LocatedMessage> MissingColonBeforeFlow(std::string_view text);
+
 }  // namespace provisioner::config
 
 #endif  // PROVISIONER_ENGINE_CONFIG_YAML_SYNTAX_MESSAGE_H_

@@ -68,7 +68,8 @@ class HostFs {
                                                               const std::vector<std::string>& names,
                                                               size_t max_bytes) const;
   static constexpr size_t kMaxSmallRead = 256;
-  // Entry names (no "." or ".."), sorted.
+  // Entry names (no "." or ".."), in natural order (NaturalLess,
+  // engine/base/strings.h: eth2 before eth10, virtfn2 before virtfn10).
   virtual StatusOr<std::vector<std::string>> ListDir(std::string_view path) const = 0;
   // The raw target of a symlink (as readlink(2) gives it).
   virtual StatusOr<std::string> ReadLink(std::string_view path) const = 0;

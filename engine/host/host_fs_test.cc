@@ -150,6 +150,21 @@ TEST_F(HostFsTest, ListDirSortedAndCounted) {
   EXPECT_EQ(fs_->stats().dirs_listed, 1u);
 }
 
+// Issue 38 item 12: names come in natural order, as people read them
+// (virtfn2 before virtfn10, eth2 before eth10), PCI addresses in address
+// order (0000:19 before 0000:1a).
+TEST_F(HostFsTest, ListDirInNaturalOrder) {
+  MkDir("/sys/x");
+  for (const char* n :
+       {"eth10", "eth2", "eth1", "virtfn10", "virtfn2", "0000:1a:00.0", "0000:19:00.0"}) {
+    Write(root_ + "/sys/x/" + n, "");
+  }
+  auto l = fs_->ListDir("/sys/x");
+  ASSERT_TRUE(l.ok()) << l.status().message();
+  EXPECT_EQ(*l, (std::vector<std::string>{"0000:19:00.0", "0000:1a:00.0", "eth1", "eth2", "eth10",
+                                          "virtfn2", "virtfn10"}));
+}
+
 TEST_F(HostFsTest, WriteAttrAndAtomicWrite) {
   ASSERT_TRUE(fs_->WriteAttr("/sys/bus/pci/devices/0000:00:01.0/vendor", "7\n").ok());
   EXPECT_EQ(*fs_->ReadFile("/sys/bus/pci/devices/0000:00:01.0/vendor"), "7\n");

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "engine/base/fd_io.h"
+#include "engine/base/strings.h"
 #include "engine/host/host_fs.h"
 #include "engine/host/root_walk.h"
 
@@ -283,7 +284,10 @@ class LocalHostFs final : public HostFs {
       out.emplace_back(name);
     }
     ::closedir(d);
-    std::sort(out.begin(), out.end());
+    // Natural order (eth2 before eth10, virtfn2 before virtfn10): callers list
+    // these names to people as they come.
+    std::sort(out.begin(), out.end(),
+              [](const std::string& a, const std::string& b) { return NaturalLess(a, b); });
     Count(kDirsListed);
     return out;
   }

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "engine/base/config_value.h"
+#include "engine/base/strings.h"
 #include "engine/module/managed_file.h"
 #include "engine/module/registry.h"
 #include "modules/kmod/kmod_backend.h"
@@ -21,7 +22,9 @@ namespace {
 // RDMA device means ib_core and its driver's RDMA half, an IPoIB netdev
 // ib_ipoib, a /sys/module/<m>/initstate a loadable module that is live.
 std::vector<std::string> LoadedByEvidence(const HostFs& fs, const HostFacts& facts) {
-  std::set<std::string> names;
+  // In natural order, as every list people read (NaturalLess).
+  auto natural = [](const std::string& a, const std::string& b) { return NaturalLess(a, b); };
+  std::set<std::string, decltype(natural)> names(natural);
   bool rdma = false;
   for (const PciFunction& f : facts.pci) {
     if (!f.driver.empty()) names.insert(NormalizeModuleName(f.driver));

@@ -239,7 +239,11 @@ void ReadInitramfs(const HostFs& fs, const std::string& release, RdmaFacts& fact
   }
   if (!dracut) return;
   std::vector<std::string> files = {"/etc/dracut.conf"};
-  for (const std::string& n : ListDirIfPresent(fs, "/etc/dracut.conf.d")) {
+  // In the order dracut sources them (its `*.conf` glob: bytewise in the C
+  // locale; a later file overrides), not ListDir's natural order.
+  std::vector<std::string> names = ListDirIfPresent(fs, "/etc/dracut.conf.d");
+  std::sort(names.begin(), names.end());
+  for (const std::string& n : names) {
     if (n.size() > 5 && n.compare(n.size() - 5, 5, ".conf") == 0) {
       files.push_back("/etc/dracut.conf.d/" + n);
     }
