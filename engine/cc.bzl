@@ -1,0 +1,36 @@
+"""The C++ target shapes most BUILD files of the tree repeat, said once.
+
+unit_library: one concept in one header and one source named after the
+target (`x.h` + `x.cc` for target `x`).
+header_library: one concept in one header (`x.h`), nothing to compile.
+unit_test: one gtest file named after the target (`x_test.cc` for target
+`x_test`), linked with gtest's main.
+
+Every other attribute (data, size, linkopts, testonly, visibility, ...) is
+passed through unchanged, so a target reads as what is special about it.
+"""
+
+load("@rules_cc//cc:defs.bzl", "cc_library", "cc_test")
+
+def unit_library(name, **kwargs):
+    cc_library(
+        name = name,
+        srcs = [name + ".cc"],
+        hdrs = [name + ".h"],
+        **kwargs
+    )
+
+def header_library(name, **kwargs):
+    cc_library(
+        name = name,
+        hdrs = [name + ".h"],
+        **kwargs
+    )
+
+def unit_test(name, deps = [], **kwargs):
+    cc_test(
+        name = name,
+        srcs = [name + ".cc"],
+        deps = deps + ["//third_party:gtest_main"],
+        **kwargs
+    )
