@@ -8,9 +8,21 @@ unit_test: one gtest file named after the target (`x_test.cc` for target
 
 Every other attribute (data, size, linkopts, testonly, visibility, ...) is
 passed through unchanged, so a target reads as what is special about it.
+
+cc_binary, cc_library and cc_test are rules_cc's, passed on, so that a BUILD
+file loads its C++ rules from this one file.
 """
 
-load("@rules_cc//cc:defs.bzl", "cc_library", "cc_test")
+load(
+    "@rules_cc//cc:defs.bzl",
+    _cc_binary = "cc_binary",
+    _cc_library = "cc_library",
+    _cc_test = "cc_test",
+)
+
+cc_binary = _cc_binary
+cc_library = _cc_library
+cc_test = _cc_test
 
 def unit_library(name, **kwargs):
     cc_library(

@@ -5,12 +5,24 @@ registration (REGISTER_MODULE in its .cc) through linking; it implements the
 Module interface (//engine/module).
 module_planner: the pure part, `:planner`: planning and checks from facts,
 no host access; it speaks the model, plan changes and JSON.
+
+The C++ rules and unit shapes of //engine:cc.bzl are passed on, so that a
+module's BUILD file loads this one file.
 """
 
-load("@rules_cc//cc:defs.bzl", "cc_library")
+load(
+    "//engine:cc.bzl",
+    _cc_library = "cc_library",
+    _unit_library = "unit_library",
+    _unit_test = "unit_test",
+)
+
+cc_library = _cc_library
+unit_library = _unit_library
+unit_test = _unit_test
 
 def module_library(name, deps = [], **kwargs):
-    cc_library(
+    _cc_library(
         name = name,
         alwayslink = 1,
         deps = deps + ["//engine/module"],
@@ -18,7 +30,7 @@ def module_library(name, deps = [], **kwargs):
     )
 
 def module_planner(name = "planner", deps = [], **kwargs):
-    cc_library(
+    _cc_library(
         name = name,
         deps = deps + [
             "//engine/model",
