@@ -5,6 +5,8 @@ target (`x.h` + `x.cc` for target `x`).
 header_library: one concept in one header (`x.h`), nothing to compile.
 unit_test: one gtest file named after the target (`x_test.cc` for target
 `x_test`), linked with gtest's main.
+with_test = True on a unit_library or header_library `x`: also its
+unit_test `x_test`, when that needs nothing but `x`.
 
 Every other attribute (data, size, linkopts, testonly, visibility, ...) is
 passed through unchanged, so a target reads as what is special about it.
@@ -24,23 +26,27 @@ cc_binary = _cc_binary
 cc_library = _cc_library
 cc_test = _cc_test
 
-def unit_library(name, **kwargs):
-    cc_library(
+def unit_library(name, with_test = False, **kwargs):
+    _cc_library(
         name = name,
         srcs = [name + ".cc"],
         hdrs = [name + ".h"],
         **kwargs
     )
+    if with_test:
+        unit_test(name = name + "_test", deps = [":" + name])
 
-def header_library(name, **kwargs):
-    cc_library(
+def header_library(name, with_test = False, **kwargs):
+    _cc_library(
         name = name,
         hdrs = [name + ".h"],
         **kwargs
     )
+    if with_test:
+        unit_test(name = name + "_test", deps = [":" + name])
 
 def unit_test(name, deps = [], **kwargs):
-    cc_test(
+    _cc_test(
         name = name,
         srcs = [name + ".cc"],
         deps = deps + ["//third_party:gtest_main"],
