@@ -18,11 +18,13 @@ module's BUILD file loads this one file.
 load(
     "//engine:cc.bzl",
     _cc_library = "cc_library",
+    _header_library = "header_library",
     _unit_library = "unit_library",
     _unit_test = "unit_test",
 )
 
 cc_library = _cc_library
+header_library = _header_library
 unit_library = _unit_library
 unit_test = _unit_test
 
