@@ -13,6 +13,16 @@ SUPPORT_DEPS = [
     "//third_party:nlohmann_json",
 ]
 
+# An in-process apply of a host.yaml with every module over the simulated
+# kernel (the in-process tests here, //bench:parallel_apply).
+APPLY_ON_SIM_DEPS = [
+    "//engine/config:loader",
+    "//engine/core:engine",
+    "//engine/module",
+    "//modules:all",
+    "//test/sim:sim_host_fs",
+]
+
 def integration_test(
         name,
         size = "medium",
