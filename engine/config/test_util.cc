@@ -1,5 +1,7 @@
 #include "engine/config/test_util.h"
 
+#include "gtest/gtest.h"
+
 namespace provisioner::config::testing {
 
 std::vector<std::string> Diagnose(std::string_view yaml) {
@@ -15,6 +17,25 @@ std::string WithHeader(std::string_view spec) {
          "metadata:\n"
          "  name: worker1\n" +
          std::string(spec);
+}
+
+std::string OneNicSpec(std::string_view name, std::string_view selector, std::string_view rest) {
+  return WithHeader(
+      "spec:\n"    // 5
+      "  nics:\n"  // 6
+      "    - name: " +
+      std::string(name) +
+      "\n"  // 7
+      "      nicSelector: " +
+      std::string(selector) + "\n" +  // 8
+      std::string(rest));             // 9...
+}
+
+void ExpectDiagnoses(const std::vector<DiagnosisCase>& cases) {
+  for (size_t i = 0; i < cases.size(); ++i) {
+    SCOPED_TRACE("case " + std::to_string(i) + ":\n" + cases[i].yaml);
+    EXPECT_THAT(Diagnose(cases[i].yaml), cases[i].want);
+  }
 }
 
 }  // namespace provisioner::config::testing
