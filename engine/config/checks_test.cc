@@ -14,13 +14,7 @@
 namespace provisioner::config {
 namespace {
 
-using testing::Diagnose;
-using ::testing::ElementsAre;
-using testing::ExpectDiagnoses;
-using ::testing::HasSubstr;
-using ::testing::IsEmpty;
-using testing::OneNicSpec;
-using testing::WithHeader;
+using namespace testing;  // NOLINT: test_util.h's vocabulary
 
 // Two RoCE NICs (lines 6-18), two pools (19-25) and `multus` (from line 26,
 // list items of spec.multusConfigs), under netnsMode `mode` (line 29+).
@@ -707,14 +701,7 @@ TEST(ChecksTest, SchemaErrorsDoNotCascade) {
 
 // One nic with numVfs (line 10) and firmware (line 11).
 std::string FirmwareNic(const std::string& firmware) {
-  return WithHeader(
-      "spec:\n"                              // 5
-      "  nics:\n"                            // 6
-      "    - name: rail0\n"                  // 7
-      "      nicSelector:\n"                 // 8
-      "        vendor: \"15b3\"\n"           // 9
-      "      numVfs: 12\n"                   // 10
-      "      firmware: " + firmware + "\n");  // 11
+  return VendorNicSpec("rail0", "      numVfs: 12\n      firmware: " + firmware + "\n");
 }
 
 TEST(FirmwareChecksTest, SriovOffWithVfsNamesBothFields) {

@@ -15,11 +15,7 @@
 namespace provisioner::config {
 namespace {
 
-using testing::Diagnose;
-using ::testing::ElementsAre;
-using testing::ExpectDiagnoses;
-using ::testing::IsEmpty;
-using testing::OneNicSpec;
+using namespace testing;  // NOLINT: test_util.h's vocabulary
 
 // An IB nic with VFs and IPoIB children `pkeys` (line 11), an ib-sriov
 // multus config with `pkey_line` (line 18).

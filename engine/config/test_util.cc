@@ -4,8 +4,8 @@
 
 namespace provisioner::config::testing {
 
-std::vector<std::string> Diagnose(std::string_view yaml) {
-  LoadResult r = LoadDesiredStateFromString(yaml, "host.yaml");
+std::vector<std::string> Diagnose(std::string_view yaml, const LoadOptions& options) {
+  LoadResult r = LoadDesiredStateFromString(yaml, "host.yaml", options);
   std::vector<std::string> out;
   for (const auto& d : r.diagnostics) out.push_back(FormatDiagnostic("host.yaml", r.marks, d));
   return out;
@@ -19,16 +19,27 @@ std::string WithHeader(std::string_view spec) {
          std::string(spec);
 }
 
-std::string OneNicSpec(std::string_view name, std::string_view selector, std::string_view rest) {
+namespace {
+
+// Lines 5-8 of a one-nic spec, up to the nic's "nicSelector:".
+std::string NicHead(std::string_view name) {
   return WithHeader(
       "spec:\n"    // 5
       "  nics:\n"  // 6
       "    - name: " +
       std::string(name) +
-      "\n"  // 7
-      "      nicSelector: " +
-      std::string(selector) + "\n" +  // 8
-      std::string(rest));             // 9...
+      "\n"                    // 7
+      "      nicSelector:");  // 8
+}
+
+}  // namespace
+
+std::string OneNicSpec(std::string_view name, std::string_view selector, std::string_view rest) {
+  return NicHead(name) + " " + std::string(selector) + "\n" + std::string(rest);
+}
+
+std::string VendorNicSpec(std::string_view name, std::string_view rest) {
+  return NicHead(name) + "\n        vendor: \"15b3\"\n" + std::string(rest);  // 9; 10...
 }
 
 void ExpectDiagnoses(const std::vector<DiagnosisCase>& cases) {
