@@ -84,13 +84,7 @@ constexpr Model kPex890xx = {0x1000, 0xc030,     0x060400, 0x1000,           0x0
 PciFunctionSpec Function(const Model& m, const std::string& bdf, const std::string& parent,
                          int numa, int irq, int group) {
   PciFunctionSpec f;
-  // Where it is,
-  f.bdf = bdf;
-  f.parent = parent;
-  f.irq = irq;
-  f.numa_node = numa;
-  f.iommu_group = group;
-  // and what it is.
+  // What it is,
   f.vendor = m.vendor;
   f.device = m.device;
   f.class_code = m.class_code;
@@ -101,6 +95,12 @@ PciFunctionSpec Function(const Model& m, const std::string& bdf, const std::stri
   f.bar0_size = m.bar0_size;
   f.link_speed = m.link_speed;
   f.link_width = m.link_width;
+  // and where it is.
+  f.bdf = bdf;
+  f.parent = parent;
+  f.irq = irq;
+  f.numa_node = numa;
+  f.iommu_group = group;
   return f;
 }
 
