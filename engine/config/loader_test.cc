@@ -17,11 +17,7 @@
 namespace provisioner {
 namespace {
 
-using config::testing::Diagnose;
-using config::testing::WithHeader;
-using ::testing::ElementsAre;
-using ::testing::HasSubstr;
-using ::testing::IsEmpty;
+using namespace config::testing;  // NOLINT: test_util.h's vocabulary
 
 const char kGood[] = R"(apiVersion: provisioner/v1alpha1
 kind: HostConfig
@@ -182,25 +178,26 @@ TEST(LoaderTest, ReportsEverythingInFileOrder) {
 }
 
 TEST(LoaderTest, MalformedYamlGivesOneCleanError) {
-  EXPECT_THAT(
-      Diagnose("apiVersion: provisioner/v1alpha1\nkind: HostConfig\nmetadata:\n"
-               "\tname: worker1\n"),
-      ElementsAre("host.yaml:4:6: invalid YAML: a \": \" where no key can start here (quote a "
-                  "value that contains \": \", or check the indentation) (tabs are not "
-                  "allowed in YAML indentation; use spaces)"));
-  EXPECT_THAT(Diagnose("apiVersion: \"provisioner/v1alpha1\nkind: HostConfig\n"),
-              ElementsAre("host.yaml:1:13: apiVersion: unterminated quoted string: no closing "
-                          "\""));
-  EXPECT_THAT(Diagnose(WithHeader("spec:\n  nics: [\n")),
-              ElementsAre("host.yaml:7:1: invalid YAML: a [ list is not closed: a ] is missing "
-                          "before here"));
-  EXPECT_THAT(Diagnose(WithHeader("spec: {}\nspec: {}\n")),
-              ElementsAre("host.yaml:6:1: spec: duplicate key \"spec\" (first at line 5)"));
-  EXPECT_THAT(Diagnose(""), ElementsAre("host.yaml:1:1: the file is empty: expected a HostConfig "
-                                        "mapping (apiVersion, kind, metadata, spec)"));
-  EXPECT_THAT(Diagnose("- apiVersion: provisioner/v1alpha1\n"),
-              ElementsAre("host.yaml:1:1: expected a mapping (apiVersion, kind, metadata, spec) "
-                          "at the top level, found a list"));
+  ExpectDiagnoses({
+      {"apiVersion: provisioner/v1alpha1\nkind: HostConfig\nmetadata:\n"
+       "\tname: worker1\n",
+       ElementsAre("host.yaml:4:6: invalid YAML: a \": \" where no key can start here (quote a "
+                   "value that contains \": \", or check the indentation) (tabs are not "
+                   "allowed in YAML indentation; use spaces)")},
+      {"apiVersion: \"provisioner/v1alpha1\nkind: HostConfig\n",
+       ElementsAre("host.yaml:1:13: apiVersion: unterminated quoted string: no closing "
+                   "\"")},
+      {WithHeader("spec:\n  nics: [\n"),
+       ElementsAre("host.yaml:7:1: invalid YAML: a [ list is not closed: a ] is missing "
+                   "before here")},
+      {WithHeader("spec: {}\nspec: {}\n"),
+       ElementsAre("host.yaml:6:1: spec: duplicate key \"spec\" (first at line 5)")},
+      {"", ElementsAre("host.yaml:1:1: the file is empty: expected a HostConfig "
+                       "mapping (apiVersion, kind, metadata, spec)")},
+      {"- apiVersion: provisioner/v1alpha1\n",
+       ElementsAre("host.yaml:1:1: expected a mapping (apiVersion, kind, metadata, spec) "
+                   "at the top level, found a list")},
+  });
 }
 
 TEST(LoaderTest, FileErrorsNameThePathAndErrno) {

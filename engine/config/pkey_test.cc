@@ -15,33 +15,26 @@
 namespace provisioner::config {
 namespace {
 
-using testing::Diagnose;
-using ::testing::ElementsAre;
-using ::testing::IsEmpty;
-using testing::WithHeader;
+using namespace testing;  // NOLINT: test_util.h's vocabulary
 
 // An IB nic with VFs and IPoIB children `pkeys` (line 11), an ib-sriov
 // multus config with `pkey_line` (line 18).
 std::string Doc(const std::string& pkey_line, const std::string& ipoib_pkeys = "[\"0x8001\"]") {
-  return WithHeader(
-      "spec:\n"                                   // 5
-      "  nics:\n"                                 // 6
-      "    - name: ib-nic\n"                      // 7
-      "      nicSelector: {pfNames: [ibs5f0]}\n"  // 8
-      "      linkType: ib\n"                      // 9
-      "      ipoib:\n"                            // 10
-      "        pkeys: " +
-      ipoib_pkeys +
-      "\n"                                // 11
-      "      numVfs: 4\n"                 // 12
-      "      resourceName: ibsriov\n"     // 13
-      "  rdma: {netnsMode: exclusive}\n"  // 14
-      "  multusConfigs:\n"                // 15
-      "    - name: ib\n"                  // 16
-      "      cniType: ib-sriov\n"         // 17
-      "      nic: ib-nic\n"               // 18
-      "      " +
-      pkey_line + "\n");  // 19
+  return OneNicSpec("ib-nic", "{pfNames: [ibs5f0]}",
+                    "      linkType: ib\n"  // 9
+                    "      ipoib:\n"        // 10
+                    "        pkeys: " +
+                        ipoib_pkeys +
+                        "\n"                                // 11
+                        "      numVfs: 4\n"                 // 12
+                        "      resourceName: ibsriov\n"     // 13
+                        "  rdma: {netnsMode: exclusive}\n"  // 14
+                        "  multusConfigs:\n"                // 15
+                        "    - name: ib\n"                  // 16
+                        "      cniType: ib-sriov\n"         // 17
+                        "      nic: ib-nic\n"               // 18
+                        "      " +
+                        pkey_line + "\n");  // 19
 }
 
 std::string LoadedPkey(const std::string& pkey_line) {
@@ -81,16 +74,18 @@ TEST(PkeyTest, EverySpellingOfTheGuideLoadsAsTheSamePartition) {
 }
 
 TEST(PkeyTest, RefusedAsIbKubernetesRefusesThem) {
-  EXPECT_THAT(Diagnose(Doc("pkey: \"0x9000\"")),
-              ElementsAre("host.yaml:19:13: spec.multusConfigs[0].pkey: \"0x9000\" has the "
-                          "full-membership bit 0x8000, which ib-kubernetes refuses (it makes the "
-                          "pod's GUID a full member itself): write \"0x1000\""));
-  EXPECT_THAT(Diagnose(Doc("pkey: \"0x8000\"")),
-              ElementsAre("host.yaml:19:13: spec.multusConfigs[0].pkey: \"0x8000\" is no "
-                          "partition (the partition bits 0x7fff are 0)"));
-  EXPECT_THAT(Diagnose(Doc("pkey: \"0x1g\"")),
-              ElementsAre("host.yaml:19:13: spec.multusConfigs[0].pkey: \"0x1g\" is not an "
-                          "InfiniBand partition key in hex, like \"0x1000\" (0x optional)"));
+  ExpectDiagnoses({
+      {Doc("pkey: \"0x9000\""),
+       ElementsAre("host.yaml:19:13: spec.multusConfigs[0].pkey: \"0x9000\" has the "
+                   "full-membership bit 0x8000, which ib-kubernetes refuses (it makes the "
+                   "pod's GUID a full member itself): write \"0x1000\"")},
+      {Doc("pkey: \"0x8000\""),
+       ElementsAre("host.yaml:19:13: spec.multusConfigs[0].pkey: \"0x8000\" is no "
+                   "partition (the partition bits 0x7fff are 0)")},
+      {Doc("pkey: \"0x1g\""),
+       ElementsAre("host.yaml:19:13: spec.multusConfigs[0].pkey: \"0x1g\" is not an "
+                   "InfiniBand partition key in hex, like \"0x1000\" (0x optional)")},
+  });
 }
 
 // spec.kubernetes.spiderpool.version as a release, quoted or not: 1.10 is

@@ -9,10 +9,7 @@
 namespace provisioner::config {
 namespace {
 
-using testing::Diagnose;
-using ::testing::ElementsAre;
-using ::testing::IsEmpty;
-using testing::WithHeader;
+using namespace testing;  // NOLINT: test_util.h's vocabulary
 
 // Two Ethernet rails, each with a macvlan config on the pool given.
 std::string Rails(const std::string& subnet1, const std::string& subnet2,

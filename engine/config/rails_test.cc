@@ -3,6 +3,7 @@
 #include <string>
 
 #include "engine/config/loader.h"
+#include "engine/config/test_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
@@ -10,8 +11,7 @@
 namespace provisioner::config {
 namespace {
 
-using ::testing::ElementsAre;
-using ::testing::IsEmpty;
+using namespace testing;  // NOLINT: test_util.h's vocabulary
 
 std::string Doc(const std::string& rails) {
   return "apiVersion: provisioner/v1alpha1\n"
@@ -35,13 +35,6 @@ const char* kRails =
     "      ips: [\"172.16.{10+n}.1-172.16.{10+n}.200\"]\n"  // 15
     "    multus:\n"                                         // 16
     "      cniType: sriov\n";                               // 17
-
-std::vector<std::string> Diagnose(const std::string& yaml, LoadOptions options = {}) {
-  LoadResult r = LoadDesiredStateFromString(yaml, "host.yaml", options);
-  std::vector<std::string> out;
-  for (const auto& d : r.diagnostics) out.push_back(FormatDiagnostic("host.yaml", r.marks, d));
-  return out;
-}
 
 TEST(RailTemplateTest, Forms) {
   std::string e;
@@ -126,18 +119,20 @@ TEST(RailsTest, CrossItemRulesSeeExpandedItems) {
 }
 
 TEST(RailsTest, BadTemplatesAndFieldsRailsSets) {
-  EXPECT_THAT(Diagnose(Doc("    count: 2\n    nic: { resourceName: \"gpu{x}\" }\n")),
-              ElementsAre("host.yaml:8:26: spec.rails.nic.resourceName: unknown template {x} in "
-                          "\"gpu{x}\": use {n} (1-based rail number), {A+n}, {n+A}, {n-A} "
-                          "or {host}"));
-  EXPECT_THAT(Diagnose(Doc("    count: 2\n    nic: { nicSelector: { nearGpu: 1 } }\n")),
-              ElementsAre("host.yaml:8:36: spec.rails.nic.nicSelector.nearGpu: set by rails: "
-                          "rail n uses the NIC nearest to GPU n-1; remove it"));
-  EXPECT_THAT(Diagnose(Doc("    count: 0\n    nic: {}\n")),
-              ElementsAre("host.yaml:7:12: spec.rails.count: 0 is below the minimum 1"));
-  EXPECT_THAT(Diagnose(Doc("    count: all\n    nic: {}\n")),
-              ElementsAre(::testing::HasSubstr("spec.rails.count: ")));
-  EXPECT_THAT(Diagnose(Doc("    count: 2\n")), ElementsAre(::testing::HasSubstr("spec.rails")));
+  ExpectDiagnoses({
+      {Doc("    count: 2\n    nic: { resourceName: \"gpu{x}\" }\n"),
+       ElementsAre("host.yaml:8:26: spec.rails.nic.resourceName: unknown template {x} in "
+                   "\"gpu{x}\": use {n} (1-based rail number), {A+n}, {n+A}, {n-A} "
+                   "or {host}")},
+      {Doc("    count: 2\n    nic: { nicSelector: { nearGpu: 1 } }\n"),
+       ElementsAre("host.yaml:8:36: spec.rails.nic.nicSelector.nearGpu: set by rails: "
+                   "rail n uses the NIC nearest to GPU n-1; remove it")},
+      {Doc("    count: 0\n    nic: {}\n"),
+       ElementsAre("host.yaml:7:12: spec.rails.count: 0 is below the minimum 1")},
+      {Doc("    count: all\n    nic: {}\n"),
+       ElementsAre(::testing::HasSubstr("spec.rails.count: "))},
+      {Doc("    count: 2\n"), ElementsAre(::testing::HasSubstr("spec.rails"))},
+  });
 }
 
 TEST(RailsTest, HugeExpansionsAreRefused) {
@@ -164,9 +159,8 @@ TEST(RailsTest, AllGpusWaitsForTheHost) {
               ElementsAre("host.yaml:7:12: spec.rails.count: allGpus: this host has 0 GPUs; rails "
                           "need 1 to 64"));
   // Without a host the templates are still checked (on one rail).
-  EXPECT_THAT(
-      Diagnose(Doc("    count: allGpus\n    nic: { numVfs: -1 }\n")),
-      ElementsAre(::testing::HasSubstr("spec.rails.nic.numVfs: rail 1 (spec.nics[0].numVfs)")));
+  EXPECT_THAT(Diagnose(Doc("    count: allGpus\n    nic: { numVfs: -1 }\n")),
+              ElementsAre(HasSubstr("spec.rails.nic.numVfs: rail 1 (spec.nics[0].numVfs)")));
 }
 
 }  // namespace

@@ -12,44 +12,36 @@
 namespace provisioner::config {
 namespace {
 
-using testing::Diagnose;
-using ::testing::ElementsAre;
-using ::testing::IsEmpty;
+using namespace testing;  // NOLINT: test_util.h's vocabulary
 using ::testing::Not;
-using testing::WithHeader;
 
 // A one-NIC spec; `field` is added to the NIC as its last line (line 10).
 std::string NicWith(const std::string& field) {
-  return WithHeader(
-      "spec:\n"                     // 5
-      "  nics:\n"                   // 6
-      "    - name: nic0\n"          // 7
-      "      nicSelector:\n"        // 8
-      "        vendor: \"15b3\"\n"  // 9
-      "      " +
-      field + "\n");  // 10
+  return VendorNicSpec("nic0", "      " + field + "\n");
 }
 
 TEST(SchemaTest, UnknownFieldNamesItAtTheKey) {
-  EXPECT_THAT(Diagnose(NicWith("numVF: 12")),
-              ElementsAre("host.yaml:10:7: spec.nics[0].numVF: unknown field \"numVF\" (did you "
-                          "mean \"numVfs\"?)"));
-  EXPECT_THAT(Diagnose(WithHeader("spec:\n  bogus: 1\n")),
-              ElementsAre("host.yaml:6:3: spec.bogus: unknown field \"bogus\"; expected one of: "
-                          "agent, firmware, ipPools, kernel, kernelModules, kubernetes, "
-                          "multusConfigs, network, nics, pcie, rails, rdma"));
-  EXPECT_THAT(Diagnose(WithHeader("spec: {}\nstatus: {}\n")),
-              ElementsAre("host.yaml:6:1: status: unknown field \"status\"; expected one of: "
-                          "apiVersion, kind, metadata, spec"));
+  ExpectDiagnoses({
+      {NicWith("numVF: 12"),
+       ElementsAre("host.yaml:10:7: spec.nics[0].numVF: unknown field \"numVF\" (did you "
+                   "mean \"numVfs\"?)")},
+      {WithHeader("spec:\n  bogus: 1\n"),
+       ElementsAre("host.yaml:6:3: spec.bogus: unknown field \"bogus\"; expected one of: "
+                   "agent, firmware, ipPools, kernel, kernelModules, kubernetes, "
+                   "multusConfigs, network, nics, pcie, rails, rdma")},
+      {WithHeader("spec: {}\nstatus: {}\n"),
+       ElementsAre("host.yaml:6:1: status: unknown field \"status\"; expected one of: "
+                   "apiVersion, kind, metadata, spec")},
+  });
 }
 
 TEST(SchemaTest, AgentAutoApplyTakesOnlyLiveAndLinkFlap) {
-  EXPECT_THAT(Diagnose(WithHeader("spec:\n  agent: { autoApply: [live, link-flap] }\n")),
-              IsEmpty());
-  EXPECT_THAT(Diagnose(WithHeader("spec:\n  agent: { autoApply: [] }\n")), IsEmpty());
-  // replace, reboot and firmware are never automatic: not even writable.
-  EXPECT_THAT(Diagnose(WithHeader("spec:\n  agent: { autoApply: [live, replace] }\n")),
-              Not(IsEmpty()));
+  ExpectDiagnoses({
+      {WithHeader("spec:\n  agent: { autoApply: [live, link-flap] }\n"), IsEmpty()},
+      {WithHeader("spec:\n  agent: { autoApply: [] }\n"), IsEmpty()},
+      // replace, reboot and firmware are never automatic: not even writable.
+      {WithHeader("spec:\n  agent: { autoApply: [live, replace] }\n"), Not(IsEmpty())},
+  });
 }
 
 TEST(SchemaTest, EveryUnknownFieldIsReported) {
@@ -69,13 +61,14 @@ TEST(SchemaTest, EveryUnknownFieldIsReported) {
 }
 
 TEST(SchemaTest, PcieFieldsAreCheckedWithTheirPosition) {
-  EXPECT_THAT(
-      Diagnose(WithHeader("spec:\n  pcie:\n    disableAcs: some\n")),
-      ElementsAre(::testing::AllOf(::testing::StartsWith("host.yaml:7:17: spec.pcie.disableAcs: "),
-                                   ::testing::HasSubstr("gpuNicPaths"))));
-  EXPECT_THAT(Diagnose(WithHeader("spec:\n  pcie:\n    disableACS: all\n")),
-              ElementsAre(::testing::StartsWith(
-                  "host.yaml:7:5: spec.pcie.disableACS: unknown field \"disableACS\"")));
+  ExpectDiagnoses({
+      {WithHeader("spec:\n  pcie:\n    disableAcs: some\n"),
+       ElementsAre(::testing::AllOf(::testing::StartsWith("host.yaml:7:17: spec.pcie.disableAcs: "),
+                                    ::testing::HasSubstr("gpuNicPaths")))},
+      {WithHeader("spec:\n  pcie:\n    disableACS: all\n"),
+       ElementsAre(::testing::StartsWith(
+           "host.yaml:7:5: spec.pcie.disableACS: unknown field \"disableACS\""))},
+  });
 }
 
 TEST(SchemaTest, WrongTypes) {
@@ -100,82 +93,92 @@ TEST(SchemaTest, BadEnums) {
 }
 
 TEST(SchemaTest, ApiVersionAndKindAreFixed) {
-  EXPECT_THAT(Diagnose("apiVersion: v1\nkind: HostConfig\nmetadata: {name: a}\nspec: {}\n"),
-              ElementsAre("host.yaml:1:13: apiVersion: must be \"provisioner/v1alpha1\", got "
-                          "\"v1\""));
-  EXPECT_THAT(Diagnose("apiVersion: provisioner/v1alpha1\nkind: Pod\nmetadata: {name: a}\n"
-                       "spec: {}\n"),
-              ElementsAre("host.yaml:2:7: kind: must be \"HostConfig\", got \"Pod\""));
+  ExpectDiagnoses({
+      {"apiVersion: v1\nkind: HostConfig\nmetadata: {name: a}\nspec: {}\n",
+       ElementsAre("host.yaml:1:13: apiVersion: must be \"provisioner/v1alpha1\", got "
+                   "\"v1\"")},
+      {"apiVersion: provisioner/v1alpha1\nkind: Pod\nmetadata: {name: a}\n"
+       "spec: {}\n",
+       ElementsAre("host.yaml:2:7: kind: must be \"HostConfig\", got \"Pod\"")},
+  });
 }
 
 TEST(SchemaTest, RequiredFields) {
-  EXPECT_THAT(Diagnose("kind: HostConfig\nspec: {}\n"),
-              ElementsAre("host.yaml:1:1: missing required field \"apiVersion\"",
-                          "host.yaml:1:1: missing required field \"metadata\""));
-  EXPECT_THAT(Diagnose(WithHeader("spec:\n  nics:\n    - numVfs: 1\n")),
-              ElementsAre("host.yaml:7:7: spec.nics[0]: missing required field \"name\"",
-                          "host.yaml:7:7: spec.nics[0]: missing required field \"nicSelector\""));
+  ExpectDiagnoses({
+      {"kind: HostConfig\nspec: {}\n",
+       ElementsAre("host.yaml:1:1: missing required field \"apiVersion\"",
+                   "host.yaml:1:1: missing required field \"metadata\"")},
+      {WithHeader("spec:\n  nics:\n    - numVfs: 1\n"),
+       ElementsAre("host.yaml:7:7: spec.nics[0]: missing required field \"name\"",
+                   "host.yaml:7:7: spec.nics[0]: missing required field \"nicSelector\"")},
+  });
 }
 
 TEST(SchemaTest, Patterns) {
-  EXPECT_THAT(Diagnose("apiVersion: provisioner/v1alpha1\nkind: HostConfig\n"
-                       "metadata: {name: Worker_1}\nspec: {}\n"),
-              ElementsAre("host.yaml:3:18: metadata.name: \"Worker_1\" is not a DNS-1123 "
-                          "subdomain (dot-separated DNS-1123 labels: lower-case letters, digits "
-                          "and '-')"));
-  EXPECT_THAT(Diagnose(WithHeader("spec:\n"
-                                  "  nics:\n"
-                                  "    - name: Nic_0\n"
-                                  "      nicSelector:\n"
-                                  "        vendor: \"0x15b3\"\n"
-                                  "        rootDevices: [\"0000:af:00.8\", \"af:00.0\"]\n")),
-              ElementsAre("host.yaml:7:13: spec.nics[0].name: \"Nic_0\" is not a DNS-1123 label "
-                          "(lower-case letters, digits and '-', starting and ending with a "
-                          "letter or digit)",
-                          "host.yaml:9:17: spec.nics[0].nicSelector.vendor: \"0x15b3\" is not 4 "
-                          "hex digits without 0x, like \"15b3\"",
-                          "host.yaml:10:23: spec.nics[0].nicSelector.rootDevices[0]: "
-                          "\"0000:af:00.8\" is not a PCI address DDDD:BB:DD.F (domain optional), "
-                          "like \"0000:af:00.0\" (the function is 0\u20137, not 8)"));
+  ExpectDiagnoses({
+      {"apiVersion: provisioner/v1alpha1\nkind: HostConfig\n"
+       "metadata: {name: Worker_1}\nspec: {}\n",
+       ElementsAre("host.yaml:3:18: metadata.name: \"Worker_1\" is not a DNS-1123 "
+                   "subdomain (dot-separated DNS-1123 labels: lower-case letters, digits "
+                   "and '-')")},
+      {WithHeader("spec:\n"
+                  "  nics:\n"
+                  "    - name: Nic_0\n"
+                  "      nicSelector:\n"
+                  "        vendor: \"0x15b3\"\n"
+                  "        rootDevices: [\"0000:af:00.8\", \"af:00.0\"]\n"),
+       ElementsAre("host.yaml:7:13: spec.nics[0].name: \"Nic_0\" is not a DNS-1123 label "
+                   "(lower-case letters, digits and '-', starting and ending with a "
+                   "letter or digit)",
+                   "host.yaml:9:17: spec.nics[0].nicSelector.vendor: \"0x15b3\" is not 4 "
+                   "hex digits without 0x, like \"15b3\"",
+                   "host.yaml:10:23: spec.nics[0].nicSelector.rootDevices[0]: "
+                   "\"0000:af:00.8\" is not a PCI address DDDD:BB:DD.F (domain optional), "
+                   "like \"0000:af:00.0\" (the function is 0\u20137, not 8)")},
+  });
 }
 
 TEST(SchemaTest, EmptySelectorAndLists) {
-  EXPECT_THAT(Diagnose(WithHeader("spec:\n"
-                                  "  nics:\n"
-                                  "    - name: nic0\n"
-                                  "      nicSelector: {}\n")),
-              ElementsAre("host.yaml:8:20: spec.nics[0].nicSelector: must not be empty: set at "
-                          "least one of deviceID, nearGpu, pfNames, rootDevices, vendor"));
-  EXPECT_THAT(Diagnose(WithHeader("spec:\n"
-                                  "  nics:\n"
-                                  "    - name: nic0\n"
-                                  "      nicSelector: {pfNames: []}\n")),
-              ElementsAre("host.yaml:8:30: spec.nics[0].nicSelector.pfNames: must not be "
-                          "empty"));
+  ExpectDiagnoses({
+      {WithHeader("spec:\n"
+                  "  nics:\n"
+                  "    - name: nic0\n"
+                  "      nicSelector: {}\n"),
+       ElementsAre("host.yaml:8:20: spec.nics[0].nicSelector: must not be empty: set at "
+                   "least one of deviceID, nearGpu, pfNames, rootDevices, vendor")},
+      {WithHeader("spec:\n"
+                  "  nics:\n"
+                  "    - name: nic0\n"
+                  "      nicSelector: {pfNames: []}\n"),
+       ElementsAre("host.yaml:8:30: spec.nics[0].nicSelector.pfNames: must not be "
+                   "empty")},
+  });
 }
 
 TEST(SchemaTest, KernelModulesAreStringsOrMappings) {
-  EXPECT_THAT(Diagnose(WithHeader("spec:\n"
-                                  "  kernelModules:\n"
-                                  "    - mlx5_ib\n"
-                                  "    - {name: nvidia_peermem, required: false}\n")),
-              IsEmpty());
-  EXPECT_THAT(Diagnose(WithHeader("spec:\n"
-                                  "  kernelModules:\n"
-                                  "    - mlx5/ib\n"
-                                  "    - {name: x, required: maybe}\n"
-                                  "    - {nmae: x}\n"
-                                  "    - [x]\n")),
-              ElementsAre("host.yaml:7:7: spec.kernelModules[0]: \"mlx5/ib\" is not a kernel "
-                          "module name (letters, digits, '_' and '-')",
-                          "host.yaml:8:27: spec.kernelModules[1].required: expected a boolean "
-                          "(true or false), got string \"maybe\"",
-                          "host.yaml:9:7: spec.kernelModules[2]: missing required field "
-                          "\"name\"",
-                          "host.yaml:9:8: spec.kernelModules[2].nmae: unknown field \"nmae\" "
-                          "(did you mean \"name\"?)",
-                          "host.yaml:10:7: spec.kernelModules[3]: expected a string or a "
-                          "mapping, got a list"));
+  ExpectDiagnoses({
+      {WithHeader("spec:\n"
+                  "  kernelModules:\n"
+                  "    - mlx5_ib\n"
+                  "    - {name: nvidia_peermem, required: false}\n"),
+       IsEmpty()},
+      {WithHeader("spec:\n"
+                  "  kernelModules:\n"
+                  "    - mlx5/ib\n"
+                  "    - {name: x, required: maybe}\n"
+                  "    - {nmae: x}\n"
+                  "    - [x]\n"),
+       ElementsAre("host.yaml:7:7: spec.kernelModules[0]: \"mlx5/ib\" is not a kernel "
+                   "module name (letters, digits, '_' and '-')",
+                   "host.yaml:8:27: spec.kernelModules[1].required: expected a boolean "
+                   "(true or false), got string \"maybe\"",
+                   "host.yaml:9:7: spec.kernelModules[2]: missing required field "
+                   "\"name\"",
+                   "host.yaml:9:8: spec.kernelModules[2].nmae: unknown field \"nmae\" "
+                   "(did you mean \"name\"?)",
+                   "host.yaml:10:7: spec.kernelModules[3]: expected a string or a "
+                   "mapping, got a list")},
+  });
 }
 
 TEST(SchemaTest, NodeSelectorValuesAreLabelValues) {

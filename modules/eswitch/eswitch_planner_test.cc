@@ -27,13 +27,9 @@ HostFacts Host(const std::string& driver, int num_vfs, const std::string& mode) 
 }
 
 DesiredState Want(const std::string& mode) {
-  DesiredState d;
-  NicSpec n;
-  n.name = "pf0";
-  n.selector.root_devices = {"0000:af:00.0"};
+  NicSpec n = testing::NicAt("pf0", "0000:af:00.0");
   n.eswitch_mode = mode;
-  d.nics.push_back(n);
-  return d;
+  return testing::Wanting(n);
 }
 
 TEST(EswitchPlannerTest, RepresentorPortNames) {

@@ -154,13 +154,8 @@ TEST(FirmwareModule, RollbackRestoresTheCapture) {
   HostContext ctx;
   ctx.fs = fs.get();
   FirmwareModule m;
-  Change c;
-  c.id = "firmware/0000:86:00.0/LINK_TYPE_P1";
-  c.module = "firmware";
-  c.target = "0000:86:00.0";
-  c.attribute = "LINK_TYPE_P1";
-  c.before = "ib";
-  c.after = "eth";
+  Change c = MakeChange("firmware", "0000:86:00.0", "LINK_TYPE_P1", "ib", "eth",
+                        Disruption::kReboot, kPhaseFirmware, "", "");
   ASSERT_TRUE(m.Apply(c, ctx).ok());
   ASSERT_TRUE(m.Verify(c, ctx).ok());
   std::swap(c.before, c.after);

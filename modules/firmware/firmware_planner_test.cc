@@ -1,12 +1,16 @@
 #include "modules/firmware/firmware_planner.h"
 
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "modules/firmware/mstconfig_query.h"
 #include "test/support/fake_pci_module.h"
 #include "test/support/files.h"
+#include "test/support/planned_changes.h"
 
 namespace provisioner {
 namespace {
+
+using ::testing::ElementsAre;
 
 FirmwareFacts FromTestdata(const std::string& name) {
   auto q = ParseMstconfigQuery(testing::ReadFile("modules/firmware/testdata/" + name));
@@ -27,14 +31,10 @@ PciFunction Pf(const std::string& bdf, const std::string& netdev) {
 
 DesiredState Want(const std::string& selector_pf, std::optional<std::string> link_type,
                   std::optional<int> num_vfs = std::nullopt) {
-  DesiredState d;
-  NicSpec n;
-  n.name = "ib0";
-  n.selector.root_devices = {selector_pf};
+  NicSpec n = testing::NicAt("ib0", selector_pf);
   n.link_type = link_type;
   n.num_vfs = num_vfs;
-  d.nics.push_back(n);
-  return d;
+  return testing::Wanting(n);
 }
 
 struct Planned {
@@ -66,11 +66,10 @@ Planned RunPlan(const DesiredState& d, const HostFacts& f) {
 TEST(FirmwarePlanner, IbCardToEthIsARebootChange) {
   HostFacts f = OnePf("0000:86:00.0", "ibs5f0", "cx5-vpi-ib.query");
   Planned p = RunPlan(Want("0000:86:00.0", "eth"), f);
-  ASSERT_EQ(p.changes.size(), 1u) << p.Messages();
+  ASSERT_THAT(p.changes,
+              ElementsAre(testing::Changed("firmware/0000:86:00.0/LINK_TYPE_P1", "ib", "eth")))
+      << p.Messages();
   const Change& c = p.changes[0];
-  EXPECT_EQ(c.id, "firmware/0000:86:00.0/LINK_TYPE_P1");
-  EXPECT_EQ(c.before, "ib");
-  EXPECT_EQ(c.after, "eth");
   EXPECT_EQ(c.disruption, Disruption::kReboot);
   EXPECT_EQ(c.phase, kPhaseFirmware);
   EXPECT_EQ(c.field_path, "spec.nics[0].linkType");

@@ -1,8 +1,11 @@
 #include "modules/firmware/mstconfig_query.h"
 
+#include <map>
 #include <optional>
 #include <ostream>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -18,16 +21,13 @@ std::string Testdata(const std::string& name) {
 }
 
 // One captured `mstconfig query` and what it must parse into.
-struct ParamWant {
-  std::string param;
-  char column;  // 'd'efault, 'c'urrent, 'n'ext boot; '-': the parameter is absent
-  std::optional<std::string> value;  // nullopt: the column is absent
-};
+using Column = std::map<std::string, std::optional<std::string>>;  // nullopt: no value there
 struct QueryCase {
   std::string name, file;
   std::string device_type, card_name, device;  // "": not checked
   std::optional<bool> has_default, has_current;
-  std::vector<ParamWant> params;
+  Column default_value, current, next_boot;  // parameter -> value in that column
+  std::vector<std::string> absent;           // parameters not in the query
 };
 
 void PrintTo(const QueryCase& c, std::ostream* os) { *os << c.file; }
@@ -53,80 +53,87 @@ TEST_P(MstconfigCaptureTest, Parses) {
   if (tc.has_current) {
     EXPECT_EQ(q->has_current, *tc.has_current);
   }
-  for (const ParamWant& w : tc.params) {
-    SCOPED_TRACE(w.param + " " + w.column);
-    if (w.column == '-') {
-      EXPECT_EQ(q->params.count(w.param), 0u);
-      continue;
+  for (const std::string& param : tc.absent) {
+    EXPECT_EQ(q->params.count(param), 0u) << param;
+  }
+  using Read = std::optional<std::string> (*)(const FirmwareParam&);
+  const std::pair<const Column*, Read> columns[] = {
+      {&tc.default_value, [](const FirmwareParam& p) { return p.default_value; }},
+      {&tc.current, [](const FirmwareParam& p) { return p.current; }},
+      {&tc.next_boot, [](const FirmwareParam& p) { return std::optional(p.next_boot); }}};
+  for (const auto& [want, read] : columns) {
+    for (const auto& [param, value] : *want) {
+      auto it = q->params.find(param);
+      ASSERT_NE(it, q->params.end()) << param;
+      EXPECT_EQ(read(it->second), value) << param;
     }
-    auto it = q->params.find(w.param);
-    ASSERT_NE(it, q->params.end());
-    const FirmwareParam& p = it->second;
-    const std::optional<std::string> got = w.column == 'd' ? p.default_value
-                                           : w.column == 'c'
-                                               ? p.current
-                                               : std::optional<std::string>(p.next_boot);
-    EXPECT_EQ(got, w.value);
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Captures, MstconfigCaptureTest,
-    ::testing::Values(
-        // Default, current and next boot columns.
-        QueryCase{"ConnectX5VpiWithDefaultCurrentNext",
-                  "cx5-vpi-ib.query",
-                  "ConnectX5",
-                  "MCX556A-ECA_Ax",
-                  "0000:86:00.0",
-                  true,
-                  true,
-                  {{"LINK_TYPE_P1", 'd', "IB(1)"},
-                   {"LINK_TYPE_P1", 'c', "IB(1)"},
-                   {"LINK_TYPE_P1", 'n', "IB(1)"},
-                   {"NUM_OF_VFS", 'n', "16"},
-                   {"NUM_OF_VFS", 'd', "8"},
-                   {"SRIOV_EN", 'n', "True(1)"},
-                   // A value wider than its column still lands in the right columns.
-                   {"PCI_ATOMIC_MODE", 'n', "PCI_ATOMIC_DISABLED_EXT_ATOMIC_ENABLED(0)"},
-                   {"LRO_LOG_TIMEOUT1", 'c', "7"}}},
-        QueryCase{"PendingChangeShowsCurrentAndNextBoot",
-                  "cx5-vpi-pending-eth.query",
-                  "",
-                  "",
-                  "",
-                  std::nullopt,
-                  std::nullopt,
-                  {{"LINK_TYPE_P1", 'c', "IB(1)"},
-                   {"LINK_TYPE_P1", 'n', "ETH(2)"},
-                   {"LINK_TYPE_P2", 'n', "IB(1)"}}},
-        QueryCase{"ConnectX6NextBootOnly",
-                  "cx6-vpi-eth-sriov-off.query",
-                  "ConnectX6",
-                  "",
-                  "",
-                  false,
-                  false,
-                  {{"LINK_TYPE_P2", 'c', std::nullopt},
-                   {"LINK_TYPE_P2", 'n', "ETH(2)"},
-                   {"SRIOV_EN", 'n', "False(0)"}}},
-        QueryCase{"ConnectX6LxHasNoLinkType",
-                  "cx6lx-eth.query",
-                  "",
-                  "",
-                  "",
-                  false,
-                  true,
-                  {{"LINK_TYPE_P1", '-', std::nullopt}, {"NUM_OF_VFS", 'c', "8"}}},
-        QueryCase{"ConnectX7WideColumns",
-                  "cx7-ib-wide.query",
-                  "ConnectX7",
-                  "",
-                  "",
-                  std::nullopt,
-                  std::nullopt,
-                  {{"LINK_TYPE_P1", 'n', "IB(1)"}, {"LINK_TYPE_P2", '-', std::nullopt}}}),
-    [](const ::testing::TestParamInfo<QueryCase>& i) { return i.param.name; });
+INSTANTIATE_TEST_SUITE_P(Captures, MstconfigCaptureTest,
+                         ::testing::Values(
+                             // Default, current and next boot columns; a value wider than its
+                             // column (PCI_ATOMIC_MODE) still lands in the right columns.
+                             QueryCase{
+                                 "ConnectX5VpiWithDefaultCurrentNext",
+                                 "cx5-vpi-ib.query",
+                                 "ConnectX5",
+                                 "MCX556A-ECA_Ax",
+                                 "0000:86:00.0",
+                                 true,
+                                 true,
+                                 {{"LINK_TYPE_P1", "IB(1)"}, {"NUM_OF_VFS", "8"}},
+                                 {{"LINK_TYPE_P1", "IB(1)"}, {"LRO_LOG_TIMEOUT1", "7"}},
+                                 {{"LINK_TYPE_P1", "IB(1)"},
+                                  {"NUM_OF_VFS", "16"},
+                                  {"SRIOV_EN", "True(1)"},
+                                  {"PCI_ATOMIC_MODE", "PCI_ATOMIC_DISABLED_EXT_ATOMIC_ENABLED(0)"}},
+                                 {}},
+                             QueryCase{"PendingChangeShowsCurrentAndNextBoot",
+                                       "cx5-vpi-pending-eth.query",
+                                       "",
+                                       "",
+                                       "",
+                                       std::nullopt,
+                                       std::nullopt,
+                                       {},
+                                       {{"LINK_TYPE_P1", "IB(1)"}},
+                                       {{"LINK_TYPE_P1", "ETH(2)"}, {"LINK_TYPE_P2", "IB(1)"}},
+                                       {}},
+                             QueryCase{"ConnectX6NextBootOnly",
+                                       "cx6-vpi-eth-sriov-off.query",
+                                       "ConnectX6",
+                                       "",
+                                       "",
+                                       false,
+                                       false,
+                                       {},
+                                       {{"LINK_TYPE_P2", std::nullopt}},
+                                       {{"LINK_TYPE_P2", "ETH(2)"}, {"SRIOV_EN", "False(0)"}},
+                                       {}},
+                             QueryCase{"ConnectX6LxHasNoLinkType",
+                                       "cx6lx-eth.query",
+                                       "",
+                                       "",
+                                       "",
+                                       false,
+                                       true,
+                                       {},
+                                       {{"NUM_OF_VFS", "8"}},
+                                       {},
+                                       {"LINK_TYPE_P1"}},
+                             QueryCase{"ConnectX7WideColumns",
+                                       "cx7-ib-wide.query",
+                                       "ConnectX7",
+                                       "",
+                                       "",
+                                       std::nullopt,
+                                       std::nullopt,
+                                       {},
+                                       {},
+                                       {{"LINK_TYPE_P1", "IB(1)"}},
+                                       {"LINK_TYPE_P2"}}),
+                         [](const ::testing::TestParamInfo<QueryCase>& i) { return i.param.name; });
 
 TEST(MstconfigQuery, Errors) {
   auto e = ParseMstconfigQuery("-E- Failed to open the device\n");
@@ -297,19 +304,23 @@ TEST(MstconfigQuery, SetNextBootRewritesOnlyThatColumn) {
 }
 
 TEST(MstconfigValue, MatchesAsMstconfigReadsASet) {
-  EXPECT_TRUE(MstconfigValueMatches("True(1)", "true"));
-  EXPECT_TRUE(MstconfigValueMatches("True(1)", "TRUE"));
-  EXPECT_TRUE(MstconfigValueMatches("True(1)", "1"));
-  EXPECT_FALSE(MstconfigValueMatches("True(1)", "false"));
-  EXPECT_FALSE(MstconfigValueMatches("False(0)", "true"));
-  EXPECT_TRUE(MstconfigValueMatches("ETH(2)", "eth"));
-  EXPECT_TRUE(MstconfigValueMatches("ETH(2)", "2"));
-  EXPECT_FALSE(MstconfigValueMatches("ETH(2)", "IB"));
-  EXPECT_TRUE(MstconfigValueMatches("8", "8"));
-  EXPECT_TRUE(MstconfigValueMatches("8", "0x8"));
-  EXPECT_FALSE(MstconfigValueMatches("8", "16"));
-  EXPECT_FALSE(MstconfigValueMatches("N/A", "0"));
-  EXPECT_FALSE(MstconfigValueMatches("8", ""));
+  // (printed value, value set, whether mstconfig reads them as the same)
+  const std::tuple<const char*, const char*, bool> kCases[] = {{"True(1)", "true", true},
+                                                               {"True(1)", "TRUE", true},
+                                                               {"True(1)", "1", true},
+                                                               {"True(1)", "false", false},
+                                                               {"False(0)", "true", false},
+                                                               {"ETH(2)", "eth", true},
+                                                               {"ETH(2)", "2", true},
+                                                               {"ETH(2)", "IB", false},
+                                                               {"8", "8", true},
+                                                               {"8", "0x8", true},
+                                                               {"8", "16", false},
+                                                               {"N/A", "0", false},
+                                                               {"8", "", false}};
+  for (const auto& [printed, set, same] : kCases) {
+    EXPECT_EQ(MstconfigValueMatches(printed, set), same) << printed << " / " << set;
+  }
 }
 
 TEST(MstconfigValue, ResolvesWhatTheTextOrThePrintedValueTells) {

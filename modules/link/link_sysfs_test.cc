@@ -6,6 +6,7 @@
 
 #include "engine/core/engine.h"
 #include "engine/host/host_fs.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "modules/link/link_backend.h"
 #include "modules/link/link_module.h"
@@ -13,9 +14,13 @@
 #include "modules/sriov/sriov_module.h"
 #include "test/support/backend_by_root.h"
 #include "test/support/files.h"
+#include "test/support/planned_changes.h"
 
 namespace provisioner {
 namespace {
+
+using testing::Changed;
+using ::testing::ElementsAre;
 
 class LinkSysfsTest : public ::testing::Test {
  protected:
@@ -60,10 +65,8 @@ TEST_F(LinkSysfsTest, PfMtuAndUpAppliedThroughSysfs) {
   DesiredState want = Nic("ens6f0np0", 9000);
   PlanResult plan = PlanFor(want);
   ASSERT_TRUE(plan.diagnostics.empty()) << plan.diagnostics[0].message;
-  ASSERT_EQ(plan.plan.changes.size(), 2u);
-  EXPECT_EQ(plan.plan.changes[0].id, "link/ens6f0np0/mtu");
-  EXPECT_EQ(plan.plan.changes[0].before, 1500);
-  EXPECT_EQ(plan.plan.changes[1].id, "link/ens6f0np0/up");
+  ASSERT_THAT(plan.plan.changes,
+              ElementsAre(Changed("link/ens6f0np0/mtu", 1500, 9000), Changed("link/ens6f0np0/up")));
   ApplyReport report = ApplyPlan(modules_, plan.plan, want, ctx_);
   ASSERT_TRUE(report.status.ok()) << report.status.message();
   EXPECT_EQ(Attr("ens6f0np0", "mtu"), "9000");
@@ -103,13 +106,8 @@ TEST_F(LinkSysfsTest, UnreadableMtuIsAMissingFactNotACrash) {
 TEST_F(LinkSysfsTest, HandEditedChangesAreRefused) {
   Open("cx5-roce");
   LinkModule m;
-  Change c;
-  c.id = "link/../../etc/mtu";
-  c.module = "link";
-  c.target = "../../etc";
-  c.attribute = "mtu";
-  c.before = 1500;
-  c.after = 9000;
+  Change c =
+      MakeChange("link", "../../etc", "mtu", 1500, 9000, Disruption::kLive, kPhaseLinks, "", "");
   EXPECT_EQ(m.Apply(c, ctx_).code(), StatusCode::kInvalidArgument);
   c.target = "ens6f0np0";
   c.after = "9000";

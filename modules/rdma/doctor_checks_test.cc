@@ -15,7 +15,14 @@ namespace provisioner::rdma {
 namespace {
 
 using ::provisioner::testing::ExtractedHostTree;
+using ::testing::AllOf;
+using ::testing::Contains;
+using ::testing::ElementsAre;
+using ::testing::Eq;
+using ::testing::Field;
 using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::Not;
 
 void Sh(const std::string& cmd) { ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd; }
 
@@ -30,8 +37,12 @@ HostFacts Facts(const std::string& root) {
   return provisioner::testing::DiscoverWithEveryModule(*NewLocalHostFs(root));
 }
 
-// The checks with the given id.
-std::vector<CheckResult> Results(const CheckSink& sink, const std::string& id) {
+// The results with the given id that `check` (one of doctor_checks.h's)
+// gives on `args`.
+template <typename Check, typename... Args>
+std::vector<CheckResult> Checks(const std::string& id, Check check, const Args&... args) {
+  CheckSink sink;
+  check(args..., sink);
   std::vector<CheckResult> out;
   for (const auto& r : sink.results()) {
     if (r.id == id) out.push_back(r);
@@ -39,19 +50,20 @@ std::vector<CheckResult> Results(const CheckSink& sink, const std::string& id) {
   return out;
 }
 
-// Points into the sink (which outlives the pointer in each test).
-const CheckResult* Find(const CheckSink& sink, const std::string& id, const std::string& target) {
-  for (const auto& r : sink.results()) {
-    if (r.id == id && r.target == target) return &r;
-  }
-  return nullptr;
+// A result for `target` ("" any) with verdict `v`, whose summary and fix
+// hold the given texts ("" anything).
+::testing::Matcher<CheckResult> Is(Verdict v, const std::string& summary = "",
+                                   const std::string& fix = "", const std::string& target = "") {
+  return AllOf(Field(&CheckResult::verdict, v), Field(&CheckResult::summary, HasSubstr(summary)),
+               Field(&CheckResult::fix, HasSubstr(fix)),
+               Field(&CheckResult::target,
+                     target.empty() ? ::testing::Matcher<std::string>(::testing::_) : Eq(target)));
 }
 
-// The one check with the given id (a test failure unless there is exactly one).
-CheckResult Only(const CheckSink& sink, const std::string& id) {
-  std::vector<CheckResult> r = Results(sink, id);
-  EXPECT_EQ(r.size(), 1u) << id;
-  return r.empty() ? CheckResult{} : r[0];
+// One of the results is `target`'s with verdict `v` (and that summary).
+::testing::Matcher<std::vector<CheckResult>> Has(const std::string& target, Verdict v,
+                                                 const std::string& summary = "") {
+  return Contains(Is(v, summary, "", target));
 }
 
 NicSpec Nic(const std::string& name) {
@@ -84,23 +96,18 @@ void RemoveVfRdmaDevice(const std::string& root, const std::string& vf_address) 
 
 TEST(DoctorChecks, PortWithoutNetdevFailsNamingDeviceAndPort) {
   std::string root = ExtractedHostTree("cx5-roce");
-  CheckSink healthy;
-  CheckPortNetdevs(Facts(root), healthy);
-  auto ok = Results(healthy, "rdma.port-netdev");
-  ASSERT_EQ(ok.size(), 2u);
-  EXPECT_EQ(ok[0].verdict, Verdict::kOk);
+  EXPECT_THAT(Checks("rdma.port-netdev", CheckPortNetdevs, Facts(root)),
+              ElementsAre(Is(Verdict::kOk), ::testing::_));
 
   Sh("rm -rf '" + root + "/sys/devices/pci0000:ae/0000:ae:00.0/0000:af:00.0/net' '" + root +
      "/sys/class/net/ens6f0np0'");
-  CheckSink sink;
-  CheckPortNetdevs(Facts(root), sink);
-  const CheckResult* r = Find(sink, "rdma.port-netdev", "mlx5_0 port 1");
-  ASSERT_NE(r, nullptr);
-  EXPECT_EQ(r->verdict, Verdict::kFail);
-  EXPECT_THAT(r->summary, HasSubstr("no netdev in this network namespace"));
-  EXPECT_THAT(r->summary, HasSubstr("ibv_modify_qp failed: No such device"));
-  EXPECT_FALSE(r->fix.empty());
-  EXPECT_EQ(Find(sink, "rdma.port-netdev", "mlx5_1 port 1")->verdict, Verdict::kOk);
+  auto r = Checks("rdma.port-netdev", CheckPortNetdevs, Facts(root));
+  EXPECT_THAT(
+      r, Contains(
+             AllOf(Is(Verdict::kFail, "no netdev in this network namespace", "", "mlx5_0 port 1"),
+                   Field(&CheckResult::summary, HasSubstr("ibv_modify_qp failed: No such device")),
+                   Field(&CheckResult::fix, Not(IsEmpty())))));
+  EXPECT_THAT(r, Has("mlx5_1 port 1", Verdict::kOk));
 }
 
 void WriteAddress(const std::string& root, const std::string& ip) {
@@ -113,127 +120,94 @@ void WriteAddress(const std::string& root, const std::string& ip) {
 
 TEST(DoctorChecks, RoceV2GidForEachIpv4Address) {
   std::string root = ExtractedHostTree("cx5-roce");
+  const std::string id = "rdma.roce-v2-gid";
   // Without address facts, the GID table's own IPv4 entries are used.
-  CheckSink plain;
-  CheckRoceV2Gids(Facts(root), plain);
-  const CheckResult* ok = Find(plain, "rdma.roce-v2-gid", "mlx5_0 port 1 172.81.0.119");
-  ASSERT_NE(ok, nullptr);
-  EXPECT_EQ(ok->verdict, Verdict::kOk);
-  EXPECT_THAT(ok->summary, HasSubstr("NCCL_IB_GID_INDEX=3"));
+  EXPECT_THAT(Checks(id, CheckRoceV2Gids, Facts(root)),
+              Has("mlx5_0 port 1 172.81.0.119", Verdict::kOk, "NCCL_IB_GID_INDEX=3"));
 
   WriteAddress(root, "172.81.0.119");
-  CheckSink same;
-  CheckRoceV2Gids(Facts(root), same);
-  EXPECT_EQ(Find(same, "rdma.roce-v2-gid", "mlx5_0 port 1 172.81.0.119")->verdict, Verdict::kOk);
+  auto same = Checks(id, CheckRoceV2Gids, Facts(root));
+  EXPECT_THAT(same, Has("mlx5_0 port 1 172.81.0.119", Verdict::kOk));
   // ens6f1np1 has no address at all now.
-  const CheckResult* none = Find(same, "rdma.roce-v2-gid", "mlx5_1 port 1 ens6f1np1");
-  ASSERT_NE(none, nullptr);
-  EXPECT_EQ(none->verdict, Verdict::kWarn);
+  EXPECT_THAT(same, Has("mlx5_1 port 1 ens6f1np1", Verdict::kWarn));
 
   // The netdev's address is not in the GID table (e.g. RoCE v1 only, or the
   // address sits on a VLAN on top).
   WriteAddress(root, "172.81.0.120");
-  CheckSink missing;
-  CheckRoceV2Gids(Facts(root), missing);
-  const CheckResult* r = Find(missing, "rdma.roce-v2-gid", "mlx5_0 port 1 172.81.0.120");
-  ASSERT_NE(r, nullptr);
-  EXPECT_EQ(r->verdict, Verdict::kFail);
-  EXPECT_THAT(r->summary, HasSubstr("has no RoCE v2 GID"));
-  EXPECT_THAT(r->evidence.back().second, HasSubstr("3=172.81.0.119"));
+  auto missing = Checks(id, CheckRoceV2Gids, Facts(root));
+  EXPECT_THAT(missing, Has("mlx5_0 port 1 172.81.0.120", Verdict::kFail, "has no RoCE v2 GID"));
+  for (const CheckResult& r : missing) {
+    if (r.target == "mlx5_0 port 1 172.81.0.120") {
+      ASSERT_FALSE(r.evidence.empty());
+      EXPECT_THAT(r.evidence.back().second, HasSubstr("3=172.81.0.119"));
+    }
+  }
 }
 
 TEST(DoctorChecks, NetnsModeAgainstHostYamlAndPersistentSetting) {
   std::string root = ExtractedHostTree("cx5-roce");
   DesiredState d;
   d.rdma = RdmaSpec{"exclusive", true};
-  CheckSink sink;
-  CheckNetnsMode(&d, Facts(root), sink);
-  auto live = Results(sink, "rdma.netns-mode");
-  ASSERT_EQ(live.size(), 1u);
-  EXPECT_EQ(live[0].verdict, Verdict::kFail);
-  EXPECT_THAT(live[0].summary, HasSubstr("is shared, host.yaml wants exclusive"));
-  ASSERT_EQ(Results(sink, "rdma.netns-mode-persistent").size(), 1u);
+  EXPECT_THAT(Checks("rdma.netns-mode", CheckNetnsMode, &d, Facts(root)),
+              ElementsAre(Is(Verdict::kFail, "is shared, host.yaml wants exclusive")));
+  EXPECT_EQ(Checks("rdma.netns-mode-persistent", CheckNetnsMode, &d, Facts(root)).size(), 1u);
 
   // No host.yaml: live shared but exclusive after a reboot.
   Write(root + "/etc/modprobe.d/ib_core.conf", "options ib_core netns_mode=0\n");
-  CheckSink drift;
-  CheckNetnsMode(nullptr, Facts(root), drift);
-  auto p = Results(drift, "rdma.netns-mode-persistent");
-  ASSERT_EQ(p.size(), 1u);
-  EXPECT_EQ(p[0].verdict, Verdict::kWarn);
-  EXPECT_THAT(p[0].summary, HasSubstr("shared now but exclusive after a reboot"));
+  const DesiredState* none = nullptr;
+  auto p = Checks("rdma.netns-mode-persistent", CheckNetnsMode, none, Facts(root));
+  ASSERT_THAT(p, ElementsAre(Is(Verdict::kWarn, "shared now but exclusive after a reboot")));
   EXPECT_EQ(p[0].evidence.back().first, "/etc/modprobe.d/ib_core.conf");
 }
 
 TEST(DoctorChecks, DevFiles) {
   std::string root = ExtractedHostTree("cx5-roce");
-  CheckSink no_dev;
-  CheckDevFiles(Facts(root), no_dev);
-  EXPECT_EQ(Only(no_dev, "rdma.dev-files").verdict, Verdict::kWarn);  // tree without /dev
+  const std::string id = "rdma.dev-files";
+  // A tree without /dev.
+  EXPECT_THAT(Checks(id, CheckDevFiles, Facts(root)), ElementsAre(Is(Verdict::kWarn)));
 
   Sh("mkdir -p '" + root + "/dev/infiniband' && touch '" + root + "/dev/infiniband/uverbs0'");
-  CheckSink partial;
-  CheckDevFiles(Facts(root), partial);
-  const CheckResult* uv = Find(partial, "rdma.dev-files", "/dev/infiniband/uverbs*");
-  ASSERT_NE(uv, nullptr);
-  EXPECT_EQ(uv->verdict, Verdict::kFail);
-  EXPECT_THAT(uv->summary, HasSubstr("1 uverbs device files for 2 RDMA devices"));
-  EXPECT_NE(Find(partial, "rdma.dev-files", "/dev/infiniband/umad*,issm*"), nullptr);
-  EXPECT_NE(Find(partial, "rdma.dev-files", "/dev/infiniband/rdma_cm"), nullptr);
+  auto partial = Checks(id, CheckDevFiles, Facts(root));
+  EXPECT_THAT(partial, Has("/dev/infiniband/uverbs*", Verdict::kFail,
+                           "1 uverbs device files for 2 RDMA devices"));
+  EXPECT_THAT(partial, Contains(Field(&CheckResult::target, "/dev/infiniband/umad*,issm*")));
+  EXPECT_THAT(partial, Contains(Field(&CheckResult::target, "/dev/infiniband/rdma_cm")));
 
   Sh("cd '" + root + "/dev/infiniband' && touch uverbs1 umad0 umad1 issm0 issm1 rdma_cm");
-  CheckSink full;
-  CheckDevFiles(Facts(root), full);
-  auto all = Results(full, "rdma.dev-files");
-  ASSERT_EQ(all.size(), 1u);
-  EXPECT_EQ(all[0].verdict, Verdict::kOk);
+  EXPECT_THAT(Checks(id, CheckDevFiles, Facts(root)), ElementsAre(Is(Verdict::kOk)));
 
   // A /dev with only other entries (hwloc's captures: dev/cpuset) is not a
   // capture of the device files: "not captured", a warning.
   Sh("rm -rf '" + root + "/dev/infiniband' && mkdir -p '" + root + "/dev/cpuset'");
-  CheckSink cpuset_only;
-  CheckDevFiles(Facts(root), cpuset_only);
-  EXPECT_EQ(Results(cpuset_only, "rdma.dev-files")[0].verdict, Verdict::kWarn);
-  EXPECT_THAT(Results(cpuset_only, "rdma.dev-files")[0].summary, HasSubstr("not captured"));
+  EXPECT_THAT(Checks(id, CheckDevFiles, Facts(root)),
+              ElementsAre(Is(Verdict::kWarn, "not captured")));
   // The device nodes every host has, without /dev/infiniband: a failure.
   Sh("touch '" + root + "/dev/null'");
-  CheckSink gone;
-  CheckDevFiles(Facts(root), gone);
-  EXPECT_EQ(Results(gone, "rdma.dev-files")[0].verdict, Verdict::kFail);
+  EXPECT_THAT(Checks(id, CheckDevFiles, Facts(root)), ElementsAre(Is(Verdict::kFail)));
 }
 
 TEST(DoctorChecks, InfinibandPortWithoutSubnetManager) {
   std::string root = ExtractedHostTree("cx5-ib");
-  CheckSink healthy;
-  CheckIbPorts(Facts(root), healthy);
-  EXPECT_EQ(Only(healthy, "rdma.ib-port").verdict, Verdict::kOk);
+  const std::string id = "rdma.ib-port";
+  EXPECT_THAT(Checks(id, CheckIbPorts, Facts(root)), ElementsAre(Is(Verdict::kOk)));
 
   const std::string port = root + "/sys/class/infiniband/mlx5_0/ports/1";
   Write(port + "/sm_lid", "0x0\n");
   Write(port + "/state", "2: INIT\n");
-  CheckSink sink;
-  CheckIbPorts(Facts(root), sink);
-  auto r = Results(sink, "rdma.ib-port");
-  ASSERT_EQ(r.size(), 1u);
-  EXPECT_EQ(r[0].verdict, Verdict::kFail);
-  EXPECT_THAT(r[0].summary, HasSubstr("no subnet manager (sm_lid 0)"));
-  EXPECT_THAT(r[0].fix, HasSubstr("opensm"));
+  EXPECT_THAT(Checks(id, CheckIbPorts, Facts(root)),
+              ElementsAre(Is(Verdict::kFail, "no subnet manager (sm_lid 0)", "opensm")));
 
   Write(port + "/sm_lid", "0x1\n");
   Write(port + "/state", "1: DOWN\n");
   Write(port + "/phys_state", "3: Disabled\n");
-  CheckSink down;
-  CheckIbPorts(Facts(root), down);
-  EXPECT_THAT(Results(down, "rdma.ib-port")[0].summary,
-              HasSubstr("is DOWN (Disabled), not ACTIVE"));
+  EXPECT_THAT(Checks(id, CheckIbPorts, Facts(root)),
+              ElementsAre(Is(Verdict::kFail, "is DOWN (Disabled), not ACTIVE")));
 
   // A capture without sm_lid: nothing to say about the SM, the state decides.
   Write(port + "/state", "4: ACTIVE\n");
   Sh("rm '" + port + "/sm_lid'");
-  CheckSink partial;
-  CheckIbPorts(Facts(root), partial);
-  EXPECT_EQ(Results(partial, "rdma.ib-port")[0].verdict, Verdict::kOk);
-  EXPECT_THAT(Results(partial, "rdma.ib-port")[0].summary, HasSubstr("sm_lid not readable"));
+  EXPECT_THAT(Checks(id, CheckIbPorts, Facts(root)),
+              ElementsAre(Is(Verdict::kOk, "sm_lid not readable")));
 }
 
 TEST(DoctorChecks, DevicePluginSelectorsMatchingNothing) {
@@ -246,20 +220,12 @@ TEST(DoctorChecks, DevicePluginSelectorsMatchingNothing) {
   wrong.selector.device_id = "101b";
   wrong.resource_name = "typo";
   d.nics = {vfs, wrong};
-  CheckSink sink;
-  CheckDevicePluginSelectors(d, Facts(ExtractedHostTree("cx5-roce")), sink);
-  auto r = Results(sink, "rdma.device-plugin");
-  ASSERT_EQ(r.size(), 2u);
-  EXPECT_EQ(r[0].verdict, Verdict::kFail);
-  EXPECT_THAT(r[0].summary, HasSubstr("resource count is 0"));
-  EXPECT_THAT(r[0].fix, HasSubstr("numVfs 4"));
-  EXPECT_EQ(r[1].verdict, Verdict::kFail);
-  EXPECT_THAT(r[1].fix, HasSubstr("fix the nicSelector"));
-
-  CheckSink with_vfs;
-  CheckDevicePluginSelectors(d, Facts(ExtractedHostTree("cx5-roce-vfs")), with_vfs);
-  EXPECT_EQ(Results(with_vfs, "rdma.device-plugin")[0].verdict, Verdict::kOk);
-  EXPECT_THAT(Results(with_vfs, "rdma.device-plugin")[0].summary, HasSubstr("4 VFs"));
+  const std::string id = "rdma.device-plugin";
+  EXPECT_THAT(Checks(id, CheckDevicePluginSelectors, d, Facts(ExtractedHostTree("cx5-roce"))),
+              ElementsAre(Is(Verdict::kFail, "resource count is 0", "numVfs 4"),
+                          Is(Verdict::kFail, "", "fix the nicSelector")));
+  EXPECT_THAT(Checks(id, CheckDevicePluginSelectors, d, Facts(ExtractedHostTree("cx5-roce-vfs"))),
+              ElementsAre(Is(Verdict::kOk, "4 VFs"), ::testing::_));
 }
 
 // On the real ConnectX-3 capture (hwloc): the port's P_Key table is 0xffff
@@ -284,20 +250,16 @@ TEST(DoctorChecks, MultusPkeyAgainstThePortsPkeyTable) {
   def.name = "ib-default";
   def.pkey = "0x7fff";
   d.multus_configs = {mc, def};
-  CheckSink sink;
-  CheckMultusPkeys(d, facts, sink);
-  auto r = Results(sink, "rdma.multus-pkey");
-  ASSERT_EQ(r.size(), 2u);
-  EXPECT_EQ(r[0].verdict, Verdict::kFail);
-  EXPECT_THAT(r[0].summary, HasSubstr("partition 0x8001 of multusConfig ib-tenant is not in the "
-                                      "P_Key table of mlx4_0 port 1"));
-  EXPECT_THAT(r[0].fix, HasSubstr("subnet manager"));
-  EXPECT_EQ(r[1].verdict, Verdict::kOk);
+  EXPECT_THAT(Checks("rdma.multus-pkey", CheckMultusPkeys, d, facts),
+              ElementsAre(Is(Verdict::kFail,
+                             "partition 0x8001 of multusConfig ib-tenant is not in the P_Key "
+                             "table of mlx4_0 port 1",
+                             "subnet manager"),
+                          Is(Verdict::kOk)));
   // Without the table (not captured): a warning, not a failure.
   facts.rdma.devices[0].ports[0].pkeys.reset();
-  CheckSink none;
-  CheckMultusPkeys(d, facts, none);
-  EXPECT_EQ(Results(none, "rdma.multus-pkey")[0].verdict, Verdict::kWarn);
+  EXPECT_THAT(Checks("rdma.multus-pkey", CheckMultusPkeys, d, facts),
+              ElementsAre(Is(Verdict::kWarn), ::testing::_));
 }
 
 TEST(DoctorChecks, LinkLayerAgainstLinkType) {
@@ -305,34 +267,24 @@ TEST(DoctorChecks, LinkLayerAgainstLinkType) {
   NicSpec n = Nic("n");
   n.link_type = "ib";
   d.nics = {n};
-  CheckSink sink;
-  CheckLinkLayer(d, Facts(ExtractedHostTree("cx5-roce")), sink);
-  auto r = Results(sink, "rdma.link-layer");
-  ASSERT_EQ(r.size(), 2u);
-  EXPECT_EQ(r[0].verdict, Verdict::kFail);
-  EXPECT_THAT(r[0].summary, HasSubstr("link layer is Ethernet, nics[n].linkType wants ib"));
-  EXPECT_THAT(r[0].fix, HasSubstr("LINK_TYPE_P1=1"));
-  CheckSink ib;
-  CheckLinkLayer(d, Facts(ExtractedHostTree("cx5-ib")), ib);
-  EXPECT_EQ(Results(ib, "rdma.link-layer")[0].verdict, Verdict::kOk);
+  EXPECT_THAT(Checks("rdma.link-layer", CheckLinkLayer, d, Facts(ExtractedHostTree("cx5-roce"))),
+              ElementsAre(Is(Verdict::kFail, "link layer is Ethernet, nics[n].linkType wants ib",
+                             "LINK_TYPE_P1=1"),
+                          ::testing::_));
+  EXPECT_THAT(Checks("rdma.link-layer", CheckLinkLayer, d, Facts(ExtractedHostTree("cx5-ib"))),
+              ElementsAre(Is(Verdict::kOk)));
 }
 
 TEST(DoctorChecks, VfsWithoutRdmaDevices) {
   std::string root = ExtractedHostTree("cx5-roce-vfs");
   DesiredState d;
   d.nics = {RdmaVfsNic()};
-  CheckSink ok;
-  CheckVfRdma(d, Facts(root), ok);
-  EXPECT_EQ(Only(ok, "rdma.vf-rdma").verdict, Verdict::kOk);
+  EXPECT_THAT(Checks("rdma.vf-rdma", CheckVfRdma, d, Facts(root)), ElementsAre(Is(Verdict::kOk)));
 
   // mlx5_ib not bound to the VF at 0000:af:00.3: no RDMA device.
   ASSERT_NO_FATAL_FAILURE(RemoveVfRdmaDevice(root, "0000:af:00.3"));
-  CheckSink sink;
-  CheckVfRdma(d, Facts(root), sink);
-  auto r = Results(sink, "rdma.vf-rdma");
-  ASSERT_EQ(r.size(), 1u);
-  EXPECT_EQ(r[0].verdict, Verdict::kFail);
-  EXPECT_THAT(r[0].summary, HasSubstr("1 of 4 VFs of 0000:af:00.0 have no RDMA device"));
+  auto r = Checks("rdma.vf-rdma", CheckVfRdma, d, Facts(root));
+  ASSERT_THAT(r, ElementsAre(Is(Verdict::kFail, "1 of 4 VFs of 0000:af:00.0 have no RDMA device")));
   ASSERT_FALSE(r[0].evidence.empty());
   EXPECT_THAT(r[0].evidence[0].second, HasSubstr("0000:af:00.3"));
 }
@@ -360,35 +312,22 @@ TEST(DoctorChecks, VfRdmaFollowsEachVfGroup) {
   g.is_rdma = false;
   n.vf_groups = {g};
   d.nics = {n};
-  CheckSink ok;
-  CheckVfRdma(d, facts, ok);
-  EXPECT_EQ(Only(ok, "rdma.vf-rdma").verdict, Verdict::kOk);
+  EXPECT_THAT(Checks("rdma.vf-rdma", CheckVfRdma, d, facts), ElementsAre(Is(Verdict::kOk)));
   d.nics[0].vf_groups[0].is_rdma = true;
-  CheckSink bad;
-  CheckVfRdma(d, facts, bad);
-  const CheckResult r = Only(bad, "rdma.vf-rdma");
-  EXPECT_EQ(r.verdict, Verdict::kFail);
-  EXPECT_THAT(r.summary, HasSubstr("1 of 4 VFs of 0000:af:00.0 have no RDMA device"));
+  EXPECT_THAT(Checks("rdma.vf-rdma", CheckVfRdma, d, facts),
+              ElementsAre(Is(Verdict::kFail, "1 of 4 VFs of 0000:af:00.0 have no RDMA device")));
 }
 
 TEST(DoctorChecks, GpuDirectModulesWhenNvidiaGpusPresent) {
   HostFacts f = Facts(ExtractedHostTree("cx5-roce"));  // H100 at 0000:18:00.0
   f.loaded_modules = {"mlx5_core", "mlx5_ib", "ib_core", "nvidia"};
-  CheckSink sink;
-  CheckGpuDirect(f, sink);
-  auto r = Results(sink, "rdma.gpudirect");
   // GDRCopy only: GPUDirect RDMA (nvidia_peermem or dma-buf) is
   // health.gpudirect-rdma's gate, which knows the dma-buf path.
-  ASSERT_EQ(r.size(), 1u);
-  EXPECT_EQ(r[0].target, "gdrdrv");
-  EXPECT_EQ(r[0].verdict, Verdict::kWarn);
-  EXPECT_THAT(r[0].summary, HasSubstr("no GDRCopy"));
+  auto r = Checks("rdma.gpudirect", CheckGpuDirect, f);
+  ASSERT_THAT(r, ElementsAre(Is(Verdict::kWarn, "no GDRCopy", "", "gdrdrv")));
   EXPECT_THAT(r[0].evidence[0].second, HasSubstr("0000:18:00.0"));
   f.loaded_modules.push_back("gdrdrv");
-  CheckSink ok;
-  CheckGpuDirect(f, ok);
-  for (const auto& c : Results(ok, "rdma.gpudirect"))
-    EXPECT_EQ(c.verdict, Verdict::kOk) << c.target;
+  EXPECT_THAT(Checks("rdma.gpudirect", CheckGpuDirect, f), ::testing::Each(Is(Verdict::kOk)));
   // No GPU: nothing to say.
   CheckSink none;
   CheckGpuDirect(Facts(ExtractedHostTree("cx5-ib")), none);

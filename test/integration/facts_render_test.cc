@@ -3,48 +3,55 @@
 #include "engine/core/session.h"
 #include "engine/output/render.h"
 #include "gtest/gtest.h"
+#include "test/support/fake_pci_module.h"
 #include "yaml-cpp/yaml.h"
 
 namespace provisioner {
 namespace {
 
-TEST(FactsRenderTest, JsonListsNicsAndGpus) {
-  HostFacts h;
-  PciFunction pf;
-  pf.pci_address = "0000:af:00.0";
-  pf.vendor = "15b3";
-  pf.device_id = "1017";
-  pf.class_code = 0x020000;
-  pf.driver = "mlx5_core";
-  pf.numa_node = 1;
-  pf.netdevs = {"ens6f0np0"};
+// The ConnectX-5 PF 0000:af:00.0 (ens6f0np0, mlx5_0), `total` VFs possible
+// and `vf` enabled, its VF 0.
+PciFunction Cx5Pf(int total, VfInfo vf) {
+  PciFunction pf = testing::NetworkPf("0000:af:00.0", "ens6f0np0");
   pf.rdma_devices = {"mlx5_0"};
-  VfInfo vf;
   vf.pci_address = "0000:af:00.2";
-  vf.driver = "mlx5_core";
-  vf.netdevs = {"ens6f0v0"};
-  vf.rdma_devices = {"mlx5_2"};
-  SriovInfo sriov;
-  sriov.total_vfs = 127;
-  sriov.num_vfs = 1;
-  sriov.offset = 2;
-  sriov.stride = 1;
-  sriov.vf_device = "1018";
-  sriov.drivers_autoprobe = true;
-  sriov.vfs = {vf};
-  pf.sriov = sriov;
-  h.pci.push_back(pf);
-  PciFunction eth;  // plain NIC: not listed
-  eth.pci_address = "0000:03:00.0";
-  eth.class_code = 0x020000;
-  h.pci.push_back(eth);
+  pf.sriov = SriovInfo{};
+  pf.sriov->total_vfs = total;
+  pf.sriov->num_vfs = 1;
+  pf.sriov->vfs = {vf};
+  return pf;
+}
+
+// The H100 at 0000:18:00.0.
+PciFunction H100() {
   PciFunction gpu;
   gpu.pci_address = "0000:18:00.0";
   gpu.vendor = "10de";
   gpu.device_id = "2330";
   gpu.class_code = 0x030200;
-  gpu.numa_node = 0;
-  h.pci.push_back(gpu);
+  return gpu;
+}
+
+TEST(FactsRenderTest, JsonListsNicsAndGpus) {
+  HostFacts h;
+  VfInfo vf;
+  vf.driver = "mlx5_core";
+  vf.netdevs = {"ens6f0v0"};
+  vf.rdma_devices = {"mlx5_2"};
+  PciFunction pf = Cx5Pf(127, vf);
+  pf.driver = "mlx5_core";
+  pf.numa_node = 1;
+  pf.sriov->offset = 2;
+  pf.sriov->stride = 1;
+  pf.sriov->vf_device = "1018";
+  pf.sriov->drivers_autoprobe = true;
+  h.pci.push_back(pf);
+  PciFunction eth;  // plain NIC: not listed
+  eth.pci_address = "0000:03:00.0";
+  eth.class_code = 0x020000;
+  h.pci.push_back(eth);
+  h.pci.push_back(H100());
+  h.pci.back().numa_node = 0;
   auto j = FactsToJson(h);
   ASSERT_EQ(j["nics"].size(), 1u);
   EXPECT_EQ(j["nics"][0]["sriov"]["totalVfs"], 127);
@@ -65,7 +72,6 @@ TEST(FactsRenderTest, JsonListsNicsAndGpus) {
   EXPECT_EQ(y["nics"][0]["sriov"]["totalVfs"].as<int>(), 127);
 }
 
-
 // Each module's fields land in the document: a module whose rendering is
 // lost fails here (the JSON keys are the contract's).
 TEST(FactsRenderTest, EveryModuleRendersItsFacts) {
@@ -73,29 +79,12 @@ TEST(FactsRenderTest, EveryModuleRendersItsFacts) {
   h.root = "/tree";
   h.kernel.release = "6.1.0";
   h.rdma_netns_mode = "exclusive";
-  PciFunction pf;
-  pf.pci_address = "0000:af:00.0";
-  pf.vendor = "15b3";
-  pf.device_id = "1017";
-  pf.class_code = 0x020000;
-  pf.netdevs = {"ens6f0np0"};
-  pf.rdma_devices = {"mlx5_0"};
   VfInfo vf;
-  vf.pci_address = "0000:af:00.2";
   vf.trust = true;
   vf.ib_node_guid = "02:00:00:00:00:00:00:01";
-  SriovInfo sriov;
-  sriov.total_vfs = 8;
-  sriov.num_vfs = 1;
-  sriov.vfs = {vf};
-  pf.sriov = sriov;
+  const PciFunction pf = Cx5Pf(8, vf);
   h.pci.push_back(pf);
-  PciFunction gpu;
-  gpu.pci_address = "0000:18:00.0";
-  gpu.vendor = "10de";
-  gpu.device_id = "2330";
-  gpu.class_code = 0x030200;
-  h.pci.push_back(gpu);
+  h.pci.push_back(H100());
   h.links["ens6f0np0"] = LinkFacts{"ens6f0np0", 9000, std::nullopt, 9978, true, "up"};
   FirmwareFacts fw;
   fw.source = "mstconfig";

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <set>
 #include <string>
@@ -63,15 +64,26 @@ struct Outcome {
 // rolled back).
 class FaultMatrixTest : public ::testing::TestWithParam<size_t> {
  protected:
-  // The host tree, as every apply finds it after its first one: with the
-  // apply lock file (run/provisioner/lock) that apply creates and keeps.
-  std::string FreshTree() {
-    std::string dir = MakeTempDir("fault");
-    Status s = ExtractTtar(HostTreePath("cx5-roce"), dir);
-    EXPECT_TRUE(s.ok()) << s.message();
+  // `dir` as every apply finds a tree after its first one: with the apply
+  // lock file (run/provisioner/lock) that apply creates and keeps.
+  static std::string Locked(std::string dir) {
     auto fs = NewLocalHostFs(dir);
     EXPECT_TRUE(AcquireHostLock(*fs, kApplyLockPath, std::chrono::milliseconds(0)).ok());
-    // vfio_pci loaded already (the tree has no module files to load it from).
+    return dir;
+  }
+
+  // The bundled tree `name` in a new directory, locked.
+  static std::string Extracted(const std::string& name) {
+    std::string dir = MakeTempDir("fault-" + name);
+    Status s = ExtractTtar(HostTreePath(name), dir);
+    EXPECT_TRUE(s.ok()) << s.message();
+    return Locked(dir);
+  }
+
+  // The cx5-roce tree with vfio_pci loaded already (the tree has no module
+  // files to load it from).
+  std::string FreshTree() {
+    std::string dir = Extracted("cx5-roce");
     Status reg = SriovSim(dir).RegisterDriver("vfio-pci");
     EXPECT_TRUE(reg.ok()) << reg.message();
     return dir;
@@ -84,29 +96,43 @@ class FaultMatrixTest : public ::testing::TestWithParam<size_t> {
     std::string dir = MakeTempDir("fault-pcie");
     Status s = BuildHostTree(spec, dir);
     EXPECT_TRUE(s.ok()) << s.message();
-    auto fs = NewLocalHostFs(dir);
-    EXPECT_TRUE(AcquireHostLock(*fs, kApplyLockPath, std::chrono::milliseconds(0)).ok());
-    return dir;
+    return Locked(dir);
   }
 
   // The cx5-ib tree (IPoIB netdev ibs5f0, datagram, mtu 2044).
-  std::string FreshIbTree() {
-    std::string dir = MakeTempDir("fault-ib");
-    Status s = ExtractTtar(HostTreePath("cx5-ib"), dir);
-    EXPECT_TRUE(s.ok()) << s.message();
-    auto fs = NewLocalHostFs(dir);
-    EXPECT_TRUE(AcquireHostLock(*fs, kApplyLockPath, std::chrono::milliseconds(0)).ok());
-    return dir;
-  }
+  std::string FreshIbTree() { return Extracted("cx5-ib"); }
 
   // The bundled cx5-roce-qos tree: mlx5 ECN sysfs, DCB captures.
-  std::string FreshRoceTree() {
-    std::string dir = MakeTempDir("fault-roce");
-    Status s = ExtractTtar(HostTreePath("cx5-roce-qos"), dir);
-    EXPECT_TRUE(s.ok()) << s.message();
-    auto fs = NewLocalHostFs(dir);
-    EXPECT_TRUE(AcquireHostLock(*fs, kApplyLockPath, std::chrono::milliseconds(0)).ok());
-    return dir;
+  std::string FreshRoceTree() { return Extracted("cx5-roce-qos"); }
+
+  // The matrix: the clean apply of `host_yaml` on a `fresh` tree must work,
+  // make at least `min_writes` writes and change the tree (else the test
+  // proves nothing); then, for each of its writes, an apply on a fresh tree
+  // where that write fails once (EBUSY, ENOMEM, EIO, EPERM in turn) must
+  // fail naming the errno (as strerror says it) and a host path, and leave
+  // the tree as it was, exactly. *clean gets the clean run's outcome.
+  void EachWriteFailingRollsBack(const std::function<std::string()>& fresh,
+                                 const std::string& host_yaml, int min_writes, Outcome* clean) {
+    const std::string pristine = fresh();
+    const std::string changed = fresh();
+    *clean = Apply(changed, {}, host_yaml);
+    ASSERT_TRUE(clean->status.ok()) << clean->status.message();
+    ASSERT_GE(clean->writes, min_writes);
+    ASSERT_FALSE(DiffTrees(pristine, changed).empty());
+    const int errs[] = {EBUSY, ENOMEM, EIO, EPERM};
+    for (int k = 1; k <= clean->writes; ++k) {
+      SCOPED_TRACE("write " + std::to_string(k) + " of " + std::to_string(clean->writes));
+      const int err = errs[k % 4];
+      std::string root = fresh();
+      Outcome failed =
+          Apply(root, {WriteFault{.nth_write = k, .path_substring = "", .err = err, .times = 1}},
+                host_yaml);
+      ASSERT_FALSE(failed.status.ok()) << "write " << k << " failed but apply succeeded";
+      const std::string& msg = failed.status.message();
+      EXPECT_NE(msg.find(std::strerror(err)), std::string::npos) << msg;
+      EXPECT_NE(msg.find('/'), std::string::npos) << msg;
+      EXPECT_EQ(DiffTreesText(pristine, root), "") << msg;
+    }
   }
 
   // Plans against `root` and applies with `faults`, as `provisioner apply` does.
@@ -145,35 +171,13 @@ class FaultMatrixTest : public ::testing::TestWithParam<size_t> {
 };
 
 TEST_P(FaultMatrixTest, EveryWriteFailingLeavesTheTreeAsItWas) {
-  const std::string pristine = FreshTree();
-
-  // The clean run: it must work, and tells how many writes there are.
-  std::string clean = FreshTree();
-  Outcome ok = Apply(clean, {});
-  ASSERT_TRUE(ok.status.ok()) << ok.status.message();
+  Outcome ok;
+  EachWriteFailingRollsBack([this] { return FreshTree(); }, kHostYaml, 10, &ok);
   // Every module that changes this host is in the matrix.
   for (const char* m : {"kmod", "rdma", "sriov", "vf", "link"}) {
     EXPECT_EQ(ok.modules.count(m), 1u) << m;
   }
   std::printf("fault matrix: %d writes across %zu modules\n", ok.writes, ok.modules.size());
-  ASSERT_GE(ok.writes, 10);
-  // The clean apply changed the tree (else this test would prove nothing).
-  ASSERT_FALSE(DiffTrees(pristine, clean).empty());
-
-  const int errs[] = {EBUSY, ENOMEM, EIO, EPERM};
-  for (int k = 1; k <= ok.writes; ++k) {
-    SCOPED_TRACE("write " + std::to_string(k) + " of " + std::to_string(ok.writes));
-    const int err = errs[k % 4];
-    std::string root = FreshTree();
-    Outcome failed = Apply(root, {WriteFault{.nth_write = k, .path_substring = "", .err = err, .times = 1}});
-    ASSERT_FALSE(failed.status.ok()) << "write " << k << " failed but apply succeeded";
-    const std::string& msg = failed.status.message();
-    // Names the errno (as strerror says it) and a host path.
-    EXPECT_NE(msg.find(std::strerror(err)), std::string::npos) << msg;
-    EXPECT_NE(msg.find('/'), std::string::npos) << msg;
-    // Rolled back exactly.
-    EXPECT_EQ(DiffTreesText(pristine, root), "") << msg;
-  }
 }
 
 // Issue 36 item 1: the rollback of a count change between two non-zero
@@ -273,37 +277,13 @@ TEST_P(FaultMatrixTest, EveryWriteOfACountChangeFailingRestoresTheVfSettings) {
 
 // ACS Control of the 16 downstream ports between each GPU and its rail NIC
 // and MaxReadReq of the 8 rail NICs: 24 config-space writes, each failing once.
-const std::string kPcieHostYaml = HostYaml(R"(  pcie:
-    disableAcs: gpuNicPaths
-  nics:
-    - name: rails
-      nicSelector: { vendor: "15b3", deviceID: "1021" }
-      pcie: { maxReadRequest: 4096 }
-)",
-                                           "hgx");
+const std::string kPcieHostYaml = HgxPcieYaml();
 
 TEST_P(FaultMatrixTest, EveryPcieConfigWriteFailingLeavesTheTreeAsItWas) {
-  const std::string pristine = FreshPcieTree();
-  std::string clean = FreshPcieTree();
-  Outcome ok = Apply(clean, {}, kPcieHostYaml);
-  ASSERT_TRUE(ok.status.ok()) << ok.status.message();
+  Outcome ok;
+  // At least 24 writes (and the journal's).
+  EachWriteFailingRollsBack([this] { return FreshPcieTree(); }, kPcieHostYaml, 24, &ok);
   EXPECT_EQ(ok.modules, std::set<std::string>{"pcie"});
-  ASSERT_GE(ok.writes, 24);  // and the journal's
-  ASSERT_FALSE(DiffTrees(pristine, clean).empty());
-
-  const int errs[] = {EBUSY, ENOMEM, EIO, EPERM};
-  for (int k = 1; k <= ok.writes; ++k) {
-    SCOPED_TRACE("write " + std::to_string(k) + " of " + std::to_string(ok.writes));
-    const int err = errs[k % 4];
-    std::string root = FreshPcieTree();
-    Outcome failed = Apply(root, {WriteFault{.nth_write = k, .path_substring = "", .err = err, .times = 1}},
-                           kPcieHostYaml);
-    ASSERT_FALSE(failed.status.ok()) << "write " << k << " failed but apply succeeded";
-    const std::string& msg = failed.status.message();
-    EXPECT_NE(msg.find(std::strerror(err)), std::string::npos) << msg;
-    EXPECT_NE(msg.find('/'), std::string::npos) << msg;
-    EXPECT_EQ(DiffTreesText(pristine, root), "") << msg;
-  }
 }
 
 // An IPoIB child for a P_Key (create_child, made by the simulated ib_ipoib),
@@ -319,27 +299,10 @@ const std::string kIpoibHostYaml = HostYaml(R"(  nics:
 )");
 
 TEST_P(FaultMatrixTest, EveryIpoibWriteFailingLeavesTheTreeAsItWas) {
-  const std::string pristine = FreshIbTree();
-  std::string clean = FreshIbTree();
-  Outcome ok = Apply(clean, {}, kIpoibHostYaml);
-  ASSERT_TRUE(ok.status.ok()) << ok.status.message();
+  Outcome ok;
+  // At least 5 writes: create_child, 2 mtus, addresses, flags (and the journal's).
+  EachWriteFailingRollsBack([this] { return FreshIbTree(); }, kIpoibHostYaml, 5, &ok);
   EXPECT_EQ(ok.modules, std::set<std::string>{"ipoib"});
-  ASSERT_GE(ok.writes, 5);  // create_child, 2 mtus, addresses, flags (and the journal's)
-  ASSERT_FALSE(DiffTrees(pristine, clean).empty());
-
-  const int errs[] = {EBUSY, ENOMEM, EIO, EPERM};
-  for (int k = 1; k <= ok.writes; ++k) {
-    SCOPED_TRACE("write " + std::to_string(k) + " of " + std::to_string(ok.writes));
-    const int err = errs[k % 4];
-    std::string root = FreshIbTree();
-    Outcome failed = Apply(root, {WriteFault{.nth_write = k, .path_substring = "", .err = err, .times = 1}},
-                           kIpoibHostYaml);
-    ASSERT_FALSE(failed.status.ok()) << "write " << k << " failed but apply succeeded";
-    const std::string& msg = failed.status.message();
-    EXPECT_NE(msg.find(std::strerror(err)), std::string::npos) << msg;
-    EXPECT_NE(msg.find('/'), std::string::npos) << msg;
-    EXPECT_EQ(DiffTreesText(pristine, root), "") << msg;
-  }
 }
 
 // Trust and PFC of both ports (their DCB capture files under a tree root) and
@@ -354,27 +317,10 @@ const std::string kRoceHostYaml = HostYaml(R"(  nics:
 )");
 
 TEST_P(FaultMatrixTest, EveryRoceWriteFailingLeavesTheTreeAsItWas) {
-  const std::string pristine = FreshRoceTree();
-  std::string clean = FreshRoceTree();
-  Outcome ok = Apply(clean, {}, kRoceHostYaml);
-  ASSERT_TRUE(ok.status.ok()) << ok.status.message();
+  Outcome ok;
+  // At least 6 writes (and the journal's).
+  EachWriteFailingRollsBack([this] { return FreshRoceTree(); }, kRoceHostYaml, 6, &ok);
   EXPECT_EQ(ok.modules, std::set<std::string>{"roce"});
-  ASSERT_GE(ok.writes, 6);  // and the journal's
-  ASSERT_FALSE(DiffTrees(pristine, clean).empty());
-
-  const int errs[] = {EBUSY, ENOMEM, EIO, EPERM};
-  for (int k = 1; k <= ok.writes; ++k) {
-    SCOPED_TRACE("write " + std::to_string(k) + " of " + std::to_string(ok.writes));
-    const int err = errs[k % 4];
-    std::string root = FreshRoceTree();
-    Outcome failed = Apply(root, {WriteFault{.nth_write = k, .path_substring = "", .err = err, .times = 1}},
-                           kRoceHostYaml);
-    ASSERT_FALSE(failed.status.ok()) << "write " << k << " failed but apply succeeded";
-    const std::string& msg = failed.status.message();
-    EXPECT_NE(msg.find(std::strerror(err)), std::string::npos) << msg;
-    EXPECT_NE(msg.find('/'), std::string::npos) << msg;
-    EXPECT_EQ(DiffTreesText(pristine, root), "") << msg;
-  }
 }
 
 // The last ECN write (roce_rp of priority 3) refused: the trust, PFC and

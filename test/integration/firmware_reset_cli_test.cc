@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "test/integration/harness.h"
@@ -22,6 +23,7 @@ namespace provisioner::testing {
 namespace {
 
 using nlohmann::json;
+using ::testing::HasSubstr;
 
 constexpr char kCapture[] = "/run/provisioner/mstconfig/0000:86:00.0.query";
 constexpr char kResetCapture[] = "/run/provisioner/mstfwreset/0000:86:00.0.query";
@@ -86,10 +88,8 @@ TEST_F(FirmwareResetCliTest, LinkTypeByResetRemakesTheVfsAndExits0) {
   WithVfs();
   const std::string yaml = Yaml("  firmware:\n    activation: reset\n", "      linkType: eth\n");
 
-  RunResult plan = Provisioner({"plan", yaml, "--root", root_, "-o", "json"});
-  ASSERT_EQ(plan.exit_code, 0) << plan.err;
-  json p = json::parse(plan.out, nullptr, false);
-  ASSERT_EQ(p["changes"].size(), 2u) << plan.out;
+  json p = PlanJson(yaml, root_);
+  ASSERT_EQ(p["changes"].size(), 2u) << p.dump();
   EXPECT_EQ(p["changes"][0]["id"], "firmware/0000:86:00.0/LINK_TYPE_P1");
   EXPECT_EQ(p["changes"][0]["disruption"], "firmware-reset");
   EXPECT_EQ(p["changes"][1]["id"], "firmware/0000:86:00.0/activate");
@@ -178,10 +178,8 @@ TEST_F(FirmwareResetCliTest, NoLevelThreeIsAWarningAndARebootWithoutTouchingTheV
   PutFile(root_ + kResetCapture,
           ReadFile(RunfilePath("modules/firmware/testdata/mstfwreset-no-level3.query")));
   const std::string yaml = Yaml("  firmware:\n    activation: reset\n", "      linkType: eth\n");
-  RunResult plan = Provisioner({"plan", yaml, "--root", root_, "-o", "json"});
-  ASSERT_EQ(plan.exit_code, 0) << plan.err;
-  json p = json::parse(plan.out, nullptr, false);
-  ASSERT_EQ(p["changes"].size(), 1u) << plan.out;
+  json p = PlanJson(yaml, root_);
+  ASSERT_EQ(p["changes"].size(), 1u) << p.dump();
   EXPECT_EQ(p["changes"][0]["disruption"], "reboot");
   EXPECT_NE(p["warnings"].dump().find("no firmware reset (mstfwreset query says reset level 3"),
             std::string::npos)
@@ -198,10 +196,8 @@ TEST_F(FirmwareResetCliTest, FirmwareResetToDefaultsThenActivated) {
   // NUM_OF_VFS reads 16 for the next boot (default 8): another cluster's.
   const std::string yaml =
       Yaml("  firmware:\n    activation: reset\n", "      firmwareReset: true\n");
-  RunResult plan = Provisioner({"plan", yaml, "--root", root_, "-o", "json"});
-  ASSERT_EQ(plan.exit_code, 0) << plan.err;
-  json p = json::parse(plan.out, nullptr, false);
-  ASSERT_GE(p["changes"].size(), 2u) << plan.out;
+  json p = PlanJson(yaml, root_);
+  ASSERT_GE(p["changes"].size(), 2u) << p.dump();
   EXPECT_EQ(p["changes"][0]["id"], "firmware/0000:86:00.0/nvconfig");
   EXPECT_EQ(p["changes"][0]["before"], json({{"NUM_OF_VFS", 16}}));
   EXPECT_EQ(p["changes"][0]["after"], "defaults");
@@ -225,12 +221,9 @@ TEST_F(FirmwareResetCliTest, PinnedFirmwareVersionValidates) {
           ReadFile(RunfilePath("modules/firmware/testdata/mstflint-cx5.query")));
   const std::string other =
       Yaml("", "      firmwareVersion: { version: 16.35.3006, image: /opt/fw/cx5.bin }\n");
-  RunResult bad = Provisioner({"plan", other, "--root", root_});
-  EXPECT_EQ(bad.exit_code, 1) << bad.out << bad.err;
-  EXPECT_NE(bad.err.find("spec.nics[0].firmwareVersion.version: 0000:86:00.0 (PSID MT_0000000008) "
-                         "runs firmware 16.35.2000, but nic ib0 pins 16.35.3006"),
-            std::string::npos)
-      << bad.err;
+  EXPECT_THAT(Refused("plan", other, root_),
+              HasSubstr("spec.nics[0].firmwareVersion.version: 0000:86:00.0 (PSID MT_0000000008) "
+                        "runs firmware 16.35.2000, but nic ib0 pins 16.35.3006"));
   const std::string same = Yaml("", "      firmwareVersion: { version: 16.35.2000 }\n");
   RunResult ok = Provisioner({"plan", same, "--root", root_, "-o", "json"});
   EXPECT_EQ(ok.exit_code, 0) << ok.err;
@@ -240,21 +233,16 @@ TEST_F(FirmwareResetCliTest, PinnedFirmwareVersionValidates) {
   ASSERT_EQ(::unlink((root_ + "/run/provisioner/mstflint/0000:86:00.0.query").c_str()), 0);
   RunResult by_sysfs = Provisioner({"plan", same, "--root", root_});
   EXPECT_EQ(by_sysfs.exit_code, 0) << by_sysfs.out << by_sysfs.err;
-  RunResult bad_sysfs = Provisioner({"plan", other, "--root", root_});
-  EXPECT_EQ(bad_sysfs.exit_code, 1) << bad_sysfs.out << bad_sysfs.err;
-  EXPECT_NE(bad_sysfs.err.find("0000:86:00.0 (PSID MT_0000000008) runs firmware 16.35.2000, but "
-                               "nic ib0 pins 16.35.3006"),
-            std::string::npos)
-      << bad_sysfs.err;
+  EXPECT_THAT(Refused("plan", other, root_),
+              HasSubstr("0000:86:00.0 (PSID MT_0000000008) runs firmware 16.35.2000, but "
+                        "nic ib0 pins 16.35.3006"));
   // Neither a capture nor an RDMA device: an error naming it, never a silent pass.
   ASSERT_EQ(::provisioner::testing::Run(
                 {"/bin/rm", "-rf", root_ + "/sys/bus/pci/devices/0000:86:00.0/infiniband"})
                 .exit_code,
             0);
-  RunResult missing = Provisioner({"plan", same, "--root", root_});
-  EXPECT_EQ(missing.exit_code, 1);
-  EXPECT_NE(missing.err.find("cannot read the firmware version of 0000:86:00.0"), std::string::npos)
-      << missing.err;
+  EXPECT_THAT(Refused("plan", same, root_),
+              HasSubstr("cannot read the firmware version of 0000:86:00.0"));
 }
 
 TEST_F(FirmwareResetCliTest, ActivationIsValidatedAtItsLine) {
@@ -298,17 +286,15 @@ TEST_F(FirmwareUpdateCliTest, UpdateBurnsThenTheRebootActivatesIt) {
   KernelSimDaemon sim(root_);
   ASSERT_TRUE(sim.ready());
   const std::string yaml = Pin("");
-  RunResult plan = Provisioner({"plan", yaml, "--root", root_, "-o", "json"});
-  ASSERT_EQ(plan.exit_code, 0) << plan.err;
-  json p = json::parse(plan.out, nullptr, false);
-  ASSERT_FALSE(p.is_discarded()) << plan.out;
-  ASSERT_GE(p["changes"].size(), 1u) << plan.out;
+  json p = PlanJson(yaml, root_);
+  ASSERT_FALSE(p.is_discarded()) << p.dump();
+  ASSERT_GE(p["changes"].size(), 1u) << p.dump();
   EXPECT_EQ(p["changes"][0]["id"], "firmware/0000:86:00.0/burn");
   EXPECT_EQ(p["changes"][0]["before"], "16.35.2000");
   EXPECT_EQ(p["changes"][0]["after"], "16.35.3006");
   EXPECT_EQ(p["changes"][0]["disruption"], "reboot");
   EXPECT_EQ(p["summary"]["rebootRequired"], true);
-  EXPECT_NE(p["warnings"].dump().find("cannot be undone"), std::string::npos) << plan.out;
+  EXPECT_NE(p["warnings"].dump().find("cannot be undone"), std::string::npos) << p.dump();
 
   RunResult apply = Provisioner({"apply", yaml, "--root", root_});
   EXPECT_EQ(apply.exit_code, 3) << apply.out << apply.err;
@@ -318,11 +304,9 @@ TEST_F(FirmwareUpdateCliTest, UpdateBurnsThenTheRebootActivatesIt) {
   EXPECT_FALSE(Exists(JournalPath(root_)));
 
   // Nothing more to burn: the reboot is pending, and the plan says so.
-  RunResult again = Provisioner({"plan", yaml, "--root", root_, "-o", "json"});
-  ASSERT_EQ(again.exit_code, 0) << again.err;
-  json a = json::parse(again.out, nullptr, false);
-  EXPECT_EQ(a["changes"].size(), 0u) << again.out;
-  EXPECT_NE(a["warnings"].dump().find("a reboot is pending"), std::string::npos) << again.out;
+  json a = PlanJson(yaml, root_);
+  EXPECT_EQ(a["changes"].size(), 0u) << a.dump();
+  EXPECT_NE(a["warnings"].dump().find("a reboot is pending"), std::string::npos) << a.dump();
   EXPECT_EQ(sim.Refused(), "");
 }
 
@@ -357,27 +341,18 @@ TEST_F(FirmwareUpdateCliTest, BadImagesArePlanErrorsAndNothingIsBurned) {
   // Another card's image.
   PutFile(root_ + "/opt/fw/cx5.bin",
           ReadFile(RunfilePath("modules/firmware/testdata/mstflint-image-cx5-other-psid.query")));
-  RunResult psid = Provisioner({"apply", Pin(""), "--root", root_});
-  EXPECT_EQ(psid.exit_code, 1) << psid.out << psid.err;
-  EXPECT_NE(psid.err.find("spec.nics[0].firmwareVersion.image: the firmware image /opt/fw/cx5.bin "
-                          "is built for PSID MT_0000000012, but 0000:86:00.0 is MT_0000000008"),
-            std::string::npos)
-      << psid.err;
+  EXPECT_THAT(Refused("apply", Pin(""), root_),
+              HasSubstr("spec.nics[0].firmwareVersion.image: the firmware image /opt/fw/cx5.bin "
+                        "is built for PSID MT_0000000012, but 0000:86:00.0 is MT_0000000008"));
   // No image at that host path.
   ASSERT_EQ(::unlink((root_ + "/opt/fw/cx5.bin").c_str()), 0);
-  RunResult missing = Provisioner({"apply", Pin(""), "--root", root_});
-  EXPECT_EQ(missing.exit_code, 1) << missing.out << missing.err;
-  EXPECT_NE(missing.err.find("the firmware image /opt/fw/cx5.bin cannot be opened: No such file "
-                             "or directory (errno 2, ENOENT)"),
-            std::string::npos)
-      << missing.err;
+  EXPECT_THAT(Refused("apply", Pin(""), root_),
+              HasSubstr("the firmware image /opt/fw/cx5.bin cannot be opened: No such file "
+                        "or directory (errno 2, ENOENT)"));
   // Binary content where the stand-in's text is expected.
   PutFile(root_ + "/opt/fw/cx5.bin", std::string("\x7f\x00MTFW\x01\x02", 8));
-  RunResult binary = Provisioner({"plan", Pin(""), "--root", root_});
-  EXPECT_EQ(binary.exit_code, 1);
-  EXPECT_NE(binary.err.find("the firmware image /opt/fw/cx5.bin is not one mstflint reads"),
-            std::string::npos)
-      << binary.err;
+  EXPECT_THAT(Refused("plan", Pin(""), root_),
+              HasSubstr("the firmware image /opt/fw/cx5.bin is not one mstflint reads"));
   EXPECT_EQ(Flint(), before);
   EXPECT_FALSE(Exists(root_ + "/run/reboot-required"));
 }
@@ -482,12 +457,10 @@ TEST_F(FirmwareUpdateCliTest, KilledDuringTheBurnIsReportedAndReplanned) {
   ASSERT_NO_FATAL_FAILURE(KilledApplyJournal(yaml, root_, "applying"));
   const std::string flash = Flint();
 
-  RunResult again = Provisioner({"plan", yaml, "--root", root_, "-o", "json"});
-  ASSERT_EQ(again.exit_code, 0) << again.err;
-  json p = json::parse(again.out, nullptr, false);
+  json p = PlanJson(yaml, root_);
   EXPECT_NE(p["warnings"].dump().find("stopped during firmware/0000:86:00.0/burn"),
             std::string::npos)
-      << again.out;
+      << p.dump();
   ASSERT_GE(p["changes"].size(), 1u);
   EXPECT_EQ(p["changes"][0]["id"], "firmware/0000:86:00.0/burn");
 

@@ -171,6 +171,12 @@ nlohmann::json PlanJson(const std::string& yaml, const std::string& root) {
   return ParseJson(r);
 }
 
+std::string Refused(const std::string& command, const std::string& yaml, const std::string& root) {
+  RunResult r = Provisioner({command, yaml, "--root", root});
+  EXPECT_EQ(r.exit_code, 1) << command << " " << yaml << ":\n" << r.out << r.err;
+  return r.err;
+}
+
 nlohmann::json ApplyJson(const std::string& yaml, const std::string& root, int want_exit) {
   RunResult r =
       Provisioner({"apply", yaml, "--root", root, "-o", "json", "--settle-timeout", "30"});

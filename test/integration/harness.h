@@ -97,6 +97,9 @@ nlohmann::json PlanJson(const std::string& yaml, const std::string& root);
 nlohmann::json ApplyJson(const std::string& yaml, const std::string& root, int want_exit = 0);
 // `plan FILE --root ROOT --detailed-exitcode` exits 0: nothing left to do.
 void ExpectConverged(const std::string& yaml, const std::string& root);
+// `COMMAND FILE --root ROOT` (plan, apply, validate) refuses the file, exit
+// 1: its stderr, the errors.
+std::string Refused(const std::string& command, const std::string& yaml, const std::string& root);
 
 // `provisioner discover --root ROOT -o json`: the facts (a test failure
 // unless it exits 0 with one JSON document).

@@ -340,16 +340,21 @@ TEST(HostileTreeTest, LibpciReadsNothingOutsideTheRoot) {
       << r.out;
 }
 
-// Item 8: with stdout on /dev/full or closed, manifests, plan and validate
-// exited 0 with the output lost (a 3 MB manifest set cut at 4,096 bytes).
-TEST(HostileOutputTest, FailedWritesToStdoutAreExit1) {
-  const std::string root = ExtractHost("cx5-roce");
-  const std::string yaml = WriteTempFile("host.yaml", std::string(kKmodYaml) + R"(  nics:
+// kKmodYaml with pf0's 4 VFs published as rdma_pf0, in host.yaml.
+std::string PublishedPf0Yaml() {
+  return WriteTempFile("host.yaml", std::string(kKmodYaml) + R"(  nics:
     - name: pf0
       nicSelector: { rootDevices: ["0000:af:00.0"] }
       numVfs: 4
       resourceName: rdma_pf0
 )");
+}
+
+// Item 8: with stdout on /dev/full or closed, manifests, plan and validate
+// exited 0 with the output lost (a 3 MB manifest set cut at 4,096 bytes).
+TEST(HostileOutputTest, FailedWritesToStdoutAreExit1) {
+  const std::string root = ExtractHost("cx5-roce");
+  const std::string yaml = PublishedPf0Yaml();
   for (const char* redirect : {"> /dev/full", ">&-"}) {
     for (const std::vector<std::string>& args :
          std::vector<std::vector<std::string>>{{"validate", yaml},
@@ -373,12 +378,7 @@ TEST(HostileOutputTest, FailedWritesToStdoutAreExit1) {
 // Item 4: manifests --output-dir followed a link planted under a manifest's
 // name and overwrote its target; an earlier run's files stayed unnoticed.
 TEST(HostileOutputTest, ManifestsOutputDirFollowsNoLinkAndNamesStaleFiles) {
-  const std::string yaml = WriteTempFile("host.yaml", std::string(kKmodYaml) + R"(  nics:
-    - name: pf0
-      nicSelector: { rootDevices: ["0000:af:00.0"] }
-      numVfs: 4
-      resourceName: rdma_pf0
-)");
+  const std::string yaml = PublishedPf0Yaml();
   const std::string dir = WriteTempFile("marker", "") + ".out";
   RunResult first = Provisioner({"manifests", yaml, "--output-dir", dir});
   ASSERT_EQ(first.exit_code, 0) << first.err;

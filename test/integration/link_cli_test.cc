@@ -14,13 +14,18 @@ namespace {
 
 using nlohmann::json;
 
+// pf0, selected by its netdev ens6f0np0, with `mtu`, in a file `name`.
+std::string MtuYaml(const std::string& name, int mtu) {
+  return WriteTempFile(name, HostYaml("  nics:\n"
+                                      "    - name: pf0\n"
+                                      "      nicSelector: { pfNames: [ens6f0np0] }\n"
+                                      "      mtu: " +
+                                      std::to_string(mtu) + "\n"));
+}
+
 TEST(LinkCliTest, MtuOnlyPlanApplyThenNoChange) {
   std::string root = ExtractHost("cx5-roce");
-  std::string yaml = WriteTempFile("mtu.yaml", HostYaml(R"(  nics:
-    - name: pf0
-      nicSelector: { pfNames: [ens6f0np0] }
-      mtu: 9000
-)"));
+  std::string yaml = MtuYaml("mtu.yaml", 9000);
   RunResult p = Provisioner({"plan", yaml, "--root", root, "-o", "json"});
   ASSERT_EQ(p.exit_code, 0) << p.err;
   json plan = json::parse(p.out);
@@ -39,11 +44,7 @@ TEST(LinkCliTest, MtuOnlyPlanApplyThenNoChange) {
 
 TEST(LinkCliTest, MtuBelowMinimumIsAnError) {
   std::string root = ExtractHost("cx5-roce");
-  std::string yaml = WriteTempFile("small.yaml", HostYaml(R"(  nics:
-    - name: pf0
-      nicSelector: { pfNames: [ens6f0np0] }
-      mtu: 60
-)"));
+  std::string yaml = MtuYaml("small.yaml", 60);
   RunResult p = Provisioner({"plan", yaml, "--root", root});
   EXPECT_EQ(p.exit_code, 1);
   EXPECT_NE(p.err.find("spec.nics[0].mtu"), std::string::npos) << p.err;

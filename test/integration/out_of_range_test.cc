@@ -66,12 +66,18 @@ INSTANTIATE_TEST_SUITE_P(
                       BadCount{"sriov_totalvfs", "-5", "0..65535"},
                       BadCount{"sriov_totalvfs", "0x10000", "0..65535"}));
 
-TEST(OutOfRangeTest, VirtfnLinkToThePfItselfIsNoVf) {
+// discover of the cx5-roce-vfs tree with PF 0's link `virtfn` re-pointed
+// at `target`.
+json DiscoverWithVirtfn(const std::string& virtfn, const std::string& target) {
   const std::string root = ExtractHost("cx5-roce-vfs");
-  const std::string link = root + kPf0 + "/virtfn1";
-  ASSERT_EQ(::unlink(link.c_str()), 0);
-  ASSERT_EQ(::symlink("../0000:af:00.0", link.c_str()), 0);
-  json j = DiscoverJson(root);
+  const std::string link = root + kPf0 + "/" + virtfn;
+  EXPECT_EQ(::unlink(link.c_str()), 0);
+  EXPECT_EQ(::symlink(target.c_str(), link.c_str()), 0);
+  return DiscoverJson(root);
+}
+
+TEST(OutOfRangeTest, VirtfnLinkToThePfItselfIsNoVf) {
+  json j = DiscoverWithVirtfn("virtfn1", "../0000:af:00.0");
   const json* pf0 = Nic(j, "0000:af:00.0");
   ASSERT_NE(pf0, nullptr);
   for (const json& vf : (*pf0)["sriov"]["vfs"]) EXPECT_NE(vf["pciAddress"], "0000:af:00.0");
@@ -82,11 +88,7 @@ TEST(OutOfRangeTest, VirtfnLinkToThePfItselfIsNoVf) {
 }
 
 TEST(OutOfRangeTest, VirtfnLinkLeavingTheTreeIsNoVf) {
-  const std::string root = ExtractHost("cx5-roce-vfs");
-  const std::string link = root + kPf0 + "/virtfn0";
-  ASSERT_EQ(::unlink(link.c_str()), 0);
-  ASSERT_EQ(::symlink("../../../../../../../../../../etc", link.c_str()), 0);
-  json j = DiscoverJson(root);
+  json j = DiscoverWithVirtfn("virtfn0", "../../../../../../../../../../etc");
   const json* pf0 = Nic(j, "0000:af:00.0");
   ASSERT_NE(pf0, nullptr);
   for (const json& vf : (*pf0)["sriov"]["vfs"]) EXPECT_NE(vf["pciAddress"], "etc");

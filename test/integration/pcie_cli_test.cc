@@ -22,15 +22,7 @@ namespace {
 
 using nlohmann::json;
 
-// Rail NICs: the eight ConnectX-7 (not the ConnectX-6 Dx beside GPUs 0 and 4).
-const std::string kHostYaml = HostYaml(R"(  pcie:
-    disableAcs: gpuNicPaths
-  nics:
-    - name: rails
-      nicSelector: { vendor: "15b3", deviceID: "1021" }
-      pcie: { maxReadRequest: 4096 }
-)",
-                                       "hgx");
+const std::string kHostYaml = HgxPcieYaml();
 
 const int kRootPorts[8] = {0x15, 0x37, 0x48, 0x59, 0x97, 0xb7, 0xc7, 0xd7};
 

@@ -28,6 +28,11 @@ const std::vector<std::pair<std::string, std::string>> kRails = {
     {"0000:9b:00.0", "0000:9c:00.0"}, {"0000:bb:00.0", "0000:bc:00.0"},
     {"0000:cb:00.0", "0000:cc:00.0"}, {"0000:db:00.0", "0000:dc:00.0"}};
 
+// host.yaml of host "w" with `spec` (indented as under spec:), in file `name`.
+std::string SpecFile(const std::string& name, const std::string& spec) {
+  return WriteTempFile(name, HostYaml(spec, "w"));
+}
+
 TEST(TopologyCliTest, DiscoverPairsEachGpuWithTheNicUnderItsSwitch) {
   const std::string root = ExtractHost("hgx-h100");
   RunResult r = Provisioner({"discover", "--root", root, "-o", "json"});
@@ -80,9 +85,7 @@ TEST(TopologyCliTest, HostWithoutGpusHasEmptyTopology) {
 
 TEST(TopologyCliTest, RailsPlanEightNumVfsChangesInGpuOrder) {
   const std::string root = ExtractHost("hgx-h100");
-  RunResult r = Provisioner({"plan", Example("rails.yaml"), "--root", root, "-o", "json"});
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  json plan = json::parse(r.out);
+  json plan = PlanJson(Example("rails.yaml"), root);
   std::vector<std::string> targets;
   for (const auto& c : plan["changes"]) {
     if (c["module"] == "sriov" && c["attribute"] == "numVfs") {
@@ -142,7 +145,7 @@ TEST(TopologyCliTest, ValidateShowExpanded) {
 }
 
 std::string AllGpusRails() {
-  return WriteTempFile("all-gpus.yaml", HostYaml(R"(  rails:
+  return SpecFile("all-gpus.yaml", R"(  rails:
     count: allGpus
     nic:
       name: "gpu{n}-nic"
@@ -154,8 +157,7 @@ std::string AllGpusRails() {
     multus:
       namespace: spiderpool
       cniType: sriov
-)",
-                                                 "w"));
+)");
 }
 
 TEST(TopologyCliTest, AllGpusExpandsPerHost) {
@@ -178,84 +180,69 @@ TEST(TopologyCliTest, AllGpusExpandsPerHost) {
   ASSERT_EQ(p.exit_code, 0) << p.err;
   EXPECT_EQ(json::parse(p.out)["changes"].size(), 8u);
   // No GPUs on this host: a clear error at spec.rails.count.
-  RunResult none = Provisioner({"plan", file, "--root", ExtractHost("cx5-ib")});
-  EXPECT_EQ(none.exit_code, 1);
-  EXPECT_THAT(none.err, HasSubstr(":7:12: spec.rails.count: allGpus: this host has 0 GPUs"));
+  EXPECT_THAT(Refused("plan", file, ExtractHost("cx5-ib")),
+              HasSubstr(":7:12: spec.rails.count: allGpus: this host has 0 GPUs"));
   // One GPU, but no ConnectX-7: the nearGpu selector says so.
-  RunResult one = Provisioner({"plan", file, "--root", ExtractHost("cx5-roce")});
-  EXPECT_EQ(one.exit_code, 1);
-  EXPECT_THAT(one.err,
-              HasSubstr(":7:12: spec.rails.count: rail 1 (spec.nics[0].nicSelector.nearGpu): "
-                        "no NIC matching the selector's other fields is connected to GPU 0 "
-                        "(0000:18:00.0)"));
-  EXPECT_THAT(one.err, ::testing::Not(HasSubstr("selects no PCI function")));
+  const std::string one = Refused("plan", file, ExtractHost("cx5-roce"));
+  EXPECT_THAT(one, HasSubstr(":7:12: spec.rails.count: rail 1 (spec.nics[0].nicSelector.nearGpu): "
+                             "no NIC matching the selector's other fields is connected to GPU 0 "
+                             "(0000:18:00.0)"));
+  EXPECT_THAT(one, ::testing::Not(HasSubstr("selects no PCI function")));
 }
 
 TEST(TopologyCliTest, TwoGpusSharingOneNicIsAClearError) {
   const std::string root = ExtractHost("gpu-shared-switch");
-  const std::string file = WriteTempFile("shared.yaml", HostYaml(R"(  rails:
+  const std::string file = SpecFile("shared.yaml", R"(  rails:
     count: allGpus
     nic: { nicSelector: { vendor: "15b3" }, numVfs: 4 }
-)",
-                                                                 "w"));
-  RunResult r = Provisioner({"plan", file, "--root", root});
-  EXPECT_EQ(r.exit_code, 1);
-  EXPECT_THAT(r.err,
-              HasSubstr(":7:12: spec.rails.count: rail 2 (spec.nics[1].nicSelector.nearGpu): "
-                        "the nearest NIC to GPU 1 (0000:1b:00.0), 0000:1a:00.0 (PIX), is "
-                        "also the nearest to GPU 0 (0000:19:00.0), claimed by spec.nics[0] "
-                        "(rail1): two GPUs share one NIC"));
-  RunResult v = Provisioner({"validate", file, "--root", root});
-  EXPECT_EQ(v.exit_code, 1);
-  EXPECT_THAT(v.err, HasSubstr("two GPUs share one NIC"));
+)");
+  const std::string err = Refused("plan", file, root);
+  EXPECT_THAT(err, HasSubstr(":7:12: spec.rails.count: rail 2 (spec.nics[1].nicSelector.nearGpu): "
+                             "the nearest NIC to GPU 1 (0000:1b:00.0), 0000:1a:00.0 (PIX), is "
+                             "also the nearest to GPU 0 (0000:19:00.0), claimed by spec.nics[0] "
+                             "(rail1): two GPUs share one NIC"));
+  EXPECT_THAT(Refused("validate", file, root), HasSubstr("two GPUs share one NIC"));
 }
 
 TEST(TopologyCliTest, NearGpuOutOfRangeAndRemote) {
   const std::string root = ExtractHost("hgx-h100");
-  const std::string file = WriteTempFile("near.yaml", HostYaml(R"(  nics:
+  const std::string file = SpecFile("near.yaml", R"(  nics:
     - name: far
       nicSelector: { nearGpu: 0, deviceID: "101d", rootDevices: ["0000:9d:00.0"] }
       numVfs: 2
     - name: missing
       nicSelector: { nearGpu: 8 }
-)",
-                                                               "w"));
-  RunResult r = Provisioner({"plan", file, "--root", root});
-  EXPECT_EQ(r.exit_code, 1);
-  EXPECT_THAT(r.err, HasSubstr("near.yaml:8:31: spec.nics[0].nicSelector.nearGpu: the nearest NIC "
-                               "to GPU 0 (0000:19:00.0) is 0000:9d:00.0 at level SYS (across NUMA "
-                               "nodes)"));
-  EXPECT_THAT(r.err, HasSubstr("allowRemote: true"));
-  EXPECT_THAT(r.err, HasSubstr("near.yaml:11:31: spec.nics[1].nicSelector.nearGpu: GPU 8 does not "
-                               "exist: this host has 8 GPUs (0-7, in PCI address order)"));
+)");
+  const std::string err = Refused("plan", file, root);
+  EXPECT_THAT(err, HasSubstr("near.yaml:8:31: spec.nics[0].nicSelector.nearGpu: the nearest NIC "
+                             "to GPU 0 (0000:19:00.0) is 0000:9d:00.0 at level SYS (across NUMA "
+                             "nodes)"));
+  EXPECT_THAT(err, HasSubstr("allowRemote: true"));
+  EXPECT_THAT(err, HasSubstr("near.yaml:11:31: spec.nics[1].nicSelector.nearGpu: GPU 8 does not "
+                             "exist: this host has 8 GPUs (0-7, in PCI address order)"));
   // allowRemote accepts the remote NIC.
-  const std::string ok = WriteTempFile("remote.yaml", HostYaml(R"(  nics:
+  const std::string ok = SpecFile("remote.yaml", R"(  nics:
     - name: far
       nicSelector: { nearGpu: 0, deviceID: "101d", rootDevices: ["0000:9d:00.0"], allowRemote: true }
       numVfs: 2
-)",
-                                                               "w"));
-  RunResult p = Provisioner({"plan", ok, "--root", root, "-o", "json"});
-  ASSERT_EQ(p.exit_code, 0) << p.err;
-  json plan = json::parse(p.out);
+)");
+  json plan = PlanJson(ok, root);
   ASSERT_EQ(plan["changes"].size(), 1u);
   EXPECT_EQ(plan["changes"][0]["target"], "0000:9d:00.0");
 }
 
 TEST(TopologyCliTest, PlanErrorsOnExpandedItemsNameTheRailsField) {
   const std::string root = ExtractHost("hgx-h100");
-  const std::string file = WriteTempFile("too-many.yaml", HostYaml(R"(  rails:
+  const std::string file = SpecFile("too-many.yaml", R"(  rails:
     count: 2
     nic:
       nicSelector: { vendor: "15b3", deviceID: "1021" }
       numVfs: 20
-)",
-                                                                   "w"));
-  RunResult r = Provisioner({"plan", file, "--root", root});
-  EXPECT_EQ(r.exit_code, 1);
-  EXPECT_THAT(r.err, HasSubstr("too-many.yaml:10:15: spec.rails.nic.numVfs: rail 2 "
-                               "(spec.nics[1].numVfs): 20 exceeds sriov_totalvfs 16 of "
-                               "0000:3c:00.0"));
+)");
+  const std::string err = Refused("plan", file, root);
+  EXPECT_THAT(err, HasSubstr("too-many.yaml:10:15: spec.rails.nic.numVfs: rail 2 "
+                             "(spec.nics[1].numVfs): 20 exceeds sriov_totalvfs 16 of "
+                             "0000:3c:00.0"));
 }
 
 // Apply on the HGX tree under the simulated kernel: every rail NIC gets its
@@ -264,13 +251,12 @@ TEST(TopologyCliTest, RailsApplyConverges) {
   const std::string root = ExtractHost("hgx-h100");
   KernelSimDaemon sim(root, /*netdev_delay_ms=*/10);
   ASSERT_TRUE(sim.ready());
-  const std::string file = WriteTempFile("apply-rails.yaml", HostYaml(R"(  rails:
+  const std::string file = SpecFile("apply-rails.yaml", R"(  rails:
     count: allGpus
     nic:
       nicSelector: { vendor: "15b3", deviceID: "1021" }
       numVfs: 2
-)",
-                                                                      "w"));
+)");
   RunResult a =
       Provisioner({"apply", file, "--root", root, "-o", "json", "--settle-timeout", "30"});
   ASSERT_EQ(a.exit_code, 0) << a.out << a.err;

@@ -75,6 +75,15 @@ struct ExampleOnTree {
   ExampleOnTree(const ExampleOnTree&) = delete;
   ExampleOnTree& operator=(const ExampleOnTree&) = delete;
 
+  // BuildManifests of the example on the tree, which must load and build
+  // (none when it does not).
+  std::vector<Manifest> Manifests() const {
+    EXPECT_TRUE(loaded);
+    auto ms = BuildManifests(desired, opt);
+    EXPECT_TRUE(ms.ok()) << ms.status().message();
+    return ms.ok() ? *ms : std::vector<Manifest>{};
+  }
+
   HostFacts facts;
   DesiredState desired;
   ManifestOptions opt;
@@ -292,11 +301,9 @@ TEST(ManifestsDiscoveryTest, GoldenWithDiscoveredFacts) {
 // pfNames; the multus config takes its group's resource and isRdma.
 TEST(ManifestsDiscoveryTest, VfGroupsMakeAPolicyAndAResourcePerGroup) {
   ExampleOnTree t("vf-groups", "cx5-roce", "cx5-roce-groups");
-  ASSERT_TRUE(t.loaded);
-  auto ms = BuildManifests(t.desired, t.opt);
-  ASSERT_TRUE(ms.ok()) << ms.status().message();
-  const Manifest* pods = Find(*ms, "SriovNetworkNodePolicy", "split-nic-vf0-3");
-  const Manifest* vms = Find(*ms, "SriovNetworkNodePolicy", "split-nic-vf4-7");
+  const std::vector<Manifest> ms = t.Manifests();
+  const Manifest* pods = Find(ms, "SriovNetworkNodePolicy", "split-nic-vf0-3");
+  const Manifest* vms = Find(ms, "SriovNetworkNodePolicy", "split-nic-vf4-7");
   ASSERT_NE(pods, nullptr);
   ASSERT_NE(vms, nullptr);
   EXPECT_EQ(pods->doc["spec"]["nicSelector"]["pfNames"], json({"ens6f0np0#0-3"}));
@@ -312,7 +319,7 @@ TEST(ManifestsDiscoveryTest, VfGroupsMakeAPolicyAndAResourcePerGroup) {
     EXPECT_EQ(p->doc["spec"]["numVfs"], 8);
     EXPECT_FALSE(p->doc["spec"].contains("excludeTopology"));
   }
-  const Manifest* smc = Find(*ms, "SpiderMultusConfig", "pod-vfs");
+  const Manifest* smc = Find(ms, "SpiderMultusConfig", "pod-vfs");
   ASSERT_NE(smc, nullptr);
   EXPECT_EQ(smc->doc["spec"]["sriov"]["resourceName"], "spidernet.io/podvfs");
   EXPECT_EQ(smc->doc["spec"]["sriov"]["rdmaIsolation"], true);
@@ -437,10 +444,8 @@ void ExpectNfdReadable(const Manifest& m, const std::string& node) {
 // label (the rails have VFs).
 TEST(ManifestsDiscoveryTest, NodeFeatureFromTheFacts) {
   ExampleOnTree t("rails", "hgx-h100", "nf-hgx");
-  ASSERT_TRUE(t.loaded);
-  auto ms = BuildManifests(t.desired, t.opt);
-  ASSERT_TRUE(ms.ok()) << ms.status().message();
-  const Manifest* nf = Find(*ms, "NodeFeature", "provisioner-" + t.desired.name);
+  const std::vector<Manifest> ms = t.Manifests();
+  const Manifest* nf = Find(ms, "NodeFeature", "provisioner-" + t.desired.name);
   ASSERT_NE(nf, nullptr);
   ExpectNfdReadable(*nf, t.desired.name);
   const json& labels = nf->doc["spec"]["labels"];
@@ -485,10 +490,8 @@ TEST(ManifestsDiscoveryTest, NodeFeatureFromTheFacts) {
 // configDaemonNodeSelector can name; the link type from the PF's port.
 TEST(ManifestsDiscoveryTest, NodeFeatureNamesTheConfigDaemonWhereTheOperatorIsUsed) {
   ExampleOnTree t("roce-sriov", "cx5-roce", "nf-cx5");
-  ASSERT_TRUE(t.loaded);
-  auto ms = BuildManifests(t.desired, t.opt);
-  ASSERT_TRUE(ms.ok()) << ms.status().message();
-  const Manifest* nf = Find(*ms, "NodeFeature", "provisioner-worker1");
+  const std::vector<Manifest> ms = t.Manifests();
+  const Manifest* nf = Find(ms, "NodeFeature", "provisioner-worker1");
   ASSERT_NE(nf, nullptr);
   ExpectNfdReadable(*nf, "worker1");
   const json& labels = nf->doc["spec"]["labels"];
@@ -692,12 +695,14 @@ spec:
 
   // vfVlan 4095 (the kernel takes it, sriov-cni and Spiderpool's CRD stop at
   // 4094): not restated, in neither flavor.
-  r = load(R"(    - name: top
-      nicSelector: { pfNames: ["ens6f0np0"] }
-      numVfs: 2
-      resourceName: t
-      vfVlan: { id: 4095 }
-)",
+  // A nic `name` on the PF `pf` with 2 VFs, resource `resource`, VLAN `vlan`.
+  auto vlan_nic = [](const std::string& name, const std::string& pf, const std::string& resource,
+                     int vlan) {
+    return "    - name: " + name + "\n      nicSelector: { pfNames: [\"" + pf +
+           "\"] }\n      numVfs: 2\n      resourceName: " + resource +
+           "\n      vfVlan: { id: " + std::to_string(vlan) + " }\n";
+  };
+  r = load(vlan_nic("top", "ens6f0np0", "t", 4095),
            "    - { name: nt, cniType: sriov, nic: top }\n");
   opt.flavor = "multus";
   mm = BuildHostManifests(*r.state, opt);
@@ -710,12 +715,7 @@ spec:
   EXPECT_FALSE(Find(*sp, "SpiderMultusConfig", "nt")->doc["spec"]["sriov"].contains("vlanID"));
 
   // Two nics share resource b, their VFs with different VLANs.
-  r = load(split + R"(    - name: other
-      nicSelector: { pfNames: ["ens6f1np1"] }
-      numVfs: 2
-      resourceName: b
-      vfVlan: { id: 9 }
-)",
+  r = load(split + vlan_nic("other", "ens6f1np1", "b", 9),
            "    - { name: nb, cniType: sriov, nic: split, resourceName: b }\n");
   opt.flavor = "multus";
   bad = BuildHostManifests(*r.state, opt);

@@ -15,6 +15,7 @@
 
 #include "engine/config/loader.h"
 #include "engine/output/render.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "test/manifests/crd_checker.h"
@@ -26,6 +27,21 @@ namespace {
 using nlohmann::json;
 using provisioner::testing::CrdChecker;
 using provisioner::testing::ExpectGolden;
+using ::testing::HasSubstr;
+
+// The warnings of a build, one a line.
+std::string Warnings(const HostManifests& hm) {
+  std::string all;
+  for (const auto& w : hm.warnings) all += w + "\n";
+  return all;
+}
+
+// The warnings of building `d` with the default options (which must build).
+std::string WarningsOf(const DesiredState& d) {
+  auto hm = BuildHostManifests(d, ManifestOptions());
+  EXPECT_TRUE(hm.ok()) << hm.status().message();
+  return hm.ok() ? Warnings(*hm) : "";
+}
 
 const char* const kExamples[] = {
     "roce-shared-macvlan", "roce-sriov", "roce-sriov-jumbo", "ib-sriov", "ipoib", "rails-8gpu"};
@@ -245,8 +261,7 @@ TEST(ManifestsTest, EachSpiderpoolReleaseGetsItsOwnSpelling) {
   auto hm = BuildHostManifests(AtRelease(Load("roce-sriov"), kV09), ManifestOptions());
   ASSERT_TRUE(hm.ok());
   EXPECT_FALSE(hm->helm_values.contains("spiderpoolController"));
-  std::string all;
-  for (const auto& w : hm->warnings) all += w + "\n";
+  const std::string all = Warnings(*hm);
   EXPECT_NE(all.find("rdmaResourceInject needs Spiderpool v1.0 or later"), std::string::npos)
       << all;
 }
@@ -741,8 +756,7 @@ TEST(ManifestsTest, NcclEnvLandsInEveryWorkloadNamespace) {
   hm = BuildHostManifests(d, ManifestOptions());
   ASSERT_TRUE(hm.ok());
   EXPECT_EQ(Find(hm->manifests, "ConfigMap", "nccl-env-linux")->Namespace(), "spiderpool");
-  std::string all;
-  for (const auto& w : hm->warnings) all += w + "\n";
+  const std::string all = Warnings(*hm);
   EXPECT_NE(all.find("nccl-env-linux is written into spiderpool"), std::string::npos) << all;
   EXPECT_NE(all.find("spec.kubernetes.workloadNamespaces"), std::string::npos) << all;
   // The test workload runs in the first workload namespace, with the env.
@@ -797,14 +811,10 @@ TEST(ManifestsTest, NcclIbTcFromTheHostsRoceQos) {
   d.nics[1].roce->pfc = std::vector<int>{4};
   d.nics[1].roce->ecn.reset();
   EXPECT_FALSE(NcclEnv(d).contains("NCCL_IB_TC"));
-  auto hm = BuildHostManifests(d, ManifestOptions());
-  std::string all;
-  for (const auto& w : hm->warnings) all += w + "\n";
-  EXPECT_NE(all.find("NCCL_IB_TC not set"), std::string::npos) << all;
-  EXPECT_NE(all.find("roce-nic0: priority 3, traffic class 106; roce-nic1: priority 4, "
-                     "traffic class 136"),
-            std::string::npos)
-      << all;
+  const std::string all = WarningsOf(d);
+  EXPECT_THAT(all, HasSubstr("NCCL_IB_TC not set"));
+  EXPECT_THAT(all, HasSubstr("roce-nic0: priority 3, traffic class 106; roce-nic1: priority 4, "
+                             "traffic class 136"));
 }
 
 // roce.tos and roce.dscpMap: NCCL_IB_TC stays the traffic class that lands on
@@ -887,14 +897,8 @@ TEST(ManifestsTest, OperatorPrerequisitesAndTheReleaseNamespace) {
   // multus configs are elsewhere: the operator never sees them.
   DesiredState d = Load("rails-8gpu");
   d.kubernetes->sriov_operator_namespace = "kube-system";
-  hm = BuildHostManifests(d, ManifestOptions());
-  ASSERT_TRUE(hm.ok());
-  std::string all;
-  for (const auto& w : hm->warnings) all += w + "\n";
-  EXPECT_NE(all.find("spec.kubernetes.sriovOperatorNamespace: the SriovNetworkNodePolicies go to "
-                     "kube-system"),
-            std::string::npos)
-      << all;
+  EXPECT_THAT(WarningsOf(d), HasSubstr("spec.kubernetes.sriovOperatorNamespace: the "
+                                       "SriovNetworkNodePolicies go to kube-system"));
 }
 
 // --flavor multus says what it changes: each field it cannot carry is a
@@ -909,8 +913,7 @@ TEST(ManifestsTest, MultusFlavorWarnsForEveryFieldItDrops) {
   opt.flavor = "multus";
   auto hm = BuildHostManifests(d, opt);
   ASSERT_TRUE(hm.ok()) << hm.status().message();
-  std::string all;
-  for (const auto& w : hm->warnings) all += w + "\n";
+  const std::string all = Warnings(*hm);
   for (const char* want :
        {"spec.multusConfigs[0].vlan: --flavor multus drops it",
         "spec.ipPools[0].ips: --flavor multus (whereabouts) takes the first range",

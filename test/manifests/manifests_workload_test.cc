@@ -329,12 +329,20 @@ const json* NcclData(const HostManifests& hm) {
   return nullptr;
 }
 
+// The manifests of the example `name` for NCCL `version` ("": not given).
+StatusOr<HostManifests> BuildForNccl(const std::string& name, const std::string& version) {
+  DesiredState d = Load(name);
+  if (!version.empty()) {
+    if (!d.kubernetes) d.kubernetes = KubernetesSpec();
+    d.kubernetes->nccl_version = version;
+  }
+  return BuildHostManifests(d, ManifestOptions());
+}
+
 TEST(NcclEnv, GidIndexOnlyForNcclBefore221) {
   for (const auto& [version, want] : std::vector<std::pair<std::string, std::string>>{
            {"2.18.5", "3"}, {"v2.20.3-1", "3"}, {"2.21.5", ""}, {"2.23", ""}, {"", ""}}) {
-    DesiredState d = Load("roce-sriov");
-    if (!version.empty()) d.kubernetes->nccl_version = version;
-    auto hm = BuildHostManifests(d, ManifestOptions());
+    auto hm = BuildForNccl("roce-sriov", version);
     ASSERT_TRUE(hm.ok()) << hm.status().message();
     const json* data = NcclData(*hm);
     ASSERT_NE(data, nullptr);
@@ -343,10 +351,7 @@ TEST(NcclEnv, GidIndexOnlyForNcclBefore221) {
 }
 
 TEST(NcclEnv, NoFixedGidIndexInSharedModeButAWarning) {
-  DesiredState d = Load("roce-shared-macvlan");
-  if (!d.kubernetes) d.kubernetes = KubernetesSpec();
-  d.kubernetes->nccl_version = "2.18.5";
-  auto hm = BuildHostManifests(d, ManifestOptions());
+  auto hm = BuildForNccl("roce-shared-macvlan", "2.18.5");
   ASSERT_TRUE(hm.ok()) << hm.status().message();
   const json* data = NcclData(*hm);
   ASSERT_NE(data, nullptr);
@@ -355,10 +360,7 @@ TEST(NcclEnv, NoFixedGidIndexInSharedModeButAWarning) {
 }
 
 TEST(NcclEnv, InfinibandNeedsNoGidIndex) {
-  DesiredState d = Load("ib-sriov");
-  if (!d.kubernetes) d.kubernetes = KubernetesSpec();
-  d.kubernetes->nccl_version = "2.18.5";
-  auto hm = BuildHostManifests(d, ManifestOptions());
+  auto hm = BuildForNccl("ib-sriov", "2.18.5");
   ASSERT_TRUE(hm.ok()) << hm.status().message();
   const json* data = NcclData(*hm);
   if (data != nullptr) {

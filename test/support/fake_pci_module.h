@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "engine/model/desired.h"
 #include "engine/model/host_model.h"
 #include "engine/module/module.h"
 
@@ -32,6 +33,20 @@ inline PciFunction NetworkPf(std::string bdf, std::string netdev, std::string ve
   f.class_code = class_code;
   if (!netdev.empty()) f.netdevs = {std::move(netdev)};
   return f;
+}
+
+// host.yaml's side of such a PF: a nic `name` selecting it by its address
+// (rootDevices), and a desired state of that one nic.
+inline NicSpec NicAt(std::string name, std::string bdf) {
+  NicSpec n;
+  n.name = std::move(name);
+  n.selector.root_devices = {std::move(bdf)};
+  return n;
+}
+inline DesiredState Wanting(NicSpec nic) {
+  DesiredState d;
+  d.nics.push_back(std::move(nic));
+  return d;
 }
 
 class FakePciModule final : public Module {

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace provisioner::testing {
@@ -49,59 +50,84 @@ std::vector<ModuleSpec> RdmaModules(bool ipoib) {
   return m;
 }
 
-PciFunctionSpec HostBridge(const std::string& bdf, int numa) {
+// What every function of one device model shares: IDs, class, revision,
+// driver, the size of BAR0 and the link.
+struct Model {
+  uint16_t vendor;
+  uint16_t device;
+  uint32_t class_code;
+  uint16_t subsystem_vendor;
+  uint16_t subsystem_device;
+  uint8_t revision;
+  const char* driver;  // "" = unbound
+  uint64_t bar0_size;
+  const char* link_speed;
+  int link_width;
+};
+
+// Sky Lake-E DMI3 Registers (the host bridge), its PCIe root ports (device
+// 0x2030; 0xa190 the C620 PCH's), an Intel I210 NIC (igb), a ConnectX-5
+// (15b3:1017; class per card), an H100 and the Broadcom PEX890xx switch
+// ports of the GPU boards.
+constexpr Model kHostBridge = {0x8086, 0x2020, 0x060000, 0x15d9, 0x095d, 0x04, "", 0, "Unknown", 0};
+constexpr Model kRootPort = {0x8086, 0x2030,     0x060400, 0x15d9,          0x095d,
+                             0x04,   "pcieport", 0,        "8.0 GT/s PCIe", 16};
+constexpr Model kI210 = {0x8086, 0x1533, 0x020000, 0x15d9,          0x1533,
+                         0x03,   "igb",  0x100000, "2.5 GT/s PCIe", 1};
+constexpr Model kCx5 = {0x15b3, 0x1017,      0x020000,  0x15b3,          0x0007,
+                        0x00,   "mlx5_core", 0x2000000, "8.0 GT/s PCIe", 16};
+constexpr Model kH100 = {0x10de, 0x2330,   0x030200,  0x10de,           0x16c1,
+                         0xa1,   "nvidia", 0x1000000, "32.0 GT/s PCIe", 16};
+constexpr Model kPex890xx = {0x1000, 0xc030,     0x060400, 0x1000,           0x0000,
+                             0xb0,   "pcieport", 0,        "32.0 GT/s PCIe", 16};
+
+PciFunctionSpec Function(const Model& m, const std::string& bdf, const std::string& parent,
+                         int numa, int irq, int group) {
   PciFunctionSpec f;
+  // What it is,
+  f.vendor = m.vendor;
+  f.device = m.device;
+  f.class_code = m.class_code;
+  f.subsystem_vendor = m.subsystem_vendor;
+  f.subsystem_device = m.subsystem_device;
+  f.revision = m.revision;
+  f.driver = m.driver;
+  f.bar0_size = m.bar0_size;
+  f.link_speed = m.link_speed;
+  f.link_width = m.link_width;
+  // and where it is.
   f.bdf = bdf;
-  f.vendor = 0x8086;
-  f.device = 0x2020;  // Sky Lake-E DMI3 Registers
-  f.class_code = 0x060000;
-  f.subsystem_vendor = 0x15d9;
-  f.subsystem_device = 0x095d;
-  f.revision = 0x04;
+  f.parent = parent;
+  f.irq = irq;
   f.numa_node = numa;
-  f.link_speed = "Unknown";
-  f.link_width = 0;
-  f.iommu_group = 0;
+  f.iommu_group = group;
   return f;
+}
+
+// A PCI-to-PCI bridge (root or switch port) forwarding buses
+// secondary..subordinate.
+PciFunctionSpec Bridge(const Model& m, const std::string& bdf, const std::string& parent,
+                       int secondary, int subordinate, int numa, int irq, int group) {
+  PciFunctionSpec f = Function(m, bdf, parent, numa, irq, group);
+  f.secondary_bus = secondary;
+  f.subordinate_bus = subordinate;
+  return f;
+}
+
+PciFunctionSpec HostBridge(const std::string& bdf, int numa) {
+  return Function(kHostBridge, bdf, "", numa, 0, 0);
 }
 
 PciFunctionSpec RootPort(const std::string& bdf, uint16_t device, int secondary, int numa, int irq,
                          int group) {
-  PciFunctionSpec f;
-  f.bdf = bdf;
-  f.vendor = 0x8086;
-  f.device = device;  // 0x2030: Sky Lake-E PCIe Root Port A; 0xa190: C620 PCH root port
-  f.class_code = 0x060400;
-  f.subsystem_vendor = 0x15d9;
-  f.subsystem_device = 0x095d;
-  f.revision = 0x04;
-  f.irq = irq;
-  f.numa_node = numa;
-  f.driver = "pcieport";
-  f.secondary_bus = secondary;
-  f.subordinate_bus = secondary;
-  f.iommu_group = group;
-  return f;
+  Model m = kRootPort;
+  m.device = device;  // 0x2030: Sky Lake-E PCIe Root Port A; 0xa190: C620 PCH root port
+  return Bridge(m, bdf, "", secondary, secondary, numa, irq, group);
 }
 
 PciFunctionSpec I210(const std::string& bdf, const std::string& parent, int group) {
-  PciFunctionSpec f;
-  f.bdf = bdf;
-  f.parent = parent;
-  f.vendor = 0x8086;
-  f.device = 0x1533;
-  f.class_code = 0x020000;
-  f.subsystem_vendor = 0x15d9;
-  f.subsystem_device = 0x1533;
-  f.revision = 0x03;
-  f.irq = 16;
-  f.numa_node = 0;
-  f.driver = "igb";
+  PciFunctionSpec f = Function(kI210, bdf, parent, 0, 16, group);
   f.bar0 = 0xc5e00000;
-  f.bar0_size = 0x100000;
-  f.link_speed = "2.5 GT/s PCIe";
-  f.link_width = 1;
-  f.iommu_group = group;
   return f;
 }
 
@@ -120,28 +146,14 @@ NetdevSpec Netdev(std::string name, std::string pci, std::string mac, int ifinde
 
 PciFunctionSpec Cx5(const std::string& bdf, const std::string& parent, uint32_t class_code, int irq,
                     uint64_t bar0, int total_vfs, int offset, int group, int numa) {
-  PciFunctionSpec f;
-  f.bdf = bdf;
-  f.parent = parent;
-  f.vendor = 0x15b3;
-  f.device = 0x1017;
-  f.class_code = class_code;
-  f.subsystem_vendor = 0x15b3;
-  f.subsystem_device = 0x0007;
-  f.revision = 0x00;
-  f.irq = irq;
-  f.numa_node = numa;
-  f.driver = "mlx5_core";
+  Model m = kCx5;
+  m.class_code = class_code;
+  PciFunctionSpec f = Function(m, bdf, parent, numa, irq, group);
   f.bar0 = bar0;
-  f.bar0_size = 0x2000000;
-  SriovSpec s;
-  s.total_vfs = total_vfs;
-  s.offset = offset;
-  s.stride = 1;
-  s.vf_device = 0x1018;
-  s.vf_bar_size = 0x100000;
-  f.sriov = s;
-  f.iommu_group = group;
+  f.sriov = SriovSpec{};  // stride 1, 1 MiB VF BARs
+  f.sriov->total_vfs = total_vfs;
+  f.sriov->offset = offset;
+  f.sriov->vf_device = 0x1018;
   return f;
 }
 
@@ -183,35 +195,14 @@ struct SwitchSlot {
 
 PciFunctionSpec PexPort(const std::string& bdf, const std::string& parent, int secondary,
                         int subordinate, int numa, int group) {
-  PciFunctionSpec f = RootPort(bdf, 0xc030, secondary, numa, 0, group);
-  f.parent = parent;
-  f.vendor = 0x1000;
-  f.subsystem_vendor = 0x1000;
-  f.subsystem_device = 0x0000;
-  f.revision = 0xb0;
-  f.subordinate_bus = subordinate;
-  f.link_speed = "32.0 GT/s PCIe";
-  return f;
+  return Bridge(kPex890xx, bdf, parent, secondary, subordinate, numa, 0, group);
 }
 
+// The i-th H100 of a host (its BAR0 after the previous ones').
 PciFunctionSpec H100(const std::string& bdf, const std::string& parent, int numa, int group,
                      int i) {
-  PciFunctionSpec gpu;
-  gpu.bdf = bdf;
-  gpu.parent = parent;
-  gpu.vendor = 0x10de;
-  gpu.device = 0x2330;
-  gpu.class_code = 0x030200;
-  gpu.subsystem_vendor = 0x10de;
-  gpu.subsystem_device = 0x16c1;
-  gpu.revision = 0xa1;
-  gpu.irq = 18;
-  gpu.numa_node = numa;
-  gpu.driver = "nvidia";
+  PciFunctionSpec gpu = Function(kH100, bdf, parent, numa, 18, group);
   gpu.bar0 = 0x96000000ULL + (uint64_t{1} << 25) * static_cast<uint64_t>(i);
-  gpu.bar0_size = 0x1000000;
-  gpu.link_speed = "32.0 GT/s PCIe";
-  gpu.iommu_group = group;
   return gpu;
 }
 
@@ -294,22 +285,9 @@ HostSpec Cx5RoceHost() {
   h.pci.push_back(RootPort("0000:00:1c.0", 0xa190, 0x02, 0, 25, 1));
   h.pci.push_back(I210("0000:02:00.0", "0000:00:1c.0", 2));
   h.pci.push_back(RootPort("0000:17:00.0", 0x2030, 0x18, 0, 26, 3));
-  PciFunctionSpec gpu;
-  gpu.bdf = "0000:18:00.0";
-  gpu.parent = "0000:17:00.0";
-  gpu.vendor = 0x10de;
-  gpu.device = 0x2330;
-  gpu.class_code = 0x030200;
-  gpu.subsystem_vendor = 0x10de;
-  gpu.subsystem_device = 0x16c1;
-  gpu.revision = 0xa1;
-  gpu.irq = 18;
-  gpu.numa_node = 0;
-  gpu.driver = "nvidia";
+  PciFunctionSpec gpu = H100("0000:18:00.0", "0000:17:00.0", 0, 4, 0);
   gpu.bar0 = 0xa8000000;
-  gpu.bar0_size = 0x1000000;
   gpu.link_speed = "16.0 GT/s PCIe";
-  gpu.iommu_group = 4;
   h.pci.push_back(gpu);
   h.pci.push_back(RootPort("0000:ae:00.0", 0x2030, 0xaf, 1, 28, 5));
   h.pci.push_back(
@@ -391,32 +369,26 @@ Reset-sync (relevant only for reset-level 3):
 )";
 
 // mstflint 4.36's `mstflint -d <BDF> query` of the ConnectX-5 (flint
-// subcommands.cpp QueryCommand) and `mstflint -i <image> query` of an image
-// for it (printImageInfo).
-static constexpr char kCx5IbMstflintQuery[] = R"(Image type:            FS4
-FW Version:            16.35.2000
-FW Release Date:       20.12.2022
-Product Version:       16.35.2000
-Rom Info:              type=UEFI version=14.28.15 cpu=AMD64,AARCH64
-                       type=PXE version=3.6.804 cpu=AMD64
-Description:           UID                GuidsNumber
-Base GUID:             ec0d9a03008abcde        8
-Base MAC:              ec0d9a8abcde            8
-Image VSD:             N/A
-Device VSD:            N/A
-PSID:                  MT_0000000008
-Security Attributes:   N/A
-)";
-static constexpr char kCx5ImageQuery[] = R"(Image type:            FS4
-FW Version:            16.35.3006
-FW Release Date:       20.2.2023
-Product Version:       16.35.3006
-Rom Info:              type=UEFI version=14.29.15 cpu=AMD64,AARCH64
-                       type=PXE version=3.7.102 cpu=AMD64
-Image VSD:             N/A
-PSID:                  MT_0000000008
-Security Attributes:   N/A
-)";
+// subcommands.cpp QueryCommand) running firmware `fw` released on `date`
+// with its UEFI and PXE ROMs; with `device` false, `mstflint -i <image>
+// query` of an image for it (printImageInfo: no GUIDs, MACs nor device VSD).
+std::string Cx5MstflintQuery(const std::string& fw, const std::string& date,
+                             const std::string& uefi, const std::string& pxe, bool device) {
+  std::string out = "Image type:            FS4\nFW Version:            " + fw +
+                    "\nFW Release Date:       " + date + "\nProduct Version:       " + fw +
+                    "\nRom Info:              type=UEFI version=" + uefi +
+                    " cpu=AMD64,AARCH64\n                       type=PXE version=" + pxe +
+                    " cpu=AMD64\n";
+  if (device) {
+    out +=
+        "Description:           UID                GuidsNumber\n"
+        "Base GUID:             ec0d9a03008abcde        8\n"
+        "Base MAC:              ec0d9a8abcde            8\n";
+  }
+  out += "Image VSD:             N/A\n";
+  if (device) out += "Device VSD:            N/A\n";
+  return out + "PSID:                  MT_0000000008\nSecurity Attributes:   N/A\n";
+}
 
 static constexpr char kCx5IbMstconfigQuery[] = R"(
 Device #1:
@@ -493,8 +465,10 @@ HostSpec Cx5IbHost() {
   // PSID MT_0000000008 (modules/firmware/testdata/mstflint-cx5.query), and
   // the stand-in of a 16.35.3006 image for that PSID: the text `mstflint -i
   // <image> query` prints for it (testdata/mstflint-image-cx5.query).
-  h.files.push_back({"/run/provisioner/mstflint/0000:86:00.0.query", kCx5IbMstflintQuery});
-  h.files.push_back({"/opt/fw/fw-ConnectX5-rel-16_35_3006-MCX556A-ECA_Ax.bin", kCx5ImageQuery});
+  h.files.push_back({"/run/provisioner/mstflint/0000:86:00.0.query",
+                     Cx5MstflintQuery("16.35.2000", "20.12.2022", "14.28.15", "3.6.804", true)});
+  h.files.push_back({"/opt/fw/fw-ConnectX5-rel-16_35_3006-MCX556A-ECA_Ax.bin",
+                     Cx5MstflintQuery("16.35.3006", "20.2.2023", "14.29.15", "3.7.102", false)});
   return h;
 }
 
@@ -546,41 +520,23 @@ HostSpec BenchHost(int pfs, int gpus) {
     rp.subordinate_bus = b + 4;
     h.pci.push_back(rp);
     // Broadcom/PLX PEX 89xxx switch: one upstream, two downstream ports.
-    PciFunctionSpec up = RootPort(bdf(b + 1, 0), 0xc030, b + 2, numa, 0, group++);
-    up.vendor = 0x1000;
-    up.subsystem_vendor = 0x1000;
-    up.subsystem_device = 0xa064;
-    up.parent = rp.bdf;
-    up.subordinate_bus = b + 4;
+    Model pex = kRootPort;
+    pex.vendor = 0x1000;
+    pex.device = 0xc030;
+    pex.subsystem_vendor = 0x1000;
+    pex.subsystem_device = 0xa064;
+    PciFunctionSpec up = Bridge(pex, bdf(b + 1, 0), rp.bdf, b + 2, b + 4, numa, 0, group++);
     h.pci.push_back(up);
     for (int port = 0; port < 2; ++port) {
-      PciFunctionSpec down = RootPort(bdf(b + 2, port), 0xc030, b + 3 + port, numa, 0, group++);
-      down.vendor = 0x1000;
-      down.subsystem_vendor = 0x1000;
-      down.subsystem_device = 0xa064;
-      down.parent = up.bdf;
-      h.pci.push_back(down);
+      h.pci.push_back(
+          Bridge(pex, bdf(b + 2, port), up.bdf, b + 3 + port, b + 3 + port, numa, 0, group++));
     }
     const std::string pf = bdf(b + 3, 0);
     h.pci.push_back(Cx5(pf, bdf(b + 2, 0), 0x020000, 32 + i % 64,
                         0x380000000000ULL + (uint64_t{1} << 32) * i, 127, 1, group++, numa));
     if (i < gpus) {
-      PciFunctionSpec gpu;
-      gpu.bdf = bdf(b + 4, 0);
-      gpu.parent = bdf(b + 2, 1);
-      gpu.vendor = 0x10de;
-      gpu.device = 0x2330;
-      gpu.class_code = 0x030200;
-      gpu.subsystem_vendor = 0x10de;
-      gpu.subsystem_device = 0x16c1;
-      gpu.revision = 0xa1;
-      gpu.irq = 18;
-      gpu.numa_node = numa;
-      gpu.driver = "nvidia";
+      PciFunctionSpec gpu = H100(bdf(b + 4, 0), bdf(b + 2, 1), numa, group++, 0);
       gpu.bar0 = 0xa8000000ULL + (uint64_t{1} << 24) * i;
-      gpu.bar0_size = 0x1000000;
-      gpu.link_speed = "32.0 GT/s PCIe";
-      gpu.iommu_group = group++;
       h.pci.push_back(gpu);
     }
     char mac[32];
@@ -769,40 +725,32 @@ std::vector<std::string> PresetNames() {
 }
 
 bool PresetByName(const std::string& name, HostSpec* out) {
-  if (name == "cx5-roce") {
-    *out = Cx5RoceHost();
-    return true;
+  static constexpr std::pair<const char*, HostSpec (*)()> kFixed[] = {
+      {"cx5-roce", Cx5RoceHost},
+      {"cx5-roce-qos", Cx5RoceQosHost},
+      {"cx5-ib", Cx5IbHost},
+      {"hgx-h100", HgxH100Host},
+      {"hgx-h100-pcie", HgxH100PcieHost},
+      {"gpu-shared-switch", GpuSharedSwitchHost}};
+  for (const auto& [preset, make] : kFixed) {
+    if (name == preset) {
+      *out = make();
+      return true;
+    }
   }
-  if (name == "cx5-roce-qos") {
-    *out = Cx5RoceQosHost();
-    return true;
-  }
-  if (name == "cx5-ib") {
-    *out = Cx5IbHost();
-    return true;
-  }
-  if (name == "hgx-h100") {
-    *out = HgxH100Host();
-    return true;
-  }
-  if (name == "hgx-h100-pcie") {
-    *out = HgxH100PcieHost();
-    return true;
-  }
-  if (name == "gpu-shared-switch") {
-    *out = GpuSharedSwitchHost();
-    return true;
-  }
-  if (name.rfind("bench-", 0) == 0) {
-    int p = std::atoi(name.c_str() + 6);
-    if (p < 1 || p > 16) return false;
-    *out = BenchHost(p, std::min(p, 8));
-    return true;
-  }
-  if (name.rfind("scaled-", 0) == 0) {
-    int p = std::atoi(name.c_str() + 7);
-    if (p < 1 || p > 118) return false;
-    *out = ScaledRoceHost(p);
+  // "<prefix><P>": P PFs, 1 to max.
+  struct Sized {
+    std::string prefix;
+    int max;
+    HostSpec (*make)(int);
+  };
+  const Sized kSized[] = {{"bench-", 16, [](int p) { return BenchHost(p, std::min(p, 8)); }},
+                          {"scaled-", 118, ScaledRoceHost}};
+  for (const Sized& s : kSized) {
+    if (name.rfind(s.prefix, 0) != 0) continue;
+    const int p = std::atoi(name.c_str() + s.prefix.size());
+    if (p < 1 || p > s.max) return false;
+    *out = s.make(p);
     return true;
   }
   return false;

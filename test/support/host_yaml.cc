@@ -21,4 +21,15 @@ std::string TwoPfsYaml() {
   return HostYaml("  nics:\n" + PfNic("pf0", "0000:af:00.0", 4) + PfNic("pf1", "0000:af:00.1", 4));
 }
 
+std::string HgxPcieYaml() {
+  return HostYaml(R"(  pcie:
+    disableAcs: gpuNicPaths
+  nics:
+    - name: rails
+      nicSelector: { vendor: "15b3", deviceID: "1021" }
+      pcie: { maxReadRequest: 4096 }
+)",
+                  "hgx");
+}
+
 }  // namespace provisioner::testing

@@ -24,6 +24,10 @@ std::string PfNic(const std::string& name, const std::string& pci, int num_vfs,
 std::string Pf0Yaml(int num_vfs, const std::string& extra = "");
 // cx5-roce's two PFs (pf0 0000:af:00.0, pf1 0000:af:00.1) with 4 VFs each.
 std::string TwoPfsYaml();
+// host "hgx" (the hgx-h100-pcie tree): ACS off on the GPU-NIC paths and
+// MaxReadReq 4096 on the rail NICs, the eight ConnectX-7 (15b3:1021; not
+// the ConnectX-6 Dx beside GPUs 0 and 4).
+std::string HgxPcieYaml();
 
 }  // namespace provisioner::testing
 
