@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Setup; every test once under AddressSanitizer + LeakSanitizer +
 # UndefinedBehaviorSanitizer (--config=san, clang-14); each libFuzzer target
-# for a short bounded time (FUZZ_SECONDS, default 30) from its seed corpus,
-# two at a time, beside the shipped artifacts (scripts/test-package.sh: the
+# for a bounded CPU time (FUZZ_SECONDS, default 30) from its seed corpus,
+# two at a time, and the shipped artifacts (scripts/test-package.sh: the
 # portable binary, built with gcc, no sanitizer, -Werror, and the Debian
-# package). Prints the wall time of each step and ends with "N passed, N
+# package), those two beside the tests at a lower priority. Prints the wall time of each step and ends with "N passed, N
 # failed" summed over all of it: test cases counted from Bazel's test.xml
 # results, one case per fuzzer run, one per PASS/FAIL line of test-package.sh.
-# Extra arguments go to every `bazel build`/`bazel test` (CI passes --jobs=2).
+# Extra arguments go to every `bazel build`/`bazel test` (after ours: a
+# --jobs there replaces the sanitized step's).
 #
 # Why once, and why clang: a test that passes under the sanitizers passes
 # without them (same -O0 code, same tests), so a second, plain pass found
@@ -97,27 +98,70 @@ count() {  # label testlogs: adds the test.xml counts under testlogs to the tota
   total_failed=$((total_failed + f))
 }
 
-# The shipped artifacts: the portable binary (gcc 12, -c opt, warnings fatal:
-# it is also the build users make), its GLIBC check and chroot start, the
-# Debian package (lintian, install, unit, man page, removal). One case per
-# PASS/FAIL line of scripts/test-package.sh. It starts now, beside the
-# sanitized step, at a lower priority (nice 10; its Bazel server and compilers
-# inherit it): it takes the cores the sanitized step leaves idle (its tests
-# that wait on the simulator's kernel latencies, its single long tests at the
-# end) instead of running after it; the tests keep the cores they ask for.
-pkg_log=$(mktemp)
-pkg_t0=$SECONDS
+# Two lanes run beside the sanitized step, one after the other in a background
+# subshell at a lower priority (nice 10; Bazel servers and compilers started
+# from it inherit it): they take the cores the sanitized step leaves idle (its
+# tests that wait on the simulator's kernel latencies, its last long tests)
+# instead of running after it, and yield them to it otherwise.
+#  1. The shipped artifacts (scripts/test-package.sh): the portable binary
+#     (gcc 12, -c opt, warnings fatal: it is also the build users make), its
+#     GLIBC check and chroot start, the tarball, the Debian package (lintian,
+#     install, units, metrics, man page, removal). One case per PASS/FAIL line.
+#  2. The fuzzers: clang-14's libFuzzer (--config=fuzz) in their own clang
+#     output base (the sanitized step holds the other one), FUZZ_JOBS at a
+#     time, each for FUZZ_SECONDS of CPU time (scripts/run_fuzzer.py), not
+#     wall time: at a low priority beside the tests a fuzzer gets the same
+#     work as alone. One case per fuzzer.
+# The package step's Bazel server is shut down before the fuzz build, so that
+# no more than two Bazel servers run at once.
+FUZZ_BAZEL=(env CC=clang-14 bazel --output_base="${HOME}/.cache/bazel-provisioner-fuzz-$(printf %s "$WS" | md5sum | cut -c1-8)")
+PORTABLE_OUTPUT_BASE="${HOME}/.cache/bazel-provisioner-portable-$(printf %s "$WS" | md5sum | cut -c1-8)"
+lane=$(mktemp -d)
+lane_t0=$SECONDS
+lane_clock() { echo $((SECONDS - lane_t0)) >"$lane/$1.end"; }
 (
-  DISK_CACHE="$WS/.cache/bazel-disk" nice -n 10 scripts/test-package.sh "$@" >"$pkg_log" 2>&1
-  echo $? >"$pkg_log.rc"
+  renice -n 10 -p "$BASHPID" >/dev/null
+  DISK_CACHE="$WS/.cache/bazel-disk" scripts/test-package.sh "$@" >"$lane/pkg.log" 2>&1
+  echo $? >"$lane/pkg.rc"
+  lane_clock pkg
+  bazel --output_base="$PORTABLE_OUTPUT_BASE" shutdown >/dev/null 2>&1
+
+  fuzzers=$("${FUZZ_BAZEL[@]}" query 'attr(name, "_fuzzer$", //test/fuzz:*)' 2>/dev/null)
+  echo "$fuzzers" >"$lane/fuzzers"
+  fuzz_flags=(--config=fuzz --symlink_prefix=/ "${DISK_CACHE[@]}")
+  if [[ -n $fuzzers ]]; then
+    "${FUZZ_BAZEL[@]}" build "${fuzz_flags[@]}" $fuzzers "$@" >"$lane/fuzz-build.log" 2>&1 &&
+      "${FUZZ_BAZEL[@]}" info "${fuzz_flags[@]}" bazel-bin >"$lane/fuzz-bin" 2>/dev/null
+  fi
+  lane_clock fuzz-build
+  if [[ -s $lane/fuzz-bin ]]; then
+    bin=$(cat "$lane/fuzz-bin")
+    for target in $fuzzers; do
+      while (($(jobs -rp | wc -l) >= FUZZ_JOBS)); do wait -n; done
+      name=${target##*:}
+      mkdir -p "$lane/$name.corpus"
+      cp -r "test/fuzz/corpus/${name%_fuzzer}/." "$lane/$name.corpus/"
+      python3 scripts/run_fuzzer.py "$bin/test/fuzz/$name" "$lane/$name.corpus" "$lane/$name.log" \
+        "$FUZZ_SECONDS" >"$lane/$name.result" &
+    done
+    wait
+  fi
+  lane_clock fuzz-runs
 ) &
-pkg_pid=$!
+lane_pid=$!
 
 # Every test, sanitized. --symlink_prefix=/: the workspace's bazel-bin and
-# bazel-testlogs links stay the default (gcc) output base's.
+# bazel-testlogs links stay the default (gcc) output base's. Tests do not
+# count against the cores (--local_test_jobs): compiles and links take one
+# each, up to the core count, and tests run beside them, up to the core count
+# too. Many tests spend much of their time waiting (the simulator's kernel
+# latencies, the agent's debounce, the lock and signal tests): with a test
+# holding a core as Bazel's default has it, that core sat idle.
+ncpu=$(nproc)
 san_flags=(--config=san-clang --symlink_prefix=/ "${DISK_CACHE[@]}")
+san_jobs=(--jobs=$((2 * ncpu)) --local_test_jobs="$ncpu")
 step_begin
-"${CLANG_BAZEL[@]}" test --keep_going "${san_flags[@]}" "${RAM_TEST_FLAGS[@]}" "${TARGETS[@]}" "$@" 2>&1 | no_gold_noise
+"${CLANG_BAZEL[@]}" test --keep_going "${san_flags[@]}" "${RAM_TEST_FLAGS[@]}" "${san_jobs[@]}" "${TARGETS[@]}" "$@" 2>&1 | no_gold_noise
 code=${PIPESTATUS[0]}
 if logs=$("${CLANG_BAZEL[@]}" info "${san_flags[@]}" bazel-testlogs 2>/dev/null); then
   count "san build (clang-14)" "$logs"
@@ -132,88 +176,50 @@ if ((code != 0 && code != 3)); then
 fi
 step_end "san build+test (clang-14)"
 
-# Fuzzers: clang-14's libFuzzer, in the clang output base.
-step_begin
-fuzzers=$("${CLANG_BAZEL[@]}" query 'attr(name, "_fuzzer$", //test/fuzz:*)' 2>/dev/null)
-fuzz_flags=(--config=fuzz --symlink_prefix=/ "${DISK_CACHE[@]}")
-built=0
-if [[ -z $fuzzers ]]; then
-  fail "fuzz targets: none found"
-elif "${CLANG_BAZEL[@]}" build "${fuzz_flags[@]}" $fuzzers "$@" 2>&1 | no_gold_noise; ((PIPESTATUS[0] == 0)); then
-  built=1
-  bin=$("${CLANG_BAZEL[@]}" info "${fuzz_flags[@]}" bazel-bin 2>/dev/null)
-else
-  fail "fuzz targets: build FAILED"
-fi
-step_end "fuzz build"
-
-run_fuzzer() {  # name dir: runs one fuzzer; writes dir/name.{log,rc,secs}
-  local name=$1 dir=$2 t0=$SECONDS corpus
-  corpus="$dir/$name.corpus"
-  mkdir -p "$corpus"
-  cp -r "test/fuzz/corpus/${name%_fuzzer}/." "$corpus/"
-  "$bin/test/fuzz/$name" -max_total_time="$FUZZ_SECONDS" -timeout=10 -rss_limit_mb=2048 \
-    -print_final_stats=1 "$corpus" >"$dir/$name.log" 2>&1
-  echo $? >"$dir/$name.rc"
-  echo $((SECONDS - t0)) >"$dir/$name.secs"
-}
-
-
-# The fuzzers run for a fixed time each (FUZZ_SECONDS), so they can overlap
-# what is left of the package step: they take the cores its single-threaded
-# phases (links, lintian, dpkg, the chroot start) leave idle.
-fuzz_pid=
-if ((built)); then
-  fuzz_dir=$(mktemp -d)
-  fuzz_t0=$SECONDS
-  (
-    for target in $fuzzers; do
-      while (($(jobs -rp | wc -l) >= FUZZ_JOBS)); do wait -n; done
-      run_fuzzer "${target##*:}" "$fuzz_dir" &
-    done
-    wait
-  ) &
-  fuzz_pid=$!
-fi
-
-# The package step, started beside the sanitized step: its log now.
-step_begin
-wait "$pkg_pid"
-step_t0=$pkg_t0
-cat "$pkg_log"
-pkg_code=$(cat "$pkg_log.rc" 2>/dev/null || echo 1)
-pkg_passed=$(grep -c '^PASS ' "$pkg_log")
-pkg_failed=$(grep -c '^FAIL ' "$pkg_log")
-grep '^FAIL ' "$pkg_log" | sed 's/^/package: /' >>"$failures_file"
+# The lane's results, each step timed from the start of the lane.
+wait "$lane_pid"
+lane_time() { printf '%-28s %5d s' "$1" "$(cat "$lane/$2.end" 2>/dev/null || echo 0)"; }
+cat "$lane/pkg.log"
+pkg_code=$(cat "$lane/pkg.rc" 2>/dev/null || echo 1)
+pkg_passed=$(grep -c '^PASS ' "$lane/pkg.log")
+pkg_failed=$(grep -c '^FAIL ' "$lane/pkg.log")
+grep '^FAIL ' "$lane/pkg.log" | sed 's/^/package: /' >>"$failures_file"
 total_passed=$((total_passed + pkg_passed))
 total_failed=$((total_failed + pkg_failed))
 if ((pkg_failed > 0)); then rc=1; fi
 if ((pkg_code != 0 && pkg_failed == 0)); then
   fail "test-package: exited $pkg_code without a FAIL line"
 fi
-rm -f "$pkg_log" "$pkg_log.rc"
-step_end "package (portable build+deb, from the start, nice 10)"
+timings+=("$(lane_time "package (lane, from start)" pkg)")
+echo "time: ${timings[-1]}"
 
-if [[ -n $fuzz_pid ]]; then
-  step_begin
-  wait "$fuzz_pid"
-  step_t0=$fuzz_t0
+fuzzers=$(cat "$lane/fuzzers" 2>/dev/null)
+if [[ -z $fuzzers ]]; then
+  fail "fuzz targets: none found"
+elif [[ ! -s $lane/fuzz-bin ]]; then
+  no_gold_noise <"$lane/fuzz-build.log"
+  fail "fuzz targets: build FAILED"
+fi
+timings+=("$(lane_time "fuzz build (lane, from start)" fuzz-build)")
+echo "time: ${timings[-1]}"
+if [[ -s $lane/fuzz-bin ]]; then
   for target in $fuzzers; do
     name=${target##*:}
-    secs=$(cat "$fuzz_dir/$name.secs" 2>/dev/null || echo 0)
-    timings+=("$(printf '%-28s %5d s' "  fuzz $name" "$secs")")
-    if [[ $(cat "$fuzz_dir/$name.rc" 2>/dev/null) == 0 ]]; then
-      echo "fuzz $name: ok ($(grep -m1 -o 'stat::number_of_executed_units: [0-9]*' "$fuzz_dir/$name.log"), ${secs} s)"
+    result=$(cat "$lane/$name.result" 2>/dev/null)
+    timings+=("$(printf '  fuzz %-23s %s' "$name" "${result#ok }")")
+    if [[ $result == ok* ]]; then
+      echo "fuzz $name: $result"
       total_passed=$((total_passed + 1))
     else
-      echo "fuzz $name: FAILED"
-      tail -40 "$fuzz_dir/$name.log"
+      echo "fuzz $name: ${result:-FAILED}"
+      tail -40 "$lane/$name.log"
       fail "fuzz $name: failed"
     fi
   done
-  rm -rf "$fuzz_dir"
-  step_end "fuzz runs (${FUZZ_JOBS} at a time, from the fuzz build on)"
 fi
+timings+=("$(lane_time "fuzz runs (lane, from start)" fuzz-runs)")
+echo "time: ${timings[-1]}"
+rm -rf "$lane"
 
 echo "wall time per step:"
 printf '  %s\n' "${timings[@]}"
