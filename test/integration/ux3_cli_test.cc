@@ -80,15 +80,15 @@ std::string KilledApplyWithAnOldJournal(const std::string& root,
                                         const std::function<void(json&)>& edit = nullptr) {
   KernelSimDaemon sim(root, /*netdev_delay_ms=*/20000);  // VFs come, netdevs do not
   EXPECT_TRUE(sim.ready());
-  pid_t pid = Spawn({ProvisionerBinary(), "apply", Example("roce-sriov.yaml"), "--root", root,
-                     "--settle-timeout", "60"});
-  EXPECT_GT(pid, 0);
-  const std::string journal = root + "/run/provisioner/journal.json";
-  EXPECT_TRUE(
-      WaitUntil([&] { return ReadFile(journal).find("\"applying\"") != std::string::npos; }));
-  ::kill(pid, SIGKILL);
-  int status = 0;
-  ::waitpid(pid, &status, 0);
+  // Killed once the PF's 12 VFs exist and apply waits for their netdevs (its
+  // numVfs change "applying"), not at the first "applying" entry: under load
+  // that is an earlier change, and the sriov one would not be in the journal.
+  Interrupted killed = InterruptWhen(
+      {"apply", Example("roce-sriov.yaml"), "--root", root, "--settle-timeout", "60"},
+      [&] { return VfsMade(root, "0000:af:00.0", 12) && ApplyingInJournal(root) > 0; }, SIGKILL);
+  EXPECT_TRUE(killed.reached);
+  EXPECT_EQ(killed.exit_code, -1) << "not ended by the signal";
+  const std::string journal = JournalPath(root);
   json j = json::parse(ReadFile(journal));
   EXPECT_TRUE(j.contains("hostYaml")) << j.dump();
   j.erase("hostYaml");
