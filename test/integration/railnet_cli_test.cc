@@ -17,28 +17,12 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "test/integration/harness.h"
+#include "test/support/host_yaml.h"
 
 namespace provisioner::testing {
 namespace {
 
 using nlohmann::json;
-
-constexpr const char* kHostYaml = R"(apiVersion: provisioner/v1alpha1
-kind: HostConfig
-metadata:
-  name: gpu-worker7
-spec:
-  rails:
-    count: 8
-    hostIndex: 7
-    routes: ["172.16.0.0/16"]
-    nic:
-      name: "gpu{n}-nic"
-      nicSelector: { vendor: "15b3", deviceID: "1021" }
-      linkType: eth
-      addresses: ["172.16.{n}.{host}/24"]
-      routing: { gateway: "172.16.{n}.254" }
-)";
 
 // The conf/ directory of each Ethernet netdev, as the live root has it.
 void AddConfFiles(const std::string& root) {
@@ -65,7 +49,7 @@ std::vector<std::string> Ids(const json& changes) {
 TEST(RailnetCliTest, EightRailsPlanApplyConvergeDiscoverDoctor) {
   const std::string root = ExtractHost("hgx-h100");
   AddConfFiles(root);
-  const std::string yaml = WriteTempFile("rails.yaml", kHostYaml);
+  const std::string yaml = WriteTempFile("rails.yaml", RailsYaml());
   RunResult p = Provisioner({"plan", yaml, "--root", root, "-o", "json"});
   ASSERT_EQ(p.exit_code, 0) << p.out << p.err;
   const json plan = json::parse(p.out);
@@ -153,22 +137,7 @@ TEST(RailnetCliTest, EightRailsPlanApplyConvergeDiscoverDoctor) {
 
 // Issue 39 item 1: rail n's VFs 0-1 on the host network. Their netdevs do
 // not exist when the plan is made: the kernel simulator makes them.
-constexpr const char* kHostVfYaml = R"(apiVersion: provisioner/v1alpha1
-kind: HostConfig
-metadata:
-  name: gpu-worker7
-spec:
-  rails:
-    count: 8
-    hostIndex: 7
-    routes: ["172.16.0.0/16"]
-    nic:
-      name: "gpu{n}-nic"
-      nicSelector: { vendor: "15b3", deviceID: "1021" }
-      linkType: eth
-      numVfs: 2
-      addresses: ["172.16.{n}.{host}/24"]
-      routing: { gateway: "172.16.{n}.254" }
+constexpr const char* kVfGroupLines = R"(      numVfs: 2
       vfGroups:
         - range: "0-1"
           deviceType: netdevice
@@ -184,7 +153,7 @@ TEST(RailnetCliTest, HostNetworkVfGroupGetsAddressesTablesRulesSysctls) {
   AddConfFiles(root);
   KernelSimDaemon sim(root, /*netdev_delay_ms=*/20);
   ASSERT_TRUE(sim.ready());
-  const std::string yaml = WriteTempFile("rails-vfs.yaml", kHostVfYaml);
+  const std::string yaml = WriteTempFile("rails-vfs.yaml", RailsYaml(kVfGroupLines));
   RunResult p = Provisioner({"plan", yaml, "--root", root, "-o", "json"});
   ASSERT_EQ(p.exit_code, 0) << p.out << p.err;
   const json plan = json::parse(p.out);
@@ -255,7 +224,7 @@ TEST(RailnetCliTest, HostNetworkVfGroupGetsAddressesTablesRulesSysctls) {
   // Issue 39 item 2: rail 8 and the VF addresses dropped, their lines go;
   // no rail left, the files go.
   const std::string seven = WriteTempFile("rails7.yaml", [] {
-    std::string y = kHostYaml;
+    std::string y = RailsYaml();
     y.replace(y.find("count: 8"), 8, "count: 7");
     return y;
   }());

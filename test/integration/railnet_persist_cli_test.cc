@@ -24,29 +24,13 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "test/integration/harness.h"
+#include "test/support/host_yaml.h"
 #include "test/support/tree_diff.h"
 
 namespace provisioner::testing {
 namespace {
 
 using nlohmann::json;
-
-constexpr const char* kHostYaml = R"(apiVersion: provisioner/v1alpha1
-kind: HostConfig
-metadata:
-  name: gpu-worker7
-spec:
-  rails:
-    count: 8
-    hostIndex: 7
-    routes: ["172.16.0.0/16"]
-    nic:
-      name: "gpu{n}-nic"
-      nicSelector: { vendor: "15b3", deviceID: "1021" }
-      linkType: eth
-      addresses: ["172.16.{n}.{host}/24"]
-      routing: { gateway: "172.16.{n}.254" }
-)";
 
 // The management NIC (not a rail) of the tree.
 constexpr const char* kMgmt = "enp27s0f0np0";
@@ -142,7 +126,7 @@ std::map<std::string, json> PlanApplyConverge(const std::string& root, const std
 // tree as it was: the files it wrote are removed again.
 void ExpectRollbackRemovesFiles(const std::string& stack, const std::string& blocked) {
   const std::string root = StackTree(stack);
-  const std::string yaml = WriteTempFile("rails.yaml", kHostYaml);
+  const std::string yaml = WriteTempFile("rails.yaml", RailsYaml());
   std::filesystem::create_directories(root + blocked);
   const std::string before = root + ".before";
   std::filesystem::copy(
@@ -164,7 +148,7 @@ void ExpectRollbackRemovesFiles(const std::string& stack, const std::string& blo
 
 TEST(RailnetPersistCliTest, NetworkManagerTreeGetsAKeyfilePerRail) {
   const std::string root = StackTree("NetworkManager");
-  const std::string yaml = WriteTempFile("rails.yaml", kHostYaml);
+  const std::string yaml = WriteTempFile("rails.yaml", RailsYaml());
   const std::map<std::string, json> files = PlanApplyConverge(root, yaml);
   ASSERT_EQ(files.size(), 8u);
   const std::string rail1 =
@@ -183,7 +167,7 @@ TEST(RailnetPersistCliTest, NetworkManagerTreeGetsAKeyfilePerRail) {
 
 TEST(RailnetPersistCliTest, NetworkdTreeGetsANetworkFilePerRail) {
   const std::string root = StackTree("systemd-networkd");
-  const std::string yaml = WriteTempFile("rails.yaml", kHostYaml);
+  const std::string yaml = WriteTempFile("rails.yaml", RailsYaml());
   const std::map<std::string, json> files = PlanApplyConverge(root, yaml);
   ASSERT_EQ(files.size(), 8u);
   const std::string text =
@@ -250,7 +234,7 @@ std::string RunCommand(const std::string& command, int* status) {
 
 TEST(RailnetPersistCliTest, NetplanTreeGetsOneYamlThatNetplanGeneratesLikeOurNetworkd) {
   const std::string root = StackTree("netplan");
-  const std::string yaml = WriteTempFile("rails.yaml", kHostYaml);
+  const std::string yaml = WriteTempFile("rails.yaml", RailsYaml());
   const std::map<std::string, json> files = PlanApplyConverge(root, yaml);
   ASSERT_EQ(files.size(), 1u);
   ASSERT_TRUE(files.count("/etc/netplan/90-provisioner-rails.yaml"));
@@ -294,7 +278,7 @@ TEST(RailnetPersistCliTest, ARailAnotherFileConfiguresIsAPlanErrorUnlessOwnerPro
   const std::string root = StackTree("netplan");
   Write(root + "/etc/netplan/60-rail.yaml",
         "network:\n  version: 2\n  ethernets:\n    enp26s0np0:\n      dhcp4: true\n", 0600);
-  const std::string yaml = WriteTempFile("rails.yaml", kHostYaml);
+  const std::string yaml = WriteTempFile("rails.yaml", RailsYaml());
   RunResult p = Provisioner({"plan", yaml, "--root", root});
   EXPECT_EQ(p.exit_code, 1) << p.out << p.err;
   EXPECT_NE(p.err.find("enp26s0np0 is configured by netplan in /etc/netplan/60-rail.yaml"),
@@ -303,7 +287,7 @@ TEST(RailnetPersistCliTest, ARailAnotherFileConfiguresIsAPlanErrorUnlessOwnerPro
   EXPECT_NE(p.err.find("set spec.network.owner: provisioner"), std::string::npos) << p.err;
 
   const std::string owned =
-      WriteTempFile("owned.yaml", std::string(kHostYaml) + "  network: { owner: provisioner }\n");
+      WriteTempFile("owned.yaml", RailsYaml() + "  network: { owner: provisioner }\n");
   const std::map<std::string, json> files = PlanApplyConverge(root, owned);
   ASSERT_EQ(files.size(), 1u) << json(files).dump(2);
   const std::string unmanaged =

@@ -32,4 +32,19 @@ std::string HgxPcieYaml() {
                   "hgx");
 }
 
+std::string RailsYaml(const std::string& nic_extra) {
+  return HostYaml(R"(  rails:
+    count: 8
+    hostIndex: 7
+    routes: ["172.16.0.0/16"]
+    nic:
+      name: "gpu{n}-nic"
+      nicSelector: { vendor: "15b3", deviceID: "1021" }
+      linkType: eth
+      addresses: ["172.16.{n}.{host}/24"]
+      routing: { gateway: "172.16.{n}.254" }
+)" + nic_extra,
+                  "gpu-worker7");
+}
+
 }  // namespace provisioner::testing

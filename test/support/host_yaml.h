@@ -28,6 +28,11 @@ std::string TwoPfsYaml();
 // MaxReadReq 4096 on the rail NICs, the eight ConnectX-7 (15b3:1021; not
 // the ConnectX-6 Dx beside GPUs 0 and 4).
 std::string HgxPcieYaml();
+// host "gpu-worker7" (the hgx-h100 tree): spec.rails over its eight ConnectX-7
+// (count 8, hostIndex 7, remote route 172.16.0.0/16), each rail nic Ethernet
+// with the address 172.16.{n}.{host}/24 and the gateway 172.16.{n}.254, then
+// `nic_extra` (more fields of the rail nic, lines indented by six spaces).
+std::string RailsYaml(const std::string& nic_extra = "");
 
 }  // namespace provisioner::testing
 
