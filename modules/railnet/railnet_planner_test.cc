@@ -88,11 +88,9 @@ TEST(RailnetPlannerTest, RouteWithoutGatewayIsAnError) {
   EXPECT_EQ(sink.diagnostics()[0].message, "a route needs routing.gateway (the rail's next hop)");
 }
 
-TEST(RailnetPlannerTest, ConvergedFactsPlanNothing) {
-  HostFacts f = TwoPfs();
-  PlanSink first;
-  PlanRailnet(TwoRails(), f, first);
-  for (const Change& c : first.changes()) {
+// The facts after an apply of `plan`'s changes, as discovery would read them.
+void Converge(PlanSink& plan, HostFacts& f) {
+  for (const Change& c : plan.changes()) {
     if (c.attribute == "addresses") f.railnet.addresses[c.target] = c.after;
     if (c.attribute == "sysctl") {
       for (const auto& [k, v] : c.after.items()) f.railnet.sysctls[c.target][k] = v;
@@ -108,6 +106,13 @@ TEST(RailnetPlannerTest, ConvergedFactsPlanNothing) {
     if (c.id == "railnet/rt_tables/file") f.railnet.rt_tables_file = c.after;
     if (c.id == "railnet/sysctl.d/file") f.railnet.sysctl_file = c.after;
   }
+}
+
+TEST(RailnetPlannerTest, ConvergedFactsPlanNothing) {
+  HostFacts f = TwoPfs();
+  PlanSink first;
+  PlanRailnet(TwoRails(), f, first);
+  Converge(first, f);
   PlanSink again;
   PlanRailnet(TwoRails(), f, again);
   EXPECT_TRUE(again.changes().empty()) << again.changes().front().id;
@@ -216,22 +221,7 @@ TEST(RailnetVfTest, VfsThereAreNamedByNetdevAndConverge) {
   ASSERT_NE(Find(sink, "railnet/eth0v1/addresses"), nullptr);
   EXPECT_EQ(Find(sink, "railnet/table101001/routes")->after[0],
             "172.16.1.0/24 dev eth0v1 scope link src 172.16.1.72");
-  for (const Change& c : sink.changes()) {
-    if (c.attribute == "addresses") f.railnet.addresses[c.target] = c.after;
-    if (c.attribute == "sysctl") {
-      for (const auto& [k, v] : c.after.items()) f.railnet.sysctls[c.target][k] = v;
-    }
-    if (c.attribute == "routes") {
-      std::vector<std::string> r = c.after;
-      std::sort(r.begin(), r.end());
-      f.railnet.routes[c.detail["table"].get<long long>()] = r;
-    }
-    if (c.attribute == "rules") {
-      for (const auto& r : c.after) f.railnet.rules.push_back(r);
-    }
-    if (c.id == "railnet/rt_tables/file") f.railnet.rt_tables_file = c.after;
-    if (c.id == "railnet/sysctl.d/file") f.railnet.sysctl_file = c.after;
-  }
+  Converge(sink, f);
   PlanSink again;
   PlanRailnet(RailWithHostVfs(), f, again);
   EXPECT_TRUE(again.changes().empty()) << again.changes().front().id;
