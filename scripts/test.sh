@@ -4,9 +4,10 @@
 # for a bounded CPU time (FUZZ_SECONDS, default 30) from its seed corpus,
 # two at a time, and the shipped artifacts (scripts/test-package.sh: the
 # portable binary, built with gcc, no sanitizer, -Werror, and the Debian
-# package), those two beside the tests at a lower priority. Prints the wall time of each step and ends with "N passed, N
-# failed" summed over all of it: test cases counted from Bazel's test.xml
-# results, one case per fuzzer run, one per PASS/FAIL line of test-package.sh.
+# package), those two beside the tests at a lower priority. Prints the wall
+# time of each step and ends with "N passed, N failed" summed over all of it:
+# test cases counted from Bazel's test.xml results, one case per fuzzer run,
+# one per PASS/FAIL line of test-package.sh.
 # Extra arguments go to every `bazel build`/`bazel test` (after ours: a
 # --jobs there replaces the sanitized step's).
 #
