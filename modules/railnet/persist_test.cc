@@ -18,38 +18,13 @@
 #include "modules/railnet/persist_planner.h"
 #include "modules/railnet/persist_render.h"
 #include "modules/railnet/railnet_planner.h"
+#include "modules/railnet/testing/two_rails.h"
 
 namespace provisioner {
 namespace {
 
-HostFacts TwoPfs(std::vector<std::string> stacks) {
-  HostFacts f;
-  for (int i = 0; i < 2; ++i) {
-    PciFunction pf;
-    pf.pci_address = "0000:1" + std::to_string(i) + ":00.0";
-    pf.class_code = 0x020000;
-    pf.vendor = "15b3";
-    pf.netdevs = {"eth" + std::to_string(i)};
-    f.pci.push_back(pf);
-  }
-  f.railnet.network_stacks = std::move(stacks);
-  return f;
-}
-
-DesiredState TwoRails() {
-  DesiredState d;
-  for (int i = 0; i < 2; ++i) {
-    NicSpec n;
-    n.name = "rail" + std::to_string(i + 1);
-    n.selector.pf_names = {"eth" + std::to_string(i)};
-    n.addresses = std::vector<std::string>{"172.16." + std::to_string(i + 1) + ".7/24"};
-    d.nics.push_back(n);
-    d.rail_origins.push_back({DesiredState::NicPath(i), "spec.rails.nic", i + 1});
-  }
-  d.nics[0].routing =
-      NicRoutingSpec{std::nullopt, std::nullopt, "172.16.1.254", {"172.16.0.0/16"}, std::nullopt};
-  return d;
-}
+using railnet_testing::TwoPfs;
+using railnet_testing::TwoRails;
 
 struct Planned {
   std::map<std::string, Change> files;  // by path

@@ -6,37 +6,16 @@
 #include "modules/railnet/network_stack.h"
 #include "modules/railnet/policy_routing.h"
 #include "modules/railnet/railnet_vf.h"
+#include "modules/railnet/testing/two_rails.h"
 
 namespace provisioner {
 namespace {
 
-HostFacts TwoPfs() {
-  HostFacts f;
-  for (int i = 0; i < 2; ++i) {
-    PciFunction pf;
-    pf.pci_address = "0000:1" + std::to_string(i) + ":00.0";
-    pf.class_code = 0x020000;
-    pf.vendor = "15b3";
-    pf.netdevs = {"eth" + std::to_string(i)};
-    f.pci.push_back(pf);
-  }
-  return f;
-}
+using railnet_testing::TwoPfs;
 
-NicSpec Nic(int i, const std::string& address) {
-  NicSpec n;
-  n.name = "rail" + std::to_string(i + 1);
-  n.selector.pf_names = {"eth" + std::to_string(i)};
-  n.addresses = std::vector<std::string>{address};
-  return n;
-}
-
+// The shared two rails, rail2 with rp_filter 0 (over the rails' default 2).
 DesiredState TwoRails() {
-  DesiredState d;
-  d.nics = {Nic(0, "172.16.1.7/24"), Nic(1, "172.16.2.7/24")};
-  d.rail_origins = {{"spec.nics[0]", "spec.rails.nic", 1}, {"spec.nics[1]", "spec.rails.nic", 2}};
-  d.nics[0].routing = NicRoutingSpec{std::nullopt, std::nullopt, "172.16.1.254", {"172.16.0.0/16"},
-                                     std::nullopt};
+  DesiredState d = railnet_testing::TwoRails();
   d.nics[1].sysctl["rp_filter"] = 0;
   return d;
 }
