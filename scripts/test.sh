@@ -31,8 +31,11 @@ DISK_CACHE=(--disk_cache="$WS/.cache/bazel-disk")
 TARGETS=(//engine/... //modules/... //schemas/... //examples/... //test/... //dist/...)
 FUZZ_SECONDS=${FUZZ_SECONDS:-30}
 FUZZ_JOBS=${FUZZ_JOBS:-2}
-# The clang-14 output base, one per workspace (as Bazel's own default one is).
-CLANG_BAZEL=(env CC=clang-14 bazel --output_base="${HOME}/.cache/bazel-provisioner-clang-$(printf %s "$WS" | md5sum | cut -c1-8)")
+# The output bases are one per workspace (as Bazel's own default one is):
+# named after the hash of its path (build-portable.sh names its own the same way).
+WS_HASH=$(printf %s "$WS" | md5sum | cut -c1-8)
+# The clang-14 output base of the sanitized tests.
+CLANG_BAZEL=(env CC=clang-14 bazel --output_base="${HOME}/.cache/bazel-provisioner-clang-$WS_HASH")
 
 # Scratch space in RAM where the machine has it. Bazel's sandbox builds a tree
 # of symlinks per action and the tests build host trees in their TEST_TMPDIR
@@ -115,8 +118,8 @@ count() {  # label testlogs: adds the test.xml counts under testlogs to the tota
 #     work as alone. One case per fuzzer.
 # The package step's Bazel server is shut down before the fuzz build, so that
 # no more than two Bazel servers run at once.
-FUZZ_BAZEL=(env CC=clang-14 bazel --output_base="${HOME}/.cache/bazel-provisioner-fuzz-$(printf %s "$WS" | md5sum | cut -c1-8)")
-PORTABLE_OUTPUT_BASE="${HOME}/.cache/bazel-provisioner-portable-$(printf %s "$WS" | md5sum | cut -c1-8)"
+FUZZ_BAZEL=(env CC=clang-14 bazel --output_base="${HOME}/.cache/bazel-provisioner-fuzz-$WS_HASH")
+PORTABLE_OUTPUT_BASE="${HOME}/.cache/bazel-provisioner-portable-$WS_HASH"
 lane=$(mktemp -d)
 lane_t0=$SECONDS
 lane_clock() { echo $((SECONDS - lane_t0)) >"$lane/$1.end"; }
