@@ -361,14 +361,16 @@ class Agent {
     for (const auto& [m, n] : r.drift_detected) state_.drift_detected[m] += n;
     for (const auto& [m, n] : r.drift_fixed) state_.drift_fixed[m] += n;
     if (r.facts && r.desired) state_.fact_labels = manifests::NodeFeatureFactLabels(*r.desired, *r.facts);
-    if (!r.error.empty()) spdlog::error("agent: reconcile {}: {}", r.result, r.error);
-    spdlog::info("agent: reconcile ({}) {} in {} ms, {} pending", trigger_, r.result,
-                 r.duration.count(), r.pending.size());
+    // Counted before it is logged: whoever reads the log line and then
+    // scrapes /metrics finds this reconcile there.
     if (metrics_) {
       metrics_->Record(r, std::chrono::duration<double>(
                               std::chrono::system_clock::now().time_since_epoch())
                               .count());
     }
+    if (!r.error.empty()) spdlog::error("agent: reconcile {}: {}", r.result, r.error);
+    spdlog::info("agent: reconcile ({}) {} in {} ms, {} pending", trigger_, r.result,
+                 r.duration.count(), r.pending.size());
     WriteStatus();
     resync_at_ = SteadyClock::now() + opt_.resync;
     ::sd_notify(0, state_.converged ? "STATUS=converged" : "STATUS=not converged");
