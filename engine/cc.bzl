@@ -12,7 +12,9 @@ Every other attribute (data, size, linkopts, testonly, visibility, ...) is
 passed through unchanged, so a target reads as what is special about it.
 
 cc_binary, cc_library and cc_test are rules_cc's, passed on, so that a BUILD
-file loads its C++ rules from this one file.
+file loads its C++ rules from this one file, with one addition: each depends
+on //engine:sanitizer_ignorelist, the file --config=san-clang names with
+-fsanitize-ignorelist (a compile sees only its inputs in its sandbox).
 """
 
 load(
@@ -22,12 +24,23 @@ load(
     _cc_test = "cc_test",
 )
 
-cc_binary = _cc_binary
-cc_library = _cc_library
-cc_test = _cc_test
+_IGNORELIST = "//engine:sanitizer_ignorelist"
+
+def _with_ignorelist(kwargs):
+    kwargs["deps"] = kwargs.get("deps", []) + [_IGNORELIST]
+    return kwargs
+
+def cc_binary(**kwargs):
+    _cc_binary(**_with_ignorelist(kwargs))
+
+def cc_library(**kwargs):
+    _cc_library(**_with_ignorelist(kwargs))
+
+def cc_test(**kwargs):
+    _cc_test(**_with_ignorelist(kwargs))
 
 def unit_library(name, with_test = False, **kwargs):
-    _cc_library(
+    cc_library(
         name = name,
         srcs = [name + ".cc"],
         hdrs = [name + ".h"],
@@ -37,7 +50,7 @@ def unit_library(name, with_test = False, **kwargs):
         unit_test(name = name + "_test", deps = [":" + name])
 
 def header_library(name, with_test = False, **kwargs):
-    _cc_library(
+    cc_library(
         name = name,
         hdrs = [name + ".h"],
         **kwargs
@@ -46,7 +59,7 @@ def header_library(name, with_test = False, **kwargs):
         unit_test(name = name + "_test", deps = [":" + name])
 
 def unit_test(name, deps = [], **kwargs):
-    _cc_test(
+    cc_test(
         name = name,
         srcs = [name + ".cc"],
         deps = deps + ["//third_party:gtest_main"],
