@@ -67,6 +67,7 @@ class JournalWriter {
   HostFs* fs_;
   std::mutex mu_;
   Journal journal_;
+  nlohmann::json doc_;  // journal_ as the file holds it, kept up to date
   std::string host_yaml_;
   bool begun_ = false;
 };

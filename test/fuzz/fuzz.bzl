@@ -1,6 +1,6 @@
 """One fuzz target and its corpus test (test/fuzz/BUILD.bazel)."""
 
-load("@rules_cc//cc:defs.bzl", "cc_binary", "cc_test")
+load("//engine:cc.bzl", "cc_binary", "cc_test")
 
 def fuzz_target(name, deps):
     """`<name>_fuzzer` (libFuzzer, clang only, manual) and `<name>_corpus_test`.

@@ -1,6 +1,6 @@
 """The tests of test/integration (BUILD.bazel): one macro for their shape."""
 
-load("@rules_cc//cc:defs.bzl", "cc_test")
+load("//engine:cc.bzl", "cc_test")
 
 # The test support a CLI test (and :harness, which runs the binary) builds
 # on: host trees written and read, host.yaml texts, JSON output.

@@ -306,8 +306,8 @@ TEST(Ux3CliTest, CtrlCOnATerminalEndsAStuckWaitWithinTwoSeconds) {
   EXPECT_EQ(code, 1) << apply.text();
   EXPECT_LT(ms, 2000) << apply.text();
   EXPECT_NE(apply.text().find("apply interrupted by SIGINT"), std::string::npos) << apply.text();
-  EXPECT_EQ(ReadFile(root + kPf0 + "/sriov_numvfs"), "0\n");
-  EXPECT_FALSE(Exists(JournalPath(root)));
+  EXPECT_EQ(ReadFile(root + kPf0 + "/sriov_numvfs"), "0\n") << apply.text();
+  EXPECT_FALSE(Exists(JournalPath(root))) << apply.text();
 }
 
 // And a second Ctrl-C during that rollback (4 -> 8 undone: back to 4, whose

@@ -271,20 +271,28 @@ int SriovSim::WriteNumVfs(const std::string& pf, std::string_view value, int cur
   if (n < 0) return Fail(-n, "not a number: '" + std::string(value) + "'");
   int total = std::atoi(total_s->c_str());
   if (n > total) return Fail(ERANGE, std::to_string(n) + " > sriov_totalvfs " + *total_s);
+  // What the file should hold when nobody else wrote since: the value read,
+  // then what we wrote ourselves.
+  std::string ours(value);
   auto write_count = [&](int count) {
     if (options_.keep_newer_write) {
       auto now = w_.ReadFile(pf_dir + "/sriov_numvfs");
-      if (now.ok() && !now->empty() && *now != value) return 0;  // a newer write, pending
+      if (now.ok() && !now->empty() && *now != ours) return 0;  // a newer write, pending
     }
-    Status s = w_.WriteFile(pf_dir + "/sriov_numvfs", std::to_string(count) + "\n", 0644);
+    ours = std::to_string(count) + "\n";
+    Status s = w_.WriteFile(pf_dir + "/sriov_numvfs", ours, 0644);
     return s.ok() ? 0 : Fail(EIO, s.message());
   };
   if (n == current) return write_count(current);
   if (!w_.Exists(pf_dir + "/driver")) return Fail(ENOENT, "no driver bound to the PF");
+  // The count is written before the VFs come or go, not after: with the
+  // daemon a writer does not block in write(2) as with the kernel, and one
+  // that sees the VFs and writes its next count at once (a rollback after
+  // Ctrl-C) must not have that write overwritten by this one's count.
   if (n == 0) {
+    if (int e = write_count(0); e != 0) return e;
     Status s = Disable(pf_dir);
-    if (!s.ok()) return Fail(EIO, s.message());
-    return write_count(0);
+    return s.ok() ? 0 : Fail(EIO, s.message());
   }
   if (current != 0) {
     return Fail(EBUSY, std::to_string(current) + " VFs already enabled. Disable before enabling " +
@@ -292,13 +300,14 @@ int SriovSim::WriteNumVfs(const std::string& pf, std::string_view value, int cur
   }
   if (options_.enable_error != 0) return Fail(options_.enable_error, "driver failed to enable VFs");
   if (options_.max_enable >= 0 && n > options_.max_enable) n = options_.max_enable;
+  if (int e = write_count(n); e != 0) return e;
   int err = Enable(pf_dir, n);
   if (err != 0) {
     (void)Disable(pf_dir);  // roll back partially created VFs
     (void)write_count(0);
     return err;
   }
-  return write_count(n);
+  return 0;
 }
 
 int SriovSim::Enable(const std::string& pf_dir, int n) {
