@@ -1,5 +1,8 @@
 #include "test/sim/sriov_sim.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <cctype>
 #include <cerrno>
 #include <cstdio>
@@ -288,11 +291,20 @@ int SriovSim::WriteNumVfs(const std::string& pf, std::string_view value, int cur
   // The count is written before the VFs come or go, not after: with the
   // daemon a writer does not block in write(2) as with the kernel, and one
   // that sees the VFs and writes its next count at once (a rollback after
-  // Ctrl-C) must not have that write overwritten by this one's count.
+  // Ctrl-C) must not have that write overwritten by this one's count. Then,
+  // once they came or went, the close of the write as the kernel's writer
+  // makes it: an IN_CLOSE_WRITE that watchers (the agent's tree events) see
+  // after the VFs' own, as on a host, with nothing written.
+  auto closed = [&] {
+    if (!options_.keep_newer_write) return 0;
+    const int fd = ::open(w_.Fs(pf_dir + "/sriov_numvfs").c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd >= 0) ::close(fd);
+    return 0;
+  };
   if (n == 0) {
     if (int e = write_count(0); e != 0) return e;
     Status s = Disable(pf_dir);
-    return s.ok() ? 0 : Fail(EIO, s.message());
+    return s.ok() ? closed() : Fail(EIO, s.message());
   }
   if (current != 0) {
     return Fail(EBUSY, std::to_string(current) + " VFs already enabled. Disable before enabling " +
@@ -307,7 +319,7 @@ int SriovSim::WriteNumVfs(const std::string& pf, std::string_view value, int cur
     (void)write_count(0);
     return err;
   }
-  return 0;
+  return closed();
 }
 
 int SriovSim::Enable(const std::string& pf_dir, int n) {
