@@ -274,37 +274,35 @@ int SriovSim::WriteNumVfs(const std::string& pf, std::string_view value, int cur
   if (n < 0) return Fail(-n, "not a number: '" + std::string(value) + "'");
   int total = std::atoi(total_s->c_str());
   if (n > total) return Fail(ERANGE, std::to_string(n) + " > sriov_totalvfs " + *total_s);
-  // What the file should hold when nobody else wrote since: the value read,
-  // then what we wrote ourselves.
-  std::string ours(value);
+  // The count as the kernel's writer leaves it, once the VFs came or went
+  // (the write returns, then the writer's close: what watchers such as the
+  // agent's tree events see last). The writer here does not block in
+  // write(2), so it may already be writing its next count (a rollback after
+  // Ctrl-C, as soon as it saw the VFs): a file that no longer holds the value
+  // acted on (or is empty: a writer between its open(O_TRUNC) and its write)
+  // is left alone for that write's own event. A file that already holds the
+  // count is not written either, only opened for writing and closed, so that
+  // such a write cannot be lost between this check and this write.
   auto write_count = [&](int count) {
+    const std::string text = std::to_string(count) + "\n";
     if (options_.keep_newer_write) {
       auto now = w_.ReadFile(pf_dir + "/sriov_numvfs");
-      if (now.ok() && !now->empty() && *now != ours) return 0;  // a newer write, pending
+      if (now.ok() && *now != value) return 0;  // a newer write, pending
+      if (now.ok() && *now == text) {
+        const int fd = ::open(w_.Fs(pf_dir + "/sriov_numvfs").c_str(), O_WRONLY | O_CLOEXEC);
+        if (fd >= 0) ::close(fd);
+        return 0;
+      }
     }
-    ours = std::to_string(count) + "\n";
-    Status s = w_.WriteFile(pf_dir + "/sriov_numvfs", ours, 0644);
+    Status s = w_.WriteFile(pf_dir + "/sriov_numvfs", text, 0644);
     return s.ok() ? 0 : Fail(EIO, s.message());
   };
   if (n == current) return write_count(current);
   if (!w_.Exists(pf_dir + "/driver")) return Fail(ENOENT, "no driver bound to the PF");
-  // The count is written before the VFs come or go, not after: with the
-  // daemon a writer does not block in write(2) as with the kernel, and one
-  // that sees the VFs and writes its next count at once (a rollback after
-  // Ctrl-C) must not have that write overwritten by this one's count. Then,
-  // once they came or went, the close of the write as the kernel's writer
-  // makes it: an IN_CLOSE_WRITE that watchers (the agent's tree events) see
-  // after the VFs' own, as on a host, with nothing written.
-  auto closed = [&] {
-    if (!options_.keep_newer_write) return 0;
-    const int fd = ::open(w_.Fs(pf_dir + "/sriov_numvfs").c_str(), O_WRONLY | O_CLOEXEC);
-    if (fd >= 0) ::close(fd);
-    return 0;
-  };
   if (n == 0) {
-    if (int e = write_count(0); e != 0) return e;
     Status s = Disable(pf_dir);
-    return s.ok() ? closed() : Fail(EIO, s.message());
+    if (!s.ok()) return Fail(EIO, s.message());
+    return write_count(0);
   }
   if (current != 0) {
     return Fail(EBUSY, std::to_string(current) + " VFs already enabled. Disable before enabling " +
@@ -312,14 +310,13 @@ int SriovSim::WriteNumVfs(const std::string& pf, std::string_view value, int cur
   }
   if (options_.enable_error != 0) return Fail(options_.enable_error, "driver failed to enable VFs");
   if (options_.max_enable >= 0 && n > options_.max_enable) n = options_.max_enable;
-  if (int e = write_count(n); e != 0) return e;
   int err = Enable(pf_dir, n);
   if (err != 0) {
     (void)Disable(pf_dir);  // roll back partially created VFs
     (void)write_count(0);
     return err;
   }
-  return closed();
+  return write_count(n);
 }
 
 int SriovSim::Enable(const std::string& pf_dir, int n) {
