@@ -376,13 +376,17 @@ class Agent {
     ::sd_notify(0, state_.converged ? "STATUS=converged" : "STATUS=not converged");
   }
 
+  // The node-feature-discovery file before the status file: the status is
+  // what a waiter reads (`provisioner status`, tests), so once it shows a
+  // reconcile, that reconcile's labels are on disk too.
   void WriteStatus() {
+    if (!state_.last_reconcile_at.empty()) {
+      if (auto w = WriteNfdIfChanged(*host_->fs, state_, &nfd_written_); !w.ok()) {
+        spdlog::warn("agent: node-feature-discovery: {}", w.status().message());
+      }
+    }
     if (Status s = WriteStatusFile(*host_->fs, state_, backoff_); !s.ok()) {
       spdlog::warn("agent: status: {}", s.message());
-    }
-    if (state_.last_reconcile_at.empty()) return;
-    if (auto w = WriteNfdIfChanged(*host_->fs, state_, &nfd_written_); !w.ok()) {
-      spdlog::warn("agent: node-feature-discovery: {}", w.status().message());
     }
   }
 
