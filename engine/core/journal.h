@@ -66,8 +66,7 @@ class JournalWriter {
   Status Write();
   HostFs* fs_;
   std::mutex mu_;
-  Journal journal_;
-  nlohmann::json doc_;  // journal_ as the file holds it, kept up to date
+  nlohmann::json doc_;  // the journal as the file holds it, kept up to date
   std::string host_yaml_;
   bool begun_ = false;
 };
