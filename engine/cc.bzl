@@ -12,9 +12,12 @@ Every other attribute (data, size, linkopts, testonly, visibility, ...) is
 passed through unchanged, so a target reads as what is special about it.
 
 cc_binary, cc_library and cc_test are rules_cc's, passed on, so that a BUILD
-file loads its C++ rules from this one file, with one addition: each depends
+file loads its C++ rules from this one file, with two additions: each depends
 on //engine:sanitizer_ignorelist, the file --config=san-clang names with
--fsanitize-ignorelist (a compile sees only its inputs in its sandbox).
+-fsanitize-ignorelist (a compile sees only its inputs in its sandbox), and
+under that config each compiles with a precompiled header of the system
+headers most files include (//third_party/pch: test.inc for tests and
+testonly targets, library.inc for the rest).
 """
 
 load(
@@ -26,18 +29,28 @@ load(
 
 _IGNORELIST = "//engine:sanitizer_ignorelist"
 
-def _with_ignorelist(kwargs):
-    kwargs["deps"] = kwargs.get("deps", []) + [_IGNORELIST]
+_PCH_ENABLED = "//third_party/pch:enabled"
+
+def _with_common_deps(kwargs, test):
+    pch = "test" if test or kwargs.get("testonly") else "library"
+    kwargs["deps"] = kwargs.get("deps", []) + [_IGNORELIST] + select({
+        _PCH_ENABLED: ["//third_party/pch:" + pch],
+        "//conditions:default": [],
+    })
+    kwargs["copts"] = kwargs.get("copts", []) + select({
+        _PCH_ENABLED: ["-include-pch", "$(GENDIR)/third_party/pch/%s.inc" % pch],
+        "//conditions:default": [],
+    })
     return kwargs
 
 def cc_binary(**kwargs):
-    _cc_binary(**_with_ignorelist(kwargs))
+    _cc_binary(**_with_common_deps(kwargs, test = False))
 
 def cc_library(**kwargs):
-    _cc_library(**_with_ignorelist(kwargs))
+    _cc_library(**_with_common_deps(kwargs, test = False))
 
 def cc_test(**kwargs):
-    _cc_test(**_with_ignorelist(kwargs))
+    _cc_test(**_with_common_deps(kwargs, test = True))
 
 def unit_library(name, with_test = False, **kwargs):
     cc_library(

@@ -1,0 +1,83 @@
+"""precompiled_header: a clang precompiled header, built with exactly the
+flags of the configuration's C++ compiles (the toolchain's features, --copt,
+--cxxopt, PIC), so that `-include-pch` accepts it in every compile of that
+configuration. engine/cc.bzl passes it to C++ targets under --config=san-clang
+only (//third_party/pch:enabled); README.md there says why and what it holds.
+
+The output is named *.inc: a cc_library's textual_hdrs accept that extension,
+and so the file reaches every dependent compile's sandbox as a declared
+header. clang reads a PCH by its content, not its name.
+"""
+
+load("@bazel_tools//tools/cpp:toolchain_utils.bzl", "find_cpp_toolchain")
+
+def _precompiled_header_impl(ctx):
+    cc_toolchain = find_cpp_toolchain(ctx)
+    features = cc_common.configure_features(
+        ctx = ctx,
+        cc_toolchain = cc_toolchain,
+        requested_features = ctx.features,
+        unsupported_features = ctx.disabled_features,
+    )
+    out = ctx.actions.declare_file(ctx.label.name + ".inc")
+    variables = cc_common.create_compile_variables(
+        cc_toolchain = cc_toolchain,
+        feature_configuration = features,
+        # From stdin: clang records the path of each input in the PCH, to
+        # check it when a compile loads it, and a compile's dependency file
+        # then lists it. A path in this action's sandbox would exist in no
+        # other, and Bazel takes any path outside the system's include
+        # directories for an undeclared header. From stdin, the only inputs
+        # recorded are system headers (so the header includes only those).
+        source_file = "-",
+        output_file = out.path,
+        quote_include_directories = depset(["."]),
+        user_compile_flags = ctx.fragments.cpp.copts + ctx.fragments.cpp.cxxopts + [
+            "-x",
+            "c++-header",
+            # Template instantiations the headers need (json.hpp's _json
+            # literal instantiates the whole parser) done once, here.
+            "-fpch-instantiate-templates",
+            # No modification times in the PCH: a disk cache hit in another
+            # clone, whose files are newer, must still load.
+            "-Xclang",
+            "-fno-pch-timestamp",
+        ],
+        use_pic = True,
+    )
+    action = "c++-compile"
+    ctx.actions.run_shell(
+        command = '"$@" < %s' % ctx.file.hdr.path,
+        arguments = [cc_common.get_tool_for_action(feature_configuration = features, action_name = action)] +
+                    cc_common.get_memory_inefficient_command_line(
+                        feature_configuration = features,
+                        action_name = action,
+                        variables = variables,
+                    ),
+        env = cc_common.get_environment_variables(
+            feature_configuration = features,
+            action_name = action,
+            variables = variables,
+        ),
+        inputs = depset([ctx.file.hdr] + ctx.files.data, transitive = [cc_toolchain.all_files]),
+        outputs = [out],
+        mnemonic = "CppPrecompiledHeader",
+        progress_message = "Precompiling %s" % ctx.file.hdr.short_path,
+    )
+    return [
+        DefaultInfo(files = depset([out])),
+        CcInfo(compilation_context = cc_common.create_compilation_context(headers = depset([out]))),
+    ]
+
+precompiled_header = rule(
+    implementation = _precompiled_header_impl,
+    attrs = {
+        "hdr": attr.label(allow_single_file = [".h"], mandatory = True),
+        # Files the configuration's flags name (the sanitizers' ignore list).
+        "data": attr.label_list(allow_files = True),
+        "_cc_toolchain": attr.label(default = "@bazel_tools//tools/cpp:current_cc_toolchain"),
+    },
+    fragments = ["cpp"],
+    toolchains = ["@bazel_tools//tools/cpp:toolchain_type"],
+    incompatible_use_toolchain_transition = True,
+)
