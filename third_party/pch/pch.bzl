@@ -13,6 +13,9 @@ load("@bazel_tools//tools/cpp:toolchain_utils.bzl", "find_cpp_toolchain")
 
 def _precompiled_header_impl(ctx):
     cc_toolchain = find_cpp_toolchain(ctx)
+    if cc_toolchain.compiler != "clang":
+        fail("--define=pch=clang (--config=san-clang, --config=fuzz) needs clang: " +
+             "run Bazel with CC=clang-14 (Bazel's C++ toolchain here says its compiler is '%s')" % cc_toolchain.compiler)
     features = cc_common.configure_features(
         ctx = ctx,
         cc_toolchain = cc_toolchain,
