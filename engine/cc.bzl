@@ -15,9 +15,9 @@ cc_binary, cc_library and cc_test are rules_cc's, passed on, so that a BUILD
 file loads its C++ rules from this one file, with two additions: each depends
 on //engine:sanitizer_ignorelist, the file --config=san-clang names with
 -fsanitize-ignorelist (a compile sees only its inputs in its sandbox), and
-under that config each compiles with a precompiled header of the system
-headers most files include (//third_party/pch: test.inc for tests and
-testonly targets, library.inc for the rest).
+under that config and --config=fuzz each compiles with a precompiled header
+of the system headers most files include (//third_party/pch: test.inc for
+tests and testonly targets, library.inc for the rest).
 """
 
 load(

@@ -1,5 +1,5 @@
 // What most of our C++ files include from the standard library and
-// nlohmann-json, precompiled once per sanitized build (BUILD.bazel here says
+// nlohmann-json, precompiled once per clang build (BUILD.bazel here says
 // why). System headers only (pch.bzl says why).
 #ifndef PROVISIONER_THIRD_PARTY_PCH_LIBRARY_H_
 #define PROVISIONER_THIRD_PARTY_PCH_LIBRARY_H_

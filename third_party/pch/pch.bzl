@@ -1,12 +1,13 @@
 """precompiled_header: a clang precompiled header, built with exactly the
 flags of the configuration's C++ compiles (the toolchain's features, --copt,
 --cxxopt, PIC), so that `-include-pch` accepts it in every compile of that
-configuration. engine/cc.bzl passes it to C++ targets under --config=san-clang
-only (//third_party/pch:enabled); README.md there says why and what it holds.
+configuration. engine/cc.bzl passes one to every C++ target under
+--config=san-clang and --config=fuzz (//third_party/pch:enabled); BUILD.bazel
+here says why and what they hold.
 
-The output is named *.inc: a cc_library's textual_hdrs accept that extension,
-and so the file reaches every dependent compile's sandbox as a declared
-header. clang reads a PCH by its content, not its name.
+The output (NAME.inc) is a header of the compilation context the rule
+provides, so it is a declared input of every dependent compile and is in its
+sandbox. clang reads a PCH by its content, not its name.
 """
 
 load("@bazel_tools//tools/cpp:toolchain_utils.bzl", "find_cpp_toolchain")
@@ -34,13 +35,17 @@ def _precompiled_header_impl(ctx):
         # recorded are system headers (so the header includes only those).
         source_file = "-",
         output_file = out.path,
-        quote_include_directories = depset(["."]),
         user_compile_flags = ctx.fragments.cpp.copts + ctx.fragments.cpp.cxxopts + [
             "-x",
             "c++-header",
             # Template instantiations the headers need (json.hpp's _json
             # literal instantiates the whole parser) done once, here.
             "-fpch-instantiate-templates",
+            # Not -fpch-codegen (their code compiled once, into an object
+            # every binary links): it saves ~0.4 s more per test file, but
+            # the object then holds every inline function of the headers,
+            # and some call what libstdc++.so does not export
+            # (std::filesystem::path::_List::type): links fail.
             # No modification times in the PCH: a disk cache hit in another
             # clone, whose files are newer, must still load.
             "-Xclang",

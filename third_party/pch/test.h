@@ -1,5 +1,5 @@
 // library.h's headers and GoogleTest/GoogleMock: what the tests include,
-// precompiled once per sanitized build (BUILD.bazel here says why). System
+// precompiled once per clang build (BUILD.bazel here says why). System
 // headers only, named here (pch.bzl says why it cannot include library.h).
 #ifndef PROVISIONER_THIRD_PARTY_PCH_TEST_H_
 #define PROVISIONER_THIRD_PARTY_PCH_TEST_H_
