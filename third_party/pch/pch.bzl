@@ -32,7 +32,8 @@ def _precompiled_header_impl(ctx):
         # then lists it. A path in this action's sandbox would exist in no
         # other, and Bazel takes any path outside the system's include
         # directories for an undeclared header. From stdin, the only inputs
-        # recorded are system headers (so the header includes only those).
+        # recorded are system headers (so the headers include only those,
+        # and one header builds on another by being read after it).
         source_file = "-",
         output_file = out.path,
         user_compile_flags = ctx.fragments.cpp.copts + ctx.fragments.cpp.cxxopts + [
@@ -55,7 +56,7 @@ def _precompiled_header_impl(ctx):
     )
     action = "c++-compile"
     ctx.actions.run_shell(
-        command = '"$@" < %s' % ctx.file.hdr.path,
+        command = "set -o pipefail; cat %s | \"$@\"" % " ".join([h.path for h in ctx.files.hdrs]),
         arguments = [cc_common.get_tool_for_action(feature_configuration = features, action_name = action)] +
                     cc_common.get_memory_inefficient_command_line(
                         feature_configuration = features,
@@ -67,10 +68,10 @@ def _precompiled_header_impl(ctx):
             action_name = action,
             variables = variables,
         ),
-        inputs = depset([ctx.file.hdr] + ctx.files.data, transitive = [cc_toolchain.all_files]),
+        inputs = depset(ctx.files.hdrs + ctx.files.data, transitive = [cc_toolchain.all_files]),
         outputs = [out],
         mnemonic = "CppPrecompiledHeader",
-        progress_message = "Precompiling %s" % ctx.file.hdr.short_path,
+        progress_message = "Precompiling %s" % ctx.files.hdrs[-1].short_path,
     )
     return [
         DefaultInfo(files = depset([out])),
@@ -80,7 +81,8 @@ def _precompiled_header_impl(ctx):
 precompiled_header = rule(
     implementation = _precompiled_header_impl,
     attrs = {
-        "hdr": attr.label(allow_single_file = [".h"], mandatory = True),
+        # Read one after the other, as one header.
+        "hdrs": attr.label_list(allow_files = [".h"], mandatory = True),
         # Files the configuration's flags name (the sanitizers' ignore list).
         "data": attr.label_list(allow_files = True),
         "_cc_toolchain": attr.label(default = "@bazel_tools//tools/cpp:current_cc_toolchain"),

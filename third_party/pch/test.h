@@ -1,23 +1,8 @@
-// library.h's headers and GoogleTest/GoogleMock: what the tests include,
-// precompiled once per clang build (BUILD.bazel here says why). System
-// headers only, named here (pch.bzl says why it cannot include library.h).
+// GoogleTest and GoogleMock, precompiled after library.h (BUILD.bazel here)
+// for the tests: what they include beyond what most files do. System
+// headers only (pch.bzl says why).
 #ifndef PROVISIONER_THIRD_PARTY_PCH_TEST_H_
 #define PROVISIONER_THIRD_PARTY_PCH_TEST_H_
-
-#include <algorithm>
-#include <filesystem>
-#include <fstream>
-#include <functional>
-#include <map>
-#include <memory>
-#include <optional>
-#include <set>
-#include <sstream>
-#include <string>
-#include <string_view>
-#include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
